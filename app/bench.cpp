@@ -1,0 +1,92 @@
+// attnlab bench: engine speed against this machine's own Eigen GEMM rate and
+// against PyTorch (OpenBLAS) figures measured on this machine kind.
+#include "app/cli.h"
+
+#include "engine/attention_math.h"
+#include "engine/variants/multi_head.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <omp.h>
+
+namespace attn {
+namespace {
+
+template <class F>
+double medianSeconds(int reps, F&& f) {
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// Square float GEMM C = A B at n = 2048: the reference rate every figure is
+// compared with (same build flags, same threads, same run).
+double gemmGflops() {
+  const int64_t n = 2048;
+  const Mat a = randomNormal(n, n, 1, "bench.a"), b = randomNormal(n, n, 1, "bench.b");
+  Mat c(n, n);
+  c.noalias() = a * b;  // warm-up
+  const double s = medianSeconds(5, [&] { c.noalias() = a * b; });
+  return 2.0 * n * n * n / s / 1e9;
+}
+
+struct Row {
+  int64_t length;
+  double ms, gflops, fraction, torch_ms;
+};
+
+}  // namespace
+
+int cmdBench(bool json) {
+  const int threads = omp_get_max_threads();
+  const double gemm = gemmGflops();
+  // PyTorch 2.x + OpenBLAS on this machine kind, median, projections included.
+  const std::vector<std::pair<int64_t, double>> cases = {{256, 11.0}, {1024, 64.0}, {4096, 580.0}};
+  const int64_t d = 512, heads = 8;
+  std::vector<Row> rows;
+  for (const auto& [len, torch_ms] : cases) {
+    const Mat x = randomNormal(len, d, 7, "bench.x");
+    const MultiHeadWeights w = makeMultiHeadWeights(d, heads, 7);
+    Result r;
+    multiHeadAttention(x, x, x, w, heads, false, true, {}, r);  // warm-up, and the FLOP count
+    const int reps = len >= 4096 ? 5 : len >= 1024 ? 11 : 31;
+    const double s = medianSeconds(reps, [&] {
+      Result rr;
+      multiHeadAttention(x, x, x, w, heads, false, true, {}, rr);
+    });
+    rows.push_back({len, s * 1e3, r.flops / s / 1e9, r.flops / s / 1e9 / gemm, torch_ms});
+  }
+
+  if (json) {
+    nlohmann::json j;
+    j["threads"] = threads;
+    j["gemm_gflops"] = gemm;
+    j["multi_head"] = nlohmann::json::array();
+    for (const Row& r : rows)
+      j["multi_head"].push_back({{"L", r.length}, {"d", d}, {"h", heads}, {"ms", r.ms}, {"gflops", r.gflops},
+                                 {"fraction_of_gemm", r.fraction}, {"pytorch_ms", r.torch_ms},
+                                 {"time_vs_pytorch", r.ms / r.torch_ms}});
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("threads %d, Eigen GEMM (2048^3 float) %.1f GFLOP/s\n\n", threads, gemm);
+  std::printf("multi-head self-attention, d=%lld h=%lld, projections included, median\n",
+              static_cast<long long>(d), static_cast<long long>(heads));
+  std::printf("%8s %10s %10s %10s %12s %10s\n", "L", "ms", "GFLOP/s", "of GEMM", "PyTorch ms", "vs PyTorch");
+  for (const Row& r : rows)
+    std::printf("%8lld %10.2f %10.1f %9.0f%% %12.0f %9.2fx\n", static_cast<long long>(r.length), r.ms, r.gflops,
+                r.fraction * 100.0, r.torch_ms, r.ms / r.torch_ms);
+  std::printf("\ntarget: at most 0.50x PyTorch's time at every L\n");
+  return 0;
+}
+
+}  // namespace attn

@@ -1,0 +1,209 @@
+#include "app/cli.h"
+
+#include "engine/attention_math.h"
+#include "engine/error.h"
+#include "engine/npy.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QGuiApplication>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace attn {
+
+// [SECTION] list
+int cmdList(bool json) {
+  if (json) {
+    std::cout << registryToJson().dump(2) << "\n";
+    return 0;
+  }
+  for (const std::string& family : families()) {
+    std::cout << family << "\n";
+    for (const VariantInfo& v : variants()) {
+      if (v.family != family) continue;
+      std::cout << "  " << v.name << std::string(v.name.size() < 20 ? 20 - v.name.size() : 1, ' ') << v.title
+                << "  (" << v.citation << ")\n";
+      std::cout << "      " << v.summary << "\n";
+      for (const ParamSpec& p : v.params) {
+        std::cout << "      --set " << p.key << "=" << formatValue(p.def) << "  [" << paramTypeName(p.type);
+        if (p.type == ParamType::Int || p.type == ParamType::Float) std::cout << " " << p.min << ".." << p.max;
+        if (p.type == ParamType::Choice)
+          for (size_t i = 0; i < p.choices.size(); ++i) std::cout << (i ? "|" : " ") << p.choices[i];
+        std::cout << "]  " << p.symbol << ": " << p.help << "\n";
+      }
+      std::cout << "      views:";
+      for (ViewKind k : v.views) std::cout << " " << viewName(k);
+      std::cout << "\n";
+    }
+  }
+  return 0;
+}
+
+// [SECTION] compute
+namespace {
+
+nlohmann::json shapeJson(const Array& a) { return a.shape; }
+
+// Writes every file into a staging folder beside `out`, then moves them in:
+// a failure at any point leaves `out` as it was.
+class StagedDir {
+ public:
+  explicit StagedDir(const fs::path& out) : out_(out) {
+    const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (!fs::is_directory(parent, ec))
+      throw InputError("--out " + out.string() + ": parent folder " + parent.string() + " does not exist");
+    if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+      throw InputError("--out " + out.string() + ": exists and is not a folder");
+    stage_ = parent / ("." + out.filename().string() + ".partial-" + std::to_string(::getpid()));
+    fs::remove_all(stage_, ec);
+    fs::create_directories(stage_ / "inputs");
+    fs::create_directories(stage_ / "extras");
+  }
+  ~StagedDir() {
+    std::error_code ec;
+    fs::remove_all(stage_, ec);
+  }
+  StagedDir(const StagedDir&) = delete;
+  StagedDir& operator=(const StagedDir&) = delete;
+
+  void write(const std::string& rel, const std::string& bytes) { writeFileAtomic(stage_ / rel, bytes); }
+
+  void commit() {
+    fs::create_directories(out_);
+    for (const auto& e : fs::recursive_directory_iterator(stage_)) {
+      if (!e.is_regular_file()) continue;
+      const fs::path rel = fs::relative(e.path(), stage_);
+      fs::create_directories((out_ / rel).parent_path());
+      fs::rename(e.path(), out_ / rel);
+    }
+  }
+
+ private:
+  fs::path out_, stage_;
+};
+
+}  // namespace
+
+int cmdCompute(const ComputeOptions& o) {
+  const VariantInfo& info = variantOrThrow(o.variant);
+  const Params params = resolveParams(info, o.sets);
+  const Inputs inputs = resolveInputs(o.input);
+  StagedDir dir(o.out_dir);  // validates --out before the (possibly long) run
+  const Result r = runVariant(info, inputs, params);
+
+  nlohmann::json meta;
+  meta["variant"] = r.variant;
+  meta["family"] = info.family;
+  meta["params"] = r.params.toJson();
+  meta["flops"] = r.flops;
+  meta["compute_seconds"] = r.compute_seconds;
+  meta["seed"] = inputs.seed;
+  meta["heads"] = r.heads();
+  meta["q_tokens"] = r.q_tokens;
+  meta["k_tokens"] = r.k_tokens;
+  meta["weights_are_probabilities"] = r.weights_are_probabilities;
+  nlohmann::json shapes;
+
+  const Array weights = Array::fromMats(r.weights);
+  shapes["weights"] = shapeJson(weights);
+  if (!o.no_weights) dir.write("weights.npy", encodeNpy(weights));
+  if (!r.scores.empty()) {
+    const Array scores = Array::fromMats(r.scores);
+    shapes["scores"] = shapeJson(scores);
+    dir.write("scores.npy", encodeNpy(scores));
+  }
+  if (r.output.size()) {
+    const Array out = Array::fromMat(r.output);
+    shapes["output"] = shapeJson(out);
+    dir.write("output.npy", encodeNpy(out));
+  }
+  if (r.mask.size()) {
+    const Array mask = Array::fromMat(r.mask);
+    shapes["mask"] = shapeJson(mask);
+    dir.write("mask.npy", encodeNpy(mask));
+  }
+  nlohmann::json in_json = nlohmann::json::object();
+  for (const auto& [name, m] : r.inputs) {
+    const Array a = Array::fromMat(m);
+    in_json[name] = shapeJson(a);
+    dir.write("inputs/" + name + ".npy", encodeNpy(a));
+  }
+  meta["inputs"] = in_json;
+  nlohmann::json ex_json = nlohmann::json::object();
+  for (const Extra& e : r.extras) {
+    ex_json[e.name] = {{"kind", extraKindName(e.kind)}, {"label", e.label}, {"shape", shapeJson(e.value)}};
+    dir.write("extras/" + e.name + ".npy", encodeNpy(e.value));
+  }
+  meta["extras"] = ex_json;
+  meta["shapes"] = shapes;
+  dir.write("meta.json", meta.dump(2) + "\n");
+  dir.commit();
+  std::cout << "wrote " << o.out_dir << ": " << r.variant << " weights " << weights.shapeString() << ", "
+            << r.flops / 1e9 << " GFLOP in " << r.compute_seconds * 1e3 << " ms\n";
+  return 0;
+}
+
+// [SECTION] render
+std::pair<int, int> parseSize(const std::string& s, const std::string& flag) {
+  int w = 0, h = 0;
+  char x = 0, extra = 0;
+  if (std::sscanf(s.c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || x != 'x' || w < 64 || h < 64 || w > 16384 ||
+      h > 16384)
+    throw InputError(flag + ": expected WxH with 64 ≤ W, H ≤ 16384, got '" + s + "'");
+  return {w, h};
+}
+
+std::vector<Result> runFamily(const VariantInfo& info, const Inputs& inputs, const Params& params,
+                              const RunContext& ctx) {
+  std::vector<Result> out;
+  out.push_back(runVariant(info, inputs, params, ctx));
+  for (const VariantInfo& v : variants()) {
+    if (v.family != info.family || v.name == info.name) continue;
+    // Shared parameters keep the user's value; the rest take defaults.
+    Params p = Params::defaults(v.params);
+    for (const auto& [key, value] : params.values())
+      if (findParam(v.params, key)) p.setValue(v.params, key, value);
+    out.push_back(runVariant(v, inputs, p, ctx));
+  }
+  return out;
+}
+
+int cmdRender(int argc, char** argv, const RenderOptions& o) {
+  const VariantInfo& info = variantOrThrow(o.variant);
+  const Params params = resolveParams(info, o.sets);
+  FigureOptions fig;
+  fig.view = viewFromName(o.view);
+  std::tie(fig.width, fig.height) = parseSize(o.size, "--size");
+  if (!colormapFromName(o.colormap, fig.colormap))
+    throw InputError("--colormap: unknown colormap '" + o.colormap + "' (expected viridis, magma, blues, gray or coolwarm)");
+  fig.title = o.title;
+  fig.dark = o.dark;
+  const std::string ext = fs::path(o.out).extension().string();
+  if (ext != ".png" && ext != ".svg" && ext != ".pdf")
+    throw InputError("--out " + o.out + ": expected a .png, .svg or .pdf file name");
+  const Inputs inputs = resolveInputs(o.input);
+  std::vector<Result> results;
+  if (fig.view == ViewKind::Family) results = runFamily(info, inputs, params, {});
+  else results.push_back(runVariant(info, inputs, params));
+  if (o.head < 0 || o.head >= results[0].heads())
+    throw InputError("--head: expected 0.." + std::to_string(results[0].heads() - 1) + ", got " + std::to_string(o.head));
+  fig.head = o.head;
+
+  // Headless: QPainter needs a QGuiApplication but no display.
+  setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  QGuiApplication qapp(argc, argv);
+  setlocale(LC_NUMERIC, "C");
+  exportFigure(results, fig, o.out);
+  std::cout << "wrote " << o.out << " (" << viewName(fig.view) << ", " << fig.width << "x" << fig.height << ")\n";
+  return 0;
+}
+
+}  // namespace attn

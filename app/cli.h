@@ -1,0 +1,46 @@
+// Headless commands of the command-line contract: everything the GUI shows
+// can be produced without a window.
+#pragma once
+
+#include "app/figure.h"
+#include "app/input_options.h"
+
+#include <string>
+#include <vector>
+
+namespace attn {
+
+struct ComputeOptions {
+  std::string variant;
+  std::vector<std::string> sets;
+  InputOptions input;
+  std::string out_dir;
+  bool no_weights = false;
+};
+
+struct RenderOptions {
+  std::string variant;
+  std::vector<std::string> sets;
+  InputOptions input;
+  std::string view = "heatmap";
+  std::string out;
+  std::string size = "1200x900";
+  int head = 0;
+  std::string colormap = "viridis";
+  std::string title;
+  bool dark = false;
+};
+
+int cmdList(bool json);
+int cmdCompute(const ComputeOptions& o);
+int cmdRender(int argc, char** argv, const RenderOptions& o);
+int cmdBench(bool json);
+
+// "1200x900" → (1200, 900); throws InputError naming `flag`.
+std::pair<int, int> parseSize(const std::string& s, const std::string& flag);
+
+// Every variant in `info`'s family run on the same inputs (family view).
+std::vector<Result> runFamily(const VariantInfo& info, const Inputs& inputs, const Params& params,
+                              const RunContext& ctx);
+
+}  // namespace attn

@@ -1,0 +1,112 @@
+// attnlab: the GUI by default, and the headless commands of the contract.
+//   attnlab                      GUI with the default scene
+//   attnlab gui|list|compute|render|bench ...
+// Exit status: 0 done, 2 bad usage or bad input (one line on stderr), 1 internal error.
+#include "app/cli.h"
+#include "app/gui.h"
+#include "engine/error.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+namespace {
+
+// CLI11 prints multi-line help on usage errors; the contract wants one clear line.
+int usageError(const CLI::Error& e, const std::string& cmd) {
+  std::cerr << "attnlab" << (cmd.empty() ? "" : " " + cmd) << ": " << e.what()
+            << " (see 'attnlab" << (cmd.empty() ? "" : " " + cmd) << " --help')\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace attn;
+  CLI::App app{"AttnLab: attention mechanisms, computed and drawn live"};
+  app.require_subcommand(0, 1);
+  app.set_version_flag("--version", std::string("attnlab ") + ATTNLAB_VERSION);
+
+  GuiOptions gui;
+  std::string gui_size;
+  CLI::App* gui_cmd = app.add_subcommand("gui", "Open the interactive window");
+  gui_cmd->add_option("--variant", gui.variant, "Variant to open (see 'attnlab list')");
+  gui_cmd->add_option("--set", gui.sets, "Parameter KEY=VALUE (repeatable)");
+  gui_cmd->add_option("--view", gui.view, "Initial view: heatmap, heads, lines, extras, family")->capture_default_str();
+  gui_cmd->add_option("--screenshot", gui.screenshot, "Save the last frame as PNG (with --frames)");
+  gui_cmd->add_option("--frames", gui.frames, "Exit after N frames, printing median and worst frame time");
+  gui_cmd->add_option("--size", gui_size, "Window size WxH");
+  addInputFlags(*gui_cmd, gui.input);
+
+  bool list_json = false;
+  CLI::App* list_cmd = app.add_subcommand("list", "List variants, their parameters and views");
+  list_cmd->add_flag("--json", list_json, "Machine-readable listing");
+
+  ComputeOptions compute;
+  CLI::App* compute_cmd = app.add_subcommand("compute", "Compute a variant and write .npy files and meta.json");
+  compute_cmd->add_option("name", compute.variant, "Variant name")->required();
+  compute_cmd->add_option("--set", compute.sets, "Parameter KEY=VALUE (repeatable)");
+  compute_cmd->add_option("--out", compute.out_dir, "Output folder")->required();
+  compute_cmd->add_flag("--no-weights", compute.no_weights, "Do not write weights.npy");
+  addInputFlags(*compute_cmd, compute.input);
+
+  RenderOptions render;
+  CLI::App* render_cmd = app.add_subcommand("render", "Draw a view to PNG, SVG or PDF (no display needed)");
+  render_cmd->add_option("name", render.variant, "Variant name")->required();
+  render_cmd->add_option("--set", render.sets, "Parameter KEY=VALUE (repeatable)");
+  render_cmd->add_option("--view", render.view, "heatmap, heads, lines, extras or family")->capture_default_str();
+  render_cmd->add_option("--out", render.out, "FILE.png, FILE.svg or FILE.pdf")->required();
+  render_cmd->add_option("--size", render.size, "Figure size WxH (pixels for PNG, points for SVG/PDF)")
+      ->capture_default_str();
+  render_cmd->add_option("--head", render.head, "Head shown by the heatmap view")->capture_default_str();
+  render_cmd->add_option("--colormap", render.colormap, "viridis, magma, blues, gray or coolwarm")
+      ->capture_default_str();
+  render_cmd->add_option("--title", render.title, "Figure title (default: variant and head)");
+  render_cmd->add_flag("--dark", render.dark, "Dark background");
+  addInputFlags(*render_cmd, render.input);
+
+  bool bench_json = false;
+  CLI::App* bench_cmd = app.add_subcommand("bench", "Benchmark the engine and print a table");
+  bench_cmd->add_flag("--json", bench_json, "Print the same data as JSON");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string cmd;
+    for (const CLI::App* sub : app.get_subcommands()) cmd = sub->get_name();
+    return usageError(e, cmd);
+  }
+
+  try {
+    if (*list_cmd) return cmdList(list_json);
+    if (*compute_cmd) return cmdCompute(compute);
+    if (*render_cmd) return cmdRender(argc, argv, render);
+    if (*bench_cmd) return cmdBench(bench_json);
+    if (*gui_cmd) {
+      for (const CLI::Option* o : gui_cmd->get_options())
+        for (const char* f : {"--seed", "--length", "--source-length", "--dim", "--heads", "--preset", "--text",
+                              "--source-text", "--x", "--q", "--k", "--v"})
+          if (o->check_name(f) && o->count() > 0) gui.input_given = true;
+      if (!gui_size.empty()) std::tie(gui.width, gui.height) = parseSize(gui_size, "--size");
+      if (gui.frames < 0) throw InputError("--frames: expected a non-negative number of frames");
+      if (!gui.screenshot.empty() && gui.frames <= 0)
+        throw InputError("--screenshot: needs --frames N (N ≥ 1) to know when to capture");
+      viewFromName(gui.view);
+      if (!gui.variant.empty()) variantOrThrow(gui.variant);
+    }
+    return runGui(gui);
+  } catch (const InputError& e) {
+    std::cerr << "attnlab: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "attnlab: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

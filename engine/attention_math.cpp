@@ -1,0 +1,134 @@
+#include "engine/attention_math.h"
+
+#include "engine/error.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+
+namespace attn {
+
+uint64_t hashString(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (const unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+namespace {
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+double uniform01(uint64_t key) {  // (0, 1], never 0 so log() is finite
+  return (static_cast<double>(splitmix64(key) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
+}
+
+}  // namespace
+
+Mat randomNormal(int64_t rows, int64_t cols, uint64_t seed, const std::string& stream, float scale) {
+  Mat m(rows, cols);
+  const uint64_t base = splitmix64(seed ^ hashString(stream));
+  const int64_t n = rows * cols;
+  for (int64_t i = 0; i < n; ++i) {
+    // Box-Muller on two uniforms drawn from the counter 2i, 2i+1.
+    const double u1 = uniform01(base + 2 * static_cast<uint64_t>(i));
+    const double u2 = uniform01(base + 2 * static_cast<uint64_t>(i) + 1);
+    m.data()[i] = static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2)) * scale;
+  }
+  return m;
+}
+
+namespace {
+
+// softmax(s)_j = exp(s_j − max s) / Σ_k exp(s_k − max s), over mask == 1 only.
+void softmaxRow(const Mat& scores, const Mat& mask, Mat& weights, int64_t i) {
+  auto s = scores.row(i).array();
+  auto w = weights.row(i).array();
+  if (mask.size() == 0) {
+    const float mx = s.maxCoeff();
+    w = (s - mx).exp();
+    w /= w.sum();
+    return;
+  }
+  auto m = mask.row(i).array();
+  const float mx = (m != 0.0f).select(s, -std::numeric_limits<float>::infinity()).maxCoeff();
+  if (mx == -std::numeric_limits<float>::infinity()) {
+    w.setZero();  // no allowed key: the row attends to nothing
+    return;
+  }
+  w = (m != 0.0f).select((s - mx).exp(), 0.0f);
+  w /= w.sum();
+}
+
+}  // namespace
+
+void maskedSoftmaxRows(const Mat& scores, const Mat& mask, Mat& weights) {
+  weights.resize(scores.rows(), scores.cols());
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < scores.rows(); ++i) softmaxRow(scores, mask, weights, i);
+}
+
+void maskedSoftmaxRowsSerial(const Mat& scores, const Mat& mask, Mat& weights) {
+  weights.resize(scores.rows(), scores.cols());
+  for (int64_t i = 0; i < scores.rows(); ++i) softmaxRow(scores, mask, weights, i);
+}
+
+void attendHead(const MatRef& q, const MatRef& k, const MatRef& v, float scale, const Mat& mask, Mat& scores,
+                Mat& weights, Eigen::Ref<Mat> out) {
+  scores.resize(q.rows(), k.rows());
+  scores.noalias() = (q * scale) * k.transpose();
+  maskedSoftmaxRowsSerial(scores, mask, weights);
+  out.noalias() = weights * v;
+}
+
+Mat causalMask(int64_t lq, int64_t lk) {
+  Mat m(lq, lk);
+  const int64_t offset = lk - lq;
+  for (int64_t i = 0; i < lq; ++i)
+    for (int64_t j = 0; j < lk; ++j) m(i, j) = j <= i + offset ? 1.0f : 0.0f;
+  return m;
+}
+
+int64_t availableMemoryBytes() {
+  if (const char* lim = std::getenv("ATTNLAB_MEMORY_LIMIT_MB")) return std::atoll(lim) * (int64_t{1} << 20);
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  int64_t kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return int64_t{8} << 30;
+}
+
+std::string formatBytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 5) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return buf;
+}
+
+void checkDenseBudget(int64_t heads, int64_t lq, int64_t lk, int copies, const std::string& what) {
+  const double need = static_cast<double>(heads) * static_cast<double>(lq) * static_cast<double>(lk) * 4.0 * copies;
+  const double have = static_cast<double>(availableMemoryBytes());
+  // Leave a quarter of what is free for everything else the run allocates.
+  if (need > 0.75 * have)
+    throw InputError(what + ": dense attention [" + std::to_string(heads) + ", " + std::to_string(lq) + ", " +
+                     std::to_string(lk) + "] needs " + formatBytes(need) + " (" + std::to_string(copies) +
+                     " float32 copies), more than the " + formatBytes(have) + " of memory available");
+}
+
+}  // namespace attn

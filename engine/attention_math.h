@@ -1,0 +1,56 @@
+// Building blocks shared by the variants: seeded random tensors, masked
+// softmax, masks and the dense-memory guard. One copy of each, here.
+#pragma once
+
+#include "engine/tensor.h"
+
+#include <cstdint>
+#include <string>
+
+namespace attn {
+
+// FNV-1a 64-bit; stable across platforms (token embeddings, weight streams).
+uint64_t hashString(const std::string& s);
+
+// Standard-normal matrix times `scale`, from a counter-based generator
+// (splitmix64 + Box-Muller) keyed by (seed, stream). Same numbers on every
+// platform and thread count. `stream` is the tensor's symbol ("w_q").
+Mat randomNormal(int64_t rows, int64_t cols, uint64_t seed, const std::string& stream, float scale = 1.0f);
+
+// Row-wise softmax of `scores` restricted to mask == 1 (mask may be empty).
+// Masked entries are exactly 0; a row with no allowed key is all 0.
+// Rows are processed in parallel (OpenMP); each row's arithmetic is fixed,
+// so results do not depend on the thread count.
+void maskedSoftmaxRows(const Mat& scores, const Mat& mask, Mat& weights);
+
+// mask(i, j) = 1 where j <= i + offset (offset = Lk - Lq aligns the ends,
+// as in decoding with a prefix).
+Mat causalMask(int64_t lq, int64_t lk);
+
+// Throws InputError when `copies` dense [heads, lq, lk] float32 arrays would
+// not fit in available memory, naming the size they would need.
+void checkDenseBudget(int64_t heads, int64_t lq, int64_t lk, int copies, const std::string& what);
+
+// Bytes of memory available to this process (MemAvailable, or the
+// ATTNLAB_MEMORY_LIMIT_MB override used by tests).
+int64_t availableMemoryBytes();
+
+std::string formatBytes(double bytes);  // "1.5 GiB"
+
+}  // namespace attn
+
+namespace attn {
+
+// One head of scaled dot-product attention, the form every dense variant
+// reduces to. With q [Lq, d_k], k [Lk, d_k], v [Lk, d_v]:
+//   scores  = q kᵀ · scale                     [Lq, Lk]   (before mask)
+//   weights = softmax(scores where mask == 1)  [Lq, Lk]
+//   out     = weights v                        [Lq, d_v]
+// Single-threaded on purpose: callers parallelise over heads.
+void attendHead(const MatRef& q, const MatRef& k, const MatRef& v, float scale, const Mat& mask, Mat& scores,
+                Mat& weights, Eigen::Ref<Mat> out);
+
+// Same as maskedSoftmaxRows for one row range, no threading.
+void maskedSoftmaxRowsSerial(const Mat& scores, const Mat& mask, Mat& weights);
+
+}  // namespace attn

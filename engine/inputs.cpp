@@ -1,0 +1,179 @@
+#include "engine/inputs.h"
+
+#include "engine/attention_math.h"
+#include "engine/error.h"
+#include "engine/npy.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace attn {
+
+const std::vector<std::string>& presetNames() {
+  static const std::vector<std::string> names = {"gaussian", "clustered", "positional", "repeated"};
+  return names;
+}
+
+Preset presetFromName(const std::string& name) {
+  const auto& n = presetNames();
+  for (size_t i = 0; i < n.size(); ++i)
+    if (n[i] == name) return static_cast<Preset>(i);
+  throw InputError("--preset: unknown preset '" + name + "' (expected gaussian, clustered, positional or repeated)");
+}
+
+std::vector<std::string> splitWhitespace(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> out;
+  for (std::string t; in >> t;) out.push_back(t);
+  return out;
+}
+
+std::vector<std::string> positionTokens(int64_t n, const std::string& prefix) {
+  std::vector<std::string> t;
+  t.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) t.push_back(prefix + std::to_string(i));
+  return t;
+}
+
+namespace {
+
+// Sinusoidal signal used to give synthetic and text inputs positional
+// structure (the same formula as the sinusoidal-pe variant, kept small).
+Mat positionSignal(int64_t length, int64_t dim) {
+  Mat p(length, dim);
+  for (int64_t pos = 0; pos < length; ++pos)
+    for (int64_t i = 0; i < dim; ++i) {
+      const double angle = pos / std::pow(10000.0, static_cast<double>(2 * (i / 2)) / dim);
+      p(pos, i) = static_cast<float>(i % 2 == 0 ? std::sin(angle) : std::cos(angle));
+    }
+  return p;
+}
+
+void checkSizes(int64_t length, int64_t dim, int64_t heads) {
+  if (length < 1) throw InputError("--length: expected at least 1, got " + std::to_string(length));
+  if (dim < 1) throw InputError("--dim: expected at least 1, got " + std::to_string(dim));
+  if (heads < 1) throw InputError("--heads: expected at least 1, got " + std::to_string(heads));
+  if (dim % heads != 0)
+    throw InputError("--heads: h=" + std::to_string(heads) + " does not divide d=" + std::to_string(dim) +
+                     " (d_k = d/h must be a whole number)");
+  // Refuse inputs that cannot even be held (the dense guard covers L×L).
+  if (static_cast<double>(length) * dim * 4.0 > 0.5 * static_cast<double>(availableMemoryBytes()))
+    throw InputError("--length/--dim: an input of [" + std::to_string(length) + ", " + std::to_string(dim) +
+                     "] needs " + formatBytes(length * 4.0 * dim) + ", more than the memory available");
+}
+
+Mat structured(Preset preset, int64_t length, int64_t dim, uint64_t seed, const std::string& stream) {
+  const float unit = 1.0f / std::sqrt(static_cast<float>(dim));
+  switch (preset) {
+    case Preset::Gaussian:
+      return randomNormal(length, dim, seed, stream);
+    case Preset::ClusteredKeys: {
+      // Four centres; each token is its centre plus small noise, so keys
+      // (and queries, in self-attention) form blocks of mutual attention.
+      const int64_t clusters = 4;
+      const Mat centres = randomNormal(clusters, dim, seed, stream + ".centres", 1.5f);
+      Mat x = randomNormal(length, dim, seed, stream, 0.35f);
+      for (int64_t i = 0; i < length; ++i)
+        x.row(i) += centres.row(static_cast<int64_t>(hashString(std::to_string(seed) + ":" + std::to_string(i)) % clusters));
+      return x;
+    }
+    case Preset::Positional:
+      return randomNormal(length, dim, seed, stream, 0.5f) + positionSignal(length, dim) * (3.0f * unit * std::sqrt(float(dim)));
+    case Preset::RepeatedSegment: {
+      // A random segment of length ~L/3 repeated: token i and i + period are
+      // identical up to position, which draws copy/induction diagonals.
+      const int64_t period = std::max<int64_t>(1, (length + 2) / 3);
+      const Mat seg = randomNormal(period, dim, seed, stream);
+      Mat x(length, dim);
+      for (int64_t i = 0; i < length; ++i) x.row(i) = seg.row(i % period);
+      return x + positionSignal(length, dim) * 0.3f;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Inputs makeSynthetic(const SyntheticSpec& spec) {
+  checkSizes(spec.length, spec.dim, spec.heads);
+  const int64_t s = spec.source_length > 0 ? spec.source_length : spec.length + 4;
+  checkSizes(s, spec.dim, spec.heads);
+  Inputs in;
+  in.seed = spec.seed;
+  in.heads = spec.heads;
+  in.x = structured(spec.preset, spec.length, spec.dim, spec.seed, "x");
+  in.x_kv = structured(spec.preset, s, spec.dim, spec.seed, "x_kv");
+  in.tokens = positionTokens(spec.length, "t");
+  in.source_tokens = positionTokens(s, "s");
+  return in;
+}
+
+namespace {
+
+Mat embedTokens(const std::vector<std::string>& tokens, int64_t dim, uint64_t seed) {
+  Mat x(static_cast<int64_t>(tokens.size()), dim);
+  for (size_t i = 0; i < tokens.size(); ++i)
+    x.row(static_cast<int64_t>(i)) = randomNormal(1, dim, seed ^ hashString(tokens[i]), "token");
+  return x + positionSignal(x.rows(), dim) * 0.3f;
+}
+
+}  // namespace
+
+Inputs makeFromText(const std::string& text, const std::string& source_text, int64_t dim, int64_t heads, uint64_t seed) {
+  Inputs in;
+  in.tokens = splitWhitespace(text);
+  if (in.tokens.empty()) throw InputError("--text: expected at least one word, got empty text");
+  checkSizes(static_cast<int64_t>(in.tokens.size()), dim, heads);
+  in.source_tokens = splitWhitespace(source_text);
+  if (in.source_tokens.empty()) in.source_tokens = in.tokens;
+  in.seed = seed;
+  in.heads = heads;
+  // The token table does not depend on the run seed: the same word always
+  // has the same embedding, as a real model's would.
+  in.x = embedTokens(in.tokens, dim, 0);
+  in.x_kv = embedTokens(in.source_tokens, dim, 0);
+  return in;
+}
+
+Inputs makeFromFiles(const std::string& x_path, const std::string& q_path, const std::string& k_path,
+                     const std::string& v_path, int64_t heads, uint64_t seed) {
+  Inputs in;
+  in.seed = seed;
+  in.heads = heads;
+  if (!x_path.empty()) {
+    in.x = readNpy(x_path, "--x").toMat(x_path + " (--x)");
+  }
+  const bool any_qkv = !q_path.empty() || !k_path.empty() || !v_path.empty();
+  if (any_qkv) {
+    if (q_path.empty() || k_path.empty() || v_path.empty())
+      throw InputError("--q/--k/--v: give all three files (missing " +
+                       std::string(q_path.empty() ? "--q" : k_path.empty() ? "--k" : "--v") + ")");
+    in.q = readNpy(q_path, "--q").toMat(q_path + " (--q)");
+    in.k = readNpy(k_path, "--k").toMat(k_path + " (--k)");
+    in.v = readNpy(v_path, "--v").toMat(v_path + " (--v)");
+    if (x_path.empty()) in.x = *in.q;
+  }
+  if (in.x.size() == 0) throw InputError("input: expected --x X.npy or --q/--k/--v files");
+  in.tokens = positionTokens(in.query().rows(), "t");
+  in.source_tokens = positionTokens(in.key().rows(), "s");
+  in.validate();
+  return in;
+}
+
+void Inputs::validate() const {
+  const Mat& Q = query();
+  const Mat& K = key();
+  const Mat& V = value();
+  auto rows = [](const Mat& m) { return std::to_string(m.rows()); };
+  auto cols = [](const Mat& m) { return std::to_string(m.cols()); };
+  if (Q.rows() == 0 || Q.cols() == 0) throw InputError("q: expected a non-empty [L, d] matrix");
+  if (Q.cols() != K.cols())
+    throw InputError("q/k: d_k of q is " + cols(Q) + " but d_k of k is " + cols(K) + " (expected equal)");
+  if (K.rows() != V.rows())
+    throw InputError("k/v: k has " + rows(K) + " keys but v has " + rows(V) + " values (expected equal)");
+  if (heads < 1) throw InputError("--heads: expected at least 1");
+  if (static_cast<int64_t>(tokens.size()) != Q.rows())
+    throw std::logic_error("Inputs: token labels do not match query rows");
+}
+
+}  // namespace attn

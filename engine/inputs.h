@@ -1,0 +1,61 @@
+// Inputs of a run: synthetic (seeded, with structure presets), .npy files,
+// or typed text. Everything resolves to the same Inputs struct.
+#pragma once
+
+#include "engine/tensor.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+enum class Preset { Gaussian, ClusteredKeys, Positional, RepeatedSegment };
+const std::vector<std::string>& presetNames();  // "gaussian", "clustered", "positional", "repeated"
+Preset presetFromName(const std::string& name);  // throws InputError
+
+struct SyntheticSpec {
+  uint64_t seed = 0;
+  int64_t length = 12;         // L (target / query length)
+  int64_t source_length = 0;   // S for cross-attention; 0 means "same as L + 4"
+  int64_t dim = 64;            // d (d_model)
+  int64_t heads = 4;           // h
+  Preset preset = Preset::RepeatedSegment;
+};
+
+// Everything a variant may read. Variants take what they need:
+//   self-attention: query() = key() = value() = x unless q/k/v files were given;
+//   cross-attention: key() and value() come from x_kv (the source sequence).
+struct Inputs {
+  Mat x;      // [L, d] target / self-attention sequence
+  Mat x_kv;   // [S, d] source sequence for cross-attention (may be empty)
+  std::optional<Mat> q, k, v;  // given directly (--q/--k/--v)
+  std::vector<std::string> tokens, source_tokens;
+  uint64_t seed = 0;  // seeds generated weights (W^q, W_a, ...)
+  int64_t heads = 4;
+
+  const Mat& query() const { return q ? *q : x; }
+  const Mat& key() const { return k ? *k : (x_kv.size() ? x_kv : x); }
+  const Mat& value() const { return v ? *v : (x_kv.size() ? x_kv : x); }
+  int64_t dim() const { return query().cols(); }
+
+  // Checks shapes against each other; throws InputError naming the tensors.
+  void validate() const;
+};
+
+Inputs makeSynthetic(const SyntheticSpec& spec);
+
+// Whitespace tokens; each gets a deterministic embedding from its string
+// (FNV-1a hash seeds a Gaussian), plus a sinusoidal position signal so
+// repeated words are similar but not identical.
+Inputs makeFromText(const std::string& text, const std::string& source_text, int64_t dim, int64_t heads, uint64_t seed);
+
+std::vector<std::string> splitWhitespace(const std::string& text);
+std::vector<std::string> positionTokens(int64_t n, const std::string& prefix);  // "t0", "t1", ...
+
+// Loads --x / --q --k --v files; token labels are positions.
+Inputs makeFromFiles(const std::string& x_path, const std::string& q_path, const std::string& k_path,
+                     const std::string& v_path, int64_t heads, uint64_t seed);
+
+}  // namespace attn

@@ -1,0 +1,174 @@
+#include "engine/npy.h"
+
+#include "engine/error.h"
+
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <unistd.h>
+
+namespace attn {
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicLen = 6;
+
+// Finds `'key':` in the header dict and returns the text after the colon.
+std::string afterKey(const std::string& header, const std::string& key, const std::string& where) {
+  for (const char q : {'\'', '"'}) {
+    const std::string needle = std::string(1, q) + key + std::string(1, q);
+    const size_t at = header.find(needle);
+    if (at == std::string::npos) continue;
+    const size_t colon = header.find(':', at + needle.size());
+    if (colon == std::string::npos) break;
+    size_t p = colon + 1;
+    while (p < header.size() && header[p] == ' ') ++p;
+    return header.substr(p);
+  }
+  throw InputError(where + ": corrupt .npy header: no '" + key + "' field");
+}
+
+std::vector<int64_t> parseShape(const std::string& rest, const std::string& where) {
+  if (rest.empty() || rest[0] != '(')
+    throw InputError(where + ": corrupt .npy header: 'shape' is not a tuple");
+  const size_t close = rest.find(')');
+  if (close == std::string::npos)
+    throw InputError(where + ": corrupt .npy header: 'shape' tuple is not closed");
+  std::vector<int64_t> shape;
+  std::stringstream ss(rest.substr(1, close - 1));
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const size_t b = item.find_first_not_of(' ');
+    if (b == std::string::npos) continue;
+    const std::string t = item.substr(b, item.find_last_not_of(' ') - b + 1);
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(t.c_str(), &end, 10);
+    if (errno || end == t.c_str() || *end != '\0' || v < 0)
+      throw InputError(where + ": corrupt .npy header: shape entry '" + t + "' is not a non-negative integer");
+    shape.push_back(v);
+  }
+  return shape;
+}
+
+}  // namespace
+
+Array parseNpy(const std::string& bytes, const std::string& where) {
+  if (bytes.size() < kMagicLen + 4 || std::memcmp(bytes.data(), kMagic, kMagicLen) != 0)
+    throw InputError(where + ": not a .npy file (missing the \\x93NUMPY magic)");
+  const int major = static_cast<unsigned char>(bytes[6]);
+  size_t header_len = 0, header_start = 0;
+  if (major == 1) {
+    header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+    header_start = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) throw InputError(where + ": truncated .npy header");
+    header_len = 0;
+    for (int i = 0; i < 4; ++i) header_len |= size_t(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+    header_start = 12;
+  } else {
+    throw InputError(where + ": unsupported .npy format version " + std::to_string(major) + " (expected 1, 2 or 3)");
+  }
+  if (header_start + header_len > bytes.size())
+    throw InputError(where + ": truncated .npy header (says " + std::to_string(header_len) +
+                     " bytes, file has " + std::to_string(bytes.size() - header_start) + ")");
+  const std::string header = bytes.substr(header_start, header_len);
+
+  // 'descr': '<f4' | '<f8' (a '|' or '=' byte-order mark is accepted for
+  // little-endian hosts; big-endian data is refused rather than misread).
+  std::string descr = afterKey(header, "descr", where);
+  if (descr.size() < 5 || (descr[0] != '\'' && descr[0] != '"'))
+    throw InputError(where + ": corrupt .npy header: 'descr' is not a string");
+  descr = descr.substr(1, descr.find(descr[0], 1) - 1);
+  size_t item = 0;
+  if (descr == "<f4" || descr == "=f4" || descr == "|f4") item = 4;
+  else if (descr == "<f8" || descr == "=f8" || descr == "|f8") item = 8;
+  else
+    throw InputError(where + ": unsupported dtype '" + descr + "' (expected float32 '<f4' or float64 '<f8')");
+
+  const std::string fortran = afterKey(header, "fortran_order", where);
+  if (fortran.rfind("True", 0) == 0)
+    throw InputError(where + ": Fortran-order array (expected C order; save with np.ascontiguousarray)");
+  if (fortran.rfind("False", 0) != 0)
+    throw InputError(where + ": corrupt .npy header: 'fortran_order' is neither True nor False");
+
+  Array a;
+  a.shape = parseShape(afterKey(header, "shape", where), where);
+  // Count elements with overflow checks before trusting the product.
+  uint64_t n = 1;
+  for (const int64_t d : a.shape) {
+    if (d != 0 && n > std::numeric_limits<uint64_t>::max() / 8 / static_cast<uint64_t>(d))
+      throw InputError(where + ": shape " + a.shapeString() + " is too large");
+    n *= static_cast<uint64_t>(d);
+  }
+  const size_t data_start = header_start + header_len;
+  const uint64_t need = n * item, have = bytes.size() - data_start;
+  if (need != have)
+    throw InputError(where + ": data size mismatch: shape " + a.shapeString() + " of " +
+                     (item == 4 ? "float32" : "float64") + " needs " + std::to_string(need) +
+                     " bytes, file has " + std::to_string(have) + (have < need ? " (truncated)" : ""));
+  a.data.resize(n);
+  const char* src = bytes.data() + data_start;
+  if (item == 4) {
+    std::memcpy(a.data.data(), src, n * 4);
+  } else {
+    for (uint64_t i = 0; i < n; ++i) {
+      double d;
+      std::memcpy(&d, src + i * 8, 8);
+      a.data[i] = static_cast<float>(d);
+    }
+  }
+  for (const float v : a.data)
+    if (!std::isfinite(v)) throw InputError(where + ": contains NaN or infinite values");
+  return a;
+}
+
+Array readNpy(const std::filesystem::path& path, const std::string& field) {
+  const std::string where = path.string() + " (" + field + ")";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw InputError(where + ": no such file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(where + ": cannot open for reading");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parseNpy(bytes, where);
+}
+
+std::string encodeNpy(const Array& a) {
+  std::string shape = "(";
+  for (size_t i = 0; i < a.shape.size(); ++i) shape += std::to_string(a.shape[i]) + (a.shape.size() == 1 || i + 1 < a.shape.size() ? "," : "") + (i + 1 < a.shape.size() ? " " : "");
+  shape += ")";
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+  // Pad with spaces so the data starts on a 64-byte boundary; end with '\n'.
+  const size_t total = kMagicLen + 4 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::string out(kMagic, kMagicLen);
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>((header.size() >> 8) & 0xff);
+  out += header;
+  out.append(reinterpret_cast<const char*>(a.data.data()), a.data.size() * sizeof(float));
+  return out;
+}
+
+void writeFileAtomic(const std::filesystem::path& path, const std::string& bytes) {
+  std::filesystem::path tmp = path;
+  tmp += ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(path.string() + ": cannot open for writing");
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) {
+      out.close();
+      std::filesystem::remove(tmp);
+      throw InputError(path.string() + ": write failed (disk full?)");
+    }
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace attn

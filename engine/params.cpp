@@ -1,0 +1,165 @@
+#include "engine/params.h"
+
+#include "engine/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <sstream>
+
+namespace attn {
+
+const ParamSpec* findParam(const std::vector<ParamSpec>& specs, const std::string& key) {
+  for (const ParamSpec& s : specs)
+    if (s.key == key) return &s;
+  return nullptr;
+}
+
+std::string paramTypeName(ParamType t) {
+  switch (t) {
+    case ParamType::Bool: return "bool";
+    case ParamType::Int: return "int";
+    case ParamType::Float: return "float";
+    case ParamType::Choice: return "choice";
+    case ParamType::File: return "file";
+  }
+  return "?";
+}
+
+std::string formatValue(const ParamValue& v) {
+  if (const bool* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  if (const int64_t* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  if (const double* d = std::get_if<double>(&v)) {
+    std::ostringstream os;
+    os << *d;
+    return os.str();
+  }
+  return std::get<std::string>(v);
+}
+
+Params Params::defaults(const std::vector<ParamSpec>& specs) {
+  Params p;
+  for (const ParamSpec& s : specs) p.values_[s.key] = s.def;
+  return p;
+}
+
+namespace {
+
+std::string expected(const ParamSpec& s) {
+  std::ostringstream os;
+  switch (s.type) {
+    case ParamType::Bool: return "true or false";
+    case ParamType::Int: os << "an integer in [" << static_cast<int64_t>(s.min) << ", " << static_cast<int64_t>(s.max) << "]"; return os.str();
+    case ParamType::Float: os << "a number in [" << s.min << ", " << s.max << "]"; return os.str();
+    case ParamType::Choice: {
+      std::string c;
+      for (const std::string& x : s.choices) c += (c.empty() ? "" : ", ") + x;
+      return "one of: " + c;
+    }
+    case ParamType::File: return "a path to a .npy file" + (s.file_shape.empty() ? "" : " of shape " + s.file_shape);
+  }
+  return "";
+}
+
+[[noreturn]] void bad(const ParamSpec& s, const std::string& value) {
+  throw InputError("parameter '" + s.key + "': got '" + value + "', expected " + expected(s));
+}
+
+}  // namespace
+
+void Params::setValue(const std::vector<ParamSpec>& specs, const std::string& key, const ParamValue& value) {
+  const ParamSpec* s = findParam(specs, key);
+  if (!s) {
+    std::string known;
+    for (const ParamSpec& x : specs) known += (known.empty() ? "" : ", ") + x.key;
+    throw InputError("unknown parameter '" + key + "' (this variant takes: " + (known.empty() ? "none" : known) + ")");
+  }
+  ParamValue v = value;
+  if (s->type == ParamType::Float && std::holds_alternative<int64_t>(v)) v = static_cast<double>(std::get<int64_t>(v));
+  switch (s->type) {
+    case ParamType::Bool:
+      if (!std::holds_alternative<bool>(v)) bad(*s, formatValue(v));
+      break;
+    case ParamType::Int: {
+      if (!std::holds_alternative<int64_t>(v)) bad(*s, formatValue(v));
+      const int64_t i = std::get<int64_t>(v);
+      if (i < s->min || i > s->max) bad(*s, formatValue(v));
+      break;
+    }
+    case ParamType::Float: {
+      if (!std::holds_alternative<double>(v)) bad(*s, formatValue(v));
+      const double d = std::get<double>(v);
+      if (!std::isfinite(d) || d < s->min || d > s->max) bad(*s, formatValue(v));
+      break;
+    }
+    case ParamType::Choice: {
+      if (!std::holds_alternative<std::string>(v)) bad(*s, formatValue(v));
+      bool ok = false;
+      for (const std::string& c : s->choices) ok = ok || c == std::get<std::string>(v);
+      if (!ok) bad(*s, formatValue(v));
+      break;
+    }
+    case ParamType::File:
+      if (!std::holds_alternative<std::string>(v)) bad(*s, formatValue(v));
+      break;
+  }
+  values_[key] = v;
+}
+
+void Params::set(const std::vector<ParamSpec>& specs, const std::string& key, const std::string& value) {
+  const ParamSpec* s = findParam(specs, key);
+  if (!s) return setValue(specs, key, value);  // reports the unknown key
+  switch (s->type) {
+    case ParamType::Bool:
+      if (value == "true" || value == "1" || value == "on" || value == "yes") return setValue(specs, key, true);
+      if (value == "false" || value == "0" || value == "off" || value == "no") return setValue(specs, key, false);
+      bad(*s, value);
+    case ParamType::Int: {
+      char* end = nullptr;
+      errno = 0;
+      const long long i = std::strtoll(value.c_str(), &end, 10);
+      if (value.empty() || errno || *end != '\0') bad(*s, value);
+      return setValue(specs, key, static_cast<int64_t>(i));
+    }
+    case ParamType::Float: {
+      char* end = nullptr;
+      const double d = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0') bad(*s, value);
+      return setValue(specs, key, d);
+    }
+    case ParamType::Choice:
+    case ParamType::File:
+      return setValue(specs, key, value);
+  }
+}
+
+const ParamValue& Params::get(const std::string& key) const {
+  const auto it = values_.find(key);
+  if (it == values_.end()) throw std::logic_error("Params: no value for '" + key + "'");
+  return it->second;
+}
+
+bool Params::getBool(const std::string& key) const { return std::get<bool>(get(key)); }
+int64_t Params::getInt(const std::string& key) const { return std::get<int64_t>(get(key)); }
+double Params::getFloat(const std::string& key) const { return std::get<double>(get(key)); }
+const std::string& Params::getString(const std::string& key) const { return std::get<std::string>(get(key)); }
+
+nlohmann::json Params::toJson() const {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : values_) std::visit([&](const auto& x) { j[k] = x; }, v);
+  return j;
+}
+
+nlohmann::json specToJson(const ParamSpec& s) {
+  nlohmann::json j = {{"key", s.key}, {"symbol", s.symbol}, {"type", paramTypeName(s.type)}, {"help", s.help}};
+  std::visit([&](const auto& x) { j["default"] = x; }, s.def);
+  if (s.type == ParamType::Int || s.type == ParamType::Float) {
+    j["min"] = s.min;
+    j["max"] = s.max;
+  }
+  if (s.type == ParamType::Choice) j["choices"] = s.choices;
+  if (s.type == ParamType::File) j["shape"] = s.file_shape;
+  return j;
+}
+
+}  // namespace attn

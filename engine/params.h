@@ -1,0 +1,65 @@
+// Parameter descriptions (part of the registry) and the values a run uses.
+// The GUI builds its controls, the CLI its --set validation and `attnlab
+// list` its listing from ParamSpec; nothing else describes a parameter.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace attn {
+
+enum class ParamType { Bool, Int, Float, Choice, File };
+
+struct ParamSpec {
+  std::string key;      // CLI key: --set KEY=VALUE
+  std::string symbol;   // the paper's symbol, shown in the UI ("β", "D", "h")
+  ParamType type = ParamType::Float;
+  std::string help;     // one sentence, shown as tooltip and in `attnlab list`
+  double min = 0, max = 1;                // Int / Float range, inclusive
+  bool log_scale = false;                 // slider hint for wide ranges
+  std::variant<bool, int64_t, double, std::string> def;  // default value
+  std::vector<std::string> choices;       // Choice values
+  std::string file_shape;                 // File: expected shape, e.g. "[Lq, Lk]"
+};
+
+using ParamValue = std::variant<bool, int64_t, double, std::string>;
+
+// The values of one run, always complete: defaults are filled in for every
+// key of the variant's spec, so readers never see a missing key.
+class Params {
+ public:
+  Params() = default;
+  static Params defaults(const std::vector<ParamSpec>& specs);
+
+  // Parses and validates "value" for `key`; throws InputError naming the
+  // parameter and the expected type/range on failure.
+  void set(const std::vector<ParamSpec>& specs, const std::string& key, const std::string& value);
+  // Sets an already-typed value, validated against the spec.
+  void setValue(const std::vector<ParamSpec>& specs, const std::string& key, const ParamValue& value);
+
+  bool getBool(const std::string& key) const;
+  int64_t getInt(const std::string& key) const;
+  double getFloat(const std::string& key) const;
+  const std::string& getString(const std::string& key) const;  // Choice and File
+  const ParamValue& get(const std::string& key) const;
+  bool has(const std::string& key) const { return values_.count(key) != 0; }
+
+  const std::map<std::string, ParamValue>& values() const { return values_; }
+  nlohmann::json toJson() const;
+  bool operator==(const Params& o) const { return values_ == o.values_; }
+
+ private:
+  std::map<std::string, ParamValue> values_;
+};
+
+const ParamSpec* findParam(const std::vector<ParamSpec>& specs, const std::string& key);
+std::string paramTypeName(ParamType t);
+std::string formatValue(const ParamValue& v);
+nlohmann::json specToJson(const ParamSpec& s);
+
+}  // namespace attn

@@ -1,0 +1,120 @@
+#include "engine/registry.h"
+
+#include "engine/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+
+namespace attn {
+
+// [SECTION] The variant list: one line per variant, defined in engine/variants/.
+VariantInfo makeScaledDotProductVariant();
+VariantInfo makeMultiHeadVariant();
+VariantInfo makeCrossAttentionVariant();
+VariantInfo makeAdditiveVariant();
+VariantInfo makeGeneralVariant();
+VariantInfo makeDotVariant();
+VariantInfo makeScaledDotVariant();
+VariantInfo makeCosineVariant();
+VariantInfo makeLocationVariant();
+VariantInfo makeGlobalVariant();
+VariantInfo makeLocalPVariant();
+VariantInfo makeHardVariant();
+VariantInfo makeSinusoidalPeVariant();
+VariantInfo makeLearnedPeVariant();
+
+const std::vector<VariantInfo>& variants() {
+  static const std::vector<VariantInfo> all = {
+      makeScaledDotProductVariant(), makeMultiHeadVariant(), makeCrossAttentionVariant(),
+      makeAdditiveVariant(),         makeGeneralVariant(),   makeDotVariant(),
+      makeScaledDotVariant(),        makeCosineVariant(),    makeLocationVariant(),
+      makeGlobalVariant(),           makeLocalPVariant(),    makeHardVariant(),
+      makeSinusoidalPeVariant(),     makeLearnedPeVariant(),
+  };
+  return all;
+}
+
+// [SECTION] Look-ups
+const VariantInfo* findVariant(const std::string& name) {
+  for (const VariantInfo& v : variants())
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+const VariantInfo& variantOrThrow(const std::string& name) {
+  if (const VariantInfo* v = findVariant(name)) return *v;
+  std::string known;
+  for (const VariantInfo& v : variants()) known += (known.empty() ? "" : ", ") + v.name;
+  throw InputError("unknown variant '" + name + "' (expected one of: " + known + ")");
+}
+
+std::vector<std::string> families() {
+  std::vector<std::string> out;
+  for (const VariantInfo& v : variants())
+    if (std::find(out.begin(), out.end(), v.family) == out.end()) out.push_back(v.family);
+  return out;
+}
+
+const std::vector<ViewKind>& allViews() {
+  static const std::vector<ViewKind> v = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Lines, ViewKind::Extras,
+                                          ViewKind::Family};
+  return v;
+}
+
+std::string viewName(ViewKind v) {
+  switch (v) {
+    case ViewKind::Heatmap: return "heatmap";
+    case ViewKind::Heads: return "heads";
+    case ViewKind::Lines: return "lines";
+    case ViewKind::Extras: return "extras";
+    case ViewKind::Family: return "family";
+  }
+  return "?";
+}
+
+ViewKind viewFromName(const std::string& name) {
+  for (ViewKind v : allViews())
+    if (viewName(v) == name) return v;
+  throw InputError("--view: unknown view '" + name + "' (expected heatmap, heads, lines, extras or family)");
+}
+
+// [SECTION] Running
+Result runVariant(const VariantInfo& info, const Inputs& inputs, const Params& params, const RunContext& ctx) {
+  inputs.validate();
+  if (info.input == InputKind::CrossAttention && inputs.x_kv.size() == 0 && !inputs.k)
+    throw InputError(info.name + ": needs a source sequence (--source-length, or --k/--v files)");
+  // Self-attention reads x for keys and values (inputs.h): synthetic and
+  // text inputs always carry a source x_kv, which key() would return.
+  if (info.input == InputKind::SelfAttention && inputs.x_kv.size() != 0) {
+    Inputs self = inputs;
+    self.x_kv = Mat();
+    self.source_tokens = self.k ? inputs.source_tokens : inputs.tokens;
+    return runVariant(info, self, params, ctx);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  Result r = info.run(inputs, params, ctx);
+  r.compute_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.variant = info.name;
+  r.params = params;
+  return r;
+}
+
+nlohmann::json registryToJson() {
+  nlohmann::json out = nlohmann::json::array();
+  for (const VariantInfo& v : variants()) {
+    nlohmann::json j = {{"name", v.name},     {"family", v.family},     {"title", v.title},
+                        {"summary", v.summary}, {"citation", v.citation}};
+    j["input"] = v.input == InputKind::SelfAttention    ? "self"
+                 : v.input == InputKind::CrossAttention ? "cross"
+                                                         : "positions";
+    j["params"] = nlohmann::json::array();
+    for (const ParamSpec& p : v.params) j["params"].push_back(specToJson(p));
+    j["views"] = nlohmann::json::array();
+    for (ViewKind k : v.views) j["views"].push_back(viewName(k));
+    out.push_back(j);
+  }
+  return out;
+}
+
+}  // namespace attn

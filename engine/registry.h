@@ -1,0 +1,62 @@
+// The one registry of variants: name, family, parameters, fitting views and
+// the function that computes it. The GUI, the CLI and `attnlab list` all
+// iterate it; nothing elsewhere special-cases a variant by name.
+//
+// Adding a variant: one file in engine/variants/ defining
+// `VariantInfo makeXxxVariant()`, plus one line in registry.cpp.
+#pragma once
+
+#include "engine/inputs.h"
+#include "engine/params.h"
+#include "engine/result.h"
+#include "engine/run_context.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// Views a variant's result can be drawn with. Generic: any variant may list any.
+enum class ViewKind {
+  Heatmap,  // one head's [Lq, Lk] matrix with colorbar, token axes, overlays
+  Heads,    // all heads as thumbnails with linked zoom
+  Lines,    // BertViz-style token lines, one colour per head
+  Extras,   // the variant's Matrix / TokenValues extras, each as its own panel
+  Family,   // every variant of the same family side by side on the same input
+};
+const std::vector<ViewKind>& allViews();
+std::string viewName(ViewKind v);          // "heatmap", "heads", "lines", "extras", "family"
+ViewKind viewFromName(const std::string&);  // throws InputError
+
+enum class InputKind {
+  SelfAttention,   // x (or q/k/v)
+  CrossAttention,  // x (target) and x_kv (source)
+  PositionsOnly,   // only L and d are used (positional encodings)
+};
+
+struct VariantInfo {
+  std::string name;      // CLI name: "scaled-dot-product"
+  std::string family;    // "core", "score functions", "positions", ...
+  std::string title;     // "Scaled dot-product attention"
+  std::string summary;   // formula line shown in the UI
+  std::string citation;  // "Vaswani et al. 2017"
+  InputKind input = InputKind::SelfAttention;
+  std::vector<ParamSpec> params;
+  std::vector<ViewKind> views;
+  std::function<Result(const Inputs&, const Params&, const RunContext&)> run;
+};
+
+const std::vector<VariantInfo>& variants();
+const VariantInfo* findVariant(const std::string& name);
+const VariantInfo& variantOrThrow(const std::string& name);  // InputError listing the names
+std::vector<std::string> families();  // in registry order, unique
+
+// Validates inputs, times the run (compute_seconds) and fills variant/params.
+Result runVariant(const VariantInfo& info, const Inputs& inputs, const Params& params, const RunContext& ctx = {});
+
+nlohmann::json registryToJson();
+
+}  // namespace attn

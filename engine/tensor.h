@@ -1,0 +1,37 @@
+// Tensor aliases and the N-d float array that crosses file boundaries.
+//
+// Matrices are row-major on purpose: a row is a token (or a query), which
+// matches the C order of .npy files and lets a [L, d] file map straight in.
+#pragma once
+
+#include <Eigen/Dense>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using Vec = Eigen::VectorXf;
+using RowVec = Eigen::Matrix<float, 1, Eigen::Dynamic>;
+using MatRef = Eigen::Ref<const Mat>;
+
+// A dense float32 array of any rank in C order: what .npy files hold.
+struct Array {
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+
+  int64_t size() const;
+  int rank() const { return static_cast<int>(shape.size()); }
+  std::string shapeString() const;  // "[8, 12, 12]"
+
+  static Array fromMat(const Mat& m);                  // [r, c]
+  static Array fromMats(const std::vector<Mat>& ms);   // [n, r, c], all the same size
+  static Array fromVector(const std::vector<float>& v);  // [n]
+  static Array fromVec(const Vec& v);                  // [n]
+  // Copies a rank-2 array into a matrix. `what` names it in the error message.
+  Mat toMat(const std::string& what) const;
+};
+
+}  // namespace attn

@@ -1,0 +1,144 @@
+#include "engine/variants/multi_head.h"
+
+#include "engine/attention_math.h"
+#include "engine/error.h"
+#include "engine/registry.h"
+
+#include <atomic>
+#include <cmath>
+
+namespace attn {
+
+MultiHeadWeights makeMultiHeadWeights(int64_t d, int64_t heads, uint64_t seed) {
+  const float gain = 1.6f / std::sqrt(static_cast<float>(d));
+  const int64_t dk = d / heads;
+  MultiHeadWeights w;
+  w.w_q = randomNormal(d, d, seed, "w_q", gain);
+  const Mat fresh = randomNormal(d, d, seed, "w_k", gain);
+  w.w_k.resize(d, d);
+  for (int64_t h = 0; h < heads; ++h) {
+    const float alpha = heads > 1 ? 0.9f * static_cast<float>(h) / static_cast<float>(heads - 1) : 0.0f;
+    w.w_k.middleCols(h * dk, dk) = (1.0f - alpha) * w.w_q.middleCols(h * dk, dk) + alpha * fresh.middleCols(h * dk, dk);
+  }
+  w.w_v = randomNormal(d, d, seed, "w_v", 1.0f / std::sqrt(static_cast<float>(d)));
+  w.w_o = randomNormal(d, d, seed, "w_o", 1.0f / std::sqrt(static_cast<float>(d)));
+  return w;
+}
+
+void multiHeadAttention(const Mat& xq, const Mat& xk, const Mat& xv, const MultiHeadWeights& w, int64_t heads,
+                        bool causal, bool scale, const RunContext& ctx, Result& r) {
+  const int64_t lq = xq.rows(), lk = xk.rows(), d = xq.cols();
+  if (xk.cols() != d || xv.cols() != d)
+    throw InputError("multi-head: inputs must share d_model (q has " + std::to_string(d) + ", k has " +
+                     std::to_string(xk.cols()) + ", v has " + std::to_string(xv.cols()) + ")");
+  if (heads < 1 || d % heads != 0)
+    throw InputError("--heads: h=" + std::to_string(heads) + " does not divide d=" + std::to_string(d));
+  checkDenseBudget(heads, lq, lk, 2, "multi-head");
+  const int64_t dk = d / heads;
+
+  // Q = X W^q, K = X_kv W^k, V = X_kv W^v          [L, d] each, all heads at once
+  const Mat q = xq * w.w_q;
+  const Mat k = xk * w.w_k;
+  const Mat v = xv * w.w_v;
+  ctx.progress(0.1f);
+
+  const Mat mask = causal ? causalMask(lq, lk) : Mat();
+  const float s = scale ? 1.0f / std::sqrt(static_cast<float>(dk)) : 1.0f;  // 1/√d_k
+  r.scores.assign(heads, Mat());
+  r.weights.assign(heads, Mat());
+  Mat concat(lq, d);  // Concat(head_1 … head_h)  [Lq, d]
+  std::atomic<int> done{0};
+  std::atomic<bool> cancelled{false};
+  // Heads in parallel; each head's GEMMs run single-threaded inside.
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t h = 0; h < heads; ++h) {
+    if (cancelled.load() || (ctx.cancel && ctx.cancel->load())) {
+      cancelled = true;
+      continue;
+    }
+    // head_h = softmax(Q_h K_hᵀ / √d_k) V_h        [Lq, d_k]
+    attendHead(q.middleCols(h * dk, dk), k.middleCols(h * dk, dk), v.middleCols(h * dk, dk), s, mask, r.scores[h],
+               r.weights[h], concat.middleCols(h * dk, dk));
+    const int n = ++done;
+    if (ctx.on_progress) {
+#pragma omp critical(attn_progress)
+      ctx.on_progress(0.1f + 0.8f * static_cast<float>(n) / static_cast<float>(heads));
+    }
+  }
+  ctx.check();
+  // MultiHead = Concat(head_1 … head_h) W^o          [Lq, d]
+  r.output.noalias() = concat * w.w_o;
+  r.mask = mask;
+  r.flops = 2.0 * (lq + 2.0 * lk + lq) * d * d  // the four projections
+            + 4.0 * lq * lk * d;                 // Q_h K_hᵀ and P_h V_h over all heads
+  r.inputs["w_q"] = w.w_q;
+  r.inputs["w_k"] = w.w_k;
+  r.inputs["w_v"] = w.w_v;
+  r.inputs["w_o"] = w.w_o;
+  r.inputs["q"] = q;
+  r.inputs["k"] = k;
+  r.inputs["v"] = v;
+}
+
+namespace {
+
+std::vector<ParamSpec> multiHeadParams() {
+  return {
+      {.key = "causal", .symbol = "causal", .type = ParamType::Bool,
+       .help = "Decoder mask: query i sees keys j ≤ i only", .def = false},
+      {.key = "scale", .symbol = "1/√d_k", .type = ParamType::Bool,
+       .help = "Divide scores by √d_k (off: plain dot-product attention)", .def = true},
+  };
+}
+
+}  // namespace
+
+VariantInfo makeMultiHeadVariant() {
+  VariantInfo v;
+  v.name = "multi-head";
+  v.family = "core";
+  v.title = "Multi-head self-attention";
+  v.summary = "MultiHead(X) = Concat(head_1…head_h) W^o,  head_i = softmax(X W^q_i (X W^k_i)ᵀ/√d_k) X W^v_i";
+  v.citation = "Vaswani et al. 2017, §3.2.2";
+  v.input = InputKind::SelfAttention;
+  v.params = multiHeadParams();
+  v.views = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Lines};
+  v.run = [](const Inputs& in, const Params& p, const RunContext& ctx) {
+    Result r;
+    r.q_tokens = in.tokens;
+    r.k_tokens = in.q ? in.source_tokens : in.tokens;
+    const MultiHeadWeights w = makeMultiHeadWeights(in.dim(), in.heads, in.seed);
+    multiHeadAttention(in.query(), in.key(), in.value(), w, in.heads, p.getBool("causal"), p.getBool("scale"), ctx, r);
+    r.inputs["x"] = in.query();
+    if (in.k) r.inputs["x_k"] = in.key();
+    if (in.v) r.inputs["x_v"] = in.value();
+    return r;
+  };
+  return v;
+}
+
+VariantInfo makeCrossAttentionVariant() {
+  VariantInfo v;
+  v.name = "cross-attention";
+  v.family = "core";
+  v.title = "Encoder–decoder cross-attention";
+  v.summary = "queries from the target X [Lq, d]; keys and values from the source X_kv [Lk, d]";
+  v.citation = "Vaswani et al. 2017, §3.2.3";
+  v.input = InputKind::CrossAttention;
+  v.params = multiHeadParams();
+  v.params[0].help = "Mask keys j > i + (Lk − Lq) (rarely used for cross-attention)";
+  v.views = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Lines};
+  v.run = [](const Inputs& in, const Params& p, const RunContext& ctx) {
+    Result r;
+    r.q_tokens = in.tokens;
+    r.k_tokens = in.source_tokens;
+    const MultiHeadWeights w = makeMultiHeadWeights(in.dim(), in.heads, in.seed);
+    multiHeadAttention(in.query(), in.key(), in.value(), w, in.heads, p.getBool("causal"), p.getBool("scale"), ctx, r);
+    r.inputs["x"] = in.query();
+    r.inputs["x_kv"] = in.key();
+    return r;
+  };
+  return v;
+}
+
+}  // namespace attn

@@ -1,0 +1,28 @@
+// Multi-head attention (Vaswani et al. 2017, §3.2.2), shared by the
+// `multi-head` (self) and `cross-attention` (encoder–decoder) variants and
+// callable directly with given weights (tests, benchmarks).
+#pragma once
+
+#include "engine/result.h"
+#include "engine/run_context.h"
+#include "engine/tensor.h"
+
+namespace attn {
+
+struct MultiHeadWeights {
+  Mat w_q, w_k, w_v;  // [d, d]: columns h·d_k … (h+1)·d_k − 1 are head h's W^q_h
+  Mat w_o;            // [d, d]: applied to the concatenated heads
+};
+
+// Seeded weights with structure worth looking at: W^k_h blends W^q_h with
+// fresh noise by α_h = 0.9·h/(H−1), so head 0 attends by similarity and
+// later heads increasingly by chance. Entries ~ N(0, gain²/d).
+MultiHeadWeights makeMultiHeadWeights(int64_t d, int64_t heads, uint64_t seed);
+
+// MultiHead(Q, K, V) = Concat(head_1 … head_h) W^o,
+// head_i = softmax(Q W^q_i (K W^k_i)ᵀ / √d_k) V W^v_i.
+// Fills weights/scores/output/inputs/flops of `r`. `xq` [Lq, d], `xk`, `xv` [Lk, d].
+void multiHeadAttention(const Mat& xq, const Mat& xk, const Mat& xv, const MultiHeadWeights& w, int64_t heads,
+                        bool causal, bool scale, const RunContext& ctx, Result& r);
+
+}  // namespace attn

@@ -1,0 +1,70 @@
+// Scaled dot-product attention (Vaswani et al. 2017, eq. 1):
+//   Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V
+// on the given Q, K, V directly (no projections, one head).
+#include "engine/attention_math.h"
+#include "engine/error.h"
+#include "engine/npy.h"
+#include "engine/registry.h"
+
+#include <cmath>
+
+namespace attn {
+
+VariantInfo makeScaledDotProductVariant() {
+  VariantInfo v;
+  v.name = "scaled-dot-product";
+  v.family = "core";
+  v.title = "Scaled dot-product attention";
+  v.summary = "Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V";
+  v.citation = "Vaswani et al. 2017, eq. 1";
+  v.input = InputKind::SelfAttention;
+  v.params = {
+      {.key = "scale", .symbol = "1/√d_k", .type = ParamType::Bool,
+       .help = "Divide scores by √d_k (off: plain dot-product attention)", .def = true},
+      {.key = "causal", .symbol = "causal", .type = ParamType::Bool,
+       .help = "Decoder mask: query i sees keys j ≤ i only", .def = false},
+      {.key = "mask", .symbol = "M", .type = ParamType::File,
+       .help = "Optional .npy mask [Lq, Lk]: nonzero = allowed; combined with causal", .def = std::string(),
+       .file_shape = "[Lq, Lk]"},
+  };
+  v.views = {ViewKind::Heatmap, ViewKind::Lines};
+  v.run = [](const Inputs& in, const Params& p, const RunContext& ctx) {
+    const Mat& q = in.query();
+    const Mat& k = in.key();
+    const Mat& val = in.value();
+    const int64_t lq = q.rows(), lk = k.rows();
+    checkDenseBudget(1, lq, lk, 2, "scaled-dot-product");
+    Mat mask;
+    if (const std::string& path = p.getString("mask"); !path.empty()) {
+      const Array a = readNpy(path, "mask");
+      mask = a.toMat(path + " (mask)");
+      if (mask.rows() != lq || mask.cols() != lk)
+        throw InputError(path + " (mask): expected shape [" + std::to_string(lq) + ", " + std::to_string(lk) +
+                         "] (Lq, Lk), got " + a.shapeString());
+      mask = (mask.array() != 0.0f).cast<float>();
+    }
+    if (p.getBool("causal")) {
+      const Mat c = causalMask(lq, lk);
+      mask = mask.size() ? Mat(mask.cwiseProduct(c)) : c;
+    }
+    Result r;
+    r.q_tokens = in.tokens;
+    r.k_tokens = in.k ? in.source_tokens : in.tokens;
+    r.scores.resize(1);
+    r.weights.resize(1);
+    r.output.resize(lq, val.cols());
+    const float scale = p.getBool("scale") ? 1.0f / std::sqrt(static_cast<float>(q.cols())) : 1.0f;
+    ctx.check();
+    attendHead(q, k, val, scale, mask, r.scores[0], r.weights[0], r.output);
+    r.mask = mask;
+    r.flops = 2.0 * lq * lk * q.cols() + 2.0 * lq * lk * val.cols();
+    r.inputs["q"] = q;
+    r.inputs["k"] = k;
+    r.inputs["v"] = val;
+    if (mask.size()) r.inputs["mask"] = mask;
+    return r;
+  };
+  return v;
+}
+
+}  // namespace attn

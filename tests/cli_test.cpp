@@ -1,0 +1,254 @@
+// CLI tests: the real attnlab binary, as a user runs it.
+#include "engine/npy.h"
+#include "tests/test_support.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <QImage>
+#include <QSvgRenderer>
+
+#include <fstream>
+#include <regex>
+
+namespace attn::test {
+namespace {
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+int countLines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+// [SECTION] list
+TEST(CliList, TextNamesEveryFamilyAndVariant) {
+  const RunResult r = runAttnlab({"list"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* name : {"scaled-dot-product", "multi-head", "cross-attention", "additive", "general", "dot",
+                           "scaled-dot", "cosine", "location", "local-p", "hard", "sinusoidal-pe", "learned-pe"})
+    EXPECT_NE(r.out.find(std::string("  ") + name + " "), std::string::npos) << name;
+  EXPECT_NE(r.out.find("--set causal=false"), std::string::npos);
+}
+
+TEST(CliList, JsonMatchesRegistryShape) {
+  const RunResult r = runAttnlab({"list", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.is_array());
+  ASSERT_GE(j.size(), 14u);
+  bool saw_beta = false;
+  for (const auto& v : j) {
+    EXPECT_TRUE(v.contains("name") && v.contains("family") && v.contains("params") && v.contains("views"));
+    for (const auto& p : v["params"]) {
+      EXPECT_TRUE(p.contains("key") && p.contains("type") && p.contains("default") && p.contains("help"));
+      saw_beta = saw_beta || (v["name"] == "cosine" && p["key"] == "beta");
+    }
+  }
+  EXPECT_TRUE(saw_beta) << "cosine must expose the sharpening β";
+}
+
+// [SECTION] compute
+TEST(CliCompute, MultiHeadWritesReadableTensorsAndMeta) {
+  TempDir t;
+  const RunResult r = runAttnlab({"compute", "multi-head", "--seed", "3", "--length", "10", "--dim", "32", "--heads",
+                                  "4", "--set", "causal=true", "--out", (t / "run").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Array w = readNpy(t / "run/weights.npy", "weights");
+  ASSERT_EQ(w.shape, (std::vector<int64_t>{4, 10, 10}));
+  for (int h = 0; h < 4; ++h)
+    for (int i = 0; i < 10; ++i) {
+      double sum = 0;
+      for (int j = 0; j < 10; ++j) {
+        const float v = w.data[static_cast<size_t>((h * 10 + i) * 10 + j)];
+        if (j > i) EXPECT_EQ(v, 0.0f) << "causal upper triangle";
+        sum += v;
+      }
+      EXPECT_NEAR(sum, 1.0, 1e-5);
+    }
+  EXPECT_EQ(readNpy(t / "run/scores.npy", "scores").shape, (std::vector<int64_t>{4, 10, 10}));
+  EXPECT_EQ(readNpy(t / "run/output.npy", "output").shape, (std::vector<int64_t>{10, 32}));
+  for (const char* in : {"x", "q", "k", "v", "w_q", "w_k", "w_v", "w_o"})
+    EXPECT_TRUE(std::filesystem::exists(t / "run/inputs" / (std::string(in) + ".npy"))) << in;
+  const nlohmann::json meta = nlohmann::json::parse(slurp(t / "run/meta.json"));
+  EXPECT_EQ(meta["variant"], "multi-head");
+  EXPECT_EQ(meta["params"]["causal"], true);
+  EXPECT_GT(meta["flops"].get<double>(), 0.0);
+  EXPECT_GE(meta["compute_seconds"].get<double>(), 0.0);
+  EXPECT_EQ(meta["shapes"]["weights"], (std::vector<int64_t>{4, 10, 10}));
+  // Nothing but the contract's files, and no staging leftovers beside it.
+  for (const std::string& f : listFiles(t.path))
+    EXPECT_EQ(f.find(".partial"), std::string::npos) << f;
+}
+
+TEST(CliCompute, ReplayFromWrittenInputsGivesSameWeights) {
+  TempDir t;
+  ASSERT_EQ(runAttnlab({"compute", "multi-head", "--seed", "5", "--length", "9", "--out", (t / "a").string()}).status, 0);
+  const RunResult r = runAttnlab({"compute", "multi-head", "--seed", "5", "--x", (t / "a/inputs/x.npy").string(),
+                                  "--out", (t / "b").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(readNpy(t / "a/weights.npy", "a").data, readNpy(t / "b/weights.npy", "b").data);
+}
+
+TEST(CliCompute, NoWeightsSkipsWeightsFile) {
+  TempDir t;
+  ASSERT_EQ(runAttnlab({"compute", "dot", "--no-weights", "--out", (t / "r").string()}).status, 0);
+  EXPECT_FALSE(std::filesystem::exists(t / "r/weights.npy"));
+  EXPECT_TRUE(std::filesystem::exists(t / "r/scores.npy"));
+  EXPECT_TRUE(std::filesystem::exists(t / "r/meta.json"));
+}
+
+TEST(CliCompute, ScaledDotProductOnGivenQkvFiles) {
+  TempDir t;
+  // q = [[1,0],[0,1]], k = [[1,0],[0,1],[1,1]], v = 3×1; hand-computed softmax.
+  writeNpy(t / "q.npy", Array{{2, 2}, {1, 0, 0, 1}});
+  writeNpy(t / "k.npy", Array{{3, 2}, {1, 0, 0, 1, 1, 1}});
+  writeNpy(t / "v.npy", Array{{3, 1}, {1, 2, 3}});
+  const RunResult r = runAttnlab({"compute", "scaled-dot-product", "--q", (t / "q.npy").string(), "--k",
+                                  (t / "k.npy").string(), "--v", (t / "v.npy").string(), "--out", (t / "r").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Array w = readNpy(t / "r/weights.npy", "w");
+  ASSERT_EQ(w.shape, (std::vector<int64_t>{1, 2, 3}));
+  const double s = 1.0 / std::sqrt(2.0);  // scores row 0: [1, 0, 1]/√2
+  const double z = 2 * std::exp(s) + 1;
+  EXPECT_NEAR(w.data[0], std::exp(s) / z, 1e-6);
+  EXPECT_NEAR(w.data[1], 1 / z, 1e-6);
+  const Array out = readNpy(t / "r/output.npy", "out");
+  EXPECT_NEAR(out.data[0], (std::exp(s) * 1 + 2 + std::exp(s) * 3) / z, 1e-5);
+  EXPECT_TRUE(std::filesystem::exists(t / "r/inputs/q.npy"));
+}
+
+// [SECTION] render
+TEST(CliRender, PngHasRequestedSizeAndColour) {
+  TempDir t;
+  const RunResult r = runAttnlab({"render", "multi-head", "--view", "heatmap", "--size", "640x480", "--out",
+                                  (t / "f.png").string()},
+                                 {"DISPLAY=", "WAYLAND_DISPLAY="});
+  ASSERT_EQ(r.status, 0) << r.err;
+  QImage img(QString::fromStdString((t / "f.png").string()));
+  ASSERT_FALSE(img.isNull());
+  EXPECT_EQ(img.width(), 640);
+  EXPECT_EQ(img.height(), 480);
+  std::set<QRgb> colours;
+  for (int y = 0; y < img.height(); y += 3)
+    for (int x = 0; x < img.width(); x += 3) colours.insert(img.pixel(x, y));
+  EXPECT_GT(colours.size(), 40u) << "a heatmap with a colorbar has many colours";
+}
+
+TEST(CliRender, SvgParsesAndHasOneRectPerCell) {
+  TempDir t;
+  const int L = 7;
+  const RunResult r = runAttnlab({"render", "scaled-dot-product", "--length", std::to_string(L), "--out",
+                                  (t / "f.svg").string()},
+                                 {"DISPLAY="});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string svg = slurp(t / "f.svg");
+  QSvgRenderer renderer(QByteArray::fromStdString(svg));
+  EXPECT_TRUE(renderer.isValid());
+  // Cells are the rects with the cell size; count the most common size.
+  std::map<std::string, int> sizes;
+  const std::regex rect(R"(<rect[^>]*width=\"([0-9.]+)\"[^>]*height=\"([0-9.]+)\")");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), rect); it != std::sregex_iterator(); ++it)
+    ++sizes[(*it)[1].str() + "x" + (*it)[2].str()];
+  int most = 0;
+  for (const auto& [k, n] : sizes) most = std::max(most, n);
+  EXPECT_EQ(most, L * L) << "one rect per attention cell";
+  EXPECT_NE(svg.find("<text"), std::string::npos) << "labels are text, not paths";
+  EXPECT_NE(svg.find(">t3<"), std::string::npos) << "token labels present";
+}
+
+TEST(CliRender, PdfHasHeaderAndOnePage) {
+  TempDir t;
+  const RunResult r = runAttnlab({"render", "additive", "--view", "family", "--out", (t / "f.pdf").string()}, {"DISPLAY="});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string pdf = slurp(t / "f.pdf");
+  EXPECT_EQ(pdf.rfind("%PDF-", 0), 0u);
+  const std::regex page(R"(/Type\s*/Page[^s])");
+  EXPECT_EQ(std::distance(std::sregex_iterator(pdf.begin(), pdf.end(), page), std::sregex_iterator()), 1);
+}
+
+TEST(CliRender, EveryViewRendersForItsVariants) {
+  TempDir t;
+  const nlohmann::json list = nlohmann::json::parse(runAttnlab({"list", "--json"}).out);
+  int rendered = 0;
+  for (const auto& v : list)
+    for (const auto& view : v["views"]) {
+      const std::string out = (t / (v["name"].get<std::string>() + "-" + view.get<std::string>() + ".png")).string();
+      std::vector<std::string> args = {"render", v["name"], "--view", view, "--size", "400x300", "--out", out};
+      if (v["name"] == "learned-pe") {
+        writeNpy(t / "pe.npy", Array{{6, 4}, std::vector<float>(24, 0.5f)});
+        args.insert(args.end(), {"--set", "pe=" + (t / "pe.npy").string()});
+      }
+      const RunResult r = runAttnlab(args, {"DISPLAY="});
+      EXPECT_EQ(r.status, 0) << v["name"] << " " << view << ": " << r.err;
+      rendered += r.status == 0;
+    }
+  EXPECT_GE(rendered, 20);
+}
+
+// [SECTION] bad input: exit 2, one line naming the problem, no partial files
+struct BadCase {
+  std::string name;
+  std::vector<std::string> args;  // "{dir}" is replaced by the temp folder
+  std::string expect;             // substring of the one stderr line
+};
+
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+
+class CliBadInput : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(CliBadInput, ExitsTwoWithOneClearLineAndNoFiles) {
+  TempDir t;
+  // Fixture files: truncated, wrong dtype, Fortran order, and shapes that disagree.
+  const std::string good = encodeNpy(Array{{4, 8}, std::vector<float>(32, 0.25f)});
+  writeFileAtomic(t / "truncated.npy", good.substr(0, good.size() - 10));
+  std::string i4 = good;
+  i4.replace(i4.find("<f4"), 3, "<i4");
+  writeFileAtomic(t / "int32.npy", i4);
+  std::string fortran = good;
+  fortran.replace(fortran.find("False"), 5, "True ");
+  writeFileAtomic(t / "fortran.npy", fortran);
+  writeFileAtomic(t / "garbage.npy", "this is not numpy");
+  writeNpy(t / "q8.npy", Array{{4, 8}, std::vector<float>(32, 0.1f)});
+  writeNpy(t / "k6.npy", Array{{5, 6}, std::vector<float>(30, 0.1f)});
+  writeNpy(t / "v5.npy", Array{{5, 6}, std::vector<float>(30, 0.1f)});
+  writeNpy(t / "mask_bad.npy", Array{{3, 3}, std::vector<float>(9, 1.0f)});
+  const auto before = listFiles(t.path);
+
+  std::vector<std::string> args;
+  for (std::string a : GetParam().args) {
+    for (size_t at; (at = a.find("{dir}")) != std::string::npos;) a.replace(at, 5, t.path.string());
+    args.push_back(a);
+  }
+  const RunResult r = runAttnlab(args, {"DISPLAY="});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(countLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(GetParam().expect), std::string::npos) << r.err;
+  EXPECT_EQ(listFiles(t.path), before) << "no partial output";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CliBadInput,
+    ::testing::Values(
+        BadCase{"truncated_npy", {"compute", "multi-head", "--x", "{dir}/truncated.npy", "--out", "{dir}/o"}, "truncated"},
+        BadCase{"unsupported_dtype", {"compute", "multi-head", "--x", "{dir}/int32.npy", "--out", "{dir}/o"}, "'<i4'"},
+        BadCase{"fortran_order", {"compute", "multi-head", "--x", "{dir}/fortran.npy", "--out", "{dir}/o"}, "Fortran"},
+        BadCase{"not_npy", {"compute", "multi-head", "--x", "{dir}/garbage.npy", "--out", "{dir}/o"}, "garbage.npy (--x): not a .npy"},
+        BadCase{"missing_file", {"compute", "multi-head", "--x", "{dir}/nope.npy", "--out", "{dir}/o"}, "nope.npy (--x): no such file"},
+        BadCase{"dk_mismatch", {"compute", "scaled-dot-product", "--q", "{dir}/q8.npy", "--k", "{dir}/k6.npy", "--v", "{dir}/v5.npy", "--out", "{dir}/o"}, "d_k of q is 8 but d_k of k is 6"},
+        BadCase{"heads_not_dividing", {"compute", "multi-head", "--dim", "10", "--heads", "3", "--out", "{dir}/o"}, "h=3 does not divide d=10"},
+        BadCase{"unknown_variant", {"compute", "flash", "--out", "{dir}/o"}, "unknown variant 'flash'"},
+        BadCase{"unknown_param", {"compute", "multi-head", "--set", "temperature=2", "--out", "{dir}/o"}, "unknown parameter 'temperature'"},
+        BadCase{"out_of_range", {"compute", "cosine", "--set", "beta=-1", "--out", "{dir}/o"}, "parameter 'beta'"},
+        BadCase{"bad_bool", {"compute", "multi-head", "--set", "causal=maybe", "--out", "{dir}/o"}, "expected true or false"},
+        BadCase{"mask_shape", {"compute", "scaled-dot-product", "--length", "4", "--set", "mask={dir}/mask_bad.npy", "--out", "{dir}/o"}, "expected shape [4, 4]"},
+        BadCase{"too_large", {"compute", "multi-head", "--length", "300000", "--dim", "8", "--heads", "2", "--out", "{dir}/o"}, "more than the"},
+        BadCase{"bad_view", {"render", "multi-head", "--view", "sideways", "--out", "{dir}/f.png"}, "unknown view 'sideways'"},
+        BadCase{"bad_extension", {"render", "multi-head", "--out", "{dir}/f.gif"}, "expected a .png, .svg or .pdf"},
+        BadCase{"missing_out_folder", {"render", "multi-head", "--out", "{dir}/no/such/f.png"}, "could not write"},
+        BadCase{"bad_size", {"render", "multi-head", "--size", "big", "--out", "{dir}/f.png"}, "--size"},
+        BadCase{"usage", {"compute"}, "attnlab compute:"}),
+    [](const ::testing::TestParamInfo<BadCase>& i) { return i.param.name; });
+
+}  // namespace
+}  // namespace attn::test

@@ -1,0 +1,160 @@
+#include "tests/test_support.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <random>
+#include <stdexcept>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace attn::test {
+
+RunResult runAttnlab(const std::vector<std::string>& args, const std::vector<std::string>& env, int timeout_seconds) {
+  int out_pipe[2], err_pipe[2];
+  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
+  std::vector<std::string> argv_s = {ATTNLAB_BIN};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& s : argv_s) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    const std::string key = kv.substr(0, kv.find('='));
+    const bool overridden = std::any_of(env.begin(), env.end(), [&](const std::string& o) {
+      return o.substr(0, o.find('=')) == key;
+    });
+    if (!overridden) env_s.push_back(kv);
+  }
+  for (const std::string& e : env)
+    if (e.back() != '=') env_s.push_back(e);  // "KEY=" unsets KEY
+  std::vector<char*> envp;
+  for (std::string& s : env_s) envp.push_back(s.data());
+  envp.push_back(nullptr);
+
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    const int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, 0);
+    execve(argv[0], argv.data(), envp.data());
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  RunResult r;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  bool killed = false;
+  while (open_fds > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      kill(pid, SIGKILL);
+      killed = true;
+      break;
+    }
+    if (poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), 1000))) < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+      char buf[65536];
+      const ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
+      } else {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (const pollfd& f : fds)
+    if (f.fd >= 0) close(f.fd);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.status = (!killed && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TempDir::TempDir() {
+  std::random_device rd;
+  path = std::filesystem::temp_directory_path() / ("attnlab-test-" + std::to_string(getpid()) + "-" + std::to_string(rd()));
+  std::filesystem::create_directories(path);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+}
+
+std::vector<std::string> listFiles(const std::filesystem::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) return out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) out.push_back(std::filesystem::relative(e.path(), dir).string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Xvfb::Xvfb(int width, int height) {
+  int fd_pipe[2];
+  if (pipe(fd_pipe) != 0) {
+    error = "pipe failed";
+    return;
+  }
+  const pid_t child = fork();
+  if (child == 0) {
+    close(fd_pipe[0]);
+    const int devnull = open("/dev/null", O_RDWR);
+    dup2(devnull, 0);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    const std::string fd = std::to_string(fd_pipe[1]);
+    const std::string screen = std::to_string(width) + "x" + std::to_string(height) + "x24";
+    execlp("Xvfb", "Xvfb", "-displayfd", fd.c_str(), "-screen", "0", screen.c_str(), "-nolisten", "tcp",
+           "+extension", "GLX", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(fd_pipe[1]);
+  pid = child;
+  // Xvfb writes the display number followed by a newline once it is ready;
+  // read the whole line before closing the pipe.
+  std::string line;
+  pollfd p{fd_pipe[0], POLLIN, 0};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (line.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    if (poll(&p, 1, 500) <= 0) continue;
+    char c;
+    if (read(fd_pipe[0], &c, 1) != 1) break;
+    line += c;
+  }
+  close(fd_pipe[0]);
+  if (line.find('\n') == std::string::npos) {
+    error = "Xvfb did not report a display (is the xvfb package installed?)";
+    kill(pid, SIGTERM);
+    waitpid(pid, nullptr, 0);
+    pid = -1;
+    return;
+  }
+  display = ":" + line.substr(0, line.find('\n'));
+}
+
+Xvfb::~Xvfb() {
+  if (pid > 0) {
+    kill(pid, SIGTERM);
+    waitpid(pid, nullptr, 0);
+  }
+}
+
+}  // namespace attn::test

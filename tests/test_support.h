@@ -1,0 +1,45 @@
+// Helpers for tests that run the real attnlab binary.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace attn::test {
+
+struct RunResult {
+  int status = -1;  // exit status, or -1 if killed by a signal
+  std::string out, err;
+};
+
+// Runs ATTNLAB_BIN with `args` (no shell), extra environment `env`
+// ("KEY=VALUE"), and a timeout in seconds (killed after it: status -1).
+RunResult runAttnlab(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
+                     int timeout_seconds = 120);
+
+// A fresh empty folder under the system temp dir, removed by the destructor.
+struct TempDir {
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::filesystem::path path;
+  std::filesystem::path operator/(const std::string& name) const { return path / name; }
+};
+
+// Every regular file below `dir`, as relative paths, sorted.
+std::vector<std::string> listFiles(const std::filesystem::path& dir);
+
+// An Xvfb server started with -displayfd; DISPLAY string ":N". Stopped by
+// the destructor. `ok()` is false (with `error`) when Xvfb cannot start.
+struct Xvfb {
+  explicit Xvfb(int width = 1920, int height = 1200);
+  ~Xvfb();
+  Xvfb(const Xvfb&) = delete;
+  Xvfb& operator=(const Xvfb&) = delete;
+  bool ok() const { return pid > 0 && !display.empty(); }
+  int pid = -1;
+  std::string display, error;
+};
+
+}  // namespace attn::test
