@@ -8,7 +8,7 @@
 #include "app/figure.h"
 
 #include "engine/error.h"
-#include "widgets/scales.h"
+#include "widgets/value_range.h"
 
 #include <QFile>
 #include <QImage>
@@ -46,10 +46,14 @@ QFont figureFont(double px, bool bold = false) {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
-QString formatTick(float v) {
-  const float a = std::abs(v);
-  if (a != 0.0f && (a < 1e-3f || a >= 1e4f)) return QString::number(v, 'e', 1);
-  return QString::number(v, 'g', 3);
+QString formatTick(float v) { return QString::fromStdString(formatValueShort(v)); }
+
+// Position of `v` in the range, 0..1, for the colormap.
+float normalise(const ValueRange& r, float v) { return r.hi > r.lo ? (v - r.lo) / (r.hi - r.lo) : 0.5f; }
+
+// Draw every n-th label so labels `label_px` high do not overlap on cells `cell_px` apart.
+int labelStride(float cell_px, float label_px) {
+  return cell_px <= 0.0f ? 1 << 30 : std::max(1, static_cast<int>(std::ceil(label_px / cell_px)));
 }
 
 struct Painter {
@@ -62,7 +66,7 @@ struct Painter {
 // Vertical colorbar with ticks in `area`.
 void drawColorbar(Painter& ctx, const QRectF& area, const ValueRange& range, const QString& label) {
   QPainter& p = ctx.p;
-  const Colormap cmap = range.diverging && !colormapIsDiverging(ctx.cmap) ? Colormap::Coolwarm : ctx.cmap;
+  const Colormap cmap = colormapFor(range, ctx.cmap);
   const int steps = 64;
   for (int i = 0; i < steps; ++i) {
     const double y0 = area.bottom() - area.height() * (i + 1) / steps;
@@ -75,7 +79,7 @@ void drawColorbar(Painter& ctx, const QRectF& area, const ValueRange& range, con
   p.setFont(figureFont(ctx.unit * 0.8));
   p.setPen(ctx.theme.text);
   for (const float t : niceTicks(range.lo, range.hi, 5)) {
-    const double y = area.bottom() - area.height() * range.normalise(t);
+    const double y = area.bottom() - area.height() * normalise(range, t);
     p.drawLine(QPointF(area.right(), y), QPointF(area.right() + ctx.unit * 0.3, y));
     p.drawText(QRectF(area.right() + ctx.unit * 0.4, y - ctx.unit, ctx.unit * 5, ctx.unit * 2),
                Qt::AlignLeft | Qt::AlignVCenter, formatTick(t));
@@ -128,14 +132,14 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
     p.setFont(figureFont(ctx.unit * 1.05, true));
     p.drawText(QRectF(area.left(), area.top(), area.width(), title_h), Qt::AlignLeft | Qt::AlignVCenter, m.title);
   }
-  const Colormap cmap = m.range.diverging && !colormapIsDiverging(ctx.cmap) ? Colormap::Coolwarm : ctx.cmap;
+  const Colormap cmap = colormapFor(m.range, ctx.cmap);
   const QColor masked_colour = ctx.theme.background.lightness() > 128 ? QColor(225, 225, 228) : QColor(50, 50, 55);
   if (rows * cols <= kMaxVectorCells) {
     p.setPen(Qt::NoPen);
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < cols; ++j) {
         const bool is_masked = m.mask && m.mask->size() && (*m.mask)(i, j) == 0.0f;
-        const QColor c = is_masked ? masked_colour : toQColor(colormapAt(cmap, m.range.normalise(v(i, j))));
+        const QColor c = is_masked ? masked_colour : toQColor(colormapAt(cmap, normalise(m.range, v(i, j))));
         // Slight overlap hides hairline seams between rects in viewers.
         p.fillRect(QRectF(cells.left() + j * cw, cells.top() + i * ch, cw + 0.02, ch + 0.02), c);
       }
@@ -145,7 +149,7 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
       QRgb* line = reinterpret_cast<QRgb*>(img.scanLine(static_cast<int>(i)));
       for (int64_t j = 0; j < cols; ++j) {
         const bool is_masked = m.mask && m.mask->size() && (*m.mask)(i, j) == 0.0f;
-        line[j] = is_masked ? masked_colour.rgb() : toQColor(colormapAt(cmap, m.range.normalise(v(i, j)))).rgb();
+        line[j] = is_masked ? masked_colour.rgb() : toQColor(colormapAt(cmap, normalise(m.range, v(i, j)))).rgb();
       }
     }
     p.drawImage(cells, img);
@@ -316,7 +320,7 @@ void drawLines(Painter& ctx, const QRectF& body, const Result& r, const FigureOp
     const Mat& w = r.weights[static_cast<size_t>(h)];
     for (int64_t i = 0; i < lq; ++i)
       for (int64_t j = 0; j < lk; ++j) {
-        const float a = range.normalise(std::abs(w(i, j))) / std::max(1, shown) * 1.6f;
+        const float a = normalise(range, std::abs(w(i, j))) / std::max(1, shown) * 1.6f;
         if (a < 0.02f) continue;
         p.setPen(QPen(toQColor(headColor(h), static_cast<int>(std::min(1.0f, a) * 255)), ctx.unit * 0.18));
         p.drawLine(QPointF(left_x, area.top() + (i + 0.5) * row_q), QPointF(right_x, area.top() + (j + 0.5) * row_k));
@@ -404,7 +408,7 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r) {
     mats[i] = Eigen::Map<const Mat>(e.value.data.data(), rows, cols);
     MatrixPanel m;
     m.values = &mats[i];
-    m.range = matrixRange(mats[i], e.signed_values);
+    m.range = valueRange(mats[i], e.signed_values);
     m.title = qs(e.label);
     m.row_axis = qs(e.row_axis.empty() ? "query" : e.row_axis);
     m.col_axis = qs(e.col_axis.empty() ? "key" : e.col_axis);

@@ -47,6 +47,17 @@ Mat randomNormal(int64_t rows, int64_t cols, uint64_t seed, const std::string& s
   return m;
 }
 
+Mat sinusoidalEncoding(int64_t length, int64_t dim, double base) {
+  Mat pe(length, dim);
+  for (int64_t pos = 0; pos < length; ++pos)
+    for (int64_t k = 0; k < dim; ++k) {
+      // column k = 2i or 2i + 1 shares the frequency 1 / base^(2i/d)
+      const double angle = static_cast<double>(pos) / std::pow(base, static_cast<double>(k - k % 2) / dim);
+      pe(pos, k) = static_cast<float>(k % 2 == 0 ? std::sin(angle) : std::cos(angle));
+    }
+  return pe;
+}
+
 namespace {
 
 // softmax(s)_j = exp(s_j − max s) / Σ_k exp(s_k − max s), over mask == 1 only.

@@ -17,6 +17,10 @@ uint64_t hashString(const std::string& s);
 // platform and thread count. `stream` is the tensor's symbol ("w_q").
 Mat randomNormal(int64_t rows, int64_t cols, uint64_t seed, const std::string& stream, float scale = 1.0f);
 
+// Sinusoidal positional encoding (Vaswani et al. 2017, §3.5), positions from 0:
+//   PE(pos, 2i) = sin(pos / base^(2i/d)),  PE(pos, 2i+1) = cos(pos / base^(2i/d))   [length, dim]
+Mat sinusoidalEncoding(int64_t length, int64_t dim, double base = 10000.0);
+
 // Row-wise softmax of `scores` restricted to mask == 1 (mask may be empty).
 // Masked entries are exactly 0; a row with no allowed key is all 0.
 // Rows are processed in parallel (OpenMP); each row's arithmetic is fixed,

@@ -38,16 +38,8 @@ std::vector<std::string> positionTokens(int64_t n, const std::string& prefix) {
 namespace {
 
 // Sinusoidal signal used to give synthetic and text inputs positional
-// structure (the same formula as the sinusoidal-pe variant, kept small).
-Mat positionSignal(int64_t length, int64_t dim) {
-  Mat p(length, dim);
-  for (int64_t pos = 0; pos < length; ++pos)
-    for (int64_t i = 0; i < dim; ++i) {
-      const double angle = pos / std::pow(10000.0, static_cast<double>(2 * (i / 2)) / dim);
-      p(pos, i) = static_cast<float>(i % 2 == 0 ? std::sin(angle) : std::cos(angle));
-    }
-  return p;
-}
+// structure (the sinusoidal-pe variant's formula).
+Mat positionSignal(int64_t length, int64_t dim) { return sinusoidalEncoding(length, dim); }
 
 void checkSizes(int64_t length, int64_t dim, int64_t heads) {
   if (length < 1) throw InputError("--length: expected at least 1, got " + std::to_string(length));

@@ -2,6 +2,8 @@
 
 #include "engine/error.h"
 
+#include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <limits>

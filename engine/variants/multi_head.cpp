@@ -28,12 +28,13 @@ MultiHeadWeights makeMultiHeadWeights(int64_t d, int64_t heads, uint64_t seed) {
 void multiHeadAttention(const Mat& xq, const Mat& xk, const Mat& xv, const MultiHeadWeights& w, int64_t heads,
                         bool causal, bool scale, const RunContext& ctx, Result& r) {
   const int64_t lq = xq.rows(), lk = xk.rows(), d = xq.cols();
+  const std::string what = r.variant.empty() ? "multi-head" : r.variant;  // the variant named in errors
   if (xk.cols() != d || xv.cols() != d)
-    throw InputError("multi-head: inputs must share d_model (q has " + std::to_string(d) + ", k has " +
+    throw InputError(what + ": inputs must share d_model (q has " + std::to_string(d) + ", k has " +
                      std::to_string(xk.cols()) + ", v has " + std::to_string(xv.cols()) + ")");
   if (heads < 1 || d % heads != 0)
     throw InputError("--heads: h=" + std::to_string(heads) + " does not divide d=" + std::to_string(d));
-  checkDenseBudget(heads, lq, lk, 2, "multi-head");
+  checkDenseBudget(heads, lq, lk, 2, what);
   const int64_t dk = d / heads;
 
   // Q = X W^q, K = X_kv W^k, V = X_kv W^v          [L, d] each, all heads at once
@@ -44,8 +45,10 @@ void multiHeadAttention(const Mat& xq, const Mat& xk, const Mat& xv, const Multi
 
   const Mat mask = causal ? causalMask(lq, lk) : Mat();
   const float s = scale ? 1.0f / std::sqrt(static_cast<float>(dk)) : 1.0f;  // 1/√d_k
-  r.scores.assign(heads, Mat());
-  r.weights.assign(heads, Mat());
+  // Buffers already in `r` with the right shape are reused: at L = 4096 the
+  // 2·h·L² floats are 1 GiB, and fresh pages cost more than the softmax.
+  r.scores.resize(heads);
+  r.weights.resize(heads);
   Mat concat(lq, d);  // Concat(head_1 … head_h)  [Lq, d]
   std::atomic<int> done{0};
   std::atomic<bool> cancelled{false};
@@ -130,6 +133,7 @@ VariantInfo makeCrossAttentionVariant() {
   v.views = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Lines};
   v.run = [](const Inputs& in, const Params& p, const RunContext& ctx) {
     Result r;
+    r.variant = "cross-attention";
     r.q_tokens = in.tokens;
     r.k_tokens = in.source_tokens;
     const MultiHeadWeights w = makeMultiHeadWeights(in.dim(), in.heads, in.seed);

@@ -1,0 +1,118 @@
+// Invariants every variant must keep, whatever the reference: softmax rows
+// sum to 1 where a key is allowed, masked entries are exactly 0, causal
+// upper triangles are exactly 0, and nothing depends on the thread count.
+#include "engine/npy.h"
+#include "engine/attention_math.h"
+#include "tests/engine_reference.h"
+
+#include <gtest/gtest.h>
+
+#include <omp.h>
+
+namespace attn {
+namespace {
+
+const std::vector<std::string> kSoft = {"scaled-dot-product", "multi-head", "cross-attention", "additive",
+                                        "general", "dot", "scaled-dot", "cosine", "location", "global"};
+
+void expectSoftmaxRows(const Result& r, const std::string& what) {
+  ASSERT_GT(r.heads(), 0) << what;
+  for (int h = 0; h < r.heads(); ++h)
+    for (int64_t i = 0; i < r.queries(); ++i) {
+      const bool any = r.mask.size() == 0 || r.mask.row(i).maxCoeff() != 0.0f;
+      const float sum = r.weights[h].row(i).sum();
+      if (any) {
+        EXPECT_NEAR(sum, 1.0f, 1e-5f) << what << " head " << h << " row " << i;
+      } else {
+        EXPECT_EQ(sum, 0.0f) << what << " row " << i;
+      }
+      EXPECT_GE(r.weights[h].row(i).minCoeff(), 0.0f) << what;
+      for (int64_t j = 0; j < r.keys(); ++j)
+        if (r.mask.size() && r.mask(i, j) == 0.0f) {
+          EXPECT_EQ(r.weights[h](i, j), 0.0f) << what;
+        }
+    }
+}
+
+TEST(Invariants, SoftmaxRowsSumToOne) {
+  const Inputs in = ref::gaussianInputs(21, 11, 14, 32, 4);
+  for (const std::string& name : kSoft) expectSoftmaxRows(ref::run(name, in), name);
+  for (const std::string name : {"global", "hard", "local-p"})
+    for (const std::string score : {"additive", "cosine", "location"}) {
+      const Result r = ref::run(name, in, {{"score", score}});
+      if (name == "global") expectSoftmaxRows(r, name + "/" + score);
+      const Extra* soft = r.findExtra(name == "hard" ? "soft" : "global");
+      if (soft) {
+        EXPECT_TRUE(ref::slice(soft->value, 0).rowwise().sum().isOnes(1e-5f)) << name << "/" << score;
+      }
+    }
+}
+
+TEST(Invariants, CausalUpperTriangleIsExactlyZero) {
+  const Inputs in = ref::gaussianInputs(22, 10, 13, 32, 4);
+  for (const std::string name : {"scaled-dot-product", "multi-head", "cross-attention"}) {
+    const Result r = ref::run(name, in, {{"causal", "true"}});
+    const int64_t offset = r.keys() - r.queries();
+    EXPECT_EQ(offset, name == "cross-attention" ? 3 : 0);
+    expectSoftmaxRows(r, name + " causal");
+    for (int h = 0; h < r.heads(); ++h)
+      for (int64_t i = 0; i < r.queries(); ++i)
+        for (int64_t j = i + offset + 1; j < r.keys(); ++j) ASSERT_EQ(r.weights[h](i, j), 0.0f) << name;
+    // The last allowed key gets weight (a masked model that leaked would not be caught otherwise).
+    EXPECT_GT(r.weights[0](0, offset), 0.0f);
+  }
+}
+
+// Rows are split among threads but each row's arithmetic is fixed, and
+// Eigen's parallel GEMM splits the output, not the inner sums, so every
+// number is bitwise the same for 1 and 2 threads.
+void expectSameResult(const Result& a, const Result& b, const std::string& what) {
+  ASSERT_EQ(a.heads(), b.heads()) << what;
+  for (int h = 0; h < a.heads(); ++h) {
+    EXPECT_EQ(a.weights[h], b.weights[h]) << what << " weights head " << h;
+    EXPECT_EQ(a.scores[h], b.scores[h]) << what << " scores head " << h;
+  }
+  EXPECT_EQ(a.output, b.output) << what << " output";
+  EXPECT_EQ(a.mask, b.mask) << what << " mask";
+  ASSERT_EQ(a.extras.size(), b.extras.size()) << what;
+  for (size_t e = 0; e < a.extras.size(); ++e) EXPECT_EQ(a.extras[e].value.data, b.extras[e].value.data) << what;
+  EXPECT_EQ(a.inputs, b.inputs) << what;
+}
+
+TEST(Invariants, IndependentOfThreadCount) {
+  // Big enough that Eigen's GEMM and the OpenMP row loops really split.
+  const Inputs in = ref::gaussianInputs(23, 96, 112, 64, 4);
+  const ref::TempPath pe("pe.npy");
+  writeNpy(pe.path, Array::fromMat(randomNormal(96, 64, 1, "pe")));
+  const int before = omp_get_max_threads();
+  for (const VariantInfo& v : variants()) {
+    std::map<std::string, std::string> set;
+    if (v.name == "learned-pe") set["pe"] = pe.path.string();
+    if (v.name == "hard") set["score"] = "additive";
+    omp_set_num_threads(1);
+    const Result one = ref::run(v.name, in, set);
+    omp_set_num_threads(2);
+    const Result two = ref::run(v.name, in, set);
+    expectSameResult(one, two, v.name);
+  }
+  omp_set_num_threads(before);
+}
+
+TEST(Invariants, EveryVariantRecordsWhatItNeedsToReplay) {
+  const Inputs in = ref::gaussianInputs(24, 6, 8, 16, 4);
+  for (const VariantInfo& v : variants()) {
+    if (v.input == InputKind::PositionsOnly) continue;
+    const Result r = ref::run(v.name, in);
+    // The queries were read, under whatever symbol the variant uses (x, q, …).
+    EXPECT_TRUE(std::any_of(r.inputs.begin(), r.inputs.end(), [&](const auto& kv) { return kv.second == in.x; }))
+        << v.name;
+    EXPECT_EQ(static_cast<int64_t>(r.q_tokens.size()), r.queries()) << v.name;
+    EXPECT_EQ(static_cast<int64_t>(r.k_tokens.size()), r.keys()) << v.name;
+    EXPECT_GT(r.flops, 0) << v.name;
+    EXPECT_FALSE(v.views.empty()) << v.name;
+    for (const ParamSpec& p : v.params) EXPECT_FALSE(p.help.empty()) << v.name << "." << p.key;
+  }
+}
+
+}  // namespace
+}  // namespace attn

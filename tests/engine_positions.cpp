@@ -1,0 +1,119 @@
+// Positional encodings: sinusoidal PE against the formula, its Toeplitz
+// similarity, and learned PE tables from files.
+#include "engine/error.h"
+#include "engine/npy.h"
+#include "engine/attention_math.h"
+#include "tests/engine_reference.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace attn {
+namespace {
+
+using ref::DMat;
+
+// PE(pos, 2i) = sin(pos / base^(2i/d)),  PE(pos, 2i+1) = cos(pos / base^(2i/d))
+DMat sinusoidRef(int64_t l, int64_t d, double base) {
+  DMat pe(l, d);
+  for (int64_t pos = 0; pos < l; ++pos)
+    for (int64_t i = 0; 2 * i < d; ++i) {
+      const double angle = pos / std::pow(base, 2.0 * i / d);
+      pe(pos, 2 * i) = std::sin(angle);
+      if (2 * i + 1 < d) pe(pos, 2 * i + 1) = std::cos(angle);
+    }
+  return pe;
+}
+
+// max |G(i, j) − G(|i − j|, 0)|: 0 for a symmetric Toeplitz matrix.
+double toeplitzDeviation(const Mat& g) {
+  double worst = 0;
+  for (int64_t i = 0; i < g.rows(); ++i)
+    for (int64_t j = 0; j < g.cols(); ++j) worst = std::max(worst, std::abs(double(g(i, j)) - g(std::abs(i - j), 0)));
+  return worst;
+}
+
+const Extra& peExtra(const Result& r) {
+  const Extra* e = r.findExtra("pe");
+  if (!e) throw std::logic_error("no pe extra");
+  return *e;
+}
+
+// PE entries are float-rounded (≤ 6e-8 each), so PE·PEᵀ over d = 64 terms
+// is within ~1e-5 of the double reference; 1e-4 leaves margin.
+constexpr double kGramTol = 1e-4;
+
+TEST(SinusoidalPe, MatchesFormula) {
+  const Inputs in = ref::gaussianInputs(1, 30, 4, 64, 4);
+  for (const double base : {10000.0, 100.0}) {
+    const Result r = ref::run("sinusoidal-pe", in, {{"base", std::to_string(base)}});
+    const DMat pe = sinusoidRef(30, 64, base);
+    const Extra& e = peExtra(r);
+    EXPECT_EQ(e.kind, ExtraKind::Matrix);
+    EXPECT_EQ(e.row_axis, "position");
+    EXPECT_EQ(e.col_axis, "dimension");
+    EXPECT_TRUE(e.signed_values);
+    ref::expectClose(e.value.toMat("pe"), pe, 1e-6, "PE base=" + std::to_string(base));
+    ref::expectClose(r.weights[0], ref::matmulT(pe, pe), kGramTol, "PE·PEᵀ");
+    EXPECT_EQ(r.scores[0], r.weights[0]);
+    EXPECT_FALSE(r.weights_are_probabilities);
+    EXPECT_EQ(r.weights_label, "PE·PEᵀ");
+    EXPECT_EQ(r.output.size(), 0);
+    EXPECT_EQ(r.q_tokens, in.tokens);
+    EXPECT_EQ(r.k_tokens, in.tokens);
+  }
+}
+
+TEST(SinusoidalPe, SimilarityIsToeplitzAndValuesBounded) {
+  for (const int64_t d : {16, 64}) {
+    const Result r = ref::run("sinusoidal-pe", ref::gaussianInputs(2, 50, 4, d, 4));
+    EXPECT_LE(toeplitzDeviation(r.weights[0]), kGramTol) << "d=" << d;
+    const Mat pe = peExtra(r).value.toMat("pe");
+    EXPECT_LE(pe.cwiseAbs().maxCoeff(), 1.0f);
+    EXPECT_NEAR(r.weights[0](0, 0), d / 2.0, 1e-5);  // PE(0) = (0, 1, 0, 1, …)
+  }
+  // The check can fail: a random table is far from Toeplitz.
+  Mat g = randomNormal(20, 8, 3, "g");
+  EXPECT_GT(toeplitzDeviation(g * g.transpose()), 0.1);
+}
+
+TEST(LearnedPe, FileDecidesLengthAndLabels) {
+  const Mat table = randomNormal(9, 6, 4, "table");
+  const ref::TempPath file("pe.npy");
+  writeNpy(file.path, Array::fromMat(table));
+  // Same length as the input: the input's tokens label the positions.
+  const Inputs same = ref::gaussianInputs(3, 9, 4, 16, 4);
+  const Result r = ref::run("learned-pe", same, {{"pe", file.path.string()}});
+  EXPECT_EQ(r.q_tokens, same.tokens);
+  const DMat pe = ref::fromMat(table);
+  ref::expectClose(r.weights[0], ref::matmulT(pe, pe), ref::scaledTol(ref::matmulT(pe, pe), 1e-5), "learned PE·PEᵀ");
+  EXPECT_EQ(peExtra(r).value.toMat("pe"), table);
+  EXPECT_EQ(ref::recorded(r, "pe"), table);
+  EXPECT_FALSE(r.weights_are_probabilities);
+  // Another length: the file's L and d win, positions are labelled p0…p8.
+  const Result other = ref::run("learned-pe", ref::gaussianInputs(3, 5, 4, 16, 4), {{"pe", file.path.string()}});
+  EXPECT_EQ(other.queries(), 9);
+  EXPECT_EQ(other.keys(), 9);
+  EXPECT_EQ(other.q_tokens, positionTokens(9, "p"));
+  EXPECT_EQ(other.weights[0], r.weights[0]);
+}
+
+using ref::expectInputError;
+
+TEST(LearnedPe, BadFilesNameTheParameter) {
+  const Inputs in = ref::gaussianInputs(3, 5, 4, 16, 4);
+  expectInputError([&] { ref::run("learned-pe", in); }, {"'pe'", "[L, d]"});
+  const ref::TempPath flat("flat.npy"), cube("cube.npy"), empty("empty.npy");
+  writeNpy(flat.path, Array::fromVector({1, 2, 3}));
+  writeNpy(cube.path, Array{{2, 2, 2}, std::vector<float>(8, 1.0f)});
+  writeNpy(empty.path, Array{{0, 4}, {}});
+  for (const auto* f : {&flat, &cube, &empty})
+    expectInputError([&] { ref::run("learned-pe", in, {{"pe", f->path.string()}}); },
+                     {f->path.string(), "(pe)", "[L, d]"});
+  expectInputError([&] { ref::run("learned-pe", in, {{"pe", "/nonexistent/pe.npy"}}); },
+                   {"/nonexistent/pe.npy (pe)", "no such file"});
+}
+
+}  // namespace
+}  // namespace attn

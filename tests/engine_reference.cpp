@@ -1,0 +1,195 @@
+#include "tests/engine_reference.h"
+
+#include "engine/error.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace attn::ref {
+
+DMat fromMat(const Mat& m) {
+  DMat d(m.rows(), m.cols());
+  for (int64_t i = 0; i < m.rows(); ++i)
+    for (int64_t j = 0; j < m.cols(); ++j) d(i, j) = m(i, j);
+  return d;
+}
+
+DMat matmul(const DMat& x, const DMat& y) {
+  if (x.cols != y.rows) throw std::logic_error("ref::matmul: shapes");
+  DMat z(x.rows, y.cols);
+  for (int64_t i = 0; i < x.rows; ++i)
+    for (int64_t j = 0; j < y.cols; ++j) {
+      double acc = 0;
+      for (int64_t k = 0; k < x.cols; ++k) acc += x(i, k) * y(k, j);
+      z(i, j) = acc;
+    }
+  return z;
+}
+
+DMat transpose(const DMat& x) {
+  DMat t(x.cols, x.rows);
+  for (int64_t i = 0; i < x.rows; ++i)
+    for (int64_t j = 0; j < x.cols; ++j) t(j, i) = x(i, j);
+  return t;
+}
+
+DMat matmulT(const DMat& x, const DMat& y) { return matmul(x, transpose(y)); }
+
+DMat cols(const DMat& x, int64_t first, int64_t n) {
+  DMat z(x.rows, n);
+  for (int64_t i = 0; i < x.rows; ++i)
+    for (int64_t j = 0; j < n; ++j) z(i, j) = x(i, first + j);
+  return z;
+}
+
+DMat softmaxRows(const DMat& s, const DMat& mask) {
+  DMat w(s.rows, s.cols);
+  for (int64_t i = 0; i < s.rows; ++i) {
+    auto allowed = [&](int64_t j) { return mask.rows == 0 || mask(i, j) != 0.0; };
+    double mx = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < s.cols; ++j)
+      if (allowed(j)) mx = std::max(mx, s(i, j));
+    if (std::isinf(mx)) continue;
+    double sum = 0;
+    for (int64_t j = 0; j < s.cols; ++j)
+      if (allowed(j)) sum += (w(i, j) = std::exp(s(i, j) - mx));
+    for (int64_t j = 0; j < s.cols; ++j) w(i, j) /= sum;
+  }
+  return w;
+}
+
+double maxAbs(const DMat& x) {
+  double m = 0;
+  for (double v : x.a) m = std::max(m, std::abs(v));
+  return m;
+}
+
+DMat scores(const std::string& kind, const DMat& s, const DMat& h, const Result& r, double beta) {
+  const int64_t lq = s.rows, lk = h.rows, d = s.cols;
+  DMat out(lq, lk);
+  if (kind == "additive") {
+    // v_aᵀ tanh(W_a [s_t; h_i]) with the concatenation written out.
+    const DMat w_a = fromMat(recorded(r, "w_a")), v_a = fromMat(recorded(r, "v_a"));
+    for (int64_t t = 0; t < lq; ++t)
+      for (int64_t i = 0; i < lk; ++i) {
+        double acc = 0;
+        for (int64_t a = 0; a < w_a.rows; ++a) {
+          double z = 0;
+          for (int64_t k = 0; k < 2 * d; ++k) z += w_a(a, k) * (k < d ? s(t, k) : h(i, k - d));
+          acc += v_a(a, 0) * std::tanh(z);
+        }
+        out(t, i) = acc;
+      }
+    return out;
+  }
+  if (kind == "general") return matmulT(matmul(s, fromMat(recorded(r, "w_a"))), h);
+  if (kind == "location") return matmulT(s, fromMat(recorded(r, "w_a")));
+  out = matmulT(s, h);
+  for (int64_t t = 0; t < lq; ++t)
+    for (int64_t i = 0; i < lk; ++i) {
+      if (kind == "scaled-dot") out(t, i) /= std::sqrt(static_cast<double>(d));
+      if (kind == "cosine") {
+        double ns = 0, nh = 0;
+        for (int64_t k = 0; k < d; ++k) ns += s(t, k) * s(t, k), nh += h(i, k) * h(i, k);
+        out(t, i) = ns > 0 && nh > 0 ? beta * out(t, i) / std::sqrt(ns * nh) : 0.0;
+      }
+    }
+  if (kind != "dot" && kind != "scaled-dot" && kind != "cosine") throw std::logic_error("ref::scores: " + kind);
+  return out;
+}
+
+void expectClose(const Mat& got, const DMat& want, double tol, const std::string& what) {
+  ASSERT_EQ(got.rows(), want.rows) << what;
+  ASSERT_EQ(got.cols(), want.cols) << what;
+  double worst = 0;
+  int64_t wi = 0, wj = 0;
+  for (int64_t i = 0; i < want.rows; ++i)
+    for (int64_t j = 0; j < want.cols; ++j) {
+      const double e = std::abs(static_cast<double>(got(i, j)) - want(i, j));
+      if (!(e <= worst)) worst = e, wi = i, wj = j;  // NaN counts as worst
+    }
+  EXPECT_LE(worst, tol) << what << ": worst error at (" << wi << ", " << wj << "): got " << got(wi, wj)
+                        << ", want " << want(wi, wj);
+}
+
+double scaledTol(const DMat& want, double rel) { return rel * std::max(1.0, maxAbs(want)); }
+
+Inputs givenQkv(const Mat& q, const Mat& k, const Mat& v) {
+  Inputs in;
+  in.q = q;
+  in.k = k;
+  in.v = v;
+  in.x = q;
+  in.tokens = positionTokens(q.rows(), "t");
+  in.source_tokens = positionTokens(k.rows(), "s");
+  in.heads = 1;
+  return in;
+}
+
+Inputs gaussianInputs(uint64_t seed, int64_t lq, int64_t lk, int64_t d, int64_t heads) {
+  SyntheticSpec spec;
+  spec.seed = seed;
+  spec.length = lq;
+  spec.source_length = lk;
+  spec.dim = d;
+  spec.heads = heads;
+  spec.preset = Preset::Gaussian;
+  return makeSynthetic(spec);
+}
+
+Result run(const std::string& name, const Inputs& in, const std::map<std::string, std::string>& set) {
+  const VariantInfo& info = variantOrThrow(name);
+  Params p = Params::defaults(info.params);
+  for (const auto& [k, v] : set) p.set(info.params, k, v);
+  return runVariant(info, in, p);
+}
+
+void expectInputError(const std::function<void()>& f, const std::vector<std::string>& needles) {
+  try {
+    f();
+    ADD_FAILURE() << "expected InputError mentioning '" << needles.at(0) << "'";
+  } catch (const InputError& e) {
+    for (const std::string& n : needles)
+      EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << "message: " << e.what() << "\nmissing: " << n;
+  }
+}
+
+const Mat& recorded(const Result& r, const std::string& symbol) {
+  const auto it = r.inputs.find(symbol);
+  if (it == r.inputs.end()) throw std::logic_error(r.variant + " did not record input '" + symbol + "'");
+  return it->second;
+}
+
+Mat slice(const Array& a, int64_t first) {
+  if (a.rank() != 3 || first >= a.shape[0]) throw std::logic_error("ref::slice: expected a rank-3 array");
+  const int64_t n = a.shape[1] * a.shape[2];
+  return Eigen::Map<const Mat>(a.data.data() + first * n, a.shape[1], a.shape[2]);
+}
+
+TempPath::TempPath(const std::string& stem) {
+  static int counter = 0;
+  path = std::filesystem::temp_directory_path() /
+         ("attnlab-engine-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" + stem);
+}
+
+TempPath::~TempPath() {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+}
+
+ScopedEnv::ScopedEnv(const char* k, const char* value) : key(k) {
+  if (const char* o = std::getenv(k)) had = true, old = o;
+  setenv(k, value, 1);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (had) setenv(key.c_str(), old.c_str(), 1);
+  else unsetenv(key.c_str());
+}
+
+}  // namespace attn::ref

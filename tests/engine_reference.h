@@ -1,0 +1,78 @@
+// Plain-loop references for the engine tests (ggml test-backend-ops style):
+// double precision, triple loops, no Eigen products, written from the
+// papers' formulas. Each variant's test compares against these with an
+// explicit tolerance.
+#pragma once
+
+#include "engine/inputs.h"
+#include "engine/registry.h"
+#include "engine/result.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attn::ref {
+
+// A dense row-major double matrix.
+struct DMat {
+  int64_t rows = 0, cols = 0;
+  std::vector<double> a;
+  DMat() = default;
+  DMat(int64_t r, int64_t c) : rows(r), cols(c), a(static_cast<size_t>(r * c), 0.0) {}
+  double& operator()(int64_t i, int64_t j) { return a[static_cast<size_t>(i * cols + j)]; }
+  double operator()(int64_t i, int64_t j) const { return a[static_cast<size_t>(i * cols + j)]; }
+};
+
+DMat fromMat(const Mat& m);
+DMat matmul(const DMat& x, const DMat& y);       // x y
+DMat transpose(const DMat& x);
+DMat matmulT(const DMat& x, const DMat& y);      // x yᵀ
+DMat cols(const DMat& x, int64_t first, int64_t n);
+// Row-wise softmax over mask != 0 (empty mask: all allowed); masked and
+// fully-masked rows are 0.
+DMat softmaxRows(const DMat& s, const DMat& mask = {});
+double maxAbs(const DMat& x);
+
+// score(s_t, h_i) for the named score, with the weights the run recorded.
+DMat scores(const std::string& kind, const DMat& s, const DMat& h, const Result& r, double beta);
+
+// max |got − want|; fails the test naming `what` when above `tol`.
+void expectClose(const Mat& got, const DMat& want, double tol, const std::string& what);
+// Tolerance for values of this magnitude: rel · max(1, max |want|).
+double scaledTol(const DMat& want, double rel);
+
+// Synthetic Gaussian inputs: x [lq, d], x_kv [lk, d].
+Inputs gaussianInputs(uint64_t seed, int64_t lq, int64_t lk, int64_t d, int64_t heads);
+// Inputs given as --q/--k/--v files would give them (x = q, position tokens).
+Inputs givenQkv(const Mat& q, const Mat& k, const Mat& v);
+// Runs `name` through the registry with KEY=VALUE settings.
+Result run(const std::string& name, const Inputs& in, const std::map<std::string, std::string>& set = {});
+// Runs f, which must throw InputError whose message contains every needle.
+void expectInputError(const std::function<void()>& f, const std::vector<std::string>& needles);
+const Mat& recorded(const Result& r, const std::string& symbol);  // r.inputs[symbol], failing if absent
+Mat slice(const Array& a, int64_t first);  // a[first] of a rank-3 array, e.g. one head of [H, Lq, Lk]
+
+// A file path under the temp dir, removed by the destructor.
+struct TempPath {
+  explicit TempPath(const std::string& stem);
+  ~TempPath();
+  TempPath(const TempPath&) = delete;
+  TempPath& operator=(const TempPath&) = delete;
+  std::filesystem::path path;
+};
+
+// Sets an environment variable for the scope, restoring the old value after.
+struct ScopedEnv {
+  ScopedEnv(const char* key, const char* value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  std::string key, old;
+  bool had = false;
+};
+
+}  // namespace attn::ref
