@@ -167,11 +167,15 @@ std::vector<Result> runFamily(const VariantInfo& info, const Inputs& inputs, con
   out.push_back(runVariant(info, inputs, params, ctx));
   for (const VariantInfo& v : variants()) {
     if (v.family != info.family || v.name == info.name) continue;
-    // Shared parameters keep the user's value; the rest take defaults.
+    // Shared parameters keep the user's value; the rest take defaults. A
+    // member that cannot run on defaults (learned-pe needs its file) is left out.
     Params p = Params::defaults(v.params);
     for (const auto& [key, value] : params.values())
       if (findParam(v.params, key)) p.setValue(v.params, key, value);
-    out.push_back(runVariant(v, inputs, p, ctx));
+    try {
+      out.push_back(runVariant(v, inputs, p, ctx));
+    } catch (const InputError&) {
+    }
   }
   return out;
 }
@@ -199,6 +203,11 @@ int cmdRender(int argc, char** argv, const RenderOptions& o) {
 
   // Headless: QPainter needs a QGuiApplication but no display.
   setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  // Qt's own notices (XDG_RUNTIME_DIR, font fallbacks) would break the
+  // one-line error contract; ATTNLAB_QT_DEBUG=1 shows them.
+  qInstallMessageHandler([](QtMsgType type, const QMessageLogContext&, const QString& msg) {
+    if (type == QtFatalMsg || std::getenv("ATTNLAB_QT_DEBUG")) std::fprintf(stderr, "qt: %s\n", qPrintable(msg));
+  });
   QGuiApplication qapp(argc, argv);
   setlocale(LC_NUMERIC, "C");
   exportFigure(results, fig, o.out);

@@ -10,8 +10,9 @@
 #include "engine/error.h"
 #include "widgets/value_range.h"
 
-#include <QFile>
+#include <QFontMetricsF>
 #include <QImage>
+#include <QLinearGradient>
 #include <QPainter>
 #include <QPainterPath>
 #include <QPdfWriter>
@@ -67,15 +68,16 @@ struct Painter {
 void drawColorbar(Painter& ctx, const QRectF& area, const ValueRange& range, const QString& label) {
   QPainter& p = ctx.p;
   const Colormap cmap = colormapFor(range, ctx.cmap);
-  const int steps = 64;
-  for (int i = 0; i < steps; ++i) {
-    const double y0 = area.bottom() - area.height() * (i + 1) / steps;
-    p.fillRect(QRectF(area.left(), y0, area.width(), area.height() / steps + 0.5),
-               toQColor(colormapAt(cmap, (i + 0.5f) / steps)));
-  }
+  // One gradient-filled rect (a <linearGradient> in SVG), bottom = lo.
+  QLinearGradient g(area.bottomLeft(), area.topLeft());
+  const int stops = 32;
+  for (int i = 0; i <= stops; ++i)
+    g.setColorAt(static_cast<double>(i) / stops, toQColor(colormapAt(cmap, static_cast<float>(i) / stops)));
+  p.fillRect(area, g);
   p.setPen(QPen(ctx.theme.frame, 0));
   p.setBrush(Qt::NoBrush);
   p.drawRect(area);
+  p.setRenderHint(QPainter::Antialiasing, true);
   p.setFont(figureFont(ctx.unit * 0.8));
   p.setPen(ctx.theme.text);
   for (const float t : niceTicks(range.lo, range.hi, 5)) {
@@ -114,8 +116,17 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
   const Mat& v = *m.values;
   const int64_t rows = v.rows(), cols = v.cols();
   const double title_h = m.title.isEmpty() ? 0 : ctx.unit * 1.6;
-  const double label_w = m.labels && m.row_labels ? ctx.unit * 6.5 : ctx.unit * 0.5;
-  const double label_h = m.labels && m.col_labels ? ctx.unit * 6.5 : ctx.unit * 0.5;
+  // Label margins fit the longest label at the largest label size, capped
+  // so long tokens cannot squeeze the matrix away.
+  auto labelSpace = [&](const std::vector<std::string>* labels, double cap) {
+    if (!m.labels || !labels) return ctx.unit * 0.5;
+    const QFontMetricsF fm(figureFont(ctx.unit * 0.85));
+    double w = 0;
+    for (const std::string& l : *labels) w = std::max(w, fm.horizontalAdvance(qs(l)));
+    return std::min(w + ctx.unit * 0.8, cap);
+  };
+  const double label_w = labelSpace(m.row_labels, area.width() * 0.3);
+  const double label_h = labelSpace(m.col_labels, area.height() * 0.3);
   const double axis = m.labels ? ctx.unit * 1.4 : 0;
   QRectF cells(area.left() + axis + label_w, area.top() + title_h, area.width() - axis - label_w,
                area.height() - title_h - label_h - axis);
@@ -134,6 +145,7 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
   }
   const Colormap cmap = colormapFor(m.range, ctx.cmap);
   const QColor masked_colour = ctx.theme.background.lightness() > 128 ? QColor(225, 225, 228) : QColor(50, 50, 55);
+  p.setRenderHint(QPainter::Antialiasing, false);  // crisp cells, no seams between them
   if (rows * cols <= kMaxVectorCells) {
     p.setPen(Qt::NoPen);
     for (int64_t i = 0; i < rows; ++i)
@@ -157,6 +169,7 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
   p.setPen(QPen(ctx.theme.frame, 0));
   p.setBrush(Qt::NoBrush);
   p.drawRect(cells);
+  p.setRenderHint(QPainter::Antialiasing, true);
 
   // Overlays: predicted positions (p_t) and windows [first, last] per query.
   if (m.window) {
@@ -449,7 +462,6 @@ void paintFigure(QPainter& p, const std::vector<Result>& results, const FigureOp
                                         : qs(o.title);
   drawTitle(ctx, page, title, subtitleFor(r));
   const QRectF body(page.left(), page.top() + ctx.unit * 4.4, page.width(), page.height() - ctx.unit * 4.4);
-  // Views draw with antialiasing off for cells (crisp edges), on for lines.
   switch (o.view) {
     case ViewKind::Heatmap: drawHeatmap(ctx, body, r, o); break;
     case ViewKind::Heads: drawHeads(ctx, body, r); break;

@@ -22,11 +22,8 @@ void addInputFlags(CLI::App& cmd, InputOptions& o) {
 
 Inputs resolveInputs(const InputOptions& o) {
   if (!o.x.empty() || !o.q.empty() || !o.k.empty() || !o.v.empty()) {
-    Inputs in = makeFromFiles(o.x, o.q, o.k, o.v, o.heads, o.seed);
-    if (in.dim() % o.heads != 0)
-      throw InputError("--heads: h=" + std::to_string(o.heads) + " does not divide d=" + std::to_string(in.dim()) +
-                       " of the input files");
-    return in;
+    // Whether h divides d is checked by the variants that split into heads.
+    return makeFromFiles(o.x, o.q, o.k, o.v, o.heads, o.seed);
   }
   if (!o.text.empty()) return makeFromText(o.text, o.source_text, o.dim, o.heads, o.seed);
   SyntheticSpec s;

@@ -61,7 +61,9 @@ TEST(CliCompute, MultiHeadWritesReadableTensorsAndMeta) {
       double sum = 0;
       for (int j = 0; j < 10; ++j) {
         const float v = w.data[static_cast<size_t>((h * 10 + i) * 10 + j)];
-        if (j > i) EXPECT_EQ(v, 0.0f) << "causal upper triangle";
+        if (j > i) {
+          EXPECT_EQ(v, 0.0f) << "causal upper triangle";
+        }
         sum += v;
       }
       EXPECT_NEAR(sum, 1.0, 1e-5);
