@@ -161,25 +161,6 @@ std::pair<int, int> parseSize(const std::string& s, const std::string& flag) {
   return {w, h};
 }
 
-std::vector<Result> runFamily(const VariantInfo& info, const Inputs& inputs, const Params& params,
-                              const RunContext& ctx) {
-  std::vector<Result> out;
-  out.push_back(runVariant(info, inputs, params, ctx));
-  for (const VariantInfo& v : variants()) {
-    if (v.family != info.family || v.name == info.name) continue;
-    // Shared parameters keep the user's value; the rest take defaults. A
-    // member that cannot run on defaults (learned-pe needs its file) is left out.
-    Params p = Params::defaults(v.params);
-    for (const auto& [key, value] : params.values())
-      if (findParam(v.params, key)) p.setValue(v.params, key, value);
-    try {
-      out.push_back(runVariant(v, inputs, p, ctx));
-    } catch (const InputError&) {
-    }
-  }
-  return out;
-}
-
 int cmdRender(int argc, char** argv, const RenderOptions& o) {
   const VariantInfo& info = variantOrThrow(o.variant);
   const Params params = resolveParams(info, o.sets);
@@ -195,8 +176,16 @@ int cmdRender(int argc, char** argv, const RenderOptions& o) {
     throw InputError("--out " + o.out + ": expected a .png, .svg or .pdf file name");
   const Inputs inputs = resolveInputs(o.input);
   std::vector<Result> results;
-  if (fig.view == ViewKind::Family) results = runFamily(info, inputs, params, {});
-  else results.push_back(runVariant(info, inputs, params));
+  if (fig.view == ViewKind::Family) {
+    // The subject first (it titles the figure), then the members that ran.
+    const std::vector<FamilyMember> family = runFamily(info, inputs, params);
+    for (const FamilyMember& m : family)
+      if (m.variant == info.name) results.push_back(*m.result);
+    for (const FamilyMember& m : family)
+      if (m.result && m.variant != info.name) results.push_back(*m.result);
+  } else {
+    results.push_back(runVariant(info, inputs, params));
+  }
   if (o.head < 0 || o.head >= results[0].heads())
     throw InputError("--head: expected 0.." + std::to_string(results[0].heads() - 1) + ", got " + std::to_string(o.head));
   fig.head = o.head;

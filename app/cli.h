@@ -39,8 +39,4 @@ int cmdBench(bool json);
 // "1200x900" → (1200, 900); throws InputError naming `flag`.
 std::pair<int, int> parseSize(const std::string& s, const std::string& flag);
 
-// Every variant in `info`'s family run on the same inputs (family view).
-std::vector<Result> runFamily(const VariantInfo& info, const Inputs& inputs, const Params& params,
-                              const RunContext& ctx);
-
 }  // namespace attn

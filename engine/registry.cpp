@@ -100,6 +100,51 @@ Result runVariant(const VariantInfo& info, const Inputs& inputs, const Params& p
   return r;
 }
 
+// [SECTION] Families
+Params carryParams(const Params& from, const VariantInfo& to) {
+  Params p = Params::defaults(to.params);
+  for (const ParamSpec& spec : to.params) {
+    if (!from.has(spec.key) || from.get(spec.key).index() != spec.def.index()) continue;
+    try {
+      p.setValue(to.params, spec.key, from.get(spec.key));
+    } catch (const InputError&) {
+      // Out of this variant's range: keep its default.
+    }
+  }
+  return p;
+}
+
+std::vector<FamilyMember> runFamily(const VariantInfo& info, const Inputs& inputs, const Params& params,
+                                    const RunContext& ctx) {
+  std::vector<const VariantInfo*> members;
+  for (const VariantInfo& v : variants())
+    if (v.family == info.family) members.push_back(&v);
+  std::vector<FamilyMember> out;
+  for (size_t k = 0; k < members.size(); ++k) {
+    const VariantInfo& v = *members[k];
+    // Member k reports its progress inside [k, k+1] / n.
+    RunContext part;
+    part.cancel = ctx.cancel;
+    if (ctx.on_progress)
+      part.on_progress = [&ctx, k, n = static_cast<float>(members.size())](float f) {
+        ctx.on_progress((static_cast<float>(k) + f) / n);
+      };
+    FamilyMember m;
+    m.variant = v.name;
+    if (&v == &info) {
+      m.result = std::make_shared<const Result>(runVariant(v, inputs, params, part));
+    } else {
+      try {
+        m.result = std::make_shared<const Result>(runVariant(v, inputs, carryParams(params, v), part));
+      } catch (const InputError& e) {
+        m.error = e.what();
+      }
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 nlohmann::json registryToJson() {
   nlohmann::json out = nlohmann::json::array();
   for (const VariantInfo& v : variants()) {

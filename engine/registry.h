@@ -14,6 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,24 @@ std::vector<std::string> families();  // in registry order, unique
 
 // Validates inputs, times the run (compute_seconds) and fills variant/params.
 Result runVariant(const VariantInfo& info, const Inputs& inputs, const Params& params, const RunContext& ctx = {});
+
+// [SECTION] Families: every variant of one family on the same input.
+struct FamilyMember {
+  std::string variant;
+  std::shared_ptr<const Result> result;  // null when the member could not run
+  std::string error;                     // why not (InputError text)
+};
+
+// `from`'s values for the keys `to` also has (same type, in range); the rest
+// take `to`'s defaults. Used when switching variant and for family members.
+Params carryParams(const Params& from, const VariantInfo& to);
+
+// Runs every variant of `info`'s family, in registry order, on `inputs`.
+// `info` runs with `params` (its errors propagate); the others with
+// carryParams(params) — a member that cannot run on those (learned-pe needs
+// its file) carries its error instead. Progress is split evenly.
+std::vector<FamilyMember> runFamily(const VariantInfo& info, const Inputs& inputs, const Params& params,
+                                    const RunContext& ctx = {});
 
 nlohmann::json registryToJson();
 

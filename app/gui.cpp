@@ -1,0 +1,500 @@
+// runGui: the window's main loop.
+//
+// Index
+//   [SECTION] Theme
+//   [SECTION] GuiApp: window, ImGui, Qt, job runner, per-frame steps
+//   [SECTION] Frames / screenshot mode
+//   [SECTION] runGui
+#include "app/gui.h"
+
+#include "app/figure.h"
+#include "app/gui_fonts.h"
+#include "app/gui_panels.h"
+#include "app/gui_qt.h"
+#include "app/gui_state.h"
+#include "app/gui_views.h"
+#include "app/job_runner.h"
+#include "engine/error.h"
+#include "widgets/heatmap.h"
+
+#include <GL/glcorearb.h>
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <chrono>
+#include <thread>
+#include <cstdio>
+#include <filesystem>
+
+namespace attn {
+
+namespace {
+
+constexpr const char* kDefaultText = "the cat sat on the mat because the cat was tired";
+constexpr const char* kDefaultSourceText = "猫 坐 在 垫子 上 因为 猫 累 了";
+constexpr double kFirstJobTimeout = 60.0;
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// [SECTION] Theme
+
+void applyTheme(const GuiSettings& g) {
+  ImGuiStyle style;
+  if (g.dark) {
+    ImGui::StyleColorsDark(&style);
+    style.Colors[ImGuiCol_WindowBg] = ImVec4(0.11f, 0.12f, 0.14f, 1.0f);
+    style.Colors[ImGuiCol_ChildBg] = ImVec4(0.09f, 0.10f, 0.12f, 1.0f);
+    style.Colors[ImGuiCol_MenuBarBg] = ImVec4(0.15f, 0.16f, 0.19f, 1.0f);
+    style.Colors[ImGuiCol_PlotLinesHovered] = ImVec4(0.62f, 0.80f, 1.0f, 1.0f);  // formula text
+  } else {
+    ImGui::StyleColorsLight(&style);
+    style.Colors[ImGuiCol_WindowBg] = ImVec4(0.97f, 0.97f, 0.96f, 1.0f);
+    style.Colors[ImGuiCol_ChildBg] = ImVec4(1.0f, 1.0f, 1.0f, 1.0f);
+    style.Colors[ImGuiCol_PlotLinesHovered] = ImVec4(0.10f, 0.30f, 0.62f, 1.0f);
+  }
+  style.Colors[ImGuiCol_PlotHistogram] = ImVec4(1.0f, 0.62f, 0.15f, 1.0f);  // focus frames, progress
+  style.WindowRounding = 0.0f;
+  style.FrameRounding = 4.0f;
+  style.GrabRounding = 4.0f;
+  style.ChildRounding = 4.0f;
+  style.WindowPadding = ImVec2(12, 10);
+  style.FramePadding = ImVec2(7, 4);
+  style.ItemSpacing = ImVec2(8, 6);
+  style.WindowBorderSize = 1.0f;
+  style.ScaleAllSizes(g.ui_scale);
+  ImGui::GetStyle() = style;
+}
+
+// [SECTION] GuiApp
+
+class GuiApp {
+ public:
+  explicit GuiApp(const GuiOptions& o) : options_(o) {}
+  ~GuiApp();
+  int run();
+
+ private:
+  bool initWindow();
+  void submitIfChanged();
+  void takeFinishedJob();
+  void frame();
+  void afterSwap();
+  void requireGlyphs();
+  void applySettingsIfChanged();
+  void exportView();
+  void repaintLastFrame();
+  std::vector<uint8_t> readPixels(int& w, int& h);
+
+  GuiOptions options_;
+  GLFWwindow* window_ = nullptr;
+  bool imgui_ready_ = false;
+  std::unique_ptr<QtSession> qt_;
+  std::unique_ptr<JobRunner> runner_;
+  std::unique_ptr<HeatmapRenderer> heatmaps_;
+  FontAtlas fonts_;
+  AppState state_;
+  GuiSettings applied_settings_, saved_settings_;
+  bool settings_applied_ = false;
+
+  // Job bookkeeping: what was last submitted, to detect changes.
+  Scene submitted_;
+  bool submitted_family_ = false, ever_submitted_ = false;
+  bool first_job_done_ = false;
+  JobOutcome::Status first_status_ = JobOutcome::Status::Done;
+  std::string pending_error_, last_boxed_error_;
+
+  std::vector<KeyPress> key_presses_;  // filled by the GLFW key callback
+
+  bool frames_mode() const { return options_.frames > 0 || !options_.screenshot.empty(); }
+};
+
+GuiApp::~GuiApp() {
+  runner_.reset();  // join the worker before tearing down
+  heatmaps_.reset();
+  if (imgui_ready_) {
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+  }
+  qt_.reset();
+  if (window_) glfwDestroyWindow(window_);
+  glfwTerminate();
+}
+
+bool GuiApp::initWindow() {
+  glfwSetErrorCallback([](int code, const char* text) { std::fprintf(stderr, "attnlab: GLFW error %d: %s\n", code, text); });
+  if (!glfwInit()) {
+    std::fprintf(stderr, "attnlab: cannot initialise GLFW (is DISPLAY set?)\n");
+    return false;
+  }
+  qt_ = std::make_unique<QtSession>();  // after glfwInit(), see DESIGN.md
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  window_ = glfwCreateWindow(options_.width, options_.height, "AttnLab", nullptr, nullptr);
+  if (!window_) {
+    std::fprintf(stderr, "attnlab: cannot create a %dx%d OpenGL 3.3 window\n", options_.width, options_.height);
+    return false;
+  }
+  glfwMakeContextCurrent(window_);
+  glfwSwapInterval(frames_mode() ? 0 : 1);
+  // Installed before ImGui's backend, which chains to it.
+  glfwSetWindowUserPointer(window_, this);
+  glfwSetKeyCallback(window_, [](GLFWwindow* w, int key, int, int action, int mods) {
+    if (action == GLFW_RELEASE) return;
+    static_cast<GuiApp*>(glfwGetWindowUserPointer(w))->key_presses_.push_back({key, (mods & GLFW_MOD_CONTROL) != 0});
+  });
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGui::GetIO().IniFilename = nullptr;  // layout is fixed; never write imgui.ini into the working dir
+  ImGui_ImplGlfw_InitForOpenGL(window_, true);
+  ImGui_ImplOpenGL3_Init("#version 330");
+  imgui_ready_ = true;
+  heatmaps_ = std::make_unique<HeatmapRenderer>();
+  if (!heatmaps_->init()) return false;
+  qt_->setRepaint([this] { repaintLastFrame(); });
+  return true;
+}
+
+void GuiApp::submitIfChanged() {
+  const bool family = state_.view.view == ViewKind::Family;
+  const bool need_family = family && !(state_.output && state_.output->has_family && sameScene(submitted_, state_.scene));
+  if (ever_submitted_ && sameScene(submitted_, state_.scene) && (!need_family || submitted_family_)) return;
+  submitted_ = state_.scene;
+  submitted_family_ = family;
+  ever_submitted_ = true;
+  const Scene scene = state_.scene;
+  runner_->submit([scene, family](const RunContext& ctx) { return computeScene(scene, family, ctx); });
+}
+
+void GuiApp::takeFinishedJob() {
+  std::optional<JobOutcome> done = runner_->poll();
+  if (!done) return;
+  if (!first_job_done_) {
+    first_job_done_ = true;
+    first_status_ = done->status;
+  }
+  switch (done->status) {
+    case JobOutcome::Status::Done:
+      state_.output = done->output;
+      ++state_.generation;
+      state_.status.clear();
+      state_.status_is_error = false;
+      last_boxed_error_.clear();
+      break;
+    case JobOutcome::Status::Cancelled:
+      state_.status = "cancelled";
+      state_.status_is_error = false;
+      break;
+    case JobOutcome::Status::InputError:
+    case JobOutcome::Status::InternalError:
+      state_.status = done->error;
+      state_.status_is_error = true;
+      if (frames_mode())
+        std::fprintf(stderr, "attnlab: %s\n", done->error.c_str());
+      else
+        pending_error_ = done->error;
+      break;
+  }
+}
+
+void GuiApp::requireGlyphs() {
+  if (state_.output && state_.output->result) {
+    for (const std::string& t : state_.output->result->q_tokens) fonts_.require(t);
+    for (const std::string& t : state_.output->result->k_tokens) fonts_.require(t);
+  }
+  fonts_.require(state_.scene.input.text);
+  fonts_.require(state_.scene.input.source_text);
+  fonts_.require(state_.status);
+}
+
+void GuiApp::applySettingsIfChanged() {
+  GuiSettings& g = state_.settings;
+  g.ui_scale = std::clamp(g.ui_scale, 0.5f, 4.0f);
+  g.font_size = std::clamp(g.font_size, 8.0f, 48.0f);
+  // While a slider is dragged, keep the old atlas: rebuild on release.
+  if (ImGui::GetCurrentContext() && ImGui::IsAnyItemActive() && settings_applied_) return;
+  const float px = std::round(g.font_size * g.ui_scale);
+  if (!settings_applied_ || g.dark != applied_settings_.dark || g.ui_scale != applied_settings_.ui_scale) applyTheme(g);
+  if (fonts_.needsRebuild(px)) fonts_.rebuild(px);
+  applied_settings_ = g;
+  settings_applied_ = true;
+  if (!(g == saved_settings_) && !frames_mode()) {
+    std::string error;
+    if (!saveSettings(g, settingsPath(), error)) std::fprintf(stderr, "attnlab: %s\n", error.c_str());
+    saved_settings_ = g;
+  }
+}
+
+void GuiApp::frame() {
+  takeFinishedJob();
+  requireGlyphs();
+  applySettingsIfChanged();
+  heatmaps_->beginFrame(state_.generation);
+
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  // Scripted frames ignore wherever the X pointer happens to be, so
+  // screenshots show no stray hover.
+  if (frames_mode()) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+  ImGui::NewFrame();
+  handleShortcuts(state_, key_presses_);
+  key_presses_.clear();
+
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float menu_h = drawMenuBar(state_);
+  const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y * 2;
+  const float panel_w = std::min(vp->Size.x * 0.4f, ImGui::GetFontSize() * 23.0f);
+  const ImVec2 top(vp->Pos.x, vp->Pos.y + menu_h);
+  const float body_h = vp->Size.y - menu_h - status_h;
+  drawControlPanel(state_, top, ImVec2(panel_w, body_h));
+  drawMainView(state_, *heatmaps_, ImVec2(top.x + panel_w, top.y), ImVec2(vp->Size.x - panel_w, body_h));
+  drawStatusBar(state_, *runner_, ImVec2(vp->Pos.x, top.y + body_h), ImVec2(vp->Size.x, status_h));
+  drawHelpOverlay(state_);
+
+  // A change is committed to the undo history once no widget is held (a
+  // slider drag or a text edit is one step), but recomputes right away.
+  if (!sameScene(state_.scene, state_.committed) && !ImGui::IsAnyItemActive()) {
+    state_.undo.push(state_.committed);
+    state_.committed = state_.scene;
+  }
+  submitIfChanged();
+
+  ImGui::Render();
+  int fb_w = 0, fb_h = 0;
+  glfwGetFramebufferSize(window_, &fb_w, &fb_h);
+  glViewport(0, 0, fb_w, fb_h);
+  const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  glClearColor(bg.x, bg.y, bg.z, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}
+
+void GuiApp::repaintLastFrame() {
+  if (!ImGui::GetDrawData()) return;
+  int fb_w = 0, fb_h = 0;
+  glfwGetFramebufferSize(window_, &fb_w, &fb_h);
+  glViewport(0, 0, fb_w, fb_h);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  glfwSwapBuffers(window_);
+}
+
+void GuiApp::exportView() {
+  if (!state_.output || !state_.output->result) {
+    state_.status = "nothing to export yet";
+    return;
+  }
+  const std::optional<std::string> path = qt_->saveFigure(state_.scene.variant + "-" + viewName(state_.view.view) + ".png");
+  if (!path) return;
+  FigureOptions fo;
+  fo.view = state_.view.view;
+  fo.head = state_.view.head;
+  fo.colormap = state_.settings.colormap;
+  fo.dark = state_.settings.dark;
+  fo.heads_visible = state_.view.lines.heads_visible;
+  std::vector<Result> results = {*state_.output->result};
+  if (fo.view == ViewKind::Family)
+    for (const FamilyMember& m : state_.output->family)
+      if (m.result && m.variant != state_.scene.variant) results.push_back(*m.result);
+  try {
+    exportFigure(results, fo, *path);
+    state_.status = "exported " + *path;
+    state_.status_is_error = false;
+  } catch (const std::exception& e) {
+    state_.status = e.what();
+    state_.status_is_error = true;
+    qt_->showError("Export failed", e.what());
+  }
+}
+
+// Carries out what the frame asked for; runs after the swap, so Qt modals
+// never open inside NewFrame/Render.
+void GuiApp::afterSwap() {
+  qt_->processEvents();
+  if (state_.quit) glfwSetWindowShouldClose(window_, GLFW_TRUE);
+  const Request req = std::exchange(state_.request, Request{});
+  if (frames_mode()) return;
+  switch (req.kind) {
+    case Request::Kind::None: break;
+    case Request::Kind::OpenX:
+      if (auto p = qt_->openFile("Open X [L, d]", "NumPy arrays (*.npy);;All files (*)")) {
+        state_.scene.mode = InputMode::Files;
+        state_.scene.input.x = *p;
+        state_.scene.input.q.clear();
+        state_.scene.input.k.clear();
+        state_.scene.input.v.clear();
+      }
+      break;
+    case Request::Kind::OpenQkv: {
+      InputOptions& in = state_.scene.input;
+      auto q = qt_->openFile("Open Q [Lq, d_k]", "NumPy arrays (*.npy);;All files (*)");
+      auto k = q ? qt_->openFile("Open K [Lk, d_k]", "NumPy arrays (*.npy);;All files (*)") : std::nullopt;
+      auto v = k ? qt_->openFile("Open V [Lk, d_v]", "NumPy arrays (*.npy);;All files (*)") : std::nullopt;
+      if (v) {
+        state_.scene.mode = InputMode::Files;
+        in.x.clear();
+        in.q = *q;
+        in.k = *k;
+        in.v = *v;
+      }
+      break;
+    }
+    case Request::Kind::OpenParamFile:
+      if (const VariantInfo* info = findVariant(state_.scene.variant))
+        if (auto p = qt_->openFile("Open " + req.key, "NumPy arrays (*.npy);;All files (*)")) {
+          try {
+            state_.scene.params.setValue(info->params, req.key, *p);
+          } catch (const InputError& e) {
+            qt_->showError("Invalid file", e.what());
+          }
+        }
+      break;
+    case Request::Kind::Export: exportView(); break;
+  }
+  if (!pending_error_.empty()) {
+    const std::string error = std::exchange(pending_error_, std::string());
+    // Not while the user is typing, and not the same message twice in a row.
+    if (error != last_boxed_error_ && !ImGui::IsAnyItemActive()) {
+      last_boxed_error_ = error;
+      qt_->showError("AttnLab", error);
+    }
+  }
+}
+
+std::vector<uint8_t> GuiApp::readPixels(int& w, int& h) {
+  glfwGetFramebufferSize(window_, &w, &h);
+  std::vector<uint8_t> px(static_cast<size_t>(w) * h * 4);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadBuffer(GL_BACK);
+  glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  // GL's first row is the bottom one.
+  const size_t row = static_cast<size_t>(w) * 4;
+  for (int y = 0; y < h / 2; ++y)
+    std::swap_ranges(px.begin() + y * row, px.begin() + (y + 1) * row, px.begin() + (h - 1 - y) * row);
+  return px;
+}
+
+int GuiApp::run() {
+  // Bad --variant / --set / --view are usage errors before any window opens.
+  const VariantInfo* info = nullptr;
+  try {
+    info = &variantOrThrow(options_.variant.empty() ? "multi-head" : options_.variant);
+    state_.scene.variant = info->name;
+    state_.scene.params = resolveParams(*info, options_.sets);
+    state_.view.view = viewFromName(options_.view);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "attnlab: %s\n", e.what());
+    return 2;
+  }
+  state_.scene.input = options_.input;
+  if (options_.input_given) {
+    const InputOptions& in = options_.input;
+    state_.scene.mode = !in.x.empty() || !in.q.empty() ? InputMode::Files
+                        : !in.text.empty()              ? InputMode::Text
+                                                        : InputMode::Synthetic;
+  } else {
+    state_.scene.mode = InputMode::Text;
+    state_.scene.input.text = kDefaultText;
+  }
+  if (state_.scene.input.text.empty()) state_.scene.input.text = kDefaultText;
+  if (state_.scene.input.source_text.empty()) state_.scene.input.source_text = kDefaultSourceText;
+  state_.committed = state_.scene;
+
+  std::string warning;
+  state_.settings = loadSettings(settingsPath(), warning);
+  if (!warning.empty()) std::fprintf(stderr, "attnlab: %s\n", warning.c_str());
+  saved_settings_ = state_.settings;
+  for (const VariantInfo& v : variants()) {
+    fonts_.require(v.title + v.summary + v.citation + v.family);
+    for (const ParamSpec& p : v.params) fonts_.require(p.symbol + p.help);
+  }
+
+  if (!initWindow()) return 1;
+  runner_ = std::make_unique<JobRunner>();
+  submitIfChanged();
+
+  if (frames_mode()) {
+    // [SECTION] Frames / screenshot mode: wait for the first result, then
+    // time N frames and report median and worst.
+    const auto t0 = Clock::now();
+    while (!first_job_done_) {
+      glfwPollEvents();
+      frame();
+      glfwSwapBuffers(window_);
+      if (msSince(t0) > kFirstJobTimeout * 1e3) {
+        std::fprintf(stderr, "attnlab: the first computation did not finish within %.0f s\n", kFirstJobTimeout);
+        return 1;
+      }
+      if (!first_job_done_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    const int n = std::max(1, options_.frames);
+    std::vector<double> times;
+    for (int i = 0; i < n && !glfwWindowShouldClose(window_); ++i) {
+      const auto f0 = Clock::now();
+      glfwPollEvents();
+      frame();
+      if (i == n - 1 && !options_.screenshot.empty()) {
+        int w = 0, h = 0;
+        const std::vector<uint8_t> px = readPixels(w, h);
+        std::string error;
+        if (!savePng(px, w, h, options_.screenshot, error)) {
+          std::fprintf(stderr, "attnlab: %s\n", error.c_str());
+          return 1;
+        }
+      }
+      glfwSwapBuffers(window_);
+      afterSwap();
+      times.push_back(msSince(f0));
+      state_.frame_ms = times.back();
+    }
+    std::vector<double> sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    std::printf("frames: %d median %.1f ms worst %.1f ms\n", static_cast<int>(sorted.size()),
+                sorted[sorted.size() / 2], sorted.back());
+    std::fflush(stdout);
+    return first_status_ == JobOutcome::Status::InputError ? 2 : first_status_ == JobOutcome::Status::Done ? 0 : 1;
+  }
+
+  // Interactive: idle in glfwWaitEventsTimeout (Xvfb does not throttle swaps),
+  // keep redrawing while a job runs.
+  while (!glfwWindowShouldClose(window_)) {
+    const auto f0 = Clock::now();
+    if (runner_->busy())
+      glfwWaitEventsTimeout(1.0 / 60.0);
+    else
+      glfwWaitEventsTimeout(0.5);
+    const auto work0 = Clock::now();
+    frame();
+    glfwSwapBuffers(window_);
+    state_.frame_ms = msSince(work0);
+    (void)f0;
+    afterSwap();
+  }
+  return 0;
+}
+
+}  // namespace
+
+// [SECTION] runGui
+
+int runGui(const GuiOptions& options) {
+  try {
+    GuiApp app(options);
+    return app.run();
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "attnlab: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attnlab: internal error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace attn

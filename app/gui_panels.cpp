@@ -1,0 +1,410 @@
+// Index
+//   [SECTION] Commands shared by menus and shortcuts
+//   [SECTION] Menu bar
+//   [SECTION] Control panel: variant, parameters, input, display, settings
+//   [SECTION] Status bar and help overlay
+#include "app/gui_panels.h"
+
+#include "engine/error.h"
+#include "widgets/value_range.h"
+
+#include <GLFW/glfw3.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace attn {
+
+// [SECTION] Commands shared by menus and shortcuts
+
+void undoScene(AppState& s) {
+  if (s.undo.undo(s.scene)) s.committed = s.scene;
+}
+
+void redoScene(AppState& s) {
+  if (s.undo.redo(s.scene)) s.committed = s.scene;
+}
+
+void selectVariant(AppState& s, const VariantInfo& v) {
+  if (v.name == s.scene.variant) return;
+  s.scene.params = carryParams(s.scene.params, v);
+  s.scene.variant = v.name;
+}
+
+namespace {
+
+struct Shortcut {
+  const char* keys;
+  const char* what;
+};
+const Shortcut kShortcuts[] = {
+    {"1 – 5", "heatmap, heads, lines, extras, family view"},
+    {"Ctrl+Z / Ctrl+Y", "undo / redo a parameter or input change"},
+    {"Ctrl+E", "export the current view (PNG, SVG, PDF)"},
+    {"Ctrl+O", "open an X .npy input"},
+    {"Mouse wheel", "zoom the heatmap about the cursor"},
+    {"Drag", "pan the heatmap"},
+    {"Double click / Home", "reset zoom"},
+    {"Click a thumbnail", "focus that head (heads view)"},
+    {"F1", "this help"},
+};
+
+void setView(AppState& s, ViewKind v) { s.view.view = v; }
+
+}  // namespace
+
+void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
+  const ImGuiIO& io = ImGui::GetIO();
+  const std::vector<ViewKind>& views = allViews();
+  for (const KeyPress& k : presses) {
+    if (k.key == GLFW_KEY_F1) s.show_help = !s.show_help;
+    if (k.ctrl) {
+      if (k.key == GLFW_KEY_E) s.request.kind = Request::Kind::Export;
+      if (k.key == GLFW_KEY_O) s.request.kind = Request::Kind::OpenX;
+      // Text fields have their own undo while they are being edited.
+      if (k.key == GLFW_KEY_Z && !io.WantTextInput) undoScene(s);
+      if (k.key == GLFW_KEY_Y && !io.WantTextInput) redoScene(s);
+      continue;
+    }
+    if (io.WantTextInput) continue;
+    if (k.key >= GLFW_KEY_1 && k.key < GLFW_KEY_1 + static_cast<int>(std::min<size_t>(views.size(), 9)))
+      setView(s, views[static_cast<size_t>(k.key - GLFW_KEY_1)]);
+    if (k.key == GLFW_KEY_HOME) s.view.resetZoom();
+    if (k.key == GLFW_KEY_ESCAPE) s.show_help = false;
+  }
+}
+
+// [SECTION] Menu bar
+
+float drawMenuBar(AppState& s) {
+  float h = 0;
+  if (!ImGui::BeginMainMenuBar()) return h;
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Open X .npy…", "Ctrl+O")) s.request.kind = Request::Kind::OpenX;
+    if (ImGui::MenuItem("Open Q, K, V .npy…")) s.request.kind = Request::Kind::OpenQkv;
+    if (ImGui::MenuItem("Export view…", "Ctrl+E")) s.request.kind = Request::Kind::Export;
+    ImGui::Separator();
+    if (ImGui::MenuItem("Quit")) s.quit = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Edit")) {
+    if (ImGui::MenuItem("Undo", "Ctrl+Z", false, s.undo.canUndo())) undoScene(s);
+    if (ImGui::MenuItem("Redo", "Ctrl+Y", false, s.undo.canRedo())) redoScene(s);
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    int i = 1;
+    for (ViewKind v : allViews()) {
+      const std::string shortcut = std::to_string(i++);
+      if (ImGui::MenuItem(viewName(v).c_str(), shortcut.c_str(), s.view.view == v)) setView(s, v);
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Reset zoom", "Home")) s.view.resetZoom();
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    if (ImGui::MenuItem("Keyboard shortcuts", "F1", s.show_help)) s.show_help = !s.show_help;
+    ImGui::EndMenu();
+  }
+  h = ImGui::GetWindowSize().y;
+  ImGui::EndMainMenuBar();
+  return h;
+}
+
+// [SECTION] Control panel
+
+namespace {
+
+void helpTooltip(const ParamSpec& p) {
+  if (!ImGui::IsItemHovered()) return;
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+  ImGui::TextUnformatted(p.help.c_str());
+  ImGui::TextDisabled("--set %s=…  (%s)", p.key.c_str(), paramTypeName(p.type).c_str());
+  if (!p.file_shape.empty()) ImGui::TextDisabled("expected shape %s", p.file_shape.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
+}
+
+void sectionTitle(const char* text) {
+  ImGui::Spacing();
+  ImGui::TextDisabled("%s", text);
+  ImGui::Separator();
+}
+
+void variantList(AppState& s) {
+  const float rows = 11.0f;
+  ImGui::BeginChild("##variants", ImVec2(0, ImGui::GetTextLineHeightWithSpacing() * rows), true);
+  for (const std::string& family : families()) {
+    ImGui::TextDisabled("%s", family.c_str());
+    for (const VariantInfo& v : variants()) {
+      if (v.family != family) continue;
+      ImGui::PushID(v.name.c_str());
+      ImGui::Indent();
+      const bool selected = v.name == s.scene.variant;
+      if (ImGui::Selectable(v.title.c_str(), selected)) selectVariant(s, v);
+      if (selected && ImGui::IsWindowAppearing()) ImGui::SetScrollHereY();
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", v.name.c_str());
+      ImGui::Unindent();
+      ImGui::PopID();
+    }
+  }
+  ImGui::EndChild();
+}
+
+void variantCard(const VariantInfo& v) {
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(v.title.c_str());
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_PlotLinesHovered]);
+  ImGui::TextUnformatted(v.summary.c_str());
+  ImGui::PopStyleColor();
+  ImGui::TextDisabled("%s", v.citation.c_str());
+  ImGui::PopTextWrapPos();
+}
+
+void paramControl(AppState& s, const VariantInfo& info, const ParamSpec& p) {
+  Params& params = s.scene.params;
+  const std::string label = (p.symbol.empty() ? p.key : p.symbol) + "##" + p.key;
+  auto set = [&](const ParamValue& v) {
+    try {
+      params.setValue(info.params, p.key, v);
+    } catch (const InputError& e) {
+      s.status = e.what();
+      s.status_is_error = true;
+    }
+  };
+  switch (p.type) {
+    case ParamType::Bool: {
+      bool v = params.getBool(p.key);
+      if (ImGui::Checkbox(label.c_str(), &v)) set(v);
+      break;
+    }
+    case ParamType::Int: {
+      int64_t v = params.getInt(p.key);
+      const int64_t lo = static_cast<int64_t>(p.min), hi = static_cast<int64_t>(p.max);
+      const ImGuiSliderFlags flags = ImGuiSliderFlags_AlwaysClamp | (p.log_scale ? ImGuiSliderFlags_Logarithmic : 0);
+      if (ImGui::SliderScalar(label.c_str(), ImGuiDataType_S64, &v, &lo, &hi, "%lld", flags)) set(v);
+      break;
+    }
+    case ParamType::Float: {
+      double v = params.getFloat(p.key);
+      const ImGuiSliderFlags flags = ImGuiSliderFlags_AlwaysClamp | (p.log_scale ? ImGuiSliderFlags_Logarithmic : 0);
+      if (ImGui::SliderScalar(label.c_str(), ImGuiDataType_Double, &v, &p.min, &p.max, "%.3g", flags)) set(v);
+      break;
+    }
+    case ParamType::Choice: {
+      const std::string& cur = params.getString(p.key);
+      if (ImGui::BeginCombo(label.c_str(), cur.c_str())) {
+        for (const std::string& c : p.choices)
+          if (ImGui::Selectable(c.c_str(), c == cur)) set(c);
+        ImGui::EndCombo();
+      }
+      break;
+    }
+    case ParamType::File: {
+      std::string path = params.getString(p.key);
+      const float button = ImGui::GetFrameHeight() * 1.4f;
+      ImGui::SetNextItemWidth(ImGui::CalcItemWidth() - button - ImGui::GetStyle().ItemInnerSpacing.x);
+      if (ImGui::InputText(("##path" + p.key).c_str(), &path, ImGuiInputTextFlags_EnterReturnsTrue)) set(path);
+      helpTooltip(p);
+      ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+      if (ImGui::Button(("…##" + p.key).c_str(), ImVec2(button, 0))) s.request = {Request::Kind::OpenParamFile, p.key};
+      ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+      ImGui::TextUnformatted(p.symbol.empty() ? p.key.c_str() : p.symbol.c_str());
+      break;
+    }
+  }
+  helpTooltip(p);
+}
+
+void intField(const char* label, int64_t& v, int64_t lo, int64_t hi, const char* help) {
+  const int64_t step = 1, fast = 8;
+  if (ImGui::InputScalar(label, ImGuiDataType_S64, &v, &step, &fast, "%lld")) v = std::clamp(v, lo, hi);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", help);
+}
+
+void inputSection(AppState& s, const VariantInfo& info) {
+  InputOptions& in = s.scene.input;
+  int mode = static_cast<int>(s.scene.mode);
+  ImGui::RadioButton("text", &mode, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("synthetic", &mode, 1);
+  ImGui::SameLine();
+  ImGui::RadioButton(".npy files", &mode, 2);
+  s.scene.mode = static_cast<InputMode>(mode);
+  switch (s.scene.mode) {
+    case InputMode::Text:
+      ImGui::TextDisabled("tokens (split at whitespace)");
+      ImGui::InputTextMultiline("##text", &in.text, ImVec2(-1, ImGui::GetTextLineHeight() * 3.6f));
+      if (info.input == InputKind::CrossAttention) {
+        ImGui::TextDisabled("source tokens (keys and values)");
+        ImGui::InputTextMultiline("##source", &in.source_text, ImVec2(-1, ImGui::GetTextLineHeight() * 3.6f));
+      }
+      break;
+    case InputMode::Synthetic: {
+      intField("L##length", in.length, 1, 4096, "L: query (target) length");
+      if (info.input == InputKind::CrossAttention)
+        intField("S##source", in.source_length, 0, 4096, "S: source length (0: L + 4)");
+      uint64_t seed = in.seed;
+      const uint64_t one = 1;
+      if (ImGui::InputScalar("seed", ImGuiDataType_U64, &seed, &one, nullptr, "%llu")) in.seed = seed;
+      if (ImGui::BeginCombo("preset", in.preset.c_str())) {
+        for (const std::string& p : presetNames())
+          if (ImGui::Selectable(p.c_str(), p == in.preset)) in.preset = p;
+        ImGui::EndCombo();
+      }
+      break;
+    }
+    case InputMode::Files: {
+      auto pathRow = [](const char* name, const std::string& path) {
+        ImGui::Text("%s", name);
+        ImGui::SameLine();
+        ImGui::TextDisabled("%s", path.empty() ? "(none)" : path.c_str());
+      };
+      if (ImGui::Button("Open X…")) s.request.kind = Request::Kind::OpenX;
+      ImGui::SameLine();
+      if (ImGui::Button("Open Q/K/V…")) s.request.kind = Request::Kind::OpenQkv;
+      pathRow("X", in.x);
+      pathRow("Q", in.q);
+      pathRow("K", in.k);
+      pathRow("V", in.v);
+      break;
+    }
+  }
+  if (s.scene.mode != InputMode::Files) intField("d##dim", in.dim, 1, 4096, "d: model dimension");
+  intField("h##heads", in.heads, 1, 64, "h: number of heads (must divide d)");
+}
+
+void displaySection(AppState& s) {
+  // View buttons wrap to the panel width.
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  int i = 0;
+  for (ViewKind v : allViews()) {
+    const std::string label = std::to_string(++i) + " " + viewName(v);
+    const float w = ImGui::CalcTextSize(label.c_str()).x + ImGui::GetStyle().FramePadding.x * 2;
+    if (i > 1 && ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w < right) ImGui::SameLine();
+    const bool on = s.view.view == v;
+    if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyle().Colors[ImGuiCol_ButtonActive]);
+    if (ImGui::Button(label.c_str())) s.view.view = v;
+    if (on) ImGui::PopStyleColor();
+  }
+  const int heads = s.output && s.output->result ? s.output->result->heads() : 1;
+  if (heads > 1) ImGui::SliderInt("head", &s.view.head, 0, heads - 1);
+  if (ImGui::BeginCombo("colormap", colormapName(s.settings.colormap).c_str())) {
+    for (Colormap c : allColormaps())
+      if (ImGui::Selectable(colormapName(c).c_str(), c == s.settings.colormap)) s.settings.colormap = c;
+    ImGui::EndCombo();
+  }
+}
+
+void settingsSection(AppState& s) {
+  ImGui::SliderFloat("UI scale", &s.settings.ui_scale, 0.75f, 3.0f, "%.2f");
+  ImGui::SliderFloat("font size", &s.settings.font_size, 10.0f, 32.0f, "%.0f px");
+  int theme = s.settings.dark ? 0 : 1;
+  ImGui::RadioButton("dark", &theme, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("light", &theme, 1);
+  s.settings.dark = theme == 0;
+}
+
+}  // namespace
+
+void drawControlPanel(AppState& s, ImVec2 pos, ImVec2 size) {
+  ImGui::SetNextWindowPos(pos);
+  ImGui::SetNextWindowSize(size);
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                                 ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoBringToFrontOnFocus;
+  ImGui::Begin("##controls", nullptr, flags);
+  ImGui::PushItemWidth(-ImGui::GetFontSize() * 5.5f);
+  const VariantInfo* info = findVariant(s.scene.variant);
+  sectionTitle("VARIANT");
+  variantList(s);
+  if (info) {
+    variantCard(*info);
+    sectionTitle("PARAMETERS");
+    if (info->params.empty()) ImGui::TextDisabled("(none)");
+    for (const ParamSpec& p : info->params) {
+      ImGui::PushID(p.key.c_str());
+      paramControl(s, *info, p);
+      ImGui::PopID();
+    }
+    if (!info->params.empty() && ImGui::SmallButton("defaults")) s.scene.params = Params::defaults(info->params);
+    sectionTitle("INPUT");
+    inputSection(s, *info);
+  }
+  sectionTitle("DISPLAY");
+  displaySection(s);
+  sectionTitle("SETTINGS");
+  settingsSection(s);
+  ImGui::PopItemWidth();
+  ImGui::End();
+}
+
+// [SECTION] Status bar and help overlay
+
+void drawStatusBar(AppState& s, JobRunner& runner, ImVec2 pos, ImVec2 size) {
+  ImGui::SetNextWindowPos(pos);
+  ImGui::SetNextWindowSize(size);
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                                 ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar |
+                                 ImGuiWindowFlags_NoBringToFrontOnFocus;
+  ImGui::Begin("##status", nullptr, flags);
+  if (runner.busy()) {
+    ImGui::ProgressBar(runner.progress(), ImVec2(ImGui::GetFontSize() * 8, 0));
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Cancel")) runner.cancel();
+    ImGui::SameLine();
+    ImGui::TextDisabled("computing… %.1f s", runner.runningSeconds());
+    ImGui::SameLine();
+  }
+  if (s.output && s.output->result) {
+    const Result& r = *s.output->result;
+    std::string out_shape = r.output.size() ? "  output [" + std::to_string(r.output.rows()) + ", " +
+                                                  std::to_string(r.output.cols()) + "]"
+                                            : "";
+    ImGui::Text("%s   weights [%d, %lld, %lld]%s   %s   compute %.2f ms   frame %.1f ms", r.variant.c_str(), r.heads(),
+                static_cast<long long>(r.queries()), static_cast<long long>(r.keys()), out_shape.c_str(),
+                formatFlops(r.flops).c_str(), r.compute_seconds * 1e3, s.frame_ms);
+    for (const Extra& e : r.extras)
+      if (e.kind == ExtraKind::Scalar && !e.value.data.empty()) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("  %s = %s", e.name.c_str(), formatValueShort(e.value.data[0]).c_str());
+      }
+  } else {
+    ImGui::Text("frame %.1f ms", s.frame_ms);
+  }
+  if (!s.status.empty()) {
+    const float w = ImGui::CalcTextSize(s.status.c_str()).x;
+    ImGui::SameLine(std::max(ImGui::GetCursorPosX() + 20.0f, ImGui::GetWindowWidth() - w - 16.0f));
+    if (s.status_is_error)
+      ImGui::TextColored(ImVec4(0.95f, 0.35f, 0.3f, 1.0f), "%s", s.status.c_str());
+    else
+      ImGui::TextDisabled("%s", s.status.c_str());
+  }
+  ImGui::End();
+}
+
+void drawHelpOverlay(AppState& s) {
+  if (!s.show_help) return;
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(ImVec2(vp->Pos.x + vp->Size.x * 0.5f, vp->Pos.y + vp->Size.y * 0.5f), ImGuiCond_Always,
+                          ImVec2(0.5f, 0.5f));
+  ImGui::SetNextWindowBgAlpha(0.96f);
+  ImGui::Begin("Keyboard shortcuts", &s.show_help,
+               ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings);
+  if (ImGui::BeginTable("##keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV)) {
+    for (const Shortcut& k : kShortcuts) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(k.keys);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(k.what);
+    }
+    ImGui::EndTable();
+  }
+  ImGui::TextDisabled("F1 or Esc closes this window");
+  ImGui::End();
+}
+
+}  // namespace attn

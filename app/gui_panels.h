@@ -1,0 +1,35 @@
+// The window's fixed panels: menu bar, left control panel (variant list,
+// parameters generated from the registry, inputs, display, settings),
+// status bar, help overlay, and keyboard shortcuts.
+#pragma once
+
+#include "app/gui_state.h"
+#include "app/job_runner.h"
+
+#include <imgui.h>
+
+#include <vector>
+
+namespace attn {
+
+// Returns the menu bar height.
+float drawMenuBar(AppState& s);
+void drawControlPanel(AppState& s, ImVec2 pos, ImVec2 size);
+void drawStatusBar(AppState& s, JobRunner& runner, ImVec2 pos, ImVec2 size);
+void drawHelpOverlay(AppState& s);
+// `presses`: GLFW key presses since the last frame, recorded by a key
+// callback so a press and release within one frame is not lost (imgui 1.86
+// only keeps the key-down state).
+struct KeyPress {
+  int key = 0;
+  bool ctrl = false;
+};
+void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses);
+
+// Applies undo / redo to the scene (and the committed snapshot).
+void undoScene(AppState& s);
+void redoScene(AppState& s);
+// Selects a variant: its default parameters, shared keys carried over.
+void selectVariant(AppState& s, const VariantInfo& v);
+
+}  // namespace attn

@@ -1,0 +1,67 @@
+#include "app/gui_settings.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+
+namespace attn {
+
+std::filesystem::path settingsPath() {
+  const char* xdg = std::getenv("XDG_CONFIG_HOME");
+  const char* home = std::getenv("HOME");
+  std::filesystem::path base;
+  if (xdg && *xdg)
+    base = xdg;
+  else if (home && *home)
+    base = std::filesystem::path(home) / ".config";
+  else
+    base = std::filesystem::temp_directory_path();
+  return base / "attnlab" / "settings.json";
+}
+
+GuiSettings loadSettings(const std::filesystem::path& path, std::string& warning) {
+  GuiSettings s;
+  std::ifstream in(path);
+  if (!in) return s;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(in);
+    if (!j.is_object()) throw std::runtime_error("expected a JSON object");
+    s.ui_scale = std::clamp(j.value("ui_scale", s.ui_scale), 0.5f, 4.0f);
+    s.font_size = std::clamp(j.value("font_size", s.font_size), 8.0f, 48.0f);
+    s.dark = j.value("theme", std::string("dark")) != "light";
+    Colormap c;
+    if (colormapFromName(j.value("colormap", std::string()), c)) s.colormap = c;
+  } catch (const std::exception& e) {
+    warning = "ignoring settings file " + path.string() + ": " + e.what();
+    return GuiSettings{};
+  }
+  return s;
+}
+
+bool saveSettings(const GuiSettings& s, const std::filesystem::path& path, std::string& error) {
+  const nlohmann::json j = {{"ui_scale", s.ui_scale},
+                            {"font_size", s.font_size},
+                            {"theme", s.dark ? "dark" : "light"},
+                            {"colormap", colormapName(s.colormap)}};
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << j.dump(2) << '\n';
+    if (!out) {
+      error = "cannot write " + tmp.string();
+      return false;
+    }
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    error = "cannot rename " + tmp.string() + " to " + path.string() + ": " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace attn

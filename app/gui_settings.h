@@ -1,0 +1,28 @@
+// GUI preferences remembered between runs: a small JSON file at
+// $XDG_CONFIG_HOME/attnlab/settings.json (else ~/.config/attnlab/...).
+// A missing or corrupt file gives the defaults and a warning, never an error.
+#pragma once
+
+#include "widgets/colormap.h"
+
+#include <filesystem>
+#include <string>
+
+namespace attn {
+
+struct GuiSettings {
+  float ui_scale = 1.0f;    // widget sizes and spacing (projectors: 1.5–2)
+  float font_size = 17.0f;  // pixels at scale 1
+  bool dark = true;
+  Colormap colormap = Colormap::Viridis;
+
+  bool operator==(const GuiSettings&) const = default;
+};
+
+std::filesystem::path settingsPath();
+// On a corrupt file: defaults, and `warning` says what was wrong.
+GuiSettings loadSettings(const std::filesystem::path& path, std::string& warning);
+// Writes a temp file and renames; false (with `error`) when it cannot.
+bool saveSettings(const GuiSettings& s, const std::filesystem::path& path, std::string& error);
+
+}  // namespace attn

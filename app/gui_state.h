@@ -1,0 +1,90 @@
+// State of the interactive window, kept in structs (no function statics):
+// the scene being computed, its undo history, view state and requests the
+// main loop carries out between frames (Qt modals, exports).
+#pragma once
+
+#include "app/gui_settings.h"
+#include "app/input_options.h"
+#include "app/job_runner.h"
+#include "engine/registry.h"
+#include "widgets/heatmap.h"
+#include "widgets/token_lines.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// [SECTION] Scene: what is computed
+
+enum class InputMode { Text, Synthetic, Files };
+
+struct Scene {
+  std::string variant;
+  Params params;
+  InputMode mode = InputMode::Text;
+  InputOptions input;  // fields of every mode are kept; `mode` picks the ones used
+};
+bool sameScene(const Scene& a, const Scene& b);
+
+// The input flags of the scene's mode (the other modes' fields are kept in
+// the scene so switching back restores them).
+InputOptions effectiveInput(const Scene& s);
+// Parameters for another variant of the family: its defaults, with values of
+
+// The job body: the scene's variant and, with `family`, its whole family.
+SceneOutput computeScene(const Scene& s, bool family, const RunContext& ctx);
+
+// Snapshots of scenes, one per committed change.
+class UndoStack {
+ public:
+  void push(const Scene& before);
+  bool undo(Scene& current);
+  bool redo(Scene& current);
+  bool canUndo() const { return !undo_.empty(); }
+  bool canRedo() const { return !redo_.empty(); }
+
+ private:
+  std::vector<Scene> undo_, redo_;
+};
+
+// [SECTION] View state
+
+struct ViewState {
+  ViewKind view = ViewKind::Heatmap;
+  int head = 0;
+  HeatmapZoom main_zoom, heads_zoom, family_zoom;  // heads and family: one linked zoom each
+  std::map<std::string, HeatmapZoom> extra_zoom;
+  TokenLinesState lines;
+  void resetZoom();
+};
+
+// [SECTION] Requests for the main loop (modals open after the frame is swapped)
+
+struct Request {
+  enum class Kind { None, OpenX, OpenQkv, OpenParamFile, Export } kind = Kind::None;
+  std::string key;  // OpenParamFile: the parameter
+};
+
+struct AppState {
+  Scene scene;      // edited by the panels
+  Scene committed;  // last snapshot in the undo history
+  UndoStack undo;
+  ViewState view;
+  GuiSettings settings;
+
+  std::shared_ptr<const SceneOutput> output;  // swapped in at frame start
+  uint64_t generation = 0;                    // bumps on every swap
+  std::string status;                         // last message for the status bar
+  bool status_is_error = false;
+  double frame_ms = 0;
+
+  Request request;
+  bool show_help = false;
+  bool quit = false;
+};
+
+}  // namespace attn

@@ -1,0 +1,96 @@
+#include "app/job_runner.h"
+
+#include "engine/error.h"
+
+namespace attn {
+
+JobRunner::JobRunner() : worker_([this] { loop(); }) {}
+
+JobRunner::~JobRunner() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+    pending_.reset();
+    if (running_cancel_) running_cancel_->store(true);
+  }
+  wake_.notify_all();
+  worker_.join();
+}
+
+uint64_t JobRunner::submit(Work work) {
+  std::lock_guard lock(mutex_);
+  const uint64_t id = next_id_++;
+  pending_ = Pending{id, std::move(work)};
+  if (running_cancel_) running_cancel_->store(true);
+  busy_ = true;
+  wake_.notify_all();
+  return id;
+}
+
+void JobRunner::cancel() {
+  std::lock_guard lock(mutex_);
+  pending_.reset();
+  if (running_cancel_) {
+    running_cancel_->store(true);
+    user_cancelled_ = true;
+  }
+}
+
+std::optional<JobOutcome> JobRunner::poll() {
+  std::lock_guard lock(mutex_);
+  std::optional<JobOutcome> out;
+  out.swap(finished_);
+  return out;
+}
+
+double JobRunner::runningSeconds() const {
+  std::lock_guard lock(mutex_);
+  if (!busy_ || !running_cancel_) return 0.0;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+}
+
+void JobRunner::loop() {
+  for (;;) {
+    Pending job;
+    std::shared_ptr<std::atomic<bool>> cancel;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || pending_.has_value(); });
+      if (stop_) return;
+      job = std::move(*pending_);
+      pending_.reset();
+      cancel = running_cancel_ = std::make_shared<std::atomic<bool>>(false);
+      user_cancelled_ = false;
+      started_ = std::chrono::steady_clock::now();
+      progress_ = 0.0f;
+    }
+    RunContext ctx;
+    ctx.cancel = cancel.get();
+    ctx.on_progress = [this](float f) { progress_.store(f); };
+    JobOutcome outcome;
+    outcome.id = job.id;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      outcome.output = std::make_shared<const SceneOutput>(job.work(ctx));
+      if (cancel->load()) throw Cancelled();
+    } catch (const Cancelled&) {
+      outcome.status = JobOutcome::Status::Cancelled;
+      outcome.output.reset();
+    } catch (const InputError& e) {
+      outcome.status = JobOutcome::Status::InputError;
+      outcome.error = e.what();
+    } catch (const std::exception& e) {
+      outcome.status = JobOutcome::Status::InternalError;
+      outcome.error = e.what();
+    }
+    outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::lock_guard lock(mutex_);
+    running_cancel_.reset();
+    // A superseded job's outcome is dropped; a user cancel is reported.
+    const bool superseded = pending_.has_value() || (cancel->load() && !user_cancelled_);
+    if (!superseded) finished_ = std::move(outcome);
+    if (!pending_) busy_ = false;
+  }
+}
+
+}  // namespace attn

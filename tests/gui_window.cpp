@@ -1,0 +1,246 @@
+// The real attnlab window under Xvfb: screenshots of every view, checked by
+// their pixels (not blank, colormap colours present, an interaction changes
+// them), the frame-time line, and settings/usage errors.
+#include "tests/test_support.h"
+#include "widgets/colormap.h"
+
+#include <QImage>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace attn::test {
+namespace {
+
+// Nearest-colormap lookup on a 64³ quantised RGB grid: -1 where no entry of
+// the table is within a few levels.
+class ColormapMatcher {
+ public:
+  explicit ColormapMatcher(Colormap c) : index_(64 * 64 * 64, -1) {
+    const auto& table = colormapTable(c);
+    for (int i = 0; i < 256; ++i)
+      for (int dr = -1; dr <= 1; ++dr)
+        for (int dg = -1; dg <= 1; ++dg)
+          for (int db = -1; db <= 1; ++db) {
+            const int r = table[i].r / 4 + dr, g = table[i].g / 4 + dg, b = table[i].b / 4 + db;
+            if (r < 0 || g < 0 || b < 0 || r > 63 || g > 63 || b > 63) continue;
+            int& slot = index_[static_cast<size_t>((r * 64 + g) * 64 + b)];
+            if (slot < 0 || (dr == 0 && dg == 0 && db == 0)) slot = i;
+          }
+  }
+  int match(QRgb p) const { return index_[static_cast<size_t>((qRed(p) / 4 * 64 + qGreen(p) / 4) * 64 + qBlue(p) / 4)]; }
+
+ private:
+  std::vector<int> index_;
+};
+
+struct Stats {
+  int width = 0, height = 0;
+  size_t distinct = 0;
+  size_t colormap_pixels = 0;  // close to any entry of the colormap
+  size_t low_end_pixels = 0;   // close to its first entries (weight ≈ 0)
+  double mean_luma = 0;
+};
+
+Stats analyse(const QImage& img, Colormap c = Colormap::Viridis) {
+  const ColormapMatcher m(c);
+  Stats s;
+  s.width = img.width();
+  s.height = img.height();
+  std::set<QRgb> colours;
+  double luma = 0;
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = 0; x < img.width(); ++x) {
+      const QRgb p = img.pixel(x, y);
+      colours.insert(p & 0xffffff);
+      luma += 0.299 * qRed(p) + 0.587 * qGreen(p) + 0.114 * qBlue(p);
+      const int i = m.match(p);
+      if (i >= 0) ++s.colormap_pixels;
+      if (i >= 0 && i <= 6) ++s.low_end_pixels;
+    }
+  s.distinct = colours.size();
+  s.mean_luma = luma / (static_cast<double>(img.width()) * img.height());
+  return s;
+}
+
+class GuiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!xvfb_.ok()) GTEST_SKIP() << xvfb_.error;
+  }
+  // Runs `attnlab gui ARGS --frames 8 --screenshot`; returns the image.
+  QImage shoot(const std::vector<std::string>& args, RunResult* out = nullptr) {
+    const std::string png = (dir_ / ("shot" + std::to_string(shots_++) + ".png")).string();
+    std::vector<std::string> a = {"gui", "--frames", "8", "--screenshot", png, "--size", "1280x800"};
+    a.insert(a.end(), args.begin(), args.end());
+    const RunResult r = runAttnlab(a, env(), 120);
+    if (out) *out = r;
+    EXPECT_EQ(r.status, 0) << r.err;
+    QImage img(QString::fromStdString(png));
+    EXPECT_FALSE(img.isNull()) << "no screenshot written: " << r.err;
+    return img;
+  }
+  std::vector<std::string> env() const {
+    return {"DISPLAY=" + xvfb_.display, "XDG_CONFIG_HOME=" + (dir_ / "config").string(), "QT_QPA_PLATFORM="};
+  }
+  void writeSettings(const std::string& text) {
+    std::filesystem::create_directories(dir_ / "config" / "attnlab");
+    std::ofstream(dir_ / "config" / "attnlab" / "settings.json") << text;
+  }
+
+  Xvfb xvfb_;
+  TempDir dir_;
+  int shots_ = 0;
+};
+
+TEST_F(GuiTest, DefaultSceneShowsHeatmapAndReportsFrameTimes) {
+  RunResult r;
+  const QImage img = shoot({}, &r);
+  ASSERT_FALSE(img.isNull());
+  EXPECT_EQ(img.width(), 1280);
+  EXPECT_EQ(img.height(), 800);
+  const Stats s = analyse(img);
+  EXPECT_GT(s.distinct, 300u) << "screenshot looks blank";
+  // The 11×11 heatmap and colorbar cover a good part of the window.
+  EXPECT_GT(s.colormap_pixels, img.width() * img.height() / 10u);
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(^frames: 8 median [0-9.]+ ms worst [0-9.]+ ms$)",
+                                                  std::regex::multiline)))
+      << r.out;
+}
+
+class GuiViewTest : public GuiTest, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(GuiViewTest, ViewIsDrawn) {
+  const std::string view = GetParam();
+  const QImage img = shoot({"--view", view});
+  ASSERT_FALSE(img.isNull());
+  const Stats s = analyse(img);
+  EXPECT_GT(s.distinct, 200u) << view << " looks blank";
+  if (view == "lines") {
+    // Lines in the head colours.
+    size_t head_pixels = 0;
+    for (int y = 0; y < img.height(); ++y)
+      for (int x = 0; x < img.width(); ++x) {
+        const QRgb p = img.pixel(x, y);
+        for (int h = 0; h < 4; ++h) {
+          const Rgb8 c = headColor(h);
+          if (std::abs(qRed(p) - c.r) + std::abs(qGreen(p) - c.g) + std::abs(qBlue(p) - c.b) < 60) ++head_pixels;
+        }
+      }
+    EXPECT_GT(head_pixels, 2000u);
+  } else if (view != "extras") {
+    EXPECT_GT(s.colormap_pixels, img.width() * img.height() / 12u) << view;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Views, GuiViewTest, ::testing::Values("heatmap", "heads", "lines", "extras", "family"));
+
+TEST_F(GuiTest, ExtrasViewDrawsAMatrixExtra) {
+  // sinusoidal-pe returns PE [L, d] as a signed Matrix extra: a diverging map.
+  const QImage img = shoot({"--variant", "sinusoidal-pe", "--view", "extras"});
+  ASSERT_FALSE(img.isNull());
+  EXPECT_GT(analyse(img, Colormap::Coolwarm).colormap_pixels, img.width() * img.height() / 10u);
+}
+
+// The heatmap's screen rectangle: the widest run of columns that are mostly
+// colormap pixels (the colorbar is a narrow run), then its rows.
+QRect findHeatmap(const QImage& img) {
+  const ColormapMatcher m(Colormap::Viridis);
+  std::vector<int> col_count(static_cast<size_t>(img.width()), 0);
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = 0; x < img.width(); ++x) col_count[static_cast<size_t>(x)] += m.match(img.pixel(x, y)) >= 0;
+  const int tall = *std::max_element(col_count.begin(), col_count.end()) / 2;
+  int best_x = 0, best_w = 0;
+  // Cell borders are a few columns of another colour: bridge gaps of ≤ 4.
+  auto on = [&](int x) { return col_count[static_cast<size_t>(x)] > tall; };
+  for (int x = 0; x < img.width(); ++x) {
+    if (!on(x)) continue;
+    int end = x, gap = 0;
+    for (int k = x; k < img.width() && gap <= 4; ++k) {
+      gap = on(k) ? 0 : gap + 1;
+      if (on(k)) end = k;
+    }
+    if (end - x + 1 > best_w) best_x = x, best_w = end - x + 1;
+    x = end;
+  }
+  int top = -1, bottom = -1;
+  for (int y = 0; y < img.height(); ++y) {
+    int n = 0;
+    for (int x = best_x; x < best_x + best_w; ++x) n += m.match(img.pixel(x, y)) >= 0;
+    if (n > best_w / 2) {
+      if (top < 0) top = y;
+      bottom = y;
+    }
+  }
+  return QRect(best_x, top, best_w, bottom - top + 1);
+}
+
+// Colormap index at the centre of cell (i, j) of an n×n heatmap.
+int cellIndex(const QImage& img, const QRect& r, int n, int i, int j) {
+  const ColormapMatcher m(Colormap::Viridis);
+  const int x = r.x() + static_cast<int>((j + 0.5) * r.width() / n), y = r.y() + static_cast<int>((i + 0.5) * r.height() / n);
+  return m.match(img.pixel(x, y));
+}
+
+TEST_F(GuiTest, CausalMaskDarkensUpperTriangle) {
+  const int n = 11;  // tokens of the default sentence
+  const QImage plain = shoot({});
+  const QImage causal = shoot({"--set", "causal=true"});
+  ASSERT_FALSE(plain.isNull());
+  ASSERT_FALSE(causal.isNull());
+  const QRect rp = findHeatmap(plain), rc = findHeatmap(causal);
+  ASSERT_GT(rc.width(), 200);
+  EXPECT_NEAR(rc.width(), rc.height(), 4) << "cells should be square";
+  int causal_dark = 0, plain_dark = 0, upper = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j) {
+      ++upper;
+      const int c = cellIndex(causal, rc, n, i, j), p = cellIndex(plain, rp, n, i, j);
+      ASSERT_GE(c, 0) << "cell (" << i << ", " << j << ") is not a colormap colour";
+      causal_dark += c <= 2;
+      plain_dark += p >= 0 && p <= 2;
+    }
+  EXPECT_EQ(causal_dark, upper) << "masked keys j > i must be drawn at weight 0";
+  EXPECT_LT(plain_dark, upper) << "without the mask some upper cells carry weight";
+  // Row 0 may only attend to itself: weight 1 at the top of the colormap.
+  EXPECT_GE(cellIndex(causal, rc, n, 0, 0), 250);
+}
+
+TEST_F(GuiTest, OtherVariantChangesPixels) {
+  const QImage a = shoot({});
+  const QImage b = shoot({"--variant", "cross-attention"});
+  ASSERT_FALSE(a.isNull());
+  ASSERT_FALSE(b.isNull());
+  ASSERT_EQ(a.size(), b.size());
+  size_t differ = 0;
+  for (int y = 0; y < a.height(); ++y)
+    for (int x = 0; x < a.width(); ++x) differ += a.pixel(x, y) != b.pixel(x, y);
+  EXPECT_GT(differ, static_cast<size_t>(a.width()) * a.height() / 20);
+}
+
+TEST_F(GuiTest, ThemeComesFromSettingsAndCorruptFileIsTolerated) {
+  writeSettings(R"({"theme": "light", "ui_scale": 1.0})");
+  const double light = analyse(shoot({"--view", "lines"})).mean_luma;
+  writeSettings("{ this is not json");
+  RunResult r;
+  const double dark = analyse(shoot({"--view", "lines"}, &r)).mean_luma;
+  EXPECT_NE(r.err.find("ignoring settings file"), std::string::npos) << r.err;
+  EXPECT_GT(light, 170.0);
+  EXPECT_LT(dark, 90.0);
+}
+
+TEST_F(GuiTest, BadParameterIsUsageError) {
+  const RunResult r = runAttnlab({"gui", "--frames", "2", "--set", "causal=maybe"}, env(), 60);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("causal"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace attn::test

@@ -1,0 +1,484 @@
+#include "widgets/heatmap.h"
+
+#include "embedded_shaders.h"
+#include "widgets/gl_util.h"
+
+#include <imgui_internal.h>  // SetItemUsingMouseWheel
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace attn {
+
+// [SECTION] HeatmapRenderer
+
+HeatmapRenderer::~HeatmapRenderer() {
+  for (auto& [key, tex] : textures_) glDeleteTextures(1, &tex);
+  for (auto& [cmap, tex] : luts_) glDeleteTextures(1, &tex);
+  if (vbo_) glDeleteBuffers(1, &vbo_);
+  if (vao_) glDeleteVertexArrays(1, &vao_);
+  if (program_) glDeleteProgram(program_);
+}
+
+bool HeatmapRenderer::init() {
+  program_ = gl::buildProgram("heatmap", kShader_heatmap_vert, kShader_heatmap_frag);
+  if (!program_) return false;
+  loc_display_pos_ = glGetUniformLocation(program_, "uDisplayPos");
+  loc_display_size_ = glGetUniformLocation(program_, "uDisplaySize");
+  loc_data_ = glGetUniformLocation(program_, "uData");
+  loc_lut_ = glGetUniformLocation(program_, "uLut");
+  loc_range_ = glGetUniformLocation(program_, "uRange");
+  loc_data_size_ = glGetUniformLocation(program_, "uDataSize");
+  loc_cell_px_ = glGetUniformLocation(program_, "uCellPx");
+  loc_grid_ = glGetUniformLocation(program_, "uGridColor");
+
+  GLint last_vao = 0, last_buffer = 0, last_texture = 0;
+  glGetIntegerv(GL_VERTEX_ARRAY_BINDING, &last_vao);
+  glGetIntegerv(GL_ARRAY_BUFFER_BINDING, &last_buffer);
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &last_texture);
+  glGenVertexArrays(1, &vao_);
+  glGenBuffers(1, &vbo_);
+  glBindVertexArray(vao_);
+  glBindBuffer(GL_ARRAY_BUFFER, vbo_);
+  glBufferData(GL_ARRAY_BUFFER, 16 * sizeof(float), nullptr, GL_STREAM_DRAW);
+  glEnableVertexAttribArray(0);
+  glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, 4 * sizeof(float), nullptr);
+  glEnableVertexAttribArray(1);
+  glVertexAttribPointer(1, 2, GL_FLOAT, GL_FALSE, 4 * sizeof(float), reinterpret_cast<void*>(2 * sizeof(float)));
+
+  // One 256×1 RGB lookup texture per colormap, from the same table the
+  // figure export uses.
+  for (Colormap c : allColormaps()) {
+    GLuint tex = 0;
+    glGenTextures(1, &tex);
+    glBindTexture(GL_TEXTURE_2D, tex);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB8, 256, 1, 0, GL_RGB, GL_UNSIGNED_BYTE, colormapTable(c).data());
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    luts_[c] = tex;
+  }
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(last_texture));
+  glBindBuffer(GL_ARRAY_BUFFER, static_cast<GLuint>(last_buffer));
+  glBindVertexArray(static_cast<GLuint>(last_vao));
+  return true;
+}
+
+void HeatmapRenderer::beginFrame(uint64_t data_generation) {
+  commands_.clear();
+  if (data_generation == generation_) return;
+  generation_ = data_generation;
+  for (auto& [key, tex] : textures_) glDeleteTextures(1, &tex);
+  textures_.clear();
+}
+
+GLuint HeatmapRenderer::textureFor(const float* data, int64_t rows, int64_t cols) {
+  const auto key = std::make_tuple(data, rows, cols);
+  if (auto it = textures_.find(key); it != textures_.end()) return it->second;
+  GLint max_size = 0;
+  glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_size);
+  // Beyond the texture limit, keep every k-th row/column (nearest sampling).
+  const int64_t step_r = (rows + max_size - 1) / max_size, step_c = (cols + max_size - 1) / max_size;
+  const int64_t tr = (rows + step_r - 1) / step_r, tc = (cols + step_c - 1) / step_c;
+  std::vector<float> sampled;
+  const float* upload = data;
+  if (step_r > 1 || step_c > 1) {
+    sampled.resize(static_cast<size_t>(tr * tc));
+    for (int64_t r = 0; r < tr; ++r)
+      for (int64_t c = 0; c < tc; ++c) sampled[static_cast<size_t>(r * tc + c)] = data[r * step_r * cols + c * step_c];
+    upload = sampled.data();
+  }
+  GLint last_texture = 0;
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &last_texture);
+  GLuint tex = 0;
+  glGenTextures(1, &tex);
+  glBindTexture(GL_TEXTURE_2D, tex);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, static_cast<GLsizei>(tc), static_cast<GLsizei>(tr), 0, GL_RED, GL_FLOAT,
+               upload);
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(last_texture));
+  textures_[key] = tex;
+  ++uploads_;
+  return tex;
+}
+
+void HeatmapRenderer::draw(ImDrawList* dl, const float* data, int64_t rows, int64_t cols, ImVec2 p0, ImVec2 p1,
+                           ImVec2 uv0, ImVec2 uv1, const ValueRange& range, Colormap cmap, ImVec4 grid_color) {
+  if (!program_ || !data || rows <= 0 || cols <= 0) return;
+  Command& c = commands_.emplace_back();
+  c.self = this;
+  c.texture = textureFor(data, rows, cols);
+  c.cols = static_cast<float>(cols);
+  c.rows = static_cast<float>(rows);
+  const float v[16] = {p0.x, p0.y, uv0.x, uv0.y, p1.x, p0.y, uv1.x, uv0.y,
+                       p0.x, p1.y, uv0.x, uv1.y, p1.x, p1.y, uv1.x, uv1.y};
+  std::copy(std::begin(v), std::end(v), c.verts);
+  c.range[0] = range.lo;
+  c.range[1] = range.hi;
+  c.cell_px = std::min((p1.x - p0.x) / (c.cols * (uv1.x - uv0.x)), (p1.y - p0.y) / (c.rows * (uv1.y - uv0.y)));
+  c.grid[0] = grid_color.x;
+  c.grid[1] = grid_color.y;
+  c.grid[2] = grid_color.z;
+  c.grid[3] = grid_color.w;
+  c.cmap = cmap;
+  dl->AddCallback(&HeatmapRenderer::callback, &c);
+  dl->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
+}
+
+void HeatmapRenderer::callback(const ImDrawList*, const ImDrawCmd* cmd) {
+  const Command* c = static_cast<const Command*>(cmd->UserCallbackData);
+  c->self->execute(*c, cmd);
+}
+
+void HeatmapRenderer::execute(const Command& c, const ImDrawCmd* cmd) {
+  const ImDrawData* dd = ImGui::GetDrawData();
+  if (!dd) return;
+  gl::StateBackup backup;
+  // The backend does not set the scissor for callbacks: clip like it does.
+  const ImVec2 off = dd->DisplayPos, scale = dd->FramebufferScale;
+  const float fb_height = dd->DisplaySize.y * scale.y;
+  const ImVec2 clip_min((cmd->ClipRect.x - off.x) * scale.x, (cmd->ClipRect.y - off.y) * scale.y);
+  const ImVec2 clip_max((cmd->ClipRect.z - off.x) * scale.x, (cmd->ClipRect.w - off.y) * scale.y);
+  if (clip_max.x <= clip_min.x || clip_max.y <= clip_min.y) return;
+  glEnable(GL_SCISSOR_TEST);
+  glScissor(static_cast<GLint>(clip_min.x), static_cast<GLint>(fb_height - clip_max.y),
+            static_cast<GLsizei>(clip_max.x - clip_min.x), static_cast<GLsizei>(clip_max.y - clip_min.y));
+  glDisable(GL_BLEND);
+  glDisable(GL_DEPTH_TEST);
+  glDisable(GL_CULL_FACE);
+  glUseProgram(program_);
+  glUniform2f(loc_display_pos_, off.x, off.y);
+  glUniform2f(loc_display_size_, dd->DisplaySize.x, dd->DisplaySize.y);
+  glUniform1i(loc_data_, 0);
+  glUniform1i(loc_lut_, 1);
+  glUniform2f(loc_range_, c.range[0], c.range[1]);
+  glUniform2f(loc_data_size_, c.cols, c.rows);
+  glUniform1f(loc_cell_px_, c.cell_px);
+  glUniform4f(loc_grid_, c.grid[0], c.grid[1], c.grid[2], c.grid[3]);
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, c.texture);
+  glBindSampler(0, 0);
+  glActiveTexture(GL_TEXTURE1);
+  glBindTexture(GL_TEXTURE_2D, luts_.at(c.cmap));
+  glBindSampler(1, 0);
+  glBindVertexArray(vao_);
+  glBindBuffer(GL_ARRAY_BUFFER, vbo_);
+  glBufferData(GL_ARRAY_BUFFER, sizeof c.verts, c.verts, GL_STREAM_DRAW);
+  glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+}
+
+// [SECTION] heatmap()
+
+namespace {
+
+ImU32 toU32(Rgb8 c, int alpha = 255) { return IM_COL32(c.r, c.g, c.b, alpha); }
+
+std::string labelOf(const std::vector<std::string>* labels, int64_t i) {
+  if (labels && i >= 0 && i < static_cast<int64_t>(labels->size())) return (*labels)[static_cast<size_t>(i)];
+  return std::to_string(i);
+}
+
+float maxLabelWidth(const std::vector<std::string>* labels, int64_t n) {
+  float w = 0.0f;
+  // Long axes are thinned anyway; measuring a sample bounds the cost.
+  const int64_t step = std::max<int64_t>(1, n / 512);
+  for (int64_t i = 0; i < n; i += step) w = std::max(w, ImGui::CalcTextSize(labelOf(labels, i).c_str()).x);
+  return w;
+}
+
+// The screen rectangle of the matrix and the part of it shown.
+struct Frame {
+  ImVec2 p0, p1, uv0, uv1;
+  int64_t rows, cols;
+  float x(double col) const { return p0.x + static_cast<float>((col / cols - uv0.x) / (uv1.x - uv0.x)) * (p1.x - p0.x); }
+  float y(double row) const { return p0.y + static_cast<float>((row / rows - uv0.y) / (uv1.y - uv0.y)) * (p1.y - p0.y); }
+  float cellW() const { return (p1.x - p0.x) / (cols * (uv1.x - uv0.x)); }
+  float cellH() const { return (p1.y - p0.y) / (rows * (uv1.y - uv0.y)); }
+  int64_t firstRow() const { return std::clamp<int64_t>(static_cast<int64_t>(std::floor(uv0.y * rows)), 0, rows - 1); }
+  int64_t lastRow() const { return std::clamp<int64_t>(static_cast<int64_t>(std::ceil(uv1.y * rows)) - 1, 0, rows - 1); }
+  int64_t firstCol() const { return std::clamp<int64_t>(static_cast<int64_t>(std::floor(uv0.x * cols)), 0, cols - 1); }
+  int64_t lastCol() const { return std::clamp<int64_t>(static_cast<int64_t>(std::ceil(uv1.x * cols)) - 1, 0, cols - 1); }
+};
+
+void clampZoom(HeatmapZoom& z, int64_t rows, int64_t cols) {
+  const float max_zoom = std::max(1.0f, static_cast<float>(std::max(rows, cols)) / 2.0f);
+  z.zoom = std::clamp(z.zoom, 1.0f, max_zoom);
+  const float half = 0.5f / z.zoom;
+  z.center.x = std::clamp(z.center.x, half, 1.0f - half);
+  z.center.y = std::clamp(z.center.y, half, 1.0f - half);
+}
+
+void handleInput(const Frame& f, HeatmapZoom& z, HeatmapEvents& ev) {
+  ImGuiIO& io = ImGui::GetIO();
+  ImGui::SetCursorScreenPos(f.p0);
+  ImGui::InvisibleButton("##heatmap", ImVec2(std::max(1.0f, f.p1.x - f.p0.x), std::max(1.0f, f.p1.y - f.p0.y)));
+  ImGui::SetItemUsingMouseWheel();
+  ev.hovered = ImGui::IsItemHovered();
+  const ImVec2 size(f.p1.x - f.p0.x, f.p1.y - f.p0.y);
+  if (ev.hovered && io.MouseWheel != 0.0f) {
+    // Zoom about the mouse: the data point under the cursor stays put.
+    const ImVec2 frac((io.MousePos.x - f.p0.x) / size.x, (io.MousePos.y - f.p0.y) / size.y);
+    const ImVec2 under(f.uv0.x + frac.x * (f.uv1.x - f.uv0.x), f.uv0.y + frac.y * (f.uv1.y - f.uv0.y));
+    z.zoom *= std::pow(1.25f, io.MouseWheel);
+    clampZoom(z, f.rows, f.cols);
+    z.center = ImVec2(under.x - (frac.x - 0.5f) / z.zoom, under.y - (frac.y - 0.5f) / z.zoom);
+  }
+  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f)) {
+    z.center.x -= io.MouseDelta.x / size.x / z.zoom;
+    z.center.y -= io.MouseDelta.y / size.y / z.zoom;
+  }
+  if (ev.hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) z.reset();
+  ev.clicked = ImGui::IsItemDeactivated() && ev.hovered && io.MouseDragMaxDistanceSqr[0] < 16.0f;
+  clampZoom(z, f.rows, f.cols);
+  if (ev.hovered) {
+    const float u = f.uv0.x + (io.MousePos.x - f.p0.x) / size.x * (f.uv1.x - f.uv0.x);
+    const float v = f.uv0.y + (io.MousePos.y - f.p0.y) / size.y * (f.uv1.y - f.uv0.y);
+    ev.col = std::clamp<int64_t>(static_cast<int64_t>(u * f.cols), 0, f.cols - 1);
+    ev.row = std::clamp<int64_t>(static_cast<int64_t>(v * f.rows), 0, f.rows - 1);
+  }
+}
+
+void drawRowLabels(ImDrawList* dl, const Frame& f, const MatrixView& view, float x_right, int64_t hover_row) {
+  const float line = ImGui::GetTextLineHeight();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  const int64_t step = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(line * 1.05f / f.cellH())));
+  for (int64_t r = f.firstRow() / step * step; r <= f.lastRow(); r += step) {
+    const std::string s = labelOf(view.row_labels, r);
+    const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+    dl->AddText(ImVec2(x_right - ts.x, f.y(r + 0.5) - ts.y * 0.5f), text, s.c_str());
+  }
+  if (hover_row >= 0) {
+    const std::string s = labelOf(view.row_labels, hover_row);
+    const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+    const ImVec2 a(x_right - ts.x - 2, f.y(hover_row + 0.5) - ts.y * 0.5f - 1);
+    dl->AddRectFilled(a, ImVec2(x_right + 2, a.y + ts.y + 2), ImGui::GetColorU32(ImGuiCol_Header), 3.0f);
+    dl->AddText(ImVec2(a.x + 2, a.y + 1), text, s.c_str());
+  }
+}
+
+void drawColLabels(ImDrawList* dl, const Frame& f, const MatrixView& view, float y_bottom, bool vertical,
+                   float max_width, int64_t hover_col) {
+  const float line = ImGui::GetTextLineHeight();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  const float need = vertical ? line * 1.05f : max_width + line * 0.5f;
+  const int64_t step = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(need / f.cellW())));
+  auto put = [&](int64_t c, bool highlight) {
+    const std::string s = labelOf(view.col_labels, c);
+    const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+    const float cx = f.x(c + 0.5);
+    if (highlight) {
+      const ImVec2 a = vertical ? ImVec2(cx - ts.y * 0.5f - 1, y_bottom - ts.x - 2) : ImVec2(cx - ts.x * 0.5f - 2, y_bottom - ts.y - 1);
+      const ImVec2 b = vertical ? ImVec2(cx + ts.y * 0.5f + 1, y_bottom + 2) : ImVec2(cx + ts.x * 0.5f + 2, y_bottom + 1);
+      dl->AddRectFilled(a, b, ImGui::GetColorU32(ImGuiCol_Header), 3.0f);
+    }
+    if (vertical)
+      addTextVertical(dl, ImVec2(cx - ts.y * 0.5f, y_bottom), text, s.c_str());
+    else
+      dl->AddText(ImVec2(cx - ts.x * 0.5f, y_bottom - ts.y), text, s.c_str());
+  };
+  for (int64_t c = f.firstCol() / step * step; c <= f.lastCol(); c += step) put(c, false);
+  if (hover_col >= 0) put(hover_col, true);
+}
+
+void drawOverlays(ImDrawList* dl, const Frame& f, const MatrixView& view) {
+  const ImU32 light = IM_COL32(255, 255, 255, 235), dark = IM_COL32(0, 0, 0, 200);
+  if (const Array* w = view.query_window; w && w->rank() == 2 && w->shape[1] == 2 && w->shape[0] == view.rows) {
+    // Rows sharing a window become one outline.
+    int64_t start = 0;
+    for (int64_t r = 1; r <= view.rows; ++r) {
+      const bool same = r < view.rows && w->data[2 * r] == w->data[2 * start] && w->data[2 * r + 1] == w->data[2 * start + 1];
+      if (same) continue;
+      const float a = w->data[2 * start], b = w->data[2 * start + 1];
+      if (std::isfinite(a) && std::isfinite(b) && b >= a) {
+        const ImVec2 p0(f.x(a), f.y(static_cast<double>(start))), p1(f.x(b + 1.0), f.y(static_cast<double>(r)));
+        dl->AddRect(p0, p1, dark, 0.0f, 0, 3.0f);
+        dl->AddRect(p0, p1, light, 0.0f, 0, 1.5f);
+      }
+      start = r;
+    }
+  }
+  if (const Array* p = view.query_position; p && p->size() == view.rows) {
+    const float rad = std::clamp(std::min(f.cellW(), f.cellH()) * 0.3f, 2.5f, ImGui::GetTextLineHeight() * 0.4f);
+    for (int64_t r = f.firstRow(); r <= f.lastRow(); ++r) {
+      const float pos = p->data[static_cast<size_t>(r)];
+      if (!std::isfinite(pos)) continue;
+      const ImVec2 c(f.x(pos + 0.5), f.y(r + 0.5));
+      const ImVec2 d[4] = {{c.x, c.y - rad}, {c.x + rad, c.y}, {c.x, c.y + rad}, {c.x - rad, c.y}};
+      dl->AddConvexPolyFilled(d, 4, light);
+      dl->AddPolyline(d, 4, dark, ImDrawFlags_Closed, 1.5f);
+    }
+  }
+}
+
+void drawTooltip(const MatrixView& view, int64_t r, int64_t c) {
+  ImGui::BeginTooltip();
+  ImGui::Text("%s %lld: %s", view.row_axis.c_str(), static_cast<long long>(r), labelOf(view.row_labels, r).c_str());
+  ImGui::Text("%s %lld: %s", view.col_axis.c_str(), static_cast<long long>(c), labelOf(view.col_labels, c).c_str());
+  ImGui::Separator();
+  ImGui::Text("%s: %s", view.value_label.c_str(), formatValueShort(view.data[r * view.cols + c]).c_str());
+  if (view.scores && r < view.scores->rows() && c < view.scores->cols())
+    ImGui::Text("%s: %s", view.score_label.c_str(), formatValueShort((*view.scores)(r, c)).c_str());
+  if (view.mask && view.mask->size() && r < view.mask->rows() && c < view.mask->cols())
+    ImGui::TextUnformatted((*view.mask)(r, c) != 0.0f ? "mask: key allowed" : "mask: key masked");
+  if (view.query_position && view.query_position->size() == view.rows)
+    ImGui::Text("marker at key %s", formatValueShort(view.query_position->data[static_cast<size_t>(r)]).c_str());
+  if (view.query_window && view.query_window->size() == 2 * view.rows)
+    ImGui::Text("window: keys %s – %s", formatValueShort(view.query_window->data[static_cast<size_t>(2 * r)]).c_str(),
+                formatValueShort(view.query_window->data[static_cast<size_t>(2 * r + 1)]).c_str());
+  ImGui::EndTooltip();
+}
+
+}  // namespace
+
+void addTextVertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text) {
+  // Glyphs are culled against the clip rect before we rotate them, so cull
+  // against the clip rect rotated back (+90°); the GPU scissor still clips
+  // the rotated quads with the real one.
+  const ImVec4 c = dl->_ClipRectStack.back();
+  const ImVec4 unrotated(pos.x + pos.y - c.w, pos.y + c.x - pos.x, pos.x + pos.y - c.y, pos.y + c.z - pos.x);
+  const int first = dl->VtxBuffer.Size;
+  ImGui::GetFont()->RenderText(dl, ImGui::GetFontSize(), pos, col, unrotated, text, nullptr);
+  // Rotate the new glyph quads by −90° about `pos`: (dx, dy) → (dy, −dx).
+  for (int i = first; i < dl->VtxBuffer.Size; ++i) {
+    ImDrawVert& v = dl->VtxBuffer[i];
+    const float dx = v.pos.x - pos.x, dy = v.pos.y - pos.y;
+    v.pos = ImVec2(pos.x + dy, pos.y - dx);
+  }
+}
+
+void colorbar(ImDrawList* dl, ImVec2 p0, ImVec2 size, Colormap cmap, const ValueRange& range, const std::string& caption) {
+  const auto& table = colormapTable(cmap);
+  const int n = 64;
+  for (int i = 0; i < n; ++i) {
+    // Top is the high end.
+    const Rgb8 top = table[static_cast<size_t>(255 - i * 255 / n)];
+    const Rgb8 bottom = table[static_cast<size_t>(255 - std::min(255, (i + 1) * 255 / n))];
+    const float y0 = p0.y + size.y * static_cast<float>(i) / n, y1 = p0.y + size.y * static_cast<float>(i + 1) / n;
+    dl->AddRectFilledMultiColor(ImVec2(p0.x, y0), ImVec2(p0.x + size.x, y1 + 0.5f), toU32(top), toU32(top),
+                                toU32(bottom), toU32(bottom));
+  }
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  dl->AddRect(p0, ImVec2(p0.x + size.x, p0.y + size.y), ImGui::GetColorU32(ImGuiCol_Border));
+  const float line = ImGui::GetTextLineHeight();
+  float label_w = 0.0f;
+  for (float t : niceTicks(range.lo, range.hi, std::max(2, static_cast<int>(size.y / (line * 3.5f))))) {
+    const float y = p0.y + size.y * (1.0f - (t - range.lo) / (range.hi - range.lo));
+    dl->AddLine(ImVec2(p0.x + size.x, y), ImVec2(p0.x + size.x + 5, y), text);
+    const std::string s = formatValueShort(t);
+    label_w = std::max(label_w, ImGui::CalcTextSize(s.c_str()).x);
+    dl->AddText(ImVec2(p0.x + size.x + 8, y - line * 0.5f), text, s.c_str());
+  }
+  if (!caption.empty()) {
+    const float w = ImGui::CalcTextSize(caption.c_str()).x;
+    addTextVertical(dl, ImVec2(p0.x + size.x + 14 + label_w, p0.y + size.y * 0.5f + w * 0.5f),
+                    ImGui::GetColorU32(ImGuiCol_TextDisabled), caption.c_str());
+  }
+}
+
+HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle& style, HeatmapZoom& zoom,
+                      HeatmapRenderer& gl, ImVec2 size) {
+  HeatmapEvents ev;
+  if (!view.data || view.rows <= 0 || view.cols <= 0 || size.x < 8 || size.y < 8) {
+    ImGui::Dummy(size);
+    return ev;
+  }
+  ImGui::PushID(id);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float line = ImGui::GetTextLineHeight(), pad = line * 0.4f;
+  const float rows = static_cast<float>(view.rows), cols = static_cast<float>(view.cols);
+  clampZoom(zoom, view.rows, view.cols);
+
+  // Margins: row labels left, column labels on top, colorbar right.
+  float left = 0, top = 0, right = 0;
+  const float col_label_w = style.labels ? maxLabelWidth(view.col_labels, view.cols) : 0.0f;
+  if (style.labels) {
+    left = std::min(maxLabelWidth(view.row_labels, view.rows), size.x * 0.25f) + pad * 2;
+    top = line + pad;
+  }
+  const float bar_w = line * 0.9f;
+  if (style.colorbar) right = pad * 2 + bar_w + 8 + ImGui::CalcTextSize("-0.0000").x + line * 1.5f;
+
+  auto fit = [&](float l, float t, ImVec2& cell) {
+    const float aw = std::max(1.0f, size.x - l - right), ah = std::max(1.0f, size.y - t - pad);
+    cell = ImVec2(aw / cols, ah / rows);
+    cell.x = std::min(cell.x, cell.y * style.max_cell_aspect);
+    cell.y = std::min(cell.y, cell.x * style.max_cell_aspect);
+  };
+  ImVec2 cell;
+  fit(left, top, cell);
+  const bool vertical = style.labels && col_label_w > cell.x * zoom.zoom - pad;
+  if (vertical) {
+    top = std::min(col_label_w, size.y * 0.25f) + pad;
+    fit(left, top, cell);
+  }
+  const ImVec2 extent(cell.x * cols, cell.y * rows);
+  const float slack = std::max(0.0f, size.x - left - right - extent.x) * 0.5f;
+  Frame f;
+  f.rows = view.rows;
+  f.cols = view.cols;
+  f.p0 = ImVec2(std::floor(origin.x + left + slack), std::floor(origin.y + top));
+  f.p1 = ImVec2(f.p0.x + std::floor(extent.x), f.p0.y + std::floor(extent.y));
+  const float half = 0.5f / zoom.zoom;
+  f.uv0 = ImVec2(zoom.center.x - half, zoom.center.y - half);
+  f.uv1 = ImVec2(zoom.center.x + half, zoom.center.y + half);
+
+  handleInput(f, zoom, ev);
+  // Input may have moved the view; redraw with the updated window.
+  f.uv0 = ImVec2(zoom.center.x - 0.5f / zoom.zoom, zoom.center.y - 0.5f / zoom.zoom);
+  f.uv1 = ImVec2(zoom.center.x + 0.5f / zoom.zoom, zoom.center.y + 0.5f / zoom.zoom);
+
+  const ImVec4 grid = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  gl.draw(dl, view.data, view.rows, view.cols, f.p0, f.p1, f.uv0, f.uv1, style.range, style.colormap,
+          ImVec4(grid.x, grid.y, grid.z, 0.55f));
+  dl->PushClipRect(f.p0, f.p1, true);
+  drawOverlays(dl, f, view);
+  if (ev.hovered) {
+    const ImVec2 a(f.x(static_cast<double>(ev.col)), f.y(static_cast<double>(ev.row)));
+    const ImVec2 b(f.x(ev.col + 1.0), f.y(ev.row + 1.0));
+    dl->AddRect(a, b, IM_COL32(0, 0, 0, 220), 0.0f, 0, 3.0f);
+    dl->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0.0f, 0, 1.5f);
+  }
+  dl->PopClipRect();
+  dl->AddRect(ImVec2(f.p0.x - 1, f.p0.y - 1), ImVec2(f.p1.x + 1, f.p1.y + 1), ImGui::GetColorU32(ImGuiCol_Border));
+  if (style.highlight)
+    dl->AddRect(ImVec2(f.p0.x - 3, f.p0.y - 3), ImVec2(f.p1.x + 3, f.p1.y + 3), ImGui::GetColorU32(ImGuiCol_PlotHistogram),
+                2.0f, 0, 3.0f);
+
+  if (style.labels) {
+    dl->PushClipRect(ImVec2(origin.x, f.p0.y - line), ImVec2(f.p0.x, f.p1.y + line), true);
+    drawRowLabels(dl, f, view, f.p0.x - pad, ev.row);
+    dl->PopClipRect();
+    dl->PushClipRect(ImVec2(f.p0.x - line, origin.y), ImVec2(f.p1.x + line, f.p0.y), true);
+    drawColLabels(dl, f, view, f.p0.y - pad * 0.5f, vertical, col_label_w, ev.col);
+    dl->PopClipRect();
+    // Axis captions in the corner the labels leave free.
+    const std::string col_caption = view.col_axis + " \xE2\x86\x92", row_caption = view.row_axis + " \xE2\x86\x93";
+    const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    const ImVec2 cs = ImGui::CalcTextSize(col_caption.c_str());
+    if (top >= line * 2 + pad && f.p0.x - origin.x >= cs.x) {
+      dl->AddText(ImVec2(f.p0.x - pad - cs.x, f.p0.y - pad - line * 2), dim, col_caption.c_str());
+      dl->AddText(ImVec2(f.p0.x - pad - ImGui::CalcTextSize(row_caption.c_str()).x, f.p0.y - pad - line), dim,
+                  row_caption.c_str());
+    }
+  }
+  if (style.colorbar)
+    colorbar(dl, ImVec2(f.p1.x + pad * 2, f.p0.y), ImVec2(bar_w, f.p1.y - f.p0.y), style.colormap, style.range,
+             view.value_label);
+  if (ev.hovered && style.tooltip) drawTooltip(view, ev.row, ev.col);
+
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::Dummy(size);
+  ImGui::PopID();
+  return ev;
+}
+
+}  // namespace attn

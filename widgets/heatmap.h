@@ -1,0 +1,129 @@
+// The heatmap view: a matrix colourised at screen resolution by a GLSL
+// colormap shader (through an ImDrawList callback), with token axes,
+// colorbar, zoom/pan, hover tooltip and overlays (p_t markers, windows).
+//
+// Index
+//   [SECTION] HeatmapRenderer: GL program, colormap LUTs, data textures
+//   [SECTION] heatmap(): the ImGui widget
+#pragma once
+
+#include "engine/result.h"
+#include "widgets/colormap.h"
+#include "widgets/value_range.h"
+
+#include <imgui.h>
+
+#include <GL/glcorearb.h>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace attn {
+
+// [SECTION] HeatmapRenderer
+
+// Owns the GL side. Data textures are uploaded once per result (keyed by the
+// data pointer) and dropped when the generation passed to beginFrame()
+// changes, i.e. only when a new result is swapped in.
+class HeatmapRenderer {
+ public:
+  HeatmapRenderer() = default;
+  ~HeatmapRenderer();
+  HeatmapRenderer(const HeatmapRenderer&) = delete;
+  HeatmapRenderer& operator=(const HeatmapRenderer&) = delete;
+
+  bool init();  // needs a current GL 3.3 context; false (log printed) on failure
+  void beginFrame(uint64_t data_generation);
+  // Queues the drawing of `data` ([rows, cols], row-major) into the screen
+  // rectangle [p0, p1], showing the data-uv window [uv0, uv1] ⊂ [0, 1]².
+  void draw(ImDrawList* dl, const float* data, int64_t rows, int64_t cols, ImVec2 p0, ImVec2 p1, ImVec2 uv0,
+            ImVec2 uv1, const ValueRange& range, Colormap cmap, ImVec4 grid_color);
+  int uploads() const { return uploads_; }  // data textures uploaded so far
+
+ private:
+  struct Command {
+    HeatmapRenderer* self;
+    GLuint texture;
+    float cols, rows;
+    float verts[16];  // 4 × (x, y, u, v)
+    float range[2], cell_px;
+    float grid[4];
+    Colormap cmap;
+  };
+  static void callback(const ImDrawList* dl, const ImDrawCmd* cmd);
+  void execute(const Command& c, const ImDrawCmd* cmd);
+  GLuint textureFor(const float* data, int64_t rows, int64_t cols);
+
+  GLuint program_ = 0, vao_ = 0, vbo_ = 0;
+  GLint loc_display_pos_ = -1, loc_display_size_ = -1, loc_data_ = -1, loc_lut_ = -1, loc_range_ = -1,
+        loc_data_size_ = -1, loc_cell_px_ = -1, loc_grid_ = -1;
+  std::map<Colormap, GLuint> luts_;
+  std::map<std::tuple<const float*, int64_t, int64_t>, GLuint> textures_;
+  uint64_t generation_ = ~uint64_t{0};
+  std::deque<Command> commands_;  // stable addresses until the next beginFrame()
+  int uploads_ = 0;
+};
+
+// [SECTION] heatmap()
+
+// Zoom and pan in data-uv space; lives across frames. Views that share one
+// instance are linked (the heads grid).
+struct HeatmapZoom {
+  float zoom = 1.0f;            // 1: whole matrix
+  ImVec2 center{0.5f, 0.5f};    // data-uv at the centre of the view
+  void reset() { *this = HeatmapZoom{}; }
+};
+
+// What to draw; nothing is owned.
+struct MatrixView {
+  const float* data = nullptr;
+  int64_t rows = 0, cols = 0;
+  const Mat* scores = nullptr;  // shown in the tooltip
+  const Mat* mask = nullptr;    // 1 = allowed; shown in the tooltip
+  const std::vector<std::string>* row_labels = nullptr;  // empty: indices
+  const std::vector<std::string>* col_labels = nullptr;
+  std::string row_axis = "query", col_axis = "key";
+  std::string value_label = "weight", score_label = "score";
+  const Array* query_position = nullptr;  // [rows]: key position marker per row
+  const Array* query_window = nullptr;    // [rows, 2]: first/last allowed key per row
+
+  static MatrixView of(const Mat& m) {
+    MatrixView v;
+    v.data = m.data();
+    v.rows = m.rows();
+    v.cols = m.cols();
+    return v;
+  }
+};
+
+struct HeatmapStyle {
+  Colormap colormap = Colormap::Viridis;
+  ValueRange range;
+  bool labels = true;       // token labels on both axes
+  bool colorbar = true;
+  bool tooltip = true;
+  float max_cell_aspect = 1.0f;  // 1: square cells; larger lets a thin matrix stretch
+  bool highlight = false;   // draw a focus frame (selected thumbnail)
+};
+
+struct HeatmapEvents {
+  bool hovered = false;
+  bool clicked = false;     // released without dragging
+  int64_t row = -1, col = -1;
+};
+
+HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle& style, HeatmapZoom& zoom,
+                      HeatmapRenderer& gl, ImVec2 size);
+
+// A vertical colour bar with tick labels for `range`, at `p0` with `size`.
+void colorbar(ImDrawList* dl, ImVec2 p0, ImVec2 size, Colormap cmap, const ValueRange& range, const std::string& caption);
+
+// Text rotated 90° counter-clockwise (reads bottom to top); `pos` is where
+// the text starts (its baseline-left corner after rotation is at the bottom).
+void addTextVertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text);
+
+}  // namespace attn

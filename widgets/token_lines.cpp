@@ -1,0 +1,135 @@
+#include "widgets/token_lines.h"
+
+#include "widgets/colormap.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace attn {
+
+namespace {
+
+const std::string& tokenAt(const std::vector<std::string>& tokens, int64_t i, std::string& fallback) {
+  if (i < static_cast<int64_t>(tokens.size())) return tokens[static_cast<size_t>(i)];
+  fallback = std::to_string(i);
+  return fallback;
+}
+
+}  // namespace
+
+bool headToggles(int heads, std::vector<bool>& visible) {
+  visible.resize(static_cast<size_t>(heads), true);
+  bool changed = false;
+  for (int h = 0; h < heads; ++h) {
+    ImGui::PushID(h);
+    const Rgb8 c = headColor(h);
+    const ImVec4 col(c.r / 255.0f, c.g / 255.0f, c.b / 255.0f, 1.0f);
+    ImGui::PushStyleColor(ImGuiCol_CheckMark, ImVec4(1, 1, 1, 1));
+    ImGui::PushStyleColor(ImGuiCol_FrameBg, visible[h] ? col : ImVec4(col.x, col.y, col.z, 0.25f));
+    ImGui::PushStyleColor(ImGuiCol_FrameBgHovered, col);
+    bool v = visible[h];
+    const std::string label = "head " + std::to_string(h);
+    if (ImGui::Checkbox(label.c_str(), &v)) {
+      visible[h] = v;
+      changed = true;
+    }
+    ImGui::PopStyleColor(3);
+    ImGui::PopID();
+    ImGui::SameLine();
+  }
+  ImGui::NewLine();
+  return changed;
+}
+
+void tokenLines(const char* id, const Result& r, TokenLinesState& state, ImVec2 size) {
+  ImGui::PushID(id);
+  headToggles(r.heads(), state.heads_visible);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  size = ImVec2(std::max(1.0f, size.x), std::max(1.0f, ImGui::GetContentRegionAvail().y));
+  ImGui::InvisibleButton("##lines", size);
+  const bool hovered = ImGui::IsItemHovered();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float line = ImGui::GetTextLineHeight();
+  const int64_t lq = r.queries(), lk = r.keys();
+  if (lq == 0 || lk == 0) {
+    ImGui::PopID();
+    return;
+  }
+  // Rows are spaced evenly; when they get closer than a text line only every
+  // k-th label is written, but every token keeps its lines.
+  const float top = origin.y + line * 1.8f, height = size.y - line * 2.4f;
+  const float sq = std::min(line * 2.4f, height / static_cast<float>(lq));
+  const float sk = std::min(line * 2.4f, height / static_cast<float>(lk));
+  const float y0q = top + (height - sq * lq) * 0.5f, y0k = top + (height - sk * lk) * 0.5f;
+  const float mid = origin.x + size.x * 0.5f, gap = std::min(size.x * 0.4f, line * 22.0f);
+  const float xq = mid - gap * 0.5f, xk = mid + gap * 0.5f;
+  auto yq = [&](int64_t i) { return y0q + sq * (static_cast<float>(i) + 0.5f); };
+  auto yk = [&](int64_t j) { return y0k + sk * (static_cast<float>(j) + 0.5f); };
+
+  // Which token is under the mouse (query side, key side or none).
+  int64_t hover_q = -1, hover_k = -1;
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  if (hovered) {
+    if (m.x < xq + line * 0.5f && m.x > origin.x) {
+      const int64_t i = static_cast<int64_t>(std::floor((m.y - y0q) / sq));
+      if (i >= 0 && i < lq) hover_q = i;
+    } else if (m.x > xk - line * 0.5f) {
+      const int64_t j = static_cast<int64_t>(std::floor((m.y - y0k) / sk));
+      if (j >= 0 && j < lk) hover_k = j;
+    }
+  }
+
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  dl->AddText(ImVec2(xq - ImGui::CalcTextSize("queries").x - line * 0.4f, origin.y + line * 0.2f), dim, "queries");
+  dl->AddText(ImVec2(xk + line * 0.4f, origin.y + line * 0.2f), dim, "keys");
+
+  // Lines: opacity is the weight (|w| / max |w| for signed weights).
+  float norm = 1.0f;
+  if (!r.weights_are_probabilities) {
+    norm = 0.0f;
+    for (const Mat& w : r.weights) norm = std::max(norm, w.cwiseAbs().maxCoeff());
+    if (!(norm > 0.0f)) norm = 1.0f;
+  }
+  const float thick = std::clamp(std::min(sq, sk) * 0.18f, 1.0f, 3.0f);
+  for (int h = 0; h < r.heads(); ++h) {
+    if (h < static_cast<int>(state.heads_visible.size()) && !state.heads_visible[static_cast<size_t>(h)]) continue;
+    const Rgb8 c = headColor(h);
+    const Mat& w = r.weights[static_cast<size_t>(h)];
+    for (int64_t i = 0; i < lq; ++i) {
+      if (hover_q >= 0 && i != hover_q) continue;
+      for (int64_t j = 0; j < lk; ++j) {
+        if (hover_k >= 0 && j != hover_k) continue;
+        const float a = std::abs(w(i, j)) / norm;
+        if (!(a > 0.02f)) continue;
+        const int alpha = static_cast<int>(std::min(1.0f, a) * 230.0f);
+        dl->AddLine(ImVec2(xq + line * 0.3f, yq(i)), ImVec2(xk - line * 0.3f, yk(j)), IM_COL32(c.r, c.g, c.b, alpha),
+                    thick);
+      }
+    }
+  }
+
+  // Labels, thinned when rows are denser than the text.
+  std::string fallback;
+  const int64_t step_q = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(line / sq)));
+  const int64_t step_k = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(line / sk)));
+  for (int64_t i = 0; i < lq; ++i) {
+    if (i % step_q != 0 && i != hover_q) continue;
+    const std::string& s = tokenAt(r.q_tokens, i, fallback);
+    const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+    const ImVec2 p(xq - ts.x, yq(i) - ts.y * 0.5f);
+    if (i == hover_q) dl->AddRectFilled(ImVec2(p.x - 3, p.y - 1), ImVec2(xq + 3, p.y + ts.y + 1), ImGui::GetColorU32(ImGuiCol_Header), 3);
+    dl->AddText(p, hover_k >= 0 ? dim : text, s.c_str());
+  }
+  for (int64_t j = 0; j < lk; ++j) {
+    if (j % step_k != 0 && j != hover_k) continue;
+    const std::string& s = tokenAt(r.k_tokens, j, fallback);
+    const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+    const ImVec2 p(xk, yk(j) - ts.y * 0.5f);
+    if (j == hover_k) dl->AddRectFilled(ImVec2(p.x - 3, p.y - 1), ImVec2(p.x + ts.x + 3, p.y + ts.y + 1), ImGui::GetColorU32(ImGuiCol_Header), 3);
+    dl->AddText(p, hover_q >= 0 ? dim : text, s.c_str());
+  }
+  ImGui::PopID();
+}
+
+}  // namespace attn

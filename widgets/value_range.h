@@ -1,0 +1,40 @@
+// Value ranges and colorbar ticks for drawing matrices: GUI-free, shared by
+// the ImGui views and the QPainter figure export so both show the same
+// scale. Probabilities map [0, max] to the colormap; signed data maps
+// [−m, m] (m = max |v|) to a diverging colormap centred on 0.
+#pragma once
+
+#include "engine/result.h"
+#include "engine/tensor.h"
+#include "widgets/colormap.h"
+
+#include <string>
+#include <vector>
+
+namespace attn {
+
+struct ValueRange {
+  float lo = 0.0f, hi = 1.0f;
+  bool diverging = false;  // centred on 0: lo == −hi
+};
+
+// Over all matrices (non-finite entries ignored). A constant or empty input
+// still yields a non-empty range so the colormap is well defined.
+ValueRange valueRange(const std::vector<const Mat*>& mats, bool signed_values);
+ValueRange valueRange(const Mat& m, bool signed_values);
+ValueRange valueRange(const Array& a, bool signed_values);
+// The range of a result's main weights, shared by all its heads.
+ValueRange weightsRange(const Result& r);
+
+// The colormap to draw with: the user's choice for non-negative data; for
+// diverging data that choice if it is diverging, else Coolwarm.
+Colormap colormapFor(const ValueRange& range, Colormap chosen);
+
+// "Nice" tick values (1, 2, 2.5, 5 × 10^k steps) inside [lo, hi], at most `max_ticks`.
+std::vector<float> niceTicks(float lo, float hi, int max_ticks);
+// Short label for a tick or a hovered value: "0.25", "1e-04", "-3.2".
+std::string formatValueShort(double v);
+// Human-readable operation count: "1.2 MFLOP", "3.4 GFLOP".
+std::string formatFlops(double flops);
+
+}  // namespace attn
