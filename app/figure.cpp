@@ -421,7 +421,7 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r) {
     mats[i] = Eigen::Map<const Mat>(e.value.data.data(), rows, cols);
     MatrixPanel m;
     m.values = &mats[i];
-    m.range = valueRange(mats[i], e.signed_values);
+    m.range = extraRange(e);
     m.title = qs(e.label);
     m.row_axis = qs(e.row_axis.empty() ? "query" : e.row_axis);
     m.col_axis = qs(e.col_axis.empty() ? "key" : e.col_axis);

@@ -423,16 +423,27 @@ int GuiApp::run() {
   if (frames_mode()) {
     // [SECTION] Frames / screenshot mode: wait for the first result, then
     // time N frames and report median and worst.
+    // Frames drawn while that first job computes are timed too: they show
+    // whether the UI stays interactive during a long computation.
     const auto t0 = Clock::now();
+    std::vector<double> busy_times;
     while (!first_job_done_) {
+      const auto f0 = Clock::now();
       glfwPollEvents();
       frame();
       glfwSwapBuffers(window_);
+      if (!first_job_done_) busy_times.push_back(msSince(f0));
       if (msSince(t0) > kFirstJobTimeout * 1e3) {
         std::fprintf(stderr, "attnlab: the first computation did not finish within %.0f s\n", kFirstJobTimeout);
         return 1;
       }
       if (!first_job_done_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (busy_times.size() >= 3) {
+      std::sort(busy_times.begin(), busy_times.end());
+      std::printf("frames while computing: %d median %.1f ms worst %.1f ms (job %.0f ms)\n",
+                  static_cast<int>(busy_times.size()), busy_times[busy_times.size() / 2], busy_times.back(),
+                  msSince(t0));
     }
     const int n = std::max(1, options_.frames);
     std::vector<double> times;
@@ -465,7 +476,6 @@ int GuiApp::run() {
   // Interactive: idle in glfwWaitEventsTimeout (Xvfb does not throttle swaps),
   // keep redrawing while a job runs.
   while (!glfwWindowShouldClose(window_)) {
-    const auto f0 = Clock::now();
     if (runner_->busy())
       glfwWaitEventsTimeout(1.0 / 60.0);
     else
@@ -474,7 +484,6 @@ int GuiApp::run() {
     frame();
     glfwSwapBuffers(window_);
     state_.frame_ms = msSince(work0);
-    (void)f0;
     afterSwap();
   }
   return 0;

@@ -157,7 +157,7 @@ void matrixExtra(AppState& s, const Extra& e, HeatmapRenderer& gl, ImVec2 size) 
   v.col_axis = e.col_axis.empty() ? "column" : e.col_axis;
   v.value_label = e.label.empty() ? e.name : e.label;
   HeatmapStyle st;
-  st.range = valueRange(e.value, e.signed_values);
+  st.range = extraRange(e);
   st.colormap = colormapFor(st.range, s.settings.colormap);
   st.max_cell_aspect = 8.0f;
   heatmap(e.name.c_str(), v, st, s.view.extra_zoom[e.name], gl, size);
@@ -184,7 +184,7 @@ void weightsExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer&
   v.col_labels = &r.k_tokens;
   v.value_label = e.label.empty() ? e.name : e.label;
   HeatmapStyle st;
-  st.range = valueRange(e.value, e.signed_values);
+  st.range = extraRange(e);
   st.colormap = colormapFor(st.range, s.settings.colormap);
   heatmap("extra", v, st, s.view.extra_zoom[e.name], gl, half);
   ImGui::EndGroup();
@@ -226,7 +226,7 @@ void extrasView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     } else if (e->kind == ExtraKind::Weights) {
       weightsExtra(s, r, *e, gl, size);
     } else if (e->kind == ExtraKind::TokenValues) {
-      const ValueRange range = valueRange(e->value, e->signed_values);
+      const ValueRange range = extraRange(*e);
       const std::vector<std::string>* labels = e->value.size() == r.queries() ? &r.q_tokens : nullptr;
       valueBars("bars", e->value, labels, range, colormapFor(range, s.settings.colormap), e->label, size);
     } else {

@@ -1,5 +1,8 @@
 #include "app/job_runner.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include "engine/error.h"
 
 namespace attn {
@@ -50,6 +53,11 @@ double JobRunner::runningSeconds() const {
 }
 
 void JobRunner::loop() {
+  // Lower this thread's priority (Linux nice is per thread, and the OpenMP
+  // team this thread starts inherits it): on a 2-core machine the UI thread
+  // then wins the cores while a long job runs, and the job still gets every
+  // cycle the UI does not use.
+  setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 8);
   for (;;) {
     Pending job;
     std::shared_ptr<std::atomic<bool>> cancel;

@@ -2,6 +2,7 @@
 
 #include "engine/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -62,22 +63,24 @@ namespace {
 
 // softmax(s)_j = exp(s_j − max s) / Σ_k exp(s_k − max s), over mask == 1 only.
 void softmaxRow(const Mat& scores, const Mat& mask, Mat& weights, int64_t i) {
-  auto s = scores.row(i).array();
-  auto w = weights.row(i).array();
+  // Rows of row-major matrices are contiguous: map them as plain arrays.
+  const int64_t n = scores.cols();
+  Eigen::Map<const Eigen::ArrayXf> s(scores.data() + i * n, n);
+  Eigen::Map<Eigen::ArrayXf> w(weights.data() + i * n, n);
   if (mask.size() == 0) {
     const float mx = s.maxCoeff();
     w = (s - mx).exp();
-    w /= w.sum();
+    w *= 1.0f / w.sum();
     return;
   }
-  auto m = mask.row(i).array();
+  Eigen::Map<const Eigen::ArrayXf> m(mask.data() + i * n, n);
   const float mx = (m != 0.0f).select(s, -std::numeric_limits<float>::infinity()).maxCoeff();
   if (mx == -std::numeric_limits<float>::infinity()) {
     w.setZero();  // no allowed key: the row attends to nothing
     return;
   }
   w = (m != 0.0f).select((s - mx).exp(), 0.0f);
-  w /= w.sum();
+  w *= 1.0f / w.sum();
 }
 
 }  // namespace
@@ -93,12 +96,25 @@ void maskedSoftmaxRowsSerial(const Mat& scores, const Mat& mask, Mat& weights) {
   for (int64_t i = 0; i < scores.rows(); ++i) softmaxRow(scores, mask, weights, i);
 }
 
+int64_t attendBlockRows(int64_t lk) { return std::max<int64_t>(8, (int64_t{512} << 10) / (4 * std::max<int64_t>(lk, 1))); }
+
+void attendRows(const MatRef& q, const MatRef& k, const MatRef& v, float scale, const Mat& mask, Mat& scores,
+                Mat& weights, Eigen::Ref<Mat> out, int64_t row0, int64_t n) {
+  // scores[rows] = q[rows] kᵀ · scale                 [n, Lk]
+  scores.middleRows(row0, n).noalias() = (q.middleRows(row0, n) * scale) * k.transpose();
+  // weights[rows] = softmax(scores[rows] where mask)  [n, Lk]
+  for (int64_t i = row0; i < row0 + n; ++i) softmaxRow(scores, mask, weights, i);
+  // out[rows] = weights[rows] v                        [n, d_v]
+  out.middleRows(row0, n).noalias() = weights.middleRows(row0, n) * v;
+}
+
 void attendHead(const MatRef& q, const MatRef& k, const MatRef& v, float scale, const Mat& mask, Mat& scores,
                 Mat& weights, Eigen::Ref<Mat> out) {
   scores.resize(q.rows(), k.rows());
-  scores.noalias() = (q * scale) * k.transpose();
-  maskedSoftmaxRowsSerial(scores, mask, weights);
-  out.noalias() = weights * v;
+  weights.resize(q.rows(), k.rows());
+  const int64_t block = attendBlockRows(k.rows());
+  for (int64_t r0 = 0; r0 < q.rows(); r0 += block)
+    attendRows(q, k, v, scale, mask, scores, weights, out, r0, std::min(block, q.rows() - r0));
 }
 
 Mat causalMask(int64_t lq, int64_t lk) {

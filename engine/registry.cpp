@@ -97,6 +97,7 @@ Result runVariant(const VariantInfo& info, const Inputs& inputs, const Params& p
   r.compute_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.variant = info.name;
   r.params = params;
+  r.computeStats();
   return r;
 }
 

@@ -1,5 +1,9 @@
 #include "engine/result.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 namespace attn {
 
 std::string extraKindName(ExtraKind k) {
@@ -18,6 +22,29 @@ const Extra* Result::findExtra(const std::string& name) const {
   for (const Extra& e : extras)
     if (e.name == name) return &e;
   return nullptr;
+}
+
+ValueStats ValueStats::of(const float* data, int64_t n) {
+  float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+#pragma omp parallel for reduction(min : lo) reduction(max : hi) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(data[i])) continue;
+    lo = std::min(lo, data[i]);
+    hi = std::max(hi, data[i]);
+  }
+  if (lo > hi) return {};  // empty or all non-finite
+  return {lo, hi};
+}
+
+void Result::computeStats() {
+  ValueStats all{std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
+  for (const Mat& w : weights) {
+    const ValueStats s = ValueStats::of(w.data(), w.size());
+    all.min = std::min(all.min, s.min);
+    all.max = std::max(all.max, s.max);
+  }
+  weights_stats = weights.empty() ? ValueStats{} : all;
+  for (Extra& e : extras) e.stats = ValueStats::of(e.value.data.data(), e.value.size());
 }
 
 }  // namespace attn

@@ -22,6 +22,13 @@ enum class ExtraKind {
 
 std::string extraKindName(ExtraKind k);
 
+// Smallest and largest finite value of an array, computed once per result
+// (runVariant) so views and figures never rescan [H, L, L] per frame.
+struct ValueStats {
+  float min = 0.0f, max = 0.0f;
+  static ValueStats of(const float* data, int64_t n);
+};
+
 struct Extra {
   std::string name;   // file stem under extras/, paper symbol where there is one ("p_t", "pe")
   std::string label;  // caption in views and figures ("predicted position p_t")
@@ -29,6 +36,7 @@ struct Extra {
   Array value;
   std::string row_axis, col_axis;  // Matrix: axis captions ("position", "dimension")
   bool signed_values = false;      // Matrix: draw with a diverging colormap centred on 0
+  ValueStats stats;                // filled by runVariant
 };
 
 struct Result {
@@ -47,6 +55,8 @@ struct Result {
   std::string weights_label = "attention weight";
   std::string scores_label = "pre-softmax score";
 
+  ValueStats weights_stats;  // over all heads; filled by runVariant
+
   std::vector<Extra> extras;
   std::map<std::string, Mat> inputs;  // every tensor used, by paper symbol: q, k, v, x, w_q, ...
 
@@ -57,6 +67,8 @@ struct Result {
   int64_t queries() const { return weights.empty() ? 0 : weights[0].rows(); }
   int64_t keys() const { return weights.empty() ? 0 : weights[0].cols(); }
   const Extra* findExtra(const std::string& name) const;
+  // Fills weights_stats and every extra's stats.
+  void computeStats();
 };
 
 }  // namespace attn

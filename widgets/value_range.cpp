@@ -6,58 +6,23 @@
 
 namespace attn {
 
-namespace {
-
-// Running min / max / max |v| over finite entries.
-struct Extent {
-  float lo = INFINITY, hi = -INFINITY, abs_max = 0.0f;
-  void add(const float* v, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      if (!std::isfinite(v[i])) continue;
-      lo = std::min(lo, v[i]);
-      hi = std::max(hi, v[i]);
-      abs_max = std::max(abs_max, std::abs(v[i]));
-    }
+ValueRange valueRange(const ValueStats& stats, bool signed_values) {
+  ValueRange r;
+  // Signed data, or any negative value, is drawn symmetric about zero.
+  if (signed_values || stats.min < 0.0f) {
+    const float m = std::max(std::abs(stats.min), std::abs(stats.max));
+    r.diverging = true;
+    r.lo = m > 0.0f ? -m : -1.0f;
+    r.hi = m > 0.0f ? m : 1.0f;
+  } else {
+    r.hi = stats.max > 0.0f ? stats.max : 1.0f;
   }
-  ValueRange range(bool signed_values) const {
-    ValueRange r;
-    if (!std::isfinite(lo)) return r;
-    // Signed data, or any negative value, is drawn symmetric about zero.
-    if (signed_values || lo < 0.0f) {
-      r.diverging = true;
-      r.lo = -abs_max;
-      r.hi = abs_max;
-      if (!(r.hi > 0.0f)) r.lo = -1.0f, r.hi = 1.0f;
-    } else {
-      r.hi = hi;
-      if (!(r.hi > 0.0f)) r.hi = 1.0f;
-    }
-    return r;
-  }
-};
-
-}  // namespace
-
-ValueRange valueRange(const std::vector<const Mat*>& mats, bool signed_values) {
-  Extent e;
-  for (const Mat* m : mats)
-    if (m) e.add(m->data(), m->size());
-  return e.range(signed_values);
+  return r;
 }
 
-ValueRange valueRange(const Mat& m, bool signed_values) { return valueRange(std::vector<const Mat*>{&m}, signed_values); }
+ValueRange weightsRange(const Result& r) { return valueRange(r.weights_stats, !r.weights_are_probabilities); }
 
-ValueRange valueRange(const Array& a, bool signed_values) {
-  Extent e;
-  e.add(a.data.data(), static_cast<int64_t>(a.data.size()));
-  return e.range(signed_values);
-}
-
-ValueRange weightsRange(const Result& r) {
-  std::vector<const Mat*> ms;
-  for (const Mat& w : r.weights) ms.push_back(&w);
-  return valueRange(ms, !r.weights_are_probabilities);
-}
+ValueRange extraRange(const Extra& e) { return valueRange(e.stats, e.signed_values); }
 
 Colormap colormapFor(const ValueRange& range, Colormap chosen) {
   if (range.diverging) return colormapIsDiverging(chosen) ? chosen : Colormap::Coolwarm;

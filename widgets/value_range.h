@@ -18,13 +18,14 @@ struct ValueRange {
   bool diverging = false;  // centred on 0: lo == −hi
 };
 
-// Over all matrices (non-finite entries ignored). A constant or empty input
-// still yields a non-empty range so the colormap is well defined.
-ValueRange valueRange(const std::vector<const Mat*>& mats, bool signed_values);
-ValueRange valueRange(const Mat& m, bool signed_values);
-ValueRange valueRange(const Array& a, bool signed_values);
+// From precomputed stats (engine's ValueStats, filled once per result):
+// [0, max] for non-negative data, [−m, m] with m = max |v| for signed data.
+// Constant or empty data still yields a non-empty range.
+ValueRange valueRange(const ValueStats& stats, bool signed_values);
 // The range of a result's main weights, shared by all its heads.
 ValueRange weightsRange(const Result& r);
+// The range of one extra array.
+ValueRange extraRange(const Extra& e);
 
 // The colormap to draw with: the user's choice for non-negative data; for
 // diverging data that choice if it is diverging, else Coolwarm.
