@@ -1,5 +1,7 @@
 #include "app/cli.h"
 
+#include "app/qt_messages.h"
+
 #include "engine/attention_math.h"
 #include "engine/error.h"
 #include "engine/npy.h"
@@ -8,6 +10,7 @@
 
 #include <QGuiApplication>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -51,25 +54,30 @@ namespace {
 
 nlohmann::json shapeJson(const Array& a) { return a.shape; }
 
-// Writes every file into a staging folder beside `out`, then moves them in:
-// a failure at any point leaves `out` as it was.
+// Writes every file into a staging folder beside `out`, then swaps the
+// whole folder in: a failure at any point leaves `out` as it was, and an
+// earlier run's files in `out` never mix with this run's.
 class StagedDir {
  public:
-  explicit StagedDir(const fs::path& out) : out_(out) {
-    const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  explicit StagedDir(fs::path out) : out_(out.has_filename() ? out : out.parent_path()) {  // "run/" → "run"
+    const fs::path parent = out_.has_parent_path() ? out_.parent_path() : fs::path(".");
     std::error_code ec;
     if (!fs::is_directory(parent, ec))
-      throw InputError("--out " + out.string() + ": parent folder " + parent.string() + " does not exist");
-    if (fs::exists(out, ec) && !fs::is_directory(out, ec))
-      throw InputError("--out " + out.string() + ": exists and is not a folder");
-    stage_ = parent / ("." + out.filename().string() + ".partial-" + std::to_string(::getpid()));
+      throw InputError("--out " + out_.string() + ": parent folder " + parent.string() + " does not exist");
+    if (fs::exists(out_, ec) && !fs::is_directory(out_, ec))
+      throw InputError("--out " + out_.string() + ": exists and is not a folder");
+    const std::string pid = std::to_string(::getpid());
+    stage_ = parent / ("." + out_.filename().string() + ".partial-" + pid);
+    old_ = parent / ("." + out_.filename().string() + ".old-" + pid);
     fs::remove_all(stage_, ec);
-    fs::create_directories(stage_ / "inputs");
-    fs::create_directories(stage_ / "extras");
+    fs::create_directories(stage_ / "inputs", ec);
+    if (!ec) fs::create_directories(stage_ / "extras", ec);
+    if (ec) throw InputError("--out " + out_.string() + ": cannot create files in " + parent.string() + ": " + ec.message());
   }
   ~StagedDir() {
     std::error_code ec;
     fs::remove_all(stage_, ec);
+    fs::remove_all(old_, ec);
   }
   StagedDir(const StagedDir&) = delete;
   StagedDir& operator=(const StagedDir&) = delete;
@@ -77,17 +85,21 @@ class StagedDir {
   void write(const std::string& rel, const std::string& bytes) { writeFileAtomic(stage_ / rel, bytes); }
 
   void commit() {
-    fs::create_directories(out_);
-    for (const auto& e : fs::recursive_directory_iterator(stage_)) {
-      if (!e.is_regular_file()) continue;
-      const fs::path rel = fs::relative(e.path(), stage_);
-      fs::create_directories((out_ / rel).parent_path());
-      fs::rename(e.path(), out_ / rel);
+    std::error_code ec;
+    for (const char* sub : {"inputs", "extras"})
+      if (fs::is_empty(stage_ / sub, ec)) fs::remove(stage_ / sub, ec);
+    const bool replacing = fs::exists(out_, ec);
+    if (replacing) fs::rename(out_, old_, ec);
+    if (!ec) fs::rename(stage_, out_, ec);
+    if (ec) {
+      const std::string why = ec.message();
+      if (replacing && !fs::exists(out_, ec)) fs::rename(old_, out_, ec);  // put the earlier run back
+      throw InputError("--out " + out_.string() + ": could not move the results into place: " + why);
     }
   }
 
  private:
-  fs::path out_, stage_;
+  fs::path out_, stage_, old_;
 };
 
 }  // namespace
@@ -166,6 +178,11 @@ int cmdRender(int argc, char** argv, const RenderOptions& o) {
   const Params params = resolveParams(info, o.sets);
   FigureOptions fig;
   fig.view = viewFromName(o.view);
+  if (std::find(info.views.begin(), info.views.end(), fig.view) == info.views.end()) {
+    std::string have;
+    for (ViewKind k : info.views) have += (have.empty() ? "" : ", ") + viewName(k);
+    throw InputError("--view: variant '" + info.name + "' has no '" + o.view + "' view (it has: " + have + ")");
+  }
   std::tie(fig.width, fig.height) = parseSize(o.size, "--size");
   if (!colormapFromName(o.colormap, fig.colormap))
     throw InputError("--colormap: unknown colormap '" + o.colormap + "' (expected viridis, magma, blues, gray or coolwarm)");
@@ -186,17 +203,11 @@ int cmdRender(int argc, char** argv, const RenderOptions& o) {
   } else {
     results.push_back(runVariant(info, inputs, params));
   }
-  if (o.head < 0 || o.head >= results[0].heads())
-    throw InputError("--head: expected 0.." + std::to_string(results[0].heads() - 1) + ", got " + std::to_string(o.head));
   fig.head = o.head;
 
   // Headless: QPainter needs a QGuiApplication but no display.
   setenv("QT_QPA_PLATFORM", "offscreen", 1);
-  // Qt's own notices (XDG_RUNTIME_DIR, font fallbacks) would break the
-  // one-line error contract; ATTNLAB_QT_DEBUG=1 shows them.
-  qInstallMessageHandler([](QtMsgType type, const QMessageLogContext&, const QString& msg) {
-    if (type == QtFatalMsg || std::getenv("ATTNLAB_QT_DEBUG")) std::fprintf(stderr, "qt: %s\n", qPrintable(msg));
-  });
+  quietQtMessages();
   QGuiApplication qapp(argc, argv);
   setlocale(LC_NUMERIC, "C");
   exportFigure(results, fig, o.out);

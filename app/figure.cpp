@@ -8,6 +8,7 @@
 #include "app/figure.h"
 
 #include "engine/error.h"
+#include "engine/files.h"
 #include "widgets/value_range.h"
 
 #include <QFontMetricsF>
@@ -21,7 +22,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <unistd.h>
 
 namespace attn {
 namespace {
@@ -257,23 +257,19 @@ MatrixPanel weightsPanel(const Result& r, int head, const ValueRange& range) {
   m.range = range;
   m.row_axis = "query";
   m.col_axis = "key";
-  m.position = nullptr;
-  m.window = nullptr;
-  for (const Extra& e : r.extras) {
-    if (e.kind == ExtraKind::QueryPosition) m.position = &e;
-    if (e.kind == ExtraKind::QueryWindow) m.window = &e;
-  }
+  m.position = r.firstExtra(ExtraKind::QueryPosition);
+  m.window = r.firstExtra(ExtraKind::QueryWindow);
   return m;
 }
 
-// Grid of `n` panels in `area`: columns chosen for squarish cells.
-std::vector<QRectF> gridCells(const QRectF& area, int n, double gap) {
-  const int cols = std::max(1, static_cast<int>(std::ceil(std::sqrt(n * area.width() / std::max(1.0, area.height())))));
-  const int rows = (n + cols - 1) / cols;
+// Cells of `n` panels in `area` (the same layout rule as the GUI's grids).
+std::vector<QRectF> gridCells(const QRectF& area, int n, double gap, double overhead) {
+  const GridLayout g = bestGrid(n, static_cast<float>(area.width() + gap), static_cast<float>(area.height() + gap),
+                                static_cast<float>(overhead), static_cast<float>(overhead));
   std::vector<QRectF> out;
-  const double w = (area.width() - gap * (cols - 1)) / cols, h = (area.height() - gap * (rows - 1)) / rows;
   for (int i = 0; i < n; ++i)
-    out.emplace_back(area.left() + (i % cols) * (w + gap), area.top() + (i / cols) * (h + gap), w, h);
+    out.emplace_back(area.left() + (i % g.cols) * g.cell_w, area.top() + (i / g.cols) * g.cell_h, g.cell_w - gap,
+                     g.cell_h - gap);
   return out;
 }
 
@@ -291,7 +287,7 @@ void drawHeads(Painter& ctx, const QRectF& body, const Result& r) {
   const ValueRange range = weightsRange(r);
   const double bar_w = ctx.unit * 7;
   const std::vector<QRectF> grid = gridCells(QRectF(body.left(), body.top(), body.width() - bar_w, body.height()),
-                                             r.heads(), ctx.unit);
+                                             r.heads(), ctx.unit, ctx.unit * 3);
   double top = body.bottom(), bottom = body.top();
   for (int h = 0; h < r.heads(); ++h) {
     MatrixPanel m = weightsPanel(r, h, range);
@@ -314,8 +310,6 @@ void drawLines(Painter& ctx, const QRectF& body, const Result& r, const FigureOp
   const double left_x = area.center().x() - ctx.unit * 8, right_x = area.center().x() + ctx.unit * 8;
   const double row_q = area.height() / std::max<int64_t>(lq, 1), row_k = area.height() / std::max<int64_t>(lk, 1);
   auto visible = [&](int h) { return o.heads_visible.empty() || (h < static_cast<int>(o.heads_visible.size()) && o.heads_visible[static_cast<size_t>(h)]); };
-  int shown = 0;
-  for (int h = 0; h < r.heads(); ++h) shown += visible(h) ? 1 : 0;
   // Legend: one colour per head.
   p.setFont(figureFont(ctx.unit * 0.85));
   double x = body.left();
@@ -327,15 +321,14 @@ void drawLines(Painter& ctx, const QRectF& body, const Result& r, const FigureOp
                QString("head %1").arg(h));
     x += ctx.unit * 6.5;
   }
-  const ValueRange range = weightsRange(r);
   for (int h = 0; h < r.heads(); ++h) {
     if (!visible(h)) continue;
     const Mat& w = r.weights[static_cast<size_t>(h)];
     for (int64_t i = 0; i < lq; ++i)
       for (int64_t j = 0; j < lk; ++j) {
-        const float a = normalise(range, std::abs(w(i, j))) / std::max(1, shown) * 1.6f;
-        if (a < 0.02f) continue;
-        p.setPen(QPen(toQColor(headColor(h), static_cast<int>(std::min(1.0f, a) * 255)), ctx.unit * 0.18));
+        const float a = lineOpacity(w(i, j), r.weights_stats);
+        if (a < 0.01f) continue;  // invisible; keeps vector files small
+        p.setPen(QPen(toQColor(headColor(h), static_cast<int>(a * 255)), ctx.unit * 0.18));
         p.drawLine(QPointF(left_x, area.top() + (i + 0.5) * row_q), QPointF(right_x, area.top() + (j + 0.5) * row_k));
       }
   }
@@ -360,12 +353,8 @@ void drawBars(Painter& ctx, const QRectF& area, const Extra& e, const std::vecto
   const QRectF plot(area.left() + ctx.unit * 3, area.top() + ctx.unit * 2, area.width() - ctx.unit * 3,
                     area.height() - ctx.unit * 7);
   const int64_t n = e.value.size();
-  float lo = 0, hi = 0;
-  for (const float v : e.value.data) {
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-  }
-  if (hi <= lo) hi = lo + 1;
+  const ValueRange range = extraRange(e);
+  const float lo = range.lo, hi = range.hi;
   const double bw = plot.width() / std::max<int64_t>(n, 1);
   const double zero_y = plot.bottom() - plot.height() * (0 - lo) / (hi - lo);
   for (int64_t i = 0; i < n; ++i) {
@@ -399,7 +388,7 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r) {
     if (e.kind == ExtraKind::Matrix || e.kind == ExtraKind::Weights || e.kind == ExtraKind::TokenValues) shown.push_back(&e);
   if (shown.empty()) throw InputError("--view extras: variant '" + r.variant + "' has no extras to show");
   // The main weights come first so extras are read against them.
-  const std::vector<QRectF> grid = gridCells(body, static_cast<int>(shown.size()) + 1, ctx.unit * 1.5);
+  const std::vector<QRectF> grid = gridCells(body, static_cast<int>(shown.size()) + 1, ctx.unit * 1.5, ctx.unit * 12);
   const double bar_w = ctx.unit * 7;
   auto panelWithBar = [&](const QRectF& cell, MatrixPanel m) {
     const QRectF cells = drawMatrixPanel(ctx, QRectF(cell.left(), cell.top(), cell.width() - bar_w, cell.height()), m);
@@ -438,7 +427,7 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r) {
 void drawFamily(Painter& ctx, const QRectF& body, const std::vector<Result>& results) {
   const double bar_w = ctx.unit * 6;
   const std::vector<QRectF> grid =
-      gridCells(QRectF(body.left(), body.top(), body.width(), body.height()), static_cast<int>(results.size()), ctx.unit * 1.5);
+      gridCells(body, static_cast<int>(results.size()), ctx.unit * 1.5, ctx.unit * 12);
   for (size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
     const ValueRange range = weightsRange(r);
@@ -472,73 +461,55 @@ void paintFigure(QPainter& p, const std::vector<Result>& results, const FigureOp
 }
 
 // [SECTION] Output devices and atomic write
+// Paints onto a vector device (SVG, PDF); false when the device cannot open.
+bool paintOn(QPaintDevice& device, const std::vector<Result>& results, const FigureOptions& o) {
+  QPainter p;
+  if (!p.begin(&device)) return false;
+  paintFigure(p, results, o);
+  return p.end();
+}
+
 }  // namespace
 
 void exportFigure(const std::vector<Result>& results, const FigureOptions& o, const std::string& path) {
   if (results.empty() || results[0].weights.empty()) throw InputError("export: nothing to draw");
   if (o.head < 0 || o.head >= results[0].heads())
-    throw InputError("export: head " + std::to_string(o.head) + " out of range 0.." + std::to_string(results[0].heads() - 1));
-  const std::filesystem::path target(path);
-  const std::string ext = target.extension().string();
-  std::filesystem::path tmp = target;
-  tmp += ".tmp-" + std::to_string(::getpid()) + ext;
-  const QString qtmp = QString::fromStdString(tmp.string());
+    throw InputError("--head: expected 0.." + std::to_string(results[0].heads() - 1) + ", got " + std::to_string(o.head));
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext != ".png" && ext != ".svg" && ext != ".pdf")
+    throw InputError(path + ": expected a .png, .svg or .pdf file name");
+  TempFile tmp(path);
+  const QString qtmp = QString::fromStdString(tmp.path().string());
   bool ok = false;
-  try {
-    if (ext == ".png") {
-      QImage img(o.width, o.height, QImage::Format_ARGB32_Premultiplied);
-      img.setDotsPerMeterX(3780);  // 96 dpi, the size the text was laid out for
-      img.setDotsPerMeterY(3780);
-      {
-        QPainter p(&img);
-        paintFigure(p, results, o);
-      }
-      ok = img.save(qtmp, "PNG");
-    } else if (ext == ".svg") {
-      QSvgGenerator gen;
-      gen.setFileName(qtmp);
-      gen.setSize(QSize(o.width, o.height));
-      gen.setViewBox(QRect(0, 0, o.width, o.height));
-      gen.setResolution(72);
-      gen.setTitle(QString::fromStdString(results[0].variant));
-      gen.setDescription("AttnLab figure");
-      QPainter p;
-      ok = p.begin(&gen);
-      if (ok) {
-        paintFigure(p, results, o);
-        ok = p.end();
-      }
-    } else if (ext == ".pdf") {
-      QPdfWriter pdf(qtmp);
-      pdf.setResolution(72);
-      pdf.setPageSize(QPageSize(QSizeF(o.width, o.height), QPageSize::Point));
-      pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-      pdf.setTitle(QString::fromStdString(results[0].variant));
-      pdf.setCreator("AttnLab");
-      QPainter p;
-      ok = p.begin(&pdf);
-      if (ok) {
-        paintFigure(p, results, o);
-        ok = p.end();
-      }
-    } else {
-      throw InputError(path + ": expected a .png, .svg or .pdf file name");
+  if (ext == ".png") {
+    QImage img(o.width, o.height, QImage::Format_ARGB32_Premultiplied);
+    img.setDotsPerMeterX(3780);  // 96 dpi, the size the text was laid out for
+    img.setDotsPerMeterY(3780);
+    {
+      QPainter p(&img);
+      paintFigure(p, results, o);
     }
-  } catch (...) {
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    throw;
+    ok = img.save(qtmp, "PNG");
+  } else if (ext == ".svg") {
+    QSvgGenerator gen;
+    gen.setFileName(qtmp);
+    gen.setSize(QSize(o.width, o.height));
+    gen.setViewBox(QRect(0, 0, o.width, o.height));
+    gen.setResolution(72);
+    gen.setTitle(QString::fromStdString(results[0].variant));
+    gen.setDescription("AttnLab figure");
+    ok = paintOn(gen, results, o);
+  } else {
+    QPdfWriter pdf(qtmp);
+    pdf.setResolution(72);
+    pdf.setPageSize(QPageSize(QSizeF(o.width, o.height), QPageSize::Point));
+    pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+    pdf.setTitle(QString::fromStdString(results[0].variant));
+    pdf.setCreator("AttnLab");
+    ok = paintOn(pdf, results, o);
   }
-  std::error_code ec;
-  if (!ok || !std::filesystem::exists(tmp, ec)) {
-    std::filesystem::remove(tmp, ec);
-    throw InputError(path + ": could not write the figure (folder missing or not writable?)");
-  }
-  std::filesystem::rename(tmp, target, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw InputError(path + ": could not move the figure into place: " + ec.message());
-  }
+  if (!ok) throw InputError(path + ": could not write the figure (folder missing or not writable?)");
+  tmp.commit();
 }
 
 }  // namespace attn

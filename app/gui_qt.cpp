@@ -1,5 +1,9 @@
 #include "app/gui_qt.h"
 
+#include "app/qt_messages.h"
+#include "engine/error.h"
+#include "engine/files.h"
+
 #include <QApplication>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -22,6 +26,7 @@ struct QtSession::Impl {
 QtSession::QtSession() : impl_(std::make_unique<Impl>()) {
   // `offscreen` would make a modal never return; the GUI needs real X11.
   setenv("QT_QPA_PLATFORM", "xcb", 1);
+  quietQtMessages();
   impl_->app = std::make_unique<QApplication>(impl_->argc, impl_->argv);
   // QApplication calls setlocale(LC_ALL, ""): keep '.' as the decimal point.
   std::setlocale(LC_NUMERIC, "C");
@@ -89,9 +94,16 @@ void QtSession::showError(const std::string& title, const std::string& text) {
 
 bool savePng(const std::vector<uint8_t>& rgba, int width, int height, const std::string& path, std::string& error) {
   const QImage view(rgba.data(), width, height, width * 4, QImage::Format_RGBA8888);
+  TempFile file(path);  // a failure leaves neither a half-written PNG nor the temp file
   // Drop alpha: the default framebuffer's alpha is not meaningful in a file.
-  if (!view.convertToFormat(QImage::Format_RGB32).save(QString::fromStdString(path), "PNG")) {
+  if (!view.convertToFormat(QImage::Format_RGB32).save(QString::fromStdString(file.path().string()), "PNG")) {
     error = "cannot write PNG " + path;
+    return false;
+  }
+  try {
+    file.commit();
+  } catch (const InputError& e) {
+    error = e.what();
     return false;
   }
   return true;

@@ -58,39 +58,31 @@ void centeredText(ImVec2 size, const char* text) {
   ImGui::TextDisabled("%s", text);
 }
 
-// Columns and rows for n panels in `avail`, each needing `overhead` beyond
-// its (square) matrix: the layout whose matrices are largest.
-struct Grid {
-  int cols = 1, rows = 1;
-  ImVec2 cell;
-};
-Grid bestGrid(int n, ImVec2 avail, ImVec2 overhead) {
-  Grid best;
-  float best_side = -1.0f;
-  for (int c = 1; c <= std::max(1, n); ++c) {
-    const int r = (n + c - 1) / c;
-    const ImVec2 cell(avail.x / c, avail.y / r);
-    const float side = std::min(cell.x - overhead.x, cell.y - overhead.y);
-    if (side > best_side) best_side = side, best = {c, r, cell};
-  }
-  return best;
+// After an error, or while a newer job computes, the result shown is not the
+// scene's: say so next to its title.
+void previousResultMarker(const AppState& s) {
+  if (s.output_current) return;
+  ImGui::SameLine();
+  ImGui::TextDisabled("(previous result)");
 }
 
-// Title line: variant title, then what the view shows.
-void header(const AppState& s, const std::string& detail) {
-  const VariantInfo* info = findVariant(s.scene.variant);
-  ImGui::TextUnformatted(info ? info->title.c_str() : s.scene.variant.c_str());
+// Title line of the shown result `r` (not the scene, which may be newer),
+// then what the view shows.
+void header(const AppState& s, const Result& r, const std::string& detail) {
+  const VariantInfo* info = findVariant(r.variant);
+  ImGui::TextUnformatted(info ? info->title.c_str() : r.variant.c_str());
   if (!detail.empty()) {
     ImGui::SameLine();
     ImGui::TextDisabled("— %s", detail.c_str());
   }
+  previousResultMarker(s);
 }
 
 // [SECTION] Heatmap view
 
 void heatmapView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   s.view.head = clampHead(r, s.view.head);
-  header(s, "head " + std::to_string(s.view.head) + " of " + std::to_string(r.heads()));
+  header(s, r, "head " + std::to_string(s.view.head) + " of " + std::to_string(r.heads()));
   if (r.heads() > 1) {
     ImGui::SameLine();
     ImGui::SetCursorPosX(std::max(ImGui::GetCursorPosX() + ImGui::GetFontSize(), ImGui::GetWindowWidth() - ImGui::GetFontSize() * 16));
@@ -104,12 +96,12 @@ void heatmapView(AppState& s, const Result& r, HeatmapRenderer& gl) {
 // [SECTION] Heads view
 
 void headsView(AppState& s, const Result& r, HeatmapRenderer& gl) {
-  header(s, std::to_string(r.heads()) + " heads, linked zoom; click one to focus it");
+  header(s, r, std::to_string(r.heads()) + " heads, linked zoom; click one to focus it");
   const HeatmapStyle base = weightsStyle(s, r);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float bar_space = ImGui::GetFontSize() * 6.0f;
-  const Grid g = bestGrid(r.heads(), ImVec2(avail.x - bar_space, avail.y), ImVec2(0, ImGui::GetTextLineHeightWithSpacing()));
-  const float cell_w = g.cell.x, cell_h = g.cell.y;
+  const GridLayout g = bestGrid(r.heads(), avail.x - bar_space, avail.y, 0, ImGui::GetTextLineHeightWithSpacing());
+  const float cell_w = g.cell_w, cell_h = g.cell_h;
   const int best_cols = g.cols;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   for (int h = 0; h < r.heads(); ++h) {
@@ -142,7 +134,7 @@ void headsView(AppState& s, const Result& r, HeatmapRenderer& gl) {
 // [SECTION] Lines view
 
 void linesView(AppState& s, const Result& r) {
-  header(s, "token lines: opacity = weight, colour = head; hover a token to isolate it");
+  header(s, r, "token lines: opacity = weight, colour = head; hover a token to isolate it");
   tokenLines("lines", r, s.view.lines, ImGui::GetContentRegionAvail());
 }
 
@@ -191,7 +183,7 @@ void weightsExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer&
 }
 
 void extrasView(AppState& s, const Result& r, HeatmapRenderer& gl) {
-  header(s, "extras");
+  header(s, r, "extras");
   std::vector<const Extra*> panels;
   std::string overlays;
   for (const Extra& e : r.extras) {
@@ -240,8 +232,8 @@ void extrasView(AppState& s, const Result& r, HeatmapRenderer& gl) {
 
 // [SECTION] Family view
 
-void familyView(AppState& s, HeatmapRenderer& gl) {
-  const VariantInfo* info = findVariant(s.scene.variant);
+void familyView(AppState& s, const Result& r, HeatmapRenderer& gl) {
+  const VariantInfo* info = findVariant(r.variant);
   const SceneOutput& out = *s.output;
   if (!out.has_family) {
     centeredText(ImGui::GetContentRegionAvail(), "computing the family…");
@@ -250,11 +242,12 @@ void familyView(AppState& s, HeatmapRenderer& gl) {
   ImGui::Text("Family: %s", info ? info->family.c_str() : "");
   ImGui::SameLine();
   ImGui::TextDisabled("— every variant on the same input, head %d; click one to select it", s.view.head);
+  previousResultMarker(s);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float font = ImGui::GetFontSize();
-  const Grid g = bestGrid(static_cast<int>(out.family.size()), avail, ImVec2(font * 12, font * 6));
+  const GridLayout g = bestGrid(static_cast<int>(out.family.size()), avail.x, avail.y, font * 12, font * 6);
   const int cols = g.cols;
-  const ImVec2 cell = g.cell;
+  const ImVec2 cell(g.cell_w, g.cell_h);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   for (int i = 0; i < static_cast<int>(out.family.size()); ++i) {
     const FamilyMember& m = out.family[static_cast<size_t>(i)];
@@ -291,16 +284,6 @@ void familyView(AppState& s, HeatmapRenderer& gl) {
 
 // [SECTION] drawMainView
 
-std::string viewTitle(const AppState& s) {
-  const VariantInfo* info = findVariant(s.scene.variant);
-  const std::string title = info ? info->title : s.scene.variant;
-  switch (s.view.view) {
-    case ViewKind::Heatmap: return title + " — head " + std::to_string(s.view.head);
-    case ViewKind::Family: return (info ? info->family : title) + " — head " + std::to_string(s.view.head);
-    default: return title;
-  }
-}
-
 void drawMainView(AppState& s, HeatmapRenderer& gl, ImVec2 pos, ImVec2 size) {
   ImGui::SetNextWindowPos(pos);
   ImGui::SetNextWindowSize(size);
@@ -323,7 +306,7 @@ void drawMainView(AppState& s, HeatmapRenderer& gl, ImVec2 pos, ImVec2 size) {
         if (r.heads() > 0) linesView(s, r);
         break;
       case ViewKind::Extras: extrasView(s, r, gl); break;
-      case ViewKind::Family: familyView(s, gl); break;
+      case ViewKind::Family: familyView(s, r, gl); break;
     }
   }
   ImGui::End();

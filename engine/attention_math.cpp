@@ -65,6 +65,7 @@ namespace {
 void softmaxRow(const Mat& scores, const Mat& mask, Mat& weights, int64_t i) {
   // Rows of row-major matrices are contiguous: map them as plain arrays.
   const int64_t n = scores.cols();
+  if (n == 0) return;  // no keys at all: nothing to weight
   Eigen::Map<const Eigen::ArrayXf> s(scores.data() + i * n, n);
   Eigen::Map<Eigen::ArrayXf> w(weights.data() + i * n, n);
   if (mask.size() == 0) {
@@ -88,11 +89,6 @@ void softmaxRow(const Mat& scores, const Mat& mask, Mat& weights, int64_t i) {
 void maskedSoftmaxRows(const Mat& scores, const Mat& mask, Mat& weights) {
   weights.resize(scores.rows(), scores.cols());
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < scores.rows(); ++i) softmaxRow(scores, mask, weights, i);
-}
-
-void maskedSoftmaxRowsSerial(const Mat& scores, const Mat& mask, Mat& weights) {
-  weights.resize(scores.rows(), scores.cols());
   for (int64_t i = 0; i < scores.rows(); ++i) softmaxRow(scores, mask, weights, i);
 }
 

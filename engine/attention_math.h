@@ -64,7 +64,4 @@ void attendRows(const MatRef& q, const MatRef& k, const MatRef& v, float scale, 
 // this machine kind: ~25% faster than whole-matrix passes at L = 4096).
 int64_t attendBlockRows(int64_t lk);
 
-// Same as maskedSoftmaxRows for one row range, no threading.
-void maskedSoftmaxRowsSerial(const Mat& scores, const Mat& mask, Mat& weights);
-
 }  // namespace attn

@@ -37,10 +37,6 @@ std::vector<std::string> positionTokens(int64_t n, const std::string& prefix) {
 
 namespace {
 
-// Sinusoidal signal used to give synthetic and text inputs positional
-// structure (the sinusoidal-pe variant's formula).
-Mat positionSignal(int64_t length, int64_t dim) { return sinusoidalEncoding(length, dim); }
-
 void checkSizes(int64_t length, int64_t dim, int64_t heads) {
   if (length < 1) throw InputError("--length: expected at least 1, got " + std::to_string(length));
   if (dim < 1) throw InputError("--dim: expected at least 1, got " + std::to_string(dim));
@@ -49,13 +45,13 @@ void checkSizes(int64_t length, int64_t dim, int64_t heads) {
     throw InputError("--heads: h=" + std::to_string(heads) + " does not divide d=" + std::to_string(dim) +
                      " (d_k = d/h must be a whole number)");
   // Refuse inputs that cannot even be held (the dense guard covers L×L).
-  if (static_cast<double>(length) * dim * 4.0 > 0.5 * static_cast<double>(availableMemoryBytes()))
+  const double input_bytes = 2.0 * static_cast<double>(length) * dim * 4.0;
+  if (input_bytes > 0.5 * static_cast<double>(availableMemoryBytes()))
     throw InputError("--length/--dim: an input of [" + std::to_string(length) + ", " + std::to_string(dim) +
-                     "] needs " + formatBytes(length * 4.0 * dim) + ", more than the memory available");
+                     "] needs " + formatBytes(input_bytes) + ", more than the memory available");
 }
 
 Mat structured(Preset preset, int64_t length, int64_t dim, uint64_t seed, const std::string& stream) {
-  const float unit = 1.0f / std::sqrt(static_cast<float>(dim));
   switch (preset) {
     case Preset::Gaussian:
       return randomNormal(length, dim, seed, stream);
@@ -70,7 +66,7 @@ Mat structured(Preset preset, int64_t length, int64_t dim, uint64_t seed, const 
       return x;
     }
     case Preset::Positional:
-      return randomNormal(length, dim, seed, stream, 0.5f) + positionSignal(length, dim) * (3.0f * unit * std::sqrt(float(dim)));
+      return randomNormal(length, dim, seed, stream, 0.5f) + sinusoidalEncoding(length, dim) * 3.0f;
     case Preset::RepeatedSegment: {
       // A random segment of length ~L/3 repeated: token i and i + period are
       // identical up to position, which draws copy/induction diagonals.
@@ -78,7 +74,7 @@ Mat structured(Preset preset, int64_t length, int64_t dim, uint64_t seed, const 
       const Mat seg = randomNormal(period, dim, seed, stream);
       Mat x(length, dim);
       for (int64_t i = 0; i < length; ++i) x.row(i) = seg.row(i % period);
-      return x + positionSignal(length, dim) * 0.3f;
+      return x + sinusoidalEncoding(length, dim) * 0.3f;
     }
   }
   return {};
@@ -106,7 +102,7 @@ Mat embedTokens(const std::vector<std::string>& tokens, int64_t dim, uint64_t se
   Mat x(static_cast<int64_t>(tokens.size()), dim);
   for (size_t i = 0; i < tokens.size(); ++i)
     x.row(static_cast<int64_t>(i)) = randomNormal(1, dim, seed ^ hashString(tokens[i]), "token");
-  return x + positionSignal(x.rows(), dim) * 0.3f;
+  return x + sinusoidalEncoding(x.rows(), dim) * 0.3f;
 }
 
 }  // namespace
@@ -159,11 +155,18 @@ void Inputs::validate() const {
   auto rows = [](const Mat& m) { return std::to_string(m.rows()); };
   auto cols = [](const Mat& m) { return std::to_string(m.cols()); };
   if (Q.rows() == 0 || Q.cols() == 0) throw InputError("q: expected a non-empty [L, d] matrix");
+  if (K.rows() == 0) throw InputError("k: expected at least one key, got an empty [0, d] matrix");
   if (Q.cols() != K.cols())
     throw InputError("q/k: d_k of q is " + cols(Q) + " but d_k of k is " + cols(K) + " (expected equal)");
   if (K.rows() != V.rows())
     throw InputError("k/v: k has " + rows(K) + " keys but v has " + rows(V) + " values (expected equal)");
   if (heads < 1) throw InputError("--heads: expected at least 1");
+  // Variants generate a few [d, d] weight matrices (W^q, W^k, W^v, W^o, W_a):
+  // refuse a d whose weights alone would not fit, before any is allocated.
+  const double weight_bytes = 6.0 * static_cast<double>(Q.cols()) * static_cast<double>(Q.cols()) * 4.0;
+  if (weight_bytes > 0.5 * static_cast<double>(availableMemoryBytes()))
+    throw InputError("d: d=" + std::to_string(Q.cols()) + " needs [d, d] weight matrices of " +
+                     formatBytes(weight_bytes) + " in all, more than the memory available");
   if (static_cast<int64_t>(tokens.size()) != Q.rows())
     throw std::logic_error("Inputs: token labels do not match query rows");
 }

@@ -1,6 +1,7 @@
 #include "engine/npy.h"
 
 #include "engine/error.h"
+#include "engine/files.h"
 
 #include <cerrno>
 #include <cmath>
@@ -8,7 +9,6 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
-#include <unistd.h>
 
 namespace attn {
 namespace {
@@ -157,20 +157,15 @@ std::string encodeNpy(const Array& a) {
 }
 
 void writeFileAtomic(const std::filesystem::path& path, const std::string& bytes) {
-  std::filesystem::path tmp = path;
-  tmp += ".tmp-" + std::to_string(::getpid());
+  TempFile tmp(path);
   {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path.string() + ": cannot open for writing");
+    std::ofstream out(tmp.path(), std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(path.string() + ": cannot open for writing (folder missing or not writable?)");
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.flush();
-    if (!out) {
-      out.close();
-      std::filesystem::remove(tmp);
-      throw InputError(path.string() + ": write failed (disk full?)");
-    }
+    if (!out) throw InputError(path.string() + ": write failed (disk full?)");
   }
-  std::filesystem::rename(tmp, path);
+  tmp.commit();
 }
 
 }  // namespace attn

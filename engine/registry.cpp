@@ -35,6 +35,16 @@ const std::vector<VariantInfo>& variants() {
   return all;
 }
 
+ParamSpec causalParam() {
+  return {.key = "causal", .symbol = "causal", .type = ParamType::Bool,
+          .help = "Decoder mask: query i sees keys j ≤ i only", .def = false};
+}
+
+ParamSpec scaleParam() {
+  return {.key = "scale", .symbol = "1/√d_k", .type = ParamType::Bool,
+          .help = "Divide scores by √d_k (off: plain dot-product attention)", .def = true};
+}
+
 // [SECTION] Look-ups
 const VariantInfo* findVariant(const std::string& name) {
   for (const VariantInfo& v : variants())

@@ -50,6 +50,10 @@ struct VariantInfo {
   std::function<Result(const Inputs&, const Params&, const RunContext&)> run;
 };
 
+// Parameters several variants share, described once.
+ParamSpec causalParam();  // "causal": query i sees keys j ≤ i only
+ParamSpec scaleParam();   // "scale": divide scores by √d_k
+
 const std::vector<VariantInfo>& variants();
 const VariantInfo* findVariant(const std::string& name);
 const VariantInfo& variantOrThrow(const std::string& name);  // InputError listing the names

@@ -36,6 +36,12 @@ ValueStats ValueStats::of(const float* data, int64_t n) {
   return {lo, hi};
 }
 
+const Extra* Result::firstExtra(ExtraKind kind) const {
+  for (const Extra& e : extras)
+    if (e.kind == kind) return &e;
+  return nullptr;
+}
+
 void Result::computeStats() {
   ValueStats all{std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
   for (const Mat& w : weights) {

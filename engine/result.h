@@ -67,6 +67,7 @@ struct Result {
   int64_t queries() const { return weights.empty() ? 0 : weights[0].rows(); }
   int64_t keys() const { return weights.empty() ? 0 : weights[0].cols(); }
   const Extra* findExtra(const std::string& name) const;
+  const Extra* firstExtra(ExtraKind kind) const;  // e.g. the QueryPosition overlay
   // Fills weights_stats and every extra's stats.
   void computeStats();
 };

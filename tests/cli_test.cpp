@@ -10,6 +10,7 @@
 
 #include <fstream>
 #include <regex>
+#include <set>
 
 namespace attn::test {
 namespace {
@@ -70,7 +71,7 @@ TEST(CliCompute, MultiHeadWritesReadableTensorsAndMeta) {
     }
   EXPECT_EQ(readNpy(t / "run/scores.npy", "scores").shape, (std::vector<int64_t>{4, 10, 10}));
   EXPECT_EQ(readNpy(t / "run/output.npy", "output").shape, (std::vector<int64_t>{10, 32}));
-  for (const char* in : {"x", "q", "k", "v", "w_q", "w_k", "w_v", "w_o"})
+  for (const char* in : {"x", "w_q", "w_k", "w_v", "w_o"})
     EXPECT_TRUE(std::filesystem::exists(t / "run/inputs" / (std::string(in) + ".npy"))) << in;
   const nlohmann::json meta = nlohmann::json::parse(slurp(t / "run/meta.json"));
   EXPECT_EQ(meta["variant"], "multi-head");
@@ -78,9 +79,25 @@ TEST(CliCompute, MultiHeadWritesReadableTensorsAndMeta) {
   EXPECT_GT(meta["flops"].get<double>(), 0.0);
   EXPECT_GE(meta["compute_seconds"].get<double>(), 0.0);
   EXPECT_EQ(meta["shapes"]["weights"], (std::vector<int64_t>{4, 10, 10}));
-  // Nothing but the contract's files, and no staging leftovers beside it.
-  for (const std::string& f : listFiles(t.path))
-    EXPECT_EQ(f.find(".partial"), std::string::npos) << f;
+  // Exactly the contract's files, and no staging leftovers beside the folder.
+  EXPECT_EQ(listFiles(t.path),
+            (std::vector<std::string>{"run/inputs/w_k.npy", "run/inputs/w_o.npy", "run/inputs/w_q.npy",
+                                      "run/inputs/w_v.npy", "run/inputs/x.npy", "run/mask.npy", "run/meta.json",
+                                      "run/output.npy", "run/scores.npy", "run/weights.npy"}));
+}
+
+TEST(CliCompute, RerunReplacesTheWholeFolder) {
+  TempDir t;
+  ASSERT_EQ(runAttnlab({"compute", "local-p", "--out", (t / "r").string()}).status, 0);
+  ASSERT_TRUE(std::filesystem::exists(t / "r/extras/p_t.npy"));
+  // A trailing slash names the same folder; the earlier run's files go.
+  const RunResult r = runAttnlab({"compute", "dot", "--no-weights", "--out", (t / "r").string() + "/"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(t / "r/weights.npy")) << "stale weights from the earlier run";
+  EXPECT_FALSE(std::filesystem::exists(t / "r/extras")) << "stale extras from the earlier run";
+  EXPECT_TRUE(std::filesystem::exists(t / "r/scores.npy"));
+  for (const auto& e : std::filesystem::directory_iterator(t.path))
+    EXPECT_EQ(e.path().filename(), "r") << "leftover " << e.path();
 }
 
 TEST(CliCompute, ReplayFromWrittenInputsGivesSameWeights) {
@@ -183,6 +200,11 @@ TEST(CliRender, EveryViewRendersForItsVariants) {
       }
       const RunResult r = runAttnlab(args, {"DISPLAY="});
       EXPECT_EQ(r.status, 0) << v["name"] << " " << view << ": " << r.err;
+      const QImage img(QString::fromStdString(out));
+      std::set<QRgb> colours;
+      for (int y = 0; y < img.height(); y += 2)
+        for (int x = 0; x < img.width(); x += 2) colours.insert(img.pixel(x, y));
+      EXPECT_GT(colours.size(), 20u) << v["name"] << " " << view << " looks blank";
       rendered += r.status == 0;
     }
   EXPECT_GE(rendered, 20);
@@ -215,6 +237,7 @@ TEST_P(CliBadInput, ExitsTwoWithOneClearLineAndNoFiles) {
   writeNpy(t / "k6.npy", Array{{5, 6}, std::vector<float>(30, 0.1f)});
   writeNpy(t / "v5.npy", Array{{5, 6}, std::vector<float>(30, 0.1f)});
   writeNpy(t / "mask_bad.npy", Array{{3, 3}, std::vector<float>(9, 1.0f)});
+  writeNpy(t / "k0.npy", Array{{0, 8}, {}});
   const auto before = listFiles(t.path);
 
   std::vector<std::string> args;
@@ -245,6 +268,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"bad_bool", {"compute", "multi-head", "--set", "causal=maybe", "--out", "{dir}/o"}, "expected true or false"},
         BadCase{"mask_shape", {"compute", "scaled-dot-product", "--length", "4", "--set", "mask={dir}/mask_bad.npy", "--out", "{dir}/o"}, "expected shape [4, 4]"},
         BadCase{"too_large", {"compute", "multi-head", "--length", "300000", "--dim", "8", "--heads", "2", "--out", "{dir}/o"}, "more than the"},
+        BadCase{"empty_keys", {"compute", "dot", "--q", "{dir}/q8.npy", "--k", "{dir}/k0.npy", "--v", "{dir}/k0.npy", "--out", "{dir}/o"}, "k: expected at least one key"},
+        BadCase{"huge_dim", {"compute", "multi-head", "--length", "2", "--dim", "200000", "--heads", "1", "--out", "{dir}/o"}, "needs [d, d] weight matrices"},
+        BadCase{"view_not_listed", {"render", "sinusoidal-pe", "--view", "lines", "--out", "{dir}/f.png"}, "has no 'lines' view"},
+        BadCase{"out_is_a_file", {"compute", "dot", "--out", "{dir}/q8.npy"}, "exists and is not a folder"},
         BadCase{"bad_view", {"render", "multi-head", "--view", "sideways", "--out", "{dir}/f.png"}, "unknown view 'sideways'"},
         BadCase{"bad_extension", {"render", "multi-head", "--out", "{dir}/f.gif"}, "expected a .png, .svg or .pdf"},
         BadCase{"missing_out_folder", {"render", "multi-head", "--out", "{dir}/no/such/f.png"}, "could not write"},

@@ -57,6 +57,26 @@ std::string formatValueShort(double v) {
   return buf;
 }
 
+float lineOpacity(float w, const ValueStats& stats) {
+  const float norm = std::max(std::abs(stats.min), std::abs(stats.max));
+  return norm > 0.0f ? std::min(1.0f, std::abs(w) / norm) * 0.9f : 0.0f;
+}
+
+GridLayout bestGrid(int n, float w, float h, float overhead_w, float overhead_h) {
+  GridLayout best;
+  float best_side = -1.0f;
+  for (int c = 1; c <= std::max(1, n); ++c) {
+    const int r = (n + c - 1) / c;
+    const float cw = w / static_cast<float>(c), ch = h / static_cast<float>(r);
+    const float side = std::min(cw - overhead_w, ch - overhead_h);
+    if (side > best_side) {
+      best_side = side;
+      best = {c, r, cw, ch};
+    }
+  }
+  return best;
+}
+
 std::string formatFlops(double flops) {
   static const char* units[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP"};
   int u = 0;

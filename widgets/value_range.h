@@ -35,6 +35,18 @@ Colormap colormapFor(const ValueRange& range, Colormap chosen);
 std::vector<float> niceTicks(float lo, float hi, int max_ticks);
 // Short label for a tick or a hovered value: "0.25", "1e-04", "-3.2".
 std::string formatValueShort(double v);
+// Opacity (0..0.9) of a token line of weight w, the same on screen and in
+// exported figures: |w| relative to the largest |weight| of the result.
+float lineOpacity(float w, const ValueStats& stats);
+
+// Rows and columns for n panels in a w×h area, chosen so the largest square
+// fits in each cell once `overhead_w`/`overhead_h` (titles, labels) is taken off.
+struct GridLayout {
+  int cols = 1, rows = 1;
+  float cell_w = 0.0f, cell_h = 0.0f;
+};
+GridLayout bestGrid(int n, float w, float h, float overhead_w, float overhead_h);
+
 // Human-readable operation count: "1.2 MFLOP", "3.4 GFLOP".
 std::string formatFlops(double flops);
 

@@ -5,6 +5,7 @@
 #include "engine/registry.h"
 
 #include <atomic>
+#include <exception>
 #include <cmath>
 
 namespace attn {
@@ -67,22 +68,30 @@ void multiHeadAttention(const Mat& xq, const Mat& xk, const Mat& xv, const Multi
     r.weights[h].resize(lq, lk);
   }
   std::atomic<int64_t> done{0};
-  std::atomic<bool> cancelled{false};
+  std::atomic<bool> stop{false};
+  std::exception_ptr failure;  // an exception must not leave the OpenMP region
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t t = 0; t < heads * blocks; ++t) {
-    if (cancelled.load() || (ctx.cancel && ctx.cancel->load())) {
-      cancelled = true;
+    if (stop.load() || (ctx.cancel && ctx.cancel->load())) {
+      stop = true;
       continue;
     }
-    const int64_t h = t / blocks, r0 = (t % blocks) * block;
-    // head_h[rows] = softmax(Q_h[rows] K_hᵀ / √d_k) V_h        [rows, d_k]
-    attendRows(qh[h], kh[h], vh[h], s, mask, r.scores[h], r.weights[h], oh[h], r0, std::min(block, lq - r0));
-    const int64_t n = ++done;
-    if (ctx.on_progress && n % blocks == 0) {
+    try {
+      const int64_t h = t / blocks, r0 = (t % blocks) * block;
+      // head_h[rows] = softmax(Q_h[rows] K_hᵀ / √d_k) V_h        [rows, d_k]
+      attendRows(qh[h], kh[h], vh[h], s, mask, r.scores[h], r.weights[h], oh[h], r0, std::min(block, lq - r0));
+      const int64_t n = ++done;
+      if (ctx.on_progress && n % blocks == 0) {
 #pragma omp critical(attn_progress)
-      ctx.on_progress(0.1f + 0.8f * static_cast<float>(n) / static_cast<float>(heads * blocks));
+        ctx.on_progress(0.1f + 0.8f * static_cast<float>(n) / static_cast<float>(heads * blocks));
+      }
+    } catch (...) {
+#pragma omp critical(attn_failure)
+      if (!failure) failure = std::current_exception();
+      stop = true;
     }
   }
+  if (failure) std::rethrow_exception(failure);
   ctx.check();
   for (int64_t h = 0; h < heads; ++h) concat.middleCols(h * dk, dk) = oh[h];
   // MultiHead = Concat(head_1 … head_h) W^o          [Lq, d]
@@ -94,71 +103,51 @@ void multiHeadAttention(const Mat& xq, const Mat& xk, const Mat& xv, const Multi
   r.inputs["w_k"] = w.w_k;
   r.inputs["w_v"] = w.w_v;
   r.inputs["w_o"] = w.w_o;
-  r.inputs["q"] = q;
-  r.inputs["k"] = k;
-  r.inputs["v"] = v;
 }
 
 namespace {
 
-std::vector<ParamSpec> multiHeadParams() {
-  return {
-      {.key = "causal", .symbol = "causal", .type = ParamType::Bool,
-       .help = "Decoder mask: query i sees keys j ≤ i only", .def = false},
-      {.key = "scale", .symbol = "1/√d_k", .type = ParamType::Bool,
-       .help = "Divide scores by √d_k (off: plain dot-product attention)", .def = true},
+// Self- and cross-attention differ only in where keys and values come from.
+VariantInfo makeMultiHeadInfo(bool cross) {
+  VariantInfo v;
+  v.family = "core";
+  v.input = cross ? InputKind::CrossAttention : InputKind::SelfAttention;
+  v.params = {causalParam(), scaleParam()};
+  v.views = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Lines, ViewKind::Family};
+  if (cross) {
+    v.name = "cross-attention";
+    v.title = "Encoder–decoder cross-attention";
+    v.summary = "queries from the target X [Lq, d]; keys and values from the source X_kv [Lk, d]";
+    v.citation = "Vaswani et al. 2017, §3.2.3";
+    v.params[0].help = "Mask keys j > i + (Lk − Lq) (rarely used for cross-attention)";
+  } else {
+    v.name = "multi-head";
+    v.title = "Multi-head self-attention";
+    v.summary = "MultiHead(X) = Concat(head_1…head_h) W^o,  head_i = softmax(X W^q_i (X W^k_i)ᵀ/√d_k) X W^v_i";
+    v.citation = "Vaswani et al. 2017, §3.2.2";
+  }
+  v.run = [cross, name = v.name](const Inputs& in, const Params& p, const RunContext& ctx) {
+    Result r;
+    r.variant = name;  // named in errors
+    r.q_tokens = in.tokens;
+    r.k_tokens = cross || in.k ? in.source_tokens : in.tokens;
+    const MultiHeadWeights w = makeMultiHeadWeights(in.dim(), in.heads, in.seed);
+    multiHeadAttention(in.query(), in.key(), in.value(), w, in.heads, p.getBool("causal"), p.getBool("scale"), ctx, r);
+    r.inputs["x"] = in.query();
+    if (cross) {
+      r.inputs["x_kv"] = in.key();
+    } else {
+      if (in.k) r.inputs["x_k"] = in.key();
+      if (in.v) r.inputs["x_v"] = in.value();
+    }
+    return r;
   };
+  return v;
 }
 
 }  // namespace
 
-VariantInfo makeMultiHeadVariant() {
-  VariantInfo v;
-  v.name = "multi-head";
-  v.family = "core";
-  v.title = "Multi-head self-attention";
-  v.summary = "MultiHead(X) = Concat(head_1…head_h) W^o,  head_i = softmax(X W^q_i (X W^k_i)ᵀ/√d_k) X W^v_i";
-  v.citation = "Vaswani et al. 2017, §3.2.2";
-  v.input = InputKind::SelfAttention;
-  v.params = multiHeadParams();
-  v.views = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Lines};
-  v.run = [](const Inputs& in, const Params& p, const RunContext& ctx) {
-    Result r;
-    r.q_tokens = in.tokens;
-    r.k_tokens = in.q ? in.source_tokens : in.tokens;
-    const MultiHeadWeights w = makeMultiHeadWeights(in.dim(), in.heads, in.seed);
-    multiHeadAttention(in.query(), in.key(), in.value(), w, in.heads, p.getBool("causal"), p.getBool("scale"), ctx, r);
-    r.inputs["x"] = in.query();
-    if (in.k) r.inputs["x_k"] = in.key();
-    if (in.v) r.inputs["x_v"] = in.value();
-    return r;
-  };
-  return v;
-}
-
-VariantInfo makeCrossAttentionVariant() {
-  VariantInfo v;
-  v.name = "cross-attention";
-  v.family = "core";
-  v.title = "Encoder–decoder cross-attention";
-  v.summary = "queries from the target X [Lq, d]; keys and values from the source X_kv [Lk, d]";
-  v.citation = "Vaswani et al. 2017, §3.2.3";
-  v.input = InputKind::CrossAttention;
-  v.params = multiHeadParams();
-  v.params[0].help = "Mask keys j > i + (Lk − Lq) (rarely used for cross-attention)";
-  v.views = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Lines};
-  v.run = [](const Inputs& in, const Params& p, const RunContext& ctx) {
-    Result r;
-    r.variant = "cross-attention";
-    r.q_tokens = in.tokens;
-    r.k_tokens = in.source_tokens;
-    const MultiHeadWeights w = makeMultiHeadWeights(in.dim(), in.heads, in.seed);
-    multiHeadAttention(in.query(), in.key(), in.value(), w, in.heads, p.getBool("causal"), p.getBool("scale"), ctx, r);
-    r.inputs["x"] = in.query();
-    r.inputs["x_kv"] = in.key();
-    return r;
-  };
-  return v;
-}
+VariantInfo makeMultiHeadVariant() { return makeMultiHeadInfo(false); }
+VariantInfo makeCrossAttentionVariant() { return makeMultiHeadInfo(true); }
 
 }  // namespace attn

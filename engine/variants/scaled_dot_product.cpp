@@ -19,15 +19,13 @@ VariantInfo makeScaledDotProductVariant() {
   v.citation = "Vaswani et al. 2017, eq. 1";
   v.input = InputKind::SelfAttention;
   v.params = {
-      {.key = "scale", .symbol = "1/√d_k", .type = ParamType::Bool,
-       .help = "Divide scores by √d_k (off: plain dot-product attention)", .def = true},
-      {.key = "causal", .symbol = "causal", .type = ParamType::Bool,
-       .help = "Decoder mask: query i sees keys j ≤ i only", .def = false},
+      scaleParam(),
+      causalParam(),
       {.key = "mask", .symbol = "M", .type = ParamType::File,
        .help = "Optional .npy mask [Lq, Lk]: nonzero = allowed; combined with causal", .def = std::string(),
        .file_shape = "[Lq, Lk]"},
   };
-  v.views = {ViewKind::Heatmap, ViewKind::Lines};
+  v.views = {ViewKind::Heatmap, ViewKind::Lines, ViewKind::Family};
   v.run = [](const Inputs& in, const Params& p, const RunContext& ctx) {
     const Mat& q = in.query();
     const Mat& k = in.key();

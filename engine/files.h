@@ -1,0 +1,29 @@
+// Writing files so that a failure leaves nothing behind: write a temporary
+// file beside the target, then rename it over the target (atomic on one
+// filesystem). Every writer in the tree goes through TempFile.
+#pragma once
+
+#include <filesystem>
+
+namespace attn {
+
+class TempFile {
+ public:
+  // The temp name keeps the target's extension (.png, .svg …) so writers
+  // that pick a format from the name still do.
+  explicit TempFile(std::filesystem::path target);
+  ~TempFile();  // removes the temp file unless commit() succeeded
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+
+  const std::filesystem::path& path() const { return tmp_; }
+  // Renames the temp file over the target; throws InputError naming the
+  // target when the temp file is missing or the rename fails.
+  void commit();
+
+ private:
+  std::filesystem::path target_, tmp_;
+  bool committed_ = false;
+};
+
+}  // namespace attn
