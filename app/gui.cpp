@@ -17,6 +17,9 @@
 #include "engine/error.h"
 #include "widgets/heatmap.h"
 
+#include <embedded_assets.h>
+#include <nlohmann/json.hpp>
+
 #include <GL/glcorearb.h>
 #include <GLFW/glfw3.h>
 #include <imgui.h>
@@ -34,8 +37,19 @@ namespace attn {
 
 namespace {
 
-constexpr const char* kDefaultText = "the cat sat on the mat because the cat was tired";
-constexpr const char* kDefaultSourceText = "猫 坐 在 垫子 上 因为 猫 累 了";
+// The scene the window opens with: assets/default_scene.json, embedded at
+// build time (a malformed asset is our bug, caught by the GUI tests).
+struct DefaultScene {
+  std::string variant, text, source_text;
+  int64_t dim = 64, heads = 4;
+  uint64_t seed = 0;
+};
+
+DefaultScene defaultScene() {
+  const nlohmann::json j = nlohmann::json::parse(kAsset_default_scene_json);
+  return {j.at("variant").get<std::string>(), j.at("text").get<std::string>(), j.at("source_text").get<std::string>(),
+          j.at("dim").get<int64_t>(), j.at("heads").get<int64_t>(), j.at("seed").get<uint64_t>()};
+}
 constexpr double kFirstJobTimeout = 60.0;
 
 using Clock = std::chrono::steady_clock;
@@ -103,6 +117,7 @@ class GuiApp {
 
   // Job bookkeeping: what was last submitted, to detect changes.
   Scene submitted_;
+  uint64_t submitted_id_ = 0;
   bool submitted_family_ = false, ever_submitted_ = false;
   bool first_job_done_ = false;
   JobOutcome::Status first_status_ = JobOutcome::Status::Done;
@@ -166,11 +181,12 @@ void GuiApp::submitIfChanged() {
   const bool family = state_.view.view == ViewKind::Family;
   const bool need_family = family && !(state_.output && state_.output->has_family && sameScene(submitted_, state_.scene));
   if (ever_submitted_ && sameScene(submitted_, state_.scene) && (!need_family || submitted_family_)) return;
+  if (!sameScene(submitted_, state_.scene)) state_.output_current = false;
   submitted_ = state_.scene;
   submitted_family_ = family;
   ever_submitted_ = true;
   const Scene scene = state_.scene;
-  runner_->submit([scene, family](const RunContext& ctx) { return computeScene(scene, family, ctx); });
+  submitted_id_ = runner_->submit([scene, family](const RunContext& ctx) { return computeScene(scene, family, ctx); });
 }
 
 void GuiApp::takeFinishedJob() {
@@ -183,6 +199,7 @@ void GuiApp::takeFinishedJob() {
   switch (done->status) {
     case JobOutcome::Status::Done:
       state_.output = done->output;
+      state_.output_current = done->id == submitted_id_;  // an older job's result may still arrive
       ++state_.generation;
       state_.status.clear();
       state_.status_is_error = false;
@@ -384,11 +401,18 @@ std::vector<uint8_t> GuiApp::readPixels(int& w, int& h) {
 int GuiApp::run() {
   // Bad --variant / --set / --view are usage errors before any window opens.
   const VariantInfo* info = nullptr;
+  const DefaultScene scene = defaultScene();
   try {
-    info = &variantOrThrow(options_.variant.empty() ? "multi-head" : options_.variant);
+    info = &variantOrThrow(options_.variant.empty() ? scene.variant : options_.variant);
     state_.scene.variant = info->name;
     state_.scene.params = resolveParams(*info, options_.sets);
     state_.view.view = viewFromName(options_.view);
+    if (std::find(info->views.begin(), info->views.end(), state_.view.view) == info->views.end()) {
+      std::string names;
+      for (ViewKind v : info->views) names += (names.empty() ? "" : ", ") + viewName(v);
+      throw InputError("--view: variant '" + info->name + "' has no '" + options_.view + "' view (it has: " + names +
+                       ")");
+    }
   } catch (const InputError& e) {
     std::fprintf(stderr, "attnlab: %s\n", e.what());
     return 2;
@@ -401,10 +425,13 @@ int GuiApp::run() {
                                                         : InputMode::Synthetic;
   } else {
     state_.scene.mode = InputMode::Text;
-    state_.scene.input.text = kDefaultText;
+    state_.scene.input.text = scene.text;
+    state_.scene.input.dim = scene.dim;
+    state_.scene.input.heads = scene.heads;
+    state_.scene.input.seed = scene.seed;
   }
-  if (state_.scene.input.text.empty()) state_.scene.input.text = kDefaultText;
-  if (state_.scene.input.source_text.empty()) state_.scene.input.source_text = kDefaultSourceText;
+  if (state_.scene.input.text.empty()) state_.scene.input.text = scene.text;
+  if (state_.scene.input.source_text.empty()) state_.scene.input.source_text = scene.source_text;
   state_.committed = state_.scene;
 
   std::string warning;

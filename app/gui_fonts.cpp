@@ -9,9 +9,6 @@ namespace attn {
 
 std::optional<std::filesystem::path> findFont(const std::string& file_name) {
   const std::filesystem::path dirs[] = {
-#ifdef ATTNLAB_ASSET_DIR
-      std::filesystem::path(ATTNLAB_ASSET_DIR) / "fonts",
-#endif
       "/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/opentype/noto", "/usr/share/fonts/truetype/noto",
       "/usr/share/fonts/noto-cjk", "/usr/local/share/fonts"};
   for (const auto& d : dirs) {

@@ -13,8 +13,9 @@
 
 namespace attn {
 
-// The one place fonts are looked up: ATTNLAB_ASSET_DIR/fonts, then the
-// system font folders. Never relative to the working directory.
+// The one place fonts are looked up: the system font folders that Debian's
+// fonts-dejavu-core and fonts-noto-cjk install into. Never relative to the
+// working directory.
 std::optional<std::filesystem::path> findFont(const std::string& file_name);
 
 class FontAtlas {

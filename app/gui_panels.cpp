@@ -18,18 +18,41 @@ namespace attn {
 
 // [SECTION] Commands shared by menus and shortcuts
 
+namespace {
+
+// The views offered are the ones the scene's variant lists (VariantInfo::views).
+bool hasView(const AppState& s, ViewKind v) {
+  const VariantInfo* info = findVariant(s.scene.variant);
+  return !info || std::find(info->views.begin(), info->views.end(), v) != info->views.end();
+}
+
+void setView(AppState& s, ViewKind v) {
+  if (hasView(s, v)) s.view.view = v;
+}
+
+// After the variant changed: keep the view if the new variant has it, else its first.
+void fitViewToVariant(AppState& s) {
+  const VariantInfo* info = findVariant(s.scene.variant);
+  if (info && !info->views.empty() && !hasView(s, s.view.view)) s.view.view = info->views.front();
+}
+
+}  // namespace
+
 void undoScene(AppState& s) {
   if (s.undo.undo(s.scene)) s.committed = s.scene;
+  fitViewToVariant(s);
 }
 
 void redoScene(AppState& s) {
   if (s.undo.redo(s.scene)) s.committed = s.scene;
+  fitViewToVariant(s);
 }
 
 void selectVariant(AppState& s, const VariantInfo& v) {
   if (v.name == s.scene.variant) return;
   s.scene.params = carryParams(s.scene.params, v);
   s.scene.variant = v.name;
+  fitViewToVariant(s);
 }
 
 namespace {
@@ -50,8 +73,6 @@ const Shortcut kShortcuts[] = {
     {"F1", "this help"},
 };
 
-void setView(AppState& s, ViewKind v) { s.view.view = v; }
-
 }  // namespace
 
 void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
@@ -68,6 +89,7 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
       continue;
     }
     if (io.WantTextInput) continue;
+    // Keys follow the fixed ViewKind order; setView ignores views the variant lacks.
     if (k.key >= GLFW_KEY_1 && k.key < GLFW_KEY_1 + static_cast<int>(std::min<size_t>(views.size(), 9)))
       setView(s, views[static_cast<size_t>(k.key - GLFW_KEY_1)]);
     if (k.key == GLFW_KEY_HOME) s.view.resetZoom();
@@ -97,7 +119,7 @@ float drawMenuBar(AppState& s) {
     int i = 1;
     for (ViewKind v : allViews()) {
       const std::string shortcut = std::to_string(i++);
-      if (ImGui::MenuItem(viewName(v).c_str(), shortcut.c_str(), s.view.view == v)) setView(s, v);
+      if (ImGui::MenuItem(viewName(v).c_str(), shortcut.c_str(), s.view.view == v, hasView(s, v))) setView(s, v);
     }
     ImGui::Separator();
     if (ImGui::MenuItem("Reset zoom", "Home")) s.view.resetZoom();
@@ -276,14 +298,18 @@ void inputSection(AppState& s, const VariantInfo& info) {
   intField("h##heads", in.heads, 1, 64, "h: number of heads (must divide d)");
 }
 
-void displaySection(AppState& s) {
-  // View buttons wrap to the panel width.
+void displaySection(AppState& s, const VariantInfo& info) {
+  // One button per view the variant has, numbered by its shortcut key; they
+  // wrap to the panel width.
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  int i = 0;
-  for (ViewKind v : allViews()) {
-    const std::string label = std::to_string(++i) + " " + viewName(v);
+  const std::vector<ViewKind>& all = allViews();
+  bool first = true;
+  for (ViewKind v : info.views) {
+    const auto key = std::find(all.begin(), all.end(), v) - all.begin() + 1;
+    const std::string label = std::to_string(key) + " " + viewName(v);
     const float w = ImGui::CalcTextSize(label.c_str()).x + ImGui::GetStyle().FramePadding.x * 2;
-    if (i > 1 && ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w < right) ImGui::SameLine();
+    if (!first && ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w < right) ImGui::SameLine();
+    first = false;
     const bool on = s.view.view == v;
     if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyle().Colors[ImGuiCol_ButtonActive]);
     if (ImGui::Button(label.c_str())) s.view.view = v;
@@ -317,9 +343,9 @@ void drawControlPanel(AppState& s, ImVec2 pos, ImVec2 size) {
                                  ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoBringToFrontOnFocus;
   ImGui::Begin("##controls", nullptr, flags);
   ImGui::PushItemWidth(-ImGui::GetFontSize() * 5.5f);
-  const VariantInfo* info = findVariant(s.scene.variant);
   sectionTitle("VARIANT");
   variantList(s);
+  const VariantInfo* info = findVariant(s.scene.variant);  // after the list, which may change it
   if (info) {
     variantCard(*info);
     sectionTitle("PARAMETERS");
@@ -332,9 +358,9 @@ void drawControlPanel(AppState& s, ImVec2 pos, ImVec2 size) {
     if (!info->params.empty() && ImGui::SmallButton("defaults")) s.scene.params = Params::defaults(info->params);
     sectionTitle("INPUT");
     inputSection(s, *info);
+    sectionTitle("DISPLAY");
+    displaySection(s, *info);
   }
-  sectionTitle("DISPLAY");
-  displaySection(s);
   sectionTitle("SETTINGS");
   settingsSection(s);
   ImGui::PopItemWidth();

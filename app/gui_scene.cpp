@@ -46,6 +46,9 @@ InputOptions effectiveInput(const Scene& s) {
 
 SceneOutput computeScene(const Scene& s, bool family, const RunContext& ctx) {
   const VariantInfo& info = variantOrThrow(s.variant);
+  // resolveInputs would fall back to a synthetic input, which Files mode must not show.
+  if (s.mode == InputMode::Files && s.input.x.empty() && s.input.q.empty() && s.input.k.empty() && s.input.v.empty())
+    throw InputError("input: open an X .npy file or Q/K/V files (File menu)");
   const Inputs inputs = resolveInputs(effectiveInput(s));
   SceneOutput out;
   out.has_family = family;

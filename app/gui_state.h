@@ -33,7 +33,6 @@ bool sameScene(const Scene& a, const Scene& b);
 // The input flags of the scene's mode (the other modes' fields are kept in
 // the scene so switching back restores them).
 InputOptions effectiveInput(const Scene& s);
-// Parameters for another variant of the family: its defaults, with values of
 
 // The job body: the scene's variant and, with `family`, its whole family.
 SceneOutput computeScene(const Scene& s, bool family, const RunContext& ctx);
@@ -78,6 +77,7 @@ struct AppState {
 
   std::shared_ptr<const SceneOutput> output;  // swapped in at frame start
   uint64_t generation = 0;                    // bumps on every swap
+  bool output_current = false;                // `output` is of `scene` (no newer job pending, none failed)
   std::string status;                         // last message for the status bar
   bool status_is_error = false;
   double frame_ms = 0;

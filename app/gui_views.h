@@ -11,7 +11,4 @@ namespace attn {
 
 void drawMainView(AppState& s, HeatmapRenderer& gl, ImVec2 pos, ImVec2 size);
 
-// The title the current view exports and shows: "<variant title> — head h".
-std::string viewTitle(const AppState& s);
-
 }  // namespace attn

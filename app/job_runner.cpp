@@ -32,10 +32,19 @@ uint64_t JobRunner::submit(Work work) {
 
 void JobRunner::cancel() {
   std::lock_guard lock(mutex_);
-  pending_.reset();
   if (running_cancel_) {
+    pending_.reset();
     running_cancel_->store(true);
     user_cancelled_ = true;
+  } else if (pending_) {
+    // The worker has not taken the job yet, so it will never report it: report
+    // the cancel here, replacing any older outcome not yet polled.
+    JobOutcome outcome;
+    outcome.id = pending_->id;
+    outcome.status = JobOutcome::Status::Cancelled;
+    finished_ = std::move(outcome);
+    pending_.reset();
+    busy_ = false;
   }
 }
 

@@ -106,7 +106,6 @@ GLuint HeatmapRenderer::textureFor(const float* data, int64_t rows, int64_t cols
                upload);
   glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(last_texture));
   textures_[key] = tex;
-  ++uploads_;
   return tex;
 }
 

@@ -42,7 +42,6 @@ class HeatmapRenderer {
   // rectangle [p0, p1], showing the data-uv window [uv0, uv1] ⊂ [0, 1]².
   void draw(ImDrawList* dl, const float* data, int64_t rows, int64_t cols, ImVec2 p0, ImVec2 p1, ImVec2 uv0,
             ImVec2 uv1, const ValueRange& range, Colormap cmap, ImVec4 grid_color);
-  int uploads() const { return uploads_; }  // data textures uploaded so far
 
  private:
   struct Command {
@@ -65,7 +64,6 @@ class HeatmapRenderer {
   std::map<std::tuple<const float*, int64_t, int64_t>, GLuint> textures_;
   uint64_t generation_ = ~uint64_t{0};
   std::deque<Command> commands_;  // stable addresses until the next beginFrame()
-  int uploads_ = 0;
 };
 
 // [SECTION] heatmap()

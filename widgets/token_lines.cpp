@@ -1,14 +1,20 @@
 #include "widgets/token_lines.h"
 
 #include "widgets/colormap.h"
+#include "widgets/value_range.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace attn {
 
 namespace {
+
+// One line per (query, key, head): beyond this many the frame stalls (L = 4096
+// would be 16M lines a head), and the picture is a solid fill anyway.
+constexpr int64_t kMaxLines = 64 * 1024;
 
 const std::string& tokenAt(const std::vector<std::string>& tokens, int64_t i, std::string& fallback) {
   if (i < static_cast<int64_t>(tokens.size())) return tokens[static_cast<size_t>(i)];
@@ -56,6 +62,20 @@ void tokenLines(const char* id, const Result& r, TokenLinesState& state, ImVec2 
     ImGui::PopID();
     return;
   }
+  const int64_t visible = std::count(state.heads_visible.begin(), state.heads_visible.end(), true);
+  if (lq * lk * visible > kMaxLines) {
+    char msg[256];
+    std::snprintf(msg, sizeof msg,
+                  "The lines view is for short sequences: %lld queries × %lld keys × %lld heads = %lld lines "
+                  "(limit %lld).\nUse the heatmap view, or hide heads.",
+                  static_cast<long long>(lq), static_cast<long long>(lk), static_cast<long long>(visible),
+                  static_cast<long long>(lq * lk * visible), static_cast<long long>(kMaxLines));
+    const ImVec2 ts = ImGui::CalcTextSize(msg);
+    const ImVec2 p(origin.x + std::max(0.0f, (size.x - ts.x) * 0.5f), origin.y + std::max(0.0f, (size.y - ts.y) * 0.5f));
+    dl->AddText(p, ImGui::GetColorU32(ImGuiCol_TextDisabled), msg);
+    ImGui::PopID();
+    return;
+  }
   // Rows are spaced evenly; when they get closer than a text line only every
   // k-th label is written, but every token keeps its lines.
   const float top = origin.y + line * 1.8f, height = size.y - line * 2.4f;
@@ -84,13 +104,7 @@ void tokenLines(const char* id, const Result& r, TokenLinesState& state, ImVec2 
   dl->AddText(ImVec2(xq - ImGui::CalcTextSize("queries").x - line * 0.4f, origin.y + line * 0.2f), dim, "queries");
   dl->AddText(ImVec2(xk + line * 0.4f, origin.y + line * 0.2f), dim, "keys");
 
-  // Lines: opacity is the weight (|w| / max |w| for signed weights).
-  float norm = 1.0f;
-  if (!r.weights_are_probabilities) {
-    norm = 0.0f;
-    for (const Mat& w : r.weights) norm = std::max(norm, w.cwiseAbs().maxCoeff());
-    if (!(norm > 0.0f)) norm = 1.0f;
-  }
+  // Lines: opacity is |w| / max |w| over the result (its precomputed stats), as in exported figures.
   const float thick = std::clamp(std::min(sq, sk) * 0.18f, 1.0f, 3.0f);
   for (int h = 0; h < r.heads(); ++h) {
     if (h < static_cast<int>(state.heads_visible.size()) && !state.heads_visible[static_cast<size_t>(h)]) continue;
@@ -100,9 +114,9 @@ void tokenLines(const char* id, const Result& r, TokenLinesState& state, ImVec2 
       if (hover_q >= 0 && i != hover_q) continue;
       for (int64_t j = 0; j < lk; ++j) {
         if (hover_k >= 0 && j != hover_k) continue;
-        const float a = std::abs(w(i, j)) / norm;
+        const float a = lineOpacity(w(i, j), r.weights_stats);
         if (!(a > 0.02f)) continue;
-        const int alpha = static_cast<int>(std::min(1.0f, a) * 230.0f);
+        const int alpha = static_cast<int>(a * 255.0f);
         dl->AddLine(ImVec2(xq + line * 0.3f, yq(i)), ImVec2(xk - line * 0.3f, yk(j)), IM_COL32(c.r, c.g, c.b, alpha),
                     thick);
       }
