@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
 #include <omp.h>
 
 namespace attn {
@@ -99,10 +102,32 @@ TEST(Invariants, IndependentOfThreadCount) {
 }
 
 TEST(Invariants, EveryVariantRecordsWhatItNeedsToReplay) {
+  // Every tensor a variant reads or generates, by the paper's symbol.
+  const std::map<std::string, std::set<std::string>> expected = {
+      {"scaled-dot-product", {"q", "k", "v"}},
+      {"multi-head", {"x", "w_q", "w_k", "w_v", "w_o"}},
+      {"cross-attention", {"x", "x_kv", "w_q", "w_k", "w_v", "w_o"}},
+      {"additive", {"x", "x_kv", "w_a", "v_a"}},
+      {"general", {"x", "x_kv", "w_a"}},
+      {"dot", {"x", "x_kv"}},
+      {"scaled-dot", {"x", "x_kv"}},
+      {"cosine", {"x", "x_kv"}},
+      {"location", {"x", "x_kv", "w_a"}},
+      {"global", {"x", "x_kv", "w_a"}},
+      {"local-p", {"x", "x_kv", "w_a", "w_p", "v_p"}},
+      {"hard", {"x", "x_kv", "w_a", "u"}},
+  };
   const Inputs in = ref::gaussianInputs(24, 6, 8, 16, 4);
   for (const VariantInfo& v : variants()) {
     if (v.input == InputKind::PositionsOnly) continue;
     const Result r = ref::run(v.name, in);
+    ASSERT_TRUE(expected.count(v.name)) << v.name << ": add its symbols to this table";
+    std::set<std::string> recorded;
+    for (const auto& [name, m] : r.inputs) recorded.insert(name);
+    EXPECT_EQ(recorded, expected.at(v.name)) << v.name;
+    // Generated tensors come from the seed alone: a second run records the same numbers.
+    const Result again = ref::run(v.name, in);
+    for (const auto& [name, m] : r.inputs) EXPECT_EQ(again.inputs.at(name), m) << v.name << "." << name;
     // The queries were read, under whatever symbol the variant uses (x, q, …).
     EXPECT_TRUE(std::any_of(r.inputs.begin(), r.inputs.end(), [&](const auto& kv) { return kv.second == in.x; }))
         << v.name;
