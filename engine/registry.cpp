@@ -68,7 +68,7 @@ std::vector<std::string> families() {
 
 const std::vector<ViewKind>& allViews() {
   static const std::vector<ViewKind> v = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Lines, ViewKind::Extras,
-                                          ViewKind::Family};
+                                          ViewKind::Family,  ViewKind::Image, ViewKind::Compare};
   return v;
 }
 
@@ -79,6 +79,8 @@ std::string viewName(ViewKind v) {
     case ViewKind::Lines: return "lines";
     case ViewKind::Extras: return "extras";
     case ViewKind::Family: return "family";
+    case ViewKind::Image: return "image";
+    case ViewKind::Compare: return "compare";
   }
   return "?";
 }
@@ -86,7 +88,9 @@ std::string viewName(ViewKind v) {
 ViewKind viewFromName(const std::string& name) {
   for (ViewKind v : allViews())
     if (viewName(v) == name) return v;
-  throw InputError("--view: unknown view '" + name + "' (expected heatmap, heads, lines, extras or family)");
+  std::string known;
+  for (ViewKind v : allViews()) known += (known.empty() ? "" : ", ") + viewName(v);
+  throw InputError("--view: unknown view '" + name + "' (expected one of: " + known + ")");
 }
 
 // [SECTION] Running

@@ -27,6 +27,9 @@ enum class ViewKind {
   Lines,    // BertViz-style token lines, one colour per head
   Extras,   // the variant's Matrix / TokenValues extras, each as its own panel
   Family,   // every variant of the same family side by side on the same input
+  Image,    // the sequence as a raster image (Result::image_width): click a query
+            // pixel to see its keys coloured by sub-pattern, next to the L×L connectivity
+  Compare,  // against full causal attention on the same Q/K/V (engine/compare.h)
 };
 const std::vector<ViewKind>& allViews();
 std::string viewName(ViewKind v);          // "heatmap", "heads", "lines", "extras", "family"

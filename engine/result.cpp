@@ -14,6 +14,9 @@ std::string extraKindName(ExtraKind k) {
     case ExtraKind::QueryWindow: return "query_window";
     case ExtraKind::TokenValues: return "token_values";
     case ExtraKind::Scalar: return "scalar";
+    case ExtraKind::HeadValues: return "head_values";
+    case ExtraKind::Curves: return "curves";
+    case ExtraKind::QueryGroup: return "query_group";
   }
   return "?";
 }
@@ -44,12 +47,15 @@ const Extra* Result::firstExtra(ExtraKind kind) const {
 
 void Result::computeStats() {
   ValueStats all{std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
-  for (const Mat& w : weights) {
-    const ValueStats s = ValueStats::of(w.data(), w.size());
+  auto add = [&all](const float* data, int64_t n) {
+    const ValueStats s = ValueStats::of(data, n);
     all.min = std::min(all.min, s.min);
     all.max = std::max(all.max, s.max);
-  }
-  weights_stats = weights.empty() ? ValueStats{} : all;
+  };
+  for (const Mat& w : weights) add(w.data(), w.size());
+  if (weights.empty())
+    for (const SparseRows& s : sparse) add(s.values.data(), static_cast<int64_t>(s.values.size()));
+  weights_stats = all.min <= all.max ? all : ValueStats{};
   for (Extra& e : extras) e.stats = ValueStats::of(e.value.data.data(), e.value.size());
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "engine/params.h"
+#include "engine/sparse.h"
 #include "engine/tensor.h"
 
 #include <map>
@@ -18,6 +19,9 @@ enum class ExtraKind {
   QueryWindow,    // [Lq, 2]: first and last allowed key per query, drawn as an outline
   TokenValues,    // [L]: one value per token, drawn as a strip or bars
   Scalar,         // [1]: a single number shown in the summary
+  HeadValues,     // [H]: one value per head, drawn as bars labelled h0, h1, ... (span per head)
+  Curves,         // [S, n]: S series of y over x = 0 … n−1, drawn as line plots with `markers`
+  QueryGroup,     // [Lq]: block id per query; views outline the clicked query's block
 };
 
 std::string extraKindName(ExtraKind k);
@@ -29,14 +33,33 @@ struct ValueStats {
   static ValueStats of(const float* data, int64_t n);
 };
 
+// A labelled x position on a Curves plot (R and z on the span ramp).
+struct Marker {
+  double x = 0;
+  std::string label;
+  int series = -1;  // the series it belongs to (its colour); -1: all
+};
+
 struct Extra {
   std::string name;   // file stem under extras/, paper symbol where there is one ("p_t", "pe")
   std::string label;  // caption in views and figures ("predicted position p_t")
   ExtraKind kind = ExtraKind::Matrix;
   Array value;
-  std::string row_axis, col_axis;  // Matrix: axis captions ("position", "dimension")
-  bool signed_values = false;      // Matrix: draw with a diverging colormap centred on 0
+  std::string row_axis, col_axis;  // Matrix: axis captions ("position", "dimension");
+                                   // Curves: row_axis names the series ("head"), col_axis the x axis
+  bool signed_values = false;      // Matrix, Weights: draw with a diverging colormap centred on 0
+  // Matrix: when not empty the values are category indices 0 … n−1 with
+  // these names, drawn in distinct colours with a legend ("A¹", "A²", "A¹ ∪ A²").
+  std::vector<std::string> categories;
+  std::vector<Marker> markers;     // Curves
   ValueStats stats;                // filled by runVariant
+};
+
+// A named range of key columns, drawn as a band with a divider in matrix
+// views (Transformer-XL: "memory" | "segment τ").
+struct KeyBand {
+  int64_t begin = 0, end = 0;  // columns [begin, end)
+  std::string label;
 };
 
 struct Result {
@@ -47,9 +70,16 @@ struct Result {
   // Per head h: weights[h] is [Lq, Lk] after mask and softmax; scores[h] is
   // the same shape before mask and softmax. For non-attention variants
   // (positional encodings) weights holds the matrix the main view shows.
+  // Sparse variants set `sparse` (one per head, values = weights) and fill
+  // weights/scores/mask as well only where denseFits(); views of a result
+  // with empty `weights` draw `sparse` through rasterize().
   std::vector<Mat> weights;
   std::vector<Mat> scores;
   Mat mask;    // [Lq, Lk], 1 = key allowed, 0 = masked; empty means all allowed
+  std::vector<SparseRows> sparse;
+  std::vector<std::string> set_names;  // bit s of SparseRows::sets ("A¹ local", "A² strided")
+  int64_t image_width = 0;  // > 0: the sequence is a raster-order image this many pixels wide
+  std::vector<KeyBand> key_bands;
   Mat output;  // [Lq, d_out]; empty where the variant has no output
   bool weights_are_probabilities = true;  // false: signed values, diverging colormap
   std::string weights_label = "attention weight";
@@ -63,12 +93,13 @@ struct Result {
   double flops = 0;            // floating-point operations of the computation
   double compute_seconds = 0;  // engine time alone, set by runVariant
 
-  int heads() const { return static_cast<int>(weights.size()); }
-  int64_t queries() const { return weights.empty() ? 0 : weights[0].rows(); }
-  int64_t keys() const { return weights.empty() ? 0 : weights[0].cols(); }
+  int heads() const { return static_cast<int>(weights.empty() ? sparse.size() : weights.size()); }
+  int64_t queries() const { return !weights.empty() ? weights[0].rows() : sparse.empty() ? 0 : sparse[0].rows; }
+  int64_t keys() const { return !weights.empty() ? weights[0].cols() : sparse.empty() ? 0 : sparse[0].cols; }
+  bool isSparse() const { return !sparse.empty(); }
   const Extra* findExtra(const std::string& name) const;
   const Extra* firstExtra(ExtraKind kind) const;  // e.g. the QueryPosition overlay
-  // Fills weights_stats and every extra's stats.
+  // Fills weights_stats (from sparse values when weights is empty) and every extra's stats.
   void computeStats();
 };
 

@@ -1,0 +1,66 @@
+#include "engine/sparse.h"
+
+#include <algorithm>
+
+namespace attn {
+
+double SparseRows::bytes() const {
+  return static_cast<double>(indptr.size() * sizeof(int64_t) + indices.size() * sizeof(int32_t) +
+                             values.size() * sizeof(float) + sets.size() * sizeof(uint8_t));
+}
+
+bool denseFits(int64_t heads, int64_t lq, int64_t lk) {
+  return lq > 0 && lk > 0 && heads > 0 && lq <= kDenseViewLimit / lk / heads;
+}
+
+Mat toDenseValues(const SparseRows& s) {
+  Mat m = Mat::Zero(s.rows, s.cols);
+  for (int64_t i = 0; i < s.rows; ++i)
+    for (int64_t e = s.rowBegin(i); e < s.rowEnd(i); ++e)
+      m(i, s.indices[static_cast<size_t>(e)]) = s.values.empty() ? 1.0f : s.values[static_cast<size_t>(e)];
+  return m;
+}
+
+Mat toDenseMask(const SparseRows& s) {
+  Mat m = Mat::Zero(s.rows, s.cols);
+  for (int64_t i = 0; i < s.rows; ++i)
+    for (int64_t e = s.rowBegin(i); e < s.rowEnd(i); ++e) m(i, s.indices[static_cast<size_t>(e)]) = 1.0f;
+  return m;
+}
+
+Mat rasterize(const SparseRows& s, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t out_rows,
+              int64_t out_cols, RasterValue what, float empty) {
+  r0 = std::clamp<int64_t>(r0, 0, s.rows);
+  r1 = std::clamp<int64_t>(r1, r0, s.rows);
+  c0 = std::clamp<int64_t>(c0, 0, s.cols);
+  c1 = std::clamp<int64_t>(c1, c0, s.cols);
+  const int64_t n_rows = r1 - r0, n_cols = c1 - c0;
+  if (n_rows == 0 || n_cols == 0) return Mat::Constant(1, 1, empty);
+  Mat out = Mat::Constant(std::clamp<int64_t>(out_rows, 1, n_rows), std::clamp<int64_t>(out_cols, 1, n_cols), empty);
+  // Output rows are independent; each thread owns the rows it writes.
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t y = 0; y < out.rows(); ++y) {
+    // Source rows [first, last) land in output row y.
+    const int64_t first = r0 + y * n_rows / out.rows();
+    const int64_t last = r0 + (y + 1) * n_rows / out.rows();
+    for (int64_t i = first; i < last; ++i) {
+      // Entries are sorted by column: jump to the first one in [c0, c1).
+      const auto begin = s.indices.begin() + s.rowBegin(i), end = s.indices.begin() + s.rowEnd(i);
+      for (auto it = std::lower_bound(begin, end, static_cast<int32_t>(c0)); it != end && *it < c1; ++it) {
+        const size_t e = static_cast<size_t>(it - s.indices.begin());
+        const int64_t x = (*it - c0) * out.cols() / n_cols;
+        float& cell = out(y, x);
+        if (what == RasterValue::Values) {
+          const float v = s.values.empty() ? 1.0f : s.values[e];
+          cell = cell == empty ? v : std::max(cell, v);
+        } else {
+          const int bits = s.sets.empty() ? 1 : s.sets[e];
+          cell = static_cast<float>((cell == empty ? 0 : static_cast<int>(cell)) | bits);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,57 @@
+// Compressed sparse rows (CSR): an attention pattern's connections and their
+// weights, for lengths where an [Lq, Lk] matrix no longer fits (the Sparse
+// Transformer trained at L = 16,384: one dense head is 1 GiB of float32).
+//
+// Patterns are index rules. A sparse variant builds one SparseRows per head
+// from its rule and computes scores, softmax and output for those entries
+// only. Views and figures draw a SparseRows through rasterize(), which
+// max-pools any tile of it to screen resolution without materialising L×L.
+#pragma once
+
+#include "engine/tensor.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace attn {
+
+struct SparseRows {
+  int64_t rows = 0, cols = 0;
+  std::vector<int64_t> indptr;   // [rows + 1]: row i's entries are [indptr[i], indptr[i + 1])
+  std::vector<int32_t> indices;  // [nnz]: key (column) of each entry, ascending within a row
+  std::vector<float> values;     // [nnz]: attention weight after softmax; empty for a bare pattern
+  std::vector<uint8_t> sets;     // [nnz]: bit s set when sub-pattern s admits the entry
+                                 //        (Result::set_names names the bits); empty: one set
+
+  int64_t nnz() const { return static_cast<int64_t>(indices.size()); }
+  int64_t rowBegin(int64_t i) const { return indptr[static_cast<size_t>(i)]; }
+  int64_t rowEnd(int64_t i) const { return indptr[static_cast<size_t>(i) + 1]; }
+  double bytes() const;  // memory the arrays hold
+};
+
+// Largest heads · Lq · Lk for which a sparse variant also fills the dense
+// weights, scores and mask of its Result, so the dense views (token lines,
+// family, exact tooltips) keep working: 2^24 floats, 64 MiB per copy.
+constexpr int64_t kDenseViewLimit = int64_t{1} << 24;
+bool denseFits(int64_t heads, int64_t lq, int64_t lk);
+
+// Dense [rows, cols] copies of a SparseRows (only where denseFits()).
+Mat toDenseValues(const SparseRows& s);  // weight where an entry exists, 0 elsewhere
+Mat toDenseMask(const SparseRows& s);    // 1 where an entry exists, 0 elsewhere
+
+// What rasterize() puts in a cell.
+enum class RasterValue {
+  Values,  // the largest weight of the entries in the cell
+  Sets,    // the bitwise OR of the entries' set bits (1 when `sets` is empty)
+};
+
+// Max-pools the entries of rows [r0, r1) × columns [c0, c1) into an image
+// of at most [out_rows, out_cols] cells (never more cells than the tile has:
+// a zoomed-in tile comes back at data resolution and is drawn stretched;
+// ranges are clamped to the matrix). Cells no entry falls in
+// hold `empty`. Costs O(nnz of rows r0..r1) and never allocates L×L: this is
+// how views draw the visible tile of a huge pattern at screen resolution.
+Mat rasterize(const SparseRows& s, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t out_rows,
+              int64_t out_cols, RasterValue what, float empty = 0.0f);
+
+}  // namespace attn
