@@ -34,7 +34,7 @@ struct RenderOptions {
 int cmdList(bool json);
 int cmdCompute(const ComputeOptions& o);
 int cmdRender(int argc, char** argv, const RenderOptions& o);
-int cmdBench(bool json);
+int cmdBench(bool json, const std::string& only);  // only: one section's name, or all
 
 // "1200x900" → (1200, 900); throws InputError naming `flag`.
 std::pair<int, int> parseSize(const std::string& s, const std::string& flag);

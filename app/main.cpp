@@ -68,7 +68,9 @@ int main(int argc, char** argv) {
 
   bool bench_json = false;
   CLI::App* bench_cmd = app.add_subcommand("bench", "Benchmark the engine and print a table");
+  std::string bench_only;
   bench_cmd->add_flag("--json", bench_json, "Print the same data as JSON");
+  bench_cmd->add_option("--only", bench_only, "Run one section (multi_head, ...)");
 
   try {
     app.parse(argc, argv);
@@ -88,7 +90,7 @@ int main(int argc, char** argv) {
     if (*list_cmd) return cmdList(list_json);
     if (*compute_cmd) return cmdCompute(compute);
     if (*render_cmd) return cmdRender(argc, argv, render);
-    if (*bench_cmd) return cmdBench(bench_json);
+    if (*bench_cmd) return cmdBench(bench_json, bench_only);
     if (*gui_cmd) {
       for (const CLI::Option* o : gui_cmd->get_options())
         for (const char* f : {"--seed", "--length", "--source-length", "--dim", "--heads", "--preset", "--text",
