@@ -74,7 +74,8 @@ void attendSparseRows(const MatRef& q, const MatRef& k, const MatRef& v, float s
     for (int64_t e = 0; e < n;) {
       int64_t m = 1;
       while (e + m < n && key[e + m] == key[e] + m) ++m;
-      VecMap(w + e, m).noalias() = (k.middleRows(key[e], m) * q.row(i).transpose()) * scale;
+      if (m == 1) w[e] = k.row(key[e]).dot(q.row(i)) * scale;  // a lone key (strided A²): no GEMV set-up
+      else VecMap(w + e, m).noalias() = (k.middleRows(key[e], m) * q.row(i).transpose()) * scale;
       e += m;
     }
     // p_ij = exp(score_ij − max) / Σ exp(score − max)                      [n]
@@ -87,7 +88,8 @@ void attendSparseRows(const MatRef& q, const MatRef& k, const MatRef& v, float s
     for (int64_t e = 0; e < n;) {
       int64_t m = 1;
       while (e + m < n && key[e + m] == key[e] + m) ++m;
-      out.row(i).noalias() += RowMap(w + e, m) * v.middleRows(key[e], m);
+      if (m == 1) out.row(i) += w[e] * v.row(key[e]);
+      else out.row(i).noalias() += RowMap(w + e, m) * v.middleRows(key[e], m);
       e += m;
     }
   }
