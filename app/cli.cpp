@@ -4,6 +4,7 @@
 #include "app/qt_messages.h"
 
 #include "engine/attention_math.h"
+#include "engine/compare.h"
 #include "engine/error.h"
 #include "engine/npy.h"
 
@@ -12,6 +13,7 @@
 #include <QGuiApplication>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -73,8 +75,7 @@ class StagedDir {
     stage_ = parent / ("." + out_.filename().string() + ".partial-" + pid);
     old_ = parent / ("." + out_.filename().string() + ".old-" + pid);
     fs::remove_all(stage_, ec);
-    fs::create_directories(stage_ / "inputs", ec);
-    if (!ec) fs::create_directories(stage_ / "extras", ec);
+    fs::create_directories(stage_, ec);
     if (ec) throw InputError("--out " + out_.string() + ": cannot create files in " + parent.string() + ": " + ec.message());
   }
   ~StagedDir() {
@@ -85,12 +86,17 @@ class StagedDir {
   StagedDir(const StagedDir&) = delete;
   StagedDir& operator=(const StagedDir&) = delete;
 
-  void write(const std::string& rel, const std::string& bytes) { writeFileAtomic(stage_ / rel, bytes); }
+  // `rel` may name a subfolder ("inputs/x.npy"); it is created on first use.
+  void write(const std::string& rel, const std::string& bytes) {
+    const fs::path path = stage_ / rel;
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    if (ec) throw InputError("--out " + out_.string() + ": cannot create " + path.parent_path().string() + ": " + ec.message());
+    writeFileAtomic(path, bytes);
+  }
 
   void commit() {
     std::error_code ec;
-    for (const char* sub : {"inputs", "extras"})
-      if (fs::is_empty(stage_ / sub, ec)) fs::remove(stage_ / sub, ec);
     const bool replacing = fs::exists(out_, ec);
     if (replacing) fs::rename(out_, old_, ec);
     if (!ec) fs::rename(stage_, out_, ec);
@@ -134,6 +140,9 @@ nlohmann::json writeSparseWeights(const std::vector<SparseRows>& heads, StagedDi
 
 int cmdCompute(const ComputeOptions& o) {
   const VariantInfo& info = variantOrThrow(o.variant);
+  if (o.compare && std::find(info.views.begin(), info.views.end(), ViewKind::Compare) == info.views.end())
+    throw InputError("--compare: " + info.name + " is not a pattern that can be compared with full attention "
+                     "(variants with the compare view: see attnlab list)");
   const Params params = resolveParams(info, o.sets);
   const Inputs inputs = resolveInputs(o.input);
   StagedDir dir(o.out_dir);  // validates --out before the (possibly long) run
@@ -191,6 +200,17 @@ int cmdCompute(const ComputeOptions& o) {
   }
   meta["extras"] = ex_json;
   meta["shapes"] = shapes;
+  if (o.compare) {
+    // What the pattern loses against full causal attention on the same q, k, v.
+    const Comparison c = compareWithFull(r);
+    dir.write("compare.json", comparisonToJson(c).dump(2) + "\n");
+    dir.write("compare/mass_kept.npy", encodeNpy(Array::fromMat(c.mass_kept)));
+    dir.write("compare/kl.npy", encodeNpy(Array::fromMat(c.kl)));
+    std::cout << r.variant << " against full attention: mass kept " << c.mass_kept_mean * 100.0 << "%, KL(full‖pattern) "
+              << (std::isfinite(c.kl_mean) ? std::to_string(c.kl_mean) : "∞ (" + std::to_string(c.kl_finite) + " finite)")
+              << ", output error " << c.output_rel_error * 100.0 << "%, " << c.pattern_connections << " of "
+              << c.full_connections << " connections\n";
+  }
   meta["peak_rss_bytes"] = peakMemoryBytes();  // this process, for checking that large L stays sparse
   dir.write("meta.json", meta.dump(2) + "\n");
   dir.commit();

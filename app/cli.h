@@ -16,6 +16,7 @@ struct ComputeOptions {
   InputOptions input;
   std::string out_dir;
   bool no_weights = false;
+  bool compare = false;  // also write compare.json and compare/*.npy (engine/compare.h)
 };
 
 struct RenderOptions {
