@@ -23,6 +23,10 @@ VariantInfo makeLocalPVariant();
 VariantInfo makeHardVariant();
 VariantInfo makeSinusoidalPeVariant();
 VariantInfo makeLearnedPeVariant();
+VariantInfo makeSparseStridedVariant();
+VariantInfo makeSparseFixedVariant();
+VariantInfo makeLocal1dVariant();
+VariantInfo makeLocal2dVariant();
 
 const std::vector<VariantInfo>& variants() {
   static const std::vector<VariantInfo> all = {
@@ -30,7 +34,8 @@ const std::vector<VariantInfo>& variants() {
       makeAdditiveVariant(),         makeGeneralVariant(),   makeDotVariant(),
       makeScaledDotVariant(),        makeCosineVariant(),    makeLocationVariant(),
       makeGlobalVariant(),           makeLocalPVariant(),    makeHardVariant(),
-      makeSinusoidalPeVariant(),     makeLearnedPeVariant(),
+      makeSinusoidalPeVariant(),     makeLearnedPeVariant(),  makeSparseStridedVariant(),
+      makeSparseFixedVariant(),      makeLocal1dVariant(),    makeLocal2dVariant(),
   };
   return all;
 }
