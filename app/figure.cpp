@@ -53,6 +53,13 @@ QFont figureFont(double px, bool bold = false) {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
+// "16384" → "16,384".
+QString grouped(int64_t n) {
+  QString s = QString::number(n);
+  for (int i = static_cast<int>(s.size()) - 3; i > (n < 0 ? 1 : 0); i -= 3) s.insert(i, ',');
+  return s;
+}
+
 QString formatTick(float v) { return QString::fromStdString(formatValueShort(v)); }
 
 // Position of `v` in the range, 0..1, for the colormap.
@@ -189,13 +196,14 @@ QColor setColour(int bits, int n_sets) {
   return toQColor(headColor(s));
 }
 
-std::vector<LegendEntry> setLegend(const Result& r) {
+// One entry per named set, and one for entries in several sets where any exist.
+std::vector<LegendEntry> setLegend(const Result& r, const SparseRows& s) {
   const int n = std::max<int>(1, static_cast<int>(r.set_names.size()));
   std::vector<LegendEntry> out;
-  for (int s = 0; s < n; ++s)
-    out.push_back({setColour(1 << s, n), r.set_names.empty() ? QString("attended key") : qs(r.set_names[static_cast<size_t>(s)])});
-  if (n == 2) out.push_back({setColour(3, n), "both"});
-  if (n > 2) out.push_back({setColour(3, n), "several"});
+  for (int k = 0; k < n; ++k)
+    out.push_back({setColour(1 << k, n), r.set_names.empty() ? QString("attended key") : qs(r.set_names[static_cast<size_t>(k)])});
+  const bool several = std::any_of(s.sets.begin(), s.sets.end(), [](uint8_t b) { return (b & (b - 1)) != 0; });
+  if (several) out.push_back({setColour(3, n), n == 2 ? "both" : "several"});
   return out;
 }
 
@@ -719,8 +727,11 @@ void drawScalars(Painter& ctx, const QRectF& area, const std::vector<const Extra
     ctx.p.setPen(ctx.theme.muted);
     ctx.p.drawText(QRectF(area.left(), y, area.width(), ctx.unit * 1.5), Qt::AlignLeft | Qt::AlignVCenter, qs(e->label));
     ctx.p.setPen(ctx.theme.text);
+    const double v = e->value.size() ? e->value.data[0] : 0.0;
+    // Counts (connections, FLOPs, bytes) in full with thousands separators; the rest to 4 digits.
+    const bool count = v == std::floor(v) && std::abs(v) >= 1000 && std::abs(v) < 1e15;
     ctx.p.drawText(QRectF(area.left(), y + ctx.unit * 1.4, area.width(), ctx.unit * 1.5), Qt::AlignLeft | Qt::AlignVCenter,
-                   QString::fromStdString(formatValueShort(e->value.size() ? e->value.data[0] : 0.0f)));
+                   count ? grouped(static_cast<int64_t>(v)) : QString::number(v, 'g', 4));
     y += ctx.unit * 3.2;
   }
 }
@@ -811,13 +822,6 @@ int64_t imageWidth(const Result& r) {
   return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(r.keys())))));
 }
 
-// "16384" → "16,384".
-QString grouped(int64_t n) {
-  QString s = QString::number(n);
-  for (int i = static_cast<int>(s.size()) - 3; i > (n < 0 ? 1 : 0); i -= 3) s.insert(i, ',');
-  return s;
-}
-
 // Nice ticks along the left and bottom of `rect`, which shows `rows` × `cols`
 // cells (positions 0 … n−1 at cell centres), with axis captions.
 void drawCellAxes(Painter& ctx, const QRectF& rect, int64_t rows, int64_t cols, const QString& row_caption,
@@ -825,7 +829,12 @@ void drawCellAxes(Painter& ctx, const QRectF& rect, int64_t rows, int64_t cols, 
   QPainter& p = ctx.p;
   p.setFont(figureFont(ctx.unit * 0.75));
   const double ch = rect.height() / static_cast<double>(rows), cw = rect.width() / static_cast<double>(cols);
-  for (const float t : niceTicks(0, static_cast<float>(rows - 1), std::clamp(static_cast<int>(rect.height() / (ctx.unit * 3)), 2, 6))) {
+  std::vector<float> row_ticks = niceTicks(0, static_cast<float>(rows - 1), std::clamp(static_cast<int>(rect.height() / (ctx.unit * 3)), 2, 6));
+  if (rows > 1 && rows <= 16 && rect.height() / static_cast<double>(rows) >= ctx.unit * 1.1) {  // few rows (heads): each one
+    row_ticks.clear();
+    for (int64_t i = 0; i < rows; ++i) row_ticks.push_back(static_cast<float>(i));
+  }
+  for (const float t : row_ticks) {
     const double y = rect.top() + (t + 0.5) * ch;
     p.setPen(QPen(ctx.theme.frame, 0));
     p.drawLine(QPointF(rect.left() - ctx.unit * 0.3, y), QPointF(rect.left(), y));
@@ -866,10 +875,10 @@ void drawImageView(Painter& ctx, const QRectF& body, const Result& r, const Figu
   const QColor base = light ? QColor(236, 236, 239) : QColor(58, 58, 64);     // a position of the sequence
   const QColor shade = light ? QColor(190, 190, 198) : QColor(105, 105, 115);  // memory of the query's block
 
-  std::vector<LegendEntry> legend = setLegend(r);
+  std::vector<LegendEntry> legend = setLegend(r, s);
   if (group) {
-    legend.push_back({shade, "memory of the query block"});
-    legend.push_back({ctx.theme.text, "query block", true});
+    legend.push_back({shade, "keys of the block's other queries"});
+    legend.push_back({ctx.theme.text, "the query's block", true});
   }
   legend.push_back({kQueryMark, QString("query %1").arg(grouped(q)), true});
   const double legend_h = layoutLegend(ctx, QRectF(body.left(), 0, body.width(), 0), legend, false, false);
@@ -929,7 +938,7 @@ void drawImageView(Painter& ctx, const QRectF& body, const Result& r, const Figu
     p.drawLines(edges);
   }
   const QPointF qc(X(q % w) + px / 2, Y(q / w) + px / 2);
-  const double ring = std::max(px * 1.8, ctx.unit * 0.8);
+  const double ring = std::max(px * 0.95, ctx.unit * 0.8);
   p.setPen(QPen(kQueryMark, std::max(1.5, ctx.unit * 0.2)));
   p.drawEllipse(qc, ring, ring);
   drawCellAxes(ctx, image_rect, h, w, "row", "column");
