@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -261,13 +262,18 @@ int cmdRender(int argc, char** argv, const RenderOptions& o) {
     results.push_back(runVariant(info, inputs, params));
   }
   fig.head = o.head;
+  fig.query = o.query;
+  // The comparison with full attention can take seconds at large L: computed
+  // here, before any Qt set-up, and handed to the figure.
+  std::optional<Comparison> comparison;
+  if (fig.view == ViewKind::Compare) comparison = compareWithFull(results[0]);
 
   // Headless: QPainter needs a QGuiApplication but no display.
   setenv("QT_QPA_PLATFORM", "offscreen", 1);
   quietQtMessages();
   QGuiApplication qapp(argc, argv);
   setlocale(LC_NUMERIC, "C");
-  exportFigure(results, fig, o.out);
+  exportFigure(results, fig, o.out, comparison ? &*comparison : nullptr);
   std::cout << "wrote " << o.out << " (" << viewName(fig.view) << ", " << fig.width << "x" << fig.height << ")\n";
   return 0;
 }

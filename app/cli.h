@@ -27,6 +27,7 @@ struct RenderOptions {
   std::string out;
   std::string size = "1200x900";
   int head = 0;
+  int64_t query = -1;  // image view: the query pixel; -1: defaultImageQuery()
   std::string colormap = "viridis";
   std::string title;
   bool dark = false;
