@@ -111,6 +111,8 @@ void benchMultiHead(nlohmann::json& out, bool print) {
 const std::vector<BenchSection>& benchSections() {
   static const std::vector<BenchSection> all = {
       {"multi_head", "multi-head self-attention against GEMM and PyTorch", benchMultiHead},
+      {"adaptive_span", "adaptive-span time and peak memory at L = 16,384", benchAdaptiveSpan},
+      {"xl_reuse", "Transformer-XL evaluation with state reuse against recomputing each window", benchXlReuse},
   };
   return all;
 }

@@ -36,7 +36,7 @@ int cmdList(bool json) {
       std::cout << "      " << v.summary << "\n";
       for (const ParamSpec& p : v.params) {
         std::cout << "      --set " << p.key << "=" << formatValue(p.def) << "  [" << paramTypeName(p.type);
-        if (p.type == ParamType::Int || p.type == ParamType::Float) std::cout << " " << p.min << ".." << p.max;
+        if (hasRange(p.type)) std::cout << " " << p.min << ".." << p.max;
         if (p.type == ParamType::Choice)
           for (size_t i = 0; i < p.choices.size(); ++i) std::cout << (i ? "|" : " ") << p.choices[i];
         std::cout << "]  " << p.symbol << ": " << p.help << "\n";

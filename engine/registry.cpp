@@ -23,6 +23,8 @@ VariantInfo makeLocalPVariant();
 VariantInfo makeHardVariant();
 VariantInfo makeSinusoidalPeVariant();
 VariantInfo makeLearnedPeVariant();
+VariantInfo makeAdaptiveSpanVariant();
+VariantInfo makeTransformerXlVariant();
 
 const std::vector<VariantInfo>& variants() {
   static const std::vector<VariantInfo> all = {
@@ -31,6 +33,7 @@ const std::vector<VariantInfo>& variants() {
       makeScaledDotVariant(),        makeCosineVariant(),    makeLocationVariant(),
       makeGlobalVariant(),           makeLocalPVariant(),    makeHardVariant(),
       makeSinusoidalPeVariant(),     makeLearnedPeVariant(),
+      makeAdaptiveSpanVariant(),     makeTransformerXlVariant(),
   };
   return all;
 }
