@@ -1,5 +1,8 @@
 #include "app/gui_settings.h"
 
+#include "engine/error.h"
+#include "engine/files.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -47,18 +50,16 @@ bool saveSettings(const GuiSettings& s, const std::filesystem::path& path, std::
                             {"colormap", colormapName(s.colormap)}};
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << j.dump(2) << '\n';
-    if (!out) {
-      error = "cannot write " + tmp.string();
-      return false;
+  try {
+    TempFile tmp(path);
+    {
+      std::ofstream out(tmp.path());
+      out << j.dump(2) << '\n';
+      if (!out) throw InputError("cannot write " + tmp.path().string());
     }
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    error = "cannot rename " + tmp.string() + " to " + path.string() + ": " + ec.message();
+    tmp.commit();
+  } catch (const InputError& e) {
+    error = e.what();
     return false;
   }
   return true;

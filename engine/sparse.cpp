@@ -48,7 +48,9 @@ Mat rasterize(const SparseRows& s, int64_t r0, int64_t r1, int64_t c0, int64_t c
       const auto begin = s.indices.begin() + s.rowBegin(i), end = s.indices.begin() + s.rowEnd(i);
       for (auto it = std::lower_bound(begin, end, static_cast<int32_t>(c0)); it != end && *it < c1; ++it) {
         const size_t e = static_cast<size_t>(it - s.indices.begin());
-        const int64_t x = (*it - c0) * out.cols() / n_cols;
+        // The output column whose source range [x·n/out, (x+1)·n/out) holds this
+        // column: the same integer split as the rows.
+        const int64_t x = ((*it - c0 + 1) * out.cols() - 1) / n_cols;
         float& cell = out(y, x);
         if (what == RasterValue::Values) {
           const float v = s.values.empty() ? 1.0f : s.values[e];

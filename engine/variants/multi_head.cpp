@@ -2,10 +2,10 @@
 
 #include "engine/attention_math.h"
 #include "engine/error.h"
+#include "engine/parallel.h"
 #include "engine/registry.h"
 
 #include <atomic>
-#include <exception>
 #include <cmath>
 
 namespace attn {
@@ -68,31 +68,16 @@ void multiHeadAttention(const Mat& xq, const Mat& xk, const Mat& xv, const Multi
     r.weights[h].resize(lq, lk);
   }
   std::atomic<int64_t> done{0};
-  std::atomic<bool> stop{false};
-  std::exception_ptr failure;  // an exception must not leave the OpenMP region
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t t = 0; t < heads * blocks; ++t) {
-    if (stop.load() || (ctx.cancel && ctx.cancel->load())) {
-      stop = true;
-      continue;
-    }
-    try {
-      const int64_t h = t / blocks, r0 = (t % blocks) * block;
-      // head_h[rows] = softmax(Q_h[rows] K_hᵀ / √d_k) V_h        [rows, d_k]
-      attendRows(qh[h], kh[h], vh[h], s, mask, r.scores[h], r.weights[h], oh[h], r0, std::min(block, lq - r0));
-      const int64_t n = ++done;
-      if (ctx.on_progress && n % blocks == 0) {
+  parallelFor(heads * blocks, ctx, [&](int64_t t) {
+    const int64_t h = t / blocks, r0 = (t % blocks) * block;
+    // head_h[rows] = softmax(Q_h[rows] K_hᵀ / √d_k) V_h        [rows, d_k]
+    attendRows(qh[h], kh[h], vh[h], s, mask, r.scores[h], r.weights[h], oh[h], r0, std::min(block, lq - r0));
+    const int64_t n = ++done;
+    if (ctx.on_progress && n % blocks == 0) {
 #pragma omp critical(attn_progress)
-        ctx.on_progress(0.1f + 0.8f * static_cast<float>(n) / static_cast<float>(heads * blocks));
-      }
-    } catch (...) {
-#pragma omp critical(attn_failure)
-      if (!failure) failure = std::current_exception();
-      stop = true;
+      ctx.on_progress(0.1f + 0.8f * static_cast<float>(n) / static_cast<float>(heads * blocks));
     }
-  }
-  if (failure) std::rethrow_exception(failure);
-  ctx.check();
+  });
   for (int64_t h = 0; h < heads; ++h) concat.middleCols(h * dk, dk) = oh[h];
   // MultiHead = Concat(head_1 … head_h) W^o          [Lq, d]
   r.output.noalias() = concat * w.w_o;
