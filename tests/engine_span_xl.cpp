@@ -119,7 +119,9 @@ TEST(AdaptiveSpan, MatchesPlainLoopsPerHeadSpan) {
       for (int64_t e = s.rowBegin(i); e < s.rowEnd(i); ++e) {
         sum += s.values[e];
         EXPECT_LT(s.indices[e], i);
-        if (e > s.rowBegin(i)) EXPECT_GT(s.indices[e], s.indices[e - 1]);
+        if (e > s.rowBegin(i)) {
+          EXPECT_GT(s.indices[e], s.indices[e - 1]);
+        }
       }
       EXPECT_NEAR(sum, 1.0, 1e-5);
     }
@@ -406,10 +408,11 @@ TEST(XlReuse, DeepStackAgreesWhileTheHistoryFitsInMemory) {
   const Mat again = xlEvaluateRecompute(s, x, ends);
   for (size_t tau = 0; tau < ends.size(); ++tau) {
     const float diff = (reuse.row(ends[tau]) - again.row(static_cast<int64_t>(tau))).cwiseAbs().maxCoeff();
-    if (static_cast<int64_t>(tau) * 4 <= 16)
+    if (static_cast<int64_t>(tau) * 4 <= 16) {
       EXPECT_LT(diff, 1e-4) << "τ=" << tau;
-    else if (tau >= 8)
+    } else if (tau >= 8) {
       EXPECT_GT(diff, 1e-3) << "τ=" << tau << ": XL's context reaches past the window";
+    }
   }
 }
 

@@ -12,6 +12,7 @@
 // per head a band of ~L·(z + R) entries kept as SparseRows, never L×L.
 #include "engine/attention_math.h"
 #include "engine/error.h"
+#include "engine/parallel.h"
 #include "engine/registry.h"
 #include "engine/variants/multi_head.h"
 
@@ -90,13 +91,12 @@ Result adaptiveSpan(const Inputs& in, const Params& p, const RunContext& ctx) {
     entries += static_cast<double>(sr.indices.size());
     const Mat qh = q.middleCols(h * dh, dh), kh = k.middleCols(h * dh, dh), vh = v.middleCols(h * dh, dh);
 
-    // Blocks write disjoint rows of `sr` and `out`; nothing inside throws.
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t blk = 0; blk < blocks; ++blk) {
+    // Blocks write disjoint rows of `sr` and `out`.
+    parallelFor(blocks, ctx, [&](int64_t blk) {
       const int64_t i0 = blk * kSpanBlock, i1 = std::min(L, i0 + kSpanBlock);
       // Keys of the block: [k0, k1) = [i0 − reach_max, i1 − 1)
       const int64_t k0 = std::max<int64_t>(0, i0 - reach_max), k1 = std::max<int64_t>(k0, i1 - 1);
-      if (k1 == k0) continue;  // only query 0: no keys
+      if (k1 == k0) return;  // only query 0: no keys
       // s = Q_h[block] K_h[keys]ᵀ / √d_head          [B, k1 − k0]
       const Mat s = (qh.middleRows(i0, i1 - i0) * scale) * kh.middleRows(k0, k1 - k0).transpose();
       Mat wb = Mat::Zero(i1 - i0, k1 - k0);
@@ -120,7 +120,7 @@ Result adaptiveSpan(const Inputs& in, const Params& p, const RunContext& ctx) {
       }
       // head_h[block] = W[block] V_h[keys]            [B, d_head]
       out.block(i0, h * dh, i1 - i0, dh).noalias() = wb * vh.middleRows(k0, k1 - k0);
-    }
+    });
     ctx.progress(0.05f + 0.9f * static_cast<float>(h + 1) / static_cast<float>(H));
   }
   r.output = std::move(out);

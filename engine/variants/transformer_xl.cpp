@@ -16,6 +16,7 @@
 
 #include "engine/attention_math.h"
 #include "engine/error.h"
+#include "engine/parallel.h"
 #include "engine/registry.h"
 #include "engine/variants/multi_head.h"
 
@@ -69,8 +70,7 @@ Mat xlAttention(const Mat& h_seg, const Mat& mem, const XlLayerWeights& w, const
       m->assign(static_cast<size_t>(heads), Mat());
   }
   // Heads are independent; each writes its own columns and detail entries.
-#pragma omp parallel for schedule(static)
-  for (int64_t h = 0; h < heads; ++h) {
+  parallelFor(heads, RunContext{}, [&](int64_t h) {
     const auto qh = q.middleCols(h * dh, dh);
     const auto kh = k.middleCols(h * dh, dh);
     const auto rh = rk.middleCols(h * dh, dh);
@@ -108,7 +108,7 @@ Mat xlAttention(const Mat& h_seg, const Mat& mem, const XlLayerWeights& w, const
       detail->scores[static_cast<size_t>(h)] = std::move(scores);
       detail->weights[static_cast<size_t>(h)] = std::move(weights);
     }
-  }
+  });
   return out;
 }
 
