@@ -42,9 +42,7 @@ Result adaptiveSpan(const Inputs& in, const Params& p, const RunContext& ctx) {
   const double R = p.getFloat("ramp");
   const bool dynamic = p.getBool("dynamic");
   if (R <= 0) throw InputError("adaptive-span: ramp R must be > 0, got " + formatValue(R));
-  if (H < 1 || d % H != 0)
-    throw InputError("--heads: h=" + std::to_string(H) + " does not divide d=" + std::to_string(d));
-  const int64_t dh = d / H;
+  const int64_t dh = headDim(d, H);
 
   // Q = X W^q, K = X W^k, V = X W^v             [L, d]; head h is columns [h·d_head, (h+1)·d_head)
   const MultiHeadWeights w = makeMultiHeadWeights(d, H, in.seed);

@@ -196,8 +196,7 @@ Result transformerXl(const Inputs& in, const Params& p, const RunContext& ctx) {
   const Mat& x = in.query();  // [N, d]
   const int64_t n = x.rows(), d = x.cols(), H = in.heads;
   const int64_t L = p.getInt("segment"), M = p.getInt("memory"), tau = p.getInt("tau");
-  if (H < 1 || d % H != 0)
-    throw InputError("--heads: h=" + std::to_string(H) + " does not divide d=" + std::to_string(d));
+  headDim(d, H);  // validates --heads
   if (L > n)
     throw InputError("transformer-xl: segment L=" + std::to_string(L) + " is longer than the " + std::to_string(n) +
                      "-token input");
