@@ -1,5 +1,6 @@
 #include "app/cli.h"
 
+#include "app/bench.h"
 #include "app/qt_messages.h"
 
 #include "engine/attention_math.h"
@@ -102,6 +103,31 @@ class StagedDir {
   fs::path out_, stage_, old_;
 };
 
+// Sparse weights as CSR over all heads (README "Sparse weights"):
+//   weights_indptr  int64 [H, Lq + 1]: head h, query i owns entries
+//                   [indptr[h, i], indptr[h, i + 1]) of the two arrays below
+//                   (offsets into the concatenation of all heads, so
+//                   indptr[h, 0] = nnz of heads 0 … h−1 and indptr[H−1, Lq] = nnz)
+//   weights_indices int32 [nnz]: key j of each entry, ascending within a row
+//   weights_values  float32 [nnz]: attention weight of each entry
+nlohmann::json writeSparseWeights(const std::vector<SparseRows>& heads, StagedDir& dir) {
+  std::vector<int64_t> indptr;
+  std::vector<int32_t> indices;
+  std::vector<float> values;
+  int64_t offset = 0;
+  for (const SparseRows& s : heads) {
+    for (const int64_t p : s.indptr) indptr.push_back(offset + p);
+    indices.insert(indices.end(), s.indices.begin(), s.indices.end());
+    values.insert(values.end(), s.values.begin(), s.values.end());
+    offset += s.nnz();
+  }
+  const int64_t h = static_cast<int64_t>(heads.size()), rows = heads.empty() ? 0 : heads[0].rows;
+  dir.write("weights_indptr.npy", encodeNpy({h, rows + 1}, indptr));
+  dir.write("weights_indices.npy", encodeNpy({offset}, indices));
+  dir.write("weights_values.npy", encodeNpy({offset}, values));
+  return {{"weights_indptr", {h, rows + 1}}, {"weights_indices", {offset}}, {"weights_values", {offset}}};
+}
+
 }  // namespace
 
 int cmdCompute(const ComputeOptions& o) {
@@ -124,9 +150,16 @@ int cmdCompute(const ComputeOptions& o) {
   meta["weights_are_probabilities"] = r.weights_are_probabilities;
   nlohmann::json shapes;
 
-  const Array weights = Array::fromMats(r.weights);
-  shapes["weights"] = shapeJson(weights);
-  if (!o.no_weights) dir.write("weights.npy", encodeNpy(weights));
+  const std::vector<int64_t> weights_shape = {r.heads(), r.queries(), r.keys()};
+  shapes["weights"] = weights_shape;
+  if ((!r.weights.empty() || !r.isSparse()) && !o.no_weights) dir.write("weights.npy", encodeNpy(Array::fromMats(r.weights)));
+  if (r.isSparse()) {
+    nlohmann::json sparse = {{"set_names", r.set_names}, {"image_width", r.image_width}};
+    for (const SparseRows& s : r.sparse) sparse["nnz"].push_back(s.nnz());
+    // Dense weights exist only where denseFits(); beyond that they are written as CSR.
+    if (r.weights.empty() && !o.no_weights) shapes.update(writeSparseWeights(r.sparse, dir));
+    meta["sparse"] = sparse;
+  }
   if (!r.scores.empty()) {
     const Array scores = Array::fromMats(r.scores);
     shapes["scores"] = shapeJson(scores);
@@ -156,9 +189,11 @@ int cmdCompute(const ComputeOptions& o) {
   }
   meta["extras"] = ex_json;
   meta["shapes"] = shapes;
+  meta["peak_rss_bytes"] = peakMemoryBytes();  // this process, for checking that large L stays sparse
   dir.write("meta.json", meta.dump(2) + "\n");
   dir.commit();
-  std::cout << "wrote " << o.out_dir << ": " << r.variant << " weights " << weights.shapeString() << ", "
+  std::cout << "wrote " << o.out_dir << ": " << r.variant << " weights " << Array{weights_shape, {}}.shapeString()
+            << (r.weights.empty() && r.isSparse() ? " (sparse)" : "") << ", "
             << r.flops / 1e9 << " GFLOP in " << r.compute_seconds * 1e3 << " ms\n";
   return 0;
 }

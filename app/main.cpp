@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   compute_cmd->add_option("name", compute.variant, "Variant name")->required();
   compute_cmd->add_option("--set", compute.sets, "Parameter KEY=VALUE (repeatable)");
   compute_cmd->add_option("--out", compute.out_dir, "Output folder")->required();
-  compute_cmd->add_flag("--no-weights", compute.no_weights, "Do not write weights.npy");
+  compute_cmd->add_flag("--no-weights", compute.no_weights, "Do not write weights.npy (nor, for sparse results, weights_indptr/indices/values.npy)");
   addInputFlags(*compute_cmd, compute.input);
 
   RenderOptions render;

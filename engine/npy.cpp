@@ -137,11 +137,17 @@ Array readNpy(const std::filesystem::path& path, const std::string& field) {
   return parseNpy(bytes, where);
 }
 
-std::string encodeNpy(const Array& a) {
-  std::string shape = "(";
-  for (size_t i = 0; i < a.shape.size(); ++i) shape += std::to_string(a.shape[i]) + (a.shape.size() == 1 || i + 1 < a.shape.size() ? "," : "") + (i + 1 < a.shape.size() ? " " : "");
-  shape += ")";
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+namespace {
+
+std::string encodeRaw(const std::vector<int64_t>& shape, const char* descr, const void* data, size_t count,
+                      size_t item) {
+  uint64_t n = 1;
+  for (const int64_t d : shape) n *= static_cast<uint64_t>(d);
+  if (n != count) throw std::logic_error("encodeNpy: shape does not match the number of values");
+  std::string dims = "(";
+  for (size_t i = 0; i < shape.size(); ++i) dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "") + (i + 1 < shape.size() ? " " : "");
+  dims += ")";
+  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + dims + ", }";
   // Pad with spaces so the data starts on a 64-byte boundary; end with '\n'.
   const size_t total = kMagicLen + 4 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
@@ -152,9 +158,23 @@ std::string encodeNpy(const Array& a) {
   out += static_cast<char>(header.size() & 0xff);
   out += static_cast<char>((header.size() >> 8) & 0xff);
   out += header;
-  out.append(reinterpret_cast<const char*>(a.data.data()), a.data.size() * sizeof(float));
+  out.append(static_cast<const char*>(data), count * item);
   return out;
 }
+
+}  // namespace
+
+std::string encodeNpy(const std::vector<int64_t>& shape, const std::vector<float>& values) {
+  return encodeRaw(shape, "<f4", values.data(), values.size(), sizeof(float));
+}
+std::string encodeNpy(const std::vector<int64_t>& shape, const std::vector<int64_t>& values) {
+  return encodeRaw(shape, "<i8", values.data(), values.size(), sizeof(int64_t));
+}
+std::string encodeNpy(const std::vector<int64_t>& shape, const std::vector<int32_t>& values) {
+  return encodeRaw(shape, "<i4", values.data(), values.size(), sizeof(int32_t));
+}
+
+std::string encodeNpy(const Array& a) { return encodeNpy(a.shape, a.data); }
 
 void writeFileAtomic(const std::filesystem::path& path, const std::string& bytes) {
   TempFile tmp(path);

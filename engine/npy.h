@@ -1,12 +1,15 @@
-// .npy read/write (NumPy format 1.0-3.0): float32/float64, C order.
-// Readers validate everything before trusting it and throw InputError
+// .npy read/write (NumPy format 1.0-3.0), C order. Inputs are read as
+// float32 or float64 only; float32, int64 and int32 are written (the int
+// types for CSR index arrays). Readers validate everything before trusting it and throw InputError
 // naming the file and the field; writers go through a temp file + rename.
 #pragma once
 
 #include "engine/tensor.h"
 
 #include <filesystem>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace attn {
 
@@ -19,6 +22,12 @@ Array parseNpy(const std::string& bytes, const std::string& where);
 
 // Encodes a float32 array as .npy format 1.0.
 std::string encodeNpy(const Array& a);
+
+// Encodes a 1-D or N-d array of `shape` (product = values.size()) as .npy
+// format 1.0: float32 '<f4', int64 '<i8', int32 '<i4' (little-endian host).
+std::string encodeNpy(const std::vector<int64_t>& shape, const std::vector<float>& values);
+std::string encodeNpy(const std::vector<int64_t>& shape, const std::vector<int64_t>& values);
+std::string encodeNpy(const std::vector<int64_t>& shape, const std::vector<int32_t>& values);
 
 // Writes `bytes` to `path` atomically (temp file in the same folder, then rename).
 void writeFileAtomic(const std::filesystem::path& path, const std::string& bytes);

@@ -23,6 +23,10 @@ VariantInfo makeLocalPVariant();
 VariantInfo makeHardVariant();
 VariantInfo makeSinusoidalPeVariant();
 VariantInfo makeLearnedPeVariant();
+VariantInfo makeSparseStridedVariant();
+VariantInfo makeSparseFixedVariant();
+VariantInfo makeLocal1dVariant();
+VariantInfo makeLocal2dVariant();
 VariantInfo makeAdaptiveSpanVariant();
 VariantInfo makeTransformerXlVariant();
 
@@ -32,7 +36,8 @@ const std::vector<VariantInfo>& variants() {
       makeAdditiveVariant(),         makeGeneralVariant(),   makeDotVariant(),
       makeScaledDotVariant(),        makeCosineVariant(),    makeLocationVariant(),
       makeGlobalVariant(),           makeLocalPVariant(),    makeHardVariant(),
-      makeSinusoidalPeVariant(),     makeLearnedPeVariant(),
+      makeSinusoidalPeVariant(),     makeLearnedPeVariant(),  makeSparseStridedVariant(),
+      makeSparseFixedVariant(),      makeLocal1dVariant(),    makeLocal2dVariant(),
       makeAdaptiveSpanVariant(),     makeTransformerXlVariant(),
   };
   return all;
