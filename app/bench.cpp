@@ -108,7 +108,9 @@ void benchMultiHead(nlohmann::json& out, bool print) {
 }  // namespace
 
 // [SECTION] Sections and the command
-void benchSparse(nlohmann::json& out, bool print);  // app/bench_sparse.cpp
+void benchSparse(nlohmann::json& out, bool print);        // app/bench_sparse.cpp
+void benchAdaptiveSpan(nlohmann::json& out, bool print);  // app/bench_span_xl.cpp
+void benchXlReuse(nlohmann::json& out, bool print);       // app/bench_span_xl.cpp
 
 const std::vector<BenchSection>& benchSections() {
   static const std::vector<BenchSection> all = {

@@ -41,8 +41,4 @@ struct BenchSection {
 };
 const std::vector<BenchSection>& benchSections();
 
-// app/bench_span_xl.cpp
-void benchAdaptiveSpan(nlohmann::json& out, bool print);
-void benchXlReuse(nlohmann::json& out, bool print);
-
 }  // namespace attn
