@@ -40,7 +40,7 @@ int cmdList(bool json) {
       std::cout << "      " << v.summary << "\n";
       for (const ParamSpec& p : v.params) {
         std::cout << "      --set " << p.key << "=" << formatValue(p.def) << "  [" << paramTypeName(p.type);
-        if (p.type == ParamType::Int || p.type == ParamType::Float)
+        if (hasRange(p.type))
           std::cout << " " << formatValue(p.type == ParamType::Int ? ParamValue(static_cast<int64_t>(p.min)) : ParamValue(p.min))
                     << ".." << formatValue(p.type == ParamType::Int ? ParamValue(static_cast<int64_t>(p.max)) : ParamValue(p.max));
         if (p.type == ParamType::Choice)

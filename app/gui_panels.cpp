@@ -236,6 +236,26 @@ void paramControl(AppState& s, const VariantInfo& info, const ParamSpec& p) {
       ImGui::TextUnformatted(p.symbol.empty() ? p.key.c_str() : p.symbol.c_str());
       break;
     }
+    case ParamType::FloatList: {
+      // One slider per head of the current input ("z h0", "z h1", …). Heads
+      // beyond the list show its last element (Params::floatForHead); moving
+      // such a slider first extends the list to that head.
+      const std::string name = p.symbol.empty() ? p.key : p.symbol;
+      const ImGuiSliderFlags flags = ImGuiSliderFlags_AlwaysClamp | (p.log_scale ? ImGuiSliderFlags_Logarithmic : 0);
+      for (int64_t h = 0; h < std::max<int64_t>(1, s.scene.input.heads); ++h) {
+        double v = params.floatForHead(p.key, h);
+        const std::string head_label = name + " h" + std::to_string(h) + "##" + p.key + std::to_string(h);
+        if (ImGui::SliderScalar(head_label.c_str(), ImGuiDataType_Double, &v, &p.min, &p.max, "%.3g", flags)) {
+          std::vector<double> list = params.getFloatList(p.key);
+          const double last = list.back();
+          list.resize(std::max(list.size(), static_cast<size_t>(h) + 1), last);
+          list[static_cast<size_t>(h)] = v;
+          set(list);
+        }
+        if (h + 1 < s.scene.input.heads) helpTooltip(p);
+      }
+      break;
+    }
   }
   helpTooltip(p);
 }
