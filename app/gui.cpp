@@ -118,7 +118,7 @@ class GuiApp {
   // Job bookkeeping: what was last submitted, to detect changes.
   Scene submitted_;
   uint64_t submitted_id_ = 0;
-  bool submitted_family_ = false, ever_submitted_ = false;
+  bool submitted_family_ = false, submitted_compare_ = false, ever_submitted_ = false;
   bool first_job_done_ = false;
   JobOutcome::Status first_status_ = JobOutcome::Status::Done;
   std::string pending_error_, last_boxed_error_;
@@ -178,15 +178,21 @@ bool GuiApp::initWindow() {
 }
 
 void GuiApp::submitIfChanged() {
+  // The family and the comparison are computed only while their view is shown.
   const bool family = state_.view.view == ViewKind::Family;
-  const bool need_family = family && !(state_.output && state_.output->has_family && sameScene(submitted_, state_.scene));
-  if (ever_submitted_ && sameScene(submitted_, state_.scene) && (!need_family || submitted_family_)) return;
-  if (!sameScene(submitted_, state_.scene)) state_.output_current = false;
+  const bool compare = state_.view.view == ViewKind::Compare;
+  const bool same = sameScene(submitted_, state_.scene);
+  const bool need_family = family && !(state_.output && state_.output->has_family && same);
+  const bool need_compare = compare && !(state_.output && state_.output->has_comparison && same);
+  if (ever_submitted_ && same && (!need_family || submitted_family_) && (!need_compare || submitted_compare_)) return;
+  if (!same) state_.output_current = false;
   submitted_ = state_.scene;
   submitted_family_ = family;
+  submitted_compare_ = compare;
   ever_submitted_ = true;
   const Scene scene = state_.scene;
-  submitted_id_ = runner_->submit([scene, family](const RunContext& ctx) { return computeScene(scene, family, ctx); });
+  submitted_id_ = runner_->submit(
+      [scene, family, compare](const RunContext& ctx) { return computeScene(scene, family, compare, ctx); });
 }
 
 void GuiApp::takeFinishedJob() {
