@@ -314,6 +314,11 @@ void GuiApp::exportView() {
     state_.status = "nothing to export yet";
     return;
   }
+  const Comparison* comparison = state_.output->comparison.get();
+  if (state_.view.view == ViewKind::Compare && !comparison) {
+    state_.status = "the comparison is not computed yet";
+    return;
+  }
   const std::optional<std::string> path = qt_->saveFigure(state_.scene.variant + "-" + viewName(state_.view.view) + ".png");
   if (!path) return;
   FigureOptions fo;
@@ -322,12 +327,13 @@ void GuiApp::exportView() {
   fo.colormap = state_.settings.colormap;
   fo.dark = state_.settings.dark;
   fo.heads_visible = state_.view.lines.heads_visible;
+  fo.query = state_.view.image_query;
   std::vector<Result> results = {*state_.output->result};
   if (fo.view == ViewKind::Family)
     for (const FamilyMember& m : state_.output->family)
       if (m.result && m.variant != state_.scene.variant) results.push_back(*m.result);
   try {
-    exportFigure(results, fo, *path);
+    exportFigure(results, fo, *path, comparison);
     state_.status = "exported " + *path;
     state_.status_is_error = false;
   } catch (const std::exception& e) {

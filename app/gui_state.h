@@ -67,7 +67,7 @@ struct ViewState {
   HeatmapZoom main_zoom, heads_zoom, family_zoom, compare_zoom;  // heads, family, compare: one linked zoom each
   std::map<std::string, HeatmapZoom> extra_zoom;
   std::map<std::string, int> extra_head;  // the head each Weights extra shows
-  int64_t image_query = -1;  // the image view's query pixel (−1: the centre); kept across recomputes (clamped)
+  int64_t image_query = -1;  // the image view's query pixel (−1: defaultImageQuery); kept across recomputes (clamped)
   DensePattern dense_pattern;
   TokenLinesState lines;
   void resetZoom();

@@ -10,6 +10,7 @@
 //   [SECTION] drawMainView
 #include "app/gui_views.h"
 
+#include "app/figure.h"
 #include "app/gui_panels.h"
 #include "engine/attention_math.h"
 #include "widgets/bars.h"
@@ -359,8 +360,8 @@ void imageView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     return;
   }
   const SparseRows& p = patternOf(s, r, s.view.head);
-  // Until the user picks one, the query is the image's centre pixel (as in the papers' figures).
-  if (s.view.image_query < 0) s.view.image_query = (n / w) / 2 * w + w / 2;
+  // Until the user picks one, the same query as the exported figure.
+  if (s.view.image_query < 0) s.view.image_query = defaultImageQuery(r);
   s.view.image_query = std::clamp<int64_t>(s.view.image_query, 0, n - 1);
   const int64_t q = s.view.image_query;
   const Extra* groups = r.firstExtra(ExtraKind::QueryGroup);
