@@ -1,48 +1,20 @@
 #include "engine/sparse_attention.h"
 
+#include "engine/attention_math.h"
 #include "engine/error.h"
+#include "engine/parallel.h"
 #include "engine/variants/multi_head.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <exception>
 #include <string>
 
 namespace attn {
 
 namespace {
 
-// Runs task(t) for t in [0, n) over the OpenMP threads. An exception (a
-// cancelled job) must not leave the parallel region: the first one is kept,
-// the remaining tasks are skipped, and it is rethrown after the loop.
-// Progress moves from p0 to p1 as tasks finish.
-template <class Task>
-void parallelTasks(int64_t n, const RunContext& ctx, float p0, float p1, Task&& task) {
-  std::atomic<int64_t> done{0};
-  std::atomic<bool> stop{false};
-  std::exception_ptr failure;
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t t = 0; t < n; ++t) {
-    if (stop.load(std::memory_order_relaxed)) continue;
-    try {
-      ctx.check();
-      task(t);
-      const int64_t k = ++done;
-      if (ctx.on_progress && (k % 16 == 0 || k == n)) {
-#pragma omp critical(attn_progress)
-        ctx.on_progress(p0 + (p1 - p0) * static_cast<float>(k) / static_cast<float>(n));
-      }
-    } catch (...) {
-#pragma omp critical(attn_failure)
-      if (!failure) failure = std::current_exception();
-      stop = true;
-    }
-  }
-  if (failure) std::rethrow_exception(failure);
-}
-
-constexpr int64_t kRowsPerTask = 256;
+constexpr int64_t kRowsPerTask = 256;  // rows per parallel task
 
 }  // namespace
 
@@ -56,7 +28,7 @@ SparseRows buildPattern(int64_t rows, int64_t cols, const PatternRule& rule, con
   s.rows = rows;
   s.cols = cols;
   s.indptr.assign(static_cast<size_t>(rows) + 1, 0);
-  parallelTasks(blocks, ctx, 0.0f, 0.0f, [&](int64_t b) {
+  parallelFor(blocks, ctx, [&](int64_t b) {
     auto& kb = keys[static_cast<size_t>(b)];
     auto& sb = sets[static_cast<size_t>(b)];
     for (int64_t i = b * kRowsPerTask; i < std::min(rows, (b + 1) * kRowsPerTask); ++i) {
@@ -85,10 +57,17 @@ void attendSparseRows(const MatRef& q, const MatRef& k, const MatRef& v, float s
                       Eigen::Ref<Mat> out, int64_t row0, int64_t row1) {
   using VecMap = Eigen::Map<Eigen::VectorXf>;
   using RowMap = Eigen::Map<const RowVec>;
+  // A row's scores live in an aligned scratch vector while they are worked
+  // on: Eigen's vectorised sums and exp peel to an aligned address, so the
+  // same arithmetic on a position of s.values (whose base alignment varies
+  // between allocations) could round differently from run to run.
+  int64_t longest = 0;
+  for (int64_t i = row0; i < row1; ++i) longest = std::max(longest, s.rowEnd(i) - s.rowBegin(i));
+  Eigen::VectorXf scratch(longest);
   for (int64_t i = row0; i < row1; ++i) {
     const int64_t b = s.rowBegin(i), n = s.rowEnd(i) - b;
     const int32_t* key = s.indices.data() + b;
-    float* w = s.values.data() + b;
+    float* w = scratch.data();
     out.row(i).setZero();
     if (n == 0) continue;
     // score_ij = k_j · q_i · scale, one GEMV per run of consecutive keys   [n]
@@ -103,6 +82,7 @@ void attendSparseRows(const MatRef& q, const MatRef& k, const MatRef& v, float s
     const float mx = p.maxCoeff();
     p = (p.array() - mx).exp();
     p *= 1.0f / p.sum();
+    std::copy(w, w + n, s.values.data() + b);
     // out_i = Σ_j p_ij v_j, again one GEMV per run                         [d_v]
     for (int64_t e = 0; e < n;) {
       int64_t m = 1;
@@ -140,16 +120,24 @@ void sparseMultiHeadAttention(const Inputs& in, std::vector<SparseRows> patterns
   for (SparseRows& s : patterns) s.values.assign(s.indices.size(), 0.0f);
   Mat concat(len, d);  // Concat(head_1 … head_H)   [L, d]
   const int64_t blocks = (len + kRowsPerTask - 1) / kRowsPerTask;
-  parallelTasks(heads * blocks, ctx, 0.2f, 0.9f, [&](int64_t t) {
+  std::atomic<int64_t> done{0};
+  parallelFor(heads * blocks, ctx, [&](int64_t t) {
     const int64_t h = t / blocks, r0 = (t % blocks) * kRowsPerTask;
     // head_h[rows] = sparse softmax(Q_h K_hᵀ / √d_head) V_h      [rows, d_head]
     attendSparseRows(q.middleCols(h * dh, dh), k.middleCols(h * dh, dh), v.middleCols(h * dh, dh), scale,
                      patterns[static_cast<size_t>(h)], concat.middleCols(h * dh, dh), r0,
                      std::min(len, r0 + kRowsPerTask));
+    const int64_t n = ++done;
+    if (ctx.on_progress && n % blocks == 0) {
+#pragma omp critical(attn_progress)
+      ctx.on_progress(0.2f + 0.7f * static_cast<float>(n) / static_cast<float>(heads * blocks));
+    }
   });
-  ctx.check();
 
-  if (denseFits(heads, len, len)) {
+  // Dense copies for the views only where they are small (denseFits) and the
+  // weights, scores and mask fit in the memory available.
+  const double dense_copies_bytes = 3.0 * 4.0 * static_cast<double>(heads) * static_cast<double>(len) * len;
+  if (denseFits(heads, len, len) && dense_copies_bytes <= 0.75 * static_cast<double>(availableMemoryBytes())) {
     r.weights.resize(static_cast<size_t>(heads));
     r.scores.resize(static_cast<size_t>(heads));
     r.mask = Mat::Zero(len, len);

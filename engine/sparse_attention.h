@@ -44,7 +44,7 @@ void attendSparseRows(const MatRef& q, const MatRef& k, const MatRef& v, float s
 // [L, d], r.inputs (x, q, k, v projected [L, H·d_head], w_q, w_k, w_v: the
 // engine/compare.h contract), r.flops and Scalar extras comparing the pattern
 // with dense causal attention. Dense weights, scores and the mask (union of
-// the heads' patterns) are filled only where denseFits().
+// the heads' patterns) are filled only where denseFits() and memory allows.
 void sparseMultiHeadAttention(const Inputs& in, std::vector<SparseRows> patterns, const RunContext& ctx,
                               Result& r);
 

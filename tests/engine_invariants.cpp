@@ -118,6 +118,11 @@ TEST(Invariants, EveryVariantRecordsWhatItNeedsToReplay) {
       {"hard", {"x", "x_kv", "w_a", "u"}},
       {"adaptive-span", {"x", "w_q", "w_k", "w_v", "q", "k", "v"}},
       {"transformer-xl", {"x", "w_q", "w_k", "w_v", "w_o", "w_r", "u", "v"}},
+      // Sparse patterns record q, k, v projected (the compare contract) next to x and the weights.
+      {"sparse-strided", {"x", "q", "k", "v", "w_q", "w_k", "w_v"}},
+      {"sparse-fixed", {"x", "q", "k", "v", "w_q", "w_k", "w_v"}},
+      {"local-1d", {"x", "q", "k", "v", "w_q", "w_k", "w_v"}},
+      {"local-2d", {"x", "q", "k", "v", "w_q", "w_k", "w_v"}},
   };
   const Inputs in = ref::gaussianInputs(24, 6, 8, 16, 4);
   for (const VariantInfo& v : variants()) {

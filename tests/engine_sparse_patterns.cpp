@@ -291,9 +291,6 @@ TEST(SparseCompute, IndependentOfThreadCount) {
     const Result one = ref::run(name, in);
     omp_set_num_threads(std::max(2, threads));
     const Result many = ref::run(name, in);
-    EXPECT_TRUE(one.inputs.at("q") == many.inputs.at("q")) << name << " DEBUGQ";
-    EXPECT_TRUE(one.inputs.at("k") == many.inputs.at("k")) << name << " DEBUGK";
-    for (size_t h = 0; h < one.sparse.size(); ++h) EXPECT_EQ(one.sparse[h].indices, many.sparse[h].indices) << "DEBUGI";
     for (size_t h = 0; h < one.sparse.size(); ++h) EXPECT_EQ(one.sparse[h].values, many.sparse[h].values) << name;
     EXPECT_TRUE(one.output == many.output) << name;
   }
