@@ -108,12 +108,16 @@ void benchMultiHead(nlohmann::json& out, bool print) {
 }  // namespace
 
 // [SECTION] Sections and the command
-void benchSparse(nlohmann::json& out, bool print);  // app/bench_sparse.cpp
+void benchSparse(nlohmann::json& out, bool print);        // app/bench_sparse.cpp
+void benchAdaptiveSpan(nlohmann::json& out, bool print);  // app/bench_span_xl.cpp
+void benchXlReuse(nlohmann::json& out, bool print);       // app/bench_span_xl.cpp
 
 const std::vector<BenchSection>& benchSections() {
   static const std::vector<BenchSection> all = {
       {"multi_head", "multi-head self-attention against GEMM and PyTorch", benchMultiHead},
       {"sparse", "Sparse Transformer and Image Transformer local patterns against L, and dense causal", benchSparse},
+      {"adaptive_span", "adaptive-span time and peak memory at L = 16,384", benchAdaptiveSpan},
+      {"xl_reuse", "Transformer-XL evaluation with state reuse against recomputing each window", benchXlReuse},
   };
   return all;
 }

@@ -4,6 +4,7 @@
 #include "app/qt_messages.h"
 
 #include "engine/attention_math.h"
+#include "engine/compare.h"
 #include "engine/error.h"
 #include "engine/npy.h"
 
@@ -12,10 +13,12 @@
 #include <QGuiApplication>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -37,7 +40,9 @@ int cmdList(bool json) {
       std::cout << "      " << v.summary << "\n";
       for (const ParamSpec& p : v.params) {
         std::cout << "      --set " << p.key << "=" << formatValue(p.def) << "  [" << paramTypeName(p.type);
-        if (p.type == ParamType::Int || p.type == ParamType::Float) std::cout << " " << p.min << ".." << p.max;
+        if (hasRange(p.type))
+          std::cout << " " << formatValue(p.type == ParamType::Int ? ParamValue(static_cast<int64_t>(p.min)) : ParamValue(p.min))
+                    << ".." << formatValue(p.type == ParamType::Int ? ParamValue(static_cast<int64_t>(p.max)) : ParamValue(p.max));
         if (p.type == ParamType::Choice)
           for (size_t i = 0; i < p.choices.size(); ++i) std::cout << (i ? "|" : " ") << p.choices[i];
         std::cout << "]  " << p.symbol << ": " << p.help << "\n";
@@ -71,8 +76,7 @@ class StagedDir {
     stage_ = parent / ("." + out_.filename().string() + ".partial-" + pid);
     old_ = parent / ("." + out_.filename().string() + ".old-" + pid);
     fs::remove_all(stage_, ec);
-    fs::create_directories(stage_ / "inputs", ec);
-    if (!ec) fs::create_directories(stage_ / "extras", ec);
+    fs::create_directories(stage_, ec);
     if (ec) throw InputError("--out " + out_.string() + ": cannot create files in " + parent.string() + ": " + ec.message());
   }
   ~StagedDir() {
@@ -83,12 +87,17 @@ class StagedDir {
   StagedDir(const StagedDir&) = delete;
   StagedDir& operator=(const StagedDir&) = delete;
 
-  void write(const std::string& rel, const std::string& bytes) { writeFileAtomic(stage_ / rel, bytes); }
+  // `rel` may name a subfolder ("inputs/x.npy"); it is created on first use.
+  void write(const std::string& rel, const std::string& bytes) {
+    const fs::path path = stage_ / rel;
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    if (ec) throw InputError("--out " + out_.string() + ": cannot create " + path.parent_path().string() + ": " + ec.message());
+    writeFileAtomic(path, bytes);
+  }
 
   void commit() {
     std::error_code ec;
-    for (const char* sub : {"inputs", "extras"})
-      if (fs::is_empty(stage_ / sub, ec)) fs::remove(stage_ / sub, ec);
     const bool replacing = fs::exists(out_, ec);
     if (replacing) fs::rename(out_, old_, ec);
     if (!ec) fs::rename(stage_, out_, ec);
@@ -132,6 +141,9 @@ nlohmann::json writeSparseWeights(const std::vector<SparseRows>& heads, StagedDi
 
 int cmdCompute(const ComputeOptions& o) {
   const VariantInfo& info = variantOrThrow(o.variant);
+  if (o.compare && std::find(info.views.begin(), info.views.end(), ViewKind::Compare) == info.views.end())
+    throw InputError("--compare: " + info.name + " is not a pattern that can be compared with full attention "
+                     "(variants with the compare view: see attnlab list)");
   const Params params = resolveParams(info, o.sets);
   const Inputs inputs = resolveInputs(o.input);
   StagedDir dir(o.out_dir);  // validates --out before the (possibly long) run
@@ -189,6 +201,17 @@ int cmdCompute(const ComputeOptions& o) {
   }
   meta["extras"] = ex_json;
   meta["shapes"] = shapes;
+  if (o.compare) {
+    // What the pattern loses against full causal attention on the same q, k, v.
+    const Comparison c = compareWithFull(r);
+    dir.write("compare.json", comparisonToJson(c).dump(2) + "\n");
+    dir.write("compare/mass_kept.npy", encodeNpy(Array::fromMat(c.mass_kept)));
+    dir.write("compare/kl.npy", encodeNpy(Array::fromMat(c.kl)));
+    std::cout << r.variant << " against full attention: mass kept " << c.mass_kept_mean * 100.0 << "%, KL(full‖pattern) "
+              << (std::isfinite(c.kl_mean) ? std::to_string(c.kl_mean) : "∞ (" + std::to_string(c.kl_finite) + " finite)")
+              << ", output error " << c.output_rel_error * 100.0 << "%, " << c.pattern_connections << " of "
+              << c.full_connections << " connections\n";
+  }
   meta["peak_rss_bytes"] = peakMemoryBytes();  // this process, for checking that large L stays sparse
   dir.write("meta.json", meta.dump(2) + "\n");
   dir.commit();
@@ -239,13 +262,18 @@ int cmdRender(int argc, char** argv, const RenderOptions& o) {
     results.push_back(runVariant(info, inputs, params));
   }
   fig.head = o.head;
+  fig.query = o.query;
+  // The comparison with full attention can take seconds at large L: computed
+  // here, before any Qt set-up, and handed to the figure.
+  std::optional<Comparison> comparison;
+  if (fig.view == ViewKind::Compare) comparison = compareWithFull(results[0]);
 
   // Headless: QPainter needs a QGuiApplication but no display.
   setenv("QT_QPA_PLATFORM", "offscreen", 1);
   quietQtMessages();
   QGuiApplication qapp(argc, argv);
   setlocale(LC_NUMERIC, "C");
-  exportFigure(results, fig, o.out);
+  exportFigure(results, fig, o.out, comparison ? &*comparison : nullptr);
   std::cout << "wrote " << o.out << " (" << viewName(fig.view) << ", " << fig.width << "x" << fig.height << ")\n";
   return 0;
 }

@@ -16,6 +16,7 @@ struct ComputeOptions {
   InputOptions input;
   std::string out_dir;
   bool no_weights = false;
+  bool compare = false;  // also write compare.json and compare/*.npy (engine/compare.h)
 };
 
 struct RenderOptions {
@@ -26,6 +27,7 @@ struct RenderOptions {
   std::string out;
   std::string size = "1200x900";
   int head = 0;
+  int64_t query = -1;  // image view: the query pixel; -1: defaultImageQuery()
   std::string colormap = "viridis";
   std::string title;
   bool dark = false;

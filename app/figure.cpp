@@ -1,12 +1,16 @@
 // Figure export: the views drawn with QPainter onto QImage (PNG),
 // QSvgGenerator (SVG) and QPdfWriter (PDF).
 //
-// [SECTION] Painting helpers (theme, text, colorbar)
-// [SECTION] Matrix panel (heatmap with token axes and overlays)
-// [SECTION] Views (heatmap, heads, lines, extras, family)
+// [SECTION] Painting helpers (theme, text, colorbar, images, legends)
+// [SECTION] Matrix panel (heatmap with token axes, key bands and overlays)
+// [SECTION] Views (heatmap, heads, lines, family)
+// [SECTION] Extras (bars, curves with markers, categories, scalars)
+// [SECTION] Image view (the pattern on the raster image, connectivity)
+// [SECTION] Compare view (a pattern against full attention)
 // [SECTION] Output devices and atomic write
 #include "app/figure.h"
 
+#include "engine/attention_math.h"
 #include "engine/error.h"
 #include "engine/files.h"
 #include "widgets/value_range.h"
@@ -22,6 +26,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
+#include <map>
 
 namespace attn {
 namespace {
@@ -47,6 +53,13 @@ QFont figureFont(double px, bool bold = false) {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
+// "16384" → "16,384".
+QString grouped(int64_t n) {
+  QString s = QString::number(n);
+  for (int i = static_cast<int>(s.size()) - 3; i > (n < 0 ? 1 : 0); i -= 3) s.insert(i, ',');
+  return s;
+}
+
 QString formatTick(float v) { return QString::fromStdString(formatValueShort(v)); }
 
 // Position of `v` in the range, 0..1, for the colormap.
@@ -61,10 +74,11 @@ struct Painter {
   QPainter& p;
   Theme theme;
   Colormap cmap;
-  double unit;  // base text size in device units; scales with the figure
+  double unit;          // base text size in device units; scales with the figure
+  double raster_scale;  // image pixels per device unit: 1 for PNG, 2 for SVG/PDF (sharp when zoomed in)
 };
 
-// Vertical colorbar with ticks in `area`.
+// Vertical colorbar with ticks in `area` (fewer ticks on a short bar, so labels never overlap).
 void drawColorbar(Painter& ctx, const QRectF& area, const ValueRange& range, const QString& label) {
   QPainter& p = ctx.p;
   const Colormap cmap = colormapFor(range, ctx.cmap);
@@ -80,7 +94,10 @@ void drawColorbar(Painter& ctx, const QRectF& area, const ValueRange& range, con
   p.setRenderHint(QPainter::Antialiasing, true);
   p.setFont(figureFont(ctx.unit * 0.8));
   p.setPen(ctx.theme.text);
-  for (const float t : niceTicks(range.lo, range.hi, 5)) {
+  const int max_ticks = std::clamp(static_cast<int>(area.height() / (ctx.unit * 1.8)), 2, 5);
+  std::vector<float> ticks = niceTicks(range.lo, range.hi, max_ticks);
+  if (ticks.size() < 2) ticks = range.diverging ? std::vector<float>{range.lo, 0.0f, range.hi} : std::vector<float>{range.lo, range.hi};
+  for (const float t : ticks) {
     const double y = area.bottom() - area.height() * normalise(range, t);
     p.drawLine(QPointF(area.right(), y), QPointF(area.right() + ctx.unit * 0.3, y));
     p.drawText(QRectF(area.right() + ctx.unit * 0.4, y - ctx.unit, ctx.unit * 5, ctx.unit * 2),
@@ -93,29 +110,159 @@ void drawColorbar(Painter& ctx, const QRectF& area, const ValueRange& range, con
   p.restore();
 }
 
+// [rows, cols] → an image of the same size, one colour per value.
+template <class ColourOf>
+QImage colourise(const Mat& m, ColourOf colour) {
+  QImage img(static_cast<int>(m.cols()), static_cast<int>(m.rows()), QImage::Format_RGB32);
+  for (int64_t i = 0; i < m.rows(); ++i) {
+    QRgb* line = reinterpret_cast<QRgb*>(img.scanLine(static_cast<int>(i)));
+    for (int64_t j = 0; j < m.cols(); ++j) line[j] = colour(m(i, j));
+  }
+  return img;
+}
+
+// Draws `img` into `target` with hard pixel edges: upscaled by a whole factor
+// (nearest neighbour) to about device resolution first, so an SVG or PDF
+// viewer's smoothing cannot blur a 64×64 image into mush.
+void drawCrispImage(Painter& ctx, const QRectF& target, QImage img) {
+  const double k = std::floor(std::min(target.width() * ctx.raster_scale / img.width(),
+                                       target.height() * ctx.raster_scale / img.height()));
+  if (k >= 2)
+    img = img.scaled(static_cast<int>(img.width() * k), static_cast<int>(img.height() * k), Qt::IgnoreAspectRatio,
+                     Qt::FastTransformation);
+  ctx.p.save();
+  ctx.p.setRenderHint(QPainter::SmoothPixmapTransform, false);
+  ctx.p.drawImage(target, img);
+  ctx.p.restore();
+}
+
+// A legend: swatches with names in a row (wrapped) or a column. Returns its
+// height; with draw = false only measures.
+struct LegendEntry {
+  QColor colour;
+  QString name;
+  bool outline = false;  // an outlined box (the query block) rather than a filled swatch
+};
+
+double layoutLegend(Painter& ctx, const QRectF& area, const std::vector<LegendEntry>& entries, bool vertical, bool draw) {
+  QPainter& p = ctx.p;
+  const QFont font = figureFont(ctx.unit * 0.85);
+  const QFontMetricsF fm(font);
+  p.setFont(font);
+  const double sw = ctx.unit, row_h = ctx.unit * 1.6;
+  double x = area.left(), y = area.top();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const LegendEntry& e = entries[i];
+    const double w = sw + ctx.unit * 0.5 + fm.horizontalAdvance(e.name) + ctx.unit * 1.5;
+    if (i > 0 && (vertical || x + w > area.right())) {
+      x = area.left();
+      y += row_h;
+    }
+    if (draw) {
+      const QRectF swatch(x, y + (row_h - sw) / 2, sw, sw);
+      if (e.outline) {
+        p.setPen(QPen(e.colour, ctx.unit * 0.2));
+        p.setBrush(Qt::NoBrush);
+      } else {
+        p.setPen(QPen(ctx.theme.frame, 0));
+        p.setBrush(e.colour);
+      }
+      p.drawRect(swatch);
+      p.setBrush(Qt::NoBrush);
+      p.setPen(ctx.theme.text);
+      p.drawText(QRectF(x + sw + ctx.unit * 0.5, y, w, row_h), Qt::AlignLeft | Qt::AlignVCenter, e.name);
+    }
+    x += w;
+  }
+  return entries.empty() ? 0 : y + row_h - area.top();
+}
+
+// Widest legend entry (swatch and name), for a legend in a column.
+double legendWidth(Painter& ctx, const std::vector<LegendEntry>& entries) {
+  const QFontMetricsF fm(figureFont(ctx.unit * 0.85));
+  double w = 0;
+  for (const LegendEntry& e : entries) w = std::max(w, fm.horizontalAdvance(e.name));
+  return w + ctx.unit * 2.0;
+}
+
+// Connections are coloured by the sub-patterns that admit them
+// (SparseRows::sets, named by Result::set_names): set s alone in headColor(s),
+// several at once in headColor(n_sets). Category extras use headColor(k), so
+// a layer × head picture's "A¹", "A²", "A¹ ∪ A²" match these colours.
+QColor setColour(int bits, int n_sets) {
+  if (bits & (bits - 1)) return toQColor(headColor(n_sets));
+  int s = 0;
+  while (s < 7 && !(bits >> s & 1)) ++s;
+  return toQColor(headColor(s));
+}
+
+// One entry per named set, and one for entries in several sets where any exist.
+std::vector<LegendEntry> setLegend(const Result& r, const SparseRows& s) {
+  const int n = std::max<int>(1, static_cast<int>(r.set_names.size()));
+  std::vector<LegendEntry> out;
+  for (int k = 0; k < n; ++k)
+    out.push_back({setColour(1 << k, n), r.set_names.empty() ? QString("attended key") : qs(r.set_names[static_cast<size_t>(k)])});
+  const bool several = std::any_of(s.sets.begin(), s.sets.end(), [](uint8_t b) { return (b & (b - 1)) != 0; });
+  if (several) out.push_back({setColour(3, n), n == 2 ? "both" : "several"});
+  return out;
+}
+
+// The query the image and compare views mark.
+const QColor kQueryMark(220, 20, 60);
+
 // [SECTION] Matrix panel
 struct MatrixPanel {
-  const Mat* values = nullptr;
-  const Mat* mask = nullptr;  // optional: masked cells are hatched-grey
+  const Mat* values = nullptr;         // dense [rows, cols]; may be null when `sparse` is set
+  const SparseRows* sparse = nullptr;  // the same matrix as CSR: drawn through rasterize() when there is
+                                       // no dense copy or it is too large for one rect per cell
+  const Mat* mask = nullptr;           // optional: masked cells are grey
   const std::vector<std::string>* row_labels = nullptr;
   const std::vector<std::string>* col_labels = nullptr;
   ValueRange range;
   QString title, row_axis, col_axis;
-  const Extra* position = nullptr;  // QueryPosition overlay
-  const Extra* window = nullptr;    // QueryWindow overlay
+  const Extra* position = nullptr;                        // QueryPosition overlay
+  const Extra* window = nullptr;                          // QueryWindow overlay
+  const std::vector<KeyBand>* bands = nullptr;            // key bands: dividers, labels above the columns
+  const std::vector<std::string>* categories = nullptr;  // values are category indices, colour headColor(k)
   bool labels = true;
+  int64_t rows() const { return values ? values->rows() : sparse->rows; }
+  int64_t cols() const { return values ? values->cols() : sparse->cols; }
 };
 
 // Cells become one rect each up to this many; beyond, one image (a vector
 // file with a million rects helps nobody).
 constexpr int64_t kMaxVectorCells = 512 * 512;
 
+// A cell of a pooled image that holds no entry (masked, or not in the pattern).
+constexpr float kNoEntry = -std::numeric_limits<float>::infinity();
+
+// Pools dense [rows, cols] into at most [out_rows, out_cols] cells, keeping
+// the value of largest magnitude (the max for weights, as rasterize() does for
+// sparse rows; a signed matrix keeps its extremes of either sign). Masked
+// cells are left out; a cell with nothing left holds kNoEntry.
+Mat poolDense(const Mat& v, const Mat* mask, int64_t out_rows, int64_t out_cols) {
+  const int64_t rows = v.rows(), cols = v.cols();
+  Mat out = Mat::Constant(std::clamp<int64_t>(out_rows, 1, std::max<int64_t>(rows, 1)),
+                          std::clamp<int64_t>(out_cols, 1, std::max<int64_t>(cols, 1)), kNoEntry);
+  const bool masked = mask && mask->size();
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t y = i * out.rows() / rows;
+    for (int64_t j = 0; j < cols; ++j) {
+      if (masked && (*mask)(i, j) == 0.0f) continue;
+      float& cell = out(y, j * out.cols() / cols);
+      if (cell == kNoEntry || std::abs(v(i, j)) > std::abs(cell)) cell = v(i, j);
+    }
+  }
+  return out;
+}
+
 // Draws `m` into `area` (including labels); returns the cell rectangle.
 QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
   QPainter& p = ctx.p;
-  const Mat& v = *m.values;
-  const int64_t rows = v.rows(), cols = v.cols();
+  const int64_t rows = m.rows(), cols = m.cols();
   const double title_h = m.title.isEmpty() ? 0 : ctx.unit * 1.6;
+  const bool has_bands = m.bands && !m.bands->empty();
+  const double band_h = has_bands ? ctx.unit * 1.5 : 0;
   // Label margins fit the longest label at the largest label size, capped
   // so long tokens cannot squeeze the matrix away.
   auto labelSpace = [&](const std::vector<std::string>* labels, double cap) {
@@ -128,8 +275,8 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
   const double label_w = labelSpace(m.row_labels, area.width() * 0.3);
   const double label_h = labelSpace(m.col_labels, area.height() * 0.3);
   const double axis = m.labels ? ctx.unit * 1.4 : 0;
-  QRectF cells(area.left() + axis + label_w, area.top() + title_h, area.width() - axis - label_w,
-               area.height() - title_h - label_h - axis);
+  QRectF cells(area.left() + axis + label_w, area.top() + title_h + band_h, area.width() - axis - label_w,
+               area.height() - title_h - band_h - label_h - axis);
   // Square cells where the aspect allows, as in the papers' figures.
   const double cell = std::min(cells.width() / std::max<int64_t>(cols, 1), cells.height() / std::max<int64_t>(rows, 1));
   const double aspect_cols = cells.width() / std::max<int64_t>(cols, 1);
@@ -141,30 +288,37 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
   if (!m.title.isEmpty()) {
     p.setPen(ctx.theme.text);
     p.setFont(figureFont(ctx.unit * 1.05, true));
-    p.drawText(QRectF(area.left(), area.top(), area.width(), title_h), Qt::AlignLeft | Qt::AlignVCenter, m.title);
+    const QFontMetricsF fm(p.font());
+    p.drawText(QRectF(area.left(), area.top(), area.width(), title_h), Qt::AlignLeft | Qt::AlignVCenter,
+               fm.elidedText(m.title, Qt::ElideRight, area.width()));
   }
   const Colormap cmap = colormapFor(m.range, ctx.cmap);
   const QColor masked_colour = ctx.theme.background.lightness() > 128 ? QColor(225, 225, 228) : QColor(50, 50, 55);
+  auto colourOf = [&](float v) {
+    if (v == kNoEntry) return masked_colour;
+    if (m.categories) return toQColor(headColor(static_cast<int>(v)));
+    return toQColor(colormapAt(cmap, normalise(m.range, v)));
+  };
   p.setRenderHint(QPainter::Antialiasing, false);  // crisp cells, no seams between them
-  if (rows * cols <= kMaxVectorCells) {
+  if (m.values && rows * cols <= kMaxVectorCells) {
     p.setPen(Qt::NoPen);
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < cols; ++j) {
         const bool is_masked = m.mask && m.mask->size() && (*m.mask)(i, j) == 0.0f;
-        const QColor c = is_masked ? masked_colour : toQColor(colormapAt(cmap, normalise(m.range, v(i, j))));
         // Slight overlap hides hairline seams between rects in viewers.
-        p.fillRect(QRectF(cells.left() + j * cw, cells.top() + i * ch, cw + 0.02, ch + 0.02), c);
+        p.fillRect(QRectF(cells.left() + j * cw, cells.top() + i * ch, cw + 0.02, ch + 0.02),
+                   is_masked ? masked_colour : colourOf((*m.values)(i, j)));
       }
   } else {
-    QImage img(static_cast<int>(cols), static_cast<int>(rows), QImage::Format_RGB32);
-    for (int64_t i = 0; i < rows; ++i) {
-      QRgb* line = reinterpret_cast<QRgb*>(img.scanLine(static_cast<int>(i)));
-      for (int64_t j = 0; j < cols; ++j) {
-        const bool is_masked = m.mask && m.mask->size() && (*m.mask)(i, j) == 0.0f;
-        line[j] = is_masked ? masked_colour.rgb() : toQColor(colormapAt(cmap, normalise(m.range, v(i, j)))).rgb();
-      }
-    }
-    p.drawImage(cells, img);
+    // Large matrices become one embedded image (an <image> in SVG) at the
+    // figure's resolution: one rect per cell is impossible at L = 16,384
+    // (2^28 cells). A sparse result is pooled by rasterize() straight from
+    // its CSR rows, never through an L×L copy.
+    const auto out_rows = static_cast<int64_t>(std::ceil(cells.height() * ctx.raster_scale));
+    const auto out_cols = static_cast<int64_t>(std::ceil(cells.width() * ctx.raster_scale));
+    const Mat pooled = m.sparse ? rasterize(*m.sparse, 0, rows, 0, cols, out_rows, out_cols, RasterValue::Values, kNoEntry)
+                                : poolDense(*m.values, m.mask, out_rows, out_cols);
+    drawCrispImage(ctx, cells, colourise(pooled, [&](float v) { return colourOf(v).rgb(); }));
   }
   p.setPen(QPen(ctx.theme.frame, 0));
   p.setBrush(Qt::NoBrush);
@@ -186,6 +340,29 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
     for (int64_t i = 0; i < rows && i < m.position->value.size(); ++i)
       p.drawEllipse(QPointF(cells.left() + (m.position->value.data[i] + 0.5) * cw, cells.top() + (i + 0.5) * ch), r, r);
     p.setBrush(Qt::NoBrush);
+  }
+  // Key bands (Transformer-XL: memory | segment τ): a divider through the
+  // matrix at each band's first column, the band's name above its columns.
+  if (has_bands) {
+    p.setFont(figureFont(ctx.unit * 0.8));
+    const QFontMetricsF fm(p.font());
+    for (const KeyBand& b : *m.bands) {
+      const double x0 = cells.left() + b.begin * cw, x1 = cells.left() + b.end * cw;
+      p.setPen(QPen(ctx.theme.muted, std::max(1.0, ctx.unit * 0.1)));
+      p.drawLine(QPointF(x0 + ctx.unit * 0.15, cells.top() - ctx.unit * 0.3), QPointF(x1 - ctx.unit * 0.15, cells.top() - ctx.unit * 0.3));
+      const QString label = fm.elidedText(qs(b.label), Qt::ElideRight, x1 - x0 - ctx.unit * 0.3);
+      p.setPen(ctx.theme.text);
+      if (label.size() > 1)
+        p.drawText(QRectF(x0, cells.top() - band_h, x1 - x0, band_h - ctx.unit * 0.45), Qt::AlignHCenter | Qt::AlignBottom, label);
+      if (b.begin <= 0 || b.begin >= cols) continue;
+      // Dark under light: the divider shows on any colour of the colormap.
+      p.setPen(QPen(ctx.theme.text, std::max(1.0, ctx.unit * 0.1)));
+      p.drawLine(QPointF(x0, cells.top() - band_h * 0.8), QPointF(x0, cells.top()));
+      p.setPen(QPen(QColor(20, 20, 20), std::max(2.0, ctx.unit * 0.3)));
+      p.drawLine(QPointF(x0, cells.top()), QPointF(x0, cells.bottom()));
+      p.setPen(QPen(QColor(255, 255, 255), std::max(1.0, ctx.unit * 0.12)));
+      p.drawLine(QPointF(x0, cells.top()), QPointF(x0, cells.bottom()));
+    }
   }
 
   if (!m.labels) return cells;
@@ -227,7 +404,9 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
 QString defaultTitle(const Result& r, const FigureOptions& o) {
   const VariantInfo* info = findVariant(r.variant);
   QString t = qs(info ? info->title : r.variant);
-  if (o.view == ViewKind::Heatmap && r.heads() > 1) t += QString(" — head %1").arg(o.head);
+  const bool one_head = o.view == ViewKind::Heatmap || o.view == ViewKind::Image || o.view == ViewKind::Compare;
+  if (one_head && r.heads() > 1) t += QString(" — head %1").arg(o.head);
+  if (o.view == ViewKind::Compare) t += " against full attention";
   return t;
 }
 
@@ -237,8 +416,9 @@ void drawTitle(Painter& ctx, const QRectF& area, const QString& title, const QSt
   ctx.p.drawText(QRectF(area.left(), area.top(), area.width(), ctx.unit * 2.2), Qt::AlignLeft | Qt::AlignVCenter, title);
   ctx.p.setPen(ctx.theme.muted);
   ctx.p.setFont(figureFont(ctx.unit * 0.85));
+  const QFontMetricsF fm(ctx.p.font());
   ctx.p.drawText(QRectF(area.left(), area.top() + ctx.unit * 2.2, area.width(), ctx.unit * 1.4),
-                 Qt::AlignLeft | Qt::AlignVCenter, subtitle);
+                 Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(subtitle, Qt::ElideRight, area.width()));
 }
 
 QString subtitleFor(const Result& r) {
@@ -250,7 +430,8 @@ QString subtitleFor(const Result& r) {
 
 MatrixPanel weightsPanel(const Result& r, int head, const ValueRange& range) {
   MatrixPanel m;
-  m.values = &r.weights[static_cast<size_t>(head)];
+  if (!r.weights.empty()) m.values = &r.weights[static_cast<size_t>(head)];
+  if (r.isSparse()) m.sparse = &r.sparse[static_cast<size_t>(head)];
   m.mask = &r.mask;
   m.row_labels = &r.q_tokens;
   m.col_labels = &r.k_tokens;
@@ -259,6 +440,7 @@ MatrixPanel weightsPanel(const Result& r, int head, const ValueRange& range) {
   m.col_axis = "key";
   m.position = r.firstExtra(ExtraKind::QueryPosition);
   m.window = r.firstExtra(ExtraKind::QueryWindow);
+  m.bands = &r.key_bands;
   return m;
 }
 
@@ -271,6 +453,25 @@ std::vector<QRectF> gridCells(const QRectF& area, int n, double gap, double over
     out.emplace_back(area.left() + (i % g.cols) * g.cell_w, area.top() + (i / g.cols) * g.cell_h, g.cell_w - gap,
                      g.cell_h - gap);
   return out;
+}
+
+void drawPanelTitle(Painter& ctx, const QRectF& area, const QString& title) {
+  ctx.p.setPen(ctx.theme.text);
+  ctx.p.setFont(figureFont(ctx.unit * 1.05, true));
+  const QFontMetricsF fm(ctx.p.font());
+  ctx.p.drawText(QRectF(area.left(), area.top(), area.width(), ctx.unit * 1.6), Qt::AlignLeft | Qt::AlignVCenter,
+                 fm.elidedText(title, Qt::ElideRight, area.width()));
+}
+
+// A matrix panel with its colorbar at the right of `cell`; the title spans both.
+QRectF panelWithBar(Painter& ctx, const QRectF& cell, MatrixPanel m, const QString& bar_label = {}) {
+  const double bar_w = ctx.unit * 7, title_h = m.title.isEmpty() ? 0 : ctx.unit * 1.6;
+  drawPanelTitle(ctx, cell, m.title);
+  m.title.clear();
+  const QRectF cells = drawMatrixPanel(
+      ctx, QRectF(cell.left(), cell.top() + title_h, cell.width() - bar_w, cell.height() - title_h), m);
+  drawColorbar(ctx, QRectF(cells.right() + ctx.unit * 1.0, cells.top(), ctx.unit * 0.9, cells.height()), m.range, bar_label);
+  return cells;
 }
 
 // [SECTION] Views
@@ -345,85 +546,6 @@ void drawLines(Painter& ctx, const QRectF& body, const Result& r, const FigureOp
                Qt::AlignLeft | Qt::AlignVCenter, qs(r.k_tokens[static_cast<size_t>(j)]));
 }
 
-void drawBars(Painter& ctx, const QRectF& area, const Extra& e, const std::vector<std::string>& labels) {
-  QPainter& p = ctx.p;
-  p.setPen(ctx.theme.text);
-  p.setFont(figureFont(ctx.unit * 1.05, true));
-  p.drawText(QRectF(area.left(), area.top(), area.width(), ctx.unit * 1.6), Qt::AlignLeft | Qt::AlignVCenter, qs(e.label));
-  const QRectF plot(area.left() + ctx.unit * 3, area.top() + ctx.unit * 2, area.width() - ctx.unit * 3,
-                    area.height() - ctx.unit * 7);
-  const int64_t n = e.value.size();
-  const ValueRange range = extraRange(e);
-  const float lo = range.lo, hi = range.hi;
-  const double bw = plot.width() / std::max<int64_t>(n, 1);
-  const double zero_y = plot.bottom() - plot.height() * (0 - lo) / (hi - lo);
-  for (int64_t i = 0; i < n; ++i) {
-    const double y = plot.bottom() - plot.height() * (e.value.data[static_cast<size_t>(i)] - lo) / (hi - lo);
-    p.fillRect(QRectF(plot.left() + i * bw + bw * 0.1, std::min(y, zero_y), bw * 0.8, std::abs(zero_y - y)),
-               toQColor(colormapAt(ctx.cmap, 0.35f)));
-  }
-  p.setPen(QPen(ctx.theme.frame, 0));
-  p.drawLine(QPointF(plot.left(), zero_y), QPointF(plot.right(), zero_y));
-  p.setFont(figureFont(ctx.unit * 0.7));
-  p.setPen(ctx.theme.text);
-  for (const float t : niceTicks(lo, hi, 4)) {
-    const double y = plot.bottom() - plot.height() * (t - lo) / (hi - lo);
-    p.drawText(QRectF(area.left(), y - ctx.unit, ctx.unit * 2.7, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter,
-               formatTick(t));
-  }
-  const int stride = labelStride(static_cast<float>(bw), static_cast<float>(ctx.unit * 0.8));
-  for (int64_t i = 0; i < n && i < static_cast<int64_t>(labels.size()); i += stride) {
-    p.save();
-    p.translate(plot.left() + (i + 0.5) * bw, plot.bottom() + ctx.unit * 0.3);
-    p.rotate(-90);
-    p.drawText(QRectF(-ctx.unit * 4.6, -ctx.unit * 0.5, ctx.unit * 4.5, ctx.unit), Qt::AlignRight | Qt::AlignVCenter,
-               qs(labels[static_cast<size_t>(i)]));
-    p.restore();
-  }
-}
-
-void drawExtras(Painter& ctx, const QRectF& body, const Result& r) {
-  std::vector<const Extra*> shown;
-  for (const Extra& e : r.extras)
-    if (e.kind == ExtraKind::Matrix || e.kind == ExtraKind::Weights || e.kind == ExtraKind::TokenValues) shown.push_back(&e);
-  if (shown.empty()) throw InputError("--view extras: variant '" + r.variant + "' has no extras to show");
-  // The main weights come first so extras are read against them.
-  const std::vector<QRectF> grid = gridCells(body, static_cast<int>(shown.size()) + 1, ctx.unit * 1.5, ctx.unit * 12);
-  const double bar_w = ctx.unit * 7;
-  auto panelWithBar = [&](const QRectF& cell, MatrixPanel m) {
-    const QRectF cells = drawMatrixPanel(ctx, QRectF(cell.left(), cell.top(), cell.width() - bar_w, cell.height()), m);
-    drawColorbar(ctx, QRectF(cells.right() + ctx.unit * 1.0, cells.top(), ctx.unit * 0.9, cells.height()), m.range, "");
-  };
-  MatrixPanel main = weightsPanel(r, 0, weightsRange(r));
-  main.title = qs(r.weights_label);
-  panelWithBar(grid[0], main);
-  std::vector<Mat> mats(shown.size());
-  for (size_t i = 0; i < shown.size(); ++i) {
-    const Extra& e = *shown[i];
-    const QRectF& cell = grid[i + 1];
-    if (e.kind == ExtraKind::TokenValues) {
-      drawBars(ctx, cell, e, r.q_tokens);
-      continue;
-    }
-    // Matrix [R, C], or the first head of Weights [H, Lq, Lk].
-    const int64_t rows = e.value.shape[e.value.rank() - 2], cols = e.value.shape[e.value.rank() - 1];
-    mats[i] = Eigen::Map<const Mat>(e.value.data.data(), rows, cols);
-    MatrixPanel m;
-    m.values = &mats[i];
-    m.range = extraRange(e);
-    m.title = qs(e.label);
-    m.row_axis = qs(e.row_axis.empty() ? "query" : e.row_axis);
-    m.col_axis = qs(e.col_axis.empty() ? "key" : e.col_axis);
-    if (e.kind == ExtraKind::Weights) {
-      m.row_labels = &r.q_tokens;
-      m.col_labels = &r.k_tokens;
-    } else {
-      m.row_labels = rows == static_cast<int64_t>(r.q_tokens.size()) ? &r.q_tokens : nullptr;
-    }
-    panelWithBar(cell, m);
-  }
-}
-
 void drawFamily(Painter& ctx, const QRectF& body, const std::vector<Result>& results) {
   const double bar_w = ctx.unit * 6;
   const std::vector<QRectF> grid =
@@ -439,9 +561,552 @@ void drawFamily(Painter& ctx, const QRectF& body, const std::vector<Result>& res
   }
 }
 
-void paintFigure(QPainter& p, const std::vector<Result>& results, const FigureOptions& o) {
+// [SECTION] Extras
+
+// One bar per value (TokenValues [L], HeadValues [H]), coloured headColor(i)
+// when `colour_per_bar`. More values than device pixels are averaged in
+// groups, one bar per pixel (a 16,384-long span strip stays readable).
+void drawBars(Painter& ctx, const QRectF& area, const Extra& e, const std::vector<std::string>& labels,
+              bool colour_per_bar) {
+  QPainter& p = ctx.p;
+  drawPanelTitle(ctx, area, qs(e.label));
+  const QRectF plot(area.left() + ctx.unit * 3, area.top() + ctx.unit * 2, area.width() - ctx.unit * 3,
+                    area.height() - ctx.unit * 7);
+  const int64_t n = e.value.size();
+  const int64_t bars = std::clamp<int64_t>(static_cast<int64_t>(plot.width() * ctx.raster_scale), 1, std::max<int64_t>(n, 1));
+  const ValueRange range = extraRange(e);
+  const float lo = range.lo, hi = range.hi;
+  const double bw = plot.width() / static_cast<double>(bars);
+  const double zero_y = plot.bottom() - plot.height() * (0 - lo) / (hi - lo);
+  p.setRenderHint(QPainter::Antialiasing, false);
+  for (int64_t b = 0; b < bars; ++b) {
+    const int64_t first = b * n / bars, last = (b + 1) * n / bars;
+    double sum = 0;
+    for (int64_t i = first; i < last; ++i) sum += e.value.data[static_cast<size_t>(i)];
+    const double v = sum / static_cast<double>(std::max<int64_t>(last - first, 1));
+    const double y = plot.bottom() - plot.height() * (v - lo) / (hi - lo);
+    const QColor c = colour_per_bar ? toQColor(headColor(static_cast<int>(b))) : toQColor(colormapAt(ctx.cmap, 0.35f));
+    const double gap = bars == n && bw > 3 ? bw * 0.1 : 0;  // averaged bars touch, like a strip
+    p.fillRect(QRectF(plot.left() + b * bw + gap, std::min(y, zero_y), bw - 2 * gap, std::abs(zero_y - y)), c);
+  }
+  p.setRenderHint(QPainter::Antialiasing, true);
+  p.setPen(QPen(ctx.theme.frame, 0));
+  p.drawLine(QPointF(plot.left(), zero_y), QPointF(plot.right(), zero_y));
+  p.setFont(figureFont(ctx.unit * 0.7));
+  p.setPen(ctx.theme.text);
+  for (const float t : niceTicks(lo, hi, 4)) {
+    const double y = plot.bottom() - plot.height() * (t - lo) / (hi - lo);
+    p.drawText(QRectF(area.left(), y - ctx.unit, ctx.unit * 2.7, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter,
+               formatTick(t));
+  }
+  // Labels of the bars' first values; upright when they fit under a bar.
+  const QFontMetricsF fm(p.font());
+  double widest = 0;
+  for (const std::string& l : labels) widest = std::max(widest, fm.horizontalAdvance(qs(l)));
+  const bool upright = widest <= bw * 0.95;
+  const int stride = labelStride(static_cast<float>(bw), static_cast<float>(upright ? widest + ctx.unit * 0.4 : ctx.unit * 0.8));
+  for (int64_t b = 0; b < bars; b += stride) {
+    const size_t i = static_cast<size_t>(b * n / bars);
+    if (i >= labels.size()) break;
+    if (upright) {
+      p.drawText(QRectF(plot.left() + b * bw, plot.bottom() + ctx.unit * 0.2, bw, ctx.unit * 1.2), Qt::AlignHCenter | Qt::AlignTop,
+                 qs(labels[i]));
+      continue;
+    }
+    p.save();
+    p.translate(plot.left() + (b + 0.5) * bw, plot.bottom() + ctx.unit * 0.3);
+    p.rotate(-90);
+    p.drawText(QRectF(-ctx.unit * 4.6, -ctx.unit * 0.5, ctx.unit * 4.5, ctx.unit), Qt::AlignRight | Qt::AlignVCenter,
+               qs(labels[i]));
+    p.restore();
+  }
+}
+
+// Curves [S, n]: series s is y over x = 0 … n−1, drawn in headColor(s) with
+// axes, ticks, a legend (S > 1) and the extra's markers as labelled dashed
+// lines (adaptive span: R and z on the ramp m_z(x)). Marker labels that
+// would collide are stacked on up to three rows above the plot, in their
+// line's colour; the lines stop at the plot so they never cross a label.
+void drawCurves(Painter& ctx, const QRectF& area, const Extra& e) {
+  QPainter& p = ctx.p;
+  drawPanelTitle(ctx, area, qs(e.label));
+  const int64_t series = e.value.rank() >= 2 ? e.value.shape[0] : 1;
+  const int64_t n = e.value.shape.empty() ? 0 : e.value.shape.back();
+  const double left = area.left() + ctx.unit * 3.6, right = area.right() - ctx.unit * 1.2;
+  const double x_hi = std::max<double>(static_cast<double>(n - 1), 1.0);
+  auto xAt = [&](double x) { return left + (right - left) * x / x_hi; };
+
+  // Marker label rows, left to right.
+  p.setFont(figureFont(ctx.unit * 0.8));
+  const QFontMetricsF fm(p.font());
+  std::vector<const Marker*> markers;
+  for (const Marker& mk : e.markers) markers.push_back(&mk);
+  std::sort(markers.begin(), markers.end(), [](const Marker* a, const Marker* b) { return a->x < b->x; });
+  std::vector<int> level(markers.size(), 0);
+  std::vector<double> row_end;  // right edge of the last label on each row
+  for (size_t k = 0; k < markers.size(); ++k) {
+    const double w = fm.horizontalAdvance(qs(markers[k]->label)), x = xAt(markers[k]->x);
+    const double l = std::clamp(x - w / 2, left, right - w);
+    size_t row = 0;
+    while (row < row_end.size() && row_end[row] > l - ctx.unit * 0.5) ++row;
+    if (row == row_end.size()) {
+      if (row_end.size() < 3) row_end.push_back(0);
+      else row = static_cast<size_t>(std::min_element(row_end.begin(), row_end.end()) - row_end.begin());
+    }
+    row_end[row] = l + w;
+    level[k] = static_cast<int>(row);
+  }
+  std::vector<LegendEntry> legend;
+  if (series > 1)
+    for (int64_t s = 0; s < series; ++s)
+      legend.push_back({toQColor(headColor(static_cast<int>(s))),
+                        QString("%1 %2").arg(qs(e.row_axis.empty() ? "series" : e.row_axis)).arg(s)});
+  const QRectF legend_area(left, 0, right - left, 0);
+  const double legend_h = layoutLegend(ctx, legend_area, legend, false, false);
+  const double row_h = ctx.unit * 1.25;
+  const QRectF plot(left, area.top() + ctx.unit * 2 + row_end.size() * row_h, right - left,
+                    area.height() - ctx.unit * 2 - row_end.size() * row_h - ctx.unit * 3.2 - legend_h);
+  if (plot.height() <= ctx.unit) return;
+  const float lo = std::min(0.0f, e.stats.min), hi = e.stats.max > lo ? e.stats.max : lo + 1.0f;
+  auto yAt = [&](double y) { return plot.bottom() - plot.height() * (y - lo) / (hi - lo); };
+
+  // Grid, axes and ticks.
+  p.setFont(figureFont(ctx.unit * 0.75));
+  const QColor grid(ctx.theme.frame.red(), ctx.theme.frame.green(), ctx.theme.frame.blue(), 70);
+  for (const float t : niceTicks(lo, hi, std::clamp(static_cast<int>(plot.height() / (ctx.unit * 2.2)), 2, 6))) {
+    p.setPen(QPen(grid, 0));
+    p.drawLine(QPointF(plot.left(), yAt(t)), QPointF(plot.right(), yAt(t)));
+    p.setPen(ctx.theme.text);
+    p.drawText(QRectF(area.left(), yAt(t) - ctx.unit, ctx.unit * 3.2, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter,
+               formatTick(t));
+  }
+  for (const float t : niceTicks(0, static_cast<float>(x_hi), std::clamp(static_cast<int>(plot.width() / (ctx.unit * 4.5)), 2, 8))) {
+    p.setPen(QPen(ctx.theme.frame, 0));
+    p.drawLine(QPointF(xAt(t), plot.bottom()), QPointF(xAt(t), plot.bottom() + ctx.unit * 0.3));
+    p.setPen(ctx.theme.text);
+    p.drawText(QRectF(xAt(t) - ctx.unit * 3, plot.bottom() + ctx.unit * 0.35, ctx.unit * 6, ctx.unit * 1.2),
+               Qt::AlignHCenter | Qt::AlignTop, formatTick(t));
+  }
+  p.setPen(QPen(ctx.theme.frame, 0));
+  p.drawLine(plot.bottomLeft(), plot.bottomRight());
+  p.drawLine(plot.bottomLeft(), plot.topLeft());
+  p.setPen(ctx.theme.muted);
+  p.setFont(figureFont(ctx.unit * 0.85));
+  p.drawText(QRectF(plot.left(), plot.bottom() + ctx.unit * 1.6, plot.width(), ctx.unit * 1.4), Qt::AlignCenter,
+             qs(e.col_axis));
+
+  // Series.
+  for (int64_t s = 0; s < series; ++s) {
+    QPolygonF line;
+    for (int64_t x = 0; x < n; ++x) line << QPointF(xAt(static_cast<double>(x)), yAt(e.value.data[static_cast<size_t>(s * n + x)]));
+    p.setPen(QPen(toQColor(headColor(static_cast<int>(s))), std::max(1.0, ctx.unit * 0.18)));
+    p.drawPolyline(line);
+  }
+  // Markers: a dashed line through the plot, the label above it.
+  p.setFont(figureFont(ctx.unit * 0.8));
+  for (size_t k = 0; k < markers.size(); ++k) {
+    const Marker& mk = *markers[k];
+    const QColor c = mk.series >= 0 ? toQColor(headColor(mk.series)) : ctx.theme.muted;
+    const double x = xAt(mk.x), w = fm.horizontalAdvance(qs(mk.label));
+    const double label_top = area.top() + ctx.unit * 2 + level[k] * row_h;
+    QPen dashed(c, std::max(1.0, ctx.unit * 0.12), Qt::DashLine);
+    p.setPen(dashed);
+    p.drawLine(QPointF(x, plot.top() - ctx.unit * 0.3), QPointF(x, plot.bottom()));
+    p.setPen(c);
+    p.drawText(QRectF(std::clamp(x - w / 2, left, right - w), label_top, w + 1, row_h), Qt::AlignCenter, qs(mk.label));
+  }
+  layoutLegend(ctx, QRectF(left, area.bottom() - legend_h, right - left, legend_h), legend, false, true);
+}
+
+// Scalar extras ("FLOPs saved against full span") as a list of values.
+void drawScalars(Painter& ctx, const QRectF& area, const std::vector<const Extra*>& scalars) {
+  drawPanelTitle(ctx, area, "values");
+  ctx.p.setFont(figureFont(ctx.unit * 0.9));
+  double y = area.top() + ctx.unit * 2.2;
+  for (const Extra* e : scalars) {
+    ctx.p.setPen(ctx.theme.muted);
+    ctx.p.drawText(QRectF(area.left(), y, area.width(), ctx.unit * 1.5), Qt::AlignLeft | Qt::AlignVCenter, qs(e->label));
+    ctx.p.setPen(ctx.theme.text);
+    const double v = e->value.size() ? e->value.data[0] : 0.0;
+    // Counts (connections, FLOPs, bytes) in full with thousands separators; the rest to 4 digits.
+    const bool count = v == std::floor(v) && std::abs(v) >= 1000 && std::abs(v) < 1e15;
+    ctx.p.drawText(QRectF(area.left(), y + ctx.unit * 1.4, area.width(), ctx.unit * 1.5), Qt::AlignLeft | Qt::AlignVCenter,
+                   count ? grouped(static_cast<int64_t>(v)) : QString::number(v, 'g', 4));
+    y += ctx.unit * 3.2;
+  }
+}
+
+void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureOptions& o) {
+  std::vector<const Extra*> shown, scalars;
+  for (const Extra& e : r.extras) {
+    switch (e.kind) {
+      case ExtraKind::Matrix:
+      case ExtraKind::Weights:
+      case ExtraKind::TokenValues:
+      case ExtraKind::HeadValues:
+      case ExtraKind::Curves: shown.push_back(&e); break;
+      case ExtraKind::Scalar: scalars.push_back(&e); break;
+      case ExtraKind::QueryPosition:
+      case ExtraKind::QueryWindow:
+      case ExtraKind::QueryGroup: break;  // overlays of the matrix and image views
+    }
+  }
+  if (shown.empty() && scalars.empty()) throw InputError("--view extras: variant '" + r.variant + "' has no extras to show");
+  // The main weights come first so extras are read against them.
+  const int panels = static_cast<int>(shown.size()) + 1 + (scalars.empty() ? 0 : 1);
+  const std::vector<QRectF> grid = gridCells(body, panels, ctx.unit * 1.5, ctx.unit * 12);
+  MatrixPanel main = weightsPanel(r, o.head, weightsRange(r));
+  main.title = qs(r.weights_label) + (r.heads() > 1 ? QString(" — head %1").arg(o.head) : QString());
+  panelWithBar(ctx, grid[0], main);
+  std::vector<std::string> indices;
+  for (int k = 0; k < 64; ++k) indices.push_back(QString::number(k).toStdString());
+  std::vector<Mat> mats(shown.size());
+  for (size_t i = 0; i < shown.size(); ++i) {
+    const Extra& e = *shown[i];
+    const QRectF& cell = grid[i + 1];
+    if (e.kind == ExtraKind::TokenValues) {
+      drawBars(ctx, cell, e, r.q_tokens, false);
+      continue;
+    }
+    if (e.kind == ExtraKind::HeadValues) {
+      std::vector<std::string> head_labels;
+      for (int64_t h = 0; h < e.value.size(); ++h) head_labels.push_back(QString("h%1").arg(h).toStdString());
+      drawBars(ctx, cell, e, head_labels, true);
+      continue;
+    }
+    if (e.kind == ExtraKind::Curves) {
+      drawCurves(ctx, cell, e);
+      continue;
+    }
+    // Matrix [R, C], or head o.head of Weights [H, Lq, Lk] (the one the main panel shows).
+    const int64_t rows = e.value.shape[e.value.rank() - 2], cols = e.value.shape[e.value.rank() - 1];
+    const int64_t heads = e.value.rank() == 3 ? e.value.shape[0] : 1;
+    const int64_t head = std::min<int64_t>(o.head, heads - 1);
+    mats[i] = Eigen::Map<const Mat>(e.value.data.data() + head * rows * cols, rows, cols);
+    MatrixPanel m;
+    m.values = &mats[i];
+    m.range = extraRange(e);
+    m.title = qs(e.label) + (heads > 1 ? QString(" — head %1").arg(head) : QString());
+    m.row_axis = qs(e.row_axis.empty() ? "query" : e.row_axis);
+    m.col_axis = qs(e.col_axis.empty() ? "key" : e.col_axis);
+    if (e.kind == ExtraKind::Weights) {
+      m.row_labels = &r.q_tokens;
+      m.col_labels = &r.k_tokens;
+      m.bands = &r.key_bands;
+    } else if (rows == static_cast<int64_t>(r.q_tokens.size())) {
+      m.row_labels = &r.q_tokens;
+    } else if (rows <= 64 && cols <= 64) {  // a small picture (layer × head): number its rows and columns
+      m.row_labels = &indices;
+      m.col_labels = &indices;
+    }
+    if (e.categories.empty()) {
+      panelWithBar(ctx, cell, m);
+      continue;
+    }
+    // Categories (which pattern each layer × head uses): distinct colours, a legend in place of the colorbar.
+    m.categories = &e.categories;
+    std::vector<LegendEntry> legend;
+    for (size_t k = 0; k < e.categories.size(); ++k) legend.push_back({toQColor(headColor(static_cast<int>(k))), qs(e.categories[k])});
+    const double legend_w = legendWidth(ctx, legend) + ctx.unit;
+    const QRectF cells = drawMatrixPanel(ctx, QRectF(cell.left(), cell.top(), cell.width() - legend_w, cell.height()), m);
+    layoutLegend(ctx, QRectF(cells.right() + ctx.unit, cells.top(), legend_w, cells.height()), legend, true, true);
+  }
+  if (!scalars.empty()) drawScalars(ctx, grid.back(), scalars);
+}
+
+// [SECTION] Image view
+// Width of the raster image a sequence is drawn as: Result::image_width, or
+// the smallest square that holds the keys.
+int64_t imageWidth(const Result& r) {
+  if (r.image_width > 0) return r.image_width;
+  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(r.keys())))));
+}
+
+// Nice ticks along the left and bottom of `rect`, which shows `rows` × `cols`
+// cells (positions 0 … n−1 at cell centres), with axis captions.
+void drawCellAxes(Painter& ctx, const QRectF& rect, int64_t rows, int64_t cols, const QString& row_caption,
+                  const QString& col_caption) {
+  QPainter& p = ctx.p;
+  p.setFont(figureFont(ctx.unit * 0.75));
+  const double ch = rect.height() / static_cast<double>(rows), cw = rect.width() / static_cast<double>(cols);
+  std::vector<float> row_ticks = niceTicks(0, static_cast<float>(rows - 1), std::clamp(static_cast<int>(rect.height() / (ctx.unit * 3)), 2, 6));
+  if (rows > 1 && rows <= 16 && rect.height() / static_cast<double>(rows) >= ctx.unit * 1.1) {  // few rows (heads): each one
+    row_ticks.clear();
+    for (int64_t i = 0; i < rows; ++i) row_ticks.push_back(static_cast<float>(i));
+  }
+  for (const float t : row_ticks) {
+    const double y = rect.top() + (t + 0.5) * ch;
+    p.setPen(QPen(ctx.theme.frame, 0));
+    p.drawLine(QPointF(rect.left() - ctx.unit * 0.3, y), QPointF(rect.left(), y));
+    p.setPen(ctx.theme.text);
+    p.drawText(QRectF(rect.left() - ctx.unit * 4.4, y - ctx.unit, ctx.unit * 4, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter,
+               grouped(static_cast<int64_t>(t)));
+  }
+  for (const float t : niceTicks(0, static_cast<float>(cols - 1), std::clamp(static_cast<int>(rect.width() / (ctx.unit * 5)), 2, 6))) {
+    const double x = rect.left() + (t + 0.5) * cw;
+    p.setPen(QPen(ctx.theme.frame, 0));
+    p.drawLine(QPointF(x, rect.bottom()), QPointF(x, rect.bottom() + ctx.unit * 0.3));
+    p.setPen(ctx.theme.text);
+    p.drawText(QRectF(x - ctx.unit * 3, rect.bottom() + ctx.unit * 0.35, ctx.unit * 6, ctx.unit * 1.2), Qt::AlignHCenter | Qt::AlignTop,
+               grouped(static_cast<int64_t>(t)));
+  }
+  p.setPen(ctx.theme.muted);
+  p.setFont(figureFont(ctx.unit * 0.85));
+  p.drawText(QRectF(rect.left(), rect.bottom() + ctx.unit * 1.6, rect.width(), ctx.unit * 1.4), Qt::AlignCenter, col_caption);
+  p.save();
+  p.translate(rect.left() - ctx.unit * 5.2, rect.center().y());
+  p.rotate(-90);
+  p.drawText(QRectF(-rect.height() / 2, -ctx.unit * 0.7, rect.height(), ctx.unit * 1.4), Qt::AlignCenter, row_caption);
+  p.restore();
+}
+
+// The Sparse Transformer paper's figure: the sequence as a w×w raster
+// image with the query's keys coloured by the sub-pattern that admits them
+// (Image Transformer: the query block outlined, the block's memory shaded),
+// next to the L×L connectivity matrix coloured by set with the query's row
+// marked. Both come from the CSR rows; nothing is L×L.
+void drawImageView(Painter& ctx, const QRectF& body, const Result& r, const FigureOptions& o, int64_t q) {
+  QPainter& p = ctx.p;
+  const SparseRows& s = r.sparse[static_cast<size_t>(o.head)];
+  const int64_t lq = s.rows, lk = s.cols, w = imageWidth(r), h = (lk + w - 1) / w;
+  const int n_sets = std::max<int>(1, static_cast<int>(r.set_names.size()));
+  const Extra* group = r.firstExtra(ExtraKind::QueryGroup);
+  const bool light = ctx.theme.background.lightness() > 128;
+  const QColor base = light ? QColor(236, 236, 239) : QColor(58, 58, 64);     // a position of the sequence
+  const QColor shade = light ? QColor(190, 190, 198) : QColor(105, 105, 115);  // memory of the query's block
+
+  std::vector<LegendEntry> legend = setLegend(r, s);
+  if (group) {
+    legend.push_back({shade, "keys of the block's other queries"});
+    legend.push_back({ctx.theme.text, "the query's block", true});
+  }
+  legend.push_back({kQueryMark, QString("query %1").arg(grouped(q)), true});
+  const double legend_h = layoutLegend(ctx, QRectF(body.left(), 0, body.width(), 0), legend, false, false);
+
+  // Two square panels side by side; margins for titles, ticks and captions.
+  const double margin_l = ctx.unit * 6, title_h = ctx.unit * 2, axis_h = ctx.unit * 3.4, gap = ctx.unit * 2;
+  const double panel_w = (body.width() - gap) / 2;
+  const double side = std::max(ctx.unit, std::min(panel_w - margin_l, body.height() - legend_h - ctx.unit - title_h - axis_h));
+  const double px = side / static_cast<double>(std::max(w, h));
+  const QRectF image_rect(body.left() + margin_l, body.top() + title_h, px * w, px * h);
+  const double matrix_h = side * std::min(1.0, static_cast<double>(lq) / static_cast<double>(lk));
+  const QRectF matrix_rect(body.left() + panel_w + gap + margin_l, body.top() + title_h, side, matrix_h);
+
+  // [image] Sequence positions, the block's memory, the query's keys by set, the query.
+  QImage img(static_cast<int>(w), static_cast<int>(h), QImage::Format_RGB32);
+  img.fill(ctx.theme.background);
+  auto pixel = [&](int64_t i, const QColor& c) { img.setPixel(static_cast<int>(i % w), static_cast<int>(i / w), c.rgb()); };
+  for (int64_t i = 0; i < lk; ++i) pixel(i, base);
+  std::vector<int64_t> block;  // queries of the query's block
+  if (group && q < group->value.size()) {
+    const float id = group->value.data[static_cast<size_t>(q)];
+    for (int64_t i = 0; i < std::min(lq, group->value.size()); ++i)
+      if (group->value.data[static_cast<size_t>(i)] == id) block.push_back(i);
+    for (const int64_t i : block)
+      for (int64_t e = s.rowBegin(i); e < s.rowEnd(i); ++e) pixel(s.indices[static_cast<size_t>(e)], shade);
+  }
+  for (int64_t e = s.rowBegin(q); e < s.rowEnd(q); ++e)
+    pixel(s.indices[static_cast<size_t>(e)], setColour(s.sets.empty() ? 1 : s.sets[static_cast<size_t>(e)], n_sets));
+  if (q < lk) pixel(q, kQueryMark);
+  drawCrispImage(ctx, image_rect, img);
+  auto X = [&](int64_t x) { return image_rect.left() + static_cast<double>(x) * px; };
+  auto Y = [&](int64_t y) { return image_rect.top() + static_cast<double>(y) * px; };
+  if (px >= ctx.unit * 0.45) {  // pixel grid, where pixels are big enough to count
+    QVector<QLineF> lines;
+    for (int64_t x = 1; x < w; ++x) lines << QLineF(X(x), image_rect.top(), X(x), image_rect.bottom());
+    for (int64_t y = 1; y < h; ++y) lines << QLineF(image_rect.left(), Y(y), image_rect.right(), Y(y));
+    p.setPen(QPen(light ? QColor(255, 255, 255, 150) : QColor(0, 0, 0, 120), 0));
+    p.drawLines(lines);
+  }
+  p.setPen(QPen(ctx.theme.frame, 0));
+  p.drawRect(image_rect);
+  if (!block.empty()) {
+    // The block's outline: every pixel edge between a member and a non-member.
+    std::vector<uint8_t> in_block(static_cast<size_t>(w * h), 0);
+    for (const int64_t i : block)
+      if (i < w * h) in_block[static_cast<size_t>(i)] = 1;
+    auto inside = [&](int64_t x, int64_t y) { return x >= 0 && x < w && y >= 0 && y < h && in_block[static_cast<size_t>(y * w + x)]; };
+    QVector<QLineF> edges;
+    for (const int64_t i : block) {
+      const int64_t x = i % w, y = i / w;
+      if (!inside(x, y - 1)) edges << QLineF(X(x), Y(y), X(x + 1), Y(y));
+      if (!inside(x, y + 1)) edges << QLineF(X(x), Y(y + 1), X(x + 1), Y(y + 1));
+      if (!inside(x - 1, y)) edges << QLineF(X(x), Y(y), X(x), Y(y + 1));
+      if (!inside(x + 1, y)) edges << QLineF(X(x + 1), Y(y), X(x + 1), Y(y + 1));
+    }
+    p.setPen(QPen(ctx.theme.text, std::max(1.5, ctx.unit * 0.22), Qt::SolidLine, Qt::SquareCap));
+    p.drawLines(edges);
+  }
+  const QPointF qc(X(q % w) + px / 2, Y(q / w) + px / 2);
+  const double ring = std::max(px * 0.95, ctx.unit * 0.8);
+  p.setPen(QPen(kQueryMark, std::max(1.5, ctx.unit * 0.2)));
+  p.drawEllipse(qc, ring, ring);
+  drawCellAxes(ctx, image_rect, h, w, "row", "column");
+  drawPanelTitle(ctx, QRectF(body.left(), body.top(), panel_w, title_h),
+                 QString("%1 × %2 image: query %3 (row %4, column %5)").arg(w).arg(h).arg(grouped(q)).arg(q / w).arg(q % w));
+
+  // [connectivity] rasterize() ORs the set bits of each pixel's entries.
+  const Mat sets = rasterize(s, 0, lq, 0, lk, static_cast<int64_t>(std::ceil(matrix_rect.height() * ctx.raster_scale)),
+                             static_cast<int64_t>(std::ceil(matrix_rect.width() * ctx.raster_scale)), RasterValue::Sets, 0.0f);
+  const QRgb empty = (light ? QColor(247, 247, 249) : QColor(40, 40, 45)).rgb();
+  drawCrispImage(ctx, matrix_rect, colourise(sets, [&](float bits) {
+                   return bits == 0.0f ? empty : setColour(static_cast<int>(bits), n_sets).rgb();
+                 }));
+  p.setPen(QPen(ctx.theme.frame, 0));
+  p.drawRect(matrix_rect);
+  const double row_y = matrix_rect.top() + (static_cast<double>(q) + 0.5) * matrix_rect.height() / static_cast<double>(lq);
+  p.setPen(QPen(QColor(kQueryMark.red(), kQueryMark.green(), kQueryMark.blue(), 150), std::max(1.0, ctx.unit * 0.1)));
+  p.drawLine(QPointF(matrix_rect.left(), row_y), QPointF(matrix_rect.right(), row_y));
+  const double t = ctx.unit * 0.55;
+  p.setPen(Qt::NoPen);
+  p.setBrush(kQueryMark);
+  p.drawPolygon(QPolygonF({QPointF(matrix_rect.right() + 1, row_y), QPointF(matrix_rect.right() + 1 + 1.6 * t, row_y - t),
+                           QPointF(matrix_rect.right() + 1 + 1.6 * t, row_y + t)}));
+  p.setBrush(Qt::NoBrush);
+  drawCellAxes(ctx, matrix_rect, lq, lk, "query", "key");
+  drawPanelTitle(ctx, QRectF(matrix_rect.left() - margin_l, body.top(), panel_w, title_h),
+                 QString("connectivity %1 × %2: %3 connections").arg(grouped(lq), grouped(lk), grouped(s.nnz())));
+
+  const double legend_top = body.top() + title_h + side + axis_h;
+  layoutLegend(ctx, QRectF(body.left() + margin_l, legend_top, body.width() - margin_l, legend_h), legend, false, true);
+}
+
+// [SECTION] Compare view
+// Per-query mass kept [H, L] as one strip per head; more queries than device
+// pixels keep the smallest share of each pixel's queries (a loss stays visible).
+void drawMassStrip(Painter& ctx, const QRectF& area, const Mat& kept, const QString& title) {
+  QPainter& p = ctx.p;
+  const int64_t heads = kept.rows(), n = kept.cols();
+  const double bar_w = ctx.unit * 6.5;
+  const QRectF strip(area.left() + ctx.unit * 6 , area.top() + ctx.unit * 2, area.width() - ctx.unit * 6 - bar_w,
+                     area.height() - ctx.unit * 2 - ctx.unit * 3.4);
+  const int64_t out_cols = std::clamp<int64_t>(static_cast<int64_t>(strip.width() * ctx.raster_scale), 1, std::max<int64_t>(n, 1));
+  Mat pooled(heads, out_cols);
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t b = 0; b < out_cols; ++b)
+      pooled(h, b) = kept.row(h).segment(b * n / out_cols, std::max<int64_t>((b + 1) * n / out_cols - b * n / out_cols, 1)).minCoeff();
+  const ValueRange range{0.0f, 1.0f, false};
+  drawPanelTitle(ctx, QRectF(area.left(), area.top(), area.width(), ctx.unit * 1.8), title);
+  drawCrispImage(ctx, strip, colourise(pooled, [&](float v) { return toQColor(colormapAt(ctx.cmap, v)).rgb(); }));
+  p.setPen(QPen(ctx.theme.frame, 0));
+  p.drawRect(strip);
+  drawCellAxes(ctx, strip, heads, n, heads > 1 ? "head" : "",
+               out_cols < n ? "query (a pixel shows the smallest share among its queries)" : "query");
+  drawColorbar(ctx, QRectF(strip.right() + ctx.unit * 0.8, strip.top(), ctx.unit * 0.8, strip.height()), range, "");
+}
+
+// The numbers of a Comparison: mass kept, KL (∞ stated with its finite
+// count and mean), output error, and FLOPs / memory / connections of each.
+void drawComparisonText(Painter& ctx, const QRectF& area, const Comparison& c) {
+  QPainter& p = ctx.p;
+  const double line_h = ctx.unit * 1.55;
+  const QFont label_font = figureFont(ctx.unit * 0.9), value_font = figureFont(ctx.unit * 0.9, true);
+  const int64_t pairs = static_cast<int64_t>(c.heads) * c.length;
+  QString kl;
+  if (std::isinf(c.kl_mean))
+    kl = QString("∞ (full attention puts mass on dropped keys); finite for %1 of %2 (head, query) pairs, mean %3 nats")
+             .arg(grouped(c.kl_finite), grouped(pairs), QString::number(c.kl_finite_mean, 'g', 3));
+  else
+    kl = QString("%1 nats (mean over heads and queries)").arg(QString::number(c.kl_mean, 'g', 3));
+  const std::vector<std::pair<QString, QString>> metrics = {
+      {"mass kept", QString("%1 % of full attention's mass (mean over heads and queries)").arg(c.mass_kept_mean * 100, 0, 'f', 1)},
+      {"KL(full ‖ pattern)", kl},
+      {"output relative error", QString("%1  (‖O_pattern − O_full‖ / ‖O_full‖)").arg(QString::number(c.output_rel_error, 'g', 3))},
+  };
+  p.setFont(label_font);
+  const QFontMetricsF fm(label_font);
+  double label_w = 0;
+  for (const auto& [k, v] : metrics) label_w = std::max(label_w, fm.horizontalAdvance(k));
+  double y = area.top();
+  for (const auto& [k, v] : metrics) {
+    p.setFont(label_font);
+    p.setPen(ctx.theme.muted);
+    p.drawText(QRectF(area.left(), y, label_w, line_h), Qt::AlignLeft | Qt::AlignVCenter, k);
+    p.setFont(value_font);
+    p.setPen(ctx.theme.text);
+    const double vx = area.left() + label_w + ctx.unit;
+    p.drawText(QRectF(vx, y, area.right() - vx, line_h), Qt::AlignLeft | Qt::AlignVCenter,
+               QFontMetricsF(value_font).elidedText(v, Qt::ElideRight, area.right() - vx));
+    y += line_h;
+  }
+  // Costs of attention alone (scores, softmax, weighted sum), full against pattern.
+  y += line_h * 0.5;
+  auto ratio = [](double a, double b) { return b > 0 ? QString("%1 %").arg(100.0 * a / b, 0, 'f', 1) : QString("–"); };
+  const std::vector<std::vector<QString>> table = {
+      {"", "full", "pattern", "pattern / full"},
+      {"FLOPs", qs(formatFlops(c.full_flops)), qs(formatFlops(c.pattern_flops)), ratio(c.pattern_flops, c.full_flops)},
+      {"memory (weights held)", qs(formatBytes(c.full_bytes)), qs(formatBytes(c.pattern_bytes)), ratio(c.pattern_bytes, c.full_bytes)},
+      {"connections", grouped(c.full_connections), grouped(c.pattern_connections),
+       ratio(static_cast<double>(c.pattern_connections), static_cast<double>(c.full_connections))},
+  };
+  std::vector<double> col_w(4, 0);
+  for (const auto& row : table)
+    for (size_t k = 0; k < row.size(); ++k) col_w[k] = std::max(col_w[k], fm.horizontalAdvance(row[k]) * 1.08 + ctx.unit * 2);
+  for (size_t r = 0; r < table.size(); ++r) {
+    double x = area.left();
+    for (size_t k = 0; k < table[r].size(); ++k) {
+      p.setFont(r == 0 || k == 0 ? label_font : value_font);
+      p.setPen(r == 0 || k == 0 ? ctx.theme.muted : ctx.theme.text);
+      p.drawText(QRectF(x, y, col_w[k] - ctx.unit, line_h), (k == 0 ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter, table[r][k]);
+      x += col_w[k];
+    }
+    y += line_h;
+  }
+}
+
+// Full attention, the pattern, their difference (where the L×L matrices
+// exist), the per-query mass kept and the numbers.
+void drawCompare(Painter& ctx, const QRectF& body, const Result& r, const Comparison& c, const FigureOptions& o) {
+  const size_t h = static_cast<size_t>(std::clamp(o.head, 0, std::max(c.heads - 1, 0)));
+  const double text_h = ctx.unit * 1.55 * 8.5;
+  const bool matrices = !c.full.empty() && h < c.full.size();
+  const double strip_h = ctx.unit * (5.4 + std::clamp(c.heads * (matrices ? 1.2 : 2.0), matrices ? 2.5 : 5.0, 12.0));
+  double strip_top = body.top();
+  if (matrices) {
+    const QRectF top(body.left(), body.top(), body.width(), body.height() - text_h - strip_h - ctx.unit);
+    const double panel_w = (top.width() - ctx.unit * 2) / 3;
+    const float hi = std::max({c.full[h].maxCoeff(), c.pattern[h].maxCoeff(), 1e-12f});
+    const ValueRange weights{0.0f, hi, false};
+    const Mat& diff = c.difference[h];
+    const ValueRange signed_range = valueRange(ValueStats::of(diff.data(), diff.size()), true);
+    const bool labels = c.length <= 32;
+    auto panel = [&](int k, const Mat& m, const QString& title, const ValueRange& range, const Mat* mask) {
+      MatrixPanel mp;
+      mp.values = &m;
+      mp.mask = mask;
+      mp.range = range;
+      mp.title = title;
+      mp.row_axis = "query";
+      mp.col_axis = "key";
+      mp.labels = labels;
+      if (labels) {
+        mp.row_labels = &r.q_tokens;
+        mp.col_labels = &r.k_tokens;
+      }
+      return panelWithBar(ctx, QRectF(top.left() + k * (panel_w + ctx.unit), top.top(), panel_w, top.height()), mp).bottom();
+    };
+    const bool mask_fits = r.mask.rows() == c.length && r.mask.cols() == c.length;
+    const double bottom = std::max({panel(0, c.full[h], "full attention", weights, nullptr),
+                                    panel(1, c.pattern[h], "pattern", weights, mask_fits ? &r.mask : nullptr),
+                                    panel(2, diff, "pattern − full", signed_range, nullptr)});
+    strip_top = bottom + ctx.unit * (labels ? 1.5 : 2.5);
+  } else {
+    ctx.p.setPen(ctx.theme.muted);
+    ctx.p.setFont(figureFont(ctx.unit * 0.85));
+    ctx.p.drawText(QRectF(body.left(), body.top(), body.width(), ctx.unit * 1.5), Qt::AlignLeft | Qt::AlignVCenter,
+                   QString("L = %1: the L×L matrices are not materialised; the numbers come from full attention in row blocks")
+                       .arg(grouped(c.length)));
+    strip_top += ctx.unit * 2.5;
+  }
+  drawMassStrip(ctx, QRectF(body.left(), strip_top, body.width(), strip_h), c.mass_kept,
+                "share of full attention's mass the pattern keeps, per query");
+  drawComparisonText(ctx, QRectF(body.left(), strip_top + strip_h + ctx.unit * 0.5, body.width(), text_h), c);
+}
+
+void paintFigure(QPainter& p, const std::vector<Result>& results, const FigureOptions& o, const Comparison* comparison,
+                 double raster_scale) {
   const Result& r = results[0];
-  Painter ctx{p, themeFor(o.dark), o.colormap, std::clamp(std::min(o.width, o.height) / 55.0, 7.0, 40.0)};
+  Painter ctx{p, themeFor(o.dark), o.colormap, std::clamp(std::min(o.width, o.height) / 55.0, 7.0, 40.0), raster_scale};
   p.setRenderHint(QPainter::Antialiasing, true);
   p.setRenderHint(QPainter::TextAntialiasing, true);
   p.fillRect(QRectF(0, 0, o.width, o.height), ctx.theme.background);
@@ -455,26 +1120,53 @@ void paintFigure(QPainter& p, const std::vector<Result>& results, const FigureOp
     case ViewKind::Heatmap: drawHeatmap(ctx, body, r, o); break;
     case ViewKind::Heads: drawHeads(ctx, body, r); break;
     case ViewKind::Lines: drawLines(ctx, body, r, o); break;
-    case ViewKind::Extras: drawExtras(ctx, body, r); break;
+    case ViewKind::Extras: drawExtras(ctx, body, r, o); break;
     case ViewKind::Family: drawFamily(ctx, body, results); break;
+    case ViewKind::Image: drawImageView(ctx, body, r, o, o.query >= 0 ? o.query : defaultImageQuery(r)); break;
+    case ViewKind::Compare: drawCompare(ctx, body, r, *comparison, o); break;
   }
 }
 
 // [SECTION] Output devices and atomic write
 // Paints onto a vector device (SVG, PDF); false when the device cannot open.
-bool paintOn(QPaintDevice& device, const std::vector<Result>& results, const FigureOptions& o) {
+bool paintOn(QPaintDevice& device, const std::vector<Result>& results, const FigureOptions& o, const Comparison* comparison) {
   QPainter p;
   if (!p.begin(&device)) return false;
-  paintFigure(p, results, o);
+  paintFigure(p, results, o, comparison, 2.0);
   return p.end();
 }
 
 }  // namespace
 
-void exportFigure(const std::vector<Result>& results, const FigureOptions& o, const std::string& path) {
-  if (results.empty() || results[0].weights.empty()) throw InputError("export: nothing to draw");
-  if (o.head < 0 || o.head >= results[0].heads())
-    throw InputError("--head: expected 0.." + std::to_string(results[0].heads() - 1) + ", got " + std::to_string(o.head));
+int64_t defaultImageQuery(const Result& r) {
+  const int64_t lq = r.queries();
+  if (lq <= 0) return 0;
+  // The middle of the image's full rows: a causal pattern shows its reach above and to the left.
+  const int64_t w = imageWidth(r), full_rows = lq / w;
+  const int64_t centre = full_rows == 0 ? lq / 2 : (full_rows / 2) * w + w / 2;
+  const Extra* g = r.firstExtra(ExtraKind::QueryGroup);
+  if (!g || centre >= g->value.size()) return centre;
+  // With query blocks: the middle query of the block holding the centre.
+  std::vector<int64_t> block;
+  for (int64_t i = 0; i < std::min(lq, g->value.size()); ++i)
+    if (g->value.data[static_cast<size_t>(i)] == g->value.data[static_cast<size_t>(centre)]) block.push_back(i);
+  return block[block.size() / 2];
+}
+
+void exportFigure(const std::vector<Result>& results, const FigureOptions& o, const std::string& path,
+                  const Comparison* comparison) {
+  if (results.empty() || results[0].heads() == 0) throw InputError("export: nothing to draw");
+  const Result& r = results[0];
+  if (o.head < 0 || o.head >= r.heads())
+    throw InputError("--head: expected 0.." + std::to_string(r.heads() - 1) + ", got " + std::to_string(o.head));
+  if (o.view == ViewKind::Lines && r.weights.empty())
+    throw InputError("--view lines: " + std::to_string(r.queries()) + " queries are too many for token lines; use heatmap");
+  if (o.view == ViewKind::Image) {
+    if (!r.isSparse()) throw InputError("--view image: variant '" + r.variant + "' has no sparse pattern to draw");
+    if (o.query < -1 || o.query >= r.queries())
+      throw InputError("--query: expected a query 0.." + std::to_string(r.queries() - 1) + ", got " + std::to_string(o.query));
+  }
+  if (o.view == ViewKind::Compare && !comparison) throw InputError("--view compare: no comparison with full attention given");
   const std::string ext = std::filesystem::path(path).extension().string();
   if (ext != ".png" && ext != ".svg" && ext != ".pdf")
     throw InputError(path + ": expected a .png, .svg or .pdf file name");
@@ -487,7 +1179,7 @@ void exportFigure(const std::vector<Result>& results, const FigureOptions& o, co
     img.setDotsPerMeterY(3780);
     {
       QPainter p(&img);
-      paintFigure(p, results, o);
+      paintFigure(p, results, o, comparison, 1.0);
     }
     ok = img.save(qtmp, "PNG");
   } else if (ext == ".svg") {
@@ -496,17 +1188,17 @@ void exportFigure(const std::vector<Result>& results, const FigureOptions& o, co
     gen.setSize(QSize(o.width, o.height));
     gen.setViewBox(QRect(0, 0, o.width, o.height));
     gen.setResolution(72);
-    gen.setTitle(QString::fromStdString(results[0].variant));
+    gen.setTitle(QString::fromStdString(r.variant));
     gen.setDescription("AttnLab figure");
-    ok = paintOn(gen, results, o);
+    ok = paintOn(gen, results, o, comparison);
   } else {
     QPdfWriter pdf(qtmp);
     pdf.setResolution(72);
     pdf.setPageSize(QPageSize(QSizeF(o.width, o.height), QPageSize::Point));
     pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-    pdf.setTitle(QString::fromStdString(results[0].variant));
+    pdf.setTitle(QString::fromStdString(r.variant));
     pdf.setCreator("AttnLab");
-    ok = paintOn(pdf, results, o);
+    ok = paintOn(pdf, results, o, comparison);
   }
   if (!ok) throw InputError(path + ": could not write the figure (folder missing or not writable?)");
   tmp.commit();

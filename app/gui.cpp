@@ -118,7 +118,7 @@ class GuiApp {
   // Job bookkeeping: what was last submitted, to detect changes.
   Scene submitted_;
   uint64_t submitted_id_ = 0;
-  bool submitted_family_ = false, ever_submitted_ = false;
+  bool submitted_family_ = false, submitted_compare_ = false, ever_submitted_ = false;
   bool first_job_done_ = false;
   JobOutcome::Status first_status_ = JobOutcome::Status::Done;
   std::string pending_error_, last_boxed_error_;
@@ -178,15 +178,21 @@ bool GuiApp::initWindow() {
 }
 
 void GuiApp::submitIfChanged() {
+  // The family and the comparison are computed only while their view is shown.
   const bool family = state_.view.view == ViewKind::Family;
-  const bool need_family = family && !(state_.output && state_.output->has_family && sameScene(submitted_, state_.scene));
-  if (ever_submitted_ && sameScene(submitted_, state_.scene) && (!need_family || submitted_family_)) return;
-  if (!sameScene(submitted_, state_.scene)) state_.output_current = false;
+  const bool compare = state_.view.view == ViewKind::Compare;
+  const bool same = sameScene(submitted_, state_.scene);
+  const bool need_family = family && !(state_.output && state_.output->has_family && same);
+  const bool need_compare = compare && !(state_.output && state_.output->has_comparison && same);
+  if (ever_submitted_ && same && (!need_family || submitted_family_) && (!need_compare || submitted_compare_)) return;
+  if (!same) state_.output_current = false;
   submitted_ = state_.scene;
   submitted_family_ = family;
+  submitted_compare_ = compare;
   ever_submitted_ = true;
   const Scene scene = state_.scene;
-  submitted_id_ = runner_->submit([scene, family](const RunContext& ctx) { return computeScene(scene, family, ctx); });
+  submitted_id_ = runner_->submit(
+      [scene, family, compare](const RunContext& ctx) { return computeScene(scene, family, compare, ctx); });
 }
 
 void GuiApp::takeFinishedJob() {
@@ -308,6 +314,11 @@ void GuiApp::exportView() {
     state_.status = "nothing to export yet";
     return;
   }
+  const Comparison* comparison = state_.output->comparison.get();
+  if (state_.view.view == ViewKind::Compare && !comparison) {
+    state_.status = "the comparison is not computed yet";
+    return;
+  }
   const std::optional<std::string> path = qt_->saveFigure(state_.scene.variant + "-" + viewName(state_.view.view) + ".png");
   if (!path) return;
   FigureOptions fo;
@@ -316,12 +327,13 @@ void GuiApp::exportView() {
   fo.colormap = state_.settings.colormap;
   fo.dark = state_.settings.dark;
   fo.heads_visible = state_.view.lines.heads_visible;
+  fo.query = state_.view.image_query;
   std::vector<Result> results = {*state_.output->result};
   if (fo.view == ViewKind::Family)
     for (const FamilyMember& m : state_.output->family)
       if (m.result && m.variant != state_.scene.variant) results.push_back(*m.result);
   try {
-    exportFigure(results, fo, *path);
+    exportFigure(results, fo, *path, comparison);
     state_.status = "exported " + *path;
     state_.status_is_error = false;
   } catch (const std::exception& e) {

@@ -62,7 +62,8 @@ struct Shortcut {
   const char* what;
 };
 const Shortcut kShortcuts[] = {
-    {"1 – 5", "heatmap, heads, lines, extras, family view"},
+    {"1 – 7", "heatmap, heads, lines, extras, family, image, compare view"},
+    {"Arrow keys", "move the selected query pixel (image view)"},
     {"Ctrl+Z / Ctrl+Y", "undo / redo a parameter or input change"},
     {"Ctrl+E", "export the current view (PNG, SVG, PDF)"},
     {"Ctrl+O", "open an X .npy input"},
@@ -72,6 +73,36 @@ const Shortcut kShortcuts[] = {
     {"Click a thumbnail", "focus that head (heads view)"},
     {"F1", "this help"},
 };
+
+}  // namespace
+
+namespace {
+
+// Arrow keys step the image view's query pixel: ±1 along a row, ±width across rows.
+void moveImageQuery(AppState& s, const Result& r, int key) {
+  const int64_t w = std::max<int64_t>(1, r.image_width), n = r.queries();
+  int64_t& q = s.view.image_query;
+  if (q < 0) return;  // not drawn yet: the view picks the centre first
+  if (key == GLFW_KEY_LEFT) q -= 1;
+  if (key == GLFW_KEY_RIGHT) q += 1;
+  if (key == GLFW_KEY_UP && q >= w) q -= w;
+  if (key == GLFW_KEY_DOWN && q + w < n) q += w;
+  q = std::clamp<int64_t>(q, 0, std::max<int64_t>(0, n - 1));
+}
+
+// What each view shows (the view buttons' tooltips).
+const char* viewHelp(ViewKind v) {
+  switch (v) {
+    case ViewKind::Heatmap: return "one head's weights as a matrix: zoom, pan, hover for exact values";
+    case ViewKind::Heads: return "every head as a thumbnail with linked zoom";
+    case ViewKind::Lines: return "token lines: opacity = weight, colour = head";
+    case ViewKind::Extras: return "the variant's extra arrays: matrices, per-token and per-head values, curves, term weights";
+    case ViewKind::Family: return "every variant of this family on the same input";
+    case ViewKind::Image: return "the sequence as an image: click a query pixel to see its keys by sub-pattern, next to the L\xC3\x97L connectivity";
+    case ViewKind::Compare: return "against full causal attention on the same q, k, v: mass kept, KL, output error, FLOPs, memory";
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -93,6 +124,7 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
     if (k.key >= GLFW_KEY_1 && k.key < GLFW_KEY_1 + static_cast<int>(std::min<size_t>(views.size(), 9)))
       setView(s, views[static_cast<size_t>(k.key - GLFW_KEY_1)]);
     if (k.key == GLFW_KEY_HOME) s.view.resetZoom();
+    if (s.view.view == ViewKind::Image && s.output && s.output->result) moveImageQuery(s, *s.output->result, k.key);
     if (k.key == GLFW_KEY_ESCAPE) s.show_help = false;
   }
 }
@@ -236,6 +268,26 @@ void paramControl(AppState& s, const VariantInfo& info, const ParamSpec& p) {
       ImGui::TextUnformatted(p.symbol.empty() ? p.key.c_str() : p.symbol.c_str());
       break;
     }
+    case ParamType::FloatList: {
+      // One slider per head of the current input ("z h0", "z h1", …). Heads
+      // beyond the list show its last element (Params::floatForHead); moving
+      // such a slider first extends the list to that head.
+      const std::string name = p.symbol.empty() ? p.key : p.symbol;
+      const ImGuiSliderFlags flags = ImGuiSliderFlags_AlwaysClamp | (p.log_scale ? ImGuiSliderFlags_Logarithmic : 0);
+      for (int64_t h = 0; h < std::max<int64_t>(1, s.scene.input.heads); ++h) {
+        double v = params.floatForHead(p.key, h);
+        const std::string head_label = name + " h" + std::to_string(h) + "##" + p.key + std::to_string(h);
+        if (ImGui::SliderScalar(head_label.c_str(), ImGuiDataType_Double, &v, &p.min, &p.max, "%.3g", flags)) {
+          std::vector<double> list = params.getFloatList(p.key);
+          const double last = list.back();
+          list.resize(std::max(list.size(), static_cast<size_t>(h) + 1), last);
+          list[static_cast<size_t>(h)] = v;
+          set(list);
+        }
+        if (h + 1 < s.scene.input.heads) helpTooltip(p);
+      }
+      break;
+    }
   }
   helpTooltip(p);
 }
@@ -313,6 +365,7 @@ void displaySection(AppState& s, const VariantInfo& info) {
     const bool on = s.view.view == v;
     if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyle().Colors[ImGuiCol_ButtonActive]);
     if (ImGui::Button(label.c_str())) s.view.view = v;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s (key %d)", viewHelp(v), static_cast<int>(key));
     if (on) ImGui::PopStyleColor();
   }
   const int heads = s.output && s.output->result ? s.output->result->heads() : 1;

@@ -1,7 +1,9 @@
 #include "app/gui_state.h"
 
+#include "engine/compare.h"
 #include "engine/error.h"
 
+#include <algorithm>
 #include <tuple>
 
 namespace attn {
@@ -44,7 +46,37 @@ InputOptions effectiveInput(const Scene& s) {
   return o;
 }
 
-SceneOutput computeScene(const Scene& s, bool family, const RunContext& ctx) {
+namespace {
+
+// Stats over every head's matrix, for one shared colour range.
+ValueStats statsOver(const std::vector<Mat>& heads) {
+  ValueStats all;
+  for (size_t h = 0; h < heads.size(); ++h) {
+    const ValueStats one = ValueStats::of(heads[h].data(), heads[h].size());
+    all = h == 0 ? one : ValueStats{std::min(all.min, one.min), std::max(all.max, one.max)};
+  }
+  return all;
+}
+
+void compareResult(SceneOutput& out, const RunContext& ctx) {
+  out.has_comparison = true;
+  if (!out.result || !canCompare(*out.result)) {
+    out.comparison_error = "This result records no projected q, k, v and output to compare with full attention.";
+    return;
+  }
+  try {
+    auto c = std::make_shared<const Comparison>(compareWithFull(*out.result, ctx));
+    out.full_stats = statsOver(c->full);
+    out.difference_stats = statsOver(c->difference);
+    out.comparison = std::move(c);
+  } catch (const InputError& e) {
+    out.comparison_error = e.what();
+  }
+}
+
+}  // namespace
+
+SceneOutput computeScene(const Scene& s, bool family, bool compare, const RunContext& ctx) {
   const VariantInfo& info = variantOrThrow(s.variant);
   // resolveInputs would fall back to a synthetic input, which Files mode must not show.
   if (s.mode == InputMode::Files && s.input.x.empty() && s.input.q.empty() && s.input.k.empty() && s.input.v.empty())
@@ -54,11 +86,12 @@ SceneOutput computeScene(const Scene& s, bool family, const RunContext& ctx) {
   out.has_family = family;
   if (!family) {
     out.result = std::make_shared<const Result>(runVariant(info, inputs, s.params, ctx));
-    return out;
+  } else {
+    out.family = runFamily(info, inputs, s.params, ctx);
+    for (const FamilyMember& m : out.family)
+      if (m.variant == info.name) out.result = m.result;
   }
-  out.family = runFamily(info, inputs, s.params, ctx);
-  for (const FamilyMember& m : out.family)
-    if (m.variant == info.name) out.result = m.result;
+  if (compare) compareResult(out, ctx);
   return out;
 }
 
@@ -88,6 +121,7 @@ void ViewState::resetZoom() {
   main_zoom.reset();
   heads_zoom.reset();
   family_zoom.reset();
+  compare_zoom.reset();
   for (auto& [name, z] : extra_zoom) z.reset();
 }
 

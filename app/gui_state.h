@@ -34,8 +34,9 @@ bool sameScene(const Scene& a, const Scene& b);
 // the scene so switching back restores them).
 InputOptions effectiveInput(const Scene& s);
 
-// The job body: the scene's variant and, with `family`, its whole family.
-SceneOutput computeScene(const Scene& s, bool family, const RunContext& ctx);
+// The job body: the scene's variant and, with `family`, its whole family;
+// with `compare`, the result against full attention (compare view).
+SceneOutput computeScene(const Scene& s, bool family, bool compare, const RunContext& ctx);
 
 // Snapshots of scenes, one per committed change.
 class UndoStack {
@@ -52,11 +53,22 @@ class UndoStack {
 
 // [SECTION] View state
 
+// The pattern of a dense-only result's head as CSR, for the image view
+// (sparse results carry theirs); rebuilt when the result or head changes.
+struct DensePattern {
+  uint64_t generation = ~uint64_t{0};
+  int head = -1;
+  SparseRows rows;
+};
+
 struct ViewState {
   ViewKind view = ViewKind::Heatmap;
   int head = 0;
-  HeatmapZoom main_zoom, heads_zoom, family_zoom;  // heads and family: one linked zoom each
+  HeatmapZoom main_zoom, heads_zoom, family_zoom, compare_zoom;  // heads, family, compare: one linked zoom each
   std::map<std::string, HeatmapZoom> extra_zoom;
+  std::map<std::string, int> extra_head;  // the head each Weights extra shows
+  int64_t image_query = -1;  // the image view's query pixel (−1: defaultImageQuery); kept across recomputes (clamped)
+  DensePattern dense_pattern;
   TokenLinesState lines;
   void resetZoom();
 };

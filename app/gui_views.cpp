@@ -5,16 +5,23 @@
 //   [SECTION] Lines view
 //   [SECTION] Extras view
 //   [SECTION] Family view
+//   [SECTION] Image view
+//   [SECTION] Compare view
 //   [SECTION] drawMainView
 #include "app/gui_views.h"
 
+#include "app/figure.h"
 #include "app/gui_panels.h"
+#include "engine/attention_math.h"
 #include "widgets/bars.h"
+#include "widgets/pattern_image.h"
+#include "widgets/plots.h"
 #include "widgets/token_lines.h"
 #include "widgets/value_range.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace attn {
 
@@ -22,24 +29,34 @@ namespace attn {
 
 namespace {
 
-const Extra* firstExtra(const Result& r, ExtraKind k) {
-  for (const Extra& e : r.extras)
-    if (e.kind == k) return &e;
-  return nullptr;
-}
-
-// Head h of the main weights, with scores, mask, tokens and overlays.
+// Head h of the main weights (dense, or sparse drawn tile by tile), with
+// scores, mask, tokens, key bands and overlays.
 MatrixView weightsView(const Result& r, int h) {
-  MatrixView v = MatrixView::of(r.weights[static_cast<size_t>(h)]);
-  if (h < static_cast<int>(r.scores.size()) && r.scores[static_cast<size_t>(h)].size()) v.scores = &r.scores[static_cast<size_t>(h)];
+  const size_t hh = static_cast<size_t>(h);
+  MatrixView v = r.weights.empty() ? MatrixView::of(r.sparse[hh]) : MatrixView::of(r.weights[hh]);
+  if (hh < r.scores.size() && r.scores[hh].size()) v.scores = &r.scores[hh];
   if (r.mask.size()) v.mask = &r.mask;
   v.row_labels = &r.q_tokens;
   v.col_labels = &r.k_tokens;
   v.value_label = r.weights_label;
   v.score_label = r.scores_label;
-  if (const Extra* e = firstExtra(r, ExtraKind::QueryPosition)) v.query_position = &e->value;
-  if (const Extra* e = firstExtra(r, ExtraKind::QueryWindow)) v.query_window = &e->value;
+  v.key_bands = &r.key_bands;
+  v.set_names = &r.set_names;
+  if (const Extra* e = r.firstExtra(ExtraKind::QueryPosition)) v.query_position = &e->value;
+  if (const Extra* e = r.firstExtra(ExtraKind::QueryWindow)) v.query_window = &e->value;
   return v;
+}
+
+std::string labelOf(const Extra& e) { return e.label.empty() ? e.name : e.label; }
+
+// A head slider at the right end of the header line.
+void headSlider(const char* id, int& head, int heads) {
+  if (heads <= 1) return;
+  ImGui::SameLine();
+  ImGui::SetCursorPosX(std::max(ImGui::GetCursorPosX() + ImGui::GetFontSize(), ImGui::GetWindowWidth() - ImGui::GetFontSize() * 16));
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12);
+  ImGui::SliderInt(id, &head, 0, heads - 1);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("the head this view shows");
 }
 
 int clampHead(const Result& r, int h) { return std::clamp(h, 0, std::max(0, r.heads() - 1)); }
@@ -82,13 +99,9 @@ void header(const AppState& s, const Result& r, const std::string& detail) {
 
 void heatmapView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   s.view.head = clampHead(r, s.view.head);
-  header(s, r, "head " + std::to_string(s.view.head) + " of " + std::to_string(r.heads()));
-  if (r.heads() > 1) {
-    ImGui::SameLine();
-    ImGui::SetCursorPosX(std::max(ImGui::GetCursorPosX() + ImGui::GetFontSize(), ImGui::GetWindowWidth() - ImGui::GetFontSize() * 16));
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12);
-    ImGui::SliderInt("head##view", &s.view.head, 0, r.heads() - 1);
-  }
+  header(s, r, "head " + std::to_string(s.view.head) + " of " + std::to_string(r.heads()) +
+                  (r.weights.empty() ? ", sparse: drawn at screen resolution" : ""));
+  headSlider("head##view", s.view.head, r.heads());
   ImGui::Spacing();
   heatmap("main", weightsView(r, s.view.head), weightsStyle(s, r), s.view.main_zoom, gl, ImGui::GetContentRegionAvail());
 }
@@ -147,7 +160,7 @@ void matrixExtra(AppState& s, const Extra& e, HeatmapRenderer& gl, ImVec2 size) 
   v.cols = e.value.shape[1];
   v.row_axis = e.row_axis.empty() ? "row" : e.row_axis;
   v.col_axis = e.col_axis.empty() ? "column" : e.col_axis;
-  v.value_label = e.label.empty() ? e.name : e.label;
+  v.value_label = labelOf(e);
   HeatmapStyle st;
   st.range = extraRange(e);
   st.colormap = colormapFor(st.range, s.settings.colormap);
@@ -156,10 +169,19 @@ void matrixExtra(AppState& s, const Extra& e, HeatmapRenderer& gl, ImVec2 size) 
 }
 
 void weightsExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& gl, ImVec2 size) {
-  // [H, Lq, Lk] next to the main weights of the focused head.
+  // [H, Lq, Lk] next to the main weights of the same head, chosen per extra.
   if (e.value.rank() != 3) return;
   const int64_t hs = e.value.shape[0], lq = e.value.shape[1], lk = e.value.shape[2];
-  const int h = static_cast<int>(std::min<int64_t>(clampHead(r, s.view.head), hs - 1));
+  const auto slot = s.view.extra_head.try_emplace(e.name, s.view.head).first;
+  int& head = slot->second;
+  head = static_cast<int>(std::clamp<int64_t>(head, 0, std::min<int64_t>(r.heads(), hs) - 1));
+  if (hs > 1) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+    ImGui::SliderInt("head", &head, 0, static_cast<int>(hs - 1));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("the head shown for %s (and the main weights beside it)", labelOf(e).c_str());
+  }
+  const int h = head;
   const ImVec2 half((size.x - ImGui::GetStyle().ItemSpacing.x) * 0.5f, size.y - ImGui::GetTextLineHeightWithSpacing());
   ImGui::BeginGroup();
   ImGui::TextDisabled("%s, head %d", r.weights_label.c_str(), h);
@@ -167,14 +189,15 @@ void weightsExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer&
   ImGui::EndGroup();
   ImGui::SameLine();
   ImGui::BeginGroup();
-  ImGui::TextDisabled("%s, head %d", (e.label.empty() ? e.name : e.label).c_str(), h);
+  ImGui::TextDisabled("%s, head %d%s", labelOf(e).c_str(), h, e.signed_values ? " (signed, centred on 0)" : "");
   MatrixView v;
   v.data = e.value.data.data() + h * lq * lk;
   v.rows = lq;
   v.cols = lk;
   v.row_labels = &r.q_tokens;
   v.col_labels = &r.k_tokens;
-  v.value_label = e.label.empty() ? e.name : e.label;
+  if (lk == r.keys()) v.key_bands = &r.key_bands;
+  v.value_label = labelOf(e);
   HeatmapStyle st;
   st.range = extraRange(e);
   st.colormap = colormapFor(st.range, s.settings.colormap);
@@ -182,21 +205,65 @@ void weightsExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer&
   ImGui::EndGroup();
 }
 
+// "h0", "h1", … for HeadValues bars.
+std::vector<std::string> headLabels(int64_t n) {
+  std::vector<std::string> out;
+  for (int64_t h = 0; h < n; ++h) out.push_back("h" + std::to_string(h));
+  return out;
+}
+
+void extraPanel(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& gl, ImVec2 size) {
+  const ValueRange range = extraRange(e);
+  switch (e.kind) {
+    case ExtraKind::Matrix:
+      if (e.value.rank() != 2) break;
+      if (!e.categories.empty())
+        categoryGrid("categories", e.value, e.categories, e.row_axis.empty() ? "row" : e.row_axis,
+                     e.col_axis.empty() ? "column" : e.col_axis, size);
+      else
+        matrixExtra(s, e, gl, size);
+      return;
+    case ExtraKind::Weights: weightsExtra(s, r, e, gl, size); return;
+    case ExtraKind::TokenValues: {
+      const std::vector<std::string>* labels = e.value.size() == r.queries() ? &r.q_tokens : nullptr;
+      valueBars("bars", e.value, labels, range, colormapFor(range, s.settings.colormap), labelOf(e), size);
+      return;
+    }
+    case ExtraKind::HeadValues: {
+      const std::vector<std::string> labels = headLabels(e.value.size());
+      valueBars("bars", e.value, &labels, range, colormapFor(range, s.settings.colormap), labelOf(e), size, "head");
+      return;
+    }
+    case ExtraKind::Curves:
+      linePlot("curves", e.value, e.row_axis.empty() ? "series" : e.row_axis, e.col_axis.empty() ? "x" : e.col_axis,
+               labelOf(e), e.markers, size);
+      return;
+    case ExtraKind::QueryPosition:
+    case ExtraKind::QueryWindow:
+    case ExtraKind::QueryGroup:
+    case ExtraKind::Scalar: break;
+  }
+  ImGui::TextDisabled("(no view for shape %s)", e.value.shapeString().c_str());
+}
+
 void extrasView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   header(s, r, "extras");
   std::vector<const Extra*> panels;
-  std::string overlays;
+  std::string overlays, outlines;
   for (const Extra& e : r.extras) {
     if (e.kind == ExtraKind::Scalar && !e.value.data.empty()) {
       ImGui::SameLine();
-      ImGui::Text("   %s = %s", (e.label.empty() ? e.name : e.label).c_str(), formatValueShort(e.value.data[0]).c_str());
+      ImGui::Text("   %s = %s", labelOf(e).c_str(), formatValueShort(e.value.data[0]).c_str());
     } else if (e.kind == ExtraKind::QueryPosition || e.kind == ExtraKind::QueryWindow) {
-      overlays += (overlays.empty() ? "" : ", ") + (e.label.empty() ? e.name : e.label);
+      overlays += (overlays.empty() ? "" : ", ") + labelOf(e);
+    } else if (e.kind == ExtraKind::QueryGroup) {
+      outlines += (outlines.empty() ? "" : ", ") + labelOf(e);
     } else {
       panels.push_back(&e);
     }
   }
   if (!overlays.empty()) ImGui::TextDisabled("drawn as overlays on the heatmap: %s", overlays.c_str());
+  if (!outlines.empty()) ImGui::TextDisabled("outlined around the selected query in the image view: %s", outlines.c_str());
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (panels.empty()) {
     centeredText(avail, "This variant returns no matrix, weights or per-token extras.");
@@ -209,21 +276,10 @@ void extrasView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   for (const Extra* e : panels) {
     ImGui::PushID(e->name.c_str());
     const float w = ImGui::GetContentRegionAvail().x;
-    ImGui::TextUnformatted((e->label.empty() ? e->name : e->label).c_str());
+    ImGui::TextUnformatted(labelOf(*e).c_str());
     ImGui::SameLine();
     ImGui::TextDisabled("%s  %s", e->name.c_str(), e->value.shapeString().c_str());
-    const ImVec2 size(w, panel_h - ImGui::GetTextLineHeightWithSpacing() * 2);
-    if (e->kind == ExtraKind::Matrix && e->value.rank() == 2) {
-      matrixExtra(s, *e, gl, size);
-    } else if (e->kind == ExtraKind::Weights) {
-      weightsExtra(s, r, *e, gl, size);
-    } else if (e->kind == ExtraKind::TokenValues) {
-      const ValueRange range = extraRange(*e);
-      const std::vector<std::string>* labels = e->value.size() == r.queries() ? &r.q_tokens : nullptr;
-      valueBars("bars", e->value, labels, range, colormapFor(range, s.settings.colormap), e->label, size);
-    } else {
-      ImGui::TextDisabled("(no view for shape %s)", e->value.shapeString().c_str());
-    }
+    extraPanel(s, r, *e, gl, ImVec2(w, panel_h - ImGui::GetTextLineHeightWithSpacing() * 2));
     ImGui::Spacing();
     ImGui::PopID();
   }
@@ -280,6 +336,191 @@ void familyView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   ImGui::Dummy(avail);
 }
 
+// [SECTION] Image view
+
+// Head h's pattern as CSR: the result's own, or built once from a dense-only result.
+const SparseRows& patternOf(AppState& s, const Result& r, int h) {
+  if (r.isSparse()) return r.sparse[static_cast<size_t>(h)];
+  DensePattern& d = s.view.dense_pattern;
+  if (d.generation != s.generation || d.head != h) {
+    d.rows = sparseFromDense(r.weights[static_cast<size_t>(h)], r.mask);
+    d.generation = s.generation;
+    d.head = h;
+  }
+  return d.rows;
+}
+
+void imageView(AppState& s, const Result& r, HeatmapRenderer& gl) {
+  s.view.head = clampHead(r, s.view.head);
+  const int64_t n = r.queries(), w = r.image_width;
+  header(s, r, "the sequence as an image; click or drag on a query pixel, arrow keys move it");
+  headSlider("head##image", s.view.head, r.heads());
+  if (w <= 0 || n == 0) {
+    centeredText(ImGui::GetContentRegionAvail(), "This result has no image layout (image_width is 0).");
+    return;
+  }
+  const SparseRows& p = patternOf(s, r, s.view.head);
+  // Until the user picks one, the same query as the exported figure.
+  if (s.view.image_query < 0) s.view.image_query = defaultImageQuery(r);
+  s.view.image_query = std::clamp<int64_t>(s.view.image_query, 0, n - 1);
+  const int64_t q = s.view.image_query;
+  const Extra* groups = r.firstExtra(ExtraKind::QueryGroup);
+  if (groups && groups->value.size() != n) groups = nullptr;
+  patternLegend(r.set_names, groups != nullptr);
+  // Keys of the query per set bit: one CSR row.
+  std::vector<int64_t> per_set(std::max<size_t>(1, r.set_names.size()), 0);
+  for (int64_t e = p.rowBegin(q); e < p.rowEnd(q); ++e)
+    for (size_t b = 0; b < per_set.size(); ++b)
+      per_set[b] += p.sets.empty() ? b == 0 : (p.sets[static_cast<size_t>(e)] >> b & 1);
+  std::string counts;
+  for (size_t b = 0; b < r.set_names.size() && r.set_names.size() > 1; ++b)
+    counts += (b ? ", " : " — ") + r.set_names[b] + " " + std::to_string(per_set[b]);
+  ImGui::Text("query %lld (x %lld, y %lld): %lld keys%s", static_cast<long long>(q), static_cast<long long>(q % w),
+              static_cast<long long>(q / w), static_cast<long long>(p.rowEnd(q) - p.rowBegin(q)), counts.c_str());
+  if (groups) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("  %s %s", labelOf(*groups).c_str(), formatValueShort(groups->value.data[static_cast<size_t>(q)]).c_str());
+  }
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float gap = ImGui::GetFontSize() * 2.0f, caption = ImGui::GetTextLineHeightWithSpacing();
+  const float side = std::max(8.0f, std::min((avail.x - gap) * 0.5f, avail.y - caption));
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImGui::BeginGroup();
+  ImGui::TextDisabled("image %lld × %lld (raster order)", static_cast<long long>(w), static_cast<long long>((n + w - 1) / w));
+  const int64_t picked = patternImage("image", p, w, q, groups ? &groups->value : nullptr, gl, ImVec2(side, side));
+  ImGui::EndGroup();
+  ImGui::SetCursorScreenPos(ImVec2(origin.x + side + gap, origin.y));
+  ImGui::BeginGroup();
+  ImGui::TextDisabled("connectivity %lld × %lld (query row marked)", static_cast<long long>(p.rows),
+                      static_cast<long long>(p.cols));
+  const int64_t row = connectivityMatrix("connectivity", p, q, r.set_names, gl, ImVec2(side, side));
+  ImGui::EndGroup();
+  if (picked >= 0) s.view.image_query = picked;
+  if (row >= 0) s.view.image_query = row;
+}
+
+// [SECTION] Compare view
+
+std::string formatCount(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
+// The numbers of a Comparison, full attention against the pattern.
+void compareTable(const Comparison& c) {
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable("##numbers", 4, flags)) return;
+  ImGui::TableSetupColumn("");
+  ImGui::TableSetupColumn("full attention");
+  ImGui::TableSetupColumn("pattern");
+  ImGui::TableSetupColumn("");
+  ImGui::TableHeadersRow();
+  auto row = [](const char* what, const std::string& full, const std::string& pattern, const std::string& note) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(what);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(full.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(pattern.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("%s", note.c_str());
+  };
+  const int64_t pairs = static_cast<int64_t>(c.heads) * c.length;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%.2f %%", 100.0 * c.mass_kept_mean);
+  row("mass kept", "100 %", buf, "share of full attention's weight on the pattern's keys, mean over heads and queries");
+  std::string kl = formatValueShort(c.kl_mean) + " nats";
+  if (!std::isfinite(c.kl_mean)) {
+    std::snprintf(buf, sizeof buf, "\xE2\x88\x9E; finite for %lld of %lld (head, query) pairs, mean %s nats there",
+                  static_cast<long long>(c.kl_finite), static_cast<long long>(pairs), formatValueShort(c.kl_finite_mean).c_str());
+    kl = buf;
+  }
+  row("KL(full \xE2\x80\x96 pattern)", "0", kl, "\xE2\x88\x9E where full attention puts weight on a dropped key");
+  std::snprintf(buf, sizeof buf, "%.3g", c.output_rel_error);
+  row("output relative error", "0", buf, "\xE2\x80\x96O_pattern \xE2\x88\x92 O_full\xE2\x80\x96 / \xE2\x80\x96O_full\xE2\x80\x96");
+  std::snprintf(buf, sizeof buf, "%.3g\xC3\x97 fewer", c.full_flops / std::max(1.0, c.pattern_flops));
+  row("FLOPs", formatFlops(c.full_flops), formatFlops(c.pattern_flops), buf);
+  std::snprintf(buf, sizeof buf, "%.3g\xC3\x97 less", c.full_bytes / std::max(1.0, c.pattern_bytes));
+  row("memory (weights held)", formatBytes(c.full_bytes), formatBytes(c.pattern_bytes), buf);
+  std::snprintf(buf, sizeof buf, "%.1f per query", static_cast<double>(c.pattern_connections) / std::max<int64_t>(1, pairs));
+  row("connections", formatCount(static_cast<double>(c.full_connections)), formatCount(static_cast<double>(c.pattern_connections)), buf);
+  ImGui::EndTable();
+}
+
+void compareView(AppState& s, const Result& r, HeatmapRenderer& gl) {
+  const SceneOutput& out = *s.output;
+  if (!out.has_comparison) {
+    centeredText(ImGui::GetContentRegionAvail(), "computing the comparison with full attention…");
+    return;
+  }
+  if (!out.comparison) {
+    centeredText(ImGui::GetContentRegionAvail(), out.comparison_error.c_str());
+    return;
+  }
+  const Comparison& c = *out.comparison;
+  s.view.head = std::clamp(s.view.head, 0, std::max(0, c.heads - 1));
+  const int h = s.view.head;
+  header(s, r, "against full causal attention on the same q, k, v; head " + std::to_string(h));
+  headSlider("head##compare", s.view.head, c.heads);
+  compareTable(c);
+  ImGui::Spacing();
+  // Mass kept per query as a strip: one cell per query, exact value on hover.
+  ImGui::TextDisabled("mass kept per query, head %d", h);
+  if (c.mass_kept.rows() > h) {
+    MatrixView strip;
+    strip.data = c.mass_kept.data() + static_cast<int64_t>(h) * c.mass_kept.cols();
+    strip.rows = 1;
+    strip.cols = c.mass_kept.cols();
+    strip.row_axis = "head";
+    strip.value_label = "mass kept";
+    HeatmapStyle st;
+    st.range = {0.0f, 1.0f, false};
+    st.colormap = s.settings.colormap;
+    st.labels = false;
+    st.max_cell_aspect = 1e6f;
+    HeatmapZoom flat;
+    heatmap("mass", strip, st, flat, gl, ImVec2(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 3.0f));
+  }
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (c.full.empty()) {
+    centeredText(avail, "At this length the full matrices are not kept (they would not fit): the numbers and the "
+                        "per-query strip are computed in row blocks.");
+    return;
+  }
+  const size_t hh = static_cast<size_t>(h);
+  const float gap = ImGui::GetStyle().ItemSpacing.x;
+  const ImVec2 cell((avail.x - 2 * gap) / 3.0f, avail.y - ImGui::GetTextLineHeightWithSpacing());
+  HeatmapStyle prob;
+  prob.range = valueRange(out.full_stats, false);
+  prob.colormap = colormapFor(prob.range, s.settings.colormap);
+  prob.labels = cell.y > ImGui::GetFontSize() * 14;
+  HeatmapStyle diff = prob;
+  diff.range = valueRange(out.difference_stats, true);
+  diff.colormap = colormapFor(diff.range, s.settings.colormap);
+  const struct {
+    const char* title;
+    const Mat& m;
+    const HeatmapStyle& style;
+  } panels[] = {{"full attention", c.full[hh], prob},
+                {"pattern", c.pattern[hh], prob},
+                {"pattern \xE2\x88\x92 full", c.difference[hh], diff}};
+  for (int i = 0; i < 3; ++i) {
+    if (i) ImGui::SameLine();
+    ImGui::BeginGroup();
+    ImGui::PushID(i);
+    ImGui::TextDisabled("%s", panels[i].title);
+    MatrixView v = MatrixView::of(panels[i].m);
+    v.row_labels = &r.q_tokens;
+    v.col_labels = &r.k_tokens;
+    v.value_label = panels[i].title;
+    heatmap("cmp", v, panels[i].style, s.view.compare_zoom, gl, cell);
+    ImGui::PopID();
+    ImGui::EndGroup();
+  }
+}
+
 }  // namespace
 
 // [SECTION] drawMainView
@@ -303,10 +544,15 @@ void drawMainView(AppState& s, HeatmapRenderer& gl, ImVec2 pos, ImVec2 size) {
         if (r.heads() > 0) headsView(s, r, gl);
         break;
       case ViewKind::Lines:
-        if (r.heads() > 0) linesView(s, r);
+        if (!r.weights.empty()) linesView(s, r);
+        else centeredText(ImGui::GetContentRegionAvail(), "Token lines need dense weights; this result is sparse.");
         break;
       case ViewKind::Extras: extrasView(s, r, gl); break;
       case ViewKind::Family: familyView(s, r, gl); break;
+      case ViewKind::Image:
+        if (r.heads() > 0) imageView(s, r, gl);
+        break;
+      case ViewKind::Compare: compareView(s, r, gl); break;
     }
   }
   ImGui::End();

@@ -3,6 +3,7 @@
 // UI thread polls at frame start and swaps in the finished immutable output.
 #pragma once
 
+#include "engine/compare.h"
 #include "engine/registry.h"
 #include "engine/result.h"
 #include "engine/run_context.h"
@@ -22,11 +23,16 @@
 namespace attn {
 
 // What one GUI job produces: the selected variant's result and, for the
-// family view, every variant of its family on the same inputs.
+// family view, every variant of its family on the same inputs; for the
+// compare view, the result against full attention (engine/compare.h).
 struct SceneOutput {
   std::shared_ptr<const Result> result;
   std::vector<FamilyMember> family;
   bool has_family = false;
+  bool has_comparison = false;                  // asked for: `comparison` or `comparison_error` is set
+  std::shared_ptr<const Comparison> comparison;
+  std::string comparison_error;                 // why the result cannot be compared
+  ValueStats full_stats, difference_stats;      // over the comparison's dense matrices, all heads
 };
 
 struct JobOutcome {

@@ -49,17 +49,20 @@ int main(int argc, char** argv) {
   compute_cmd->add_option("--set", compute.sets, "Parameter KEY=VALUE (repeatable)");
   compute_cmd->add_option("--out", compute.out_dir, "Output folder")->required();
   compute_cmd->add_flag("--no-weights", compute.no_weights, "Do not write weights.npy (nor, for sparse results, weights_indptr/indices/values.npy)");
+  compute_cmd->add_flag("--compare", compute.compare,
+                        "Also compare with full causal attention: compare.json, compare/mass_kept.npy, compare/kl.npy");
   addInputFlags(*compute_cmd, compute.input);
 
   RenderOptions render;
   CLI::App* render_cmd = app.add_subcommand("render", "Draw a view to PNG, SVG or PDF (no display needed)");
   render_cmd->add_option("name", render.variant, "Variant name")->required();
   render_cmd->add_option("--set", render.sets, "Parameter KEY=VALUE (repeatable)");
-  render_cmd->add_option("--view", render.view, "heatmap, heads, lines, extras or family")->capture_default_str();
+  render_cmd->add_option("--view", render.view, "heatmap, heads, lines, extras, family, image or compare")->capture_default_str();
   render_cmd->add_option("--out", render.out, "FILE.png, FILE.svg or FILE.pdf")->required();
   render_cmd->add_option("--size", render.size, "Figure size WxH (pixels for PNG, points for SVG/PDF)")
       ->capture_default_str();
-  render_cmd->add_option("--head", render.head, "Head shown by the heatmap view")->capture_default_str();
+  render_cmd->add_option("--head", render.head, "Head shown by the heatmap, image and compare views")->capture_default_str();
+  render_cmd->add_option("--query", render.query, "Query pixel of the image view (default: the middle of the last full block)");
   render_cmd->add_option("--colormap", render.colormap, "viridis, magma, blues, gray or coolwarm")
       ->capture_default_str();
   render_cmd->add_option("--title", render.title, "Figure title (default: variant and head)");

@@ -101,7 +101,7 @@ Comparison compareWithFull(const Result& r, const RunContext& ctx) {
       for (int64_t j = 0; j <= i && std::isfinite(kl); ++j)
         if (!in_pattern[static_cast<size_t>(j)] && row(j) > 0) kl = std::numeric_limits<double>::infinity();
       c.mass_kept(h, i) = static_cast<float>(kept);
-      c.kl(h, i) = static_cast<float>(kl);
+      c.kl(h, i) = static_cast<float>(std::max(kl, 0.0));  // ≥ 0; float rounding can dip below
     }
     out_full.block(r0, h * dv, n, dv).noalias() = p * v.block(0, h * dv, width, dv);
     if (dense) c.full[h].block(r0, 0, n, width) = p;

@@ -4,7 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 
 namespace attn {
@@ -22,9 +24,12 @@ std::string paramTypeName(ParamType t) {
     case ParamType::Float: return "float";
     case ParamType::Choice: return "choice";
     case ParamType::File: return "file";
+    case ParamType::FloatList: return "float list";
   }
   return "?";
 }
+
+bool hasRange(ParamType t) { return t == ParamType::Int || t == ParamType::Float || t == ParamType::FloatList; }
 
 std::string formatValue(const ParamValue& v) {
   if (const bool* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
@@ -32,6 +37,11 @@ std::string formatValue(const ParamValue& v) {
   if (const double* d = std::get_if<double>(&v)) {
     std::ostringstream os;
     os << *d;
+    return os.str();
+  }
+  if (const auto* list = std::get_if<std::vector<double>>(&v)) {
+    std::ostringstream os;
+    for (size_t e = 0; e < list->size(); ++e) os << (e ? "," : "") << (*list)[e];
     return os.str();
   }
   return std::get<std::string>(v);
@@ -57,6 +67,7 @@ std::string expected(const ParamSpec& s) {
       return "one of: " + c;
     }
     case ParamType::File: return "a path to a .npy file" + (s.file_shape.empty() ? "" : " of shape " + s.file_shape);
+    case ParamType::FloatList: os << "comma-separated numbers in [" << s.min << ", " << s.max << "], one per head"; return os.str();
   }
   return "";
 }
@@ -102,6 +113,20 @@ void Params::setValue(const std::vector<ParamSpec>& specs, const std::string& ke
     case ParamType::File:
       if (!std::holds_alternative<std::string>(v)) bad(*s, formatValue(v));
       break;
+    case ParamType::FloatList: {
+      if (const double* d = std::get_if<double>(&v)) v = std::vector<double>{*d};
+      const auto* list = std::get_if<std::vector<double>>(&v);
+      if (!list || list->empty()) bad(*s, formatValue(v));
+      for (size_t e = 0; e < list->size(); ++e) {
+        const double d = (*list)[e];
+        if (!std::isfinite(d) || d < s->min || d > s->max) {
+          std::ostringstream os;
+          os << s->key << ": element " << e << " must be in " << s->min << ".." << s->max << ", got " << d;
+          throw InputError(os.str());
+        }
+      }
+      break;
+    }
   }
   values_[key] = v;
 }
@@ -130,6 +155,24 @@ void Params::set(const std::vector<ParamSpec>& specs, const std::string& key, co
     case ParamType::Choice:
     case ParamType::File:
       return setValue(specs, key, value);
+    case ParamType::FloatList: {
+      // "8,16,32,64": elements numbered from 0 in errors, like heads.
+      std::vector<double> list;
+      size_t start = 0;
+      for (size_t e = 0;; ++e) {
+        const size_t comma = value.find(',', start);
+        const std::string item = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        char* end = nullptr;
+        const double d = std::strtod(item.c_str(), &end);
+        const bool blank = item.find_first_not_of(" \t") == std::string::npos;
+        if (blank || end[std::strspn(end, " \t")] != '\0')
+          throw InputError(s->key + ": element " + std::to_string(e) + " is '" + item + "', expected " + expected(*s));
+        list.push_back(d);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+      return setValue(specs, key, list);
+    }
   }
 }
 
@@ -143,6 +186,14 @@ bool Params::getBool(const std::string& key) const { return std::get<bool>(get(k
 int64_t Params::getInt(const std::string& key) const { return std::get<int64_t>(get(key)); }
 double Params::getFloat(const std::string& key) const { return std::get<double>(get(key)); }
 const std::string& Params::getString(const std::string& key) const { return std::get<std::string>(get(key)); }
+const std::vector<double>& Params::getFloatList(const std::string& key) const {
+  return std::get<std::vector<double>>(get(key));
+}
+
+double Params::floatForHead(const std::string& key, int64_t head) const {
+  const std::vector<double>& list = getFloatList(key);
+  return list[std::min(static_cast<size_t>(head), list.size() - 1)];
+}
 
 nlohmann::json Params::toJson() const {
   nlohmann::json j = nlohmann::json::object();
@@ -153,7 +204,7 @@ nlohmann::json Params::toJson() const {
 nlohmann::json specToJson(const ParamSpec& s) {
   nlohmann::json j = {{"key", s.key}, {"symbol", s.symbol}, {"type", paramTypeName(s.type)}, {"help", s.help}};
   std::visit([&](const auto& x) { j["default"] = x; }, s.def);
-  if (s.type == ParamType::Int || s.type == ParamType::Float) {
+  if (hasRange(s.type)) {
     j["min"] = s.min;
     j["max"] = s.max;
   }

@@ -13,21 +13,25 @@
 
 namespace attn {
 
-enum class ParamType { Bool, Int, Float, Choice, File };
+// FloatList: one number per head ("--set z=8,16,32,64"); min/max bound each
+// element. A variant with H heads reads element h for head h and the last
+// element for heads beyond the list (floatForHead()).
+enum class ParamType { Bool, Int, Float, Choice, File, FloatList };
+bool hasRange(ParamType t);  // Int, Float, FloatList: min/max apply
+
+using ParamValue = std::variant<bool, int64_t, double, std::string, std::vector<double>>;
 
 struct ParamSpec {
   std::string key;      // CLI key: --set KEY=VALUE
   std::string symbol;   // the paper's symbol, shown in the UI ("β", "D", "h")
   ParamType type = ParamType::Float;
   std::string help;     // one sentence, shown as tooltip and in `attnlab list`
-  double min = 0, max = 1;                // Int / Float range, inclusive
+  double min = 0, max = 1;                // Int / Float / FloatList element range, inclusive
   bool log_scale = false;                 // slider hint for wide ranges
-  std::variant<bool, int64_t, double, std::string> def;  // default value
+  ParamValue def;                         // default value
   std::vector<std::string> choices;       // Choice values
   std::string file_shape;                 // File: expected shape, e.g. "[Lq, Lk]"
 };
-
-using ParamValue = std::variant<bool, int64_t, double, std::string>;
 
 // The values of one run, always complete: defaults are filled in for every
 // key of the variant's spec, so readers never see a missing key.
@@ -46,6 +50,9 @@ class Params {
   int64_t getInt(const std::string& key) const;
   double getFloat(const std::string& key) const;
   const std::string& getString(const std::string& key) const;  // Choice and File
+  const std::vector<double>& getFloatList(const std::string& key) const;
+  // Element `head` of a FloatList, or its last element for heads beyond the list.
+  double floatForHead(const std::string& key, int64_t head) const;
   const ParamValue& get(const std::string& key) const;
   bool has(const std::string& key) const { return values_.count(key) != 0; }
 

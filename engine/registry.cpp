@@ -27,6 +27,8 @@ VariantInfo makeSparseStridedVariant();
 VariantInfo makeSparseFixedVariant();
 VariantInfo makeLocal1dVariant();
 VariantInfo makeLocal2dVariant();
+VariantInfo makeAdaptiveSpanVariant();
+VariantInfo makeTransformerXlVariant();
 
 const std::vector<VariantInfo>& variants() {
   static const std::vector<VariantInfo> all = {
@@ -36,6 +38,7 @@ const std::vector<VariantInfo>& variants() {
       makeGlobalVariant(),           makeLocalPVariant(),    makeHardVariant(),
       makeSinusoidalPeVariant(),     makeLearnedPeVariant(),  makeSparseStridedVariant(),
       makeSparseFixedVariant(),      makeLocal1dVariant(),    makeLocal2dVariant(),
+      makeAdaptiveSpanVariant(),     makeTransformerXlVariant(),
   };
   return all;
 }

@@ -28,6 +28,24 @@ Mat toDenseMask(const SparseRows& s) {
   return m;
 }
 
+SparseRows sparseFromDense(const Mat& values, const Mat& mask) {
+  SparseRows s;
+  s.rows = values.rows();
+  s.cols = values.cols();
+  s.indptr.reserve(static_cast<size_t>(s.rows) + 1);
+  s.indptr.push_back(0);
+  const bool masked = mask.size() == values.size();
+  for (int64_t i = 0; i < s.rows; ++i) {
+    for (int64_t j = 0; j < s.cols; ++j)
+      if (masked ? mask(i, j) != 0.0f : values(i, j) != 0.0f) {
+        s.indices.push_back(static_cast<int32_t>(j));
+        s.values.push_back(values(i, j));
+      }
+    s.indptr.push_back(s.nnz());
+  }
+  return s;
+}
+
 Mat rasterize(const SparseRows& s, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t out_rows,
               int64_t out_cols, RasterValue what, float empty) {
   r0 = std::clamp<int64_t>(r0, 0, s.rows);

@@ -39,6 +39,12 @@ bool denseFits(int64_t heads, int64_t lq, int64_t lk);
 Mat toDenseValues(const SparseRows& s);  // weight where an entry exists, 0 elsewhere
 Mat toDenseMask(const SparseRows& s);    // 1 where an entry exists, 0 elsewhere
 
+// The pattern of a dense [rows, cols] result as CSR: entries where `mask` is
+// non-zero (where `values` is non-zero when `mask` is empty), with `values`
+// as weights and no set bits. Lets the pattern views (image, connectivity)
+// treat dense-only results like sparse ones.
+SparseRows sparseFromDense(const Mat& values, const Mat& mask);
+
 // What rasterize() puts in a cell.
 enum class RasterValue {
   Values,  // the largest weight of the entries in the cell

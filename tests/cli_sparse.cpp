@@ -70,7 +70,9 @@ TEST(CliSparse, LargeLWritesCsrThatReconstructsThePattern) {
   EXPECT_EQ(indptr.back(), static_cast<int64_t>(indices.size()));
   // layout = split: head 0 uses A¹ = {max(0, i−ℓ) … i}, head 1 A² = {j ≤ i : (i−j) mod ℓ = 0}.
   for (int64_t h = 0; h < heads; ++h) {
-    if (h > 0) EXPECT_EQ(indptr[static_cast<size_t>(h * (n + 1))], indptr[static_cast<size_t>(h * (n + 1) - 1)]);
+    if (h > 0) {
+      EXPECT_EQ(indptr[static_cast<size_t>(h * (n + 1))], indptr[static_cast<size_t>(h * (n + 1) - 1)]);
+    }
     for (int64_t i = 0; i < n; ++i) {
       const int64_t b = indptr[static_cast<size_t>(h * (n + 1) + i)], e = indptr[static_cast<size_t>(h * (n + 1) + i + 1)];
       std::vector<int32_t> want;

@@ -15,13 +15,6 @@
 namespace attn::test {
 namespace {
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-int countLines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
-
 // [SECTION] list
 TEST(CliList, TextNamesEveryFamilyAndVariant) {
   const RunResult r = runAttnlab({"list"});

@@ -116,6 +116,8 @@ TEST(Invariants, EveryVariantRecordsWhatItNeedsToReplay) {
       {"global", {"x", "x_kv", "w_a"}},
       {"local-p", {"x", "x_kv", "w_a", "w_p", "v_p"}},
       {"hard", {"x", "x_kv", "w_a", "u"}},
+      {"adaptive-span", {"x", "w_q", "w_k", "w_v", "q", "k", "v"}},
+      {"transformer-xl", {"x", "w_q", "w_k", "w_v", "w_o", "w_r", "u", "v"}},
       // Sparse patterns record q, k, v projected (the compare contract) next to x and the weights.
       {"sparse-strided", {"x", "q", "k", "v", "w_q", "w_k", "w_v"}},
       {"sparse-fixed", {"x", "q", "k", "v", "w_q", "w_k", "w_v"}},

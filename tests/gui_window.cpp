@@ -1,8 +1,10 @@
 // The real attnlab window under Xvfb: screenshots of every view, checked by
 // their pixels (not blank, colormap colours present, an interaction changes
-// them), the frame-time line, and settings/usage errors.
+// them), the frame-time line, and settings/usage errors; the long-range
+// pattern views (image, sparse heatmap at large L, compare, extras plots).
 #include "tests/test_support.h"
 #include "widgets/colormap.h"
+#include "widgets/pattern_image.h"
 
 #include <QImage>
 
@@ -14,6 +16,7 @@
 #include <fstream>
 #include <regex>
 #include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -273,6 +276,100 @@ TEST_F(GuiTest, BadParameterIsUsageError) {
   const RunResult r = runAttnlab({"gui", "--frames", "2", "--set", "causal=maybe"}, env(), 60);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("causal"), std::string::npos) << r.err;
+}
+
+// [SECTION] Long-range pattern views
+
+bool near(QRgb p, Rgb8 c, int tolerance = 24) {
+  return std::abs(qRed(p) - c.r) + std::abs(qGreen(p) - c.g) + std::abs(qBlue(p) - c.b) < tolerance;
+}
+
+size_t countNear(const QImage& img, Rgb8 c, int tolerance = 24) {
+  size_t n = 0;
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = 0; x < img.width(); ++x) n += near(img.pixel(x, y), c, tolerance);
+  return n;
+}
+
+// The first run of at least `min_len` indices whose count passes `min_count`.
+std::pair<int, int> firstRun(const std::vector<int>& counts, int min_count, int min_len) {
+  for (size_t i = 0; i < counts.size(); ++i) {
+    size_t j = i;
+    while (j < counts.size() && counts[j] >= min_count) ++j;
+    if (static_cast<int>(j - i) >= min_len) return {static_cast<int>(i), static_cast<int>(j)};
+    i = j;
+  }
+  return {0, 0};
+}
+
+TEST_F(GuiTest, ImageViewColoursTheQueryKeysBySet) {
+  // L = 64 as an 8×8 image, stride ℓ = 8, both sets: the centre query i = 36
+  // (x 4, y 4) has A¹ = {28 … 36} and A² = {36, 28, 20, 12, 4} (its column).
+  const QImage img = shoot({"--variant", "sparse-strided", "--length", "64", "--set", "stride=8", "--view", "image"});
+  ASSERT_FALSE(img.isNull());
+  const Rgb8 a1 = patternSetColor(1), a2 = patternSetColor(2), both = patternSetColor(3), none = patternSetColor(0);
+  auto pattern = [&](QRgb p) { return near(p, a1) || near(p, a2) || near(p, both) || near(p, none); };
+  // The image is the leftmost block of pattern colours; the connectivity matrix follows after a gap.
+  std::vector<int> cols(static_cast<size_t>(img.width()), 0);
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = 0; x < img.width(); ++x) cols[static_cast<size_t>(x)] += pattern(img.pixel(x, y));
+  const auto [x0, x1] = firstRun(cols, 100, 80);
+  ASSERT_GT(x1 - x0, 80) << "no image found";
+  std::vector<int> rows(static_cast<size_t>(img.height()), 0);
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = x0; x < x1; ++x) rows[static_cast<size_t>(y)] += pattern(img.pixel(x, y));
+  const auto [y0, y1] = firstRun(rows, (x1 - x0) / 2, 80);
+  ASSERT_NEAR(x1 - x0, y1 - y0, 6) << "an 8×8 image has square pixels";
+  auto at = [&](int px, int py) {
+    return img.pixel(x0 + (2 * px + 1) * (x1 - x0) / 16, y0 + (2 * py + 1) * (y1 - y0) / 16);
+  };
+  for (int y : {0, 1, 2}) EXPECT_TRUE(near(at(4, y), a2)) << "A² only at (4, " << y << ")";
+  for (int y : {3, 4}) EXPECT_TRUE(near(at(4, y), both)) << "both sets at (4, " << y << ")";
+  for (int x : {5, 6, 7}) EXPECT_TRUE(near(at(x, 3), a1)) << "A¹ only at (" << x << ", 3)";
+  for (int x : {0, 1, 2, 3}) EXPECT_TRUE(near(at(x, 4), a1)) << "A¹ only at (" << x << ", 4)";
+  for (auto [x, y] : {std::pair{0, 0}, {3, 3}, {5, 4}, {4, 5}, {7, 7}})
+    EXPECT_TRUE(near(at(x, y), none)) << "no key at (" << x << ", " << y << ")";
+}
+
+TEST_F(GuiTest, SparseHeatmapAtLargeLengthDrawsTheCausalTriangle) {
+  // 4 heads × 4096²: no dense weights, the heatmap draws the CSR through rasterize().
+  const QImage img =
+      shoot({"--variant", "sparse-strided", "--length", "4096", "--set", "stride=64", "--view", "heatmap"});
+  ASSERT_FALSE(img.isNull());
+  const QRect r = findHeatmap(img);
+  ASSERT_GT(r.width(), 200);
+  // Cells without a connection have weight 0: exactly the colour of the top-right corner.
+  const QRgb empty = img.pixel(r.right() - 2, r.top() + 2);
+  size_t upper = 0, upper_lit = 0, lower = 0, lower_lit = 0;
+  for (int y = r.top(); y <= r.bottom(); ++y)
+    for (int x = r.left(); x <= r.right(); ++x) {
+      const double i = static_cast<double>(y - r.top()) / r.height(), j = static_cast<double>(x - r.left()) / r.width();
+      if (std::abs(i - j) < 0.01) continue;  // the diagonal's own pixels
+      const bool lit = img.pixel(x, y) != empty;
+      (j > i ? upper : lower) += 1;
+      (j > i ? upper_lit : lower_lit) += lit;
+    }
+  EXPECT_LT(upper_lit, upper / 200) << "keys after the query are drawn";
+  EXPECT_GT(lower_lit, lower / 50) << "the pattern's keys are not drawn";
+}
+
+TEST_F(GuiTest, CompareViewShowsFullPatternAndDifference) {
+  const QImage img = shoot({"--variant", "sparse-strided", "--set", "stride=2", "--view", "compare"});
+  ASSERT_FALSE(img.isNull());
+  const size_t area = static_cast<size_t>(img.width()) * img.height();
+  EXPECT_GT(analyse(img).colormap_pixels, area / 40) << "full and pattern heatmaps";
+  // The difference is diverging: mass moved off dropped keys (blue) onto kept ones (red).
+  EXPECT_GT(endPixels(img, Colormap::Coolwarm, 48, false), area / 8000) << "no negative difference";
+  EXPECT_GT(endPixels(img, Colormap::Coolwarm, 48, true), area / 8000) << "no positive difference";
+}
+
+TEST_F(GuiTest, ExtrasViewDrawsCategoryPicture) {
+  // sparse-fixed: which pattern each layer × head uses, in category colours
+  // (interleaved: A¹ on even layers, A² on odd ones).
+  const QImage fixed = shoot({"--variant", "sparse-fixed", "--set", "layout=interleaved", "--view", "extras"});
+  ASSERT_FALSE(fixed.isNull());
+  EXPECT_GT(countNear(fixed, headColor(0), 12), 20000u) << "no A¹ cells";
+  EXPECT_GT(countNear(fixed, headColor(1), 12), 20000u) << "no A² cells";
 }
 
 }  // namespace

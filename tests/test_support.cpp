@@ -5,6 +5,8 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <fcntl.h>
 #include <poll.h>
 #include <random>
@@ -96,6 +98,13 @@ TempDir::~TempDir() {
   std::error_code ec;
   std::filesystem::remove_all(path, ec);
 }
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+int countLines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 std::vector<std::string> listFiles(const std::filesystem::path& dir) {
   std::vector<std::string> out;

@@ -27,6 +27,12 @@ struct TempDir {
   std::filesystem::path operator/(const std::string& name) const { return path / name; }
 };
 
+// The whole file as bytes ("" when it cannot be read).
+std::string slurp(const std::filesystem::path& p);
+
+// Number of '\n' in `s` (an error message must be exactly one line).
+int countLines(const std::string& s);
+
 // Every regular file below `dir`, as relative paths, sorted.
 std::vector<std::string> listFiles(const std::filesystem::path& dir);
 

@@ -8,7 +8,7 @@
 namespace attn {
 
 void valueBars(const char* id, const Array& values, const std::vector<std::string>* labels, const ValueRange& range,
-               Colormap cmap, const std::string& value_label, ImVec2 size) {
+               Colormap cmap, const std::string& value_label, ImVec2 size, const std::string& item_axis) {
   ImGui::PushID(id);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("##bars", ImVec2(std::max(1.0f, size.x), std::max(1.0f, size.y)));
@@ -59,7 +59,7 @@ void valueBars(const char* id, const Array& values, const std::vector<std::strin
   }
   if (hover >= 0) {
     ImGui::BeginTooltip();
-    ImGui::Text("token %lld: %s", static_cast<long long>(hover), label(hover).c_str());
+    ImGui::Text("%s %lld: %s", item_axis.c_str(), static_cast<long long>(hover), label(hover).c_str());
     ImGui::Text("%s: %s", value_label.c_str(), formatValueShort(values.data[static_cast<size_t>(hover)]).c_str());
     ImGui::EndTooltip();
   }

@@ -1,5 +1,5 @@
-// One value per token (ExtraKind::TokenValues) as vertical bars with token
-// labels and a hover tooltip.
+// One value per item (ExtraKind::TokenValues per token, HeadValues per head)
+// as vertical bars with item labels and a hover tooltip.
 #pragma once
 
 #include "engine/tensor.h"
@@ -14,6 +14,6 @@
 namespace attn {
 
 void valueBars(const char* id, const Array& values, const std::vector<std::string>* labels, const ValueRange& range,
-               Colormap cmap, const std::string& value_label, ImVec2 size);
+               Colormap cmap, const std::string& value_label, ImVec2 size, const std::string& item_axis = "token");
 
 }  // namespace attn

@@ -15,6 +15,7 @@ namespace attn {
 
 HeatmapRenderer::~HeatmapRenderer() {
   for (auto& [key, tex] : textures_) glDeleteTextures(1, &tex);
+  for (auto& [name, rgba] : rgba_) glDeleteTextures(1, &rgba.texture);
   for (auto& [cmap, tex] : luts_) glDeleteTextures(1, &tex);
   if (vbo_) glDeleteBuffers(1, &vbo_);
   if (vao_) glDeleteVertexArrays(1, &vao_);
@@ -70,10 +71,58 @@ bool HeatmapRenderer::init() {
 
 void HeatmapRenderer::beginFrame(uint64_t data_generation) {
   commands_.clear();
+  ++frame_;
+  // Tiles not drawn last frame belong to an old zoom: drop them with their
+  // textures (a new tile may reuse the address).
+  for (auto it = tiles_.begin(); it != tiles_.end();) {
+    if (it->second.last_frame + 1 >= frame_ && data_generation == generation_) {
+      ++it;
+      continue;
+    }
+    dropTexture(it->second.values.data(), it->second.values.rows(), it->second.values.cols());
+    it = tiles_.erase(it);
+  }
   if (data_generation == generation_) return;
   generation_ = data_generation;
   for (auto& [key, tex] : textures_) glDeleteTextures(1, &tex);
   textures_.clear();
+  for (auto& [name, rgba] : rgba_) rgba.version.clear();  // a new result: every picture is stale
+}
+
+void HeatmapRenderer::dropTexture(const float* data, int64_t rows, int64_t cols) {
+  const auto it = textures_.find(std::make_tuple(data, rows, cols));
+  if (it == textures_.end()) return;
+  glDeleteTextures(1, &it->second);
+  textures_.erase(it);
+}
+
+const Mat& HeatmapRenderer::sparseTile(const SparseRows& s, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                                       int64_t out_rows, int64_t out_cols, RasterValue what) {
+  Tile& t = tiles_[TileKey(&s, r0, r1, c0, c1, out_rows, out_cols, what)];
+  if (t.values.size() == 0) t.values = rasterize(s, r0, r1, c0, c1, out_rows, out_cols, what);
+  t.last_frame = frame_;
+  return t.values;
+}
+
+ImTextureID HeatmapRenderer::rgbaTexture(const std::string& name, const std::string& version, int w, int h,
+                                         const std::function<void(std::vector<uint32_t>&)>& fill) {
+  Rgba& t = rgba_[name];
+  if (t.texture && t.version == version) return reinterpret_cast<ImTextureID>(static_cast<intptr_t>(t.texture));
+  std::vector<uint32_t> px(static_cast<size_t>(w) * static_cast<size_t>(h), 0);
+  fill(px);
+  GLint last_texture = 0;
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &last_texture);
+  if (!t.texture) glGenTextures(1, &t.texture);
+  glBindTexture(GL_TEXTURE_2D, t.texture);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(last_texture));
+  t.version = version;
+  return reinterpret_cast<ImTextureID>(static_cast<intptr_t>(t.texture));
 }
 
 GLuint HeatmapRenderer::textureFor(const float* data, int64_t rows, int64_t cols) {
@@ -321,8 +370,14 @@ void drawTooltip(const MatrixView& view, int64_t r, int64_t c) {
   ImGui::BeginTooltip();
   ImGui::Text("%s %lld: %s", view.row_axis.c_str(), static_cast<long long>(r), labelOf(view.row_labels, r).c_str());
   ImGui::Text("%s %lld: %s", view.col_axis.c_str(), static_cast<long long>(c), labelOf(view.col_labels, c).c_str());
+  if (view.key_bands)
+    for (const KeyBand& b : *view.key_bands)
+      if (c >= b.begin && c < b.end) ImGui::TextDisabled("in %s", b.label.c_str());
   ImGui::Separator();
-  ImGui::Text("%s: %s", view.value_label.c_str(), formatValueShort(view.data[r * view.cols + c]).c_str());
+  if (view.sparse)
+    sparseEntryText(*view.sparse, r, c, view.value_label, view.set_names);
+  else
+    ImGui::Text("%s: %s", view.value_label.c_str(), formatValueShort(view.data[r * view.cols + c]).c_str());
   if (view.scores && r < view.scores->rows() && c < view.scores->cols())
     ImGui::Text("%s: %s", view.score_label.c_str(), formatValueShort((*view.scores)(r, c)).c_str());
   if (view.mask && view.mask->size() && r < view.mask->rows() && c < view.mask->cols())
@@ -335,7 +390,70 @@ void drawTooltip(const MatrixView& view, int64_t r, int64_t c) {
   ImGui::EndTooltip();
 }
 
+// Dividers at the band boundaries across the matrix, labels in the strip
+// [y0, y1) above the columns.
+void drawKeyBands(ImDrawList* dl, const Frame& f, const std::vector<KeyBand>& bands, float y0, float y1) {
+  const ImU32 light = IM_COL32(255, 255, 255, 230), dark = IM_COL32(0, 0, 0, 200);
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), rule = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  dl->PushClipRect(f.p0, f.p1, true);
+  for (const KeyBand& b : bands)
+    for (int64_t c : {b.begin, b.end})
+      if (c > 0 && c < f.cols) {
+        const float x = std::round(f.x(static_cast<double>(c)));
+        dl->AddLine(ImVec2(x, f.p0.y), ImVec2(x, f.p1.y), dark, 3.0f);
+        dl->AddLine(ImVec2(x, f.p0.y), ImVec2(x, f.p1.y), light, 1.5f);
+      }
+  dl->PopClipRect();
+  dl->PushClipRect(ImVec2(f.p0.x, y0), ImVec2(f.p1.x, y1), true);
+  for (const KeyBand& b : bands) {
+    const float x0 = std::max(f.p0.x, f.x(static_cast<double>(b.begin))) + 2;
+    const float x1 = std::min(f.p1.x, f.x(static_cast<double>(b.end))) - 2;
+    if (x1 <= x0) continue;
+    dl->AddLine(ImVec2(x0, y1 - 2), ImVec2(x1, y1 - 2), rule, 1.5f);
+    const ImVec2 ts = ImGui::CalcTextSize(b.label.c_str());
+    dl->AddText(ImVec2(std::max(x0, (x0 + x1 - ts.x) * 0.5f), y0), text, b.label.c_str());
+  }
+  dl->PopClipRect();
+}
+
+// The visible tile of a sparse matrix, rasterized to about its on-screen
+// pixel size and drawn over the cells it covers.
+void drawSparse(HeatmapRenderer& gl, ImDrawList* dl, const Frame& f, const SparseRows& s, const HeatmapStyle& style,
+                ImVec4 grid) {
+  const int64_t r0 = f.firstRow(), r1 = f.lastRow() + 1, c0 = f.firstCol(), c1 = f.lastCol() + 1;
+  const ImVec2 a(f.x(static_cast<double>(c0)), f.y(static_cast<double>(r0)));
+  const ImVec2 b(f.x(static_cast<double>(c1)), f.y(static_cast<double>(r1)));
+  const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
+  const int64_t out_cols = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((b.x - a.x) * scale.x)));
+  const int64_t out_rows = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((b.y - a.y) * scale.y)));
+  const Mat& tile = gl.sparseTile(s, r0, r1, c0, c1, out_rows, out_cols, RasterValue::Values);
+  dl->PushClipRect(f.p0, f.p1, true);
+  gl.draw(dl, tile.data(), tile.rows(), tile.cols(), a, b, ImVec2(0, 0), ImVec2(1, 1), style.range, style.colormap, grid);
+  dl->PopClipRect();
+}
+
 }  // namespace
+
+void sparseEntryText(const SparseRows& s, int64_t r, int64_t c, const std::string& value_label,
+                     const std::vector<std::string>* set_names) {
+  // Row r's keys are sorted: binary search.
+  const auto begin = s.indices.begin() + s.rowBegin(r), end = s.indices.begin() + s.rowEnd(r);
+  const auto it = std::lower_bound(begin, end, static_cast<int32_t>(c));
+  if (it == end || *it != c) {
+    ImGui::Text("%s: 0 (not in the pattern)", value_label.c_str());
+  } else {
+    const size_t e = static_cast<size_t>(it - s.indices.begin());
+    ImGui::Text("%s: %s", value_label.c_str(), formatValueShort(s.values.empty() ? 1.0f : s.values[e]).c_str());
+    if (!s.sets.empty() && set_names) {
+      std::string names;
+      for (size_t b = 0; b < set_names->size() && b < 8; ++b)
+        if (s.sets[e] >> b & 1) names += (names.empty() ? "" : ", ") + (*set_names)[b];
+      ImGui::Text("admitted by %s", names.c_str());
+    }
+  }
+  ImGui::TextDisabled("row %lld has %lld connections", static_cast<long long>(r),
+                      static_cast<long long>(s.rowEnd(r) - s.rowBegin(r)));
+}
 
 void addTextVertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text) {
   // Glyphs are culled against the clip rect before we rotate them, so cull
@@ -385,7 +503,7 @@ void colorbar(ImDrawList* dl, ImVec2 p0, ImVec2 size, Colormap cmap, const Value
 HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle& style, HeatmapZoom& zoom,
                       HeatmapRenderer& gl, ImVec2 size) {
   HeatmapEvents ev;
-  if (!view.data || view.rows <= 0 || view.cols <= 0 || size.x < 8 || size.y < 8) {
+  if ((!view.data && !view.sparse) || view.rows <= 0 || view.cols <= 0 || size.x < 8 || size.y < 8) {
     ImGui::Dummy(size);
     return ev;
   }
@@ -397,11 +515,13 @@ HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle
   clampZoom(zoom, view.rows, view.cols);
 
   // Margins: row labels left, column labels on top, colorbar right.
-  float left = 0, top = 0, right = 0;
+  const bool bands = view.key_bands && !view.key_bands->empty();
+  const float band_h = bands ? line + pad : 0.0f;
+  float left = 0, top = band_h, right = 0;
   const float col_label_w = style.labels ? maxLabelWidth(view.col_labels, view.cols) : 0.0f;
   if (style.labels) {
     left = std::min(maxLabelWidth(view.row_labels, view.rows), size.x * 0.25f) + pad * 2;
-    top = line + pad;
+    top += line + pad;
   }
   const float bar_w = line * 0.9f;
   if (style.colorbar) right = pad * 2 + bar_w + 8 + ImGui::CalcTextSize("-0.0000").x + line * 1.5f;
@@ -416,7 +536,7 @@ HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle
   fit(left, top, cell);
   const bool vertical = style.labels && col_label_w > cell.x * zoom.zoom - pad;
   if (vertical) {
-    top = std::min(col_label_w, size.y * 0.25f) + pad;
+    top = band_h + std::min(col_label_w, size.y * 0.25f) + pad;
     fit(left, top, cell);
   }
   const ImVec2 extent(cell.x * cols, cell.y * rows);
@@ -436,8 +556,12 @@ HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle
   f.uv1 = ImVec2(zoom.center.x + 0.5f / zoom.zoom, zoom.center.y + 0.5f / zoom.zoom);
 
   const ImVec4 grid = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
-  gl.draw(dl, view.data, view.rows, view.cols, f.p0, f.p1, f.uv0, f.uv1, style.range, style.colormap,
-          ImVec4(grid.x, grid.y, grid.z, 0.55f));
+  const ImVec4 grid_color(grid.x, grid.y, grid.z, 0.55f);
+  if (view.sparse)
+    drawSparse(gl, dl, f, *view.sparse, style, grid_color);
+  else
+    gl.draw(dl, view.data, view.rows, view.cols, f.p0, f.p1, f.uv0, f.uv1, style.range, style.colormap, grid_color);
+  if (bands) drawKeyBands(dl, f, *view.key_bands, origin.y, origin.y + band_h);
   dl->PushClipRect(f.p0, f.p1, true);
   drawOverlays(dl, f, view);
   if (ev.hovered) {
@@ -456,7 +580,7 @@ HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle
     dl->PushClipRect(ImVec2(origin.x, f.p0.y - line), ImVec2(f.p0.x, f.p1.y + line), true);
     drawRowLabels(dl, f, view, f.p0.x - pad, ev.row);
     dl->PopClipRect();
-    dl->PushClipRect(ImVec2(f.p0.x - line, origin.y), ImVec2(f.p1.x + line, f.p0.y), true);
+    dl->PushClipRect(ImVec2(f.p0.x - line, origin.y + band_h), ImVec2(f.p1.x + line, f.p0.y), true);
     drawColLabels(dl, f, view, f.p0.y - pad * 0.5f, vertical, col_label_w, ev.col);
     dl->PopClipRect();
     // Axis captions in the corner the labels leave free.

@@ -1,6 +1,9 @@
 // The heatmap view: a matrix colourised at screen resolution by a GLSL
 // colormap shader (through an ImDrawList callback), with token axes,
-// colorbar, zoom/pan, hover tooltip and overlays (p_t markers, windows).
+// colorbar, zoom/pan, hover tooltip and overlays (p_t markers, windows, key
+// bands). A sparse matrix (SparseRows) is drawn through engine rasterize():
+// only the visible tile, at about its on-screen pixel size, cached until the
+// tile or the result changes; L×L is never materialised.
 //
 // Index
 //   [SECTION] HeatmapRenderer: GL program, colormap LUTs, data textures
@@ -17,6 +20,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -28,7 +32,8 @@ namespace attn {
 
 // Owns the GL side. Data textures are uploaded once per result (keyed by the
 // data pointer) and dropped when the generation passed to beginFrame()
-// changes, i.e. only when a new result is swapped in.
+// changes, i.e. only when a new result is swapped in. Rasterized tiles of
+// sparse matrices live until they go unused for a frame (zoom/pan moved on).
 class HeatmapRenderer {
  public:
   HeatmapRenderer() = default;
@@ -42,6 +47,17 @@ class HeatmapRenderer {
   // rectangle [p0, p1], showing the data-uv window [uv0, uv1] ⊂ [0, 1]².
   void draw(ImDrawList* dl, const float* data, int64_t rows, int64_t cols, ImVec2 p0, ImVec2 p1, ImVec2 uv0,
             ImVec2 uv1, const ValueRange& range, Colormap cmap, ImVec4 grid_color);
+  // The tile rows [r0, r1) × columns [c0, c1) of `s`, max-pooled by
+  // rasterize() to at most out_rows × out_cols cells (re-rasterized only when
+  // one of these changes). Stable until the frame after it is last asked for.
+  const Mat& sparseTile(const SparseRows& s, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t out_rows,
+                        int64_t out_cols, RasterValue what);
+  // An RGBA8 texture the caller fills on the CPU (categorical pictures: the
+  // image view's pixels, set-coloured connectivity). `fill` runs only when
+  // `version` differs from the last one given for `name`; pixels are
+  // 0xAABBGGRR (IM_COL32), row-major, w × h.
+  ImTextureID rgbaTexture(const std::string& name, const std::string& version, int w, int h,
+                          const std::function<void(std::vector<uint32_t>&)>& fill);
 
  private:
   struct Command {
@@ -56,13 +72,27 @@ class HeatmapRenderer {
   static void callback(const ImDrawList* dl, const ImDrawCmd* cmd);
   void execute(const Command& c, const ImDrawCmd* cmd);
   GLuint textureFor(const float* data, int64_t rows, int64_t cols);
+  void dropTexture(const float* data, int64_t rows, int64_t cols);
+
+  struct Tile {
+    Mat values;
+    uint64_t last_frame = 0;
+  };
+  using TileKey = std::tuple<const SparseRows*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, RasterValue>;
+  struct Rgba {
+    GLuint texture = 0;
+    std::string version;
+  };
 
   GLuint program_ = 0, vao_ = 0, vbo_ = 0;
   GLint loc_display_pos_ = -1, loc_display_size_ = -1, loc_data_ = -1, loc_lut_ = -1, loc_range_ = -1,
         loc_data_size_ = -1, loc_cell_px_ = -1, loc_grid_ = -1;
   std::map<Colormap, GLuint> luts_;
   std::map<std::tuple<const float*, int64_t, int64_t>, GLuint> textures_;
+  std::map<TileKey, Tile> tiles_;
+  std::map<std::string, Rgba> rgba_;
   uint64_t generation_ = ~uint64_t{0};
+  uint64_t frame_ = 0;
   std::deque<Command> commands_;  // stable addresses until the next beginFrame()
 };
 
@@ -76,9 +106,10 @@ struct HeatmapZoom {
   void reset() { *this = HeatmapZoom{}; }
 };
 
-// What to draw; nothing is owned.
+// What to draw; nothing is owned. Either `data` (dense, row-major) or `sparse`.
 struct MatrixView {
   const float* data = nullptr;
+  const SparseRows* sparse = nullptr;  // drawn tile by tile; the tooltip looks up the exact entry
   int64_t rows = 0, cols = 0;
   const Mat* scores = nullptr;  // shown in the tooltip
   const Mat* mask = nullptr;    // 1 = allowed; shown in the tooltip
@@ -88,12 +119,21 @@ struct MatrixView {
   std::string value_label = "weight", score_label = "score";
   const Array* query_position = nullptr;  // [rows]: key position marker per row
   const Array* query_window = nullptr;    // [rows, 2]: first/last allowed key per row
+  const std::vector<KeyBand>* key_bands = nullptr;      // dividers and labels above the columns
+  const std::vector<std::string>* set_names = nullptr;  // sparse: names of SparseRows::sets bits
 
   static MatrixView of(const Mat& m) {
     MatrixView v;
     v.data = m.data();
     v.rows = m.rows();
     v.cols = m.cols();
+    return v;
+  }
+  static MatrixView of(const SparseRows& s) {
+    MatrixView v;
+    v.sparse = &s;
+    v.rows = s.rows;
+    v.cols = s.cols;
     return v;
   }
 };
@@ -116,6 +156,11 @@ struct HeatmapEvents {
 
 HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle& style, HeatmapZoom& zoom,
                       HeatmapRenderer& gl, ImVec2 size);
+
+// Tooltip lines for entry (r, c) of a sparse matrix: its exact value (or "not
+// in the pattern"), the sub-patterns admitting it, the row's connection count.
+void sparseEntryText(const SparseRows& s, int64_t r, int64_t c, const std::string& value_label,
+                     const std::vector<std::string>* set_names);
 
 // A vertical colour bar with tick labels for `range`, at `p0` with `size`.
 void colorbar(ImDrawList* dl, ImVec2 p0, ImVec2 size, Colormap cmap, const ValueRange& range, const std::string& caption);

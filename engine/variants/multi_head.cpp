@@ -10,6 +10,12 @@
 
 namespace attn {
 
+int64_t headDim(int64_t d, int64_t heads) {
+  if (heads < 1 || d % heads != 0)
+    throw InputError("--heads: h=" + std::to_string(heads) + " does not divide d=" + std::to_string(d));
+  return d / heads;
+}
+
 MultiHeadWeights makeMultiHeadWeights(int64_t d, int64_t heads, uint64_t seed) {
   const float gain = 1.6f / std::sqrt(static_cast<float>(d));
   const int64_t dk = d / heads;
@@ -33,10 +39,8 @@ void multiHeadAttention(const Mat& xq, const Mat& xk, const Mat& xv, const Multi
   if (xk.cols() != d || xv.cols() != d)
     throw InputError(what + ": inputs must share d_model (q has " + std::to_string(d) + ", k has " +
                      std::to_string(xk.cols()) + ", v has " + std::to_string(xv.cols()) + ")");
-  if (heads < 1 || d % heads != 0)
-    throw InputError("--heads: h=" + std::to_string(heads) + " does not divide d=" + std::to_string(d));
+  const int64_t dk = headDim(d, heads);
   checkDenseBudget(heads, lq, lk, 2, what);
-  const int64_t dk = d / heads;
 
   // Q = X W^q, K = X_kv W^k, V = X_kv W^v          [L, d] each, all heads at once
   const Mat q = xq * w.w_q;

@@ -14,6 +14,9 @@ struct MultiHeadWeights {
   Mat w_o;            // [d, d]: applied to the concatenated heads
 };
 
+// d_head = d / h; throws InputError naming --heads when h does not divide d.
+int64_t headDim(int64_t d, int64_t heads);
+
 // Seeded weights with structure worth looking at: W^k_h blends W^q_h with
 // fresh noise by α_h = 0.9·h/(H−1), so head 0 attends by similarity and
 // later heads increasingly by chance. Entries ~ N(0, gain²/d).

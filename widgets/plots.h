@@ -1,0 +1,28 @@
+// Small plots for extras: line plots of Curves [S, n] with labelled marker
+// lines (the adaptive-span ramp m_z(x) with R and z), and category matrices
+// (values are category indices) drawn in distinct colours with a legend (the
+// layer × head picture of which pattern each head uses).
+#pragma once
+
+#include "engine/result.h"
+#include "engine/tensor.h"
+
+#include <imgui.h>
+
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// `curves` is [S, n]: series s is y = curves[s, x] for x = 0 … n−1, drawn in
+// headColor(s) and named `series_axis` + s in the legend. Markers are
+// vertical lines at their x, in their series' colour, labelled at the top.
+void linePlot(const char* id, const Array& curves, const std::string& series_axis, const std::string& x_axis,
+              const std::string& y_label, const std::vector<Marker>& markers, ImVec2 size);
+
+// `values` is [rows, cols] of category indices 0 … categories.size()−1,
+// each drawn in headColor(index); axes are numbered, the legend names them.
+void categoryGrid(const char* id, const Array& values, const std::vector<std::string>& categories,
+                  const std::string& row_axis, const std::string& col_axis, ImVec2 size);
+
+}  // namespace attn
