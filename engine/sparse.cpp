@@ -1,6 +1,7 @@
 #include "engine/sparse.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace attn {
 
@@ -52,6 +53,9 @@ Mat rasterize(const SparseRows& s, int64_t r0, int64_t r1, int64_t c0, int64_t c
   r1 = std::clamp<int64_t>(r1, r0, s.rows);
   c0 = std::clamp<int64_t>(c0, 0, s.cols);
   c1 = std::clamp<int64_t>(c1, c0, s.cols);
+  // `empty` may be NaN (drawn grey by the heatmap shader), which never compares equal.
+  const bool nan_empty = std::isnan(empty);
+  const auto unset = [empty, nan_empty](float cell) { return nan_empty ? std::isnan(cell) : cell == empty; };
   const int64_t n_rows = r1 - r0, n_cols = c1 - c0;
   if (n_rows == 0 || n_cols == 0) return Mat::Constant(1, 1, empty);
   Mat out = Mat::Constant(std::clamp<int64_t>(out_rows, 1, n_rows), std::clamp<int64_t>(out_cols, 1, n_cols), empty);
@@ -72,10 +76,10 @@ Mat rasterize(const SparseRows& s, int64_t r0, int64_t r1, int64_t c0, int64_t c
         float& cell = out(y, x);
         if (what == RasterValue::Values) {
           const float v = s.values.empty() ? 1.0f : s.values[e];
-          cell = cell == empty ? v : std::max(cell, v);
+          cell = unset(cell) ? v : std::max(cell, v);
         } else {
           const int bits = s.sets.empty() ? 1 : s.sets[e];
-          cell = static_cast<float>((cell == empty ? 0 : static_cast<int>(cell)) | bits);
+          cell = static_cast<float>((unset(cell) ? 0 : static_cast<int>(cell)) | bits);
         }
       }
     }

@@ -55,7 +55,7 @@ enum class RasterValue {
 // of at most [out_rows, out_cols] cells (never more cells than the tile has:
 // a zoomed-in tile comes back at data resolution and is drawn stretched;
 // ranges are clamped to the matrix). Cells no entry falls in
-// hold `empty`. Costs O(nnz of rows r0..r1) and never allocates L×L: this is
+// hold `empty` (NaN allowed). Costs O(nnz of rows r0..r1) and never allocates L×L: this is
 // how views draw the visible tile of a huge pattern at screen resolution.
 Mat rasterize(const SparseRows& s, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t out_rows,
               int64_t out_cols, RasterValue what, float empty = 0.0f);

@@ -180,8 +180,18 @@ INSTANTIATE_TEST_SUITE_P(Views, GuiViewTest,
 
 // The heatmap's screen rectangle: the widest run of columns that are mostly
 // colormap pixels (the colorbar is a narrow run), then its rows.
-QRect findHeatmap(const QImage& img) {
-  const ColormapMatcher m(Colormap::Viridis);
+// The heatmap's cells: viridis, and with `grey_cells` also the shader's grey
+// for cells without a value (NaN: masked, or no entry of a sparse pattern).
+QRect findHeatmap(const QImage& img, bool grey_cells = false) {
+  const ColormapMatcher viridis(Colormap::Viridis);
+  const struct {
+    const ColormapMatcher& v;
+    bool grey;
+    int match(QRgb c) const {
+      const bool is_grey = grey && std::abs(qRed(c) - 128) <= 2 && qRed(c) == qGreen(c) && qGreen(c) == qBlue(c);
+      return is_grey ? 0 : v.match(c);
+    }
+  } m{viridis, grey_cells};
   std::vector<int> col_count(static_cast<size_t>(img.width()), 0);
   for (int y = 0; y < img.height(); ++y)
     for (int x = 0; x < img.width(); ++x) col_count[static_cast<size_t>(x)] += m.match(img.pixel(x, y)) >= 0;
@@ -336,9 +346,9 @@ TEST_F(GuiTest, SparseHeatmapAtLargeLengthDrawsTheCausalTriangle) {
   const QImage img =
       shoot({"--variant", "sparse-strided", "--length", "4096", "--set", "stride=64", "--view", "heatmap"});
   ASSERT_FALSE(img.isNull());
-  const QRect r = findHeatmap(img);
+  const QRect r = findHeatmap(img, true);
   ASSERT_GT(r.width(), 200);
-  // Cells without a connection have weight 0: exactly the colour of the top-right corner.
+  // Cells without a connection are drawn grey (NaN, like masked cells): the colour of the top-right corner.
   const QRgb empty = img.pixel(r.right() - 2, r.top() + 2);
   size_t upper = 0, upper_lit = 0, lower = 0, lower_lit = 0;
   for (int y = r.top(); y <= r.bottom(); ++y)
@@ -361,6 +371,24 @@ TEST_F(GuiTest, CompareViewShowsFullPatternAndDifference) {
   // The difference is diverging: mass moved off dropped keys (blue) onto kept ones (red).
   EXPECT_GT(endPixels(img, Colormap::Coolwarm, 48, false), area / 8000) << "no negative difference";
   EXPECT_GT(endPixels(img, Colormap::Coolwarm, 48, true), area / 8000) << "no positive difference";
+}
+
+TEST_F(GuiTest, ExtrasViewDrawsSpanRampsPerHeadAndSpanBars) {
+  // adaptive-span: one ramp m_z(x) per head in its head colour, and one bar per
+  // head whose height is its span z.
+  const QImage narrow = shoot({"--variant", "adaptive-span", "--heads", "4", "--set", "max_span=16", "--set",
+                               "z=2,4,6,8", "--view", "extras"});
+  const QImage wide = shoot({"--variant", "adaptive-span", "--heads", "4", "--set", "max_span=16", "--set",
+                             "z=2,4,6,16", "--view", "extras"});
+  ASSERT_FALSE(narrow.isNull());
+  ASSERT_FALSE(wide.isNull());
+  for (int h = 0; h < 4; ++h) EXPECT_GT(countNear(narrow, headColor(h), 12), 150u) << "no ramp for head " << h;
+  // The bars are drawn with the colormap, scaled to the largest span: heights
+  // 2,4,6,8 fill 20/8 = 2.5 bar heights, 2,4,6,16 fill 28/16 = 1.75, so the
+  // bars' pixels shrink to about 0.7.
+  const double ratio = static_cast<double>(analyse(wide).colormap_pixels) / analyse(narrow).colormap_pixels;
+  EXPECT_GT(ratio, 0.55) << "span bars do not follow z";
+  EXPECT_LT(ratio, 0.82) << "span bars do not follow z";
 }
 
 TEST_F(GuiTest, ExtrasViewDrawsCategoryPicture) {

@@ -6,6 +6,7 @@
 #include <imgui_internal.h>  // SetItemUsingMouseWheel
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <cstdio>
 
@@ -99,7 +100,11 @@ void HeatmapRenderer::dropTexture(const float* data, int64_t rows, int64_t cols)
 const Mat& HeatmapRenderer::sparseTile(const SparseRows& s, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
                                        int64_t out_rows, int64_t out_cols, RasterValue what) {
   Tile& t = tiles_[TileKey(&s, r0, r1, c0, c1, out_rows, out_cols, what)];
-  if (t.values.size() == 0) t.values = rasterize(s, r0, r1, c0, c1, out_rows, out_cols, what);
+  // Values: a cell with no entry is NaN, which the shader draws grey like a
+  // masked cell, so the pattern stays visible where its weights are tiny.
+  // Sets: no entry is 0 (no bits).
+  const float empty = what == RasterValue::Values ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+  if (t.values.size() == 0) t.values = rasterize(s, r0, r1, c0, c1, out_rows, out_cols, what, empty);
   t.last_frame = frame_;
   return t.values;
 }
