@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -44,13 +43,17 @@ Case timeVariant(const std::string& name, const std::string& what, int64_t len,
   in.tokens = positionTokens(len, "t");
   const double before = currentMemoryBytes();
   resetPeakMemory();
-  Result r = runVariant(info, in, p);
+  // Small-L runs would also fill dense copies of the weights for the views;
+  // those are not the sparse compute and would hide its growth.
+  RunContext ctx;
+  ctx.dense_views = false;
+  Result r = runVariant(info, in, p, ctx);
   const double peak = peakMemoryBytes() - before;
   const Extra* extra = r.findExtra("connections");
   const double connections = extra ? extra->value.data[0] : 0.0;
   r = Result();
   const int reps = len >= 8192 ? 5 : 9;
-  const double s = medianSeconds(reps, [&] { r = runVariant(info, in, p); });
+  const double s = medianSeconds(reps, [&] { r = runVariant(info, in, p, ctx); });
   return {what, len, s * 1e3, peak / (1 << 20), connections};
 }
 
@@ -104,13 +107,6 @@ double scaling(const std::vector<int64_t>& lengths, const std::function<Case(int
 }  // namespace
 
 void benchSparse(nlohmann::json& out, bool print) {
-  // Below 4096² a sparse run also fills dense copies of its weights for the
-  // views; those are not the sparse compute and would hide its growth. An
-  // 8 MiB memory budget (engine/attention_math.h) leaves them out.
-  // (A failure ends the command, so the override need not survive one.)
-  const char* limit = std::getenv("ATTNLAB_MEMORY_LIMIT_MB");
-  const std::string old_limit = limit ? limit : "";
-  setenv("ATTNLAB_MEMORY_LIMIT_MB", "8", 1);
   // One thread: the growth with L is the question, and on a shared 2-core
   // machine every OpenMP barrier can wait a scheduler slice, which swamps the
   // small-L runs (measured: 280 ms for L = 1024 with 2 threads under load).
@@ -135,8 +131,6 @@ void benchSparse(nlohmann::json& out, bool print) {
   cases.push_back(timeVariant("local-1d", "local-1d l_q=256 l_m=256", 16384, {{"l_q", "256"}, {"l_m", "256"}}));
   cases.push_back(timeVariant("local-2d", "local-2d 128x128 8x16 f=8,16", 16384,
                               {{"width", "128"}, {"b_h", "8"}, {"b_w", "16"}, {"f_h", "8"}, {"f_w", "16"}}));
-  if (limit) setenv("ATTNLAB_MEMORY_LIMIT_MB", old_limit.c_str(), 1);
-  else unsetenv("ATTNLAB_MEMORY_LIMIT_MB");
   // Dense causal up to L = 4096 (at 8192 one run takes ~10 s here), where its
   // three [L, L] float32 arrays fit in a quarter of free memory.
   std::vector<int64_t> dense_lengths;

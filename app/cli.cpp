@@ -147,7 +147,9 @@ int cmdCompute(const ComputeOptions& o) {
   const Params params = resolveParams(info, o.sets);
   const Inputs inputs = resolveInputs(o.input);
   StagedDir dir(o.out_dir);  // validates --out before the (possibly long) run
-  const Result r = runVariant(info, inputs, params);
+  RunContext ctx;
+  ctx.dense_views = !o.no_weights;  // no dense copies of a sparse result nobody writes
+  const Result r = runVariant(info, inputs, params, ctx);
 
   nlohmann::json meta;
   meta["variant"] = r.variant;

@@ -1,5 +1,7 @@
 #include "engine/sparse.h"
 
+#include "engine/attention_math.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -12,6 +14,11 @@ double SparseRows::bytes() const {
 
 bool denseFits(int64_t heads, int64_t lq, int64_t lk) {
   return lq > 0 && lk > 0 && heads > 0 && lq <= kDenseViewLimit / lk / heads;
+}
+
+bool denseViewsFit(const RunContext& ctx, int64_t heads, int64_t lq, int64_t lk) {
+  const double copies = 3.0 * 4.0 * static_cast<double>(heads) * static_cast<double>(lq) * static_cast<double>(lk);
+  return ctx.dense_views && denseFits(heads, lq, lk) && copies <= 0.75 * static_cast<double>(availableMemoryBytes());
 }
 
 Mat toDenseValues(const SparseRows& s) {

@@ -8,6 +8,7 @@
 // max-pools any tile of it to screen resolution without materialising L×L.
 #pragma once
 
+#include "engine/run_context.h"
 #include "engine/tensor.h"
 
 #include <cstdint>
@@ -34,6 +35,10 @@ struct SparseRows {
 // family, exact tooltips) keep working: 2^24 floats, 64 MiB per copy.
 constexpr int64_t kDenseViewLimit = int64_t{1} << 24;
 bool denseFits(int64_t heads, int64_t lq, int64_t lk);
+// Whether a sparse variant should fill its dense copies: the run wants them
+// (RunContext::dense_views), denseFits(), and weights, scores and mask fit
+// in three quarters of the memory available.
+bool denseViewsFit(const RunContext& ctx, int64_t heads, int64_t lq, int64_t lk);
 
 // Dense [rows, cols] copies of a SparseRows (only where denseFits()).
 Mat toDenseValues(const SparseRows& s);  // weight where an entry exists, 0 elsewhere

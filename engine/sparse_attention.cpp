@@ -18,7 +18,7 @@ constexpr int64_t kRowsPerTask = 256;  // rows per parallel task
 
 }  // namespace
 
-SparseRows buildPattern(int64_t rows, int64_t cols, const PatternRule& rule, const RunContext& ctx) {
+SparseRows buildPattern(const std::string& what, int64_t rows, int64_t cols, const PatternRule& rule, const RunContext& ctx) {
   // Each block of rows collects its entries on its own; the blocks are then
   // concatenated in order, so the rule runs once per row.
   const int64_t blocks = (rows + kRowsPerTask - 1) / kRowsPerTask;
@@ -28,6 +28,12 @@ SparseRows buildPattern(int64_t rows, int64_t cols, const PatternRule& rule, con
   s.rows = rows;
   s.cols = cols;
   s.indptr.assign(static_cast<size_t>(rows) + 1, 0);
+  // A dense pattern at huge L (ℓ = 2 at L = 3·10⁶ is 2·10¹² entries) must
+  // stop with an error, not exhaust memory: count entries as blocks finish.
+  // Each costs its index and set bit twice while being gathered, then its weight.
+  constexpr double kBytesPerEntry = 2 * (sizeof(int32_t) + sizeof(uint8_t)) + sizeof(float);
+  const double budget = 0.75 * static_cast<double>(availableMemoryBytes());
+  std::atomic<int64_t> entries{0};
   parallelFor(blocks, ctx, [&](int64_t b) {
     auto& kb = keys[static_cast<size_t>(b)];
     auto& sb = sets[static_cast<size_t>(b)];
@@ -35,6 +41,11 @@ SparseRows buildPattern(int64_t rows, int64_t cols, const PatternRule& rule, con
       rule(i, kb, sb);
       s.indptr[static_cast<size_t>(i) + 1] = static_cast<int64_t>(kb.size());  // block-local end, fixed below
     }
+    const int64_t so_far = entries += static_cast<int64_t>(kb.size());
+    if (static_cast<double>(so_far) * kBytesPerEntry > budget)
+      throw InputError(what + ": the pattern over L = " + std::to_string(rows) + " has more than " +
+                       std::to_string(so_far) + " connections, which need more than the " + formatBytes(budget / 0.75) +
+                       " of memory available (choose a sparser pattern or a shorter sequence)");
   });
   int64_t offset = 0;
   for (int64_t b = 0; b < blocks; ++b) {
@@ -136,10 +147,8 @@ void sparseMultiHeadAttention(const Inputs& in, std::vector<SparseRows> patterns
     }
   });
 
-  // Dense copies for the views only where they are small (denseFits) and the
-  // weights, scores and mask fit in the memory available.
-  const double dense_copies_bytes = 3.0 * 4.0 * static_cast<double>(heads) * static_cast<double>(len) * len;
-  if (denseFits(heads, len, len) && dense_copies_bytes <= 0.75 * static_cast<double>(availableMemoryBytes())) {
+  // Dense copies for the views only where they are small and fit.
+  if (denseViewsFit(ctx, heads, len, len)) {
     r.weights.resize(static_cast<size_t>(heads));
     r.scores.resize(static_cast<size_t>(heads));
     r.mask = Mat::Zero(len, len);

@@ -23,8 +23,9 @@ namespace attn {
 using PatternRule = std::function<void(int64_t i, std::vector<int32_t>& keys, std::vector<uint8_t>& sets)>;
 
 // The pattern [rows, cols] of `rule`, built in parallel over blocks of rows
-// (values left empty). Calls ctx.check() between blocks.
-SparseRows buildPattern(int64_t rows, int64_t cols, const PatternRule& rule, const RunContext& ctx);
+// (values left empty). Calls ctx.check() between blocks. Throws InputError,
+// naming `what` (the variant), once the entries outgrow the memory available.
+SparseRows buildPattern(const std::string& what, int64_t rows, int64_t cols, const PatternRule& rule, const RunContext& ctx);
 
 // One head over pattern `s`, query rows [row0, row1):
 //   score_ij = q_i · k_j · scale            for j in s's row i only

@@ -50,7 +50,7 @@ TEST(BadInput, DenseMemoryGuard) {
   for (const VariantInfo& v : variants()) {
     if (v.name == "learned-pe") continue;  // L comes from its file; covered below
     if (v.name == "transformer-xl") continue;  // [H, segment, memory + segment]: independent of the input length
-    if (v.family == "sparse" || v.family == "local") {
+    if (v.family == "sparse" || v.family == "local" || v.family == "adaptive span") {
       const Result r = ref::run(v.name, in);
       EXPECT_TRUE(r.isSparse() && r.weights.empty() && r.scores.empty()) << v.name;
       continue;
@@ -60,6 +60,16 @@ TEST(BadInput, DenseMemoryGuard) {
   const ref::TempPath pe("pe.npy");
   writeNpy(pe.path, Array::fromMat(Mat::Zero(700, 2)));
   expectInputError([&] { ref::run("learned-pe", in, {{"pe", pe.path.string()}}); }, {"learned-pe", "[1, 700, 700]"});
+}
+
+// A sparse pattern can still be too dense for memory (ℓ = 2 keeps L²/4 of
+// the keys): the builder counts entries as it goes and stops with an error
+// long before the allocation would fail.
+TEST(BadInput, SparsePatternMemoryGuard) {
+  const Inputs in = ref::gaussianInputs(2, 4096, 4096, 8, 1);
+  const ref::ScopedEnv limit("ATTNLAB_MEMORY_LIMIT_MB", "1");
+  expectInputError([&] { ref::run("sparse-strided", in, {{"stride", "2"}}); },
+                   {"sparse-strided", "L = 4096", "connections", "choose a sparser pattern"});
 }
 
 TEST(BadInput, ParameterRanges) {

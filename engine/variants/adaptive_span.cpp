@@ -124,8 +124,7 @@ Result adaptiveSpan(const Inputs& in, const Params& p, const RunContext& ctx) {
   r.output = std::move(out);
 
   // Dense copies only where they fit (engine/sparse.h).
-  if (denseFits(H, L, L)) {
-    checkDenseBudget(H, L, L, 2, "adaptive-span");
+  if (denseViewsFit(ctx, H, L, L)) {
     for (int64_t h = 0; h < H; ++h) {
       r.weights.push_back(toDenseValues(r.sparse[static_cast<size_t>(h)]));
       r.scores.emplace_back(L, L);

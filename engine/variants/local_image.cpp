@@ -59,7 +59,7 @@ Result local1d(const Inputs& in, const Params& p, const RunContext& ctx) {
                      std::to_string(len));
   Result r = localResult("local-1d", in, width > 0 ? width : static_cast<int64_t>(std::ceil(std::sqrt(double(len)))));
   const SparseRows pattern = buildPattern(
-      len, len,
+      "local-1d", len, len,
       [=](int64_t i, std::vector<int32_t>& keys, std::vector<uint8_t>& sets) {
         const int64_t start = i / lq * lq;  // s_b, first position of i's query block
         for (int64_t j = std::max<int64_t>(0, start - lm); j <= i; ++j) {
@@ -101,7 +101,7 @@ Result local2d(const Inputs& in, const Params& p, const RunContext& ctx) {
 
   Result r = localResult("local-2d", in, w);
   const SparseRows pattern = buildPattern(
-      len, len,
+      "local-2d", len, len,
       [=](int64_t i, std::vector<int32_t>& keys, std::vector<uint8_t>& sets) {
         const int64_t row = i / w, col = i % w, block = blockOf(row, col);
         // query block rows [r0, r1) × columns [c0, c1)

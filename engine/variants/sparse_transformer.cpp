@@ -112,7 +112,7 @@ Result sparseTransformer(Factorization f, const Inputs& in, const Params& p, con
       continue;
     }
     per_head[static_cast<size_t>(h)] = buildPattern(
-        len, len,
+        name, len, len,
         [=](int64_t i, std::vector<int32_t>& keys, std::vector<uint8_t>& sets) {
           if (f == Factorization::Strided) stridedRow(i, l, openai_window, which, keys, sets);
           else fixedRow(i, l, c, which, keys, sets);
