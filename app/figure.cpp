@@ -186,24 +186,17 @@ double legendWidth(Painter& ctx, const std::vector<LegendEntry>& entries) {
 }
 
 // Connections are coloured by the sub-patterns that admit them
-// (SparseRows::sets, named by Result::set_names): set s alone in headColor(s),
-// several at once in headColor(n_sets). Category extras use headColor(k), so
-// a layer × head picture's "A¹", "A²", "A¹ ∪ A²" match these colours.
-QColor setColour(int bits, int n_sets) {
-  if (bits & (bits - 1)) return toQColor(headColor(n_sets));
-  int s = 0;
-  while (s < 7 && !(bits >> s & 1)) ++s;
-  return toQColor(headColor(s));
-}
+// (SparseRows::sets, named by Result::set_names), as in the GUI: setColor().
+QColor setColour(int bits) { return toQColor(setColor(static_cast<unsigned>(bits))); }
 
 // One entry per named set, and one for entries in several sets where any exist.
 std::vector<LegendEntry> setLegend(const Result& r, const SparseRows& s) {
   const int n = std::max<int>(1, static_cast<int>(r.set_names.size()));
   std::vector<LegendEntry> out;
   for (int k = 0; k < n; ++k)
-    out.push_back({setColour(1 << k, n), r.set_names.empty() ? QString("attended key") : qs(r.set_names[static_cast<size_t>(k)])});
+    out.push_back({setColour(1 << k), r.set_names.empty() ? QString("attended key") : qs(r.set_names[static_cast<size_t>(k)])});
   const bool several = std::any_of(s.sets.begin(), s.sets.end(), [](uint8_t b) { return (b & (b - 1)) != 0; });
-  if (several) out.push_back({setColour(3, n), n == 2 ? "both" : "several"});
+  if (several) out.push_back({setColour(3), n == 2 ? "both" : "several"});
   return out;
 }
 
@@ -869,7 +862,6 @@ void drawImageView(Painter& ctx, const QRectF& body, const Result& r, const Figu
   QPainter& p = ctx.p;
   const SparseRows& s = r.sparse[static_cast<size_t>(o.head)];
   const int64_t lq = s.rows, lk = s.cols, w = imageWidth(r), h = (lk + w - 1) / w;
-  const int n_sets = std::max<int>(1, static_cast<int>(r.set_names.size()));
   const Extra* group = r.firstExtra(ExtraKind::QueryGroup);
   const bool light = ctx.theme.background.lightness() > 128;
   const QColor base = light ? QColor(236, 236, 239) : QColor(58, 58, 64);     // a position of the sequence
@@ -906,7 +898,7 @@ void drawImageView(Painter& ctx, const QRectF& body, const Result& r, const Figu
       for (int64_t e = s.rowBegin(i); e < s.rowEnd(i); ++e) pixel(s.indices[static_cast<size_t>(e)], shade);
   }
   for (int64_t e = s.rowBegin(q); e < s.rowEnd(q); ++e)
-    pixel(s.indices[static_cast<size_t>(e)], setColour(s.sets.empty() ? 1 : s.sets[static_cast<size_t>(e)], n_sets));
+    pixel(s.indices[static_cast<size_t>(e)], setColour(s.sets.empty() ? 1 : s.sets[static_cast<size_t>(e)]));
   if (q < lk) pixel(q, kQueryMark);
   drawCrispImage(ctx, image_rect, img);
   auto X = [&](int64_t x) { return image_rect.left() + static_cast<double>(x) * px; };
@@ -950,7 +942,7 @@ void drawImageView(Painter& ctx, const QRectF& body, const Result& r, const Figu
                              static_cast<int64_t>(std::ceil(matrix_rect.width() * ctx.raster_scale)), RasterValue::Sets, 0.0f);
   const QRgb empty = (light ? QColor(247, 247, 249) : QColor(40, 40, 45)).rgb();
   drawCrispImage(ctx, matrix_rect, colourise(sets, [&](float bits) {
-                   return bits == 0.0f ? empty : setColour(static_cast<int>(bits), n_sets).rgb();
+                   return bits == 0.0f ? empty : setColour(static_cast<int>(bits)).rgb();
                  }));
   p.setPen(QPen(ctx.theme.frame, 0));
   p.drawRect(matrix_rect);

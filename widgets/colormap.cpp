@@ -101,4 +101,11 @@ Rgb8 headColor(int h) {
   return {static_cast<uint8_t>(c >> 16), static_cast<uint8_t>(c >> 8), static_cast<uint8_t>(c)};
 }
 
+Rgb8 setColor(unsigned bits) {
+  int high = 0;
+  while (bits >> (high + 1)) ++high;
+  if (bits & (bits - 1)) return headColor(high + 1);
+  return headColor(high);
+}
+
 }  // namespace attn

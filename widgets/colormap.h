@@ -32,4 +32,10 @@ namespace attn {
 // Categorical colour of head h (token-lines view, legends); cycles after 10.
 Rgb8 headColor(int h);
 
+// Colour of a connection admitted by the sub-patterns in `bits` (≠ 0;
+// SparseRows::sets): one bit s → headColor(s); several → the head colour
+// after the highest one, so with two sets "both" is headColor(2), the colour
+// the layer × head category picture gives "A¹ ∪ A²". GUI and figures share it.
+Rgb8 setColor(unsigned bits);
+
 }  // namespace attn

@@ -11,7 +11,6 @@ constexpr ImU32 kNoKey = IM_COL32(46, 49, 56, 255);     // a pixel / cell outsid
 constexpr ImU32 kOutside = IM_COL32(0, 0, 0, 0);        // past the end of a partial last image row
 constexpr ImU32 kQueryRing = IM_COL32(255, 255, 255, 255);
 constexpr ImU32 kQueryShadow = IM_COL32(0, 0, 0, 230);
-constexpr Rgb8 kUnion = {250, 215, 80};
 
 ImU32 toU32(Rgb8 c) { return IM_COL32(c.r, c.g, c.b, 255); }
 
@@ -34,16 +33,13 @@ std::string textureName(const char* id, const char* part) { return std::to_strin
 
 Rgb8 patternSetColor(unsigned bits) {
   if (bits == 0) return {46, 49, 56};
-  if ((bits & (bits - 1)) != 0) return kUnion;
-  int b = 0;
-  while (!(bits >> b & 1)) ++b;
-  return headColor(b);
+  return setColor(bits);
 }
 
 void patternLegend(const std::vector<std::string>& set_names, bool block) {
   const std::vector<std::string> names = set_names.empty() ? std::vector<std::string>{"key"} : set_names;
   for (size_t b = 0; b < names.size() && b < 8; ++b) swatch(toU32(patternSetColor(1u << b)), 0, names[b].c_str());
-  if (names.size() > 1) swatch(toU32(kUnion), 0, names.size() == 2 ? "both" : "several");
+  if (names.size() > 1) swatch(toU32(patternSetColor(3)), 0, names.size() == 2 ? "both" : "several");
   swatch(kNoKey, kQueryRing, "query");
   if (block) swatch(kNoKey, IM_COL32(255, 200, 60, 255), "query block");
   ImGui::NewLine();

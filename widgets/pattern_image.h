@@ -19,8 +19,8 @@
 
 namespace attn {
 
-// Colour of an entry admitted by the sub-patterns in `bits` (SparseRows::sets):
-// one bit b → headColor(b); several bits → one "union" colour.
+// Colour of an entry admitted by the sub-patterns in `bits` (SparseRows::sets),
+// setColor() from colormap.h; bits = 0 (no key) is the image background.
 Rgb8 patternSetColor(unsigned bits);
 
 // Legend: one swatch per set name (and the union when there are several),
