@@ -143,5 +143,50 @@ TEST(CliSparse, BadParametersAreOneLineAndExitTwo) {
   }
 }
 
+// compute --compare: local-1d whose one query block is the whole sequence
+// (l_q = L, l_m = 0) is full causal attention, so it keeps all the mass, has
+// KL 0 and reproduces the output; a shorter block drops mass.
+TEST(CliCompare, ComputeCompareWritesTheNumbersAndPerQueryArrays) {
+  TempDir t;
+  const auto run = [&](const std::string& l_q, const std::string& out) {
+    return runAttnlab({"compute", "local-1d", "--length", "64", "--dim", "16", "--heads", "2", "--set", "l_q=" + l_q,
+                       "--set", "l_m=0", "--compare", "--out", (t / out).string()});
+  };
+  const RunResult full = run("64", "full");
+  ASSERT_EQ(full.status, 0) << full.err;
+  EXPECT_NE(full.out.find("against full attention: mass kept"), std::string::npos) << full.out;
+  const nlohmann::json c = nlohmann::json::parse(test::slurp(t / "full/compare.json"));
+  EXPECT_NEAR(c["mass_kept_mean"].get<double>(), 1.0, 1e-5);
+  EXPECT_NEAR(c["kl_full_pattern_mean"].get<double>(), 0.0, 1e-5);
+  EXPECT_LT(c["output_relative_error"].get<double>(), 1e-4);
+  EXPECT_EQ(c["pattern"]["connections"], c["full"]["connections"]);
+  EXPECT_EQ(readNpy(t / "full/compare/mass_kept.npy", "mass_kept").shape, (std::vector<int64_t>{2, 64}));
+  EXPECT_EQ(readNpy(t / "full/compare/kl.npy", "kl").shape, (std::vector<int64_t>{2, 64}));
+
+  const RunResult blocks = run("8", "blocks");
+  ASSERT_EQ(blocks.status, 0) << blocks.err;
+  const nlohmann::json b = nlohmann::json::parse(test::slurp(t / "blocks/compare.json"));
+  EXPECT_LT(b["mass_kept_mean"].get<double>(), 0.95);
+  EXPECT_EQ(b["kl_full_pattern_mean"], "inf") << "full attention weights keys the blocks drop";
+  EXPECT_LT(b["pattern"]["connections"].get<int64_t>(), b["full"]["connections"].get<int64_t>());
+}
+
+TEST(CliCompare, CompareOfAVariantWithoutTheViewIsOneLineError) {
+  TempDir t;
+  const RunResult r = runAttnlab({"compute", "multi-head", "--compare", "--out", (t / "out").string()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(test::countLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("--compare: multi-head"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(t / "out"));
+}
+
+TEST(CliBench, UnknownSectionIsOneLineError) {
+  const RunResult r = runAttnlab({"bench", "--only", "nope"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(test::countLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("--only: unknown section 'nope'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sparse"), std::string::npos) << "lists the sections: " << r.err;
+}
+
 }  // namespace
 }  // namespace attn
