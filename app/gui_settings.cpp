@@ -1,7 +1,7 @@
 #include "app/gui_settings.h"
 
 #include "engine/error.h"
-#include "engine/files.h"
+#include "engine/npy.h"
 
 #include <nlohmann/json.hpp>
 
@@ -51,13 +51,7 @@ bool saveSettings(const GuiSettings& s, const std::filesystem::path& path, std::
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
   try {
-    TempFile tmp(path);
-    {
-      std::ofstream out(tmp.path());
-      out << j.dump(2) << '\n';
-      if (!out) throw InputError("cannot write " + tmp.path().string());
-    }
-    tmp.commit();
+    writeFileAtomic(path, j.dump(2) + "\n");
   } catch (const InputError& e) {
     error = e.what();
     return false;
