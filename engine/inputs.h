@@ -34,6 +34,10 @@ struct Inputs {
   std::vector<std::string> tokens, source_tokens;
   uint64_t seed = 0;  // seeds generated weights (W^q, W_a, ...)
   int64_t heads = 4;
+  // q, k, v are already projected per head (a real model's head, head h in
+  // columns [h·d_head, (h+1)·d_head)): variants that project with their own
+  // seeded W^q, W^k, W^v use them as they are.
+  bool projected = false;
 
   const Mat& query() const { return q ? *q : x; }
   const Mat& key() const { return k ? *k : (x_kv.size() ? x_kv : x); }

@@ -1,0 +1,27 @@
+// An efficient variant on a real head: the registry's patterns (sparse,
+// local, adaptive span, LSH — every variant that lists ViewKind::Compare)
+// run on one trained head's own projected queries, keys and values, and how
+// much of that head's real attention mass the pattern keeps.
+#pragma once
+
+#include "engine/model/model.h"
+#include "engine/registry.h"
+#include "engine/result.h"
+
+namespace attn {
+
+struct HeadPattern {
+  int64_t layer = 0, head = 0;
+  Result result;   // the variant on Inputs{q, k, v = the head's [L, d_head], heads = 1, projected}
+  Mat real;        // the head's real attention [L, L]
+  Mat mass_kept;   // [1, L]: Σ_{j ∈ pattern(i)} real_ij, the real mass on the keys the pattern keeps
+  double mass_kept_mean = 0;
+};
+
+// Variants usable here: those whose views include ViewKind::Compare.
+std::vector<const VariantInfo*> headPatternVariants();
+// Throws InputError for a layer/head out of range or a variant not in headPatternVariants().
+HeadPattern applyPatternToHead(const VariantInfo& variant, const Params& params, const ModelRun& run, int64_t layer,
+                               int64_t head, const RunContext& ctx = {});
+
+}  // namespace attn

@@ -1,0 +1,122 @@
+// Real checkpoints in the Hugging Face layout: config.json, model.safetensors
+// (or shards with model.safetensors.index.json) and the tokenizer files.
+// GPT-2 (GPT2LMHeadModel / GPT2Model) and BERT (BertModel / BertForMaskedLM)
+// run in Eigen with every attention map captured.
+#pragma once
+
+#include "engine/error.h"
+#include "engine/model/safetensors.h"
+#include "engine/model/tokenizer.h"
+#include "engine/run_context.h"
+#include "engine/tensor.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+enum class Architecture { Gpt2, Bert };
+
+struct ModelConfig {
+  Architecture arch = Architecture::Gpt2;
+  std::string arch_name;    // as config.json names it ("GPT2LMHeadModel")
+  int64_t layers = 0;       // n_layer / num_hidden_layers
+  int64_t heads = 0;        // n_head / num_attention_heads
+  int64_t d_model = 0;      // n_embd / hidden_size
+  int64_t d_ff = 0;         // n_inner (default 4·d) / intermediate_size
+  int64_t positions = 0;    // n_positions / max_position_embeddings
+  int64_t vocab = 0;        // vocab_size
+  int64_t type_vocab = 0;   // BERT type_vocab_size
+  double ln_eps = 1e-5;     // layer_norm_epsilon / layer_norm_eps
+  bool lower_case = true;   // BERT tokenizer (tokenizer_config.json do_lower_case)
+  int64_t headDim() const { return d_model / heads; }
+};
+
+// Where the files come from: a folder on disk, or the embedded default.
+struct ModelFiles {
+  std::string label;  // folder path or "embedded default model"
+  // The file's bytes, or nullopt when it does not exist. Called for
+  // "config.json", "model.safetensors", "model.safetensors.index.json",
+  // shard names, "vocab.json", "merges.txt", "vocab.txt", "tokenizer_config.json".
+  std::function<std::optional<std::string>(const std::string& name)> read_text;
+  std::function<std::shared_ptr<const SafetensorsFile>(const std::string& name)> open_safetensors;  // null: missing
+};
+// PATH is a model folder, or a .safetensors file whose folder holds the rest.
+ModelFiles filesOnDisk(const std::string& path);
+
+struct TensorSummary {
+  std::string name, dtype, file;
+  std::vector<int64_t> shape;
+};
+
+struct ModelInfo {
+  std::string label;
+  ModelConfig config;
+  int64_t parameters = 0;
+  std::string dtype;         // "F32", "F16", "BF16" or "mixed"
+  uint64_t bytes_on_disk = 0;
+  std::vector<TensorSummary> tensors;  // by name
+};
+nlohmann::json modelInfoToJson(const ModelInfo& info);
+
+// Weights are views into the safetensors maps (F32) or converted copies
+// (F16/BF16). Linear layers keep the stored layout: GPT-2's Conv1D is
+// [in, out] (y = x W + b), BERT's nn.Linear is [out, in] (y = x Wᵀ + b).
+class Model;
+
+// Reads config, tokenizer and weights; checks every tensor the architecture
+// needs is present with the shape the config implies, and that no tensor is
+// left unused (extra tensors are an error naming them). Calls
+// ctx.progress() per layer; cancellable. Throws InputError naming the file.
+std::shared_ptr<const Model> loadModel(const ModelFiles& files, const RunContext& ctx = {});
+const ModelInfo& modelInfo(const Model& m);
+const Tokenizer& modelTokenizer(const Model& m);
+
+// Text with more tokens than the model has positions. The GUI offers to truncate.
+struct TooLongError : InputError {
+  TooLongError(const std::string& msg, int64_t tokens, int64_t limit) : InputError(msg), tokens(tokens), limit(limit) {}
+  int64_t tokens, limit;
+};
+
+struct Prediction {
+  int32_t id = 0;
+  std::string token;
+  float probability = 0;
+};
+
+struct ModelRunOptions {
+  bool truncate = false;  // cut the tokens at the model's positions instead of throwing TooLongError
+  int top_k = 5;          // predictions per position (models with an LM head)
+};
+
+struct ModelRun {
+  std::vector<int32_t> ids;          // BERT: with [CLS] … [SEP]
+  std::vector<std::string> tokens;   // display strings
+  int64_t layers = 0, heads = 0, d_head = 0;
+  bool causal = true;                // GPT-2 causal, BERT bidirectional
+  std::vector<std::vector<Mat>> attention;  // [layer][head] [L, L]: softmax weights
+  // [layer] [L, d_model], head h = columns [h·d_head, (h+1)·d_head): the
+  // projected queries, keys and values (bias included) the attention used.
+  std::vector<Mat> q, k, v;
+  Mat hidden;  // GPT-2: after ln_f; BERT: the last layer's output   [L, d_model]
+  std::vector<std::vector<Prediction>> top_k;  // [L][k]; empty without an LM head
+  bool truncated = false;
+  double flops = 0, compute_seconds = 0;
+};
+
+// Tokenizes `text` and runs the forward pass. Empty text and text longer
+// than the positions (without truncate) throw InputError / TooLongError.
+ModelRun runModel(const Model& m, const std::string& text, const ModelRunOptions& options = {},
+                  const RunContext& ctx = {});
+// The forward pass on given ids (BERT: the caller adds [CLS]/[SEP]).
+ModelRun runModelIds(const Model& m, const std::vector<int32_t>& ids, const ModelRunOptions& options = {},
+                     const RunContext& ctx = {});
+
+}  // namespace attn

@@ -1,0 +1,78 @@
+// Reading Hugging Face safetensors files without trusting them.
+//
+// Layout: 8 bytes little-endian N, then N bytes of JSON header
+//   {"name": {"dtype": "F32"|"F16"|"BF16", "shape": [..], "data_offsets": [begin, end]}, ...,
+//    "__metadata__": {"k": "v"}}
+// then the data section; offsets are relative to its start. The header is
+// validated before anything in it is used: N within limits and inside the
+// file, JSON well formed, every entry's dtype known, shape non-negative,
+// end − begin = product(shape) · sizeof(dtype), offsets inside the data
+// section and no two tensors overlapping.
+#pragma once
+
+#include "engine/tensor.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+enum class DType { F32, F16, BF16 };
+std::string dtypeName(DType t);  // "F32", "F16", "BF16"
+int dtypeBytes(DType t);
+
+struct TensorEntry {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  uint64_t begin = 0, end = 0;  // byte offsets relative to the data section
+  int64_t elements() const;
+};
+
+// Largest header accepted (the format's own reference limit is 100 MB).
+constexpr uint64_t kMaxSafetensorsHeader = 100ull << 20;
+
+// Parses and validates the header of a whole file held in [bytes, bytes+size).
+// `what` names the file in errors. Throws InputError, e.g.
+//   "model.safetensors: tensor 'h.0.attn.c_attn.weight': data_offsets [0, 100] hold 100 bytes, but F32 [3, 4] needs 48"
+// Exposed for the fuzz target and the tests.
+struct SafetensorsHeader {
+  std::vector<TensorEntry> tensors;  // in file order of their data
+  std::map<std::string, std::string> metadata;
+  uint64_t data_start = 0;  // 8 + N
+};
+SafetensorsHeader parseSafetensorsHeader(const uint8_t* bytes, uint64_t size, const std::string& what);
+
+// One safetensors file, memory-mapped (or held in memory for the embedded
+// default model). Tensors are converted to float32 on request.
+class SafetensorsFile {
+ public:
+  static std::shared_ptr<const SafetensorsFile> open(const std::string& path);  // mmap; InputError naming path
+  // Bytes owned elsewhere that outlive the object (embedded assets).
+  static std::shared_ptr<const SafetensorsFile> fromMemory(const uint8_t* bytes, uint64_t size, const std::string& what);
+  ~SafetensorsFile();
+  SafetensorsFile(const SafetensorsFile&) = delete;
+  SafetensorsFile& operator=(const SafetensorsFile&) = delete;
+
+  const std::string& what() const { return what_; }
+  uint64_t sizeBytes() const { return size_; }
+  const SafetensorsHeader& header() const { return header_; }
+  const TensorEntry* find(const std::string& name) const;
+  const uint8_t* data(const TensorEntry& t) const { return bytes_ + header_.data_start + t.begin; }
+  // F32 entries are returned without a copy when aligned (pointer into the
+  // map); F16/BF16 are converted into `storage`. Returns the float pointer.
+  const float* floats(const TensorEntry& t, std::vector<float>& storage) const;
+
+ private:
+  SafetensorsFile() = default;
+  std::string what_;
+  const uint8_t* bytes_ = nullptr;
+  uint64_t size_ = 0;
+  bool mapped_ = false;
+  SafetensorsHeader header_;
+};
+
+}  // namespace attn
