@@ -111,6 +111,7 @@ void benchMultiHead(nlohmann::json& out, bool print) {
 void benchSparse(nlohmann::json& out, bool print);        // app/bench_sparse.cpp
 void benchAdaptiveSpan(nlohmann::json& out, bool print);  // app/bench_span_xl.cpp
 void benchXlReuse(nlohmann::json& out, bool print);       // app/bench_span_xl.cpp
+void benchLsh(nlohmann::json& out, bool print);           // app/bench_lsh.cpp
 
 const std::vector<BenchSection>& benchSections() {
   static const std::vector<BenchSection> all = {
@@ -118,6 +119,7 @@ const std::vector<BenchSection>& benchSections() {
       {"sparse", "Sparse Transformer and Image Transformer local patterns against L, and dense causal", benchSparse},
       {"adaptive_span", "adaptive-span time and peak memory at L = 16,384", benchAdaptiveSpan},
       {"xl_reuse", "Transformer-XL evaluation with state reuse against recomputing each window", benchXlReuse},
+      {"lsh", "Reformer LSH attention (1 and 4 rounds) against L up to 65,536, and dense causal", benchLsh},
   };
   return all;
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 namespace attn {
 
@@ -190,7 +191,7 @@ void pointPlot(const char* id, const Extra& e, ImVec2 size) {
   std::vector<Marker> rays = e.markers;
   std::sort(rays.begin(), rays.end(), [](const Marker& a, const Marker& b) { return a.x < b.x; });
   for (size_t i = 0; i < rays.size(); ++i) {
-    const double a0 = rays[i].x, a1 = i + 1 < rays.size() ? rays[i + 1].x : rays[0].x + 2 * 3.14159265358979;
+    const double a0 = rays[i].x, a1 = i + 1 < rays.size() ? rays[i + 1].x : rays[0].x + 2 * std::numbers::pi;
     std::vector<ImVec2> fan{c};
     const int steps = std::max(2, static_cast<int>((a1 - a0) * 40));
     // Screen y grows downwards: the angle θ is drawn counter-clockwise.
