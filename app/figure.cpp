@@ -790,9 +790,9 @@ void drawPoints(Painter& ctx, const QRectF& area, const Extra& e, const QString&
   p.setFont(figureFont(ctx.unit * 0.75));
   for (const Arrow& a : e.arrows) {
     const QPointF tip(c.x() + a.x * k, c.y() - a.y * k);
-    p.setPen(QPen(QColor(20, 20, 20), std::max(2.0, ctx.unit * 0.3)));
+    p.setPen(QPen(QColor(20, 20, 20), std::max(1.5, ctx.unit * 0.16)));
     p.drawLine(c, tip);
-    p.setPen(QPen(a.category >= 0 ? toQColor(headColor(a.category)) : ctx.theme.text, std::max(1.0, ctx.unit * 0.15)));
+    p.setPen(QPen(a.category >= 0 ? toQColor(headColor(a.category)) : ctx.theme.text, std::max(0.8, ctx.unit * 0.08)));
     p.drawLine(c, tip);
     p.setPen(ctx.theme.text);
     p.drawText(QPointF(tip.x() + ctx.unit * 0.2, tip.y() - ctx.unit * 0.2), qs(a.label));
@@ -1145,7 +1145,7 @@ void drawWalkthrough(Painter& ctx, const QRectF& body, const Result& r) {
     if (e.kind == ExtraKind::Points) pictures.push_back(&e);
     if (e.kind == ExtraKind::CategoryValues || e.kind == ExtraKind::TokenCategories) others.push_back(&e);
   }
-  const double bottom_h = pictures.empty() && others.empty() ? 0 : body.height() * 0.3;
+  const double bottom_h = pictures.empty() && others.empty() ? 0 : body.height() * 0.36;
   const QRectF top(body.left(), body.top(), body.width(), body.height() - bottom_h);
   const std::vector<QRectF> grid = gridCells(top, static_cast<int>(r.stages.size()), ctx.unit * 1.5, ctx.unit * 4);
   const ValueRange range{0.0f, std::max(1e-6f, r.weights_stats.max), false};
@@ -1170,9 +1170,11 @@ void drawWalkthrough(Painter& ctx, const QRectF& body, const Result& r) {
     m.row_dividers = &st.row_dividers;
     m.col_dividers = &st.col_dividers;
     m.labels = st.matrix.rows <= 64;
-    const double bar_w = i % 2 == 1 || i + 1 == r.stages.size() ? ctx.unit * 6 : 0;
+    // Every panel leaves room for a colour bar so all get the same size; the last one draws it.
+    const double bar_w = ctx.unit * 5;
     const QRectF cells = drawMatrixPanel(ctx, QRectF(cell.left(), cell.top() + ctx.unit * 2.9, cell.width() - bar_w, cell.height() - ctx.unit * 2.9), m);
-    if (bar_w > 0) drawColorbar(ctx, QRectF(cells.right() + ctx.unit, cells.top(), ctx.unit * 0.9, cells.height()), range, qs(r.weights_label));
+    if (i + 1 == r.stages.size())
+      drawColorbar(ctx, QRectF(cells.right() + ctx.unit, cells.top(), ctx.unit * 0.9, cells.height()), range, "weight");
   }
   if (bottom_h <= 0) return;
   const double y0 = body.bottom() - bottom_h + ctx.unit, h = bottom_h - ctx.unit;

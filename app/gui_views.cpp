@@ -543,21 +543,31 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     if (e.kind == ExtraKind::CategoryValues || e.kind == ExtraKind::TokenCategories) others.push_back(&e);
   }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float gap = ImGui::GetStyle().ItemSpacing.x, title = ImGui::GetTextLineHeightWithSpacing() * 2;
-  const float bottom_h = pictures.empty() && others.empty() ? 0.0f : std::max(avail.y * 0.32f, ImGui::GetFontSize() * 12);
+  const float gap = ImGui::GetStyle().ItemSpacing.x, line = ImGui::GetTextLineHeightWithSpacing(), title = line * 2;
+  const float bar_space = ImGui::GetFontSize() * 6.0f;
+  const bool bottom = !pictures.empty() || !others.empty();
+  // Stages first (square panels need about their width in height), the pictures take the rest.
   const int n = static_cast<int>(r.stages.size());
-  const GridLayout g = bestGrid(n, avail.x, avail.y - bottom_h, 0, title);
+  const GridLayout g = bestGrid(n, avail.x - bar_space, avail.y * (bottom ? 0.68f : 1.0f), 0, title);
+  const float cell_h = std::min(g.cell_h, g.cell_w + title + line * 2);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   HeatmapStyle st;
   st.range = {0.0f, std::max(1e-6f, r.weights_stats.max), false};
   st.colormap = colormapFor(st.range, s.settings.colormap);
+  st.colorbar = false;
   for (int i = 0; i < n; ++i) {
     const Stage& stage = r.stages[static_cast<size_t>(i)];
     ImGui::PushID(i);
-    ImGui::SetCursorScreenPos(ImVec2(origin.x + g.cell_w * static_cast<float>(i % g.cols), origin.y + g.cell_h * static_cast<float>(i / g.cols)));
+    const ImVec2 p(origin.x + g.cell_w * static_cast<float>(i % g.cols), origin.y + cell_h * static_cast<float>(i / g.cols));
+    ImGui::SetCursorScreenPos(p);
     ImGui::BeginGroup();
     ImGui::TextUnformatted(stage.title.c_str());
+    // The caption is clipped to the panel so neighbours never overlap.
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->PushClipRect(ImVec2(p.x, p.y), ImVec2(p.x + g.cell_w - gap, p.y + title), true);
     ImGui::TextDisabled("%s", stage.caption.c_str());
+    dl->PopClipRect();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", stage.caption.c_str());
     MatrixView v = MatrixView::of(stage.matrix);
     v.row_labels = &stage.row_labels;
     v.col_labels = &stage.col_labels;
@@ -568,16 +578,17 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     v.col_dividers = &stage.col_dividers;
     v.value_label = r.weights_label;
     HeatmapStyle cell = st;
-    cell.colorbar = i % g.cols == g.cols - 1;
-    cell.labels = g.cell_h > ImGui::GetFontSize() * 16;
-    heatmap("stage", v, cell, s.view.extra_zoom["stage" + std::to_string(i)], gl,
-            ImVec2(g.cell_w - gap, g.cell_h - title - gap));
+    cell.labels = cell_h > ImGui::GetFontSize() * 14;
+    heatmap("stage", v, cell, s.view.extra_zoom["stage" + std::to_string(i)], gl, ImVec2(g.cell_w - gap, cell_h - title - gap));
     ImGui::EndGroup();
     ImGui::PopID();
   }
-  if (bottom_h <= 0) return;
-  // Bottom row: the points pictures, then bars and the token strip stacked.
-  const float y0 = origin.y + avail.y - bottom_h, line = ImGui::GetTextLineHeightWithSpacing();
+  const float grid_h = cell_h * static_cast<float>(g.rows);
+  colorbar(ImGui::GetWindowDrawList(), ImVec2(origin.x + avail.x - bar_space + line, origin.y + title + line),
+           ImVec2(line * 0.7f, std::max(line, grid_h - title - line * 3)), st.colormap, st.range, r.weights_label);
+  if (!bottom) return;
+  // Below: the points pictures in a row, then the bars and the token strip stacked.
+  const float y0 = origin.y + grid_h + gap, bottom_h = origin.y + avail.y - y0;
   const float side = std::min(bottom_h - line, (avail.x * 0.6f) / std::max<float>(1.0f, static_cast<float>(pictures.size())));
   for (size_t k = 0; k < pictures.size(); ++k) {
     ImGui::PushID(static_cast<int>(k) + 100);
@@ -590,15 +601,17 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     ImGui::PopID();
   }
   const float x0 = origin.x + side * static_cast<float>(pictures.size()) + gap;
-  const float each = (bottom_h) / std::max<float>(1.0f, static_cast<float>(others.size()));
+  const float each = bottom_h / std::max<float>(1.0f, static_cast<float>(others.size()));
   for (size_t k = 0; k < others.size(); ++k) {
     const Extra& e = *others[k];
     ImGui::PushID(static_cast<int>(k) + 200);
     ImGui::SetCursorScreenPos(ImVec2(x0, y0 + each * static_cast<float>(k)));
+    ImGui::BeginGroup();
     ImGui::TextDisabled("%s", labelOf(e).c_str());
     const ImVec2 size(origin.x + avail.x - x0, each - line - gap);
     if (e.kind == ExtraKind::CategoryValues) categoryBars("bars", e.value, e.categories, e.col_axis, size);
     else categoryStrip("strip", e.value, r.q_tokens, e.categories, size);
+    ImGui::EndGroup();
     ImGui::PopID();
   }
 }

@@ -183,7 +183,7 @@ void pointPlot(const char* id, const Extra& e, ImVec2 size) {
     radius = std::max(radius, std::hypot(e.value.data[static_cast<size_t>(3 * i)], e.value.data[static_cast<size_t>(3 * i + 1)]));
   for (const Arrow& a : e.arrows) radius = std::max(radius, std::hypot(a.x, a.y));
   const float line = ImGui::GetTextLineHeight();
-  const float half = std::max(1.0f, std::min(size.x, size.y) * 0.5f - line * 1.5f);
+  const float half = std::max(1.0f, std::min(size.x, size.y) * 0.5f - line);
   const ImVec2 c(origin.x + size.x * 0.5f, origin.y + size.y * 0.5f);
   const float k = half / (radius * 1.05f);
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -192,15 +192,20 @@ void pointPlot(const char* id, const Extra& e, ImVec2 size) {
   std::sort(rays.begin(), rays.end(), [](const Marker& a, const Marker& b) { return a.x < b.x; });
   for (size_t i = 0; i < rays.size(); ++i) {
     const double a0 = rays[i].x, a1 = i + 1 < rays.size() ? rays[i + 1].x : rays[0].x + 2 * std::numbers::pi;
-    std::vector<ImVec2> fan{c};
-    const int steps = std::max(2, static_cast<int>((a1 - a0) * 40));
-    // Screen y grows downwards: the angle θ is drawn counter-clockwise.
-    for (int t = 0; t <= steps; ++t) {
-      const double th = a0 + (a1 - a0) * t / steps;
-      fan.emplace_back(c.x + half * static_cast<float>(std::cos(th)), c.y - half * static_cast<float>(std::sin(th)));
+    // Filled as convex pieces of at most 90°: one polygon each, no seams between triangles.
+    const int pieces = std::max(1, static_cast<int>(std::ceil((a1 - a0) / (std::numbers::pi / 2))));
+    for (int k = 0; k < pieces; ++k) {
+      const double b0 = a0 + (a1 - a0) * k / pieces, b1 = a0 + (a1 - a0) * (k + 1) / pieces;
+      std::vector<ImVec2> fan{c};
+      // Screen y grows downwards: the angle θ is drawn counter-clockwise.
+      for (int t = 0; t <= 24; ++t) {
+        const double th = b0 + (b1 - b0) * t / 24;
+        fan.emplace_back(c.x + half * static_cast<float>(std::cos(th)), c.y - half * static_cast<float>(std::sin(th)));
+      }
+      dl->AddConvexPolyFilled(fan.data(), static_cast<int>(fan.size()), toU32(headColor(rays[i].series), 40));
     }
-    for (size_t t = 1; t + 1 < fan.size(); ++t) dl->AddTriangleFilled(c, fan[t], fan[t + 1], toU32(headColor(rays[i].series), 40));
-    dl->AddLine(c, fan[1], toU32(headColor(rays[i].series), 200), 1.5f);
+    const ImVec2 edge(c.x + half * static_cast<float>(std::cos(a0)), c.y - half * static_cast<float>(std::sin(a0)));
+    dl->AddLine(c, edge, toU32(headColor(rays[i].series), 200), 1.5f);
   }
   dl->AddCircle(c, half, ImGui::GetColorU32(ImGuiCol_Border), 96);
   for (int64_t i = 0; i < n; ++i) {
@@ -216,8 +221,6 @@ void pointPlot(const char* id, const Extra& e, ImVec2 size) {
     dl->AddCircleFilled(tip, 3.5f, col);
     dl->AddText(ImVec2(tip.x + 3, tip.y - line), text, a.label.c_str());
   }
-  dl->AddText(ImVec2(origin.x, origin.y + size.y - line), ImGui::GetColorU32(ImGuiCol_TextDisabled),
-              (e.col_axis + " \xE2\x86\x92, " + e.row_axis + " \xE2\x86\x91").c_str());
   if (ImGui::IsItemHovered()) {
     // The nearest point within a few pixels.
     const ImVec2 m = ImGui::GetIO().MousePos;
