@@ -210,7 +210,7 @@ void pointPlot(const char* id, const Extra& e, ImVec2 size) {
   dl->AddCircle(c, half, ImGui::GetColorU32(ImGuiCol_Border), 96);
   for (int64_t i = 0; i < n; ++i) {
     const float* p = e.value.data.data() + 3 * i;
-    dl->AddCircleFilled(ImVec2(c.x + p[0] * k, c.y - p[1] * k), std::max(1.5f, line * 0.18f), toU32(headColor(static_cast<int>(p[2]))));
+    dl->AddCircleFilled(ImVec2(c.x + p[0] * k, c.y - p[1] * k), std::max(1.5f, line * 0.18f), toU32(headColor(static_cast<int>(p[2]))), 8);
   }
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   for (const Arrow& a : e.arrows) {

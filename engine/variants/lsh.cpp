@@ -14,6 +14,7 @@
 #include "engine/error.h"
 #include "engine/lsh.h"
 #include "engine/npy.h"
+#include "engine/parallel.h"
 #include "engine/registry.h"
 #include "engine/sparse_attention.h"
 #include "engine/variants/multi_head.h"
@@ -51,7 +52,10 @@ SparseRows attendPattern(const Mat& q, const Mat& k, const PatternRule& rule, co
   s.values.resize(s.indices.size());
   s.sets.clear();
   Mat out(q.rows(), k.cols());
-  attendSparseRows(q, k, k, 1.0f / std::sqrt(static_cast<float>(q.cols())), s, out, 0, q.rows());
+  constexpr int64_t kRows = 128;
+  parallelFor((q.rows() + kRows - 1) / kRows, ctx, [&](int64_t b) {
+    attendSparseRows(q, k, k, 1.0f / std::sqrt(static_cast<float>(q.cols())), s, out, b * kRows, std::min(q.rows(), (b + 1) * kRows));
+  });
   return s;
 }
 
@@ -188,7 +192,7 @@ Extra angularPicture(const Mat& q, const MatRef& r, int64_t b) {
   Eigen::SelfAdjointEigenSolver<Eigen::MatrixXf> eig(Eigen::MatrixXf(q.transpose() * q));  // QᵀQ  [d, d]
   const Eigen::VectorXf p1 = eig.eigenvectors().col(d - 1), p2 = d > 1 ? Eigen::VectorXf(eig.eigenvectors().col(d - 2)) : Eigen::VectorXf::Zero(d);
   const std::vector<int32_t> buckets = lshHash(q, r);
-  constexpr int64_t kMaxPoints = 2048;
+  constexpr int64_t kMaxPoints = 1024;
   const int64_t step = (L + kMaxPoints - 1) / kMaxPoints;
   Mat pts((L + step - 1) / step, 3);  // x, y, bucket
   float radius = 0;
