@@ -27,8 +27,11 @@ namespace attn {
 
 namespace {
 
-// Panels (a)–(c) are quadratic in L: drawn while one head's L² fits the dense-view limit (L ≤ 4,096).
-bool quadraticPanelsFit(int64_t L) { return denseFits(1, L, L); }
+// Panels (a)–(c) are quadratic in L: drawn while one head's L² fits the dense-view limit (L ≤ 4,096)
+// and panel (a)'s L²/2 entries (index, weight, set bit, gathered twice: ~14 bytes) a quarter of free memory.
+bool quadraticPanelsFit(int64_t L) {
+  return denseFits(1, L, L) && 7.0 * static_cast<double>(L) * static_cast<double>(L) < 0.25 * static_cast<double>(availableMemoryBytes());
+}
 
 // k_j = q_j / ‖q_j‖ per row.
 Mat normalizedRows(const Mat& q) {

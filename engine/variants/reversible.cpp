@@ -31,6 +31,7 @@ struct LshLayer {
   LshOptions o;
   const RunContext* ctx = nullptr;
   mutable std::vector<SparseRows> last_weights;  // of the last call, per head
+  mutable double flops = 0;                      // of every call so far
 
   Mat operator()(const Mat& x) const {
     const int64_t d = x.cols(), dh = d / heads;
@@ -40,8 +41,10 @@ struct LshLayer {
     for (int64_t h = 0; h < heads; ++h) {
       LshHead head = lshAttentionHead(q.middleCols(h * dh, dh), v.middleCols(h * dh, dh), rotations, o, *ctx);
       cat.middleCols(h * dh, dh) = head.output;
+      flops += head.flops;
       last_weights.push_back(std::move(head.weights));
     }
+    flops += 3.0 * 2.0 * static_cast<double>(x.rows()) * d * d;  // W^q, W^v, W^o
     return cat * w_o;  // Concat(head_1 … head_H) W^o   [L, d]
   }
 };
@@ -143,8 +146,19 @@ Result reversible(const Inputs& in, const Params& p, const RunContext& ctx) {
 
   r.q_tokens = r.k_tokens = in.tokens;
   r.weights_label = "layer 0 LSH attention weight";
-  if (denseViewsFit(ctx, H, L, L))
-    for (const SparseRows& s : r.sparse) r.weights.push_back(toDenseValues(s));
+  r.scores_label = "layer 0: q_i·k_j/√d_head (k = q/‖q‖)";
+  if (denseViewsFit(ctx, H, L, L)) {
+    const Mat q = layerNorm(x) * attn[0].w_q;  // layer 0's queries   [L, d]
+    const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+    for (int64_t h = 0; h < H; ++h) {
+      r.weights.push_back(toDenseValues(r.sparse[static_cast<size_t>(h)]));
+      Mat k = q.middleCols(h * dh, dh);
+      for (int64_t j = 0; j < L; ++j)
+        if (const float n = k.row(j).norm(); n > 0) k.row(j) /= n;
+      r.scores.emplace_back(L, L);
+      r.scores.back().noalias() = (q.middleCols(h * dh, dh) * scale) * k.transpose();
+    }
+  }
   r.output = Mat(L, 2 * d);
   r.output << x1.back(), x2.back();  // [Y₁ | Y₂] of the top layer
   r.extras.push_back({.name = "reconstruction_error", .label = "float32 reconstruction error ‖X̂ − X‖/‖X‖ of each layer's input",
@@ -163,6 +177,9 @@ Result reversible(const Inputs& in, const Params& p, const RunContext& ctx) {
                       .value = Array::fromVector({static_cast<float>(ff[0].hiddenPeakFloats(L, c) * f32)})});
   r.inputs["x"] = x;
   r.inputs["R"] = attn[0].rotations;
+  // Forward and inverse: every attention call, and G twice per layer (2·2·L·d·d_ff each).
+  for (const LshLayer& a : attn) r.flops += a.flops;
+  r.flops += static_cast<double>(N) * 2.0 * 4.0 * static_cast<double>(L) * d * d_ff;
   return r;
 }
 
