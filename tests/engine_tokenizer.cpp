@@ -51,7 +51,9 @@ TEST(Gpt2Bpe, MatchesGpt3EncoderOnTheRealVocabulary) {
     // The displayed tokens spell the text where no token splits a character.
     std::string joined;
     for (const int32_t id : tok.encode(text)) joined += tok.display(id);
-    if (joined.find("\\x") == std::string::npos) EXPECT_EQ(joined, text) << "text: " << c.at("text").dump();
+    if (joined.find("\\x") == std::string::npos) {
+      EXPECT_EQ(joined, text) << "text: " << c.at("text").dump();
+    }
   }
 }
 
