@@ -290,7 +290,11 @@ struct Located {
   std::string file_name;
 };
 
-std::map<std::string, Located> openTensors(const ModelFiles& files, std::vector<std::string>& shard_names) {
+// Every tensor of the checkpoint by name; `opened` gets each file (the maps
+// the weights will point into) and its name.
+std::map<std::string, Located> openTensors(const ModelFiles& files,
+                                           std::vector<std::shared_ptr<const SafetensorsFile>>& opened,
+                                           std::vector<std::string>& shard_names) {
   std::map<std::string, Located> all;
   auto addFile = [&](const std::string& name) {
     std::shared_ptr<const SafetensorsFile> f = files.open_safetensors(name);
@@ -300,6 +304,7 @@ std::map<std::string, Located> openTensors(const ModelFiles& files, std::vector<
         throw InputError(fileIn(files, name) + ": tensor '" + t.name + "' is also in " + all[t.name].file_name);
       all[t.name] = {f, &t, name};
     }
+    opened.push_back(f);
     shard_names.push_back(name);
   };
   const std::string index_name = "model.safetensors.index.json";
@@ -396,11 +401,8 @@ std::shared_ptr<const Model> loadModel(const ModelFiles& files, const RunContext
   ctx.progress(0.0f);
 
   std::vector<std::string> shard_names;
-  const std::map<std::string, Located> all = openTensors(files, shard_names);
-  for (const std::string& s : shard_names) {
-    m->files.push_back(files.open_safetensors(s));
-    m->info.bytes_on_disk += m->files.back()->sizeBytes();
-  }
+  const std::map<std::string, Located> all = openTensors(files, m->files, shard_names);
+  for (const auto& f : m->files) m->info.bytes_on_disk += f->sizeBytes();
 
   // The checkpoint's prefix: GPT2LMHeadModel saves "transformer.", BertForMaskedLM "bert.".
   const std::string probe = c.arch == Architecture::Gpt2 ? "wte.weight" : "embeddings.word_embeddings.weight";
