@@ -224,7 +224,7 @@ const float* SafetensorsFile::floats(const TensorEntry& t, std::vector<float>& s
     case DType::F32:
       if (reinterpret_cast<uintptr_t>(src) % alignof(float) == 0) return reinterpret_cast<const float*>(src);
       storage.resize(static_cast<size_t>(n));
-      std::memcpy(storage.data(), src, static_cast<size_t>(n) * 4);
+      if (n > 0) std::memcpy(storage.data(), src, static_cast<size_t>(n) * 4);  // an empty vector's data() may be null
       return storage.data();
     case DType::F16:
       convertHalves(src, n, storage, [](uint16_t bits) {
