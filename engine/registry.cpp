@@ -29,6 +29,9 @@ VariantInfo makeLocal1dVariant();
 VariantInfo makeLocal2dVariant();
 VariantInfo makeAdaptiveSpanVariant();
 VariantInfo makeTransformerXlVariant();
+VariantInfo makeActVariant();
+VariantInfo makeUniversalTransformerVariant();
+VariantInfo makeGtrxlGateVariant();
 
 const std::vector<VariantInfo>& variants() {
   static const std::vector<VariantInfo> all = {
@@ -38,7 +41,8 @@ const std::vector<VariantInfo>& variants() {
       makeGlobalVariant(),           makeLocalPVariant(),    makeHardVariant(),
       makeSinusoidalPeVariant(),     makeLearnedPeVariant(),  makeSparseStridedVariant(),
       makeSparseFixedVariant(),      makeLocal1dVariant(),    makeLocal2dVariant(),
-      makeAdaptiveSpanVariant(),     makeTransformerXlVariant(),
+      makeAdaptiveSpanVariant(),     makeTransformerXlVariant(), makeActVariant(),
+      makeUniversalTransformerVariant(), makeGtrxlGateVariant(),
   };
   return all;
 }

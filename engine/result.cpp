@@ -17,6 +17,7 @@ std::string extraKindName(ExtraKind k) {
     case ExtraKind::HeadValues: return "head_values";
     case ExtraKind::Curves: return "curves";
     case ExtraKind::QueryGroup: return "query_group";
+    case ExtraKind::Stacked: return "stacked";
   }
   return "?";
 }

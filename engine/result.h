@@ -22,6 +22,8 @@ enum class ExtraKind {
   HeadValues,     // [H]: one value per head, drawn as bars labelled h0, h1, ... (span per head)
   Curves,         // [S, n]: S series of y over x = 0 … n−1, drawn as line plots with `markers`
   QueryGroup,     // [Lq]: block id per query; views outline the clicked query's block
+  Stacked,        // [T, n] ≥ 0: one bar per row t stacking its n values in headColor(k), captioned
+                  // row_labels[t] (ACT halting weights p_t^n with N(t), R(t))
 };
 
 std::string extraKindName(ExtraKind k);
@@ -52,6 +54,11 @@ struct Extra {
   // these names, drawn in distinct colours with a legend ("A¹", "A²", "A¹ ∪ A²").
   std::vector<std::string> categories;
   std::vector<Marker> markers;     // Curves
+  // Weights: what the first index counts. "head" follows the result's heads
+  // (the view pairs it with the main weights of that head); anything else
+  // ("step") is the extra's own axis with its own slider.
+  std::string slice_axis = "head";
+  std::vector<std::string> row_labels;  // Stacked: caption under each row's bar
   ValueStats stats;                // filled by runVariant
 };
 
