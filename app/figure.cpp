@@ -274,9 +274,11 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
   const double cell = std::min(cells.width() / std::max<int64_t>(cols, 1), cells.height() / std::max<int64_t>(rows, 1));
   const double aspect_cols = cells.width() / std::max<int64_t>(cols, 1);
   const double cw = rows == cols || cols <= rows ? cell : std::max(cell, std::min(aspect_cols, cell * 4));
+  // A wide matrix (an extra [L, d]) may stretch its rows up to 4× as well,
+  // so a 12 × 64 gate map is not drawn as a thin strip.
+  const double ch = cols > rows ? std::max(cell, std::min(cells.height() / std::max<int64_t>(rows, 1), cell * 4)) : cell;
   cells.setWidth(cw * cols);
-  cells.setHeight(cell * rows);
-  const double ch = cell;
+  cells.setHeight(ch * rows);
 
   if (!m.title.isEmpty()) {
     p.setPen(ctx.theme.text);

@@ -153,11 +153,12 @@ void linesView(AppState& s, const Result& r) {
 
 // [SECTION] Extras view
 
-void matrixExtra(AppState& s, const Extra& e, HeatmapRenderer& gl, ImVec2 size) {
+void matrixExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& gl, ImVec2 size) {
   MatrixView v;
   v.data = e.value.data.data();
   v.rows = e.value.shape[0];
   v.cols = e.value.shape[1];
+  if (v.rows == r.queries()) v.row_labels = &r.q_tokens;  // one row per token, as the figures label it
   v.row_axis = e.row_axis.empty() ? "row" : e.row_axis;
   v.col_axis = e.col_axis.empty() ? "column" : e.col_axis;
   v.value_label = labelOf(e);
@@ -252,7 +253,7 @@ void extraPanel(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& g
         categoryGrid("categories", e.value, e.categories, e.row_axis.empty() ? "row" : e.row_axis,
                      e.col_axis.empty() ? "column" : e.col_axis, size);
       else
-        matrixExtra(s, e, gl, size);
+        matrixExtra(s, r, e, gl, size);
       return;
     case ExtraKind::Weights: weightsExtra(s, r, e, gl, size); return;
     case ExtraKind::TokenValues: {

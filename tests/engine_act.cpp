@@ -244,7 +244,7 @@ Mat plainLayerNorm(const Mat& x) {
 TEST(UniversalTransformer, FirstStepMatchesAPlainLoopReference) {
   const Inputs in = makeSynthetic({.seed = 3, .length = 7, .dim = 16, .heads = 2});
   const UtWeights w = makeUtWeights(16, 2, 3);
-  const UtRun run = universalTransformer(in.x, w, 2, 0.01, 4, -1.5, RunContext{});
+  const UtRun run = universalTransformer(in.x, w, 2, 0.01, 4, -1.0, RunContext{});
   const int64_t L = 7, d = 16;
   // H^0 + P^1, P^1 = PE(position) + PE(t = 1)
   Mat x1(L, d);
@@ -276,7 +276,7 @@ TEST(UniversalTransformer, FirstStepMatchesAPlainLoopReference) {
 TEST(UniversalTransformer, HaltedPositionsStayUnchangedAfterwards) {
   const Inputs in = makeSynthetic({.seed = 1, .length = 12, .dim = 16, .heads = 2});
   const UtWeights w = makeUtWeights(16, 2, 1);
-  const UtRun run = universalTransformer(in.x, w, 2, 0.01, 8, -1.5, RunContext{});
+  const UtRun run = universalTransformer(in.x, w, 2, 0.01, 8, -1.0, RunContext{});
   const int64_t T = static_cast<int64_t>(run.states.size()) - 1;
   ASSERT_EQ(run.p.cols(), T);
   const auto [lo, hi] = std::minmax_element(run.steps.begin(), run.steps.end());

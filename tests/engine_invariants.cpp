@@ -123,6 +123,9 @@ TEST(Invariants, EveryVariantRecordsWhatItNeedsToReplay) {
       {"sparse-fixed", {"x", "q", "k", "v", "w_q", "w_k", "w_v"}},
       {"local-1d", {"x", "q", "k", "v", "w_q", "w_k", "w_v"}},
       {"local-2d", {"x", "q", "k", "v", "w_q", "w_k", "w_v"}},
+      {"act", {"x", "w_x", "w_s", "w_h", "w_y", "s"}},
+      {"universal-transformer", {"x", "w_q", "w_k", "w_v", "w_o", "w_1", "w_2", "w_h"}},
+      {"gtrxl-gate", {"x", "y", "w_q", "w_k", "w_v", "w_o", "w_r", "u_r", "w_z", "u_z", "w_g", "u_g"}},
   };
   const Inputs in = ref::gaussianInputs(24, 6, 8, 16, 4);
   for (const VariantInfo& v : variants()) {

@@ -168,7 +168,7 @@ VariantInfo makeActVariant() {
        .def = std::string("rnn"), .choices = {"rnn", "manual"}},
       {.key = "halt_bias", .symbol = "b_h", .type = ParamType::Float,
        .help = "Bias of the halting unit h = σ(W_h s + b_h) (rnn mode): lower ponders longer", .min = -10,
-       .max = 10, .def = -1.0},
+       .max = 10, .def = 0.0},
       {.key = "h", .symbol = "h", .type = ParamType::FloatList,
        .help = "manual mode: halting values h^1, h^2, … (h=0.1,0.3,0.2,0.5); past the list its last value",
        .min = 0, .max = 1, .def = std::vector<double>{0.1, 0.3, 0.2, 0.5, 0.4}, .per_head = false},

@@ -52,6 +52,7 @@ UtWeights makeUtWeights(int64_t d, int64_t heads, uint64_t seed);
 struct UtRun {
   std::vector<Mat> states;             // H^0 = x, H^1 … H^T   [L, d] each
   std::vector<std::vector<Mat>> attention;  // step t−1: the block's weights per head [H][L, L]
+  std::vector<Mat> last_scores;        // the last step's pre-softmax scores per head [H][L, L]
   std::vector<int64_t> steps;          // N_i per position
   std::vector<double> remainders;      // R_i
   Mat p;                               // [L, T] halting weights p_i^t (0 after N_i)

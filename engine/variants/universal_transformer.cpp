@@ -24,8 +24,9 @@ UtWeights makeUtWeights(int64_t d, int64_t heads, uint64_t seed) {
   w.attention = makeMultiHeadWeights(d, heads, seed);
   w.w_1 = randomNormal(d, 2 * d, seed, "ut_w_1", std::sqrt(2.0f) * gain);
   w.w_2 = randomNormal(2 * d, d, seed, "ut_w_2", gain / std::sqrt(2.0f));
-  // LayerNorm'd states have unit variance per row, so H_i w_h ~ N(0, 1).
-  w.w_h = randomNormal(d, 1, seed, "ut_w_h", gain);
+  // LayerNorm'd states have unit variance per row, so H_i w_h ~ N(0, 2.5²):
+  // positions differ enough in h to halt at different steps.
+  w.w_h = randomNormal(d, 1, seed, "ut_w_h", 2.5f * gain);
   return w;
 }
 
@@ -65,6 +66,7 @@ UtRun universalTransformer(const Mat& x, const UtWeights& w, int64_t heads, doub
     }
     run.states.push_back(h);
     run.attention.push_back(std::move(mha.weights));
+    run.last_scores = std::move(mha.scores);
     ctx.progress(static_cast<float>(t) / static_cast<float>(max_steps));
   }
   const int64_t T = static_cast<int64_t>(run.attention.size());
@@ -95,6 +97,7 @@ Result universalTransformerVariant(const Inputs& in, const Params& p, const RunC
   r.q_tokens = in.tokens;
   r.k_tokens = in.tokens;
   r.weights = run.attention.back();  // the last step's block
+  r.scores = std::move(run.last_scores);
   r.weights_label = "attention weight, step " + std::to_string(T);
   r.output = run.states.back();
 
@@ -165,7 +168,7 @@ VariantInfo makeUniversalTransformerVariant() {
        .help = "Step limit M (≥ 1): the block runs at most M times", .min = 1, .max = 32, .def = int64_t{8}},
       {.key = "halt_bias", .symbol = "b_h", .type = ParamType::Float,
        .help = "Bias of the halting unit h = σ(H w_h + b_h): lower ponders longer", .min = -10, .max = 10,
-       .def = -1.5},
+       .def = -1.0},
   };
   v.views = {ViewKind::Extras, ViewKind::Heatmap, ViewKind::Heads, ViewKind::Lines, ViewKind::Family};
   v.run = universalTransformerVariant;
