@@ -45,7 +45,7 @@ class ActHalting {
 struct UtWeights {
   MultiHeadWeights attention;  // one block, shared by every step
   Mat w_1, w_2;                // Transition(A) = ReLU(A W_1) W_2     [d, 2d], [2d, d]
-  Mat w_h;                     // halting unit h_i^t = σ(H_i^t w_h + b_h)   [d, 1]
+  Mat w_h;                     // halting unit h_i^t = σ((H_i^{t−1} + P_i^t) w_h + b_h)   [d, 1]
 };
 UtWeights makeUtWeights(int64_t d, int64_t heads, uint64_t seed);
 

@@ -3,11 +3,14 @@
 //   P^t     = PE(position) + PE(t)                   position-plus-time signal   [L, d]
 //   A^t     = LayerNorm(H^{t−1} + MultiHeadAttention(H^{t−1} + P^t))             [L, d]
 //   H^t     = LayerNorm(A^t + Transition(A^t)),  Transition(A) = ReLU(A W_1) W_2  [L, d]
-// with H^0 = x. Dynamic halting (§2.2) is ACT per position: after each of its
-// updates position i's halting unit gives h_i^t = σ(H_i^t w_h + b_h), and
-// N_i, R_i, p_i^t follow Graves' rule (engine/variants/adaptive_computation.h).
-// Once a position halts its state is copied forward unchanged (it still
-// serves as a key and value) until all have halted or t = max_steps.
+// with H^0 = x. Dynamic halting (§2.2) is ACT per position: before step t,
+// position i's halting unit reads the step's input, h_i^t = σ((H_i^{t−1} +
+// P_i^t) w_h + b_h), as the tensor2tensor reference does (ut_function act:
+// the halting dense layer sees the state plus timing signal), and N_i, R_i,
+// p_i^t follow Graves' rule (engine/variants/adaptive_computation.h). Steps
+// 1 … N_i update the position; after N_i its state is copied forward
+// unchanged (it still serves as a key and value) until all have halted or
+// t = max_steps.
 #include "engine/attention_math.h"
 #include "engine/error.h"
 #include "engine/registry.h"
@@ -24,9 +27,9 @@ UtWeights makeUtWeights(int64_t d, int64_t heads, uint64_t seed) {
   w.attention = makeMultiHeadWeights(d, heads, seed);
   w.w_1 = randomNormal(d, 2 * d, seed, "ut_w_1", std::sqrt(2.0f) * gain);
   w.w_2 = randomNormal(2 * d, d, seed, "ut_w_2", gain / std::sqrt(2.0f));
-  // LayerNorm'd states have unit variance per row, so H_i w_h ~ N(0, 2.5²):
-  // positions differ enough in h to halt at different steps.
-  w.w_h = randomNormal(d, 1, seed, "ut_w_h", 2.5f * gain);
+  // (H + P) w_h ~ N(0, 2²·2): LayerNorm'd states and the sinusoids are O(1)
+  // per entry, so positions differ enough in h to halt at different steps.
+  w.w_h = randomNormal(d, 1, seed, "ut_w_h", 2.0f * gain);
   return w;
 }
 
@@ -46,6 +49,15 @@ UtRun universalTransformer(const Mat& x, const UtWeights& w, int64_t heads, doub
     // H^{t−1} + P^t                                        [L, d]
     Mat in = h + pos;
     in.rowwise() += time.row(t);
+    // h_i^t = σ((H_i^{t−1} + P_i^t) w_h + b_h) for the positions still running
+    const Mat logits = in * w.w_h;  // [L, 1]
+    std::vector<bool> update(static_cast<size_t>(L));
+    for (int64_t i = 0; i < L; ++i) {
+      ActHalting& hi = halting[static_cast<size_t>(i)];
+      update[static_cast<size_t>(i)] = !hi.halted();
+      if (hi.halted()) continue;
+      if (hi.add(1.0 / (1.0 + std::exp(-(static_cast<double>(logits(i, 0)) + halt_bias))))) --running;
+    }
     Result mha;
     mha.variant = "universal-transformer";
     multiHeadAttention(in, in, in, w.attention, heads, false, true, inner, mha);
@@ -56,14 +68,9 @@ UtRun universalTransformer(const Mat& x, const UtWeights& w, int64_t heads, doub
     Mat next = a;
     next.noalias() += hidden * w.w_2;
     next = layerNormRows(next);
-    for (int64_t i = 0; i < L; ++i) {
-      ActHalting& hi = halting[static_cast<size_t>(i)];
-      if (hi.halted()) continue;  // copied forward: row i of H^t = row i of H^{t−1}
-      h.row(i) = next.row(i);
-      // h_i^t = σ(H_i^t w_h + b_h)
-      const double logit = static_cast<double>((h.row(i) * w.w_h)(0)) + halt_bias;
-      if (hi.add(1.0 / (1.0 + std::exp(-logit)))) --running;
-    }
+    // Positions that ran this step take H^t; the others are copied forward.
+    for (int64_t i = 0; i < L; ++i)
+      if (update[static_cast<size_t>(i)]) h.row(i) = next.row(i);
     run.states.push_back(h);
     run.attention.push_back(std::move(mha.weights));
     run.last_scores = std::move(mha.scores);
@@ -167,8 +174,8 @@ VariantInfo makeUniversalTransformerVariant() {
       {.key = "max_steps", .symbol = "M", .type = ParamType::Int,
        .help = "Step limit M (≥ 1): the block runs at most M times", .min = 1, .max = 32, .def = int64_t{8}},
       {.key = "halt_bias", .symbol = "b_h", .type = ParamType::Float,
-       .help = "Bias of the halting unit h = σ(H w_h + b_h): lower ponders longer", .min = -10, .max = 10,
-       .def = -1.0},
+       .help = "Bias of the halting unit h = σ((H + P) w_h + b_h): lower ponders longer", .min = -10, .max = 10,
+       .def = 1.5},
   };
   v.views = {ViewKind::Extras, ViewKind::Heatmap, ViewKind::Heads, ViewKind::Lines, ViewKind::Family};
   v.run = universalTransformerVariant;
