@@ -379,7 +379,7 @@ void rolloutView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
   m.col_labels = &a.run.tokens;
   m.value_label = "rollout weight";
   HeatmapStyle st;
-  st.range = valueRange(ValueStats::of(m.data, m.rows * m.cols), false);
+  st.range = valueRange(a.rollout_stats[static_cast<size_t>(v.layer)], false);
   st.colormap = s.settings.colormap;
   heatmap("rollout", m, st, v.rollout_zoom, gl, ImGui::GetContentRegionAvail());
 }

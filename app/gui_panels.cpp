@@ -483,7 +483,7 @@ void drawStatusBar(AppState& s, JobRunner& runner, ImVec2 pos, ImVec2 size) {
   const ModelOutput* mo = s.model.output.get();
   if (s.workspace == Workspace::Model && mo && mo->analysis) {
     const ModelRun& r = mo->analysis->run;
-    ImGui::Text("%s   %lld tokens   %lld layers Ã %lld heads   %s   forward %.1f ms   frame %.1f ms",
+    ImGui::Text("%s   %lld tokens   %lld layers \xC3\x97 %lld heads   %s   forward %.1f ms   frame %.1f ms",
                 modelShortName(*mo->model).c_str(), static_cast<long long>(r.tokens.size()),
                 static_cast<long long>(r.layers), static_cast<long long>(r.heads), formatFlops(r.flops).c_str(),
                 r.compute_seconds * 1e3, s.frame_ms);

@@ -83,6 +83,10 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
     }
     a->summaries = summarizeHeads(a->run, *out.repeated);
     a->rollout = attentionRollout(a->run);
+    for (const Mat& r : a->rollout) {
+      const int64_t skip = a->run.causal && r.rows() > 1 ? 1 : 0;
+      a->rollout_stats.push_back(ValueStats::of(r.data() + skip * r.cols(), (r.rows() - skip) * r.cols()));
+    }
     out.analysis = std::move(a);
   }
   if (s.pattern) {
@@ -166,6 +170,7 @@ Result rolloutResult(const ModelAnalysis& a, int64_t layer, const std::string& t
   r.weights = {a.rollout.at(static_cast<size_t>(layer))};
   r.weights_label = "rollout weight";
   r.computeStats();
+  r.weights_stats = a.rollout_stats.at(static_cast<size_t>(layer));
   return r;
 }
 

@@ -51,6 +51,9 @@ struct ModelAnalysis {
   ModelRun run;
   std::vector<HeadSummary> summaries;  // one per (layer, head), layer-major
   std::vector<Mat> rollout;            // per layer [L, L]
+  // Colour range of each rollout: over queries i ≥ 1 of a causal model,
+  // whose row 0 is always [1, 0, …] and would leave the rest dark.
+  std::vector<ValueStats> rollout_stats;
 };
 
 struct ModelOutput {
