@@ -120,13 +120,20 @@ void sparseMultiHeadAttention(const Inputs& in, std::vector<SparseRows> patterns
     throw InputError("--heads: h=" + std::to_string(heads) + " does not divide d=" + std::to_string(d));
   if (static_cast<int64_t>(patterns.size()) != heads) throw std::logic_error(what + ": one pattern per head expected");
   const int64_t dh = d / heads;
-  const MultiHeadWeights w = makeMultiHeadWeights(d, heads, in.seed);
-
   // Q = X W^q, K = X W^k, V = X W^v        [L, d] each; head h is columns [h·d_head, (h+1)·d_head)
-  Mat q(len, d), k(len, d), v(len, d);
-  q.noalias() = xq * w.w_q;
-  k.noalias() = xk * w.w_k;
-  v.noalias() = xv * w.w_v;
+  // (projected inputs, a real model's head: Q, K, V as given, no seeded W)
+  MultiHeadWeights w;
+  Mat q, k, v;
+  if (in.projected) {
+    if (xv.rows() != len || xv.cols() != d)
+      throw InputError(what + ": projected v must be [" + std::to_string(len) + ", " + std::to_string(d) + "]");
+    q = xq, k = xk, v = xv;
+  } else {
+    w = makeMultiHeadWeights(d, heads, in.seed);
+    q.noalias() = xq * w.w_q;
+    k.noalias() = xk * w.w_k;
+    v.noalias() = xv * w.w_v;
+  }
   ctx.progress(0.2f);
 
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));  // 1/√d_head
@@ -191,16 +198,18 @@ void sparseMultiHeadAttention(const Inputs& in, std::vector<SparseRows> patterns
 
   r.sparse = std::move(patterns);
   r.output = std::move(concat);
-  r.flops = 2.0 * 3.0 * static_cast<double>(len) * d * d + pattern_flops;  // projections + attention
-  r.inputs["x"] = xq;
-  if (in.k) r.inputs["x_k"] = xk;
-  if (in.v) r.inputs["x_v"] = xv;
+  r.flops = (in.projected ? 0.0 : 2.0 * 3.0 * static_cast<double>(len) * d * d) + pattern_flops;  // projections + attention
   r.inputs["q"] = std::move(q);
   r.inputs["k"] = std::move(k);
   r.inputs["v"] = std::move(v);
-  r.inputs["w_q"] = w.w_q;
-  r.inputs["w_k"] = w.w_k;
-  r.inputs["w_v"] = w.w_v;
+  if (!in.projected) {
+    r.inputs["x"] = xq;
+    if (in.k) r.inputs["x_k"] = xk;
+    if (in.v) r.inputs["x_v"] = xv;
+    r.inputs["w_q"] = w.w_q;
+    r.inputs["w_k"] = w.w_k;
+    r.inputs["w_v"] = w.w_v;
+  }
   ctx.progress(1.0f);
 }
 

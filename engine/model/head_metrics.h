@@ -21,7 +21,9 @@ struct HeadSummary {
 // Summaries of every head: previous-token, sink, distance and entropy from
 // `run`; induction from `repeated` (a run on repeatedRandomIds()).
 std::vector<HeadSummary> summarizeHeads(const ModelRun& run, const ModelRun& repeated);
-// 2·T ids: T seeded random ids (avoiding special tokens) then the same T again.
+// 2·T ids: T seeded random ids (avoiding special tokens) then the same T
+// again; BERT's are wrapped in [CLS] … [SEP] (2·T + 2 ids), ready for
+// runModelIds. summarizeHeads() finds T from the run's length and causality.
 std::vector<int32_t> repeatedRandomIds(const Model& m, int64_t T, uint64_t seed);
 
 // Rollout with the residual identity: Â_l = ½·mean_h A_l,h + ½·I, rows

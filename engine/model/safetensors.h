@@ -13,6 +13,8 @@
 #include "engine/tensor.h"
 
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,8 +22,10 @@
 
 namespace attn {
 
-enum class DType { F32, F16, BF16 };
-std::string dtypeName(DType t);  // "F32", "F16", "BF16"
+// I64 is read (and validated) only so that checkpoints holding integer
+// buffers (BERT's embeddings.position_ids) open; floats() refuses it.
+enum class DType { F32, F16, BF16, I64 };
+std::string dtypeName(DType t);  // "F32", "F16", "BF16", "I64"
 int dtypeBytes(DType t);
 
 struct TensorEntry {
@@ -64,6 +68,7 @@ class SafetensorsFile {
   const uint8_t* data(const TensorEntry& t) const { return bytes_ + header_.data_start + t.begin; }
   // F32 entries are returned without a copy when aligned (pointer into the
   // map); F16/BF16 are converted into `storage`. Returns the float pointer.
+  // Throws InputError naming the file and tensor for I64.
   const float* floats(const TensorEntry& t, std::vector<float>& storage) const;
 
  private:
@@ -74,5 +79,26 @@ class SafetensorsFile {
   bool mapped_ = false;
   SafetensorsHeader header_;
 };
+
+// [SECTION] Writing (test fixtures, the benchmark's checkpoint, training tools)
+// One tensor to write: its values are produced in C order by fill(first,
+// count, out), `count` floats starting at element `first`, and stored as
+// `dtype` (F16/BF16 rounded to nearest even). Chunks keep a GPT-2-sized
+// checkpoint from ever being whole in memory.
+struct TensorToWrite {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::function<void(int64_t first, int64_t count, float* out)> fill;
+};
+// A tensor whose values are already in memory (copied into the closure).
+TensorToWrite tensorFromValues(const std::string& name, DType dtype, std::vector<int64_t> shape,
+                               std::vector<float> values);
+
+// Writes a safetensors file through TempFile (no partial file on failure):
+// tensors in the given order, contiguous, the header padded with spaces so
+// the data section starts 8-byte aligned. Throws InputError naming `path`.
+void writeSafetensors(const std::filesystem::path& path, const std::vector<TensorToWrite>& tensors,
+                      const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace attn

@@ -45,8 +45,12 @@ Result adaptiveSpan(const Inputs& in, const Params& p, const RunContext& ctx) {
   const int64_t dh = headDim(d, H);
 
   // Q = X W^q, K = X W^k, V = X W^v             [L, d]; head h is columns [h·d_head, (h+1)·d_head)
-  const MultiHeadWeights w = makeMultiHeadWeights(d, H, in.seed);
-  const Mat q = x * w.w_q, k = x * w.w_k, v = x * w.w_v;
+  // (projected inputs, a real model's head: Q, K, V as given, no seeded W)
+  const MultiHeadWeights w = in.projected ? MultiHeadWeights{} : makeMultiHeadWeights(d, H, in.seed);
+  const Mat q = in.projected ? in.query() : Mat(x * w.w_q);
+  const Mat k = in.projected ? in.key() : Mat(x * w.w_k);
+  const Mat v = in.projected ? in.value() : Mat(x * w.w_v);
+  if (k.rows() != L) throw InputError("adaptive-span: self-attention needs as many keys as queries");
   ctx.progress(0.05f);
 
   // z [H, L]: the span of head h at query t. Static: z_h for every t (the
@@ -168,15 +172,17 @@ Result adaptiveSpan(const Inputs& in, const Params& p, const RunContext& ctx) {
                       .value = Array::fromVector({static_cast<float>(flops_full > 0 ? 1.0 - flops_used / flops_full
                                                                                     : 0.0)})});
 
-  r.inputs["x"] = x;
-  r.inputs["w_q"] = w.w_q;
-  r.inputs["w_k"] = w.w_k;
-  r.inputs["w_v"] = w.w_v;
+  if (!in.projected) {
+    r.inputs["x"] = x;
+    r.inputs["w_q"] = w.w_q;
+    r.inputs["w_k"] = w.w_k;
+    r.inputs["w_v"] = w.w_v;
+  }
   r.inputs["q"] = q;
   r.inputs["k"] = k;
   r.inputs["v"] = v;
   if (dynamic) r.inputs["span_v"] = span_v;
-  r.flops = 3.0 * 2.0 * L * d * d + flops_used + (dynamic ? 2.0 * H * L * d : 0.0);
+  r.flops = (in.projected ? 0.0 : 3.0 * 2.0 * L * d * d) + flops_used + (dynamic ? 2.0 * H * L * d : 0.0);
   return r;
 }
 

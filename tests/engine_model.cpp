@@ -1,0 +1,662 @@
+// Real checkpoints: the safetensors reader, GPT-2 and BERT loading and the
+// forward pass against a plain-loop reference written here, head summaries,
+// rollout, patterns on a real head, and every bad input of issue 4.
+#include "engine/model/head_metrics.h"
+#include "engine/model/head_patterns.h"
+#include "engine/model/model.h"
+#include "engine/model/safetensors.h"
+
+#include "tests/model_fixture.h"
+#include "tests/test_support.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+
+namespace fs = std::filesystem;
+
+namespace attn {
+namespace {
+
+using test::TinyModel;
+using test::TinyOptions;
+
+// [SECTION] Plain-loop reference (scalar loops, doubles, no Eigen products)
+using Rows = std::vector<std::vector<double>>;  // [L][n]
+
+struct Reference {
+  std::vector<std::vector<Rows>> attention;  // [layer][head] [L][L]
+  std::vector<Rows> q, k, v;                 // [layer] [L][d]
+  Rows hidden, logits;
+};
+
+Rows zeros(size_t r, size_t c) { return Rows(r, std::vector<double>(c, 0.0)); }
+
+void layerNormRef(Rows& x, const std::vector<float>& g, const std::vector<float>& b, double eps) {
+  for (auto& row : x) {
+    double mu = 0, var = 0;
+    for (double v : row) mu += v;
+    mu /= static_cast<double>(row.size());
+    for (double v : row) var += (v - mu) * (v - mu);
+    var /= static_cast<double>(row.size());
+    for (size_t c = 0; c < row.size(); ++c) row[c] = (row[c] - mu) / std::sqrt(var + eps) * g[c] + b[c];
+  }
+}
+
+// y = x W + b with W [in, out] (Conv1D), or x Wᵀ + b with W [out, in] (Linear)
+Rows linearRef(const Rows& x, const std::vector<float>& w, const std::vector<float>& b, size_t in, size_t out,
+               bool transposed) {
+  Rows y = zeros(x.size(), out);
+  for (size_t i = 0; i < x.size(); ++i)
+    for (size_t o = 0; o < out; ++o) {
+      double s = b.empty() ? 0.0 : b[o];
+      for (size_t c = 0; c < in; ++c) s += x[i][c] * (transposed ? w[o * in + c] : w[c * out + o]);
+      y[i][o] = s;
+    }
+  return y;
+}
+
+void attentionRef(const Rows& q, const Rows& k, const Rows& v, size_t heads, bool causal, std::vector<Rows>& maps,
+                  Rows& out) {
+  const size_t L = q.size(), d = q[0].size(), dh = d / heads;
+  out = zeros(L, d);
+  maps.assign(heads, zeros(L, L));
+  for (size_t h = 0; h < heads; ++h)
+    for (size_t i = 0; i < L; ++i) {
+      const size_t last = causal ? i : L - 1;
+      std::vector<double> s(last + 1);
+      double mx = -1e300, z = 0;
+      for (size_t j = 0; j <= last; ++j) {
+        double dot = 0;
+        for (size_t e = 0; e < dh; ++e) dot += q[i][h * dh + e] * k[j][h * dh + e];
+        s[j] = dot / std::sqrt(static_cast<double>(dh));
+        mx = std::max(mx, s[j]);
+      }
+      for (size_t j = 0; j <= last; ++j) z += std::exp(s[j] - mx);
+      for (size_t j = 0; j <= last; ++j) {
+        maps[h][i][j] = std::exp(s[j] - mx) / z;
+        for (size_t e = 0; e < dh; ++e) out[i][h * dh + e] += maps[h][i][j] * v[j][h * dh + e];
+      }
+    }
+}
+
+Reference gpt2Ref(const TinyModel& m, const std::vector<int32_t>& ids) {
+  const ModelConfig& c = m.config;
+  const size_t L = ids.size(), d = static_cast<size_t>(c.d_model), ff = static_cast<size_t>(c.d_ff);
+  Reference r;
+  Rows x = zeros(L, d);
+  for (size_t i = 0; i < L; ++i)
+    for (size_t e = 0; e < d; ++e) x[i][e] = m.w("wte.weight")[ids[i] * d + e] + m.w("wpe.weight")[i * d + e];
+  for (int64_t l = 0; l < c.layers; ++l) {
+    auto W = [&](const std::string& n) { return m.w("h." + std::to_string(l) + "." + n); };
+    Rows a = x;
+    layerNormRef(a, W("ln_1.weight"), W("ln_1.bias"), c.ln_eps);
+    const Rows qkv = linearRef(a, W("attn.c_attn.weight"), W("attn.c_attn.bias"), d, 3 * d, false);
+    Rows q = zeros(L, d), k = zeros(L, d), v = zeros(L, d);
+    for (size_t i = 0; i < L; ++i)
+      for (size_t e = 0; e < d; ++e) q[i][e] = qkv[i][e], k[i][e] = qkv[i][d + e], v[i][e] = qkv[i][2 * d + e];
+    std::vector<Rows> maps;
+    Rows out;
+    attentionRef(q, k, v, static_cast<size_t>(c.heads), true, maps, out);
+    r.attention.push_back(maps), r.q.push_back(q), r.k.push_back(k), r.v.push_back(v);
+    const Rows proj = linearRef(out, W("attn.c_proj.weight"), W("attn.c_proj.bias"), d, d, false);
+    for (size_t i = 0; i < L; ++i)
+      for (size_t e = 0; e < d; ++e) x[i][e] += proj[i][e];
+    a = x;
+    layerNormRef(a, W("ln_2.weight"), W("ln_2.bias"), c.ln_eps);
+    Rows f = linearRef(a, W("mlp.c_fc.weight"), W("mlp.c_fc.bias"), d, ff, false);
+    for (auto& row : f)
+      for (double& u : row) u = 0.5 * u * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (u + 0.044715 * u * u * u)));
+    const Rows f2 = linearRef(f, W("mlp.c_proj.weight"), W("mlp.c_proj.bias"), ff, d, false);
+    for (size_t i = 0; i < L; ++i)
+      for (size_t e = 0; e < d; ++e) x[i][e] += f2[i][e];
+  }
+  layerNormRef(x, m.w("ln_f.weight"), m.w("ln_f.bias"), c.ln_eps);
+  r.hidden = x;
+  const std::vector<float>& head = m.has("lm_head.weight") ? m.w("lm_head.weight") : m.w("wte.weight");
+  r.logits = linearRef(x, head, {}, d, static_cast<size_t>(c.vocab), true);
+  return r;
+}
+
+double geluErf(double u) { return 0.5 * u * (1.0 + std::erf(u / std::sqrt(2.0))); }
+
+Reference bertRef(const TinyModel& m, const std::vector<int32_t>& ids) {
+  const ModelConfig& c = m.config;
+  const size_t L = ids.size(), d = static_cast<size_t>(c.d_model), ff = static_cast<size_t>(c.d_ff);
+  Reference r;
+  Rows x = zeros(L, d);
+  for (size_t i = 0; i < L; ++i)
+    for (size_t e = 0; e < d; ++e)
+      x[i][e] = m.w("embeddings.word_embeddings.weight")[ids[i] * d + e] +
+                m.w("embeddings.position_embeddings.weight")[i * d + e] +
+                m.w("embeddings.token_type_embeddings.weight")[e];
+  layerNormRef(x, m.w("embeddings.LayerNorm.weight"), m.w("embeddings.LayerNorm.bias"), c.ln_eps);
+  for (int64_t l = 0; l < c.layers; ++l) {
+    auto W = [&](const std::string& n) { return m.w("encoder.layer." + std::to_string(l) + "." + n); };
+    const Rows q = linearRef(x, W("attention.self.query.weight"), W("attention.self.query.bias"), d, d, true);
+    const Rows k = linearRef(x, W("attention.self.key.weight"), W("attention.self.key.bias"), d, d, true);
+    const Rows v = linearRef(x, W("attention.self.value.weight"), W("attention.self.value.bias"), d, d, true);
+    std::vector<Rows> maps;
+    Rows out;
+    attentionRef(q, k, v, static_cast<size_t>(c.heads), false, maps, out);
+    r.attention.push_back(maps), r.q.push_back(q), r.k.push_back(k), r.v.push_back(v);
+    const Rows o = linearRef(out, W("attention.output.dense.weight"), W("attention.output.dense.bias"), d, d, true);
+    for (size_t i = 0; i < L; ++i)
+      for (size_t e = 0; e < d; ++e) x[i][e] += o[i][e];
+    layerNormRef(x, W("attention.output.LayerNorm.weight"), W("attention.output.LayerNorm.bias"), c.ln_eps);
+    Rows f = linearRef(x, W("intermediate.dense.weight"), W("intermediate.dense.bias"), d, ff, true);
+    for (auto& row : f)
+      for (double& u : row) u = geluErf(u);
+    const Rows f2 = linearRef(f, W("output.dense.weight"), W("output.dense.bias"), ff, d, true);
+    for (size_t i = 0; i < L; ++i)
+      for (size_t e = 0; e < d; ++e) x[i][e] += f2[i][e];
+    layerNormRef(x, W("output.LayerNorm.weight"), W("output.LayerNorm.bias"), c.ln_eps);
+  }
+  r.hidden = x;
+  if (m.has("cls.predictions.bias")) {
+    Rows t = linearRef(x, m.w("cls.predictions.transform.dense.weight"), m.w("cls.predictions.transform.dense.bias"),
+                       d, d, true);
+    for (auto& row : t)
+      for (double& u : row) u = geluErf(u);
+    layerNormRef(t, m.w("cls.predictions.transform.LayerNorm.weight"),
+                 m.w("cls.predictions.transform.LayerNorm.bias"), c.ln_eps);
+    const std::vector<float>& dec = m.has("cls.predictions.decoder.weight") ? m.w("cls.predictions.decoder.weight")
+                                                                            : m.w("embeddings.word_embeddings.weight");
+    r.logits = linearRef(t, dec, m.w("cls.predictions.bias"), d, static_cast<size_t>(c.vocab), true);
+  }
+  return r;
+}
+
+// Every map, q/k/v, hidden and the top-k (ids and softmax probabilities) against the reference.
+void expectMatches(const ModelRun& run, const Reference& ref, int top_k) {
+  const double tol = 2e-4;
+  ASSERT_EQ(run.attention.size(), ref.attention.size());
+  for (size_t l = 0; l < ref.attention.size(); ++l) {
+    for (size_t h = 0; h < ref.attention[l].size(); ++h)
+      for (size_t i = 0; i < ref.attention[l][h].size(); ++i)
+        for (size_t j = 0; j < ref.attention[l][h].size(); ++j)
+          ASSERT_NEAR(run.attention[l][h](i, j), ref.attention[l][h][i][j], tol) << "layer " << l << " head " << h;
+    for (size_t i = 0; i < ref.q[l].size(); ++i)
+      for (size_t e = 0; e < ref.q[l][i].size(); ++e) {
+        ASSERT_NEAR(run.q[l](i, e), ref.q[l][i][e], tol);
+        ASSERT_NEAR(run.k[l](i, e), ref.k[l][i][e], tol);
+        ASSERT_NEAR(run.v[l](i, e), ref.v[l][i][e], tol);
+      }
+  }
+  for (size_t i = 0; i < ref.hidden.size(); ++i)
+    for (size_t e = 0; e < ref.hidden[i].size(); ++e) ASSERT_NEAR(run.hidden(i, e), ref.hidden[i][e], tol);
+  if (ref.logits.empty()) {
+    EXPECT_TRUE(run.top_k.empty());
+    return;
+  }
+  ASSERT_EQ(run.top_k.size(), ref.logits.size());
+  for (size_t i = 0; i < ref.logits.size(); ++i) {
+    const std::vector<double>& z = ref.logits[i];
+    const double mx = *std::max_element(z.begin(), z.end());
+    double sum = 0;
+    for (double v : z) sum += std::exp(v - mx);
+    std::vector<int32_t> order(z.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return z[a] > z[b]; });
+    ASSERT_EQ(run.top_k[i].size(), static_cast<size_t>(top_k));
+    for (int t = 0; t < top_k; ++t) {
+      const Prediction& p = run.top_k[i][static_cast<size_t>(t)];
+      EXPECT_NEAR(p.probability, std::exp(z[order[t]] - mx) / sum, 1e-4) << "position " << i << " rank " << t;
+      // Near-ties may swap; the probability of the predicted id must match its rank's.
+      EXPECT_NEAR(std::exp(z[p.id] - mx) / sum, std::exp(z[order[t]] - mx) / sum, 1e-4);
+    }
+  }
+}
+
+// [SECTION] Forward pass against the reference
+TEST(ModelForward, Gpt2MatchesLoopReference) {
+  test::TempDir dir;
+  const TinyModel tm = test::writeTinyModel(dir.path);
+  const auto model = loadModel(filesOnDisk(dir.path.string()));
+  const ModelRun run = runModel(*model, "the cat sat", {.top_k = 4});
+  ASSERT_GE(run.ids.size(), 3u);
+  EXPECT_TRUE(run.causal);
+  EXPECT_EQ(run.tokens.size(), run.ids.size());
+  EXPECT_GT(run.flops, 0);
+  expectMatches(run, gpt2Ref(tm, run.ids), 4);
+  // Causal: nothing above the diagonal; every row sums to 1.
+  for (const auto& layer : run.attention)
+    for (const Mat& a : layer)
+      for (int64_t i = 0; i < a.rows(); ++i) {
+        EXPECT_NEAR(a.row(i).sum(), 1.0f, 1e-5f);
+        for (int64_t j = i + 1; j < a.cols(); ++j) EXPECT_EQ(a(i, j), 0.0f);
+      }
+}
+
+TEST(ModelForward, Gpt2WithPrefixAndUntiedHead) {
+  test::TempDir dir;
+  const TinyModel tm = test::writeTinyModel(dir.path, {.prefix = "transformer.", .untied_head = true, .seed = 3});
+  const auto model = loadModel(filesOnDisk((dir.path / "model.safetensors").string()));
+  const std::vector<int32_t> ids = {5, 70, 256, 258, 100, 0, 44};
+  expectMatches(runModelIds(*model, ids, {.top_k = 3}), gpt2Ref(tm, ids), 3);
+}
+
+TEST(ModelForward, BertMatchesLoopReference) {
+  test::TempDir dir;
+  const TinyModel tm = test::writeTinyModel(dir.path, {.arch = Architecture::Bert, .prefix = "bert.", .seed = 5});
+  const auto model = loadModel(filesOnDisk(dir.path.string()));
+  const ModelRun run = runModel(*model, "The cat sat on the mat.", {.top_k = 5});
+  ASSERT_GE(run.ids.size(), 4u);
+  EXPECT_FALSE(run.causal);
+  EXPECT_EQ(run.tokens.front(), "[CLS]");
+  EXPECT_EQ(run.tokens.back(), "[SEP]");
+  expectMatches(run, bertRef(tm, run.ids), 5);
+}
+
+TEST(ModelForward, BertUntiedDecoderAndWithoutMlmHead) {
+  test::TempDir a, b;
+  const TinyModel with = test::writeTinyModel(a.path, {.arch = Architecture::Bert, .untied_head = true, .seed = 6});
+  const std::vector<int32_t> ids = {2, 5, 6, 7, 13, 3};
+  expectMatches(runModelIds(*loadModel(filesOnDisk(a.path.string())), ids, {.top_k = 2}), bertRef(with, ids), 2);
+  const TinyModel bare = test::writeTinyModel(b.path, {.arch = Architecture::Bert, .mlm = false, .seed = 7});
+  const ModelRun run = runModelIds(*loadModel(filesOnDisk(b.path.string())), ids);
+  EXPECT_TRUE(run.top_k.empty());
+  expectMatches(run, bertRef(bare, ids), 0);
+}
+
+TEST(ModelForward, ShardedCheckpoint) {
+  test::TempDir dir;
+  const TinyModel tm = test::writeTinyModel(dir.path, {.shards = 3, .seed = 8});
+  ASSERT_TRUE(fs::exists(dir / "model.safetensors.index.json"));
+  ASSERT_FALSE(fs::exists(dir / "model.safetensors"));
+  const auto model = loadModel(filesOnDisk(dir.path.string()));
+  EXPECT_EQ(modelInfo(*model).bytes_on_disk,
+            fs::file_size(dir / "model-00001-of-00003.safetensors") +
+                fs::file_size(dir / "model-00002-of-00003.safetensors") +
+                fs::file_size(dir / "model-00003-of-00003.safetensors"));
+  const std::vector<int32_t> ids = {1, 2, 3, 4};
+  expectMatches(runModelIds(*model, ids, {.top_k = 2}), gpt2Ref(tm, ids), 2);
+}
+
+TEST(ModelForward, F16AndBf16Checkpoints) {
+  for (const DType t : {DType::F16, DType::BF16}) {
+    test::TempDir dir;
+    const TinyModel tm = test::writeTinyModel(dir.path, {.dtype = t, .seed = 9});
+    const auto model = loadModel(filesOnDisk(dir.path.string()));
+    EXPECT_EQ(modelInfo(*model).dtype, dtypeName(t));
+    const std::vector<int32_t> ids = {7, 8, 9, 10, 11};
+    expectMatches(runModelIds(*model, ids, {.top_k = 2}), gpt2Ref(tm, ids), 2);  // reference on the rounded values
+  }
+}
+
+TEST(ModelForward, InfoDescribesTheCheckpoint) {
+  test::TempDir dir;
+  const TinyModel tm = test::writeTinyModel(dir.path);
+  const auto model = loadModel(filesOnDisk(dir.path.string()));
+  const ModelInfo& info = modelInfo(*model);
+  EXPECT_EQ(info.config.arch_name, "GPT2LMHeadModel");
+  EXPECT_EQ(info.config.layers, 2);
+  EXPECT_EQ(info.config.heads, 2);
+  EXPECT_EQ(info.config.d_model, 8);
+  EXPECT_EQ(info.config.vocab, tm.config.vocab);
+  int64_t params = 0;
+  for (const auto& [name, v] : tm.weights) params += static_cast<int64_t>(v.size());
+  EXPECT_EQ(info.parameters, params);
+  EXPECT_EQ(info.dtype, "F32");
+  EXPECT_EQ(info.bytes_on_disk, fs::file_size(dir / "model.safetensors"));
+  EXPECT_EQ(info.tensors.size(), tm.weights.size());
+  const nlohmann::json j = modelInfoToJson(info);
+  EXPECT_EQ(j["architecture"], "GPT2LMHeadModel");
+  EXPECT_EQ(j["tensors"].size(), tm.weights.size());
+}
+
+// [SECTION] safetensors
+std::string fileBytes(const std::string& header, const std::string& data) {
+  std::string s(8, '\0');
+  const uint64_t n = header.size();
+  std::memcpy(s.data(), &n, 8);
+  return s + header + data;
+}
+
+std::string headerError(const std::string& bytes) {
+  try {
+    parseSafetensorsHeader(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "x.safetensors");
+  } catch (const InputError& e) {
+    EXPECT_EQ(test::countLines(e.what()), 0);
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+TEST(Safetensors, RoundTripAndZeroCopy) {
+  test::TempDir dir;
+  const std::vector<float> a = {1, -2, 3.5f, 4, 5, 6}, b = {0.5f, -0.25f, 1024.0f};
+  writeSafetensors(dir / "t.safetensors",
+                   {tensorFromValues("a", DType::F32, {2, 3}, a), tensorFromValues("b", DType::F16, {3}, b),
+                    tensorFromValues("c", DType::BF16, {3}, b), tensorFromValues("e", DType::F32, {0}, {})},
+                   {{"format", "pt"}});
+  const auto f = SafetensorsFile::open((dir / "t.safetensors").string());
+  EXPECT_EQ(f->header().data_start % 8, 0u);
+  EXPECT_EQ(f->header().metadata.at("format"), "pt");
+  std::vector<float> storage;
+  const float* pa = f->floats(*f->find("a"), storage);
+  EXPECT_TRUE(storage.empty());  // F32, aligned: a pointer into the map
+  EXPECT_EQ(reinterpret_cast<const uint8_t*>(pa), f->data(*f->find("a")));
+  EXPECT_EQ(std::vector<float>(pa, pa + 6), a);
+  for (const char* n : {"b", "c"}) {
+    std::vector<float> st;
+    const float* p = f->floats(*f->find(n), st);
+    EXPECT_EQ(std::vector<float>(p, p + 3), b) << n;  // exactly representable in both
+  }
+  EXPECT_EQ(f->find("e")->elements(), 0);
+  EXPECT_EQ(f->find("missing"), nullptr);
+}
+
+TEST(Safetensors, BadHeadersNameTheProblem) {
+  const std::string ok = R"({"t": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})";
+  EXPECT_NO_THROW(parseSafetensorsHeader(reinterpret_cast<const uint8_t*>(fileBytes(ok, std::string(8, 'x')).data()),
+                                         fileBytes(ok, std::string(8, 'x')).size(), "x"));
+  EXPECT_NE(headerError("abc").find("shorter than the 8-byte header length"), std::string::npos);
+  // header longer than the file
+  std::string longer = fileBytes(ok, "");
+  longer.resize(longer.size() - 5);
+  EXPECT_NE(headerError(longer).find("runs past the end of the file"), std::string::npos);
+  // absurd header length
+  std::string absurd(16, '\0');
+  const uint64_t huge = uint64_t{1} << 40;
+  std::memcpy(absurd.data(), &huge, 8);
+  EXPECT_NE(headerError(absurd).find("over the limit"), std::string::npos);
+  EXPECT_NE(headerError(fileBytes("{\"t\": ", "")).find("not valid JSON"), std::string::npos);
+  EXPECT_NE(headerError(fileBytes("[1, 2]", "")).find("must be a JSON object"), std::string::npos);
+  // offsets outside the data
+  EXPECT_NE(headerError(fileBytes(ok, std::string(4, 'x'))).find("run past the end of the data section"),
+            std::string::npos);
+  // overlapping offsets
+  const std::string overlap = R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                                  "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})";
+  const std::string e = headerError(fileBytes(overlap, std::string(12, 'x')));
+  EXPECT_NE(e.find("overlap"), std::string::npos);
+  EXPECT_NE(e.find("'a'"), std::string::npos);
+  // dtype / shape / byte count
+  const std::string count = R"({"h.0.attn.c_attn.weight": {"dtype": "F32", "shape": [3, 4], "data_offsets": [0, 100]}})";
+  EXPECT_EQ(headerError(fileBytes(count, std::string(100, 'x'))),
+            "x.safetensors: tensor 'h.0.attn.c_attn.weight': data_offsets [0, 100] hold 100 bytes, but F32 [3, 4] "
+            "needs 48");
+  const std::string dtype = R"({"t": {"dtype": "Q4", "shape": [2], "data_offsets": [0, 8]}})";
+  EXPECT_NE(headerError(fileBytes(dtype, std::string(8, 'x'))).find("dtype 'Q4' is not supported"), std::string::npos);
+  const std::string shape = R"({"t": {"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}})";
+  EXPECT_NE(headerError(fileBytes(shape, std::string(8, 'x'))).find("non-negative"), std::string::npos);
+  const std::string big = R"({"t": {"dtype": "F32", "shape": [4294967296, 4294967296], "data_offsets": [0, 8]}})";
+  EXPECT_NE(headerError(fileBytes(big, std::string(8, 'x'))).find("too large"), std::string::npos);
+  const std::string backwards = R"({"t": {"dtype": "F32", "shape": [0], "data_offsets": [8, 0]}})";
+  EXPECT_NE(headerError(fileBytes(backwards, std::string(8, 'x'))).find("end before they begin"), std::string::npos);
+}
+
+// [SECTION] Bad checkpoints: every message names the file and the problem
+std::string loadError(const fs::path& dir) {
+  try {
+    loadModel(filesOnDisk(dir.string()));
+  } catch (const InputError& e) {
+    EXPECT_EQ(test::countLines(e.what()), 0) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "loaded without an error";
+  return "";
+}
+
+void expectHas(const std::string& msg, const std::vector<std::string>& parts) {
+  for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
+}
+
+TEST(ModelErrors, TruncatedWeights) {
+  test::TempDir dir;
+  test::writeTinyModel(dir.path);
+  fs::resize_file(dir / "model.safetensors", fs::file_size(dir / "model.safetensors") - 100);
+  expectHas(loadError(dir.path), {"model.safetensors", "past the end of the data section", "truncated"});
+  fs::resize_file(dir / "model.safetensors", 5);
+  expectHas(loadError(dir.path), {"model.safetensors", "shorter than the 8-byte header"});
+}
+
+TEST(ModelErrors, MissingExtraAndMisshapenTensors) {
+  test::TempDir dir;
+  TinyModel tm = test::writeTinyModel(dir.path);
+  const std::vector<float> kept = tm.weights.at("h.1.mlp.c_fc.bias");
+  tm.weights.erase("h.1.mlp.c_fc.bias");
+  test::writeWeights(tm);
+  expectHas(loadError(dir.path), {"model.safetensors", "'h.1.mlp.c_fc.bias' is missing", "[32]"});
+
+  tm.weights["h.1.mlp.c_fc.bias"] = kept;
+  tm.weights["h.1.attn.rotary.weight"] = {1, 2};
+  tm.shapes["h.1.attn.rotary.weight"] = {2};
+  test::writeWeights(tm);
+  expectHas(loadError(dir.path), {"model.safetensors", "does not use", "'h.1.attn.rotary.weight'"});
+
+  tm.weights.erase("h.1.attn.rotary.weight");
+  tm.weights["wpe.weight"].resize(static_cast<size_t>(8 * 8));
+  tm.shapes["wpe.weight"] = {8, 8};
+  test::writeWeights(tm);
+  expectHas(loadError(dir.path), {"model.safetensors", "'wpe.weight' has shape [8, 8]", "config.json implies [16, 8]"});
+}
+
+TEST(ModelErrors, GptBuffersAreNotExtraTensors) {
+  test::TempDir dir;
+  TinyModel tm = test::writeTinyModel(dir.path);
+  tm.weights["h.0.attn.bias"] = std::vector<float>(16 * 16, 1.0f);
+  tm.shapes["h.0.attn.bias"] = {1, 1, 16, 16};
+  test::writeWeights(tm);
+  const auto m = loadModel(filesOnDisk(dir.path.string()));
+  EXPECT_EQ(modelInfo(*m).parameters + 256, [&] {
+    int64_t n = 0;
+    for (const auto& [k, v] : tm.weights) n += static_cast<int64_t>(v.size());
+    return n;
+  }());
+}
+
+TEST(ModelErrors, ConfigProblems) {
+  test::TempDir dir;
+  const TinyModel tm = test::writeTinyModel(dir.path);
+  test::setConfigField(tm, "architectures", R"(["LlamaForCausalLM"])");
+  expectHas(loadError(dir.path), {"config.json", "architecture 'LlamaForCausalLM' is not supported"});
+  test::setConfigField(tm, "architectures", R"(["GPT2LMHeadModel"])");
+  test::setConfigField(tm, "n_head", "3");
+  expectHas(loadError(dir.path), {"config.json", "heads (3) must divide the model width (8)"});
+  test::setConfigField(tm, "n_head", R"("two")");
+  expectHas(loadError(dir.path), {"config.json", "field 'n_head' must be a positive integer"});
+  test::setConfigField(tm, "n_head", "2");
+  test::setConfigField(tm, "activation_function", R"("relu")");
+  expectHas(loadError(dir.path), {"config.json", "field 'activation_function' is 'relu'"});
+  std::ofstream(dir / "config.json") << "{\"n_layer\": 2,";
+  expectHas(loadError(dir.path), {"config.json", "not valid JSON"});
+  fs::remove(dir / "config.json");
+  expectHas(loadError(dir.path), {"config.json", "missing"});
+}
+
+TEST(ModelErrors, TokenizerFiles) {
+  test::TempDir dir;
+  test::writeTinyModel(dir.path);
+  const std::string vocab = test::slurp(dir / "vocab.json");
+  fs::remove(dir / "merges.txt");
+  expectHas(loadError(dir.path), {"merges.txt", "missing"});
+  std::ofstream(dir / "merges.txt") << "#version: 0.2\nĠ t\n";
+  std::ofstream(dir / "vocab.json") << "{\"a\": 0, ";
+  expectHas(loadError(dir.path), {"vocab.json"});
+  fs::remove(dir / "vocab.json");
+  expectHas(loadError(dir.path), {"vocab.json", "missing"});
+
+  test::TempDir bert;
+  test::writeTinyModel(bert.path, {.arch = Architecture::Bert});
+  fs::remove(bert / "vocab.txt");
+  expectHas(loadError(bert.path), {"vocab.txt", "missing"});
+  std::ofstream(bert / "vocab.txt") << "the\ncat\n";
+  expectHas(loadError(bert.path), {"vocab.txt"});
+}
+
+TEST(ModelErrors, ShardIndexProblems) {
+  test::TempDir dir;
+  test::writeTinyModel(dir.path, {.shards = 2});
+  std::ofstream(dir / "model.safetensors.index.json") << R"({"weight_map": {"wte.weight": "../x.safetensors"}})";
+  expectHas(loadError(dir.path), {"model.safetensors.index.json", "not a file in the model folder"});
+  std::ofstream(dir / "model.safetensors.index.json") << R"({"weight_map": {"wte.weight": "model-00009.safetensors"}})";
+  expectHas(loadError(dir.path), {"model-00009.safetensors", "missing"});
+  fs::remove(dir / "model.safetensors.index.json");
+  expectHas(loadError(dir.path), {"no model.safetensors"});
+}
+
+TEST(ModelErrors, EmptyAndTooLongText) {
+  test::TempDir dir;
+  test::writeTinyModel(dir.path);
+  const auto m = loadModel(filesOnDisk(dir.path.string()));
+  EXPECT_THROW(runModel(*m, ""), InputError);
+  EXPECT_THROW(runModel(*m, "  \n "), InputError);
+  const std::string text = "abcdefghijklmnopqrstuvwxyz";  // one token per letter: 26 > 16 positions
+  try {
+    runModel(*m, text);
+    ADD_FAILURE() << "no TooLongError";
+  } catch (const TooLongError& e) {
+    EXPECT_EQ(e.limit, 16);
+    EXPECT_GT(e.tokens, 16);
+    expectHas(e.what(), {"16 positions", "--truncate"});
+  }
+  const ModelRun run = runModel(*m, text, {.truncate = true});
+  EXPECT_TRUE(run.truncated);
+  EXPECT_EQ(run.ids.size(), 16u);
+  EXPECT_THROW(runModelIds(*m, {1, 99999}), InputError);
+
+  test::TempDir bert;
+  test::writeTinyModel(bert.path, {.arch = Architecture::Bert});
+  const auto b = loadModel(filesOnDisk(bert.path.string()));
+  const ModelRun cut = runModel(*b, "the cat sat on the mat the dog ran on the mat a big red hat", {.truncate = true});
+  EXPECT_EQ(cut.ids.size(), 16u);
+  EXPECT_EQ(cut.tokens.back(), "[SEP]");
+  EXPECT_THROW(runModel(*b, "the cat sat on the mat the dog ran on the mat a big red hat"), TooLongError);
+}
+
+// [SECTION] Head summaries, rollout, patterns on a head
+// A constructed run: 1 layer, 2 heads over L = 4 with known maps.
+ModelRun constructedRun() {
+  ModelRun r;
+  r.layers = 1, r.heads = 2, r.d_head = 2;
+  r.ids = {1, 2, 3, 4};
+  r.tokens = {"a", "b", "c", "d"};
+  Mat prev = Mat::Zero(4, 4), uniform = Mat::Zero(4, 4);
+  prev(0, 0) = 1;
+  for (int i = 1; i < 4; ++i) prev(i, i - 1) = 1;  // a perfect previous-token head
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j <= i; ++j) uniform(i, j) = 1.0f / static_cast<float>(i + 1);
+  r.attention = {{prev, uniform}};
+  return r;
+}
+
+TEST(HeadMetrics, HandComputedSummaries) {
+  const ModelRun run = constructedRun();
+  // The repeated run: T = 2, ids t1 t2 t1 t2; head 0 looks at i − T + 1 on the second copy.
+  ModelRun rep = run;
+  Mat ind = Mat::Zero(4, 4);
+  ind(0, 0) = 1, ind(1, 0) = 1;
+  ind(2, 1) = 1;                     // i = 2: i − T + 1 = 1
+  ind(3, 2) = 0.5f, ind(3, 0) = 0.5f;  // i = 3: half on 2
+  rep.attention = {{ind, run.attention[0][1]}};
+  const std::vector<HeadSummary> s = summarizeHeads(run, rep);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_NEAR(s[0].previous_token, 1.0, 1e-9);
+  EXPECT_NEAR(s[0].sink, (1.0 + 1.0) / 4.0, 1e-9);               // rows 0 and 1 put 1 on token 0
+  EXPECT_NEAR(s[0].mean_distance, (0 + 1 + 1 + 1) / 4.0, 1e-9);
+  EXPECT_NEAR(s[0].entropy, 0.0, 1e-9);
+  EXPECT_NEAR(s[0].induction, (1.0 + 0.5) / 2.0, 1e-9);
+  // Uniform causal head: A[i, i−1] = 1/(i+1) for i = 1..3
+  EXPECT_NEAR(s[1].previous_token, (1.0 / 2 + 1.0 / 3 + 1.0 / 4) / 3.0, 1e-6);
+  EXPECT_NEAR(s[1].sink, (1.0 + 1.0 / 2 + 1.0 / 3 + 1.0 / 4) / 4.0, 1e-6);
+  EXPECT_NEAR(s[1].mean_distance, (0.0 + 0.5 + 1.0 + 1.5) / 4.0, 1e-6);  // mean of 0..i
+  EXPECT_NEAR(s[1].entropy, (0 + std::log(2.0) + std::log(3.0) + std::log(4.0)) / 4.0, 1e-6);
+  EXPECT_NEAR(s[1].induction, (1.0 / 3 + 1.0 / 4) / 2.0, 1e-6);  // A[2,1] = 1/3, A[3,2] = 1/4
+}
+
+TEST(HeadMetrics, RolloutAgainstLoopAndRowsSumToOne) {
+  test::TempDir dir;
+  test::writeTinyModel(dir.path);
+  const auto m = loadModel(filesOnDisk(dir.path.string()));
+  const ModelRun run = runModelIds(*m, {3, 1, 4, 1, 5, 9, 2, 6});
+  const std::vector<Mat> R = attentionRollout(run);
+  ASSERT_EQ(R.size(), 2u);
+  const int64_t L = 8;
+  std::vector<Rows> hat;
+  for (int l = 0; l < 2; ++l) {
+    Rows a = zeros(L, L);
+    for (int64_t i = 0; i < L; ++i) {
+      double sum = 0;
+      for (int64_t j = 0; j < L; ++j) {
+        a[i][j] = 0.5 * (run.attention[l][0](i, j) + run.attention[l][1](i, j)) / 2.0 + (i == j ? 0.5 : 0.0);
+        sum += a[i][j];
+      }
+      for (int64_t j = 0; j < L; ++j) a[i][j] /= sum;
+    }
+    hat.push_back(a);
+  }
+  for (int64_t i = 0; i < L; ++i) {
+    EXPECT_NEAR(R[0].row(i).sum(), 1.0f, 1e-5f);
+    EXPECT_NEAR(R[1].row(i).sum(), 1.0f, 1e-5f);
+    for (int64_t j = 0; j < L; ++j) {
+      EXPECT_NEAR(R[0](i, j), hat[0][i][j], 1e-5);
+      double r1 = 0;
+      for (int64_t t = 0; t < L; ++t) r1 += hat[1][i][t] * hat[0][t][j];
+      EXPECT_NEAR(R[1](i, j), r1, 1e-5);
+      if (j > i) {
+        EXPECT_EQ(R[1](i, j), 0.0f);  // causal stays causal
+      }
+    }
+  }
+}
+
+TEST(HeadMetrics, RepeatedIdsAvoidSpecials) {
+  test::TempDir dir;
+  test::writeTinyModel(dir.path, {.arch = Architecture::Bert});
+  const auto m = loadModel(filesOnDisk(dir.path.string()));
+  const std::vector<int32_t> ids = repeatedRandomIds(*m, 5, 42);
+  ASSERT_EQ(ids.size(), 12u);
+  EXPECT_EQ(ids.front(), 2);  // [CLS]
+  EXPECT_EQ(ids.back(), 3);   // [SEP]
+  for (int i = 1; i <= 5; ++i) {
+    EXPECT_EQ(ids[i], ids[i + 5]);
+    EXPECT_GE(ids[i], 5);  // not [PAD] [UNK] [CLS] [SEP] [MASK]
+  }
+  EXPECT_EQ(ids, repeatedRandomIds(*m, 5, 42));
+  const ModelRun rep = runModelIds(*m, ids);
+  for (const HeadSummary& s : summarizeHeads(rep, rep)) {
+    EXPECT_GE(s.induction, 0.0);
+    EXPECT_LE(s.induction, 1.0);
+  }
+}
+
+TEST(HeadPatterns, MassKeptAgainstLoop) {
+  test::TempDir dir;
+  test::writeTinyModel(dir.path);
+  const auto m = loadModel(filesOnDisk(dir.path.string()));
+  const ModelRun run = runModel(*m, "the fox ran");
+  const std::vector<const VariantInfo*> vs = headPatternVariants();
+  ASSERT_FALSE(vs.empty());
+  for (const VariantInfo* v : vs) {
+    Params p = Params::defaults(v->params);
+    if (v->name == "local-1d") p.set(v->params, "l_q", "2");
+    const HeadPattern hp = applyPatternToHead(*v, p, run, 1, 1);
+    const Mat& real = run.attention[1][1];
+    EXPECT_EQ(hp.real, real);
+    // The head's own projections went in untouched (no seeded W).
+    EXPECT_EQ(hp.result.inputs.count("w_q"), 0u) << v->name;
+    EXPECT_EQ(hp.result.inputs.at("q"), run.q[1].middleCols(4, 4)) << v->name;
+    ASSERT_TRUE(hp.result.isSparse()) << v->name;
+    const SparseRows& s = hp.result.sparse[0];
+    double mean = 0;
+    for (int64_t i = 0; i < real.rows(); ++i) {
+      double kept = 0;
+      for (int64_t e = s.indptr[i]; e < s.indptr[i + 1]; ++e) kept += real(i, s.indices[e]);
+      EXPECT_NEAR(hp.mass_kept(0, i), kept, 1e-6) << v->name;
+      mean += kept;
+    }
+    EXPECT_NEAR(hp.mass_kept_mean, mean / static_cast<double>(real.rows()), 1e-6) << v->name;
+  }
+  EXPECT_THROW(applyPatternToHead(*vs[0], Params::defaults(vs[0]->params), run, 2, 0), InputError);
+  EXPECT_THROW(applyPatternToHead(variantOrThrow("multi-head"), Params::defaults(variantOrThrow("multi-head").params),
+                                  run, 0, 0),
+               InputError);
+}
+
+}  // namespace
+}  // namespace attn
