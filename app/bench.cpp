@@ -111,6 +111,7 @@ void benchMultiHead(nlohmann::json& out, bool print) {
 void benchSparse(nlohmann::json& out, bool print);        // app/bench_sparse.cpp
 void benchAdaptiveSpan(nlohmann::json& out, bool print);  // app/bench_span_xl.cpp
 void benchXlReuse(nlohmann::json& out, bool print);       // app/bench_span_xl.cpp
+void benchModel(nlohmann::json& out, bool print);         // app/bench_model.cpp
 
 const std::vector<BenchSection>& benchSections() {
   static const std::vector<BenchSection> all = {
@@ -118,6 +119,8 @@ const std::vector<BenchSection>& benchSections() {
       {"sparse", "Sparse Transformer and Image Transformer local patterns against L, and dense causal", benchSparse},
       {"adaptive_span", "adaptive-span time and peak memory at L = 16,384", benchAdaptiveSpan},
       {"xl_reuse", "Transformer-XL evaluation with state reuse against recomputing each window", benchXlReuse},
+      {"model", "GPT-2-small-shaped checkpoint: mmap load, forward over 128 tokens with every map, peak memory",
+       benchModel},
   };
   return all;
 }

@@ -4,6 +4,7 @@
 #include "app/embedded_model.h"
 #include "app/figure_model.h"
 #include "app/qt_messages.h"
+#include "app/staged_dir.h"
 
 #include "engine/attention_math.h"
 #include "engine/compare.h"
@@ -21,7 +22,6 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -61,58 +61,6 @@ int cmdList(bool json) {
 namespace {
 
 nlohmann::json shapeJson(const Array& a) { return a.shape; }
-
-// Writes every file into a staging folder beside `out`, then swaps the
-// whole folder in: a failure at any point leaves `out` as it was, and an
-// earlier run's files in `out` never mix with this run's.
-class StagedDir {
- public:
-  explicit StagedDir(fs::path out) : out_(out.has_filename() ? out : out.parent_path()) {  // "run/" → "run"
-    const fs::path parent = out_.has_parent_path() ? out_.parent_path() : fs::path(".");
-    std::error_code ec;
-    if (!fs::is_directory(parent, ec))
-      throw InputError("--out " + out_.string() + ": parent folder " + parent.string() + " does not exist");
-    if (fs::exists(out_, ec) && !fs::is_directory(out_, ec))
-      throw InputError("--out " + out_.string() + ": exists and is not a folder");
-    const std::string pid = std::to_string(::getpid());
-    stage_ = parent / ("." + out_.filename().string() + ".partial-" + pid);
-    old_ = parent / ("." + out_.filename().string() + ".old-" + pid);
-    fs::remove_all(stage_, ec);
-    fs::create_directories(stage_, ec);
-    if (ec) throw InputError("--out " + out_.string() + ": cannot create files in " + parent.string() + ": " + ec.message());
-  }
-  ~StagedDir() {
-    std::error_code ec;
-    fs::remove_all(stage_, ec);
-    fs::remove_all(old_, ec);
-  }
-  StagedDir(const StagedDir&) = delete;
-  StagedDir& operator=(const StagedDir&) = delete;
-
-  // `rel` may name a subfolder ("inputs/x.npy"); it is created on first use.
-  void write(const std::string& rel, const std::string& bytes) {
-    const fs::path path = stage_ / rel;
-    std::error_code ec;
-    fs::create_directories(path.parent_path(), ec);
-    if (ec) throw InputError("--out " + out_.string() + ": cannot create " + path.parent_path().string() + ": " + ec.message());
-    writeFileAtomic(path, bytes);
-  }
-
-  void commit() {
-    std::error_code ec;
-    const bool replacing = fs::exists(out_, ec);
-    if (replacing) fs::rename(out_, old_, ec);
-    if (!ec) fs::rename(stage_, out_, ec);
-    if (ec) {
-      const std::string why = ec.message();
-      if (replacing && !fs::exists(out_, ec)) fs::rename(old_, out_, ec);  // put the earlier run back
-      throw InputError("--out " + out_.string() + ": could not move the results into place: " + why);
-    }
-  }
-
- private:
-  fs::path out_, stage_, old_;
-};
 
 // Sparse weights as CSR over all heads (README "Sparse weights"):
 //   weights_indptr  int64 [H, Lq + 1]: head h, query i owns entries

@@ -39,7 +39,16 @@ struct RenderOptions {
   std::string pattern;         // pattern view: the variant (default: the first that fits a head)
 };
 
+// attnlab model info PATH / model run PATH --text TEXT --out DIR (app/cli_model.cpp)
+struct ModelRunCliOptions {
+  std::string path, text, out_dir;
+  bool truncate = false;
+  int top_k = 5;
+};
+
 int cmdList(bool json);
+int cmdModelInfo(const std::string& path, bool json);
+int cmdModelRun(const ModelRunCliOptions& o);
 int cmdCompute(const ComputeOptions& o);
 int cmdRender(int argc, char** argv, const RenderOptions& o);
 int cmdBench(bool json, const std::string& only);  // only: one section's name, or all

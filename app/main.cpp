@@ -1,6 +1,6 @@
 // attnlab: the GUI by default, and the headless commands of the contract.
 //   attnlab                      GUI with the default scene (the embedded model)
-//   attnlab gui|list|compute|render|bench ...
+//   attnlab gui|list|compute|render|bench|model ...
 // Exit status: 0 done, 2 bad usage or bad input (one line on stderr), 1 internal error.
 #include "app/cli.h"
 #include "app/gui.h"
@@ -85,6 +85,23 @@ int main(int argc, char** argv) {
   render_cmd->add_flag("--dark", render.dark, "Dark background");
   addInputFlags(*render_cmd, render.input);
 
+  CLI::App* model_cmd = app.add_subcommand("model", "Real checkpoints (GPT-2, BERT): describe one, or run it on text");
+  model_cmd->require_subcommand(1);
+  std::string model_path;
+  bool model_json = false;
+  CLI::App* model_info_cmd = model_cmd->add_subcommand("info", "Print the model's summary and tensor table");
+  model_info_cmd->add_option("path", model_path, "Model folder, or a .safetensors file beside config.json")->required();
+  model_info_cmd->add_flag("--json", model_json, "Machine-readable summary");
+  ModelRunCliOptions model_run;
+  CLI::App* model_run_cmd = model_cmd->add_subcommand(
+      "run", "Run the model on text; write tokens.json, attention.npy, hidden.npy and meta.json");
+  model_run_cmd->add_option("path", model_run.path, "Model folder, or a .safetensors file beside config.json")->required();
+  model_run_cmd->add_option("--text", model_run.text, "Text to tokenize and run")->required();
+  model_run_cmd->add_option("--out", model_run.out_dir, "Output folder")->required();
+  model_run_cmd->add_flag("--truncate", model_run.truncate, "Cut text longer than the model's positions");
+  model_run_cmd->add_option("--top-k", model_run.top_k, "Predictions per position (models with an LM head)")
+      ->capture_default_str();
+
   bool bench_json = false;
   CLI::App* bench_cmd = app.add_subcommand("bench", "Benchmark the engine and print a table");
   std::string bench_only;
@@ -101,7 +118,10 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::string cmd;
-    for (const CLI::App* sub : app.get_subcommands()) cmd = sub->get_name();
+    for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+      sub = sub->get_subcommands().front();
+      cmd += (cmd.empty() ? "" : " ") + sub->get_name();
+    }
     return usageError(e, cmd);
   }
 
@@ -110,6 +130,8 @@ int main(int argc, char** argv) {
     if (*compute_cmd) return cmdCompute(compute);
     if (*render_cmd) return cmdRender(argc, argv, render);
     if (*bench_cmd) return cmdBench(bench_json, bench_only);
+    if (*model_info_cmd) return cmdModelInfo(model_path, model_json);
+    if (*model_run_cmd) return cmdModelRun(model_run);
     if (*gui_cmd) {
       bool variant_flags = !gui.variant.empty() || !gui.sets.empty();
       for (const CLI::Option* o : gui_cmd->get_options())

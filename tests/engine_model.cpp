@@ -34,6 +34,11 @@ struct Reference {
 
 Rows zeros(size_t r, size_t c) { return Rows(r, std::vector<double>(c, 0.0)); }
 
+void addInto(Rows& x, const Rows& y) {  // the residual x += y
+  for (size_t i = 0; i < x.size(); ++i)
+    for (size_t e = 0; e < x[i].size(); ++e) x[i][e] += y[i][e];
+}
+
 void layerNormRef(Rows& x, const std::vector<float>& g, const std::vector<float>& b, double eps) {
   for (auto& row : x) {
     double mu = 0, var = 0;
@@ -82,6 +87,15 @@ void attentionRef(const Rows& q, const Rows& k, const Rows& v, size_t heads, boo
     }
 }
 
+// Every head of one layer, captured into the reference; returns Concat(head_1 … head_H).
+Rows attendAndKeep(Reference& r, const Rows& q, const Rows& k, const Rows& v, size_t heads, bool causal) {
+  std::vector<Rows> maps;
+  Rows out;
+  attentionRef(q, k, v, heads, causal, maps, out);
+  r.attention.push_back(maps), r.q.push_back(q), r.k.push_back(k), r.v.push_back(v);
+  return out;
+}
+
 Reference gpt2Ref(const TinyModel& m, const std::vector<int32_t>& ids) {
   const ModelConfig& c = m.config;
   const size_t L = ids.size(), d = static_cast<size_t>(c.d_model), ff = static_cast<size_t>(c.d_ff);
@@ -97,21 +111,16 @@ Reference gpt2Ref(const TinyModel& m, const std::vector<int32_t>& ids) {
     Rows q = zeros(L, d), k = zeros(L, d), v = zeros(L, d);
     for (size_t i = 0; i < L; ++i)
       for (size_t e = 0; e < d; ++e) q[i][e] = qkv[i][e], k[i][e] = qkv[i][d + e], v[i][e] = qkv[i][2 * d + e];
-    std::vector<Rows> maps;
-    Rows out;
-    attentionRef(q, k, v, static_cast<size_t>(c.heads), true, maps, out);
-    r.attention.push_back(maps), r.q.push_back(q), r.k.push_back(k), r.v.push_back(v);
+    const Rows out = attendAndKeep(r, q, k, v, static_cast<size_t>(c.heads), true);
     const Rows proj = linearRef(out, W("attn.c_proj.weight"), W("attn.c_proj.bias"), d, d, false);
-    for (size_t i = 0; i < L; ++i)
-      for (size_t e = 0; e < d; ++e) x[i][e] += proj[i][e];
+    addInto(x, proj);
     a = x;
     layerNormRef(a, W("ln_2.weight"), W("ln_2.bias"), c.ln_eps);
     Rows f = linearRef(a, W("mlp.c_fc.weight"), W("mlp.c_fc.bias"), d, ff, false);
     for (auto& row : f)
       for (double& u : row) u = 0.5 * u * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (u + 0.044715 * u * u * u)));
     const Rows f2 = linearRef(f, W("mlp.c_proj.weight"), W("mlp.c_proj.bias"), ff, d, false);
-    for (size_t i = 0; i < L; ++i)
-      for (size_t e = 0; e < d; ++e) x[i][e] += f2[i][e];
+    addInto(x, f2);
   }
   layerNormRef(x, m.w("ln_f.weight"), m.w("ln_f.bias"), c.ln_eps);
   r.hidden = x;
@@ -138,20 +147,15 @@ Reference bertRef(const TinyModel& m, const std::vector<int32_t>& ids) {
     const Rows q = linearRef(x, W("attention.self.query.weight"), W("attention.self.query.bias"), d, d, true);
     const Rows k = linearRef(x, W("attention.self.key.weight"), W("attention.self.key.bias"), d, d, true);
     const Rows v = linearRef(x, W("attention.self.value.weight"), W("attention.self.value.bias"), d, d, true);
-    std::vector<Rows> maps;
-    Rows out;
-    attentionRef(q, k, v, static_cast<size_t>(c.heads), false, maps, out);
-    r.attention.push_back(maps), r.q.push_back(q), r.k.push_back(k), r.v.push_back(v);
+    const Rows out = attendAndKeep(r, q, k, v, static_cast<size_t>(c.heads), false);
     const Rows o = linearRef(out, W("attention.output.dense.weight"), W("attention.output.dense.bias"), d, d, true);
-    for (size_t i = 0; i < L; ++i)
-      for (size_t e = 0; e < d; ++e) x[i][e] += o[i][e];
+    addInto(x, o);
     layerNormRef(x, W("attention.output.LayerNorm.weight"), W("attention.output.LayerNorm.bias"), c.ln_eps);
     Rows f = linearRef(x, W("intermediate.dense.weight"), W("intermediate.dense.bias"), d, ff, true);
     for (auto& row : f)
       for (double& u : row) u = geluErf(u);
     const Rows f2 = linearRef(f, W("output.dense.weight"), W("output.dense.bias"), ff, d, true);
-    for (size_t i = 0; i < L; ++i)
-      for (size_t e = 0; e < d; ++e) x[i][e] += f2[i][e];
+    addInto(x, f2);
     layerNormRef(x, W("output.LayerNorm.weight"), W("output.LayerNorm.bias"), c.ln_eps);
   }
   r.hidden = x;

@@ -14,32 +14,6 @@ namespace {
 
 void writeText(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
-std::string utf8(uint32_t cp) {
-  std::string s;
-  if (cp < 0x80) {
-    s += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    s += static_cast<char>(0xC0 | (cp >> 6));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    s += static_cast<char>(0xE0 | (cp >> 12));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-  return s;
-}
-
-// GPT-2's bytes_to_unicode(): printable bytes stand for themselves, the others map to 256 + n.
-std::vector<std::string> byteSymbols() {
-  std::vector<std::string> out(256);
-  uint32_t n = 0;
-  for (uint32_t b = 0; b < 256; ++b) {
-    const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174);
-    out[b] = utf8(printable ? b : 256 + n++);
-  }
-  return out;
-}
-
 float roundTo(DType t, float v) {
   if (t == DType::F16) return static_cast<float>(Eigen::half(v));
   if (t == DType::BF16) return static_cast<float>(Eigen::bfloat16(v));
@@ -109,7 +83,7 @@ TinyModel writeTinyModel(const fs::path& dir, const TinyOptions& o) {
     c.d_ff = 4 * d;
     c.ln_eps = 1e-5;
     // Vocabulary: the 256 byte symbols, then the merges' results.
-    const std::vector<std::string> bytes = byteSymbols();
+    const std::array<std::string, 256> bytes = gpt2ByteSymbols();
     nlohmann::json vocab = nlohmann::json::object();
     for (size_t b = 0; b < bytes.size(); ++b) vocab[bytes[b]] = b;
     const std::vector<std::pair<std::string, std::string>> merges = {{"Ġ", "t"}, {"h", "e"}, {"Ġt", "he"}};

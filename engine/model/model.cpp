@@ -140,7 +140,7 @@ ModelConfig parseConfig(const std::string& text, const std::string& where) {
     c.heads = r.positive("n_head");
     c.d_model = r.positive("n_embd");
     c.d_ff = r.positive("n_inner", 4 * c.d_model);
-    c.positions = r.positive("n_positions", r.positive("n_ctx", std::nullopt));
+    c.positions = r.find("n_positions") ? r.positive("n_positions") : r.positive("n_ctx");
     c.vocab = r.positive("vocab_size");
     c.ln_eps = r.number("layer_norm_epsilon", 1e-5);
     r.expect("activation_function", "gelu_new", {"gelu_new", "gelu_pytorch_tanh"});

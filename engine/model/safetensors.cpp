@@ -202,6 +202,21 @@ const TensorEntry* SafetensorsFile::find(const std::string& name) const {
   return nullptr;
 }
 
+namespace {
+
+// 16-bit values (unaligned, little-endian) to floats through `to_float`.
+template <class F>
+void convertHalves(const uint8_t* src, int64_t n, std::vector<float>& out, F to_float) {
+  out.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    uint16_t bits;
+    std::memcpy(&bits, src + 2 * i, 2);
+    out[static_cast<size_t>(i)] = to_float(bits);
+  }
+}
+
+}  // namespace
+
 const float* SafetensorsFile::floats(const TensorEntry& t, std::vector<float>& storage) const {
   const uint8_t* src = data(t);
   const int64_t n = t.elements();
@@ -212,20 +227,14 @@ const float* SafetensorsFile::floats(const TensorEntry& t, std::vector<float>& s
       if (n > 0) std::memcpy(storage.data(), src, static_cast<size_t>(n) * 4);  // an empty vector's data() may be null
       return storage.data();
     case DType::F16:
-      storage.resize(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) {
-        uint16_t bits;
-        std::memcpy(&bits, src + 2 * i, 2);
-        storage[static_cast<size_t>(i)] = static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(bits));
-      }
+      convertHalves(src, n, storage, [](uint16_t bits) {
+        return static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(bits));
+      });
       return storage.data();
     case DType::BF16:
-      storage.resize(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) {
-        uint16_t bits;
-        std::memcpy(&bits, src + 2 * i, 2);
-        storage[static_cast<size_t>(i)] = std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);  // bf16 = top half
-      }
+      convertHalves(src, n, storage, [](uint16_t bits) {
+        return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);  // bf16 = the top half of a float
+      });
       return storage.data();
     case DType::I64: break;
   }

@@ -345,6 +345,8 @@ std::vector<std::string> splitLines(const std::string& text) {
 
 }  // namespace
 
+std::array<std::string, 256> gpt2ByteSymbols() { return bytesToUnicode(); }
+
 std::unique_ptr<Tokenizer> makeGpt2Tokenizer(const std::string& vocab_json, const std::string& merges,
                                              const std::string& what_vocab, const std::string& what_merges) {
   // vocab.json: one object {"token": id}; ids number the tokens 0…n−1.

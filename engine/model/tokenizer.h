@@ -3,6 +3,7 @@
 // (vocab.txt) with BERT's basic tokenizer in front.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,6 +30,9 @@ class Tokenizer {
 // the files in errors ("vocab.json: line …"). Throws InputError.
 std::unique_ptr<Tokenizer> makeGpt2Tokenizer(const std::string& vocab_json, const std::string& merges,
                                              const std::string& what_vocab, const std::string& what_merges);
+// encoder.py's bytes_to_unicode(): the symbol each byte has in vocab.json
+// and merges.txt (tools that write GPT-2 vocabularies: fixtures, the bench).
+std::array<std::string, 256> gpt2ByteSymbols();
 
 struct WordPieceOptions {
   bool lower_case = true;       // config do_lower_case

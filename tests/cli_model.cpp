@@ -1,0 +1,127 @@
+// attnlab model info / model run on tiny checkpoints, through the real binary.
+#include "engine/model/model.h"
+#include "engine/npy.h"
+
+#include "tests/model_fixture.h"
+#include "tests/test_support.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace attn {
+namespace {
+
+using test::runAttnlab;
+
+TEST(ModelCli, InfoPrintsTheSummaryAndTensorTable) {
+  test::TempDir dir;
+  const test::TinyModel tm = test::writeTinyModel(dir / "gpt2");
+  const test::RunResult r = runAttnlab({"model", "info", tm.dir.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* s : {"GPT2LMHeadModel", "layers        2", "heads         2", "d_model       8", "parameters",
+                        "F32", "size on disk", "h.1.mlp.c_proj.weight", "[32, 8]"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << " not in:\n" << r.out;
+
+  const test::RunResult j = runAttnlab({"model", "info", (tm.dir / "model.safetensors").string(), "--json"});
+  ASSERT_EQ(j.status, 0) << j.err;
+  const nlohmann::json info = nlohmann::json::parse(j.out);
+  EXPECT_EQ(info["architecture"], "GPT2LMHeadModel");
+  EXPECT_EQ(info["layers"], 2);
+  EXPECT_EQ(info["vocab"], tm.config.vocab);
+  EXPECT_EQ(info["tensors"].size(), tm.weights.size());
+  EXPECT_EQ(info["bytes_on_disk"], fs::file_size(tm.dir / "model.safetensors"));
+}
+
+TEST(ModelCli, RunWritesTokensAttentionHiddenAndMeta) {
+  test::TempDir dir;
+  const test::TinyModel tm = test::writeTinyModel(dir / "gpt2");
+  const fs::path out = dir / "run";
+  const test::RunResult r = runAttnlab({"model", "run", tm.dir.string(), "--text", "the cat sat", "--out", out.string(),
+                                        "--top-k", "3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(test::listFiles(out), (std::vector<std::string>{"attention.npy", "hidden.npy", "meta.json", "tokens.json"}));
+
+  // The same run in this process: the files hold exactly its numbers.
+  const auto model = loadModel(filesOnDisk(tm.dir.string()));
+  const ModelRun run = runModel(*model, "the cat sat", {.top_k = 3});
+  const int64_t L = static_cast<int64_t>(run.ids.size());
+  const nlohmann::json tokens = nlohmann::json::parse(test::slurp(out / "tokens.json"));
+  EXPECT_EQ(tokens["ids"].get<std::vector<int32_t>>(), run.ids);
+  EXPECT_EQ(tokens["tokens"].get<std::vector<std::string>>(), run.tokens);
+  const Array att = readNpy(out / "attention.npy", "attention");
+  ASSERT_EQ(att.shape, (std::vector<int64_t>{2, 2, L, L}));
+  for (int64_t l = 0; l < 2; ++l)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t i = 0; i < L; ++i)
+        for (int64_t j = 0; j < L; ++j)
+          EXPECT_FLOAT_EQ(att.data[static_cast<size_t>(((l * 2 + h) * L + i) * L + j)], run.attention[l][h](i, j));
+  const Array hidden = readNpy(out / "hidden.npy", "hidden");
+  ASSERT_EQ(hidden.shape, (std::vector<int64_t>{L, 8}));
+  EXPECT_FLOAT_EQ(hidden.data[5], run.hidden(0, 5));
+
+  const nlohmann::json meta = nlohmann::json::parse(test::slurp(out / "meta.json"));
+  EXPECT_EQ(meta["architecture"], "GPT2LMHeadModel");
+  EXPECT_EQ(meta["truncated"], false);
+  EXPECT_GT(meta["compute_seconds"].get<double>(), 0.0);
+  EXPECT_GT(meta["flops"].get<double>(), 0.0);
+  ASSERT_EQ(meta["top_k"].size(), static_cast<size_t>(L));
+  ASSERT_EQ(meta["top_k"][0].size(), 3u);
+  EXPECT_EQ(meta["top_k"][0][0]["id"], run.top_k[0][0].id);
+  EXPECT_NEAR(meta["top_k"][0][0]["probability"].get<double>(), run.top_k[0][0].probability, 1e-6);
+  EXPECT_EQ(meta["shapes"]["attention"], nlohmann::json({2, 2, L, L}));
+}
+
+TEST(ModelCli, BertRunHasMaskedLmPredictionsAndTruncates) {
+  test::TempDir dir;
+  const test::TinyModel tm = test::writeTinyModel(dir / "bert", {.arch = Architecture::Bert, .prefix = "bert."});
+  const std::string text = "the cat sat on the mat the dog ran on the mat a big red hat";
+  const test::RunResult r =
+      runAttnlab({"model", "run", tm.dir.string(), "--text", text, "--out", (dir / "run").string(), "--truncate"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("(truncated)"), std::string::npos);
+  const nlohmann::json meta = nlohmann::json::parse(test::slurp(dir / "run" / "meta.json"));
+  EXPECT_EQ(meta["truncated"], true);
+  EXPECT_EQ(meta["causal"], false);
+  EXPECT_EQ(meta["tokens"], 16);
+  EXPECT_EQ(meta["top_k"].size(), 16u);
+  EXPECT_EQ(meta["top_k"][0].size(), 5u);
+  const nlohmann::json tokens = nlohmann::json::parse(test::slurp(dir / "run" / "tokens.json"));
+  EXPECT_EQ(tokens["tokens"][0], "[CLS]");
+  EXPECT_EQ(tokens["tokens"][15], "[SEP]");
+}
+
+// Exit 2, one line naming the problem, and no output folder (nor staging leftovers).
+void expectBadInput(const std::vector<std::string>& args, const fs::path& parent, const std::string& part) {
+  const test::RunResult r = runAttnlab(args);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(test::countLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(part), std::string::npos) << "'" << part << "' not in: " << r.err;
+  EXPECT_FALSE(fs::exists(parent / "out"));
+  for (const auto& e : fs::directory_iterator(parent))
+    EXPECT_EQ(e.path().filename().string().find(".out"), std::string::npos) << e.path();
+}
+
+TEST(ModelCli, BadInputExitsTwoWithoutOutput) {
+  test::TempDir dir;
+  const test::TinyModel tm = test::writeTinyModel(dir / "gpt2");
+  const std::string m = tm.dir.string(), out = (dir / "out").string();
+  expectBadInput({"model", "run", m, "--text", "", "--out", out}, dir.path, "empty");
+  expectBadInput({"model", "run", m, "--text", "abcdefghijklmnopqrstuvwxyz", "--out", out}, dir.path, "--truncate");
+  expectBadInput({"model", "run", m, "--text", "the", "--out", out, "--top-k", "-1"}, dir.path, "--top-k");
+  expectBadInput({"model", "run", (dir / "nowhere").string(), "--text", "the", "--out", out}, dir.path,
+                 "no such model folder");
+  expectBadInput({"model", "run", m, "--text", "the"}, dir.path, "--out");
+  expectBadInput({"model", "frobnicate"}, dir.path, "model");
+
+  test::setConfigField(tm, "architectures", R"(["T5ForConditionalGeneration"])");
+  expectBadInput({"model", "run", m, "--text", "the", "--out", out}, dir.path, "T5ForConditionalGeneration");
+  expectBadInput({"model", "info", m}, dir.path, "config.json");
+  test::setConfigField(tm, "architectures", R"(["GPT2LMHeadModel"])");
+  fs::resize_file(tm.dir / "model.safetensors", fs::file_size(tm.dir / "model.safetensors") / 2);
+  expectBadInput({"model", "run", m, "--text", "the", "--out", out}, dir.path, "model.safetensors");
+}
+
+}  // namespace
+}  // namespace attn
