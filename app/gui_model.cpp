@@ -56,19 +56,6 @@ int64_t strongestKey(const ModelRun& r, int layer, int head, int64_t query) {
   return j;
 }
 
-void centeredText(ImVec2 size, const char* text) {
-  const ImVec2 ts = ImGui::CalcTextSize(text);
-  const ImVec2 c = ImGui::GetCursorPos();
-  ImGui::SetCursorPos(ImVec2(c.x + std::max(0.0f, (size.x - ts.x) * 0.5f), c.y + std::max(0.0f, (size.y - ts.y) * 0.5f)));
-  ImGui::TextDisabled("%s", text);
-}
-
-void sectionTitle(const char* text) {
-  ImGui::Spacing();
-  ImGui::TextDisabled("%s", text);
-  ImGui::Separator();
-}
-
 
 HeatmapStyle probabilityStyle(const AppState& s) {
   HeatmapStyle st;

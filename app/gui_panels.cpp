@@ -19,6 +19,19 @@ namespace attn {
 
 // [SECTION] Commands shared by menus and shortcuts
 
+void centeredText(ImVec2 size, const char* text) {
+  const ImVec2 ts = ImGui::CalcTextSize(text);
+  const ImVec2 c = ImGui::GetCursorPos();
+  ImGui::SetCursorPos(ImVec2(c.x + std::max(0.0f, (size.x - ts.x) * 0.5f), c.y + std::max(0.0f, (size.y - ts.y) * 0.5f)));
+  ImGui::TextDisabled("%s", text);
+}
+
+void sectionTitle(const char* text) {
+  ImGui::Spacing();
+  ImGui::TextDisabled("%s", text);
+  ImGui::Separator();
+}
+
 namespace {
 
 // The views offered are the ones the scene's variant lists (VariantInfo::views).
@@ -217,12 +230,6 @@ void helpTooltip(const ParamSpec& p) {
   if (!p.file_shape.empty()) ImGui::TextDisabled("expected shape %s", p.file_shape.c_str());
   ImGui::PopTextWrapPos();
   ImGui::EndTooltip();
-}
-
-void sectionTitle(const char* text) {
-  ImGui::Spacing();
-  ImGui::TextDisabled("%s", text);
-  ImGui::Separator();
 }
 
 void variantList(AppState& s) {

@@ -26,6 +26,11 @@ struct KeyPress {
 };
 void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses);
 
+// Disabled text centred in an area of `size` from the cursor (placeholders, errors).
+void centeredText(ImVec2 size, const char* text);
+// A panel section's caption with a rule under it.
+void sectionTitle(const char* text);
+
 // Applies undo / redo to the scene (and the committed snapshot).
 void undoScene(AppState& s);
 void redoScene(AppState& s);
