@@ -1,6 +1,8 @@
 #include "app/cli.h"
 
 #include "app/bench.h"
+#include "app/embedded_model.h"
+#include "app/figure_model.h"
 #include "app/qt_messages.h"
 #include "app/staged_dir.h"
 
@@ -181,16 +183,11 @@ std::pair<int, int> parseSize(const std::string& s, const std::string& flag) {
   return {w, h};
 }
 
-int cmdRender(int argc, char** argv, const RenderOptions& o) {
-  const VariantInfo& info = variantOrThrow(o.variant);
-  const Params params = resolveParams(info, o.sets);
+namespace {
+
+// Size, colormap, title and theme of a render, with the output name checked.
+FigureOptions figureOptions(const RenderOptions& o) {
   FigureOptions fig;
-  fig.view = viewFromName(o.view);
-  if (std::find(info.views.begin(), info.views.end(), fig.view) == info.views.end()) {
-    std::string have;
-    for (ViewKind k : info.views) have += (have.empty() ? "" : ", ") + viewName(k);
-    throw InputError("--view: variant '" + info.name + "' has no '" + o.view + "' view (it has: " + have + ")");
-  }
   std::tie(fig.width, fig.height) = parseSize(o.size, "--size");
   if (!colormapFromName(o.colormap, fig.colormap))
     throw InputError("--colormap: unknown colormap '" + o.colormap + "' (expected viridis, magma, blues, gray or coolwarm)");
@@ -199,6 +196,65 @@ int cmdRender(int argc, char** argv, const RenderOptions& o) {
   const std::string ext = fs::path(o.out).extension().string();
   if (ext != ".png" && ext != ".svg" && ext != ".pdf")
     throw InputError("--out " + o.out + ": expected a .png, .svg or .pdf file name");
+  return fig;
+}
+
+// Headless: QPainter needs a QGuiApplication but no display (the offscreen platform).
+int& offscreenPlatform(int& argc) {
+  setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  quietQtMessages();
+  return argc;
+}
+struct HeadlessQt {
+  HeadlessQt(int& argc, char** argv) : app(offscreenPlatform(argc), argv) { setlocale(LC_NUMERIC, "C"); }
+  QGuiApplication app;
+};
+
+// `attnlab render --model PATH | --default-model --text T --view V`.
+int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
+  if (!o.variant.empty()) throw InputError("render: give a variant NAME or --model / --default-model, not both");
+  if (!o.model.empty() && o.default_model) throw InputError("render: give --model PATH or --default-model, not both");
+  const ModelView view = modelViewFromName(o.view.empty() ? "model" : o.view);
+  FigureOptions fig = figureOptions(o);
+  fig.heads_visible.clear();
+  const VariantInfo* pattern = o.pattern.empty() ? defaultPatternVariant() : &variantOrThrow(o.pattern);
+  const std::vector<const VariantInfo*> patterns = headPatternVariants();
+  if (view == ModelView::Pattern && std::find(patterns.begin(), patterns.end(), pattern) == patterns.end())
+    throw InputError("--pattern: '" + (pattern ? pattern->name : o.pattern) + "' cannot run on a real head (it has no compare view)");
+  ModelScene scene;
+  scene.model = loadModel(o.default_model ? embeddedModelFiles() : filesOnDisk(o.model));
+  scene.text = o.input.text.empty() ? defaultModelText() : o.input.text;
+  scene.pattern = view == ModelView::Pattern;
+  scene.layer = o.layer;
+  scene.head = o.head;
+  if (scene.pattern) {
+    scene.pattern_variant = pattern->name;
+    scene.pattern_params = resolveParams(*pattern, o.sets);
+  }
+  const ModelOutput out = computeModelScene(scene, nullptr, {});
+  if (out.too_long_tokens > 0) throw InputError("--text: " + out.too_long_message);
+  HeadlessQt qt(argc, argv);
+  exportModelFigure(out, view, {o.layer, o.head, o.query, o.key}, fig, o.out);
+  std::cout << "wrote " << o.out << " (" << modelViewName(view) << " of " << modelShortName(*out.model) << ", "
+            << fig.width << "x" << fig.height << ")\n";
+  return 0;
+}
+
+}  // namespace
+
+int cmdRender(int argc, char** argv, const RenderOptions& o) {
+  if (!o.model.empty() || o.default_model) return cmdRenderModel(argc, argv, o);
+  if (o.variant.empty()) throw InputError("render: give a variant NAME (see 'attnlab list'), or --model PATH / --default-model");
+  const VariantInfo& info = variantOrThrow(o.variant);
+  const Params params = resolveParams(info, o.sets);
+  FigureOptions fig = figureOptions(o);
+  const std::string view_name = o.view.empty() ? "heatmap" : o.view;
+  fig.view = viewFromName(view_name);
+  if (std::find(info.views.begin(), info.views.end(), fig.view) == info.views.end()) {
+    std::string have;
+    for (ViewKind k : info.views) have += (have.empty() ? "" : ", ") + viewName(k);
+    throw InputError("--view: variant '" + info.name + "' has no '" + view_name + "' view (it has: " + have + ")");
+  }
   const Inputs inputs = resolveInputs(o.input);
   std::vector<Result> results;
   if (fig.view == ViewKind::Family) {
@@ -218,11 +274,7 @@ int cmdRender(int argc, char** argv, const RenderOptions& o) {
   std::optional<Comparison> comparison;
   if (fig.view == ViewKind::Compare) comparison = compareWithFull(results[0]);
 
-  // Headless: QPainter needs a QGuiApplication but no display.
-  setenv("QT_QPA_PLATFORM", "offscreen", 1);
-  quietQtMessages();
-  QGuiApplication qapp(argc, argv);
-  setlocale(LC_NUMERIC, "C");
+  HeadlessQt qt(argc, argv);
   exportFigure(results, fig, o.out, comparison ? &*comparison : nullptr);
   std::cout << "wrote " << o.out << " (" << viewName(fig.view) << ", " << fig.width << "x" << fig.height << ")\n";
   return 0;

@@ -23,7 +23,7 @@ struct RenderOptions {
   std::string variant;
   std::vector<std::string> sets;
   InputOptions input;
-  std::string view = "heatmap";
+  std::string view;  // empty: heatmap (variant) or model (model)
   std::string out;
   std::string size = "1200x900";
   int head = 0;
@@ -31,6 +31,12 @@ struct RenderOptions {
   std::string colormap = "viridis";
   std::string title;
   bool dark = false;
+  // A model's view instead of a variant's (app/figure_model.h).
+  std::string model;           // folder or .safetensors
+  bool default_model = false;  // the embedded default model
+  int layer = 0;
+  int64_t key = -1;
+  std::string pattern;         // pattern view: the variant (default: the first that fits a head)
 };
 
 // attnlab model info PATH / model run PATH --text TEXT --out DIR (app/cli_model.cpp)

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numbers>
@@ -525,7 +526,7 @@ void drawHeatmap(Painter& ctx, const QRectF& body, const Result& r, const Figure
                qs(r.weights_label));
 }
 
-void drawHeads(Painter& ctx, const QRectF& body, const Result& r) {
+void drawHeads(Painter& ctx, const QRectF& body, const Result& r, const FigureOptions& o) {
   const ValueRange range = weightsRange(r);
   const double bar_w = ctx.unit * 7;
   const std::vector<QRectF> grid = gridCells(QRectF(body.left(), body.top(), body.width() - bar_w, body.height()),
@@ -533,7 +534,8 @@ void drawHeads(Painter& ctx, const QRectF& body, const Result& r) {
   double top = body.bottom(), bottom = body.top();
   for (int h = 0; h < r.heads(); ++h) {
     MatrixPanel m = weightsPanel(r, h, range);
-    m.title = QString("head %1").arg(h);
+    m.title = static_cast<size_t>(h) < o.panel_titles.size() ? qs(o.panel_titles[static_cast<size_t>(h)])
+                                                             : QString("head %1").arg(h);
     m.labels = r.queries() <= 24 && grid[static_cast<size_t>(h)].width() > ctx.unit * 16;
     const QRectF cells = drawMatrixPanel(ctx, grid[static_cast<size_t>(h)], m);
     top = std::min(top, cells.top());
@@ -998,13 +1000,16 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
   main.title = qs(r.weights_label) + (r.heads() > 1 ? QString(" — head %1").arg(o.head) : QString());
   panelWithBar(ctx, grid[0], main);
   std::vector<std::string> indices;
-  for (int k = 0; k < 64; ++k) indices.push_back(QString::number(k).toStdString());
+  int64_t longest = 64;
+  for (const Extra* e : shown) longest = std::max(longest, e->value.size());
+  for (int64_t k = 0; k < longest; ++k) indices.push_back(std::to_string(k));
   std::vector<Mat> mats(shown.size());
   for (size_t i = 0; i < shown.size(); ++i) {
     const Extra& e = *shown[i];
     const QRectF& cell = grid[i + 1];
     if (e.kind == ExtraKind::TokenValues) {
-      drawBars(ctx, cell, e, r.q_tokens, false);
+      // Per-token values are labelled by their tokens, other vectors (a head's q, k) by index.
+      drawBars(ctx, cell, e, e.value.size() == r.queries() ? r.q_tokens : indices, false);
       continue;
     }
     if (e.kind == ExtraKind::HeadValues) {
@@ -1428,11 +1433,11 @@ void paintFigure(QPainter& p, const std::vector<Result>& results, const FigureOp
   const QRectF page(margin, margin, o.width - 2 * margin, o.height - 2 * margin);
   const QString title = o.title.empty() ? (o.view == ViewKind::Family ? qs(r.variant) + " and its family" : defaultTitle(r, o))
                                         : qs(o.title);
-  drawTitle(ctx, page, title, subtitleFor(r));
+  drawTitle(ctx, page, title, o.subtitle.empty() ? subtitleFor(r) : qs(o.subtitle));
   const QRectF body(page.left(), page.top() + ctx.unit * 4.4, page.width(), page.height() - ctx.unit * 4.4);
   switch (o.view) {
     case ViewKind::Heatmap: drawHeatmap(ctx, body, r, o); break;
-    case ViewKind::Heads: drawHeads(ctx, body, r); break;
+    case ViewKind::Heads: drawHeads(ctx, body, r, o); break;
     case ViewKind::Lines: drawLines(ctx, body, r, o); break;
     case ViewKind::Extras: drawExtras(ctx, body, r, o); break;
     case ViewKind::Family: drawFamily(ctx, body, results); break;
@@ -1442,13 +1447,98 @@ void paintFigure(QPainter& p, const std::vector<Result>& results, const FigureOp
   }
 }
 
+// A table of text: header row, rule, rows in alternating shades, columns
+// sized to their widest cell; the font shrinks until every row fits.
+void paintTable(QPainter& p, const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows,
+                const FigureOptions& o, double raster_scale) {
+  Painter ctx{p, themeFor(o.dark), o.colormap, std::clamp(std::min(o.width, o.height) / 55.0, 7.0, 40.0), raster_scale};
+  p.setRenderHint(QPainter::Antialiasing, true);
+  p.setRenderHint(QPainter::TextAntialiasing, true);
+  p.fillRect(QRectF(0, 0, o.width, o.height), ctx.theme.background);
+  const double margin = ctx.unit * 1.5;
+  const QRectF page(margin, margin, o.width - 2 * margin, o.height - 2 * margin);
+  drawTitle(ctx, page, qs(o.title), qs(o.subtitle));
+  const QRectF body(page.left(), page.top() + ctx.unit * 4.4, page.width(), page.height() - ctx.unit * 4.4);
+  const double row_h = std::min(ctx.unit * 1.8, body.height() / static_cast<double>(rows.size() + 1));
+  p.setFont(figureFont(row_h * 0.6));
+  const QFontMetricsF fm(p.font());
+  std::vector<double> width(columns.size(), 0.0);
+  for (size_t c = 0; c < columns.size(); ++c) {
+    width[c] = fm.horizontalAdvance(qs(columns[c]));
+    for (const auto& row : rows) width[c] = std::max(width[c], fm.horizontalAdvance(qs(row[c])));
+  }
+  double total = 0;
+  for (double w : width) total += w;
+  const double pad = std::max(row_h * 0.6, (body.width() - total) / static_cast<double>(columns.size()));
+  auto drawRow = [&](double y, const std::vector<std::string>& cells, bool bold) {
+    p.setFont(figureFont(row_h * 0.6, bold));
+    double x = body.left();
+    for (size_t c = 0; c < cells.size(); ++c) {
+      p.drawText(QRectF(x, y, width[c] + pad * 0.8, row_h), Qt::AlignRight | Qt::AlignVCenter, qs(cells[c]));
+      x += width[c] + pad;
+    }
+  };
+  p.setPen(ctx.theme.text);
+  drawRow(body.top(), columns, true);
+  p.setPen(QPen(ctx.theme.frame, 0));
+  p.drawLine(QPointF(body.left(), body.top() + row_h), QPointF(body.right(), body.top() + row_h));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double y = body.top() + row_h * static_cast<double>(i + 1);
+    if (i % 2) p.fillRect(QRectF(body.left(), y, body.width(), row_h), ctx.theme.frame.lighter(o.dark ? 60 : 150));
+    p.setPen(ctx.theme.text);
+    drawRow(y, rows[i], false);
+  }
+}
+
 // [SECTION] Output devices and atomic write
+using Paint = std::function<void(QPainter&, double raster_scale)>;
+
 // Paints onto a vector device (SVG, PDF); false when the device cannot open.
-bool paintOn(QPaintDevice& device, const std::vector<Result>& results, const FigureOptions& o, const Comparison* comparison) {
+bool paintOn(QPaintDevice& device, const Paint& paint) {
   QPainter p;
   if (!p.begin(&device)) return false;
-  paintFigure(p, results, o, comparison, 2.0);
+  paint(p, 2.0);
   return p.end();
+}
+
+// Writes the figure `paint` draws in the format of `path`'s extension,
+// through a temp file renamed into place.
+void writeFigure(const Paint& paint, const FigureOptions& o, const std::string& path, const std::string& name) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext != ".png" && ext != ".svg" && ext != ".pdf")
+    throw InputError(path + ": expected a .png, .svg or .pdf file name");
+  TempFile tmp(path);
+  const QString qtmp = QString::fromStdString(tmp.path().string());
+  bool ok = false;
+  if (ext == ".png") {
+    QImage img(o.width, o.height, QImage::Format_ARGB32_Premultiplied);
+    img.setDotsPerMeterX(3780);  // 96 dpi, the size the text was laid out for
+    img.setDotsPerMeterY(3780);
+    {
+      QPainter p(&img);
+      paint(p, 1.0);
+    }
+    ok = img.save(qtmp, "PNG");
+  } else if (ext == ".svg") {
+    QSvgGenerator gen;
+    gen.setFileName(qtmp);
+    gen.setSize(QSize(o.width, o.height));
+    gen.setViewBox(QRect(0, 0, o.width, o.height));
+    gen.setResolution(72);
+    gen.setTitle(QString::fromStdString(name));
+    gen.setDescription("AttnLab figure");
+    ok = paintOn(gen, paint);
+  } else {
+    QPdfWriter pdf(qtmp);
+    pdf.setResolution(72);
+    pdf.setPageSize(QPageSize(QSizeF(o.width, o.height), QPageSize::Point));
+    pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+    pdf.setTitle(QString::fromStdString(name));
+    pdf.setCreator("AttnLab");
+    ok = paintOn(pdf, paint);
+  }
+  if (!ok) throw InputError(path + ": could not write the figure (folder missing or not writable?)");
+  tmp.commit();
 }
 
 }  // namespace
@@ -1484,41 +1574,13 @@ void exportFigure(const std::vector<Result>& results, const FigureOptions& o, co
   if (o.view == ViewKind::Compare && !comparison) throw InputError("--view compare: no comparison with full attention given");
   if (o.view == ViewKind::Walkthrough && r.stages.empty())
     throw InputError("--view walkthrough: variant '" + r.variant + "' has no walkthrough stages");
-  const std::string ext = std::filesystem::path(path).extension().string();
-  if (ext != ".png" && ext != ".svg" && ext != ".pdf")
-    throw InputError(path + ": expected a .png, .svg or .pdf file name");
-  TempFile tmp(path);
-  const QString qtmp = QString::fromStdString(tmp.path().string());
-  bool ok = false;
-  if (ext == ".png") {
-    QImage img(o.width, o.height, QImage::Format_ARGB32_Premultiplied);
-    img.setDotsPerMeterX(3780);  // 96 dpi, the size the text was laid out for
-    img.setDotsPerMeterY(3780);
-    {
-      QPainter p(&img);
-      paintFigure(p, results, o, comparison, 1.0);
-    }
-    ok = img.save(qtmp, "PNG");
-  } else if (ext == ".svg") {
-    QSvgGenerator gen;
-    gen.setFileName(qtmp);
-    gen.setSize(QSize(o.width, o.height));
-    gen.setViewBox(QRect(0, 0, o.width, o.height));
-    gen.setResolution(72);
-    gen.setTitle(QString::fromStdString(r.variant));
-    gen.setDescription("AttnLab figure");
-    ok = paintOn(gen, results, o, comparison);
-  } else {
-    QPdfWriter pdf(qtmp);
-    pdf.setResolution(72);
-    pdf.setPageSize(QPageSize(QSizeF(o.width, o.height), QPageSize::Point));
-    pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-    pdf.setTitle(QString::fromStdString(r.variant));
-    pdf.setCreator("AttnLab");
-    ok = paintOn(pdf, results, o, comparison);
-  }
-  if (!ok) throw InputError(path + ": could not write the figure (folder missing or not writable?)");
-  tmp.commit();
+  writeFigure([&](QPainter& p, double scale) { paintFigure(p, results, o, comparison, scale); }, o, path, r.variant);
+}
+
+void exportTableFigure(const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows,
+                       const FigureOptions& o, const std::string& path) {
+  if (rows.empty()) throw InputError("export: the table has no rows");
+  writeFigure([&](QPainter& p, double scale) { paintTable(p, columns, rows, o, scale); }, o, path, o.title);
 }
 
 }  // namespace attn

@@ -24,6 +24,8 @@ struct FigureOptions {
   bool dark = false;
   std::vector<bool> heads_visible;  // lines: empty means all
   int64_t query = -1;               // image: the query pixel; -1: defaultImageQuery()
+  std::vector<std::string> panel_titles;  // heads: one per head (a model's "L0 H0", …); empty: "head h"
+  std::string subtitle;             // empty: the variant's formula and citation
 };
 
 // The query the image view shows until the user picks one: the middle of the
@@ -38,5 +40,10 @@ int64_t defaultImageQuery(const Result& r);
 // failure leaves nothing. Throws InputError.
 void exportFigure(const std::vector<Result>& results, const FigureOptions& options, const std::string& path,
                   const Comparison* comparison = nullptr);
+
+// A table of text (the model workspace's head summaries): a header row and
+// `rows`, title from options.title, in the format of the extension.
+void exportTableFigure(const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows,
+                       const FigureOptions& options, const std::string& path);
 
 }  // namespace attn

@@ -7,8 +7,11 @@
 //   [SECTION] runGui
 #include "app/gui.h"
 
+#include "app/embedded_model.h"
 #include "app/figure.h"
+#include "app/figure_model.h"
 #include "app/gui_fonts.h"
+#include "app/gui_model.h"
 #include "app/gui_panels.h"
 #include "app/gui_qt.h"
 #include "app/gui_state.h"
@@ -43,12 +46,18 @@ struct DefaultScene {
   std::string variant, text, source_text;
   int64_t dim = 64, heads = 4;
   uint64_t seed = 0;
+  // The model workspace: the embedded model on this text, this head focused.
+  std::string model_text, model_view, pattern;
+  int layer = 0, head = 0;
 };
 
 DefaultScene defaultScene() {
   const nlohmann::json j = nlohmann::json::parse(kAsset_default_scene_json);
+  const nlohmann::json& m = j.at("model");
   return {j.at("variant").get<std::string>(), j.at("text").get<std::string>(), j.at("source_text").get<std::string>(),
-          j.at("dim").get<int64_t>(), j.at("heads").get<int64_t>(), j.at("seed").get<uint64_t>()};
+          j.at("dim").get<int64_t>(),         j.at("heads").get<int64_t>(),   j.at("seed").get<uint64_t>(),
+          m.at("text").get<std::string>(),    m.at("view").get<std::string>(), m.at("pattern").get<std::string>(),
+          m.at("layer").get<int>(),           m.at("head").get<int>()};
 }
 constexpr double kFirstJobTimeout = 60.0;
 
@@ -95,6 +104,11 @@ class GuiApp {
  private:
   bool initWindow();
   void submitIfChanged();
+  void submitModelIfChanged();
+  void submitLoad();
+  void takeModelOutput(const JobOutcome& done);
+  void openModelInteractively(const std::string& path);
+  void exportModelView();
   void takeFinishedJob();
   void frame();
   void afterSwap();
@@ -124,6 +138,16 @@ class GuiApp {
   std::string pending_error_, last_boxed_error_;
 
   std::vector<KeyPress> key_presses_;  // filled by the GLFW key callback
+
+  // Model workspace jobs. One runner serves both workspaces, so a job of
+  // one supersedes the other's: an outstanding job of the inactive
+  // workspace is submitted again when it becomes active.
+  ModelScene model_submitted_;
+  uint64_t model_submitted_id_ = 0;
+  bool model_ever_submitted_ = false, variant_outstanding_ = false, model_outstanding_ = false;
+  bool loading_ = false;           // the next model job loads `loading_path_` ("" = the embedded model)
+  std::string loading_path_;
+  bool show_info_after_load_ = false;
 
   bool frames_mode() const { return options_.frames > 0 || !options_.screenshot.empty(); }
 };
@@ -193,6 +217,78 @@ void GuiApp::submitIfChanged() {
   const Scene scene = state_.scene;
   submitted_id_ = runner_->submit(
       [scene, family, compare](const RunContext& ctx) { return computeScene(scene, family, compare, ctx); });
+  variant_outstanding_ = true;
+  if (model_outstanding_) model_ever_submitted_ = model_outstanding_ = false;
+}
+
+void GuiApp::submitLoad() {
+  ModelScene scene = state_.model.scene;
+  scene.model.reset();
+  scene.truncate = false;
+  const std::string path = loading_path_;
+  model_submitted_ = scene;
+  model_ever_submitted_ = true;
+  model_outstanding_ = true;
+  state_.model.output_current = false;
+  model_submitted_id_ = runner_->submit([scene, path](const RunContext& ctx) mutable {
+    scene.model = loadModel(path.empty() ? embeddedModelFiles() : filesOnDisk(path), ctx);
+    SceneOutput out;
+    out.model = std::make_shared<const ModelOutput>(computeModelScene(scene, nullptr, ctx));
+    return out;
+  });
+  if (variant_outstanding_) ever_submitted_ = variant_outstanding_ = false;
+}
+
+void GuiApp::submitModelIfChanged() {
+  ModelState& m = state_.model;
+  m.scene.pattern = m.view.view == ModelView::Pattern;
+  m.scene.layer = m.view.layer;
+  m.scene.head = m.view.head;
+  if (loading_) {
+    if (!model_ever_submitted_) submitLoad();
+    return;
+  }
+  if (!m.scene.model || (model_ever_submitted_ && sameModelScene(model_submitted_, m.scene))) return;
+  // Typing: wait until no key was pressed for kTextDebounce, then compute once.
+  if (m.scene.text != model_submitted_.text && Clock::now() - m.text_edited < kTextDebounce) return;
+  m.output_current = false;
+  model_submitted_ = m.scene;
+  model_ever_submitted_ = true;
+  model_outstanding_ = true;
+  const ModelScene scene = m.scene;
+  const std::shared_ptr<const ModelOutput> previous = m.output;
+  model_submitted_id_ = runner_->submit([scene, previous](const RunContext& ctx) {
+    SceneOutput out;
+    out.model = std::make_shared<const ModelOutput>(computeModelScene(scene, previous.get(), ctx));
+    return out;
+  });
+  if (variant_outstanding_) ever_submitted_ = variant_outstanding_ = false;
+}
+
+void GuiApp::takeModelOutput(const JobOutcome& done) {
+  ModelState& m = state_.model;
+  const std::shared_ptr<const ModelOutput>& out = done.output->model;
+  m.output = out;
+  ++m.generation;
+  m.output_current = done.id == model_submitted_id_;
+  if (m.scene.model != out->model) {  // a load finished: the scene now computes on the new model
+    m.scene.model = out->model;
+    m.scene.truncate = out->truncate;
+    m.path = loading_path_;
+    loading_ = false;
+    if (done.id == model_submitted_id_) model_submitted_.model = out->model;
+    if (!m.path.empty()) rememberModel(state_.settings, m.path);
+    if (show_info_after_load_) state_.request.kind = Request::Kind::ModelInfo;
+    show_info_after_load_ = false;
+  }
+  if (out->too_long_tokens > 0) {
+    state_.status = out->too_long_message;
+    state_.status_is_error = true;
+    if (frames_mode()) {
+      std::fprintf(stderr, "attnlab: %s\n", out->too_long_message.c_str());
+      if (first_status_ == JobOutcome::Status::Done) first_status_ = JobOutcome::Status::InputError;
+    }
+  }
 }
 
 void GuiApp::takeFinishedJob() {
@@ -202,8 +298,25 @@ void GuiApp::takeFinishedJob() {
     first_job_done_ = true;
     first_status_ = done->status;
   }
+  const bool model_job = done->id == model_submitted_id_ || (done->output && done->output->model);
+  if (done->id == model_submitted_id_) model_outstanding_ = false;
+  if (done->id == submitted_id_) variant_outstanding_ = false;
+  if (model_job && done->status != JobOutcome::Status::Done && loading_) {
+    // The model could not be loaded: say which file and why; keep the previous one.
+    loading_ = false;
+    show_info_after_load_ = false;
+    if (!state_.model.scene.model) model_ever_submitted_ = false;
+  }
   switch (done->status) {
     case JobOutcome::Status::Done:
+      if (model_job) {
+        takeModelOutput(*done);
+        if (state_.model.output && state_.model.output->too_long_tokens > 0) break;
+        state_.status.clear();
+        state_.status_is_error = false;
+        last_boxed_error_.clear();
+        break;
+      }
       state_.output = done->output;
       state_.output_current = done->id == submitted_id_;  // an older job's result may still arrive
       ++state_.generation;
@@ -233,6 +346,12 @@ void GuiApp::requireGlyphs() {
     for (const std::string& t : state_.output->result->k_tokens) fonts_.require(t);
   }
   fonts_.require(state_.scene.input.text);
+  fonts_.require(state_.model.scene.text);
+  if (const ModelOutput* o = state_.model.output.get(); o && o->analysis) {
+    for (const std::string& t : o->analysis->run.tokens) fonts_.require(t);
+    for (const std::vector<Prediction>& row : o->analysis->run.top_k)
+      for (const Prediction& p : row) fonts_.require(p.token);
+  }
   fonts_.require(state_.scene.input.source_text);
   fonts_.require(state_.status);
 }
@@ -276,8 +395,13 @@ void GuiApp::frame() {
   const float panel_w = std::min(vp->Size.x * 0.4f, ImGui::GetFontSize() * 23.0f);
   const ImVec2 top(vp->Pos.x, vp->Pos.y + menu_h);
   const float body_h = vp->Size.y - menu_h - status_h;
-  drawControlPanel(state_, top, ImVec2(panel_w, body_h));
-  drawMainView(state_, *heatmaps_, ImVec2(top.x + panel_w, top.y), ImVec2(vp->Size.x - panel_w, body_h));
+  if (state_.workspace == Workspace::Model) {
+    drawModelPanel(state_, top, ImVec2(panel_w, body_h));
+    drawModelView(state_, *heatmaps_, ImVec2(top.x + panel_w, top.y), ImVec2(vp->Size.x - panel_w, body_h));
+  } else {
+    drawControlPanel(state_, top, ImVec2(panel_w, body_h));
+    drawMainView(state_, *heatmaps_, ImVec2(top.x + panel_w, top.y), ImVec2(vp->Size.x - panel_w, body_h));
+  }
   drawStatusBar(state_, *runner_, ImVec2(vp->Pos.x, top.y + body_h), ImVec2(vp->Size.x, status_h));
   drawHelpOverlay(state_);
 
@@ -287,7 +411,10 @@ void GuiApp::frame() {
     state_.undo.push(state_.committed);
     state_.committed = state_.scene;
   }
-  submitIfChanged();
+  if (state_.workspace == Workspace::Model)
+    submitModelIfChanged();
+  else
+    submitIfChanged();
 
   ImGui::Render();
   int fb_w = 0, fb_h = 0;
@@ -309,7 +436,59 @@ void GuiApp::repaintLastFrame() {
   glfwSwapBuffers(window_);
 }
 
+void GuiApp::exportModelView() {
+  const ModelState& m = state_.model;
+  if (!m.output || !m.output->analysis) {
+    state_.status = "nothing to export yet";
+    return;
+  }
+  const std::string view = modelViewName(m.view.view);
+  const std::optional<std::string> path = qt_->saveFigure(modelShortName(*m.output->model) + "-" + view + ".png");
+  if (!path) return;
+  FigureOptions fo;
+  fo.colormap = state_.settings.colormap;
+  fo.dark = state_.settings.dark;
+  fo.heads_visible = m.view.lines.heads_visible;
+  const ModelFigureSelection sel{m.view.layer, m.view.head, m.view.query, m.view.key};
+  try {
+    exportModelFigure(*m.output, m.view.view, sel, fo, *path);
+    state_.status = "exported " + *path;
+    state_.status_is_error = false;
+  } catch (const std::exception& e) {
+    state_.status = e.what();
+    state_.status_is_error = true;
+    qt_->showError("Export failed", e.what());
+  }
+}
+
+// Loads `path` in the job runner behind a progress dialog; errors go to a
+// message box naming the file (takeFinishedJob), success opens the info dialog.
+void GuiApp::openModelInteractively(const std::string& path) {
+  loading_ = true;
+  loading_path_ = path;
+  show_info_after_load_ = true;
+  submitLoad();
+  qt_->progressWhile("Loading " + path + "\u2026", [this] { return runner_->busy(); },
+                     [this] { return runner_->progress(); }, [this] { runner_->cancel(); });
+  takeFinishedJob();
+  if (loading_) {  // cancelled (or superseded): nothing changes
+    loading_ = false;
+    show_info_after_load_ = false;
+    if (state_.model.scene.model) model_ever_submitted_ = false;  // recompute the current model's scene
+    state_.status = "loading cancelled";
+    state_.status_is_error = false;
+  }
+  if (!pending_error_.empty()) {
+    qt_->showError("Cannot open model", path + ":\n" + std::exchange(pending_error_, std::string()));
+    last_boxed_error_.clear();
+  }
+}
+
 void GuiApp::exportView() {
+  if (state_.workspace == Workspace::Model) {
+    exportModelView();
+    return;
+  }
   if (!state_.output || !state_.output->result) {
     state_.status = "nothing to export yet";
     return;
@@ -376,16 +555,29 @@ void GuiApp::afterSwap() {
       break;
     }
     case Request::Kind::OpenParamFile:
-      if (const VariantInfo* info = findVariant(state_.scene.variant))
+      if (const VariantInfo* info = findVariant(req.pattern ? state_.model.scene.pattern_variant : state_.scene.variant))
         if (auto p = qt_->openFile("Open " + req.key, "NumPy arrays (*.npy);;All files (*)")) {
           try {
-            state_.scene.params.setValue(info->params, req.key, *p);
+            (req.pattern ? state_.model.scene.pattern_params : state_.scene.params).setValue(info->params, req.key, *p);
           } catch (const InputError& e) {
             qt_->showError("Invalid file", e.what());
           }
         }
       break;
     case Request::Kind::Export: exportView(); break;
+    case Request::Kind::OpenModel:
+      if (auto p = qt_->openModel()) openModelInteractively(*p);
+      break;
+    case Request::Kind::OpenRecentModel: openModelInteractively(req.key); break;
+    case Request::Kind::ModelInfo:
+      if (state_.model.scene.model) qt_->showModelInfo(modelInfo(*state_.model.scene.model));
+      break;
+  }
+  if (const ModelOutput* o = state_.model.output.get();
+      o && o->too_long_tokens > 0 && state_.model.output_current && o->text != state_.model.asked_truncate_for &&
+      !ImGui::IsAnyItemActive()) {
+    state_.model.asked_truncate_for = o->text;
+    if (qt_->askTruncate(o->too_long_tokens, o->too_long_limit)) state_.model.scene.truncate = true;
   }
   if (!pending_error_.empty()) {
     const std::string error = std::exchange(pending_error_, std::string());
@@ -411,15 +603,39 @@ std::vector<uint8_t> GuiApp::readPixels(int& w, int& h) {
 }
 
 int GuiApp::run() {
-  // Bad --variant / --set / --view are usage errors before any window opens.
+  // Bad --variant / --set / --view / --model are usage errors before any window opens.
   const VariantInfo* info = nullptr;
   const DefaultScene scene = defaultScene();
   try {
     info = &variantOrThrow(options_.variant.empty() ? scene.variant : options_.variant);
     state_.scene.variant = info->name;
-    state_.scene.params = resolveParams(*info, options_.sets);
-    state_.view.view = viewFromName(options_.view);
-    if (std::find(info->views.begin(), info->views.end(), state_.view.view) == info->views.end()) {
+    ModelState& m = state_.model;
+    m.scene.text = options_.input.text.empty() ? scene.model_text : options_.input.text;
+    m.view.layer = options_.layer >= 0 ? options_.layer : scene.layer;
+    m.view.head = options_.head >= 0 ? options_.head : scene.head;
+    m.view.query = options_.query;
+    m.view.key = options_.key;
+    const VariantInfo& pattern = variantOrThrow(options_.pattern.empty() ? scene.pattern : options_.pattern);
+    const std::vector<const VariantInfo*> patterns = headPatternVariants();
+    if (std::find(patterns.begin(), patterns.end(), &pattern) == patterns.end())
+      throw InputError("--pattern: '" + pattern.name + "' cannot run on a real head (it has no compare view)");
+    m.scene.pattern_variant = pattern.name;
+    loading_ = true;
+    loading_path_ = options_.model;
+    if (!options_.model.empty()) filesOnDisk(options_.model);  // a missing path is a usage error
+    if (options_.model_workspace) {
+      state_.workspace = Workspace::Model;
+      m.scene.pattern_params = resolveParams(pattern, options_.sets);
+      m.view.view = modelViewFromName(options_.view.empty() ? scene.model_view : options_.view);
+      state_.scene.params = Params::defaults(info->params);
+      state_.view.view = info->views.front();
+    } else {
+      m.scene.pattern_params = Params::defaults(pattern.params);
+      state_.scene.params = resolveParams(*info, options_.sets);
+      state_.view.view = viewFromName(options_.view.empty() ? "heatmap" : options_.view);
+    }
+    if (!options_.model_workspace &&
+        std::find(info->views.begin(), info->views.end(), state_.view.view) == info->views.end()) {
       std::string names;
       for (ViewKind v : info->views) names += (names.empty() ? "" : ", ") + viewName(v);
       throw InputError("--view: variant '" + info->name + "' has no '" + options_.view + "' view (it has: " + names +
@@ -457,7 +673,10 @@ int GuiApp::run() {
 
   if (!initWindow()) return 1;
   runner_ = std::make_unique<JobRunner>();
-  submitIfChanged();
+  if (state_.workspace == Workspace::Model)
+    submitModelIfChanged();
+  else
+    submitIfChanged();
 
   if (frames_mode()) {
     // [SECTION] Frames / screenshot mode: wait for the first result, then
@@ -515,7 +734,8 @@ int GuiApp::run() {
   // Interactive: idle in glfwWaitEventsTimeout (Xvfb does not throttle swaps),
   // keep redrawing while a job runs.
   while (!glfwWindowShouldClose(window_)) {
-    if (runner_->busy())
+    const bool typing = state_.workspace == Workspace::Model && state_.model.scene.text != model_submitted_.text;
+    if (runner_->busy() || typing)
       glfwWaitEventsTimeout(1.0 / 60.0);
     else
       glfwWaitEventsTimeout(0.5);

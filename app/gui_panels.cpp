@@ -5,6 +5,7 @@
 //   [SECTION] Status bar and help overlay
 #include "app/gui_panels.h"
 
+#include "app/gui_model.h"
 #include "engine/error.h"
 #include "widgets/value_range.h"
 
@@ -18,6 +19,19 @@
 namespace attn {
 
 // [SECTION] Commands shared by menus and shortcuts
+
+void centeredText(ImVec2 size, const char* text) {
+  const ImVec2 ts = ImGui::CalcTextSize(text);
+  const ImVec2 c = ImGui::GetCursorPos();
+  ImGui::SetCursorPos(ImVec2(c.x + std::max(0.0f, (size.x - ts.x) * 0.5f), c.y + std::max(0.0f, (size.y - ts.y) * 0.5f)));
+  ImGui::TextDisabled("%s", text);
+}
+
+void sectionTitle(const char* text) {
+  ImGui::Spacing();
+  ImGui::TextDisabled("%s", text);
+  ImGui::Separator();
+}
 
 namespace {
 
@@ -63,11 +77,12 @@ struct Shortcut {
   const char* what;
 };
 const Shortcut kShortcuts[] = {
-    {"1 – 7", "heatmap, heads, lines, extras, family, image, compare view"},
+    {"1 – 7", "variants: heatmap, heads, lines, extras, family, image, compare view"},
+    {"1 – 6", "real model: model grid, heads, Q/K, rollout, table, pattern view"},
     {"Arrow keys", "move the selected query pixel (image view)"},
     {"Ctrl+Z / Ctrl+Y", "undo / redo a parameter or input change"},
     {"Ctrl+E", "export the current view (PNG, SVG, PDF)"},
-    {"Ctrl+O", "open an X .npy input"},
+    {"Ctrl+O", "open a model (real model) or an X .npy input (variants)"},
     {"Mouse wheel", "zoom the heatmap about the cursor"},
     {"Drag", "pan the heatmap"},
     {"Double click / Home", "reset zoom"},
@@ -113,15 +128,23 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
   const std::vector<ViewKind>& views = allViews();
   for (const KeyPress& k : presses) {
     if (k.key == GLFW_KEY_F1) s.show_help = !s.show_help;
+    const bool model = s.workspace == Workspace::Model;
     if (k.ctrl) {
       if (k.key == GLFW_KEY_E) s.request.kind = Request::Kind::Export;
-      if (k.key == GLFW_KEY_O) s.request.kind = Request::Kind::OpenX;
+      if (k.key == GLFW_KEY_O) s.request.kind = model ? Request::Kind::OpenModel : Request::Kind::OpenX;
       // Text fields have their own undo while they are being edited.
       if (k.key == GLFW_KEY_Z && !io.WantTextInput) undoScene(s);
       if (k.key == GLFW_KEY_Y && !io.WantTextInput) redoScene(s);
       continue;
     }
     if (io.WantTextInput) continue;
+    if (model) {
+      const std::vector<ModelView>& mv = allModelViews();
+      if (k.key >= GLFW_KEY_1 && k.key < GLFW_KEY_1 + static_cast<int>(mv.size()))
+        s.model.view.view = mv[static_cast<size_t>(k.key - GLFW_KEY_1)];
+      if (k.key == GLFW_KEY_ESCAPE) s.show_help = false;
+      continue;
+    }
     // Keys follow the fixed ViewKind order; setView ignores views the variant lacks.
     if (k.key >= GLFW_KEY_1 && k.key < GLFW_KEY_1 + static_cast<int>(std::min<size_t>(views.size(), 9)))
       setView(s, views[static_cast<size_t>(k.key - GLFW_KEY_1)]);
@@ -136,8 +159,26 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
 float drawMenuBar(AppState& s) {
   float h = 0;
   if (!ImGui::BeginMainMenuBar()) return h;
+  const bool model = s.workspace == Workspace::Model;
   if (ImGui::BeginMenu("File")) {
-    if (ImGui::MenuItem("Open X .npy…", "Ctrl+O")) s.request.kind = Request::Kind::OpenX;
+    if (ImGui::MenuItem("Open Model…", model ? "Ctrl+O" : nullptr)) {
+      s.workspace = Workspace::Model;
+      s.request.kind = Request::Kind::OpenModel;
+    }
+    if (ImGui::BeginMenu("Recent models", !s.settings.recent_models.empty())) {
+      for (const std::string& path : s.settings.recent_models)
+        if (ImGui::MenuItem(path.c_str())) {
+          s.workspace = Workspace::Model;
+          s.request = {Request::Kind::OpenRecentModel, path};
+        }
+      ImGui::EndMenu();
+    }
+    if (ImGui::MenuItem("Model info…", nullptr, false, s.model.scene.model != nullptr)) s.request.kind = Request::Kind::ModelInfo;
+    ImGui::Separator();
+    if (ImGui::MenuItem("Open X .npy…", model ? nullptr : "Ctrl+O")) {
+      s.workspace = Workspace::Variants;
+      s.request.kind = Request::Kind::OpenX;
+    }
     if (ImGui::MenuItem("Open Q, K, V .npy…")) s.request.kind = Request::Kind::OpenQkv;
     if (ImGui::MenuItem("Export view…", "Ctrl+E")) s.request.kind = Request::Kind::Export;
     ImGui::Separator();
@@ -150,10 +191,20 @@ float drawMenuBar(AppState& s) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
+    if (ImGui::MenuItem("Real model workspace", nullptr, model)) s.workspace = Workspace::Model;
+    if (ImGui::MenuItem("Variants workspace", nullptr, !model)) s.workspace = Workspace::Variants;
+    ImGui::Separator();
     int i = 1;
-    for (ViewKind v : allViews()) {
-      const std::string shortcut = std::to_string(i++);
-      if (ImGui::MenuItem(viewName(v).c_str(), shortcut.c_str(), s.view.view == v, hasView(s, v))) setView(s, v);
+    if (model) {
+      for (ModelView v : allModelViews()) {
+        const std::string shortcut = std::to_string(i++);
+        if (ImGui::MenuItem(modelViewName(v).c_str(), shortcut.c_str(), s.model.view.view == v)) s.model.view.view = v;
+      }
+    } else {
+      for (ViewKind v : allViews()) {
+        const std::string shortcut = std::to_string(i++);
+        if (ImGui::MenuItem(viewName(v).c_str(), shortcut.c_str(), s.view.view == v, hasView(s, v))) setView(s, v);
+      }
     }
     ImGui::Separator();
     if (ImGui::MenuItem("Reset zoom", "Home")) s.view.resetZoom();
@@ -181,12 +232,6 @@ void helpTooltip(const ParamSpec& p) {
   if (!p.file_shape.empty()) ImGui::TextDisabled("expected shape %s", p.file_shape.c_str());
   ImGui::PopTextWrapPos();
   ImGui::EndTooltip();
-}
-
-void sectionTitle(const char* text) {
-  ImGui::Spacing();
-  ImGui::TextDisabled("%s", text);
-  ImGui::Separator();
 }
 
 void variantList(AppState& s) {
@@ -245,8 +290,10 @@ void floatListControl(const ParamSpec& p, std::vector<double> list, const std::f
   if (changed) set(list);
 }
 
-void paramControl(AppState& s, const VariantInfo& info, const ParamSpec& p) {
-  Params& params = s.scene.params;
+}  // namespace
+
+void paramControl(AppState& s, Params& params, const VariantInfo& info, const ParamSpec& p, int64_t heads,
+                  bool pattern) {
   const std::string label = (p.symbol.empty() ? p.key : p.symbol) + "##" + p.key;
   auto set = [&](const ParamValue& v) {
     try {
@@ -291,7 +338,7 @@ void paramControl(AppState& s, const VariantInfo& info, const ParamSpec& p) {
       if (ImGui::InputText(("##path" + p.key).c_str(), &path, ImGuiInputTextFlags_EnterReturnsTrue)) set(path);
       helpTooltip(p);
       ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
-      if (ImGui::Button(("…##" + p.key).c_str(), ImVec2(button, 0))) s.request = {Request::Kind::OpenParamFile, p.key};
+      if (ImGui::Button(("…##" + p.key).c_str(), ImVec2(button, 0))) s.request = {Request::Kind::OpenParamFile, p.key, pattern};
       ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
       ImGui::TextUnformatted(p.symbol.empty() ? p.key.c_str() : p.symbol.c_str());
       break;
@@ -306,7 +353,7 @@ void paramControl(AppState& s, const VariantInfo& info, const ParamSpec& p) {
       // such a slider first extends the list to that head.
       const std::string name = p.symbol.empty() ? p.key : p.symbol;
       const ImGuiSliderFlags flags = ImGuiSliderFlags_AlwaysClamp | (p.log_scale ? ImGuiSliderFlags_Logarithmic : 0);
-      for (int64_t h = 0; h < std::max<int64_t>(1, s.scene.input.heads); ++h) {
+      for (int64_t h = 0; h < std::max<int64_t>(1, heads); ++h) {
         double v = params.floatForHead(p.key, h);
         const std::string head_label = name + " h" + std::to_string(h) + "##" + p.key + std::to_string(h);
         if (ImGui::SliderScalar(head_label.c_str(), ImGuiDataType_Double, &v, &p.min, &p.max, "%.3g", flags)) {
@@ -316,13 +363,15 @@ void paramControl(AppState& s, const VariantInfo& info, const ParamSpec& p) {
           list[static_cast<size_t>(h)] = v;
           set(list);
         }
-        if (h + 1 < s.scene.input.heads) helpTooltip(p);
+        if (h + 1 < heads) helpTooltip(p);
       }
       break;
     }
   }
   helpTooltip(p);
 }
+
+namespace {
 
 void intField(const char* label, int64_t& v, int64_t lo, int64_t hi, const char* help) {
   const int64_t step = 1, fast = 8;
@@ -428,6 +477,7 @@ void drawControlPanel(AppState& s, ImVec2 pos, ImVec2 size) {
                                  ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoBringToFrontOnFocus;
   ImGui::Begin("##controls", nullptr, flags);
   ImGui::PushItemWidth(-ImGui::GetFontSize() * 5.5f);
+  workspaceSwitch(s);
   sectionTitle("VARIANT");
   variantList(s);
   const VariantInfo* info = findVariant(s.scene.variant);  // after the list, which may change it
@@ -437,7 +487,7 @@ void drawControlPanel(AppState& s, ImVec2 pos, ImVec2 size) {
     if (info->params.empty()) ImGui::TextDisabled("(none)");
     for (const ParamSpec& p : info->params) {
       ImGui::PushID(p.key.c_str());
-      paramControl(s, *info, p);
+      paramControl(s, s.scene.params, *info, p, s.scene.input.heads, false);
       ImGui::PopID();
     }
     if (!info->params.empty() && ImGui::SmallButton("defaults")) s.scene.params = Params::defaults(info->params);
@@ -469,7 +519,14 @@ void drawStatusBar(AppState& s, JobRunner& runner, ImVec2 pos, ImVec2 size) {
     ImGui::TextDisabled("computing… %.1f s", runner.runningSeconds());
     ImGui::SameLine();
   }
-  if (s.output && s.output->result) {
+  const ModelOutput* mo = s.model.output.get();
+  if (s.workspace == Workspace::Model && mo && mo->analysis) {
+    const ModelRun& r = mo->analysis->run;
+    ImGui::Text("%s   %lld tokens   %lld layers \xC3\x97 %lld heads   %s   forward %.1f ms   frame %.1f ms",
+                modelShortName(*mo->model).c_str(), static_cast<long long>(r.tokens.size()),
+                static_cast<long long>(r.layers), static_cast<long long>(r.heads), formatFlops(r.flops).c_str(),
+                r.compute_seconds * 1e3, s.frame_ms);
+  } else if (s.workspace == Workspace::Variants && s.output && s.output->result) {
     const Result& r = *s.output->result;
     std::string out_shape = r.output.size() ? "  output [" + std::to_string(r.output.rows()) + ", " +
                                                   std::to_string(r.output.cols()) + "]"

@@ -26,9 +26,20 @@ struct KeyPress {
 };
 void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses);
 
+// Disabled text centred in an area of `size` from the cursor (placeholders, errors).
+void centeredText(ImVec2 size, const char* text);
+// A panel section's caption with a rule under it.
+void sectionTitle(const char* text);
+
 // Applies undo / redo to the scene (and the committed snapshot).
 void undoScene(AppState& s);
 void redoScene(AppState& s);
+// The control of parameter `p` of `info` (built from its ParamSpec), editing
+// `params`; FloatList parameters get one slider per head of `heads`.
+// `pattern`: the params are the model workspace's pattern (file requests go there).
+void paramControl(AppState& s, Params& params, const VariantInfo& info, const ParamSpec& p, int64_t heads,
+                  bool pattern);
+
 // Selects a variant: its default parameters, shared keys carried over.
 void selectVariant(AppState& s, const VariantInfo& v);
 

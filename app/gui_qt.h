@@ -4,6 +4,8 @@
 // never inside NewFrame/Render.
 #pragma once
 
+#include "engine/model/model.h"
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -29,6 +31,20 @@ class QtSession {
   // Save dialog for figures: PNG, SVG, PDF; adds the extension of the chosen filter.
   std::optional<std::string> saveFigure(const std::string& suggested_name);
   void showError(const std::string& title, const std::string& text);
+
+  // [SECTION] Real models
+  // A model to open: a .safetensors file, or a folder ("Open this folder"
+  // in the dialog). Empty optional when the user cancels.
+  std::optional<std::string> openModel();
+  // A modal progress dialog with Cancel while `busy()` holds; `progress()`
+  // is 0..1; Cancel calls `cancel()` and the dialog waits for `busy()` to end.
+  void progressWhile(const std::string& label, const std::function<bool()>& busy,
+                     const std::function<float()>& progress, const std::function<void()>& cancel);
+  // The model summary: architecture, sizes, parameter count, dtype, size on
+  // disk and a table of its tensors (name, shape, dtype).
+  void showModelInfo(const ModelInfo& info);
+  // Text longer than the model's positions: explains and asks; true = truncate.
+  bool askTruncate(int64_t tokens, int64_t limit);
 
  private:
   // Runs `body` (which opens a modal) with the repaint timer ticking.

@@ -11,6 +11,12 @@
 
 namespace attn {
 
+void rememberModel(GuiSettings& s, const std::string& path) {
+  std::erase(s.recent_models, path);
+  s.recent_models.insert(s.recent_models.begin(), path);
+  if (s.recent_models.size() > kMaxRecentModels) s.recent_models.resize(kMaxRecentModels);
+}
+
 std::filesystem::path settingsPath() {
   const char* xdg = std::getenv("XDG_CONFIG_HOME");
   const char* home = std::getenv("HOME");
@@ -36,6 +42,9 @@ GuiSettings loadSettings(const std::filesystem::path& path, std::string& warning
     s.dark = j.value("theme", std::string("dark")) != "light";
     Colormap c;
     if (colormapFromName(j.value("colormap", std::string()), c)) s.colormap = c;
+    if (j.contains("recent_models"))
+      for (const nlohmann::json& p : j.at("recent_models"))
+        if (p.is_string() && s.recent_models.size() < kMaxRecentModels) s.recent_models.push_back(p.get<std::string>());
   } catch (const std::exception& e) {
     warning = "ignoring settings file " + path.string() + ": " + e.what();
     return GuiSettings{};
@@ -47,7 +56,8 @@ bool saveSettings(const GuiSettings& s, const std::filesystem::path& path, std::
   const nlohmann::json j = {{"ui_scale", s.ui_scale},
                             {"font_size", s.font_size},
                             {"theme", s.dark ? "dark" : "light"},
-                            {"colormap", colormapName(s.colormap)}};
+                            {"colormap", colormapName(s.colormap)},
+                            {"recent_models", s.recent_models}};
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
   try {

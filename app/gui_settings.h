@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace attn {
 
@@ -15,9 +16,14 @@ struct GuiSettings {
   float font_size = 17.0f;  // pixels at scale 1
   bool dark = true;
   Colormap colormap = Colormap::Viridis;
+  std::vector<std::string> recent_models;  // most recent first, at most kMaxRecentModels
 
   bool operator==(const GuiSettings&) const = default;
 };
+
+constexpr size_t kMaxRecentModels = 8;
+// Moves `path` to the front of the recent-models list.
+void rememberModel(GuiSettings& s, const std::string& path);
 
 std::filesystem::path settingsPath();
 // On a corrupt file: defaults, and `warning` says what was wrong.

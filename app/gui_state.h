@@ -6,10 +6,13 @@
 #include "app/gui_settings.h"
 #include "app/input_options.h"
 #include "app/job_runner.h"
+#include "app/model_scene.h"
 #include "engine/registry.h"
+#include "widgets/head_table.h"
 #include "widgets/heatmap.h"
 #include "widgets/token_lines.h"
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -74,14 +77,49 @@ struct ViewState {
   void resetZoom();
 };
 
+// [SECTION] Model workspace: a real checkpoint, live text
+
+enum class Workspace { Variants, Model };
+
+struct ModelViewState {
+  ModelView view = ModelView::Model;
+  int layer = 0, head = 0;       // the focused head
+  int64_t query = -1, key = -1;  // the selected pair (Q/K view, predictions); −1: last token, its strongest key
+  HeatmapZoom grid_zoom, focus_zoom, qk_zoom, rollout_zoom, pattern_zoom;
+  TokenLinesState lines;
+  HeadTableState table;
+  // The focused layer's heads as a Result for the token lines, rebuilt when
+  // the output or the layer changes.
+  std::shared_ptr<const Result> layer_result;
+  uint64_t layer_generation = ~uint64_t{0};
+  int layer_of_result = -1;
+};
+
+struct ModelState {
+  ModelScene scene;            // model, text and pattern: what is computed
+  std::string path;            // where the model came from; empty: the embedded default
+  std::shared_ptr<const ModelOutput> output;
+  uint64_t generation = 0;     // bumps on every swap
+  bool output_current = false;
+  // Debounce: a text edit is computed once no key was typed for kTextDebounce.
+  std::chrono::steady_clock::time_point text_edited{};
+  std::string asked_truncate_for;  // the text the truncation question was last asked for
+  ModelViewState view;
+};
+constexpr std::chrono::milliseconds kTextDebounce{150};
+
 // [SECTION] Requests for the main loop (modals open after the frame is swapped)
 
 struct Request {
-  enum class Kind { None, OpenX, OpenQkv, OpenParamFile, Export } kind = Kind::None;
-  std::string key;  // OpenParamFile: the parameter
+  enum class Kind { None, OpenX, OpenQkv, OpenParamFile, Export, OpenModel, OpenRecentModel, ModelInfo } kind =
+      Kind::None;
+  std::string key;  // OpenParamFile: the parameter; OpenRecentModel: the path
+  bool pattern = false;  // OpenParamFile: of the model workspace's pattern
 };
 
 struct AppState {
+  Workspace workspace = Workspace::Variants;
+  ModelState model;
   Scene scene;      // edited by the panels
   Scene committed;  // last snapshot in the undo history
   UndoStack undo;

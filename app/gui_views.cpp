@@ -69,13 +69,6 @@ HeatmapStyle weightsStyle(const AppState& s, const Result& r) {
   return st;
 }
 
-void centeredText(ImVec2 size, const char* text) {
-  const ImVec2 ts = ImGui::CalcTextSize(text);
-  const ImVec2 c = ImGui::GetCursorPos();
-  ImGui::SetCursorPos(ImVec2(c.x + std::max(0.0f, (size.x - ts.x) * 0.5f), c.y + std::max(0.0f, (size.y - ts.y) * 0.5f)));
-  ImGui::TextDisabled("%s", text);
-}
-
 // After an error, or while a newer job computes, the result shown is not the
 // scene's: say so next to its title.
 void previousResultMarker(const AppState& s) {

@@ -22,7 +22,10 @@
 
 namespace attn {
 
-// What one GUI job produces: the selected variant's result and, for the
+struct ModelOutput;  // app/model_scene.h
+
+// What one GUI job produces: in the model workspace `model` (a loaded model's
+// run, summaries, rollout and pattern); in the variant workspace the selected variant's result and, for the
 // family view, every variant of its family on the same inputs; for the
 // compare view, the result against full attention (engine/compare.h).
 struct SceneOutput {
@@ -33,6 +36,7 @@ struct SceneOutput {
   std::shared_ptr<const Comparison> comparison;
   std::string comparison_error;                 // why the result cannot be compared
   ValueStats full_stats, difference_stats;      // over the comparison's dense matrices, all heads
+  std::shared_ptr<const ModelOutput> model;
 };
 
 struct JobOutcome {

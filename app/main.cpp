@@ -1,9 +1,10 @@
 // attnlab: the GUI by default, and the headless commands of the contract.
-//   attnlab                      GUI with the default scene
+//   attnlab                      GUI with the default scene (the embedded model)
 //   attnlab gui|list|compute|render|bench|model ...
 // Exit status: 0 done, 2 bad usage or bad input (one line on stderr), 1 internal error.
 #include "app/cli.h"
 #include "app/gui.h"
+#include "app/model_scene.h"
 #include "engine/error.h"
 
 #include <CLI/CLI.hpp>
@@ -33,7 +34,15 @@ int main(int argc, char** argv) {
   CLI::App* gui_cmd = app.add_subcommand("gui", "Open the interactive window");
   gui_cmd->add_option("--variant", gui.variant, "Variant to open (see 'attnlab list')");
   gui_cmd->add_option("--set", gui.sets, "Parameter KEY=VALUE (repeatable)");
-  gui_cmd->add_option("--view", gui.view, "Initial view: heatmap, heads, lines, extras, family")->capture_default_str();
+  gui_cmd->add_option("--view", gui.view,
+                      "Initial view: model, heads, qk, rollout, table, pattern (model workspace); heatmap, heads, lines, "
+                      "extras, family, image, compare (variants)");
+  gui_cmd->add_option("--model", gui.model, "Open a model: a Hugging Face folder or its .safetensors file");
+  gui_cmd->add_option("--pattern", gui.pattern, "Pattern view: the variant applied to the focused head (its --set values)");
+  gui_cmd->add_option("--layer", gui.layer, "Model workspace: the focused layer");
+  gui_cmd->add_option("--head", gui.head, "Model workspace: the focused head");
+  gui_cmd->add_option("--query", gui.query, "Model workspace: the query token of the Q/K view and the predictions");
+  gui_cmd->add_option("--key", gui.key, "Model workspace: the key token of the Q/K view");
   gui_cmd->add_option("--screenshot", gui.screenshot, "Save the last frame as PNG (with --frames)");
   gui_cmd->add_option("--frames", gui.frames, "Exit after N frames, printing median and worst frame time");
   gui_cmd->add_option("--size", gui_size, "Window size WxH");
@@ -55,9 +64,16 @@ int main(int argc, char** argv) {
 
   RenderOptions render;
   CLI::App* render_cmd = app.add_subcommand("render", "Draw a view to PNG, SVG or PDF (no display needed)");
-  render_cmd->add_option("name", render.variant, "Variant name")->required();
+  render_cmd->add_option("name", render.variant, "Variant name (not with --model / --default-model)");
+  render_cmd->add_option("--model", render.model, "Render a model's view: a Hugging Face folder or .safetensors file");
+  render_cmd->add_flag("--default-model", render.default_model, "Render a view of the embedded default model");
+  render_cmd->add_option("--layer", render.layer, "Model views: the layer (rollout: up to it)")->capture_default_str();
+  render_cmd->add_option("--key", render.key, "Model qk view: the key token (default: the query's strongest key)");
+  render_cmd->add_option("--pattern", render.pattern, "Model pattern view: the variant applied to the head");
   render_cmd->add_option("--set", render.sets, "Parameter KEY=VALUE (repeatable)");
-  render_cmd->add_option("--view", render.view, "heatmap, heads, lines, extras, family, image or compare")->capture_default_str();
+  render_cmd->add_option("--view", render.view,
+                         "heatmap, heads, lines, extras, family, image or compare; with a model: model, heads, qk, "
+                         "rollout, table or pattern");
   render_cmd->add_option("--out", render.out, "FILE.png, FILE.svg or FILE.pdf")->required();
   render_cmd->add_option("--size", render.size, "Figure size WxH (pixels for PNG, points for SVG/PDF)")
       ->capture_default_str();
@@ -117,15 +133,24 @@ int main(int argc, char** argv) {
     if (*model_info_cmd) return cmdModelInfo(model_path, model_json);
     if (*model_run_cmd) return cmdModelRun(model_run);
     if (*gui_cmd) {
+      bool variant_flags = !gui.variant.empty() || !gui.sets.empty();
       for (const CLI::Option* o : gui_cmd->get_options())
         for (const char* f : {"--seed", "--length", "--source-length", "--dim", "--heads", "--preset", "--text",
                               "--source-text", "--x", "--q", "--k", "--v"})
-          if (o->check_name(f) && o->count() > 0) gui.input_given = true;
+          if (o->check_name(f) && o->count() > 0) {
+            gui.input_given = true;
+            variant_flags = variant_flags || std::string(f) != "--text";
+          }
+      // The model workspace unless only the variant workspace's flags say otherwise.
+      gui.model_workspace = !gui.model.empty() || !gui.pattern.empty() || !variant_flags;
+      if (!gui.model.empty() && !gui.variant.empty())
+        throw InputError("--model and --variant: choose one workspace (a real model or a variant)");
       if (!gui_size.empty()) std::tie(gui.width, gui.height) = parseSize(gui_size, "--size");
       if (gui.frames < 0) throw InputError("--frames: expected a non-negative number of frames");
       if (!gui.screenshot.empty() && gui.frames <= 0)
         throw InputError("--screenshot: needs --frames N (N ≥ 1) to know when to capture");
-      viewFromName(gui.view);
+      if (!gui.view.empty() && !gui.model_workspace) viewFromName(gui.view);
+      if (!gui.view.empty() && gui.model_workspace) modelViewFromName(gui.view);
       if (!gui.variant.empty()) variantOrThrow(gui.variant);
     }
     return runGui(gui);

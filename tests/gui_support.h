@@ -1,5 +1,5 @@
-// The GUI test fixture shared by the gui_*.cpp files: the real attnlab
-// window under its own Xvfb, screenshots as QImage, and colour matching.
+// Shared by the GUI tests: the real attnlab window under Xvfb (GuiTest::shoot
+// takes a screenshot), and pixel statistics (colormap matches, head colours).
 #pragma once
 
 #include "tests/test_support.h"
@@ -10,7 +10,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,35 @@ class ColormapMatcher {
  private:
   std::vector<int> index_;
 };
+
+struct Stats {
+  int width = 0, height = 0;
+  size_t distinct = 0;
+  size_t colormap_pixels = 0;  // close to any entry of the colormap
+  size_t low_end_pixels = 0;   // close to its first entries (weight ≈ 0)
+  double mean_luma = 0;
+};
+
+inline Stats analyse(const QImage& img, Colormap c = Colormap::Viridis) {
+  const ColormapMatcher m(c);
+  Stats s;
+  s.width = img.width();
+  s.height = img.height();
+  std::set<QRgb> colours;
+  double luma = 0;
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = 0; x < img.width(); ++x) {
+      const QRgb p = img.pixel(x, y);
+      colours.insert(p & 0xffffff);
+      luma += 0.299 * qRed(p) + 0.587 * qGreen(p) + 0.114 * qBlue(p);
+      const int i = m.match(p);
+      if (i >= 0) ++s.colormap_pixels;
+      if (i >= 0 && i <= 6) ++s.low_end_pixels;
+    }
+  s.distinct = colours.size();
+  s.mean_luma = luma / (static_cast<double>(img.width()) * img.height());
+  return s;
+}
 
 class GuiTest : public ::testing::Test {
  protected:
@@ -71,6 +102,18 @@ class GuiTest : public ::testing::Test {
   TempDir dir_;
   int shots_ = 0;
 };
+
+// Pixels close to the first or last `n` entries of a colormap.
+inline size_t endPixels(const QImage& img, Colormap c, int n, bool high) {
+  const ColormapMatcher m(c);
+  size_t count = 0;
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = 0; x < img.width(); ++x) {
+      const int i = m.match(img.pixel(x, y));
+      count += i >= 0 && (high ? i >= 256 - n : i < n);
+    }
+  return count;
+}
 
 inline bool near(QRgb p, Rgb8 c, int tolerance = 24) {
   return std::abs(qRed(p) - c.r) + std::abs(qGreen(p) - c.g) + std::abs(qBlue(p) - c.b) < tolerance;

@@ -1,0 +1,110 @@
+// The model workspace's computation, GUI-free: shared by the window (run in
+// the job runner) and `attnlab render --model`. A scene is a loaded model,
+// a text and, for the pattern view, a registry pattern applied to one head;
+// its output is the model run with every attention map, the head summaries
+// (with the repeated-sequence run for induction), the rollout per layer and
+// the pattern. The views' data are packaged as Results so the generic
+// widgets and figures draw them.
+#pragma once
+
+#include "engine/model/head_metrics.h"
+#include "engine/model/head_patterns.h"
+#include "engine/model/model.h"
+#include "engine/model/qk_terms.h"
+#include "engine/registry.h"
+#include "engine/result.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// [SECTION] Views of the model workspace (keys 1–6)
+
+enum class ModelView {
+  Model,    // layers × heads thumbnails; a click focuses one (heatmap with token axes)
+  Heads,    // token lines of one layer, heads as colours
+  Qk,       // q, k and q∘k of the selected head and (query, key) pair
+  Rollout,  // attention rollout up to the selected layer
+  Table,    // head summaries, sortable
+  Pattern,  // a registry pattern on the selected head against the real head
+};
+const std::vector<ModelView>& allModelViews();
+std::string modelViewName(ModelView v);            // "model", "heads", "qk", "rollout", "table", "pattern"
+ModelView modelViewFromName(const std::string& name);  // throws InputError naming the views
+
+// [SECTION] Scene and output
+
+struct ModelScene {
+  std::shared_ptr<const Model> model;
+  std::string text;
+  bool truncate = false;  // cut the text at the model's positions
+  bool pattern = false;   // compute the pattern (the pattern view is shown)
+  std::string pattern_variant;
+  Params pattern_params;
+  int64_t layer = 0, head = 0;  // the head the pattern is applied to
+};
+bool sameModelScene(const ModelScene& a, const ModelScene& b);
+
+struct ModelAnalysis {
+  ModelRun run;
+  std::vector<HeadSummary> summaries;  // one per (layer, head), layer-major
+  std::vector<Mat> rollout;            // per layer [L, L]
+  // Colour range of each rollout: over queries i ≥ 1 of a causal model,
+  // whose row 0 is always [1, 0, …] and would leave the rest dark.
+  std::vector<ValueStats> rollout_stats;
+};
+
+struct ModelOutput {
+  std::shared_ptr<const Model> model;
+  std::string text;
+  bool truncate = false;
+  std::shared_ptr<const ModelAnalysis> analysis;  // null when the text is too long
+  std::shared_ptr<const ModelRun> repeated;       // the induction run (depends on the model only)
+  int64_t too_long_tokens = 0, too_long_limit = 0;  // > 0: the text has more tokens than positions
+  std::string too_long_message;
+  bool has_pattern = false;  // asked for: `pattern` or `pattern_error` is set
+  std::shared_ptr<const HeadPattern> pattern;
+  std::string pattern_error;
+};
+
+// Half of the model's positions, at most this many random tokens, repeated once.
+constexpr int64_t kInductionTokens = 40;
+constexpr uint64_t kInductionSeed = 1;
+
+// Runs what `s` needs. From `previous` (may be null) it reuses the model run
+// when model, text and truncation are the same, and the induction run when
+// the model is. Text longer than the positions (without truncate) is not an
+// error here: the output says so (too_long_*), so the GUI can offer to truncate.
+ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, const RunContext& ctx);
+
+// The first pattern variant (registry order) and its defaults.
+const VariantInfo* defaultPatternVariant();
+
+// [SECTION] Data of the views as Results (generic widgets and figures)
+
+// Layer l's heads: weights [H, L, L] with the tokens on both axes.
+Result layerResult(const ModelRun& run, int64_t layer, const std::string& title);
+// Every (layer, head) as one "head" of a Result, layer-major ("L0 H0", …).
+Result allHeadsResult(const ModelRun& run, const std::string& title);
+std::vector<std::string> layerHeadNames(const ModelRun& run);
+// "L1 H2"
+std::string headLabel(int64_t layer, int64_t head);
+// Rollout R_l as a one-head Result.
+Result rolloutResult(const ModelAnalysis& a, int64_t layer, const std::string& title);
+// The head's attention with the pair's terms as extras: q, k, q∘k bars and
+// the dot product, score and weight as scalars.
+Result qkResult(const ModelRun& run, const QkTerms& t, const std::string& title);
+// The pattern's weights, with the real head (Weights extra), the mass kept
+// per query (TokenValues) and overall (Scalar).
+Result patternResult(const HeadPattern& p, const ModelRun& run, const std::string& title);
+
+// The head-summary table as text rows (figure export, one row per head).
+std::vector<std::string> headTableColumns();
+std::vector<std::vector<std::string>> headTableRows(const std::vector<HeadSummary>& summaries);
+
+// A short name for the model: its folder name, or the embedded label.
+std::string modelShortName(const Model& m);
+
+}  // namespace attn

@@ -1,0 +1,157 @@
+// The model workspace of the real window under Xvfb, on the embedded
+// default model (assets/model/): the layers × heads grid, the head lines in
+// the head colours, the Q/K bars, the rollout heatmap, the head table and the
+// pattern on a head, checked by their pixels; a bad model path is a usage error.
+#include "tests/gui_support.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QImage>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <vector>
+
+namespace attn::test {
+namespace {
+
+struct ModelShape {
+  int layers = 0, heads = 0;
+};
+
+ModelShape embeddedShape() {
+  std::ifstream in(std::string(ATTNLAB_SOURCE_DIR) + "/assets/model/config.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  return {j.at("n_layer").get<int>(), j.at("n_head").get<int>()};
+}
+
+// Connected regions (4-neighbour) of pixels that pass `keep`, at least `min_area` large.
+template <class Keep>
+std::vector<QRect> regions(const QImage& img, Keep keep, int min_area) {
+  const int w = img.width(), h = img.height();
+  std::vector<int> seen(static_cast<size_t>(w) * h, 0);
+  std::vector<QRect> out;
+  std::vector<std::pair<int, int>> stack;
+  for (int y0 = 0; y0 < h; ++y0)
+    for (int x0 = 0; x0 < w; ++x0) {
+      if (seen[static_cast<size_t>(y0) * w + x0] || !keep(img.pixel(x0, y0))) continue;
+      int area = 0, x_lo = x0, x_hi = x0, y_lo = y0, y_hi = y0;
+      stack.push_back({x0, y0});
+      seen[static_cast<size_t>(y0) * w + x0] = 1;
+      while (!stack.empty()) {
+        const auto [x, y] = stack.back();
+        stack.pop_back();
+        ++area;
+        x_lo = std::min(x_lo, x), x_hi = std::max(x_hi, x), y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
+        const int nx[4] = {x - 1, x + 1, x, x}, ny[4] = {y, y, y - 1, y + 1};
+        for (int k = 0; k < 4; ++k) {
+          if (nx[k] < 0 || ny[k] < 0 || nx[k] >= w || ny[k] >= h) continue;
+          int& s = seen[static_cast<size_t>(ny[k]) * w + nx[k]];
+          if (s || !keep(img.pixel(nx[k], ny[k]))) continue;
+          s = 1;
+          stack.push_back({nx[k], ny[k]});
+        }
+      }
+      if (area >= min_area) out.emplace_back(QPoint(x_lo, y_lo), QPoint(x_hi, y_hi));
+    }
+  return out;
+}
+
+TEST_F(GuiTest, ModelWorkspaceOpensOnTheEmbeddedModelWithAGridOfHeads) {
+  const ModelShape m = embeddedShape();
+  RunResult r;
+  const QImage img = shoot({}, &r);
+  ASSERT_FALSE(img.isNull());
+  const ColormapMatcher viridis(Colormap::Viridis);
+  const std::vector<QRect> blocks = regions(img, [&](QRgb p) { return viridis.match(p) >= 0; }, 150);
+  // The focused head's heatmap beside the grid is the largest block; the
+  // thumbnails are near-square blocks of under half its width, laid out in
+  // `heads` columns and `layers` rows.
+  ASSERT_FALSE(blocks.empty());
+  const QRect largest = *std::max_element(blocks.begin(), blocks.end(), [](const QRect& a, const QRect& b) {
+    return a.width() * a.height() < b.width() * b.height();
+  });
+  std::vector<QRect> thumbs;
+  for (const QRect& b : blocks)
+    if (std::abs(b.width() - b.height()) <= 3 && b.width() * 2 < largest.width()) thumbs.push_back(b);
+  ASSERT_GE(static_cast<int>(thumbs.size()), m.layers * m.heads) << r.err;
+  std::set<int> columns, rows;
+  for (const QRect& t : thumbs) {
+    columns.insert(t.left() / 4);
+    rows.insert(t.top() / 4);
+  }
+  EXPECT_GE(static_cast<int>(columns.size()), m.heads);
+  EXPECT_GE(static_cast<int>(rows.size()), m.layers);
+}
+
+TEST_F(GuiTest, ModelHeadViewDrawsLinesInSeveralHeadColours) {
+  const ModelShape m = embeddedShape();
+  const QImage img = shoot({"--view", "heads"});
+  ASSERT_FALSE(img.isNull());
+  int coloured = 0;
+  for (int h = 0; h < std::min(m.heads, 10); ++h) coloured += countNear(img, headColor(h), 60) > 300u;
+  EXPECT_GE(coloured, std::min(m.heads, 3)) << "lines in too few head colours";
+}
+
+TEST_F(GuiTest, ModelQkViewDrawsSignedBars) {
+  const QImage img = shoot({"--view", "qk"});
+  ASSERT_FALSE(img.isNull());
+  // q, k and q∘k are signed: coolwarm bars of both signs.
+  const size_t area = static_cast<size_t>(img.width()) * img.height();
+  EXPECT_GT(endPixels(img, Colormap::Coolwarm, 64, false), area / 2000) << "no negative bars";
+  EXPECT_GT(endPixels(img, Colormap::Coolwarm, 64, true), area / 2000) << "no positive bars";
+  EXPECT_GT(analyse(img).colormap_pixels, area / 30) << "no head heatmap to pick the pair";
+}
+
+TEST_F(GuiTest, ModelRolloutViewDrawsAHeatmap) {
+  const QImage img = shoot({"--view", "rollout"});
+  ASSERT_FALSE(img.isNull());
+  EXPECT_GT(analyse(img).colormap_pixels, static_cast<size_t>(img.width()) * img.height() / 8);
+}
+
+TEST_F(GuiTest, ModelTableViewDrawsARowPerHead) {
+  const ModelShape m = embeddedShape();
+  const QImage img = shoot({"--view", "table"});
+  ASSERT_FALSE(img.isNull());
+  // Text rows in the right half (the table): runs of image rows holding bright text pixels.
+  int runs = 0;
+  bool in_run = false;
+  for (int y = 0; y < img.height() - 40; ++y) {
+    int bright = 0;
+    for (int x = img.width() / 2; x < img.width(); ++x) {
+      const QRgb p = img.pixel(x, y);
+      bright += qRed(p) > 200 && qGreen(p) > 200 && qBlue(p) > 200;
+    }
+    const bool text = bright > 4;
+    runs += text && !in_run;
+    in_run = text;
+  }
+  EXPECT_GE(runs, m.layers * m.heads + 1) << "header and one row per head";
+}
+
+TEST_F(GuiTest, ModelPatternViewShowsTheRealHeadAndThePattern) {
+  const QImage img = shoot({"--view", "pattern", "--pattern", "sparse-strided", "--set", "stride=2"});
+  ASSERT_FALSE(img.isNull());
+  const ColormapMatcher viridis(Colormap::Viridis);
+  const std::vector<QRect> blocks = regions(img, [&](QRgb p) { return viridis.match(p) >= 0; }, 5000);
+  EXPECT_GE(blocks.size(), 2u) << "the real head and the pattern, side by side";
+}
+
+TEST_F(GuiTest, BadModelPathIsUsageError) {
+  const RunResult r = runAttnlab({"gui", "--frames", "2", "--model", (dir_ / "no-such-model").string()}, env(), 60);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(countLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("no-such-model"), std::string::npos) << r.err;
+}
+
+TEST_F(GuiTest, ModelViewTheWorkspaceLacksIsUsageError) {
+  const RunResult r = runAttnlab({"gui", "--frames", "2", "--view", "compare"}, env(), 60);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(countLines(r.err), 1) << r.err;
+}
+
+}  // namespace
+}  // namespace attn::test

@@ -1,0 +1,106 @@
+#include "widgets/head_table.h"
+
+#include "widgets/colormap.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+
+namespace attn {
+
+namespace {
+
+constexpr int kColumns = 7;
+const char* const kNames[kColumns] = {"layer", "head", "previous-token", "sink", "induction", "mean distance", "entropy"};
+const char* const kHelp[kColumns] = {
+    "layer of the head",
+    "head within its layer",
+    "mean over queries i \xE2\x89\xA5 1 of A[i, i\xE2\x88\x92" "1]: attends to the previous token",
+    "mean over queries of A[i, 0]: the first token's share (attention sink)",
+    "on a repeated random sequence, mean over the second copy of A[i, i\xE2\x88\x92T+1]: attends to the token after "
+    "the previous occurrence of the current one",
+    "mean over queries of \xCE\xA3_j A[i, j]\xC2\xB7|i \xE2\x88\x92 j|, in tokens",
+    "mean over queries of \xE2\x88\x92\xCE\xA3_j A[i, j] ln A[i, j], in nats (0: one key)"};
+
+double value(const HeadSummary& s, int column) {
+  switch (column) {
+    case 0: return static_cast<double>(s.layer);
+    case 1: return static_cast<double>(s.head);
+    case 2: return s.previous_token;
+    case 3: return s.sink;
+    case 4: return s.induction;
+    case 5: return s.mean_distance;
+    default: return s.entropy;
+  }
+}
+
+}  // namespace
+
+int headTable(const char* id, const std::vector<HeadSummary>& rows, int focus_layer, int focus_head,
+              HeadTableState& state, ImVec2 size) {
+  int clicked = -1;
+  const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                                ImGuiTableFlags_BordersOuter | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchSame;
+  if (!ImGui::BeginTable(id, kColumns, flags, size)) return clicked;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  for (int c = 0; c < kColumns; ++c)
+    ImGui::TableSetupColumn(kNames[c], c == 0 ? ImGuiTableColumnFlags_DefaultSort : ImGuiTableColumnFlags_None);
+  // Headers with a tooltip each (what the number means).
+  ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
+  for (int c = 0; c < kColumns; ++c) {
+    ImGui::TableSetColumnIndex(c);
+    ImGui::TableHeader(kNames[c]);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kHelp[c]);
+  }
+  if (state.order.size() != rows.size() || state.rows != rows.size()) {
+    state.order.resize(rows.size());
+    std::iota(state.order.begin(), state.order.end(), 0);
+    state.rows = rows.size();
+    state.sorted_once = false;
+  }
+  if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs(); specs && (specs->SpecsDirty || !state.sorted_once)) {
+    if (specs->SpecsCount > 0) {
+      const int column = specs->Specs[0].ColumnIndex;
+      const bool ascending = specs->Specs[0].SortDirection == ImGuiSortDirection_Ascending;
+      std::stable_sort(state.order.begin(), state.order.end(), [&](int a, int b) {
+        const double va = value(rows[static_cast<size_t>(a)], column), vb = value(rows[static_cast<size_t>(b)], column);
+        return ascending ? va < vb : va > vb;
+      });
+    }
+    specs->SpecsDirty = false;
+    state.sorted_once = true;
+  }
+  const ImVec4 accent = ImGui::GetStyle().Colors[ImGuiCol_PlotHistogram];
+  for (const int i : state.order) {
+    const HeadSummary& s = rows[static_cast<size_t>(i)];
+    ImGui::TableNextRow();
+    ImGui::PushID(i);
+    const bool focused = s.layer == focus_layer && s.head == focus_head;
+    for (int c = 0; c < kColumns; ++c) {
+      ImGui::TableSetColumnIndex(c);
+      const double v = value(s, c);
+      if (c >= 2 && c <= 4) {
+        // Shares in [0, 1]: the cell's tint grows with the value.
+        const Rgb8 col = colormapAt(Colormap::Viridis, static_cast<float>(v));
+        ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, IM_COL32(col.r, col.g, col.b, static_cast<int>(40 + 160 * std::clamp(v, 0.0, 1.0))));
+      }
+      if (c == 0) {
+        // The whole row is one selectable; its label is the layer number.
+        char label[32];
+        std::snprintf(label, sizeof label, "%d", static_cast<int>(s.layer));
+        if (focused) ImGui::PushStyleColor(ImGuiCol_Text, accent);
+        if (ImGui::Selectable(label, focused, ImGuiSelectableFlags_SpanAllColumns)) clicked = i;
+        if (focused) ImGui::PopStyleColor();
+      } else if (c == 1) {
+        ImGui::Text("%d", static_cast<int>(s.head));
+      } else {
+        ImGui::Text("%.3f", v);
+      }
+    }
+    ImGui::PopID();
+  }
+  ImGui::EndTable();
+  return clicked;
+}
+
+}  // namespace attn
