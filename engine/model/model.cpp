@@ -547,15 +547,11 @@ nlohmann::json modelInfoToJson(const ModelInfo& info) {
 // [SECTION] Forward pass: shared pieces (LayerNorm, gelu, attention, top-k)
 namespace {
 
-// y = (x − μ) / √(σ² + ε) · γ + β, per row                     [L, d]
+// y = LN(x) · γ + β, per row (LN: attention_math.h layerNormRows)     [L, d]
 void layerNorm(Mat& x, const Weight& gamma, const Weight& beta, double eps) {
-  const auto g = gamma.vec(), b = beta.vec();
-  for (int64_t i = 0; i < x.rows(); ++i) {
-    auto row = x.row(i);
-    const float mu = row.mean();
-    const float var = (row.array() - mu).square().mean();
-    row = ((row.array() - mu) / std::sqrt(var + static_cast<float>(eps))).matrix().cwiseProduct(g) + b;
-  }
+  x = layerNormRows(x, static_cast<float>(eps));
+  x.array().rowwise() *= gamma.vec().array();
+  x.rowwise() += beta.vec();
 }
 
 // GPT-2's gelu_new: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))

@@ -49,19 +49,6 @@ struct LshLayer {
   }
 };
 
-// LN(x) per row: (x − mean) / √(var + 1e-5), no gain or bias. F and G take
-// their input through it (pre-LN, as Reformer's layers do), so activations
-// grow additively with depth, not geometrically.
-Mat layerNorm(const Mat& x) {
-  Mat y(x.rows(), x.cols());
-  for (int64_t i = 0; i < x.rows(); ++i) {
-    const float mean = x.row(i).mean();
-    const float var = (x.row(i).array() - mean).square().mean();
-    y.row(i) = (x.row(i).array() - mean) / std::sqrt(var + 1e-5f);
-  }
-  return y;
-}
-
 double relativeError(const Mat& a, const Mat& b) {
   const double n = b.norm();
   return n > 0 ? (a - b).norm() / n : (a - b).norm();
@@ -91,9 +78,10 @@ Result reversible(const Inputs& in, const Params& p, const RunContext& ctx) {
   auto block = [&](int64_t l) {
     const LshLayer& a = attn[static_cast<size_t>(l)];
     const FeedForward& f = ff[static_cast<size_t>(l)];
-    // F(X₂) = Attention(LN(X₂)), G(Y₁) = FeedForward(LN(Y₁))
-    return ReversibleBlock{[&a](const Mat& m) { return a(layerNorm(m)); },
-                           [&f, c](const Mat& m) { return f(layerNorm(m), c); }};
+    // F(X₂) = Attention(LN(X₂)), G(Y₁) = FeedForward(LN(Y₁)): pre-LN, so activations grow
+    // additively with depth, not geometrically (LN without gain or bias)
+    return ReversibleBlock{[&a](const Mat& m) { return a(layerNormRows(m)); },
+                           [&f, c](const Mat& m) { return f(layerNormRows(m), c); }};
   };
 
   // Forward: X₁ = X₂ = X; keep every layer's input only to measure the reconstruction.
@@ -140,7 +128,7 @@ Result reversible(const Inputs& in, const Params& p, const RunContext& ctx) {
   }
 
   // Chunked feed-forward on layer 0's LN(Y₁): the same rows, a smaller hidden block.
-  const Mat ff_in = layerNorm(x1[1]);
+  const Mat ff_in = layerNormRows(x1[1]);
   const Mat ff_one = ff[0](ff_in, 1), ff_chunked = ff[0](ff_in, c);
   const double ff_diff = (ff_one - ff_chunked).cwiseAbs().maxCoeff();
 
@@ -148,7 +136,7 @@ Result reversible(const Inputs& in, const Params& p, const RunContext& ctx) {
   r.weights_label = "layer 0 LSH attention weight";
   r.scores_label = "layer 0: q_i·k_j/√d_head (k = q/‖q‖)";
   if (denseViewsFit(ctx, H, L, L)) {
-    const Mat q = layerNorm(x) * attn[0].w_q;  // layer 0's queries   [L, d]
+    const Mat q = layerNormRows(x) * attn[0].w_q;  // layer 0's queries   [L, d]
     const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
     for (int64_t h = 0; h < H; ++h) {
       r.weights.push_back(toDenseValues(r.sparse[static_cast<size_t>(h)]));
