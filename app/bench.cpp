@@ -112,6 +112,7 @@ void benchSparse(nlohmann::json& out, bool print);        // app/bench_sparse.cp
 void benchAdaptiveSpan(nlohmann::json& out, bool print);  // app/bench_span_xl.cpp
 void benchXlReuse(nlohmann::json& out, bool print);       // app/bench_span_xl.cpp
 void benchModel(nlohmann::json& out, bool print);         // app/bench_model.cpp
+void benchLsh(nlohmann::json& out, bool print);           // app/bench_lsh.cpp
 
 const std::vector<BenchSection>& benchSections() {
   static const std::vector<BenchSection> all = {
@@ -121,6 +122,7 @@ const std::vector<BenchSection>& benchSections() {
       {"xl_reuse", "Transformer-XL evaluation with state reuse against recomputing each window", benchXlReuse},
       {"model", "GPT-2-small-shaped checkpoint: mmap load, forward over 128 tokens with every map, peak memory",
        benchModel},
+      {"lsh", "Reformer LSH attention (1 and 4 rounds) against L up to 65,536, and dense causal", benchLsh},
   };
   return all;
 }

@@ -6,6 +6,7 @@
 // [SECTION] Views (heatmap, heads, lines, family)
 // [SECTION] Extras (bars, curves with markers, categories, scalars)
 // [SECTION] Image view (the pattern on the raster image, connectivity)
+// [SECTION] Walkthrough view (stages with category strips, points, bars)
 // [SECTION] Compare view (a pattern against full attention)
 // [SECTION] Output devices and atomic write
 #include "app/figure.h"
@@ -28,6 +29,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <numbers>
 
 namespace attn {
 namespace {
@@ -217,6 +219,10 @@ struct MatrixPanel {
   const Extra* window = nullptr;                          // QueryWindow overlay
   const std::vector<KeyBand>* bands = nullptr;            // key bands: dividers, labels above the columns
   const std::vector<std::string>* categories = nullptr;  // values are category indices, colour headColor(k)
+  const std::vector<int32_t>* row_categories = nullptr;  // category per row / column: colour strips beside the axes
+  const std::vector<int32_t>* col_categories = nullptr;
+  const std::vector<int64_t>* row_dividers = nullptr;    // lines before these rows / columns
+  const std::vector<int64_t>* col_dividers = nullptr;
   bool labels = true;
   int64_t rows() const { return values ? values->rows() : sparse->rows; }
   int64_t cols() const { return values ? values->cols() : sparse->cols; }
@@ -268,8 +274,10 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
   const double label_w = labelSpace(m.row_labels, area.width() * 0.3);
   const double label_h = labelSpace(m.col_labels, area.height() * 0.3);
   const double axis = m.labels ? ctx.unit * 1.4 : 0;
-  QRectF cells(area.left() + axis + label_w, area.top() + title_h + band_h, area.width() - axis - label_w,
-               area.height() - title_h - band_h - label_h - axis);
+  const double strip = ctx.unit * 0.6, row_strip = m.row_categories ? strip + ctx.unit * 0.15 : 0,
+               col_strip = m.col_categories ? strip + ctx.unit * 0.15 : 0;
+  QRectF cells(area.left() + axis + label_w + row_strip, area.top() + title_h + band_h + col_strip,
+               area.width() - axis - label_w - row_strip, area.height() - title_h - band_h - col_strip - label_h - axis);
   // Square cells where the aspect allows, as in the papers' figures.
   const double cell = std::min(cells.width() / std::max<int64_t>(cols, 1), cells.height() / std::max<int64_t>(rows, 1));
   const double aspect_cols = cells.width() / std::max<int64_t>(cols, 1);
@@ -316,6 +324,44 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
   p.setPen(QPen(ctx.theme.frame, 0));
   p.setBrush(Qt::NoBrush);
   p.drawRect(cells);
+  // Category strips (runs of equal categories) beside the rows and above the columns.
+  auto strips = [&](const std::vector<int32_t>& cats, double extent, auto&& rect) {
+    for (size_t a = 0; a < cats.size();) {
+      size_t b = a + 1;
+      // Runs thinner than a device pixel merge into their neighbour's colour: a 4,096-long axis stays a few hundred rects.
+      while (b < cats.size() && (cats[b] == cats[a] || (b - a) * extent / cats.size() < 0.5 / ctx.raster_scale)) ++b;
+      p.fillRect(rect(static_cast<double>(a) / cats.size() * extent, static_cast<double>(b) / cats.size() * extent),
+                 toQColor(headColor(cats[a])));
+      a = b;
+    }
+  };
+  if (m.row_categories)
+    strips(*m.row_categories, cells.height(), [&](double y0, double y1) {
+      return QRectF(cells.left() - row_strip, cells.top() + y0, strip, y1 - y0);
+    });
+  if (m.col_categories)
+    strips(*m.col_categories, cells.width(), [&](double x0, double x1) {
+      return QRectF(cells.left() + x0, cells.top() - col_strip, x1 - x0, strip);
+    });
+  // Dividers (chunk boundaries): dark under light, visible on any colour.
+  for (const bool dark : {true, false}) {
+    p.setPen(dark ? QPen(QColor(20, 20, 20), std::max(1.5, ctx.unit * 0.22)) : QPen(QColor(255, 255, 255), std::max(0.7, ctx.unit * 0.08)));
+    // Dividers closer than 0.3 text units are thinned: a chunk of 64 at L = 65,536 would paint a solid sheet.
+    double last = -1e9;
+    if (m.col_dividers)
+      for (const int64_t c : *m.col_dividers)
+        if (cells.left() + c * cw - last >= ctx.unit * 0.3) {
+          last = cells.left() + c * cw;
+          p.drawLine(QPointF(last, cells.top()), QPointF(last, cells.bottom()));
+        }
+    last = -1e9;
+    if (m.row_dividers)
+      for (const int64_t r : *m.row_dividers)
+        if (cells.top() + r * ch - last >= ctx.unit * 0.3) {
+          last = cells.top() + r * ch;
+          p.drawLine(QPointF(cells.left(), last), QPointF(cells.right(), last));
+        }
+  }
   p.setRenderHint(QPainter::Antialiasing, true);
 
   // Overlays: predicted positions (p_t) and windows [first, last] per query.
@@ -365,7 +411,7 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
   if (m.row_labels) {
     const int stride = labelStride(static_cast<float>(ch), static_cast<float>(font_px * 1.1));
     for (int64_t i = 0; i < rows && i < static_cast<int64_t>(m.row_labels->size()); i += stride)
-      p.drawText(QRectF(cells.left() - label_w, cells.top() + i * ch + ch / 2 - font_px, label_w - ctx.unit * 0.3,
+      p.drawText(QRectF(cells.left() - row_strip - label_w, cells.top() + i * ch + ch / 2 - font_px, label_w - ctx.unit * 0.3,
                         font_px * 2),
                  Qt::AlignRight | Qt::AlignVCenter, qs((*m.row_labels)[static_cast<size_t>(i)]));
   }
@@ -653,7 +699,9 @@ void drawCurves(Painter& ctx, const QRectF& area, const Extra& e) {
   if (series > 1)
     for (int64_t s = 0; s < series; ++s)
       legend.push_back({toQColor(headColor(static_cast<int>(s))),
-                        QString("%1 %2").arg(qs(e.row_axis.empty() ? "series" : e.row_axis)).arg(s)});
+                        s < static_cast<int64_t>(e.categories.size())
+                            ? qs(e.categories[static_cast<size_t>(s)])
+                            : QString("%1 %2").arg(qs(e.row_axis.empty() ? "series" : e.row_axis)).arg(s)});
   const QRectF legend_area(left, 0, right - left, 0);
   const double legend_h = layoutLegend(ctx, legend_area, legend, false, false);
   const double row_h = ctx.unit * 1.25;
@@ -711,6 +759,126 @@ void drawCurves(Painter& ctx, const QRectF& area, const Extra& e) {
   layoutLegend(ctx, QRectF(left, area.bottom() - legend_h, right - left, legend_h), legend, false, true);
 }
 
+// Points [n, 3] (x, y, category) around the origin with tinted sectors
+// between the rays (markers: angle, category) and arrows from the origin;
+// equal scale on both axes, as the GUI's pointPlot().
+void drawPoints(Painter& ctx, const QRectF& area, const Extra& e, const QString& title) {
+  QPainter& p = ctx.p;
+  drawPanelTitle(ctx, area, title);
+  const int64_t n = e.value.rank() == 2 && e.value.shape[1] == 3 ? e.value.shape[0] : 0;
+  float radius = 1e-6f;
+  for (int64_t i = 0; i < n; ++i)
+    radius = std::max(radius, std::hypot(e.value.data[static_cast<size_t>(3 * i)], e.value.data[static_cast<size_t>(3 * i + 1)]));
+  for (const Arrow& a : e.arrows) radius = std::max(radius, std::hypot(a.x, a.y));
+  const double half = std::max(1.0, std::min(area.width(), area.height() - ctx.unit * 2) * 0.5 - ctx.unit);
+  const QPointF c(area.center().x(), area.top() + ctx.unit * 2 + (area.height() - ctx.unit * 2) * 0.5);
+  const double k = half / (radius * 1.05);
+  std::vector<Marker> rays = e.markers;
+  std::sort(rays.begin(), rays.end(), [](const Marker& a, const Marker& b) { return a.x < b.x; });
+  const QRectF disc(c.x() - half, c.y() - half, 2 * half, 2 * half);
+  p.setPen(Qt::NoPen);
+  for (size_t i = 0; i < rays.size(); ++i) {
+    const double a0 = rays[i].x, a1 = i + 1 < rays.size() ? rays[i + 1].x : rays[0].x + 2 * std::numbers::pi;
+    QPainterPath pie(c);
+    pie.arcTo(disc, a0 * 180 / std::numbers::pi, (a1 - a0) * 180 / std::numbers::pi);  // QPainter angles are counter-clockwise, in degrees
+    pie.closeSubpath();
+    p.fillPath(pie, toQColor(headColor(rays[i].series), 45));
+  }
+  for (const Marker& ray : rays) {
+    p.setPen(QPen(toQColor(headColor(ray.series), 200), std::max(1.0, ctx.unit * 0.1)));
+    p.drawLine(c, QPointF(c.x() + half * std::cos(ray.x), c.y() - half * std::sin(ray.x)));
+  }
+  p.setPen(QPen(ctx.theme.frame, 0));
+  p.setBrush(Qt::NoBrush);
+  p.drawEllipse(disc);
+  p.setPen(Qt::NoPen);
+  const double dot = std::max(1.2, ctx.unit * 0.17);
+  for (int64_t i = 0; i < n; ++i) {
+    const float* q = e.value.data.data() + 3 * i;
+    p.setBrush(toQColor(headColor(static_cast<int>(q[2]))));
+    p.drawEllipse(QPointF(c.x() + q[0] * k, c.y() - q[1] * k), dot, dot);
+  }
+  p.setFont(figureFont(ctx.unit * 0.75));
+  for (const Arrow& a : e.arrows) {
+    const QPointF tip(c.x() + a.x * k, c.y() - a.y * k);
+    p.setPen(QPen(QColor(20, 20, 20), std::max(1.5, ctx.unit * 0.16)));
+    p.drawLine(c, tip);
+    p.setPen(QPen(a.category >= 0 ? toQColor(headColor(a.category)) : ctx.theme.text, std::max(0.8, ctx.unit * 0.08)));
+    p.drawLine(c, tip);
+    p.setPen(ctx.theme.text);
+    p.drawText(QPointF(tip.x() + ctx.unit * 0.2, tip.y() - ctx.unit * 0.2), qs(a.label));
+  }
+}
+
+// CategoryValues [n]: one bar per category in its colour, numbered.
+void drawCategoryBars(Painter& ctx, const QRectF& area, const Extra& e) {
+  QPainter& p = ctx.p;
+  drawPanelTitle(ctx, area, qs(e.label));
+  const QRectF plot(area.left() + ctx.unit * 3, area.top() + ctx.unit * 2.2, area.width() - ctx.unit * 3,
+                    area.height() - ctx.unit * 4);
+  const int64_t n = e.value.size();
+  const float hi = std::max(1e-6f, e.stats.max);
+  if (n == 0 || plot.height() <= ctx.unit) return;
+  p.setFont(figureFont(ctx.unit * 0.7));
+  for (const float t : niceTicks(0, hi, 4)) {
+    const double y = plot.bottom() - plot.height() * t / hi;
+    p.setPen(QPen(ctx.theme.frame, 0));
+    p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y));
+    p.setPen(ctx.theme.text);
+    p.drawText(QRectF(area.left(), y - ctx.unit, ctx.unit * 2.7, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter, formatTick(t));
+  }
+  const double bw = plot.width() / static_cast<double>(n);
+  const int stride = labelStride(static_cast<float>(bw), static_cast<float>(ctx.unit * 1.6));
+  for (int64_t i = 0; i < n; ++i) {
+    const double h = plot.height() * e.value.data[static_cast<size_t>(i)] / hi;
+    p.fillRect(QRectF(plot.left() + i * bw + bw * 0.1, plot.bottom() - h, bw * 0.8, h), toQColor(headColor(static_cast<int>(i))));
+    if (i % stride == 0)
+      p.drawText(QRectF(plot.left() + i * bw, plot.bottom() + ctx.unit * 0.2, bw * stride, ctx.unit * 1.2), Qt::AlignLeft | Qt::AlignTop,
+                 QString::number(i));
+  }
+}
+
+// TokenCategories [L]: the tokens on their categories' colours, wrapped;
+// when they do not fit as text, one cell per token in rows.
+void drawTokenStrip(Painter& ctx, const QRectF& area, const Extra& e, const std::vector<std::string>& tokens) {
+  QPainter& p = ctx.p;
+  drawPanelTitle(ctx, area, qs(e.label));
+  const QRectF box(area.left(), area.top() + ctx.unit * 2, area.width(), area.height() - ctx.unit * 2);
+  const int64_t n = e.value.size();
+  const QFont font = figureFont(ctx.unit * 0.85);
+  const QFontMetricsF fm(font);
+  const double row_h = ctx.unit * 1.6, pad = ctx.unit * 0.3;
+  std::vector<QRectF> boxes;
+  double x = box.left(), y = box.top();
+  for (int64_t i = 0; i < n && y + row_h <= box.bottom(); ++i) {
+    const double w = fm.horizontalAdvance(i < static_cast<int64_t>(tokens.size()) ? qs(tokens[static_cast<size_t>(i)]) : QString()) + 2 * pad;
+    if (x + w > box.right() && x > box.left()) {
+      x = box.left();
+      y += row_h + pad;
+    }
+    boxes.emplace_back(x, y, w, row_h);
+    x += w + pad;
+  }
+  p.setFont(font);
+  if (static_cast<int64_t>(boxes.size()) == n && (boxes.empty() || boxes.back().bottom() <= box.bottom())) {
+    for (int64_t i = 0; i < n; ++i) {
+      p.fillRect(boxes[static_cast<size_t>(i)], toQColor(headColor(static_cast<int>(e.value.data[static_cast<size_t>(i)]))));
+      p.setPen(QColor(255, 255, 255));
+      p.drawText(boxes[static_cast<size_t>(i)], Qt::AlignCenter, qs(tokens[static_cast<size_t>(i)]));
+    }
+    return;
+  }
+  const Mat cats = Eigen::Map<const Mat>(e.value.data.data(), 1, n);
+  const int64_t cols = std::max<int64_t>(1, static_cast<int64_t>(box.width() * ctx.raster_scale));
+  const int64_t rows = (n + cols - 1) / cols;
+  Mat grid = Mat::Constant(rows, std::min(n, cols), -1.0f);
+  for (int64_t i = 0; i < n; ++i) grid(i / cols, i % cols) = cats(0, i);
+  const double h = std::min(box.height(), rows * row_h);
+  drawCrispImage(ctx, QRectF(box.left(), box.top(), box.width(), h), colourise(grid, [&](float v) {
+    return v < 0 ? ctx.theme.background.rgb() : toQColor(headColor(static_cast<int>(v))).rgb();
+  }));
+}
+
 // Scalar extras ("FLOPs saved against full span") as a list of values.
 void drawScalars(Painter& ctx, const QRectF& area, const std::vector<const Extra*>& scalars) {
   drawPanelTitle(ctx, area, "values");
@@ -737,7 +905,10 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
       case ExtraKind::Weights:
       case ExtraKind::TokenValues:
       case ExtraKind::HeadValues:
-      case ExtraKind::Curves: shown.push_back(&e); break;
+      case ExtraKind::Curves:
+      case ExtraKind::TokenCategories:
+      case ExtraKind::CategoryValues:
+      case ExtraKind::Points: shown.push_back(&e); break;
       case ExtraKind::Scalar: scalars.push_back(&e); break;
       case ExtraKind::QueryPosition:
       case ExtraKind::QueryWindow:
@@ -769,6 +940,18 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
     }
     if (e.kind == ExtraKind::Curves) {
       drawCurves(ctx, cell, e);
+      continue;
+    }
+    if (e.kind == ExtraKind::Points) {
+      drawPoints(ctx, cell, e, qs(e.label));
+      continue;
+    }
+    if (e.kind == ExtraKind::CategoryValues) {
+      drawCategoryBars(ctx, cell, e);
+      continue;
+    }
+    if (e.kind == ExtraKind::TokenCategories) {
+      drawTokenStrip(ctx, cell, e, r.q_tokens);
       continue;
     }
     // Matrix [R, C], or head o.head of Weights [H, Lq, Lk] (the one the main panel shows).
@@ -963,6 +1146,62 @@ void drawImageView(Painter& ctx, const QRectF& body, const Result& r, const Figu
   layoutLegend(ctx, QRectF(body.left() + margin_l, legend_top, body.width() - margin_l, legend_h), legend, false, true);
 }
 
+// [SECTION] Walkthrough view
+// The stages in a grid, each in its own order with category strips and
+// dividers (sparse: pooled by rasterize()), the points pictures, bars and
+// token strip in a row below: the GUI's walkthrough layout.
+void drawWalkthrough(Painter& ctx, const QRectF& body, const Result& r) {
+  std::vector<const Extra*> pictures, others;
+  for (const Extra& e : r.extras) {
+    if (e.kind == ExtraKind::Points) pictures.push_back(&e);
+    if (e.kind == ExtraKind::CategoryValues || e.kind == ExtraKind::TokenCategories) others.push_back(&e);
+  }
+  const double bottom_h = pictures.empty() && others.empty() ? 0 : body.height() * 0.36;
+  const QRectF top(body.left(), body.top(), body.width(), body.height() - bottom_h);
+  const std::vector<QRectF> grid = gridCells(top, static_cast<int>(r.stages.size()), ctx.unit * 1.5, ctx.unit * 4);
+  const ValueRange range{0.0f, std::max(1e-6f, r.weights_stats.max), false};
+  for (size_t i = 0; i < r.stages.size(); ++i) {
+    const Stage& st = r.stages[i];
+    const QRectF& cell = grid[i];
+    drawPanelTitle(ctx, cell, qs(st.title));
+    ctx.p.setPen(ctx.theme.muted);
+    ctx.p.setFont(figureFont(ctx.unit * 0.75));
+    const QFontMetricsF fm(ctx.p.font());
+    ctx.p.drawText(QRectF(cell.left(), cell.top() + ctx.unit * 1.5, cell.width(), ctx.unit * 1.2), Qt::AlignLeft | Qt::AlignVCenter,
+                   fm.elidedText(qs(st.caption), Qt::ElideRight, cell.width()));
+    MatrixPanel m;
+    m.sparse = &st.matrix;
+    m.range = range;
+    m.row_labels = &st.row_labels;
+    m.col_labels = &st.col_labels;
+    m.row_axis = "query";
+    m.col_axis = "key";
+    m.row_categories = st.row_categories.empty() ? nullptr : &st.row_categories;
+    m.col_categories = st.col_categories.empty() ? nullptr : &st.col_categories;
+    m.row_dividers = &st.row_dividers;
+    m.col_dividers = &st.col_dividers;
+    m.labels = st.matrix.rows <= 64;
+    // Every panel leaves room for a colour bar so all get the same size; the last one draws it.
+    const double bar_w = ctx.unit * 5;
+    const QRectF cells = drawMatrixPanel(ctx, QRectF(cell.left(), cell.top() + ctx.unit * 2.9, cell.width() - bar_w, cell.height() - ctx.unit * 2.9), m);
+    if (i + 1 == r.stages.size())
+      drawColorbar(ctx, QRectF(cells.right() + ctx.unit, cells.top(), ctx.unit * 0.9, cells.height()), range, "weight");
+  }
+  if (bottom_h <= 0) return;
+  const double y0 = body.bottom() - bottom_h + ctx.unit, h = bottom_h - ctx.unit;
+  const double side = std::min(h, body.width() * 0.6 / std::max<size_t>(1, pictures.size()));
+  for (size_t k = 0; k < pictures.size(); ++k)
+    drawPoints(ctx, QRectF(body.left() + k * side, y0, side - ctx.unit * 0.5, h), *pictures[k],
+               QString("b = %1").arg(pictures[k]->categories.size()));
+  const double x0 = body.left() + pictures.size() * side + ctx.unit;
+  const double each = h / std::max<size_t>(1, others.size());
+  for (size_t k = 0; k < others.size(); ++k) {
+    const QRectF area(x0, y0 + k * each, body.right() - x0, each - ctx.unit * 0.5);
+    if (others[k]->kind == ExtraKind::CategoryValues) drawCategoryBars(ctx, area, *others[k]);
+    else drawTokenStrip(ctx, area, *others[k], r.q_tokens);
+  }
+}
+
 // [SECTION] Compare view
 // Per-query mass kept [H, L] as one strip per head; more queries than device
 // pixels keep the smallest share of each pixel's queries (a loss stays visible).
@@ -1116,6 +1355,7 @@ void paintFigure(QPainter& p, const std::vector<Result>& results, const FigureOp
     case ViewKind::Family: drawFamily(ctx, body, results); break;
     case ViewKind::Image: drawImageView(ctx, body, r, o, o.query >= 0 ? o.query : defaultImageQuery(r)); break;
     case ViewKind::Compare: drawCompare(ctx, body, r, *comparison, o); break;
+    case ViewKind::Walkthrough: drawWalkthrough(ctx, body, r); break;
   }
 }
 
@@ -1159,6 +1399,8 @@ void exportFigure(const std::vector<Result>& results, const FigureOptions& o, co
       throw InputError("--query: expected a query 0.." + std::to_string(r.queries() - 1) + ", got " + std::to_string(o.query));
   }
   if (o.view == ViewKind::Compare && !comparison) throw InputError("--view compare: no comparison with full attention given");
+  if (o.view == ViewKind::Walkthrough && r.stages.empty())
+    throw InputError("--view walkthrough: variant '" + r.variant + "' has no walkthrough stages");
   const std::string ext = std::filesystem::path(path).extension().string();
   if (ext != ".png" && ext != ".svg" && ext != ".pdf")
     throw InputError(path + ": expected a .png, .svg or .pdf file name");

@@ -100,6 +100,7 @@ const char* viewHelp(ViewKind v) {
     case ViewKind::Family: return "every variant of this family on the same input";
     case ViewKind::Image: return "the sequence as an image: click a query pixel to see its keys by sub-pattern, next to the L\xC3\x97L connectivity";
     case ViewKind::Compare: return "against full causal attention on the same q, k, v: mass kept, KL, output error, FLOPs, memory";
+    case ViewKind::Walkthrough: return "the computation stage by stage (LSH: the paper's Figure 2), with the categorical pictures";
   }
   return "";
 }

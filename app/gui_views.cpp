@@ -7,6 +7,7 @@
 //   [SECTION] Family view
 //   [SECTION] Image view
 //   [SECTION] Compare view
+//   [SECTION] Walkthrough view
 //   [SECTION] drawMainView
 #include "app/gui_views.h"
 
@@ -236,8 +237,11 @@ void extraPanel(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& g
     }
     case ExtraKind::Curves:
       linePlot("curves", e.value, e.row_axis.empty() ? "series" : e.row_axis, e.col_axis.empty() ? "x" : e.col_axis,
-               labelOf(e), e.markers, size);
+               labelOf(e), e.markers, size, e.categories);
       return;
+    case ExtraKind::Points: pointPlot("points", e, size); return;
+    case ExtraKind::CategoryValues: categoryBars("bars", e.value, e.categories, e.col_axis, size); return;
+    case ExtraKind::TokenCategories: categoryStrip("strip", e.value, r.q_tokens, e.categories, size); return;
     case ExtraKind::QueryPosition:
     case ExtraKind::QueryWindow:
     case ExtraKind::QueryGroup:
@@ -521,6 +525,97 @@ void compareView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   }
 }
 
+// [SECTION] Walkthrough view
+
+// The result's stages side by side (one row, or two when they are four and
+// the view is tall), each in its own row/column order with its category
+// strips and dividers; under them the categorical extras (points, bars,
+// token strip), the points pictures in one row.
+void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
+  header(s, r, "stage by stage; hover a cell for its tokens and categories, scroll to zoom");
+  if (r.stages.empty()) {
+    centeredText(ImGui::GetContentRegionAvail(), "This result has no walkthrough stages.");
+    return;
+  }
+  std::vector<const Extra*> pictures, others;
+  for (const Extra& e : r.extras) {
+    if (e.kind == ExtraKind::Points) pictures.push_back(&e);
+    if (e.kind == ExtraKind::CategoryValues || e.kind == ExtraKind::TokenCategories) others.push_back(&e);
+  }
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float gap = ImGui::GetStyle().ItemSpacing.x, line = ImGui::GetTextLineHeightWithSpacing(), title = line * 2;
+  const float bar_space = ImGui::GetFontSize() * 6.0f;
+  const bool bottom = !pictures.empty() || !others.empty();
+  // Stages first (square panels need about their width in height), the pictures take the rest.
+  const int n = static_cast<int>(r.stages.size());
+  const GridLayout g = bestGrid(n, avail.x - bar_space, avail.y * (bottom ? 0.68f : 1.0f), 0, title);
+  const float cell_h = std::min(g.cell_h, g.cell_w + title + line * 2);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  HeatmapStyle st;
+  st.range = {0.0f, std::max(1e-6f, r.weights_stats.max), false};
+  st.colormap = colormapFor(st.range, s.settings.colormap);
+  st.colorbar = false;
+  for (int i = 0; i < n; ++i) {
+    const Stage& stage = r.stages[static_cast<size_t>(i)];
+    ImGui::PushID(i);
+    const ImVec2 p(origin.x + g.cell_w * static_cast<float>(i % g.cols), origin.y + cell_h * static_cast<float>(i / g.cols));
+    ImGui::SetCursorScreenPos(p);
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted(stage.title.c_str());
+    // The caption is clipped to the panel so neighbours never overlap.
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->PushClipRect(ImVec2(p.x, p.y), ImVec2(p.x + g.cell_w - gap, p.y + title), true);
+    ImGui::TextDisabled("%s", stage.caption.c_str());
+    dl->PopClipRect();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", stage.caption.c_str());
+    MatrixView v = MatrixView::of(stage.matrix);
+    v.row_labels = &stage.row_labels;
+    v.col_labels = &stage.col_labels;
+    v.row_categories = stage.row_categories.empty() ? nullptr : &stage.row_categories;
+    v.col_categories = stage.col_categories.empty() ? nullptr : &stage.col_categories;
+    v.category_axis = stage.category_axis;
+    v.row_dividers = &stage.row_dividers;
+    v.col_dividers = &stage.col_dividers;
+    v.value_label = r.weights_label;
+    HeatmapStyle cell = st;
+    cell.labels = cell_h > ImGui::GetFontSize() * 14;
+    heatmap("stage", v, cell, s.view.extra_zoom["stage" + std::to_string(i)], gl, ImVec2(g.cell_w - gap, cell_h - title - gap));
+    ImGui::EndGroup();
+    ImGui::PopID();
+  }
+  const float grid_h = cell_h * static_cast<float>(g.rows);
+  colorbar(ImGui::GetWindowDrawList(), ImVec2(origin.x + avail.x - bar_space + line, origin.y + title + line),
+           ImVec2(line * 0.7f, std::max(line, grid_h - title - line * 3)), st.colormap, st.range, r.weights_label);
+  if (!bottom) return;
+  // Below: the points pictures in a row, then the bars and the token strip stacked.
+  const float y0 = origin.y + grid_h + gap, bottom_h = origin.y + avail.y - y0;
+  const float side = std::min(bottom_h - line, (avail.x * 0.6f) / std::max<float>(1.0f, static_cast<float>(pictures.size())));
+  for (size_t k = 0; k < pictures.size(); ++k) {
+    ImGui::PushID(static_cast<int>(k) + 100);
+    ImGui::SetCursorScreenPos(ImVec2(origin.x + side * static_cast<float>(k), y0));
+    ImGui::BeginGroup();
+    ImGui::TextDisabled("b = %zu", pictures[k]->categories.size());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", labelOf(*pictures[k]).c_str());
+    pointPlot("points", *pictures[k], ImVec2(side - gap, side - gap));
+    ImGui::EndGroup();
+    ImGui::PopID();
+  }
+  const float x0 = origin.x + side * static_cast<float>(pictures.size()) + gap;
+  const float each = bottom_h / std::max<float>(1.0f, static_cast<float>(others.size()));
+  for (size_t k = 0; k < others.size(); ++k) {
+    const Extra& e = *others[k];
+    ImGui::PushID(static_cast<int>(k) + 200);
+    ImGui::SetCursorScreenPos(ImVec2(x0, y0 + each * static_cast<float>(k)));
+    ImGui::BeginGroup();
+    ImGui::TextDisabled("%s", labelOf(e).c_str());
+    const ImVec2 size(origin.x + avail.x - x0, each - line - gap);
+    if (e.kind == ExtraKind::CategoryValues) categoryBars("bars", e.value, e.categories, e.col_axis, size);
+    else categoryStrip("strip", e.value, r.q_tokens, e.categories, size);
+    ImGui::EndGroup();
+    ImGui::PopID();
+  }
+}
+
 }  // namespace
 
 // [SECTION] drawMainView
@@ -553,6 +648,7 @@ void drawMainView(AppState& s, HeatmapRenderer& gl, ImVec2 pos, ImVec2 size) {
         if (r.heads() > 0) imageView(s, r, gl);
         break;
       case ViewKind::Compare: compareView(s, r, gl); break;
+      case ViewKind::Walkthrough: walkthroughView(s, r, gl); break;
     }
   }
   ImGui::End();

@@ -29,6 +29,8 @@ VariantInfo makeLocal1dVariant();
 VariantInfo makeLocal2dVariant();
 VariantInfo makeAdaptiveSpanVariant();
 VariantInfo makeTransformerXlVariant();
+VariantInfo makeLshVariant();
+VariantInfo makeReversibleVariant();
 
 const std::vector<VariantInfo>& variants() {
   static const std::vector<VariantInfo> all = {
@@ -39,6 +41,7 @@ const std::vector<VariantInfo>& variants() {
       makeSinusoidalPeVariant(),     makeLearnedPeVariant(),  makeSparseStridedVariant(),
       makeSparseFixedVariant(),      makeLocal1dVariant(),    makeLocal2dVariant(),
       makeAdaptiveSpanVariant(),     makeTransformerXlVariant(),
+      makeLshVariant(),              makeReversibleVariant(),
   };
   return all;
 }
@@ -76,7 +79,8 @@ std::vector<std::string> families() {
 
 const std::vector<ViewKind>& allViews() {
   static const std::vector<ViewKind> v = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Lines, ViewKind::Extras,
-                                          ViewKind::Family,  ViewKind::Image, ViewKind::Compare};
+                                          ViewKind::Family,  ViewKind::Image, ViewKind::Compare,
+                                          ViewKind::Walkthrough};
   return v;
 }
 
@@ -89,6 +93,7 @@ std::string viewName(ViewKind v) {
     case ViewKind::Family: return "family";
     case ViewKind::Image: return "image";
     case ViewKind::Compare: return "compare";
+    case ViewKind::Walkthrough: return "walkthrough";
   }
   return "?";
 }

@@ -30,6 +30,7 @@ enum class ViewKind {
   Image,    // the sequence as a raster image (Result::image_width): click a query
             // pixel to see its keys coloured by sub-pattern, next to the L×L connectivity
   Compare,  // against full causal attention on the same Q/K/V (engine/compare.h)
+  Walkthrough,  // Result::stages panel by panel, with the categorical extras (points, bars, token strip)
 };
 const std::vector<ViewKind>& allViews();
 std::string viewName(ViewKind v);          // "heatmap", "heads", "lines", "extras", "family"

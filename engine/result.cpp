@@ -17,6 +17,9 @@ std::string extraKindName(ExtraKind k) {
     case ExtraKind::HeadValues: return "head_values";
     case ExtraKind::Curves: return "curves";
     case ExtraKind::QueryGroup: return "query_group";
+    case ExtraKind::TokenCategories: return "token_categories";
+    case ExtraKind::CategoryValues: return "category_values";
+    case ExtraKind::Points: return "points";
   }
   return "?";
 }

@@ -22,6 +22,11 @@ enum class ExtraKind {
   HeadValues,     // [H]: one value per head, drawn as bars labelled h0, h1, ... (span per head)
   Curves,         // [S, n]: S series of y over x = 0 … n−1, drawn as line plots with `markers`
   QueryGroup,     // [Lq]: block id per query; views outline the clicked query's block
+  // Categorical data (Extra::categories names the categories, colour headColor(k)):
+  TokenCategories,  // [L]: category per token, drawn as the token strip coloured by category (LSH bucket)
+  CategoryValues,   // [n]: one value per category, drawn as bars in the category colours (bucket sizes)
+  Points,           // [n, 3]: 2-D points (x, y, category) around the origin; `markers` are rays from the
+                    // origin at angle x radians (sector boundaries), `arrows` vectors from the origin
 };
 
 std::string extraKindName(ExtraKind k);
@@ -40,6 +45,13 @@ struct Marker {
   int series = -1;  // the series it belongs to (its colour); -1: all
 };
 
+// A vector from the origin in a Points picture (LSH: a direction ±r_i of the random rotation).
+struct Arrow {
+  float x = 0, y = 0;
+  std::string label;
+  int category = -1;  // its colour; -1: neutral
+};
+
 struct Extra {
   std::string name;   // file stem under extras/, paper symbol where there is one ("p_t", "pe")
   std::string label;  // caption in views and figures ("predicted position p_t")
@@ -51,7 +63,9 @@ struct Extra {
   // Matrix: when not empty the values are category indices 0 … n−1 with
   // these names, drawn in distinct colours with a legend ("A¹", "A²", "A¹ ∪ A²").
   std::vector<std::string> categories;
-  std::vector<Marker> markers;     // Curves
+  // TokenCategories, CategoryValues, Points: the names of the categories; Curves: of the series.
+  std::vector<Marker> markers;     // Curves: labelled x positions; Points: sector rays (x = angle, series = category)
+  std::vector<Arrow> arrows;       // Points
   ValueStats stats;                // filled by runVariant
 };
 
@@ -60,6 +74,21 @@ struct Extra {
 struct KeyBand {
   int64_t begin = 0, end = 0;  // columns [begin, end)
   std::string label;
+};
+
+// One panel of a step-by-step walkthrough (ViewKind::Walkthrough; the LSH
+// figure's stages): a matrix in its own row and column order, with a
+// category per row and per column drawn as coloured strips along the axes
+// and divider lines (chunk boundaries). Sparse, so a panel of a long
+// sequence is drawn at screen resolution through rasterize().
+struct Stage {
+  std::string title;    // "(c) shared-QK: equal buckets"
+  std::string caption;  // one line under the title
+  SparseRows matrix;    // values: what the panel shows (weights)
+  std::vector<std::string> row_labels, col_labels;      // token of each row / column in this order
+  std::vector<int32_t> row_categories, col_categories;  // category per row / column; empty: no strip
+  std::string category_axis;                            // what a category is ("bucket")
+  std::vector<int64_t> row_dividers, col_dividers;      // a line before each of these rows / columns
 };
 
 struct Result {
@@ -88,6 +117,7 @@ struct Result {
   ValueStats weights_stats;  // over all heads; filled by runVariant
 
   std::vector<Extra> extras;
+  std::vector<Stage> stages;  // the walkthrough's panels, in order
   std::map<std::string, Mat> inputs;  // every tensor used, by paper symbol: q, k, v, x, w_q, ...
 
   double flops = 0;            // floating-point operations of the computation

@@ -123,6 +123,9 @@ TEST(Invariants, EveryVariantRecordsWhatItNeedsToReplay) {
       {"sparse-fixed", {"x", "q", "k", "v", "w_q", "w_k", "w_v"}},
       {"local-1d", {"x", "q", "k", "v", "w_q", "w_k", "w_v"}},
       {"local-2d", {"x", "q", "k", "v", "w_q", "w_k", "w_v"}},
+      // Shared-QK: k = q/‖q‖; w_k only feeds the walkthrough's panels (a), (b). R: [d_head, rounds·b/2].
+      {"lsh", {"x", "q", "k", "v", "w_q", "w_k", "w_v", "R"}},
+      {"reversible", {"x", "R"}},
   };
   const Inputs in = ref::gaussianInputs(24, 6, 8, 16, 4);
   for (const VariantInfo& v : variants()) {

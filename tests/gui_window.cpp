@@ -402,3 +402,37 @@ TEST_F(GuiTest, ExtrasViewDrawsCategoryPicture) {
 
 }  // namespace
 }  // namespace attn::test
+
+// [SECTION] LSH walkthrough
+
+namespace attn::test {
+namespace {
+
+// The walkthrough's four stage panels are drawn with their bucket strips,
+// the angular pictures and bars below in the bucket colours, and the cells in
+// the colormap; the reversible extras draw their curves.
+TEST_F(GuiTest, LshWalkthroughDrawsStagesBucketsAndPictures) {
+  const QImage img = shoot({"--variant", "lsh", "--view", "walkthrough", "--length", "64", "--dim", "16", "--heads", "1",
+                            "--set", "n_buckets=4", "--set", "chunk=8"});
+  ASSERT_FALSE(img.isNull());
+  const Stats s = analyse(img);
+  EXPECT_GT(s.colormap_pixels, 3000u) << "the stage panels' cells";
+  for (int b = 0; b < 4; ++b) EXPECT_GT(countNear(img, headColor(b), 12), 400u) << "bucket " << b << " strips, bars, points";
+  // Four panels side by side: the top half has four separate runs of colormap columns.
+  const ColormapMatcher m(Colormap::Viridis);
+  std::vector<int> cols(static_cast<size_t>(img.width()), 0);
+  for (int y = 0; y < img.height() / 2; ++y)
+    for (int x = 0; x < img.width(); ++x) cols[static_cast<size_t>(x)] += m.match(img.pixel(x, y)) >= 0;
+  int runs = 0;
+  for (int x = 1; x < img.width(); ++x) runs += cols[static_cast<size_t>(x)] >= 40 && cols[static_cast<size_t>(x) - 1] < 40;
+  EXPECT_GE(runs, 4) << "stages (a)–(d) and the colour bar";
+
+  const QImage rev = shoot({"--variant", "reversible", "--view", "extras", "--length", "32", "--dim", "16", "--heads", "2",
+                            "--set", "layers=6"});
+  ASSERT_FALSE(rev.isNull());
+  EXPECT_GT(countNear(rev, headColor(0), 12), 200u) << "curves in series colours";
+  EXPECT_GT(countNear(rev, headColor(1), 12), 200u);
+}
+
+}  // namespace
+}  // namespace attn::test

@@ -371,10 +371,18 @@ void drawOverlays(ImDrawList* dl, const Frame& f, const MatrixView& view) {
   }
 }
 
+// Category of entry i of `cats` as " · bucket 3", or "" without categories.
+std::string categoryText(const std::vector<int32_t>* cats, int64_t i, const std::string& axis) {
+  if (!cats || i < 0 || i >= static_cast<int64_t>(cats->size())) return "";
+  return " \xC2\xB7 " + axis + " " + std::to_string((*cats)[static_cast<size_t>(i)]);
+}
+
 void drawTooltip(const MatrixView& view, int64_t r, int64_t c) {
   ImGui::BeginTooltip();
-  ImGui::Text("%s %lld: %s", view.row_axis.c_str(), static_cast<long long>(r), labelOf(view.row_labels, r).c_str());
-  ImGui::Text("%s %lld: %s", view.col_axis.c_str(), static_cast<long long>(c), labelOf(view.col_labels, c).c_str());
+  ImGui::Text("%s %lld: %s%s", view.row_axis.c_str(), static_cast<long long>(r), labelOf(view.row_labels, r).c_str(),
+              categoryText(view.row_categories, r, view.category_axis).c_str());
+  ImGui::Text("%s %lld: %s%s", view.col_axis.c_str(), static_cast<long long>(c), labelOf(view.col_labels, c).c_str(),
+              categoryText(view.col_categories, c, view.category_axis).c_str());
   if (view.key_bands)
     for (const KeyBand& b : *view.key_bands)
       if (c >= b.begin && c < b.end) ImGui::TextDisabled("in %s", b.label.c_str());
@@ -419,6 +427,61 @@ void drawKeyBands(ImDrawList* dl, const Frame& f, const std::vector<KeyBand>& ba
     dl->AddText(ImVec2(std::max(x0, (x0 + x1 - ts.x) * 0.5f), y0), text, b.label.c_str());
   }
   dl->PopClipRect();
+}
+
+// Colour strips of per-row / per-column categories just outside the matrix
+// (`strip` pixels wide), one rect per run of equal categories in view.
+void drawCategoryStrips(ImDrawList* dl, const Frame& f, const MatrixView& view, float strip) {
+  auto runs = [](const std::vector<int32_t>& cats, int64_t first, int64_t last, auto&& draw) {
+    for (int64_t a = first; a <= last && a < static_cast<int64_t>(cats.size());) {
+      int64_t b = a + 1;
+      while (b <= last && b < static_cast<int64_t>(cats.size()) && cats[static_cast<size_t>(b)] == cats[static_cast<size_t>(a)]) ++b;
+      draw(a, b, cats[static_cast<size_t>(a)]);
+      a = b;
+    }
+  };
+  if (view.row_categories) {
+    dl->PushClipRect(ImVec2(f.p0.x - strip - 2, f.p0.y), ImVec2(f.p0.x, f.p1.y), true);
+    runs(*view.row_categories, f.firstRow(), f.lastRow(), [&](int64_t a, int64_t b, int32_t c) {
+      dl->AddRectFilled(ImVec2(f.p0.x - strip - 2, f.y(static_cast<double>(a))), ImVec2(f.p0.x - 2, f.y(static_cast<double>(b))),
+                        toU32(headColor(c)));
+    });
+    dl->PopClipRect();
+  }
+  if (view.col_categories) {
+    dl->PushClipRect(ImVec2(f.p0.x, f.p0.y - strip - 2), ImVec2(f.p1.x, f.p0.y), true);
+    runs(*view.col_categories, f.firstCol(), f.lastCol(), [&](int64_t a, int64_t b, int32_t c) {
+      dl->AddRectFilled(ImVec2(f.x(static_cast<double>(a)), f.p0.y - strip - 2), ImVec2(f.x(static_cast<double>(b)), f.p0.y - 2),
+                        toU32(headColor(c)));
+    });
+    dl->PopClipRect();
+  }
+}
+
+// Divider lines across the matrix before the given rows and columns.
+void drawDividers(ImDrawList* dl, const Frame& f, const MatrixView& view) {
+  const ImU32 light = IM_COL32(255, 255, 255, 230), dark = IM_COL32(0, 0, 0, 200);
+  // Dividers closer than 6 px are thinned (every chunk of 64 at L = 65,536 would be a solid sheet).
+  float last = -1e9f;
+  if (view.col_dividers)
+    for (const int64_t c : *view.col_dividers) {
+      if (c < f.firstCol() || c > f.lastCol()) continue;
+      const float x = std::round(f.x(static_cast<double>(c)));
+      if (x - last < 6.0f) continue;
+      last = x;
+      dl->AddLine(ImVec2(x, f.p0.y), ImVec2(x, f.p1.y), dark, 2.5f);
+      dl->AddLine(ImVec2(x, f.p0.y), ImVec2(x, f.p1.y), light, 1.0f);
+    }
+  last = -1e9f;
+  if (view.row_dividers)
+    for (const int64_t r : *view.row_dividers) {
+      if (r < f.firstRow() || r > f.lastRow()) continue;
+      const float y = std::round(f.y(static_cast<double>(r)));
+      if (y - last < 6.0f) continue;
+      last = y;
+      dl->AddLine(ImVec2(f.p0.x, y), ImVec2(f.p1.x, y), dark, 2.5f);
+      dl->AddLine(ImVec2(f.p0.x, y), ImVec2(f.p1.x, y), light, 1.0f);
+    }
 }
 
 // The visible tile of a sparse matrix, rasterized to about its on-screen
@@ -522,10 +585,12 @@ HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle
   // Margins: row labels left, column labels on top, colorbar right.
   const bool bands = view.key_bands && !view.key_bands->empty();
   const float band_h = bands ? line + pad : 0.0f;
-  float left = 0, top = band_h, right = 0;
+  const float strip = line * 0.6f;
+  const float row_strip = view.row_categories ? strip + 2 : 0.0f, col_strip = view.col_categories ? strip + 2 : 0.0f;
+  float left = row_strip, top = band_h + col_strip, right = 0;
   const float col_label_w = style.labels ? maxLabelWidth(view.col_labels, view.cols) : 0.0f;
   if (style.labels) {
-    left = std::min(maxLabelWidth(view.row_labels, view.rows), size.x * 0.25f) + pad * 2;
+    left += std::min(maxLabelWidth(view.row_labels, view.rows), size.x * 0.25f) + pad * 2;
     top += line + pad;
   }
   const float bar_w = line * 0.9f;
@@ -541,7 +606,7 @@ HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle
   fit(left, top, cell);
   const bool vertical = style.labels && col_label_w > cell.x * zoom.zoom - pad;
   if (vertical) {
-    top = band_h + std::min(col_label_w, size.y * 0.25f) + pad;
+    top = band_h + col_strip + std::min(col_label_w, size.y * 0.25f) + pad;
     fit(left, top, cell);
   }
   const ImVec2 extent(cell.x * cols, cell.y * rows);
@@ -569,6 +634,7 @@ HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle
   if (bands) drawKeyBands(dl, f, *view.key_bands, origin.y, origin.y + band_h);
   dl->PushClipRect(f.p0, f.p1, true);
   drawOverlays(dl, f, view);
+  drawDividers(dl, f, view);
   if (ev.hovered) {
     const ImVec2 a(f.x(static_cast<double>(ev.col)), f.y(static_cast<double>(ev.row)));
     const ImVec2 b(f.x(ev.col + 1.0), f.y(ev.row + 1.0));
@@ -577,16 +643,17 @@ HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle
   }
   dl->PopClipRect();
   dl->AddRect(ImVec2(f.p0.x - 1, f.p0.y - 1), ImVec2(f.p1.x + 1, f.p1.y + 1), ImGui::GetColorU32(ImGuiCol_Border));
+  drawCategoryStrips(dl, f, view, strip);
   if (style.highlight)
     dl->AddRect(ImVec2(f.p0.x - 3, f.p0.y - 3), ImVec2(f.p1.x + 3, f.p1.y + 3), ImGui::GetColorU32(ImGuiCol_PlotHistogram),
                 2.0f, 0, 3.0f);
 
   if (style.labels) {
-    dl->PushClipRect(ImVec2(origin.x, f.p0.y - line), ImVec2(f.p0.x, f.p1.y + line), true);
-    drawRowLabels(dl, f, view, f.p0.x - pad, ev.row);
+    dl->PushClipRect(ImVec2(origin.x, f.p0.y - line), ImVec2(f.p0.x - row_strip, f.p1.y + line), true);
+    drawRowLabels(dl, f, view, f.p0.x - pad - row_strip, ev.row);
     dl->PopClipRect();
-    dl->PushClipRect(ImVec2(f.p0.x - line, origin.y + band_h), ImVec2(f.p1.x + line, f.p0.y), true);
-    drawColLabels(dl, f, view, f.p0.y - pad * 0.5f, vertical, col_label_w, ev.col);
+    dl->PushClipRect(ImVec2(f.p0.x - line, origin.y + band_h), ImVec2(f.p1.x + line, f.p0.y - col_strip), true);
+    drawColLabels(dl, f, view, f.p0.y - pad * 0.5f - col_strip, vertical, col_label_w, ev.col);
     dl->PopClipRect();
     // Axis captions in the corner the labels leave free.
     const std::string col_caption = view.col_axis + " \xE2\x86\x92", row_caption = view.row_axis + " \xE2\x86\x93";

@@ -121,6 +121,12 @@ struct MatrixView {
   const Array* query_window = nullptr;    // [rows, 2]: first/last allowed key per row
   const std::vector<KeyBand>* key_bands = nullptr;      // dividers and labels above the columns
   const std::vector<std::string>* set_names = nullptr;  // sparse: names of SparseRows::sets bits
+  // A category per row / column (headColor), drawn as a colour strip beside the axis (LSH buckets).
+  const std::vector<int32_t>* row_categories = nullptr;
+  const std::vector<int32_t>* col_categories = nullptr;
+  std::string category_axis = "category";
+  const std::vector<int64_t>* row_dividers = nullptr;  // a line before each of these rows (chunk boundaries)
+  const std::vector<int64_t>* col_dividers = nullptr;  // and columns
 
   static MatrixView of(const Mat& m) {
     MatrixView v;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 namespace attn {
 
@@ -30,13 +31,15 @@ void legend(const std::vector<std::string>& names, const std::vector<Rgb8>& colo
 }  // namespace
 
 void linePlot(const char* id, const Array& curves, const std::string& series_axis, const std::string& x_axis,
-              const std::string& y_label, const std::vector<Marker>& markers, ImVec2 size) {
+              const std::string& y_label, const std::vector<Marker>& markers, ImVec2 size,
+              const std::vector<std::string>& series_names) {
   ImGui::PushID(id);
   const int64_t series = curves.rank() == 2 ? curves.shape[0] : 1, n = curves.rank() == 2 ? curves.shape[1] : curves.size();
   std::vector<std::string> names;
   std::vector<Rgb8> colours;
   for (int64_t s = 0; s < series; ++s) {
-    names.push_back(series_axis + " " + std::to_string(s));
+    names.push_back(s < static_cast<int64_t>(series_names.size()) ? series_names[static_cast<size_t>(s)]
+                                                                  : series_axis + " " + std::to_string(s));
     colours.push_back(headColor(static_cast<int>(s)));
   }
   const ImVec2 top_left = ImGui::GetCursorScreenPos();
@@ -166,6 +169,172 @@ void categoryGrid(const char* id, const Array& values, const std::vector<std::st
     ImGui::SetTooltip("%s %lld, %s %lld: %s", row_axis.c_str(), static_cast<long long>(r), col_axis.c_str(),
                       static_cast<long long>(c),
                       k >= 0 && k < static_cast<int>(categories.size()) ? categories[static_cast<size_t>(k)].c_str() : "?");
+  }
+  ImGui::PopID();
+}
+
+void pointPlot(const char* id, const Extra& e, ImVec2 size) {
+  ImGui::PushID(id);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton("##points", ImVec2(std::max(1.0f, size.x), std::max(1.0f, size.y)));
+  const int64_t n = e.value.rank() == 2 && e.value.shape[1] == 3 ? e.value.shape[0] : 0;
+  float radius = 1e-6f;
+  for (int64_t i = 0; i < n; ++i)
+    radius = std::max(radius, std::hypot(e.value.data[static_cast<size_t>(3 * i)], e.value.data[static_cast<size_t>(3 * i + 1)]));
+  for (const Arrow& a : e.arrows) radius = std::max(radius, std::hypot(a.x, a.y));
+  const float line = ImGui::GetTextLineHeight();
+  const float half = std::max(1.0f, std::min(size.x, size.y) * 0.5f - line);
+  const ImVec2 c(origin.x + size.x * 0.5f, origin.y + size.y * 0.5f);
+  const float k = half / (radius * 1.05f);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  // Sectors: between consecutive rays, tinted in the category of the sector.
+  std::vector<Marker> rays = e.markers;
+  std::sort(rays.begin(), rays.end(), [](const Marker& a, const Marker& b) { return a.x < b.x; });
+  for (size_t i = 0; i < rays.size(); ++i) {
+    const double a0 = rays[i].x, a1 = i + 1 < rays.size() ? rays[i + 1].x : rays[0].x + 2 * std::numbers::pi;
+    // Filled as convex pieces of at most 90°: one polygon each, no seams between triangles.
+    const int pieces = std::max(1, static_cast<int>(std::ceil((a1 - a0) / (std::numbers::pi / 2))));
+    for (int k = 0; k < pieces; ++k) {
+      const double b0 = a0 + (a1 - a0) * k / pieces, b1 = a0 + (a1 - a0) * (k + 1) / pieces;
+      std::vector<ImVec2> fan{c};
+      // Screen y grows downwards: the angle θ is drawn counter-clockwise.
+      for (int t = 0; t <= 24; ++t) {
+        const double th = b0 + (b1 - b0) * t / 24;
+        fan.emplace_back(c.x + half * static_cast<float>(std::cos(th)), c.y - half * static_cast<float>(std::sin(th)));
+      }
+      dl->AddConvexPolyFilled(fan.data(), static_cast<int>(fan.size()), toU32(headColor(rays[i].series), 40));
+    }
+    const ImVec2 edge(c.x + half * static_cast<float>(std::cos(a0)), c.y - half * static_cast<float>(std::sin(a0)));
+    dl->AddLine(c, edge, toU32(headColor(rays[i].series), 200), 1.5f);
+  }
+  dl->AddCircle(c, half, ImGui::GetColorU32(ImGuiCol_Border), 96);
+  for (int64_t i = 0; i < n; ++i) {
+    const float* p = e.value.data.data() + 3 * i;
+    dl->AddCircleFilled(ImVec2(c.x + p[0] * k, c.y - p[1] * k), std::max(1.5f, line * 0.18f), toU32(headColor(static_cast<int>(p[2]))), 8);
+  }
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  for (const Arrow& a : e.arrows) {
+    const ImVec2 tip(c.x + a.x * k, c.y - a.y * k);
+    const ImU32 col = a.category >= 0 ? toU32(headColor(a.category)) : text;
+    dl->AddLine(c, tip, IM_COL32(0, 0, 0, 200), 3.5f);
+    dl->AddLine(c, tip, col, 2.0f);
+    dl->AddCircleFilled(tip, 3.5f, col);
+    dl->AddText(ImVec2(tip.x + 3, tip.y - line), text, a.label.c_str());
+  }
+  if (ImGui::IsItemHovered()) {
+    // The nearest point within a few pixels.
+    const ImVec2 m = ImGui::GetIO().MousePos;
+    int64_t best = -1;
+    float best_d = line * line;
+    for (int64_t i = 0; i < n; ++i) {
+      const float* p = e.value.data.data() + 3 * i;
+      const float dx = c.x + p[0] * k - m.x, dy = c.y - p[1] * k - m.y;
+      if (dx * dx + dy * dy < best_d) best_d = dx * dx + dy * dy, best = i;
+    }
+    if (best >= 0) {
+      const auto cat = static_cast<size_t>(e.value.data[static_cast<size_t>(3 * best + 2)]);
+      ImGui::SetTooltip("point %lld: %s", static_cast<long long>(best), cat < e.categories.size() ? e.categories[cat].c_str() : "?");
+    }
+  }
+  ImGui::PopID();
+}
+
+void categoryBars(const char* id, const Array& values, const std::vector<std::string>& categories,
+                  const std::string& value_label, ImVec2 size) {
+  ImGui::PushID(id);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton("##bars", ImVec2(std::max(1.0f, size.x), std::max(1.0f, size.y)));
+  const int64_t n = values.size();
+  const float line = ImGui::GetTextLineHeight();
+  const ImVec2 p0(origin.x + ImGui::CalcTextSize("00000").x + line * 0.6f, origin.y + line * 0.5f);
+  const ImVec2 p1(origin.x + size.x, origin.y + size.y - line * 1.6f);
+  float hi = 0;
+  for (const float v : values.data) hi = std::max(hi, v);
+  if (n == 0 || hi <= 0 || p1.x <= p0.x || p1.y <= p0.y) {
+    ImGui::PopID();
+    return;
+  }
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), grid = ImGui::GetColorU32(ImGuiCol_Border);
+  auto Y = [&](float v) { return p1.y - v / hi * (p1.y - p0.y); };
+  for (const float t : niceTicks(0, hi, std::max(2, static_cast<int>((p1.y - p0.y) / (line * 2.0f))))) {
+    dl->AddLine(ImVec2(p0.x, Y(t)), ImVec2(p1.x, Y(t)), grid);
+    const std::string s = formatValueShort(t);
+    dl->AddText(ImVec2(p0.x - ImGui::CalcTextSize(s.c_str()).x - line * 0.3f, Y(t) - line * 0.5f), text, s.c_str());
+  }
+  const float bw = (p1.x - p0.x) / static_cast<float>(n);
+  const int64_t label_step = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(ImGui::CalcTextSize("000").x * 1.4f / bw)));
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  const bool hovered = ImGui::IsItemHovered() && m.x >= p0.x && m.x < p1.x;
+  for (int64_t i = 0; i < n; ++i) {
+    const float x0 = p0.x + bw * static_cast<float>(i), gap = std::min(2.0f, bw * 0.15f);
+    dl->AddRectFilled(ImVec2(x0 + gap, Y(values.data[static_cast<size_t>(i)])), ImVec2(x0 + bw - gap, p1.y),
+                      toU32(headColor(static_cast<int>(i))));
+    if (i % label_step == 0) {
+      const std::string s = std::to_string(i);
+      dl->AddText(ImVec2(x0 + bw * 0.5f - ImGui::CalcTextSize(s.c_str()).x * 0.5f, p1.y + line * 0.3f), text, s.c_str());
+    }
+  }
+  if (hovered) {
+    const auto i = static_cast<size_t>(std::min<int64_t>(n - 1, static_cast<int64_t>((m.x - p0.x) / bw)));
+    ImGui::SetTooltip("%s: %s %s", i < categories.size() ? categories[i].c_str() : "?",
+                      formatValueShort(values.data[i]).c_str(), value_label.c_str());
+  }
+  ImGui::PopID();
+}
+
+void categoryStrip(const char* id, const Array& categories_of, const std::vector<std::string>& tokens,
+                   const std::vector<std::string>& categories, ImVec2 size) {
+  ImGui::PushID(id);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton("##strip", ImVec2(std::max(1.0f, size.x), std::max(1.0f, size.y)));
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const int64_t n = categories_of.size();
+  const float line = ImGui::GetTextLineHeight(), pad = line * 0.25f;
+  auto colourOf = [&](int64_t i) { return toU32(headColor(static_cast<int>(categories_of.data[static_cast<size_t>(i)]))); };
+  // Text boxes, wrapped, while they fit; else one cell per token in rows.
+  std::vector<ImVec4> boxes;
+  float x = origin.x, y = origin.y;
+  bool fits = true;
+  for (int64_t i = 0; i < n && fits; ++i) {
+    const char* t = i < static_cast<int64_t>(tokens.size()) ? tokens[static_cast<size_t>(i)].c_str() : "";
+    const float w = ImGui::CalcTextSize(t).x + pad * 2;
+    if (x + w > origin.x + size.x && x > origin.x) {
+      x = origin.x;
+      y += line + pad * 2;
+    }
+    fits = y + line + pad * 2 <= origin.y + size.y;
+    boxes.emplace_back(x, y, x + w, y + line + pad);
+    x += w + pad;
+  }
+  int64_t hover = -1;
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  const bool hovered = ImGui::IsItemHovered();
+  if (fits) {
+    for (int64_t i = 0; i < n; ++i) {
+      const ImVec4& b = boxes[static_cast<size_t>(i)];
+      dl->AddRectFilled(ImVec2(b.x, b.y), ImVec2(b.z, b.w), colourOf(i), 3.0f);
+      dl->AddText(ImVec2(b.x + pad, b.y + pad * 0.5f), IM_COL32(255, 255, 255, 255), tokens[static_cast<size_t>(i)].c_str());
+      if (hovered && m.x >= b.x && m.x < b.z && m.y >= b.y && m.y < b.w) hover = i;
+    }
+  } else {
+    const int64_t cols = std::max<int64_t>(1, static_cast<int64_t>(size.x));
+    const int64_t rows = (n + cols - 1) / cols;
+    const float cell_w = size.x / static_cast<float>(std::min(n, cols)), cell_h = std::min(line, size.y / static_cast<float>(rows));
+    for (int64_t i = 0; i < n; ++i) {
+      const float cx = origin.x + cell_w * static_cast<float>(i % cols), cy = origin.y + cell_h * static_cast<float>(i / cols);
+      dl->AddRectFilled(ImVec2(cx, cy), ImVec2(cx + cell_w, cy + cell_h), colourOf(i));
+    }
+    if (hovered && m.y >= origin.y && m.x >= origin.x) {
+      const int64_t i = static_cast<int64_t>((m.y - origin.y) / cell_h) * cols + static_cast<int64_t>((m.x - origin.x) / cell_w);
+      if (i < n) hover = i;
+    }
+  }
+  if (hover >= 0) {
+    const auto c = static_cast<size_t>(categories_of.data[static_cast<size_t>(hover)]);
+    ImGui::SetTooltip("token %lld: %s\n%s", static_cast<long long>(hover),
+                      hover < static_cast<int64_t>(tokens.size()) ? tokens[static_cast<size_t>(hover)].c_str() : "",
+                      c < categories.size() ? categories[c].c_str() : "?");
   }
   ImGui::PopID();
 }

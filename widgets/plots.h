@@ -17,8 +17,25 @@ namespace attn {
 // `curves` is [S, n]: series s is y = curves[s, x] for x = 0 … n−1, drawn in
 // headColor(s) and named `series_axis` + s in the legend. Markers are
 // vertical lines at their x, in their series' colour, labelled at the top.
+// `series_names`, when not empty, names the series in place of `series_axis` + s.
 void linePlot(const char* id, const Array& curves, const std::string& series_axis, const std::string& x_axis,
-              const std::string& y_label, const std::vector<Marker>& markers, ImVec2 size);
+              const std::string& y_label, const std::vector<Marker>& markers, ImVec2 size,
+              const std::vector<std::string>& series_names = {});
+
+// ExtraKind::Points: points (x, y, category) in headColor(category) around
+// the origin, the sectors between the rays `e.markers` (angle x, the sector
+// counter-clockwise of it is category `series`) tinted, and `e.arrows` from
+// the origin. Equal scale on both axes.
+void pointPlot(const char* id, const Extra& e, ImVec2 size);
+
+// ExtraKind::CategoryValues: one bar per category in its colour.
+void categoryBars(const char* id, const Array& values, const std::vector<std::string>& categories,
+                  const std::string& value_label, ImVec2 size);
+
+// ExtraKind::TokenCategories: the tokens in a wrapped strip, each on its
+// category's colour; when they do not fit as text, one cell per token.
+void categoryStrip(const char* id, const Array& categories_of, const std::vector<std::string>& tokens,
+                   const std::vector<std::string>& categories, ImVec2 size);
 
 // `values` is [rows, cols] of category indices 0 … categories.size()−1,
 // each drawn in headColor(index); axes are numbered, the legend names them.
