@@ -282,9 +282,11 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
   const double cell = std::min(cells.width() / std::max<int64_t>(cols, 1), cells.height() / std::max<int64_t>(rows, 1));
   const double aspect_cols = cells.width() / std::max<int64_t>(cols, 1);
   const double cw = rows == cols || cols <= rows ? cell : std::max(cell, std::min(aspect_cols, cell * 4));
+  // A wide matrix (an extra [L, d]) may stretch its rows up to 4× as well,
+  // so a 12 × 64 gate map is not drawn as a thin strip.
+  const double ch = cols > rows ? std::max(cell, std::min(cells.height() / std::max<int64_t>(rows, 1), cell * 4)) : cell;
   cells.setWidth(cw * cols);
-  cells.setHeight(cell * rows);
-  const double ch = cell;
+  cells.setHeight(ch * rows);
 
   if (!m.title.isEmpty()) {
     p.setPen(ctx.theme.text);
@@ -879,6 +881,78 @@ void drawTokenStrip(Painter& ctx, const QRectF& area, const Extra& e, const std:
   }));
 }
 
+// Stacked [T, n]: bar t stacks its n values bottom to top in headColor(k), as
+// the GUI's stackedBars; the legend names the used segments (col_axis k+1),
+// each bar's caption (several lines) is written under it, thinned to fit.
+void drawStacked(Painter& ctx, const QRectF& area, const Extra& e) {
+  QPainter& p = ctx.p;
+  drawPanelTitle(ctx, area, qs(e.label));
+  const int64_t rows = e.value.rank() == 2 ? e.value.shape[0] : 0, n = e.value.rank() == 2 ? e.value.shape[1] : 0;
+  auto at = [&](int64_t t, int64_t k) { return e.value.data[static_cast<size_t>(t * n + k)]; };
+  int64_t used = 0;
+  double hi = 0;
+  for (int64_t t = 0; t < rows; ++t) {
+    double sum = 0;
+    for (int64_t k = 0; k < n; ++k)
+      if (std::isfinite(at(t, k)) && at(t, k) > 0) {
+        used = std::max(used, k + 1);
+        sum += at(t, k);
+      }
+    hi = std::max(hi, sum);
+  }
+  if (!(hi > 0)) hi = 1;
+  std::vector<LegendEntry> legend;
+  for (int64_t k = 0; k < used; ++k)
+    legend.push_back({toQColor(headColor(static_cast<int>(k))), QString("%1 %2").arg(qs(e.col_axis)).arg(k + 1)});
+  const double left = area.left() + ctx.unit * 3, right = area.right() - ctx.unit * 0.5;
+  const double legend_h = layoutLegend(ctx, QRectF(left, 0, right - left, 0), legend, false, false);
+  int lines = 1;
+  for (const std::string& l : e.row_labels) lines = std::max(lines, 1 + static_cast<int>(std::count(l.begin(), l.end(), '\n')));
+  const double label_h = ctx.unit * 0.85 * lines + ctx.unit * 0.4;
+  const QRectF plot(left, area.top() + ctx.unit * 2 + legend_h, right - left,
+                    area.height() - ctx.unit * 2 - legend_h - label_h - ctx.unit * 1.6);
+  if (rows == 0 || plot.height() <= ctx.unit) return;
+  layoutLegend(ctx, QRectF(left, area.top() + ctx.unit * 1.8, right - left, legend_h), legend, false, true);
+  auto yAt = [&](double v) { return plot.bottom() - plot.height() * v / hi; };
+  p.setFont(figureFont(ctx.unit * 0.7));
+  const QColor grid(ctx.theme.frame.red(), ctx.theme.frame.green(), ctx.theme.frame.blue(), 70);
+  for (const float t : niceTicks(0, static_cast<float>(hi), 4)) {
+    p.setPen(QPen(grid, 0));
+    p.drawLine(QPointF(plot.left(), yAt(t)), QPointF(plot.right(), yAt(t)));
+    p.setPen(ctx.theme.text);
+    p.drawText(QRectF(area.left(), yAt(t) - ctx.unit, ctx.unit * 2.7, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter,
+               formatTick(t));
+  }
+  const double bw = plot.width() / static_cast<double>(rows), gap = std::min(bw * 0.12, ctx.unit * 0.3);
+  p.setRenderHint(QPainter::Antialiasing, false);
+  for (int64_t t = 0; t < rows; ++t) {
+    double base = 0;
+    for (int64_t k = 0; k < used; ++k) {
+      const double v = at(t, k);
+      if (!std::isfinite(v) || v <= 0) continue;
+      p.fillRect(QRectF(QPointF(plot.left() + t * bw + gap, yAt(base + v)), QPointF(plot.left() + (t + 1) * bw - gap, yAt(base))),
+                 toQColor(headColor(static_cast<int>(k))));
+      base += v;
+    }
+  }
+  p.setRenderHint(QPainter::Antialiasing, true);
+  p.setPen(QPen(ctx.theme.frame, 0));
+  p.drawLine(plot.bottomLeft(), plot.bottomRight());
+  p.setPen(ctx.theme.text);
+  const QFontMetricsF fm(p.font());
+  double widest = 0;
+  for (const std::string& l : e.row_labels)
+    for (const QString& part : qs(l).split('\n')) widest = std::max(widest, fm.horizontalAdvance(part));
+  const int stride = labelStride(static_cast<float>(bw), static_cast<float>(widest + ctx.unit * 0.4));
+  for (int64_t t = 0; t < rows && t < static_cast<int64_t>(e.row_labels.size()); t += stride)
+    p.drawText(QRectF(plot.left() + t * bw - ctx.unit, plot.bottom() + ctx.unit * 0.2, bw + 2 * ctx.unit, label_h),
+               Qt::AlignHCenter | Qt::AlignTop, qs(e.row_labels[static_cast<size_t>(t)]));
+  p.setPen(ctx.theme.muted);
+  p.setFont(figureFont(ctx.unit * 0.85));
+  p.drawText(QRectF(plot.left(), plot.bottom() + label_h + ctx.unit * 0.2, plot.width(), ctx.unit * 1.4), Qt::AlignCenter,
+             qs(e.row_axis));
+}
+
 // Scalar extras ("FLOPs saved against full span") as a list of values.
 void drawScalars(Painter& ctx, const QRectF& area, const std::vector<const Extra*>& scalars) {
   drawPanelTitle(ctx, area, "values");
@@ -908,7 +982,8 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
       case ExtraKind::Curves:
       case ExtraKind::TokenCategories:
       case ExtraKind::CategoryValues:
-      case ExtraKind::Points: shown.push_back(&e); break;
+      case ExtraKind::Points:
+      case ExtraKind::Stacked: shown.push_back(&e); break;
       case ExtraKind::Scalar: scalars.push_back(&e); break;
       case ExtraKind::QueryPosition:
       case ExtraKind::QueryWindow:
@@ -954,6 +1029,10 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
       drawTokenStrip(ctx, cell, e, r.q_tokens);
       continue;
     }
+    if (e.kind == ExtraKind::Stacked) {
+      drawStacked(ctx, cell, e);
+      continue;
+    }
     // Matrix [R, C], or head o.head of Weights [H, Lq, Lk] (the one the main panel shows).
     const int64_t rows = e.value.shape[e.value.rank() - 2], cols = e.value.shape[e.value.rank() - 1];
     const int64_t heads = e.value.rank() == 3 ? e.value.shape[0] : 1;
@@ -962,7 +1041,11 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
     MatrixPanel m;
     m.values = &mats[i];
     m.range = extraRange(e);
-    m.title = qs(e.label) + (heads > 1 ? QString(" — head %1").arg(head) : QString());
+    // A head of Weights [H, Lq, Lk], or the first of another axis (slice_axis "step", counted from 1).
+    const bool by_head = e.slice_axis == "head";
+    m.title = qs(e.label) + (heads <= 1 ? QString()
+                             : by_head ? QString(" — head %1").arg(head)
+                                       : QString(" — %1 %2 of %3").arg(qs(e.slice_axis)).arg(head + 1).arg(heads));
     m.row_axis = qs(e.row_axis.empty() ? "query" : e.row_axis);
     m.col_axis = qs(e.col_axis.empty() ? "key" : e.col_axis);
     if (e.kind == ExtraKind::Weights) {

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 
 namespace attn {
 
@@ -218,6 +219,32 @@ void variantCard(const VariantInfo& v) {
   ImGui::PopTextWrapPos();
 }
 
+// A plain float list (ParamSpec::per_head false): one slider per element,
+// "name 1", "name 2", …, with buttons that add an element (a copy of the
+// last) or remove the last one.
+void floatListControl(const ParamSpec& p, std::vector<double> list, const std::function<void(const ParamValue&)>& set) {
+  const std::string name = p.symbol.empty() ? p.key : p.symbol;
+  const ImGuiSliderFlags flags = ImGuiSliderFlags_AlwaysClamp | (p.log_scale ? ImGuiSliderFlags_Logarithmic : 0);
+  bool changed = false;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string label = name + " " + std::to_string(i + 1) + "##" + p.key + std::to_string(i);
+    changed |= ImGui::SliderScalar(label.c_str(), ImGuiDataType_Double, &list[i], &p.min, &p.max, "%.3g", flags);
+    helpTooltip(p);
+  }
+  if (ImGui::SmallButton(("+##" + p.key).c_str())) {
+    list.push_back(list.back());
+    changed = true;
+  }
+  ImGui::SameLine();
+  if (list.size() > 1 && ImGui::SmallButton(("-##" + p.key).c_str())) {
+    list.pop_back();
+    changed = true;
+  }
+  ImGui::SameLine();
+  ImGui::TextDisabled("%s: %zu values", name.c_str(), list.size());
+  if (changed) set(list);
+}
+
 void paramControl(AppState& s, const VariantInfo& info, const ParamSpec& p) {
   Params& params = s.scene.params;
   const std::string label = (p.symbol.empty() ? p.key : p.symbol) + "##" + p.key;
@@ -270,6 +297,10 @@ void paramControl(AppState& s, const VariantInfo& info, const ParamSpec& p) {
       break;
     }
     case ParamType::FloatList: {
+      if (!p.per_head) {
+        floatListControl(p, params.getFloatList(p.key), set);
+        break;
+      }
       // One slider per head of the current input ("z h0", "z h1", …). Heads
       // beyond the list show its last element (Params::floatForHead); moving
       // such a slider first extends the list to that head.

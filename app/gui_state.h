@@ -66,7 +66,8 @@ struct ViewState {
   int head = 0;
   HeatmapZoom main_zoom, heads_zoom, family_zoom, compare_zoom;  // heads, family, compare: one linked zoom each
   std::map<std::string, HeatmapZoom> extra_zoom;
-  std::map<std::string, int> extra_head;  // the head each Weights extra shows
+  std::map<std::string, int> extra_head;  // the head (or step: Extra::slice_axis) each Weights extra shows
+  std::map<std::string, double> extra_play;  // Weights extras being played: ImGui time of the last advance
   int64_t image_query = -1;  // the image view's query pixel (−1: defaultImageQuery); kept across recomputes (clamped)
   DensePattern dense_pattern;
   TokenLinesState lines;

@@ -154,11 +154,12 @@ void linesView(AppState& s, const Result& r) {
 
 // [SECTION] Extras view
 
-void matrixExtra(AppState& s, const Extra& e, HeatmapRenderer& gl, ImVec2 size) {
+void matrixExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& gl, ImVec2 size) {
   MatrixView v;
   v.data = e.value.data.data();
   v.rows = e.value.shape[0];
   v.cols = e.value.shape[1];
+  if (v.rows == r.queries()) v.row_labels = &r.q_tokens;  // one row per token, as the figures label it
   v.row_axis = e.row_axis.empty() ? "row" : e.row_axis;
   v.col_axis = e.col_axis.empty() ? "column" : e.col_axis;
   v.value_label = labelOf(e);
@@ -169,28 +170,47 @@ void matrixExtra(AppState& s, const Extra& e, HeatmapRenderer& gl, ImVec2 size) 
   heatmap(e.name.c_str(), v, st, s.view.extra_zoom[e.name], gl, size);
 }
 
+// A slider over an extra's own axis ("step", shown from 1) with a play button
+// that advances it twice a second, wrapping around (the GUI idles at 0.5 s).
+void sliceSlider(AppState& s, const Extra& e, int& index, int count) {
+  ImGui::SameLine();
+  auto playing = s.view.extra_play.find(e.name);
+  if (ImGui::SmallButton(playing == s.view.extra_play.end() ? "play" : "pause")) {
+    if (playing == s.view.extra_play.end())
+      s.view.extra_play[e.name] = ImGui::GetTime();
+    else
+      s.view.extra_play.erase(playing);
+    playing = s.view.extra_play.find(e.name);
+  }
+  if (playing != s.view.extra_play.end() && ImGui::GetTime() - playing->second >= 0.5) {
+    index = (index + 1) % count;
+    playing->second = ImGui::GetTime();
+  }
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+  int shown = index + 1;  // steps count from 1, as in the papers
+  if (ImGui::SliderInt(e.slice_axis.c_str(), &shown, 1, count, (e.slice_axis + " %d").c_str())) index = shown - 1;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("the %s shown for %s", e.slice_axis.c_str(), labelOf(e).c_str());
+}
+
 void weightsExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& gl, ImVec2 size) {
-  // [H, Lq, Lk] next to the main weights of the same head, chosen per extra.
+  // [H, Lq, Lk] next to the main weights of the same head, chosen per extra;
+  // or [n, Lq, Lk] over the extra's own axis (slice_axis "step"), alone.
   if (e.value.rank() != 3) return;
   const int64_t hs = e.value.shape[0], lq = e.value.shape[1], lk = e.value.shape[2];
-  const auto slot = s.view.extra_head.try_emplace(e.name, s.view.head).first;
+  const bool by_head = e.slice_axis == "head";
+  const auto slot = s.view.extra_head.try_emplace(e.name, by_head ? s.view.head : 0).first;
   int& head = slot->second;
-  head = static_cast<int>(std::clamp<int64_t>(head, 0, std::min<int64_t>(r.heads(), hs) - 1));
-  if (hs > 1) {
+  head = static_cast<int>(std::clamp<int64_t>(head, 0, (by_head ? std::min<int64_t>(r.heads(), hs) : hs) - 1));
+  if (!by_head) {
+    sliceSlider(s, e, head, static_cast<int>(hs));
+  } else if (hs > 1) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
     ImGui::SliderInt("head", &head, 0, static_cast<int>(hs - 1));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("the head shown for %s (and the main weights beside it)", labelOf(e).c_str());
   }
   const int h = head;
-  const ImVec2 half((size.x - ImGui::GetStyle().ItemSpacing.x) * 0.5f, size.y - ImGui::GetTextLineHeightWithSpacing());
-  ImGui::BeginGroup();
-  ImGui::TextDisabled("%s, head %d", r.weights_label.c_str(), h);
-  heatmap("main", weightsView(r, h), weightsStyle(s, r), s.view.extra_zoom[e.name], gl, half);
-  ImGui::EndGroup();
-  ImGui::SameLine();
-  ImGui::BeginGroup();
-  ImGui::TextDisabled("%s, head %d%s", labelOf(e).c_str(), h, e.signed_values ? " (signed, centred on 0)" : "");
   MatrixView v;
   v.data = e.value.data.data() + h * lq * lk;
   v.rows = lq;
@@ -202,6 +222,18 @@ void weightsExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer&
   HeatmapStyle st;
   st.range = extraRange(e);
   st.colormap = colormapFor(st.range, s.settings.colormap);
+  if (!by_head) {
+    heatmap("extra", v, st, s.view.extra_zoom[e.name], gl, size);
+    return;
+  }
+  const ImVec2 half((size.x - ImGui::GetStyle().ItemSpacing.x) * 0.5f, size.y - ImGui::GetTextLineHeightWithSpacing());
+  ImGui::BeginGroup();
+  ImGui::TextDisabled("%s, head %d", r.weights_label.c_str(), h);
+  heatmap("main", weightsView(r, h), weightsStyle(s, r), s.view.extra_zoom[e.name], gl, half);
+  ImGui::EndGroup();
+  ImGui::SameLine();
+  ImGui::BeginGroup();
+  ImGui::TextDisabled("%s, head %d%s", labelOf(e).c_str(), h, e.signed_values ? " (signed, centred on 0)" : "");
   heatmap("extra", v, st, s.view.extra_zoom[e.name], gl, half);
   ImGui::EndGroup();
 }
@@ -222,7 +254,7 @@ void extraPanel(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& g
         categoryGrid("categories", e.value, e.categories, e.row_axis.empty() ? "row" : e.row_axis,
                      e.col_axis.empty() ? "column" : e.col_axis, size);
       else
-        matrixExtra(s, e, gl, size);
+        matrixExtra(s, r, e, gl, size);
       return;
     case ExtraKind::Weights: weightsExtra(s, r, e, gl, size); return;
     case ExtraKind::TokenValues: {
@@ -242,6 +274,10 @@ void extraPanel(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& g
     case ExtraKind::Points: pointPlot("points", e, size); return;
     case ExtraKind::CategoryValues: categoryBars("bars", e.value, e.categories, e.col_axis, size); return;
     case ExtraKind::TokenCategories: categoryStrip("strip", e.value, r.q_tokens, e.categories, size); return;
+    case ExtraKind::Stacked:
+      stackedBars("stacked", e.value, e.row_labels, e.row_axis.empty() ? "row" : e.row_axis,
+                  e.col_axis.empty() ? "segment" : e.col_axis, labelOf(e), size);
+      return;
     case ExtraKind::QueryPosition:
     case ExtraKind::QueryWindow:
     case ExtraKind::QueryGroup:

@@ -59,6 +59,16 @@ Mat sinusoidalEncoding(int64_t length, int64_t dim, double base) {
   return pe;
 }
 
+Mat layerNormRows(const Mat& x, float eps) {
+  Mat out(x.rows(), x.cols());
+  for (int64_t i = 0; i < x.rows(); ++i) {
+    const float mean = x.row(i).mean();
+    const float var = (x.row(i).array() - mean).square().mean();
+    out.row(i) = (x.row(i).array() - mean) / std::sqrt(var + eps);
+  }
+  return out;
+}
+
 namespace {
 
 // softmax(s)_j = exp(s_j − max s) / Σ_k exp(s_k − max s), over mask == 1 only.

@@ -21,6 +21,10 @@ Mat randomNormal(int64_t rows, int64_t cols, uint64_t seed, const std::string& s
 //   PE(pos, 2i) = sin(pos / base^(2i/d)),  PE(pos, 2i+1) = cos(pos / base^(2i/d))   [length, dim]
 Mat sinusoidalEncoding(int64_t length, int64_t dim, double base = 10000.0);
 
+// LayerNorm over each row without gain and bias (Ba et al. 2016):
+//   LN(x)_i = (x_i − mean(x_i)) / √(var(x_i) + eps)                [rows, d]
+Mat layerNormRows(const Mat& x, float eps = 1e-5f);
+
 // Row-wise softmax of `scores` restricted to mask == 1 (mask may be empty).
 // Masked entries are exactly 0; a row with no allowed key is all 0.
 // Rows are processed in parallel (OpenMP); each row's arithmetic is fixed,

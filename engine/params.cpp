@@ -67,7 +67,7 @@ std::string expected(const ParamSpec& s) {
       return "one of: " + c;
     }
     case ParamType::File: return "a path to a .npy file" + (s.file_shape.empty() ? "" : " of shape " + s.file_shape);
-    case ParamType::FloatList: os << "comma-separated numbers in [" << s.min << ", " << s.max << "], one per head"; return os.str();
+    case ParamType::FloatList: os << "comma-separated numbers in [" << s.min << ", " << s.max << "]" << (s.per_head ? ", one per head" : ""); return os.str();
   }
   return "";
 }
@@ -210,6 +210,7 @@ nlohmann::json specToJson(const ParamSpec& s) {
   }
   if (s.type == ParamType::Choice) j["choices"] = s.choices;
   if (s.type == ParamType::File) j["shape"] = s.file_shape;
+  if (s.type == ParamType::FloatList) j["per_head"] = s.per_head;
   return j;
 }
 

@@ -13,7 +13,8 @@
 
 namespace attn {
 
-// FloatList: one number per head ("--set z=8,16,32,64"); min/max bound each
+// FloatList: one number per head ("--set z=8,16,32,64"), or a plain list of
+// numbers (ParamSpec::per_head false: ACT's halting values); min/max bound each
 // element. A variant with H heads reads element h for head h and the last
 // element for heads beyond the list (floatForHead()).
 enum class ParamType { Bool, Int, Float, Choice, File, FloatList };
@@ -31,6 +32,8 @@ struct ParamSpec {
   ParamValue def;                         // default value
   std::vector<std::string> choices;       // Choice values
   std::string file_shape;                 // File: expected shape, e.g. "[Lq, Lk]"
+  bool per_head = true;                   // FloatList: element h is head h's; false: a plain list
+                                          // (the GUI shows one slider per element, with add/remove)
 };
 
 // The values of one run, always complete: defaults are filled in for every

@@ -31,6 +31,9 @@ VariantInfo makeAdaptiveSpanVariant();
 VariantInfo makeTransformerXlVariant();
 VariantInfo makeLshVariant();
 VariantInfo makeReversibleVariant();
+VariantInfo makeActVariant();
+VariantInfo makeUniversalTransformerVariant();
+VariantInfo makeGtrxlGateVariant();
 
 const std::vector<VariantInfo>& variants() {
   static const std::vector<VariantInfo> all = {
@@ -40,8 +43,9 @@ const std::vector<VariantInfo>& variants() {
       makeGlobalVariant(),           makeLocalPVariant(),    makeHardVariant(),
       makeSinusoidalPeVariant(),     makeLearnedPeVariant(),  makeSparseStridedVariant(),
       makeSparseFixedVariant(),      makeLocal1dVariant(),    makeLocal2dVariant(),
-      makeAdaptiveSpanVariant(),     makeTransformerXlVariant(),
-      makeLshVariant(),              makeReversibleVariant(),
+      makeAdaptiveSpanVariant(),     makeTransformerXlVariant(), makeLshVariant(),
+      makeReversibleVariant(),       makeActVariant(),        makeUniversalTransformerVariant(),
+      makeGtrxlGateVariant(),
   };
   return all;
 }

@@ -20,6 +20,7 @@ std::string extraKindName(ExtraKind k) {
     case ExtraKind::TokenCategories: return "token_categories";
     case ExtraKind::CategoryValues: return "category_values";
     case ExtraKind::Points: return "points";
+    case ExtraKind::Stacked: return "stacked";
   }
   return "?";
 }

@@ -27,6 +27,8 @@ enum class ExtraKind {
   CategoryValues,   // [n]: one value per category, drawn as bars in the category colours (bucket sizes)
   Points,           // [n, 3]: 2-D points (x, y, category) around the origin; `markers` are rays from the
                     // origin at angle x radians (sector boundaries), `arrows` vectors from the origin
+  Stacked,        // [T, n] ≥ 0: one bar per row t stacking its n values in headColor(k), captioned
+                  // row_labels[t] (ACT halting weights p_t^n with N(t), R(t))
 };
 
 std::string extraKindName(ExtraKind k);
@@ -66,6 +68,11 @@ struct Extra {
   // TokenCategories, CategoryValues, Points: the names of the categories; Curves: of the series.
   std::vector<Marker> markers;     // Curves: labelled x positions; Points: sector rays (x = angle, series = category)
   std::vector<Arrow> arrows;       // Points
+  // Weights: what the first index counts. "head" follows the result's heads
+  // (the view pairs it with the main weights of that head); anything else
+  // ("step") is the extra's own axis with its own slider.
+  std::string slice_axis = "head";
+  std::vector<std::string> row_labels;  // Stacked: caption under each row's bar
   ValueStats stats;                // filled by runVariant
 };
 

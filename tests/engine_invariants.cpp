@@ -126,6 +126,9 @@ TEST(Invariants, EveryVariantRecordsWhatItNeedsToReplay) {
       // Shared-QK: k = q/‖q‖; w_k only feeds the walkthrough's panels (a), (b). R: [d_head, rounds·b/2].
       {"lsh", {"x", "q", "k", "v", "w_q", "w_k", "w_v", "R"}},
       {"reversible", {"x", "R"}},
+      {"act", {"x", "w_x", "w_s", "w_h", "w_y", "s"}},
+      {"universal-transformer", {"x", "w_q", "w_k", "w_v", "w_o", "w_1", "w_2", "w_h"}},
+      {"gtrxl-gate", {"x", "y", "w_q", "w_k", "w_v", "w_o", "w_r", "u_r", "w_z", "u_z", "w_g", "u_g"}},
   };
   const Inputs in = ref::gaussianInputs(24, 6, 8, 16, 4);
   for (const VariantInfo& v : variants()) {

@@ -339,4 +339,104 @@ void categoryStrip(const char* id, const Array& categories_of, const std::vector
   ImGui::PopID();
 }
 
+void stackedBars(const char* id, const Array& values, const std::vector<std::string>& row_labels,
+                 const std::string& row_axis, const std::string& segment_axis, const std::string& y_label, ImVec2 size) {
+  ImGui::PushID(id);
+  const int64_t rows = values.rank() == 2 ? values.shape[0] : 0, n = values.rank() == 2 ? values.shape[1] : 0;
+  auto at = [&](int64_t t, int64_t k) { return values.data[static_cast<size_t>(t * n + k)]; };
+  // Segments used anywhere, and the tallest stack.
+  int64_t used = 0;
+  float hi = 0.0f;
+  for (int64_t t = 0; t < rows; ++t) {
+    float sum = 0.0f;
+    for (int64_t k = 0; k < n; ++k) {
+      if (std::isfinite(at(t, k)) && at(t, k) > 0.0f) {
+        used = std::max(used, k + 1);
+        sum += at(t, k);
+      }
+    }
+    hi = std::max(hi, sum);
+  }
+  if (!(hi > 0.0f)) hi = 1.0f;
+  std::vector<std::string> names;
+  std::vector<Rgb8> colours;
+  for (int64_t k = 0; k < used; ++k) {
+    names.push_back(segment_axis + " " + std::to_string(k + 1));
+    colours.push_back(headColor(static_cast<int>(k)));
+  }
+  const ImVec2 top_left = ImGui::GetCursorScreenPos();
+  legend(names, colours, top_left.x + size.x);
+  const float legend_h = ImGui::GetCursorScreenPos().y - top_left.y;
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 area(size.x, std::max(1.0f, size.y - legend_h));
+  ImGui::InvisibleButton("##stacked", area);
+  const bool hovered = ImGui::IsItemHovered();
+  int label_lines = 1;
+  float label_w = 0.0f;
+  for (const std::string& l : row_labels) {
+    label_lines = std::max(label_lines, 1 + static_cast<int>(std::count(l.begin(), l.end(), '\n')));
+    label_w = std::max(label_w, ImGui::CalcTextSize(l.c_str()).x);
+  }
+  const float line = ImGui::GetTextLineHeight();
+  const ImVec2 p0(origin.x + ImGui::CalcTextSize("-0.000").x + line * 0.8f, origin.y + line * 1.4f);
+  const ImVec2 p1(origin.x + area.x - line, origin.y + area.y - line * (static_cast<float>(label_lines) + 1.6f));
+  if (rows == 0 || p1.x <= p0.x || p1.y <= p0.y) {
+    ImGui::PopID();
+    return;
+  }
+  auto Y = [&](float v) { return p1.y - v / hi * (p1.y - p0.y); };
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), grid = ImGui::GetColorU32(ImGuiCol_Border),
+              dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  for (float t : niceTicks(0.0f, hi, std::max(2, static_cast<int>((p1.y - p0.y) / (line * 2.5f))))) {
+    dl->AddLine(ImVec2(p0.x, Y(t)), ImVec2(p1.x, Y(t)), grid);
+    const std::string s = formatValueShort(t);
+    dl->AddText(ImVec2(p0.x - ImGui::CalcTextSize(s.c_str()).x - line * 0.3f, Y(t) - line * 0.5f), text, s.c_str());
+  }
+  dl->AddText(ImVec2(p0.x, origin.y), dim, y_label.c_str());
+  const float bw = (p1.x - p0.x) / static_cast<float>(rows), gap = std::min(3.0f, bw * 0.15f);
+  for (int64_t t = 0; t < rows; ++t) {
+    float base = 0.0f;
+    const float x0 = p0.x + bw * static_cast<float>(t) + gap, x1 = p0.x + bw * static_cast<float>(t + 1) - gap;
+    for (int64_t k = 0; k < used; ++k) {
+      const float v = at(t, k);
+      if (!std::isfinite(v) || v <= 0.0f) continue;
+      dl->AddRectFilled(ImVec2(x0, Y(base + v)), ImVec2(x1, Y(base)), toU32(colours[static_cast<size_t>(k)]));
+      if (bw > 6.0f) dl->AddLine(ImVec2(x0, Y(base + v)), ImVec2(x1, Y(base + v)), IM_COL32(255, 255, 255, 140));
+      base += v;
+    }
+  }
+  dl->AddLine(ImVec2(p0.x, p1.y), ImVec2(p1.x, p1.y), text);
+  // Captions under the bars, thinned so they do not overlap.
+  const int64_t stride = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((label_w + line * 0.4f) / bw)));
+  for (int64_t t = 0; t < rows && t < static_cast<int64_t>(row_labels.size()); t += stride) {
+    const std::string& l = row_labels[static_cast<size_t>(t)];
+    float y = p1.y + line * 0.2f;
+    for (size_t a = 0; a <= l.size();) {
+      const size_t b = std::min(l.find('\n', a), l.size());
+      const std::string part = l.substr(a, b - a);
+      dl->AddText(ImVec2(p0.x + bw * (static_cast<float>(t) + 0.5f) - ImGui::CalcTextSize(part.c_str()).x * 0.5f, y),
+                  text, part.c_str());
+      y += line;
+      a = b + 1;
+    }
+  }
+  dl->AddText(ImVec2((p0.x + p1.x - ImGui::CalcTextSize(row_axis.c_str()).x) * 0.5f,
+                     p1.y + line * (static_cast<float>(label_lines) + 0.4f)),
+              dim, row_axis.c_str());
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  if (hovered && m.x >= p0.x && m.x < p1.x) {
+    const int64_t t = std::min<int64_t>(rows - 1, static_cast<int64_t>((m.x - p0.x) / bw));
+    ImGui::BeginTooltip();
+    ImGui::Text("%s %lld", row_axis.c_str(), static_cast<long long>(t));
+    if (t < static_cast<int64_t>(row_labels.size())) ImGui::TextUnformatted(row_labels[static_cast<size_t>(t)].c_str());
+    for (int64_t k = 0; k < used; ++k)
+      if (at(t, k) > 0.0f)
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(toU32(colours[static_cast<size_t>(k)])), "%s: %s",
+                           names[static_cast<size_t>(k)].c_str(), formatValueShort(at(t, k)).c_str());
+    ImGui::EndTooltip();
+  }
+  ImGui::PopID();
+}
+
 }  // namespace attn

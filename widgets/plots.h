@@ -42,4 +42,11 @@ void categoryStrip(const char* id, const Array& categories_of, const std::vector
 void categoryGrid(const char* id, const Array& values, const std::vector<std::string>& categories,
                   const std::string& row_axis, const std::string& col_axis, ImVec2 size);
 
+// `values` is [T, n] ≥ 0 (ExtraKind::Stacked): bar t stacks values[t, 0 … n−1]
+// bottom to top, segment k in headColor(k) and named `segment_axis` k+1 in the
+// legend (segments that are 0 everywhere are left out); `row_labels[t]`, which
+// may span several lines, is written under bar t.
+void stackedBars(const char* id, const Array& values, const std::vector<std::string>& row_labels,
+                 const std::string& row_axis, const std::string& segment_axis, const std::string& y_label, ImVec2 size);
+
 }  // namespace attn
