@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Trains the default model that AttnLab opens on and writes assets/model/
+# (see scripts/train_default_model.py). Installs what it needs from Debian 12
+# with apt-get (sudo where not root): python3-torch; libopenblas0-openmp, since
+# torch calls the system BLAS and the reference libblas3 is ~15x slower; and the
+# corpus, the King James Version in bible-kjv-text with its reader bible-kjv.
+# Runs Debian's /usr/bin/python3 (torch comes from python3-torch, not pip).
+# Arguments go to the Python script (e.g. --seed, --steps, --threads).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+
+packages=(python3-torch libopenblas0-openmp bible-kjv bible-kjv-text)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "attnlab: installing Debian packages: ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -q
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+exec /usr/bin/python3 "$root/scripts/train_default_model.py" "$@"
