@@ -1422,15 +1422,23 @@ void drawCompare(Painter& ctx, const QRectF& body, const Result& r, const Compar
   drawComparisonText(ctx, QRectF(body.left(), strip_top + strip_h + ctx.unit * 0.5, body.width(), text_h), c);
 }
 
-void paintFigure(QPainter& p, const std::vector<Result>& results, const FigureOptions& o, const Comparison* comparison,
-                 double raster_scale) {
-  const Result& r = results[0];
+// The painter of a figure of o.width × o.height: background filled, text
+// unit scaled to the figure; `page` is the area inside the margins.
+Painter beginPage(QPainter& p, const FigureOptions& o, double raster_scale, QRectF& page) {
   Painter ctx{p, themeFor(o.dark), o.colormap, std::clamp(std::min(o.width, o.height) / 55.0, 7.0, 40.0), raster_scale};
   p.setRenderHint(QPainter::Antialiasing, true);
   p.setRenderHint(QPainter::TextAntialiasing, true);
   p.fillRect(QRectF(0, 0, o.width, o.height), ctx.theme.background);
   const double margin = ctx.unit * 1.5;
-  const QRectF page(margin, margin, o.width - 2 * margin, o.height - 2 * margin);
+  page = QRectF(margin, margin, o.width - 2 * margin, o.height - 2 * margin);
+  return ctx;
+}
+
+void paintFigure(QPainter& p, const std::vector<Result>& results, const FigureOptions& o, const Comparison* comparison,
+                 double raster_scale) {
+  const Result& r = results[0];
+  QRectF page;
+  Painter ctx = beginPage(p, o, raster_scale, page);
   const QString title = o.title.empty() ? (o.view == ViewKind::Family ? qs(r.variant) + " and its family" : defaultTitle(r, o))
                                         : qs(o.title);
   drawTitle(ctx, page, title, o.subtitle.empty() ? subtitleFor(r) : qs(o.subtitle));
@@ -1451,12 +1459,8 @@ void paintFigure(QPainter& p, const std::vector<Result>& results, const FigureOp
 // sized to their widest cell; the font shrinks until every row fits.
 void paintTable(QPainter& p, const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows,
                 const FigureOptions& o, double raster_scale) {
-  Painter ctx{p, themeFor(o.dark), o.colormap, std::clamp(std::min(o.width, o.height) / 55.0, 7.0, 40.0), raster_scale};
-  p.setRenderHint(QPainter::Antialiasing, true);
-  p.setRenderHint(QPainter::TextAntialiasing, true);
-  p.fillRect(QRectF(0, 0, o.width, o.height), ctx.theme.background);
-  const double margin = ctx.unit * 1.5;
-  const QRectF page(margin, margin, o.width - 2 * margin, o.height - 2 * margin);
+  QRectF page;
+  Painter ctx = beginPage(p, o, raster_scale, page);
   drawTitle(ctx, page, qs(o.title), qs(o.subtitle));
   const QRectF body(page.left(), page.top() + ctx.unit * 4.4, page.width(), page.height() - ctx.unit * 4.4);
   const double row_h = std::min(ctx.unit * 1.8, body.height() / static_cast<double>(rows.size() + 1));

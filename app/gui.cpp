@@ -32,9 +32,10 @@
 #include <algorithm>
 #include <cfloat>
 #include <chrono>
-#include <thread>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <thread>
 
 namespace attn {
 
@@ -108,6 +109,9 @@ class GuiApp {
   void submitLoad();
   void takeModelOutput(const JobOutcome& done);
   void openModelInteractively(const std::string& path);
+  // Runs `write` (a figure export to `path`) and reports the outcome in the
+  // status bar, or in a message box when it fails.
+  void writeExport(const std::string& path, const std::function<void()>& write);
   void exportModelView();
   void takeFinishedJob();
   void frame();
@@ -436,6 +440,18 @@ void GuiApp::repaintLastFrame() {
   glfwSwapBuffers(window_);
 }
 
+void GuiApp::writeExport(const std::string& path, const std::function<void()>& write) {
+  try {
+    write();
+    state_.status = "exported " + path;
+    state_.status_is_error = false;
+  } catch (const std::exception& e) {
+    state_.status = e.what();
+    state_.status_is_error = true;
+    qt_->showError("Export failed", e.what());
+  }
+}
+
 void GuiApp::exportModelView() {
   const ModelState& m = state_.model;
   if (!m.output || !m.output->analysis) {
@@ -450,15 +466,7 @@ void GuiApp::exportModelView() {
   fo.dark = state_.settings.dark;
   fo.heads_visible = m.view.lines.heads_visible;
   const ModelFigureSelection sel{m.view.layer, m.view.head, m.view.query, m.view.key};
-  try {
-    exportModelFigure(*m.output, m.view.view, sel, fo, *path);
-    state_.status = "exported " + *path;
-    state_.status_is_error = false;
-  } catch (const std::exception& e) {
-    state_.status = e.what();
-    state_.status_is_error = true;
-    qt_->showError("Export failed", e.what());
-  }
+  writeExport(*path, [&] { exportModelFigure(*m.output, m.view.view, sel, fo, *path); });
 }
 
 // Loads `path` in the job runner behind a progress dialog; errors go to a
@@ -511,15 +519,7 @@ void GuiApp::exportView() {
   if (fo.view == ViewKind::Family)
     for (const FamilyMember& m : state_.output->family)
       if (m.result && m.variant != state_.scene.variant) results.push_back(*m.result);
-  try {
-    exportFigure(results, fo, *path, comparison);
-    state_.status = "exported " + *path;
-    state_.status_is_error = false;
-  } catch (const std::exception& e) {
-    state_.status = e.what();
-    state_.status_is_error = true;
-    qt_->showError("Export failed", e.what());
-  }
+  writeExport(*path, [&] { exportFigure(results, fo, *path, comparison); });
 }
 
 // Carries out what the frame asked for; runs after the swap, so Qt modals

@@ -223,11 +223,7 @@ void predictionsSection(const AppState& s) {
 }  // namespace
 
 void drawModelPanel(AppState& s, ImVec2 pos, ImVec2 size) {
-  ImGui::SetNextWindowPos(pos);
-  ImGui::SetNextWindowSize(size);
-  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
-                                 ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoBringToFrontOnFocus;
-  ImGui::Begin("##modelcontrols", nullptr, flags);
+  beginFixedWindow("##modelcontrols", pos, size, true);
   ImGui::PushItemWidth(-ImGui::GetFontSize() * 5.5f);
   workspaceSwitch(s);
   sectionTitle("MODEL");
@@ -433,12 +429,7 @@ void patternView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
 // [SECTION] drawModelView
 
 void drawModelView(AppState& s, HeatmapRenderer& gl, ImVec2 pos, ImVec2 size) {
-  ImGui::SetNextWindowPos(pos);
-  ImGui::SetNextWindowSize(size);
-  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
-                                 ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar |
-                                 ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoBringToFrontOnFocus;
-  ImGui::Begin("##modelview", nullptr, flags);
+  beginFixedWindow("##modelview", pos, size, false);
   const ModelOutput* o = s.model.output.get();
   if (!o || !o->analysis) {
     const char* msg = o && o->too_long_tokens > 0 ? o->too_long_message.c_str()

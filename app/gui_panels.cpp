@@ -470,12 +470,17 @@ void settingsSection(AppState& s) {
 
 }  // namespace
 
-void drawControlPanel(AppState& s, ImVec2 pos, ImVec2 size) {
+void beginFixedWindow(const char* id, ImVec2 pos, ImVec2 size, bool scroll) {
   ImGui::SetNextWindowPos(pos);
   ImGui::SetNextWindowSize(size);
-  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
-                                 ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoBringToFrontOnFocus;
-  ImGui::Begin("##controls", nullptr, flags);
+  ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                           ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoBringToFrontOnFocus;
+  if (!scroll) flags |= ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
+  ImGui::Begin(id, nullptr, flags);
+}
+
+void drawControlPanel(AppState& s, ImVec2 pos, ImVec2 size) {
+  beginFixedWindow("##controls", pos, size, true);
   ImGui::PushItemWidth(-ImGui::GetFontSize() * 5.5f);
   workspaceSwitch(s);
   sectionTitle("VARIANT");

@@ -30,6 +30,9 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses);
 void centeredText(ImVec2 size, const char* text);
 // A panel section's caption with a rule under it.
 void sectionTitle(const char* text);
+// Begin() of a window pinned at `pos` with `size` (no title, move, resize or
+// collapse): the side panels (scrolling) and the views (no scrolling).
+void beginFixedWindow(const char* id, ImVec2 pos, ImVec2 size, bool scroll);
 
 // Applies undo / redo to the scene (and the committed snapshot).
 void undoScene(AppState& s);

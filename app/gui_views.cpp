@@ -650,12 +650,7 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
 // [SECTION] drawMainView
 
 void drawMainView(AppState& s, HeatmapRenderer& gl, ImVec2 pos, ImVec2 size) {
-  ImGui::SetNextWindowPos(pos);
-  ImGui::SetNextWindowSize(size);
-  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
-                                 ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar |
-                                 ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoBringToFrontOnFocus;
-  ImGui::Begin("##view", nullptr, flags);
+  beginFixedWindow("##view", pos, size, false);
   if (!s.output || !s.output->result) {
     centeredText(ImGui::GetContentRegionAvail(), s.status_is_error ? s.status.c_str() : "computing…");
   } else {
