@@ -108,6 +108,11 @@ void benchModel(nlohmann::json& out, bool print) {
   const double forward_s = medianSeconds(7, [&] { run = runModelIds(*model, ids); });
   // CPU seconds per forward over all threads: near threads × wall time when the machine is otherwise idle.
   const double cpu_s = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC / 7.0;
+  // The same pass without the LM head (no top-k): the attention maps alone.
+  ModelRunOptions maps_only;
+  maps_only.top_k = 0;
+  ModelRun bare;
+  const double bare_s = medianSeconds(7, [&] { bare = runModelIds(*model, ids, maps_only); });
   const double peak = peakMemoryBytes();
   const double gflops = run.flops / forward_s / 1e9;
   const int64_t maps = static_cast<int64_t>(run.attention.size() * run.attention[0].size());
@@ -122,6 +127,8 @@ void benchModel(nlohmann::json& out, bool print) {
   out["forward_ms"] = forward_s * 1e3;
   out["forward_gflops"] = gflops;
   out["forward_cpu_ms"] = cpu_s * 1e3;
+  out["forward_without_lm_head_ms"] = bare_s * 1e3;
+  out["forward_without_lm_head_gflops"] = bare.flops / bare_s / 1e9;
   out["flops"] = run.flops;
   out["maps"] = maps;
   out["tokens"] = kTokens;
@@ -141,6 +148,8 @@ void benchModel(nlohmann::json& out, bool print) {
               run.flops / 1e9, gflops);
   std::printf("  CPU time per forward %.1f ms over %d threads (%.0f%% of them busy; lower means a loaded machine)\n",
               cpu_s * 1e3, omp_get_max_threads(), 100.0 * cpu_s / (forward_s * omp_get_max_threads()));
+  std::printf("  without the LM head (maps only)     %8.1f ms     (median of 7, %.1f GFLOP, %.1f GFLOP/s)\n", bare_s * 1e3,
+              bare.flops / 1e9, bare.flops / bare_s / 1e9);
   std::printf("peak RSS during load + forward          %8s     %.2fx weights, target < 1.5x   %s   (RSS before load %s)\n",
               formatBytes(peak).c_str(), peak_ratio, met(memory_ok), formatBytes(rss_before).c_str());
 }
