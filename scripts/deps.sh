@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages AttnLab builds and runs with (apt-get; sudo
-# where not root). Does nothing when they are all present already.
+# where not root), or, given arguments, exactly those packages (the training
+# script's). Does nothing when they are all present already.
 set -euo pipefail
 
-packages=(
-  cmake g++ make pkg-config
-  libeigen3-dev nlohmann-json3-dev libcli11-dev libicu-dev
-  libglfw3-dev libimgui-dev libstb-dev libgl1-mesa-dri
-  qt6-base-dev qt6-svg-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
-  xvfb xauth
-  fonts-dejavu-core fonts-noto-cjk
-  clang-14 libclang-rt-14-dev
-)
+if [ $# -gt 0 ]; then
+  packages=("$@")
+else
+  packages=(
+    cmake g++ make pkg-config
+    libeigen3-dev nlohmann-json3-dev libcli11-dev libicu-dev
+    libglfw3-dev libimgui-dev libstb-dev libgl1-mesa-dri
+    qt6-base-dev qt6-svg-dev
+    libgtest-dev libgmock-dev libbenchmark-dev
+    xvfb xauth
+    fonts-dejavu-core fonts-noto-cjk
+    clang-14 libclang-rt-14-dev
+  )
 
-# node and npm run the GPT-2 tokenizer reference (tests/tokenizer_expected.js);
-# a Node.js that bundles its own npm needs no Debian npm package.
-command -v node >/dev/null || packages+=(nodejs)
-command -v npm >/dev/null || packages+=(npm)
+  # node and npm run the GPT-2 tokenizer reference (tests/tokenizer_expected.js);
+  # a Node.js that bundles its own npm needs no Debian npm package.
+  command -v node >/dev/null || packages+=(nodejs)
+  command -v npm >/dev/null || packages+=(npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -9,18 +9,6 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
-packages=(python3-torch libopenblas0-openmp bible-kjv bible-kjv-text)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "attnlab: installing Debian packages: ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -q
-  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+"$root/scripts/deps.sh" python3-torch libopenblas0-openmp bible-kjv bible-kjv-text
 
 exec /usr/bin/python3 "$root/scripts/train_default_model.py" "$@"
