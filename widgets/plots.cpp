@@ -28,6 +28,23 @@ void legend(const std::vector<std::string>& names, const std::vector<Rgb8>& colo
   }
 }
 
+// A legend (when `names` is not empty) above a hoverable plot area that
+// fills the rest of `size`.
+struct PlotArea {
+  ImVec2 origin, size;
+  bool hovered = false;
+};
+PlotArea legendAndArea(const char* button, const std::vector<std::string>& names, const std::vector<Rgb8>& colours,
+                       ImVec2 size) {
+  const ImVec2 top_left = ImGui::GetCursorScreenPos();
+  if (!names.empty()) legend(names, colours, top_left.x + size.x);
+  const float legend_h = ImGui::GetCursorScreenPos().y - top_left.y;
+  PlotArea a{ImGui::GetCursorScreenPos(), ImVec2(size.x, std::max(1.0f, size.y - legend_h))};
+  ImGui::InvisibleButton(button, a.size);
+  a.hovered = ImGui::IsItemHovered();
+  return a;
+}
+
 }  // namespace
 
 void linePlot(const char* id, const Array& curves, const std::string& series_axis, const std::string& x_axis,
@@ -42,13 +59,10 @@ void linePlot(const char* id, const Array& curves, const std::string& series_axi
                                                                   : series_axis + " " + std::to_string(s));
     colours.push_back(headColor(static_cast<int>(s)));
   }
-  const ImVec2 top_left = ImGui::GetCursorScreenPos();
-  if (series > 1) legend(names, colours, top_left.x + size.x);
-  const float legend_h = ImGui::GetCursorScreenPos().y - top_left.y;
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const ImVec2 area(size.x, std::max(1.0f, size.y - legend_h));
-  ImGui::InvisibleButton("##plot", area);
-  const bool hovered = ImGui::IsItemHovered();
+  // One series needs no legend.
+  const PlotArea plot = legendAndArea("##plot", series > 1 ? names : std::vector<std::string>{}, colours, size);
+  const ImVec2 origin = plot.origin, area = plot.size;
+  const bool hovered = plot.hovered;
   float lo = 0.0f, hi = 0.0f;
   for (float v : curves.data)
     if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
@@ -121,13 +135,9 @@ void categoryGrid(const char* id, const Array& values, const std::vector<std::st
   ImGui::PushID(id);
   std::vector<Rgb8> colours;
   for (size_t i = 0; i < categories.size(); ++i) colours.push_back(headColor(static_cast<int>(i)));
-  const ImVec2 top_left = ImGui::GetCursorScreenPos();
-  legend(categories, colours, top_left.x + size.x);
-  const float legend_h = ImGui::GetCursorScreenPos().y - top_left.y;
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const ImVec2 area(size.x, std::max(1.0f, size.y - legend_h));
-  ImGui::InvisibleButton("##grid", area);
-  const bool hovered = ImGui::IsItemHovered();
+  const PlotArea grid = legendAndArea("##grid", categories, colours, size);
+  const ImVec2 origin = grid.origin, area = grid.size;
+  const bool hovered = grid.hovered;
   const int64_t rows = values.rank() == 2 ? values.shape[0] : 0, cols = values.rank() == 2 ? values.shape[1] : 0;
   const float line = ImGui::GetTextLineHeight();
   const float left = ImGui::CalcTextSize((row_axis + " 000").c_str()).x + line * 0.5f, top = line * 1.4f;
@@ -364,13 +374,9 @@ void stackedBars(const char* id, const Array& values, const std::vector<std::str
     names.push_back(segment_axis + " " + std::to_string(k + 1));
     colours.push_back(headColor(static_cast<int>(k)));
   }
-  const ImVec2 top_left = ImGui::GetCursorScreenPos();
-  legend(names, colours, top_left.x + size.x);
-  const float legend_h = ImGui::GetCursorScreenPos().y - top_left.y;
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const ImVec2 area(size.x, std::max(1.0f, size.y - legend_h));
-  ImGui::InvisibleButton("##stacked", area);
-  const bool hovered = ImGui::IsItemHovered();
+  const PlotArea plot = legendAndArea("##stacked", names, colours, size);
+  const ImVec2 origin = plot.origin, area = plot.size;
+  const bool hovered = plot.hovered;
   int label_lines = 1;
   float label_w = 0.0f;
   for (const std::string& l : row_labels) {
