@@ -56,7 +56,6 @@ int64_t strongestKey(const ModelRun& r, int layer, int head, int64_t query) {
   return j;
 }
 
-
 HeatmapStyle probabilityStyle(const AppState& s) {
   HeatmapStyle st;
   st.range = {0.0f, 1.0f, false};
@@ -304,10 +303,19 @@ void headsView(AppState& s, const ModelRun& r) {
 
 void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   ModelViewState& v = s.model.view;
-  const int64_t n = tokenCount(r);
-  const int64_t q = v.query < 0 ? n - 1 : v.query;
-  const int64_t k = v.key < 0 ? strongestKey(r, v.layer, v.head, q) : v.key;
-  const QkTerms t = qkTerms(r, v.layer, v.head, q, k);
+  if (!v.qk_pair || v.qk_pair->generation != s.model.generation || v.qk_pair->terms.layer != v.layer ||
+      v.qk_pair->terms.head != v.head || v.qk_pair->query_selected != v.query || v.qk_pair->key_selected != v.key) {
+    const int64_t q = v.query < 0 ? tokenCount(r) - 1 : v.query;
+    const int64_t k = v.key < 0 ? strongestKey(r, v.layer, v.head, q) : v.key;
+    ModelViewState::QkPair p{s.model.generation, v.query, v.key, qkTerms(r, v.layer, v.head, q, k), {}, {}};
+    const ValueStats qs = ValueStats::of(p.terms.q.data.data(), p.terms.q.size());
+    const ValueStats ks = ValueStats::of(p.terms.k.data.data(), p.terms.k.size());
+    p.qk_range = valueRange({std::min(qs.min, ks.min), std::max(qs.max, ks.max)}, true);
+    p.product_range = valueRange(ValueStats::of(p.terms.product.data.data(), p.terms.product.size()), true);
+    v.qk_pair = std::move(p);
+  }
+  const QkTerms& t = v.qk_pair->terms;
+  const int64_t q = t.query, k = t.key;
   header(s, headLabel(v.layer, v.head) + ": query " + tokenCaption(r, q) + " \xC2\xB7 key " + tokenCaption(r, k) +
                 "; click a cell to pick another pair");
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -326,12 +334,8 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   ImGui::SameLine();
   ImGui::TextDisabled("   score = q\xC2\xB7k / \xE2\x88\x9A%lld = %.4g   weight after softmax = %.4f",
                       static_cast<long long>(r.d_head), t.score, t.weight);
-  // q and k share one signed scale, so their bars compare; the product has its own.
-  ValueStats qk = ValueStats::of(t.q.data.data(), t.q.size());
-  const ValueStats ks = ValueStats::of(t.k.data.data(), t.k.size());
-  qk = {std::min(qk.min, ks.min), std::max(qk.max, ks.max)};
-  const ValueRange vr = valueRange(qk, true);
-  const ValueRange pr = valueRange(ValueStats::of(t.product.data.data(), t.product.size()), true);
+  const ValueRange& vr = v.qk_pair->qk_range;
+  const ValueRange& pr = v.qk_pair->product_range;
   const float panel = (ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 3) / 3.0f;
   const struct {
     const char* id;

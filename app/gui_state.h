@@ -7,15 +7,18 @@
 #include "app/input_options.h"
 #include "app/job_runner.h"
 #include "app/model_scene.h"
+#include "engine/model/qk_terms.h"
 #include "engine/registry.h"
 #include "widgets/head_table.h"
 #include "widgets/heatmap.h"
 #include "widgets/token_lines.h"
+#include "widgets/value_range.h"
 
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -93,6 +96,15 @@ struct ModelViewState {
   std::shared_ptr<const Result> layer_result;
   uint64_t layer_generation = ~uint64_t{0};
   int layer_of_result = -1;
+  // The Q/K view's pair: its terms and bar ranges, rebuilt when the output,
+  // the head or the selection (query, key as chosen, −1 included) changes.
+  struct QkPair {
+    uint64_t generation = 0;
+    int64_t query_selected = 0, key_selected = 0;
+    QkTerms terms;
+    ValueRange qk_range, product_range;  // q and k share one signed scale, so their bars compare
+  };
+  std::optional<QkPair> qk_pair;
 };
 
 struct ModelState {
