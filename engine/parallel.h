@@ -4,6 +4,8 @@
 
 #include "engine/run_context.h"
 
+#include <omp.h>
+
 #include <atomic>
 #include <cstdint>
 #include <exception>
@@ -35,5 +37,25 @@ void parallelFor(int64_t n, const RunContext& ctx, F&& body) {
   if (failure) std::rethrow_exception(failure);
   ctx.check();
 }
+
+// While alive, the calling thread's OpenMP regions (parallelFor, and OpenBLAS,
+// which follows omp_get_max_threads) run on that thread alone; `active` false
+// changes nothing. For work of a few milliseconds: waking a second thread
+// costs more than it saves, and on a busy machine the wait for it to be
+// scheduled turned a 3 ms forward pass into 100-230 ms.
+class SerialScope {
+ public:
+  explicit SerialScope(bool active) : saved_(active ? omp_get_max_threads() : 0) {
+    if (active) omp_set_num_threads(1);
+  }
+  ~SerialScope() {
+    if (saved_ > 0) omp_set_num_threads(saved_);
+  }
+  SerialScope(const SerialScope&) = delete;
+  SerialScope& operator=(const SerialScope&) = delete;
+
+ private:
+  int saved_;
+};
 
 }  // namespace attn

@@ -757,6 +757,10 @@ ModelRun runModelIds(const Model& m, const std::vector<int32_t>& ids, const Mode
     if (id < 0 || id >= c.vocab)
       throw InputError("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(c.vocab) +
                        ")");
+  // About 2 FLOP per parameter per token: below half a GFLOP (~10 ms on one
+  // core, the default model's whole range) the pass runs on one thread.
+  constexpr double kSerialFlops = 5e8;
+  const SerialScope serial(2.0 * static_cast<double>(L) * static_cast<double>(m.info.parameters) < kSerialFlops);
   const auto t0 = std::chrono::steady_clock::now();
   ModelRun run;
   run.ids = ids;
