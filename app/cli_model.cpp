@@ -74,6 +74,7 @@ int cmdModelRun(const ModelRunCliOptions& o) {
   meta["truncated"] = run.truncated;
   meta["flops"] = run.flops;
   meta["compute_seconds"] = run.compute_seconds;
+  meta["threads"] = run.threads;
   meta["shapes"] = {{"attention", attention_shape}, {"hidden", hidden.shape}};
   if (!run.top_k.empty()) {
     // GPT-2: row i is the next token after position i; BERT MLM: the token at position i.

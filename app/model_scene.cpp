@@ -79,7 +79,10 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
       out.repeated = previous->repeated;
     } else {
       const int64_t t = std::max<int64_t>(2, std::min(kInductionTokens, modelInfo(m).config.positions / 2));
-      out.repeated = std::make_shared<const ModelRun>(runModelIds(m, repeatedRandomIds(m, t, kInductionSeed), {}, ctx));
+      ModelRunOptions maps_only;  // the induction score reads the maps alone: no LM head
+      maps_only.top_k = 0;
+      out.repeated =
+          std::make_shared<const ModelRun>(runModelIds(m, repeatedRandomIds(m, t, kInductionSeed), maps_only, ctx));
     }
     a->summaries = summarizeHeads(a->run, *out.repeated);
     a->rollout = attentionRollout(a->run);

@@ -39,23 +39,25 @@ void parallelFor(int64_t n, const RunContext& ctx, F&& body) {
 }
 
 // While alive, the calling thread's OpenMP regions (parallelFor, and OpenBLAS,
-// which follows omp_get_max_threads) run on that thread alone; `active` false
-// changes nothing. For work of a few milliseconds: waking a second thread
-// costs more than it saves, and on a busy machine the wait for it to be
-// scheduled turned a 3 ms forward pass into 100-230 ms.
-class SerialScope {
+// which follows omp_get_max_threads) use `threads` threads; the count before
+// is restored at the end.
+class ThreadScope {
  public:
-  explicit SerialScope(bool active) : saved_(active ? omp_get_max_threads() : 0) {
-    if (active) omp_set_num_threads(1);
-  }
-  ~SerialScope() {
-    if (saved_ > 0) omp_set_num_threads(saved_);
-  }
-  SerialScope(const SerialScope&) = delete;
-  SerialScope& operator=(const SerialScope&) = delete;
+  explicit ThreadScope(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  ~ThreadScope() { omp_set_num_threads(saved_); }
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
 
  private:
   int saved_;
 };
+
+// The threads worth starting now: OpenMP's count, less the cores that other
+// work keeps busy at this instant (the kernel's count of runnable threads,
+// /proc/loadavg, minus the caller), and at least 1. Threads that wait for each
+// other (OpenMP barriers, OpenBLAS's GEMM) on cores another process holds
+// spend their time waiting: on a busy 2-core machine a pass on 2 threads took
+// 3-13x as long as on 1.
+int threadsAvailable();
 
 }  // namespace attn

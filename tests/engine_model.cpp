@@ -5,6 +5,7 @@
 #include "engine/model/head_patterns.h"
 #include "engine/model/model.h"
 #include "engine/model/safetensors.h"
+#include "engine/parallel.h"
 
 #include "tests/model_fixture.h"
 #include "tests/test_support.h"
@@ -232,6 +233,28 @@ TEST(ModelForward, Gpt2MatchesLoopReference) {
         EXPECT_NEAR(a.row(i).sum(), 1.0f, 1e-5f);
         for (int64_t j = i + 1; j < a.cols(); ++j) EXPECT_EQ(a(i, j), 0.0f);
       }
+}
+
+// A pass of a few MFLOP runs on one thread (waking a second costs more), and
+// the caller's OpenMP thread count is what it was afterwards.
+TEST(ModelForward, SmallPassRunsOnOneThreadAndRestoresTheThreadCount) {
+  test::TempDir dir;
+  test::writeTinyModel(dir.path);
+  const auto model = loadModel(filesOnDisk(dir.path.string()));
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(2);
+  const ModelRun run = runModel(*model, "the cat sat");
+  EXPECT_EQ(run.threads, 1);
+  EXPECT_EQ(omp_get_max_threads(), 2);
+  {
+    const ThreadScope scope(1);
+    EXPECT_EQ(omp_get_max_threads(), 1);
+    EXPECT_EQ(threadsAvailable(), 1);
+  }
+  const int available = threadsAvailable();
+  EXPECT_GE(available, 1);
+  EXPECT_LE(available, 2);
+  omp_set_num_threads(before);
 }
 
 TEST(ModelForward, Gpt2WithPrefixAndUntiedHead) {

@@ -1,9 +1,21 @@
 #include "widgets/head_grid.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 
 namespace attn {
+namespace {
+
+// Label every step-th row or column, step in 1, 2, 5, 10, 20, …, so that
+// labels `extent` wide fit in cells `cell` apart with a little room between.
+int labelStep(float extent, float cell) {
+  for (int step = 1;; step *= 10)
+    for (const int m : {1, 2, 5})
+      if (extent * 1.2f <= cell * static_cast<float>(step * m)) return step * m;
+}
+
+}  // namespace
 
 HeadPick headGrid(const char* id, const std::vector<std::vector<Mat>>& attention, const Mat* mask,
                   const HeatmapStyle& style, int focus_layer, int focus_head, HeatmapZoom& zoom, HeatmapRenderer& gl,
@@ -21,7 +33,14 @@ HeadPick headGrid(const char* id, const std::vector<std::vector<Mat>>& attention
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  // Crowded captions thin out (H0 H5 H10 …); the focused one is always shown,
+  // and the regular ones too close to it give way.
+  char widest[16];
+  std::snprintf(widest, sizeof widest, "H%d", heads - 1);
+  const int head_step = labelStep(ImGui::CalcTextSize(widest).x, cell);
+  const int layer_step = labelStep(line, cell);
   for (int h = 0; h < heads; ++h) {
+    if (h != focus_head && (h % head_step != 0 || std::abs(h - focus_head) < head_step)) continue;
     char s[16];
     std::snprintf(s, sizeof s, "H%d", h);
     const float w = ImGui::CalcTextSize(s).x;
@@ -34,7 +53,8 @@ HeadPick headGrid(const char* id, const std::vector<std::vector<Mat>>& attention
   for (int l = 0; l < layers; ++l) {
     char s[16];
     std::snprintf(s, sizeof s, "L%d", l);
-    dl->AddText(ImVec2(origin.x, origin.y + top + cell * (l + 0.5f) - line * 0.5f), l == focus_layer ? text : dim, s);
+    if (l == focus_layer || (l % layer_step == 0 && std::abs(l - focus_layer) >= layer_step))
+      dl->AddText(ImVec2(origin.x, origin.y + top + cell * (l + 0.5f) - line * 0.5f), l == focus_layer ? text : dim, s);
     for (int h = 0; h < heads; ++h) {
       ImGui::PushID(l * heads + h);
       ImGui::SetCursorScreenPos(ImVec2(origin.x + left + cell * h, origin.y + top + cell * l));

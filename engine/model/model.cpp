@@ -758,9 +758,11 @@ ModelRun runModelIds(const Model& m, const std::vector<int32_t>& ids, const Mode
       throw InputError("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(c.vocab) +
                        ")");
   // About 2 FLOP per parameter per token: below half a GFLOP (~10 ms on one
-  // core, the default model's whole range) the pass runs on one thread.
+  // core, the default model's whole range) the pass runs on one thread, as
+  // waking a second costs more than it saves; above, on the cores free now.
   constexpr double kSerialFlops = 5e8;
-  const SerialScope serial(2.0 * static_cast<double>(L) * static_cast<double>(m.info.parameters) < kSerialFlops);
+  const bool small = 2.0 * static_cast<double>(L) * static_cast<double>(m.info.parameters) < kSerialFlops;
+  const ThreadScope threads(small ? 1 : threadsAvailable());
   const auto t0 = std::chrono::steady_clock::now();
   ModelRun run;
   run.ids = ids;
@@ -777,6 +779,7 @@ ModelRun runModelIds(const Model& m, const std::vector<int32_t>& ids, const Mode
   if (c.arch == Architecture::Gpt2) gpt2Forward(m, run, options, ctx);
   else bertForward(m, run, options, ctx);
   run.compute_seconds = seconds(t0);
+  run.threads = omp_get_max_threads();
   ctx.progress(1.0f);
   return run;
 }

@@ -109,6 +109,7 @@ struct ModelRun {
   std::vector<std::vector<Prediction>> top_k;  // [L][k]; empty without an LM head
   bool truncated = false;
   double flops = 0, compute_seconds = 0;
+  int threads = 1;  // OpenMP threads the pass ran on (engine/parallel.h threadsAvailable)
 };
 
 // Tokenizes `text` and runs the forward pass. Empty text and text longer
