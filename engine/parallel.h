@@ -52,12 +52,12 @@ class ThreadScope {
   int saved_;
 };
 
-// The threads worth starting now: OpenMP's count, less the cores that other
-// work keeps busy at this instant (the kernel's count of runnable threads,
-// /proc/loadavg, minus the caller), and at least 1. Threads that wait for each
-// other (OpenMP barriers, OpenBLAS's GEMM) on cores another process holds
-// spend their time waiting: on a busy 2-core machine a pass on 2 threads took
-// 3-13x as long as on 1.
+// The threads worth starting now: OpenMP's count, less the cores other
+// processes keep busy (the kernel's count of runnable threads in
+// /proc/loadavg, less this process's own, the fewest of a few samples over
+// ~1 ms), and at least 1. Threads that wait for each other (OpenMP barriers,
+// OpenBLAS's GEMM) on cores another process holds spend their time waiting:
+// on a busy 2-core machine a pass on 2 threads took 3-13x as long as on 1.
 int threadsAvailable();
 
 }  // namespace attn
