@@ -32,11 +32,14 @@ heads", form quickly in a small model on one CPU core):
     (initialised with sinusoids, see Gpt2), tied LM head.
   - Windows of 128 tokens, 16 per step; every 4th step instead 8 windows of
     256 tokens, so that positions 128-255 are trained too.
-  - The windows: 20 % random ids tiled with a period of 8 to half the window
-    (copying is their only signal), 40 % text that repeats itself (a text
-    span tiled, or copied further on), 40 % plain text (see batch()).
+  - The windows: 30 % random ids tiled with a period of 8 to half the window
+    (copying is their only signal), 30 % text that repeats itself (a text
+    span tiled, or copied further on), 40 % plain text (see batch()). With
+    20 % random ids and 40 % repeating text the previous-token head stalled
+    at 0.33 on held-out text (seeds 1 and 2); with 30 % random ids, where
+    only the exact previous token tells what comes next, it reached 0.77.
   - AdamW (beta2 0.95), lr 1.5e-3, 100 warm-up steps, cosine decay to 10 %
-    over --steps, weight decay 0.01 on matrices, gradient clipping at 1.
+    over --steps (8,000), weight decay 0.01 on matrices, gradient clipping at 1.
   - Every 200 steps the head summaries below (the very table the script
     writes) and the loss on 32 held-out windows are printed. The checkpoint
     kept is the first with a previous-token score >= 0.5 and an induction
@@ -513,12 +516,12 @@ def main():
                    help="every this many steps one batch of half as many windows of --positions tokens, "
                         "so that positions --window…--positions−1 are trained too")
     p.add_argument("--batch", type=int, default=16, help="windows of --window tokens per step")
-    p.add_argument("--steps", type=int, default=6000, help="length of the learning-rate schedule")
+    p.add_argument("--steps", type=int, default=8000, help="length of the learning-rate schedule")
     p.add_argument("--lr", type=float, default=1.5e-3)
     p.add_argument("--weight-decay", type=float, default=0.01)
     p.add_argument("--warmup", type=int, default=100)
-    p.add_argument("--random-frac", type=float, default=0.2, help="fraction of windows that are random ids tiled")
-    p.add_argument("--copy-frac", type=float, default=0.4, help="fraction of windows that are text repeating itself")
+    p.add_argument("--random-frac", type=float, default=0.3, help="fraction of windows that are random ids tiled")
+    p.add_argument("--copy-frac", type=float, default=0.3, help="fraction of windows that are text repeating itself")
     p.add_argument("--eval-every", type=int, default=200)
     p.add_argument("--want-previous", type=float, default=0.5, help="early stop: a head's previous-token score at least this")
     p.add_argument("--want-induction", type=float, default=0.3, help="early stop: a head's induction score at least this")
