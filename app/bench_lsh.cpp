@@ -6,12 +6,12 @@
 
 #include "engine/attention_math.h"
 #include "engine/lsh.h"
+#include "engine/parallel.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdio>
-#include <omp.h>
 #include <string>
 #include <vector>
 
@@ -101,8 +101,7 @@ nlohmann::json pointsJson(const std::vector<Point>& pts) {
 
 void benchLsh(nlohmann::json& out, bool print) {
   // One thread, as the sparse section: the growth with L is the question.
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
+  const ThreadScope one_thread(1);
   const std::vector<int64_t> lengths = {1024, 2048, 4096, 8192, 16384, 32768, 65536};
   std::vector<Point> one, four, dense;
   for (const int64_t len : lengths) {
@@ -112,7 +111,6 @@ void benchLsh(nlohmann::json& out, bool print) {
     if (len <= 8192 && 12.0 * static_cast<double>(len) * static_cast<double>(len) < 0.25 * static_cast<double>(availableMemoryBytes()))
       dense.push_back(timeDense(len));
   }
-  omp_set_num_threads(threads);
   const double k1 = exponentOf(one), k4 = exponentOf(four), kd = exponentOf(dense);
   const auto [x1, measured1] = crossover(one, dense, k1, kd);
   const auto [x4, measured4] = crossover(four, dense, k4, kd);

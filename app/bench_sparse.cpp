@@ -5,6 +5,7 @@
 #include "app/bench.h"
 
 #include "engine/attention_math.h"
+#include "engine/parallel.h"
 #include "engine/registry.h"
 
 #include <nlohmann/json.hpp>
@@ -13,7 +14,6 @@
 #include <cstdio>
 #include <functional>
 #include <map>
-#include <omp.h>
 #include <string>
 #include <vector>
 
@@ -110,8 +110,7 @@ void benchSparse(nlohmann::json& out, bool print) {
   // One thread: the growth with L is the question, and on a shared 2-core
   // machine every OpenMP barrier can wait a scheduler slice, which swamps the
   // small-L runs (measured: 280 ms for L = 1024 with 2 threads under load).
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
+  const ThreadScope one_thread(1);
   const std::vector<int64_t> lengths = {1024, 2048, 4096, 8192, 16384};
   std::vector<Case> cases;
   std::vector<std::pair<std::string, double>> exponents;
@@ -139,7 +138,6 @@ void benchSparse(nlohmann::json& out, bool print) {
         3.0 * 4.0 * static_cast<double>(len) * static_cast<double>(len) < 0.25 * static_cast<double>(availableMemoryBytes()))
       dense_lengths.push_back(len);
   fit("dense causal", dense_lengths, timeDense);
-  omp_set_num_threads(threads);
 
   out["d_head"] = kDHead;
   out["heads"] = 1;

@@ -8,6 +8,8 @@
 #include <string>
 #include <thread>
 
+#include <unistd.h>
+
 namespace attn {
 
 namespace {
@@ -17,9 +19,9 @@ namespace {
 int runnableHere() {
   int n = 0;
   std::error_code ec;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+  for (std::filesystem::directory_iterator it("/proc/self/task", ec), end; !ec && it != end; it.increment(ec)) {
     // /proc/self/task/TID/stat: "TID (comm) S …"; comm may hold spaces and ')'.
-    std::ifstream in(task.path() / "stat");
+    std::ifstream in(it->path() / "stat");
     std::string line;
     std::getline(in, line);
     const size_t close = line.rfind(')');
@@ -32,6 +34,9 @@ int runnableHere() {
 
 int threadsAvailable() {
   const int threads = omp_get_max_threads();
+  // /proc/loadavg counts the whole machine: with only some of its CPUs ours
+  // (taskset, a cpuset) it says nothing about them.
+  if (omp_get_num_procs() < sysconf(_SC_NPROCESSORS_ONLN)) return threads;
   // /proc/loadavg: "0.52 0.61 0.70 3/215 12345"; the fourth field is
   // runnable/total scheduling entities of the whole machine. A process that
   // holds a core is runnable in every sample; kernel threads and short-lived
@@ -41,7 +46,7 @@ int threadsAvailable() {
     if (sample > 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
     std::ifstream in("/proc/loadavg");
     std::string a, b, c, running;
-    if (!(in >> a >> b >> c >> running)) return threads;
+    if (!(in >> a >> b >> c >> running)) break;
     busy_elsewhere = std::min(busy_elsewhere, std::max(0, std::atoi(running.c_str()) - runnableHere()));
   }
   return std::clamp(omp_get_num_procs() - busy_elsewhere, 1, threads);

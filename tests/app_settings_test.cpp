@@ -1,6 +1,7 @@
 // GuiSettings: the recent-models list and the preferences survive a restart
-// (save, then load from the same file), stay deduplicated and bounded, and a
-// corrupt or hand-edited file falls back to defaults or clamps, never fails.
+// (save, then load from the same file); opening a model again moves it to the
+// front; the list is bounded; a corrupt or hand-edited file falls back to the
+// defaults or is clamped, never fails.
 #include "app/gui_settings.h"
 
 #include <gtest/gtest.h>

@@ -3,14 +3,13 @@
 // upper triangles are exactly 0, and nothing depends on the thread count.
 #include "engine/npy.h"
 #include "engine/attention_math.h"
+#include "engine/parallel.h"
 #include "tests/engine_reference.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <set>
-
-#include <omp.h>
 
 namespace attn {
 namespace {
@@ -87,18 +86,16 @@ TEST(Invariants, IndependentOfThreadCount) {
   const Inputs in = ref::gaussianInputs(23, 96, 112, 64, 4);
   const ref::TempPath pe("pe.npy");
   writeNpy(pe.path, Array::fromMat(randomNormal(96, 64, 1, "pe")));
-  const int before = omp_get_max_threads();
   for (const VariantInfo& v : variants()) {
     std::map<std::string, std::string> set;
     if (v.name == "learned-pe") set["pe"] = pe.path.string();
     if (v.name == "hard") set["score"] = "additive";
-    omp_set_num_threads(1);
-    const Result one = ref::run(v.name, in, set);
-    omp_set_num_threads(2);
-    const Result two = ref::run(v.name, in, set);
-    expectSameResult(one, two, v.name);
+    auto runOn = [&](int threads) {
+      const ThreadScope scope(threads);
+      return ref::run(v.name, in, set);
+    };
+    expectSameResult(runOn(1), runOn(2), v.name);
   }
-  omp_set_num_threads(before);
 }
 
 TEST(Invariants, EveryVariantRecordsWhatItNeedsToReplay) {

@@ -6,10 +6,10 @@
 #include "engine/error.h"
 #include "engine/lsh.h"
 #include "engine/npy.h"
+#include "engine/parallel.h"
 #include "tests/engine_reference.h"
 
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -205,10 +205,10 @@ TEST(Lsh, DuplicateCorrectionChangesWeightsOnlyForRepeatedKeys) {
 TEST(Lsh, ThreadCountDoesNotChangeTheResult) {
   const Inputs in = ref::gaussianInputs(10, 200, 200, 32, 2);
   const Result a = ref::run("lsh", in, {{"n_buckets", "8"}, {"chunk", "16"}, {"rounds", "3"}});
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
-  const Result b = ref::run("lsh", in, {{"n_buckets", "8"}, {"chunk", "16"}, {"rounds", "3"}});
-  omp_set_num_threads(threads);
+  const Result b = [&] {
+    const ThreadScope one_thread(1);
+    return ref::run("lsh", in, {{"n_buckets", "8"}, {"chunk", "16"}, {"rounds", "3"}});
+  }();
   for (size_t h = 0; h < a.sparse.size(); ++h) EXPECT_EQ(a.sparse[h].values, b.sparse[h].values);
   EXPECT_EQ(a.output, b.output);
 }

@@ -241,20 +241,26 @@ TEST(ModelForward, SmallPassRunsOnOneThreadAndRestoresTheThreadCount) {
   test::TempDir dir;
   test::writeTinyModel(dir.path);
   const auto model = loadModel(filesOnDisk(dir.path.string()));
-  const int before = omp_get_max_threads();
-  omp_set_num_threads(2);
+  const ThreadScope two(2);
   const ModelRun run = runModel(*model, "the cat sat");
   EXPECT_EQ(run.threads, 1);
   EXPECT_EQ(omp_get_max_threads(), 2);
   {
-    const ThreadScope scope(1);
+    const ThreadScope one(1);
     EXPECT_EQ(omp_get_max_threads(), 1);
     EXPECT_EQ(threadsAvailable(), 1);
   }
+  EXPECT_EQ(omp_get_max_threads(), 2);
   const int available = threadsAvailable();
   EXPECT_GE(available, 1);
   EXPECT_LE(available, 2);
-  omp_set_num_threads(before);
+}
+
+// The dense layers' OpenBLAS must be its OpenMP build: only that one follows
+// the engine's thread count (ThreadScope) instead of starting its own pool.
+extern "C" int openblas_get_parallel();
+TEST(ModelForward, OpenBlasIsTheOpenMpBuild) {
+  EXPECT_EQ(openblas_get_parallel(), 2) << "0: sequential, 1: pthreads, 2: OpenMP (install libopenblas-openmp-dev)";
 }
 
 TEST(ModelForward, Gpt2WithPrefixAndUntiedHead) {

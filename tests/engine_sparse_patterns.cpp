@@ -5,6 +5,7 @@
 // attention in double; rows sum to 1; thread-count independence; bad
 // parameters.
 #include "engine/attention_math.h"
+#include "engine/parallel.h"
 #include "engine/sparse_attention.h"
 #include "tests/engine_reference.h"
 
@@ -287,14 +288,14 @@ TEST(SparseCompute, IndependentOfThreadCount) {
   const Inputs in = inputs(300, 16, 2);
   const int threads = omp_get_max_threads();
   for (const std::string name : {"sparse-strided", "sparse-fixed", "local-1d", "local-2d"}) {
-    omp_set_num_threads(1);
-    const Result one = ref::run(name, in);
-    omp_set_num_threads(std::max(2, threads));
-    const Result many = ref::run(name, in);
+    auto runOn = [&](int n) {
+      const ThreadScope scope(n);
+      return ref::run(name, in);
+    };
+    const Result one = runOn(1), many = runOn(std::max(2, threads));
     for (size_t h = 0; h < one.sparse.size(); ++h) EXPECT_EQ(one.sparse[h].values, many.sparse[h].values) << name;
     EXPECT_TRUE(one.output == many.output) << name;
   }
-  omp_set_num_threads(threads);
 }
 
 // [SECTION] Bad parameters

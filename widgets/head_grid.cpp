@@ -1,6 +1,7 @@
 #include "widgets/head_grid.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstdio>
 
@@ -10,9 +11,11 @@ namespace {
 // Label every step-th row or column, step in 1, 2, 5, 10, 20, …, so that
 // labels `extent` wide fit in cells `cell` apart with a little room between.
 int labelStep(float extent, float cell) {
-  for (int step = 1;; step *= 10)
+  if (!(cell > 0.0f) || !std::isfinite(extent)) return 1;
+  for (int step = 1; step < 1000000; step *= 10)
     for (const int m : {1, 2, 5})
       if (extent * 1.2f <= cell * static_cast<float>(step * m)) return step * m;
+  return 1000000;
 }
 
 }  // namespace
