@@ -92,6 +92,13 @@ std::vector<int32_t> rankOf(const std::vector<int32_t>& order) {
   return rank;
 }
 
+// Positions of each bucket, ascending: groups[b] = {j : h[j] = b}.
+std::vector<std::vector<int32_t>> positionsByBucket(const std::vector<int32_t>& h, int64_t n_buckets) {
+  std::vector<std::vector<int32_t>> groups(static_cast<size_t>(n_buckets));
+  for (size_t j = 0; j < h.size(); ++j) groups[static_cast<size_t>(h[j])].push_back(static_cast<int32_t>(j));
+  return groups;
+}
+
 template <class T>
 std::vector<T> permutedList(const std::vector<T>& v, const std::vector<int32_t>& order) {
   std::vector<T> out;
@@ -127,8 +134,7 @@ std::vector<Stage> walkthrough(const Mat& q, const Mat& k, const Mat& v, const M
     out.push_back(std::move(a));
 
     // (b) queries and keys sorted by their own buckets: rectangles of uneven size.
-    std::vector<std::vector<int32_t>> keys_of(static_cast<size_t>(o.n_buckets));
-    for (int64_t j = 0; j < L; ++j) keys_of[static_cast<size_t>(hk[static_cast<size_t>(j)])].push_back(static_cast<int32_t>(j));
+    const std::vector<std::vector<int32_t>> keys_of = positionsByBucket(hk, o.n_buckets);
     Stage b;
     b.title = "(b) Q and K sorted by bucket";
     b.caption = "h(q) and h(k) with separate K, " + rr + ": attention only inside a bucket, buckets of uneven size";
@@ -147,8 +153,7 @@ std::vector<Stage> walkthrough(const Mat& q, const Mat& k, const Mat& v, const M
     out.push_back(std::move(b));
 
     // (c) shared-QK: k_j = q_j/‖q_j‖ has q_j's bucket, so the blocks are square.
-    std::vector<std::vector<int32_t>> same(static_cast<size_t>(o.n_buckets));
-    for (int64_t j = 0; j < L; ++j) same[static_cast<size_t>(hq[static_cast<size_t>(j)])].push_back(static_cast<int32_t>(j));
+    const std::vector<std::vector<int32_t>> same = positionsByBucket(hq, o.n_buckets);
     Stage c;
     c.title = "(c) shared-QK: equal buckets";
     c.caption = "k_j = q_j/‖q_j‖, sorted by (bucket, position), " + rr + "; self only without another key";
