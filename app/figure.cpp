@@ -68,11 +68,6 @@ QString formatTick(float v) { return QString::fromStdString(formatValueShort(v))
 // Position of `v` in the range, 0..1, for the colormap.
 float normalise(const ValueRange& r, float v) { return r.hi > r.lo ? (v - r.lo) / (r.hi - r.lo) : 0.5f; }
 
-// Draw every n-th label so labels `label_px` high do not overlap on cells `cell_px` apart.
-int labelStride(float cell_px, float label_px) {
-  return cell_px <= 0.0f ? 1 << 30 : std::max(1, static_cast<int>(std::ceil(label_px / cell_px)));
-}
-
 struct Painter {
   QPainter& p;
   Theme theme;

@@ -1,6 +1,7 @@
 #include "widgets/bars.h"
 
 #include "widgets/heatmap.h"
+#include "widgets/value_range.h"
 
 #include <algorithm>
 #include <cmath>
@@ -51,7 +52,7 @@ void valueBars(const char* id, const Array& values, const std::vector<std::strin
   float max_w = 0;
   for (int64_t i = 0; i < n; i += std::max<int64_t>(1, n / 256))
     max_w = std::max(max_w, ImGui::CalcTextSize(label(i).c_str()).x);
-  const int64_t step = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((max_w + line * 0.5f) / bw)));
+  const int64_t step = labelStride(bw, max_w + line * 0.5f);
   for (int64_t i = 0; i < n; i += step) {
     const std::string s = label(i);
     const float w = ImGui::CalcTextSize(s.c_str()).x;

@@ -1,24 +1,12 @@
 #include "widgets/head_grid.h"
 
+#include "widgets/value_range.h"
+
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <cstdio>
 
 namespace attn {
-namespace {
-
-// Label every step-th row or column, step in 1, 2, 5, 10, 20, …, so that
-// labels `extent` wide fit in cells `cell` apart with a little room between.
-int labelStep(float extent, float cell) {
-  if (!(cell > 0.0f) || !std::isfinite(extent)) return 1;
-  for (int step = 1; step < 1000000; step *= 10)
-    for (const int m : {1, 2, 5})
-      if (extent * 1.2f <= cell * static_cast<float>(step * m)) return step * m;
-  return 1000000;
-}
-
-}  // namespace
 
 HeadPick headGrid(const char* id, const std::vector<std::vector<Mat>>& attention, const Mat* mask,
                   const HeatmapStyle& style, int focus_layer, int focus_head, HeatmapZoom& zoom, HeatmapRenderer& gl,
@@ -40,8 +28,8 @@ HeadPick headGrid(const char* id, const std::vector<std::vector<Mat>>& attention
   // and the regular ones too close to it give way.
   char widest[16];
   std::snprintf(widest, sizeof widest, "H%d", heads - 1);
-  const int head_step = labelStep(ImGui::CalcTextSize(widest).x, cell);
-  const int layer_step = labelStep(line, cell);
+  const int head_step = labelStride(cell, ImGui::CalcTextSize(widest).x * 1.2f);
+  const int layer_step = labelStride(cell, line * 1.2f);
   for (int h = 0; h < heads; ++h) {
     if (h != focus_head && (h % head_step != 0 || std::abs(h - focus_head) < head_step)) continue;
     char s[16];

@@ -2,6 +2,7 @@
 
 #include "embedded_shaders.h"
 #include "widgets/gl_util.h"
+#include "widgets/value_range.h"
 
 #include <imgui_internal.h>  // SetItemUsingMouseWheel
 
@@ -302,7 +303,7 @@ void handleInput(const Frame& f, HeatmapZoom& z, HeatmapEvents& ev) {
 void drawRowLabels(ImDrawList* dl, const Frame& f, const MatrixView& view, float x_right, int64_t hover_row) {
   const float line = ImGui::GetTextLineHeight();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-  const int64_t step = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(line * 1.05f / f.cellH())));
+  const int64_t step = labelStride(f.cellH(), line * 1.05f);
   for (int64_t r = f.firstRow() / step * step; r <= f.lastRow(); r += step) {
     const std::string s = labelOf(view.row_labels, r);
     const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
@@ -322,7 +323,7 @@ void drawColLabels(ImDrawList* dl, const Frame& f, const MatrixView& view, float
   const float line = ImGui::GetTextLineHeight();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   const float need = vertical ? line * 1.05f : max_width + line * 0.5f;
-  const int64_t step = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(need / f.cellW())));
+  const int64_t step = labelStride(f.cellW(), need);
   auto put = [&](int64_t c, bool highlight) {
     const std::string s = labelOf(view.col_labels, c);
     const ImVec2 ts = ImGui::CalcTextSize(s.c_str());

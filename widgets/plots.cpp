@@ -160,12 +160,12 @@ void categoryGrid(const char* id, const Array& values, const std::vector<std::st
       dl->AddRectFilled(ImVec2(a.x + gap, a.y + gap), ImVec2(a.x + cell * static_cast<float>(step_c), a.y + cell * static_cast<float>(step_r)), col);
     }
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  const int64_t label_r = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(line * 1.1f / cell)));
+  const int64_t label_r = labelStride(cell, line * 1.1f);
   for (int64_t r = 0; r < rows; r += label_r) {
     const std::string s = row_axis + " " + std::to_string(r);
     dl->AddText(ImVec2(p0.x - ImGui::CalcTextSize(s.c_str()).x - line * 0.3f, p0.y + cell * (static_cast<float>(r) + 0.5f) - line * 0.5f), text, s.c_str());
   }
-  const int64_t label_c = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(ImGui::CalcTextSize("000").x * 1.5f / cell)));
+  const int64_t label_c = labelStride(cell, ImGui::CalcTextSize("000").x * 1.5f);
   for (int64_t c = 0; c < cols; c += label_c) {
     const std::string s = std::to_string(c);
     dl->AddText(ImVec2(p0.x + cell * (static_cast<float>(c) + 0.5f) - ImGui::CalcTextSize(s.c_str()).x * 0.5f, origin.y), text, s.c_str());
@@ -273,7 +273,7 @@ void categoryBars(const char* id, const Array& values, const std::vector<std::st
     dl->AddText(ImVec2(p0.x - ImGui::CalcTextSize(s.c_str()).x - line * 0.3f, Y(t) - line * 0.5f), text, s.c_str());
   }
   const float bw = (p1.x - p0.x) / static_cast<float>(n);
-  const int64_t label_step = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(ImGui::CalcTextSize("000").x * 1.4f / bw)));
+  const int64_t label_step = labelStride(bw, ImGui::CalcTextSize("000").x * 1.4f);
   const ImVec2 m = ImGui::GetIO().MousePos;
   const bool hovered = ImGui::IsItemHovered() && m.x >= p0.x && m.x < p1.x;
   for (int64_t i = 0; i < n; ++i) {
@@ -414,7 +414,7 @@ void stackedBars(const char* id, const Array& values, const std::vector<std::str
   }
   dl->AddLine(ImVec2(p0.x, p1.y), ImVec2(p1.x, p1.y), text);
   // Captions under the bars, thinned so they do not overlap.
-  const int64_t stride = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((label_w + line * 0.4f) / bw)));
+  const int64_t stride = labelStride(bw, label_w + line * 0.4f);
   for (int64_t t = 0; t < rows && t < static_cast<int64_t>(row_labels.size()); t += stride) {
     const std::string& l = row_labels[static_cast<size_t>(t)];
     float y = p1.y + line * 0.2f;

@@ -125,8 +125,8 @@ void tokenLines(const char* id, const Result& r, TokenLinesState& state, ImVec2 
 
   // Labels, thinned when rows are denser than the text.
   std::string fallback;
-  const int64_t step_q = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(line / sq)));
-  const int64_t step_k = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(line / sk)));
+  const int64_t step_q = labelStride(sq, line);
+  const int64_t step_k = labelStride(sk, line);
   for (int64_t i = 0; i < lq; ++i) {
     if (i % step_q != 0 && i != hover_q) continue;
     const std::string& s = tokenAt(r.q_tokens, i, fallback);

@@ -29,6 +29,11 @@ Colormap colormapFor(const ValueRange& range, Colormap chosen) {
   return chosen;
 }
 
+int labelStride(float cell_px, float label_px) {
+  if (!(cell_px > 0.0f)) return 1 << 30;
+  return static_cast<int>(std::clamp(std::ceil(label_px / cell_px), 1.0f, static_cast<float>(1 << 30)));
+}
+
 std::vector<float> niceTicks(float lo, float hi, int max_ticks) {
   std::vector<float> out;
   if (!(hi > lo) || max_ticks < 2) return out;

@@ -31,6 +31,11 @@ ValueRange extraRange(const Extra& e);
 // diverging data that choice if it is diverging, else Coolwarm.
 Colormap colormapFor(const ValueRange& range, Colormap chosen);
 
+// Draw every n-th label so labels `label_px` long (along the axis) do not
+// overlap on cells `cell_px` apart: n = ⌈label_px / cell_px⌉, at least 1; a
+// degenerate cell (≤ 0, NaN) leaves only the first label.
+int labelStride(float cell_px, float label_px);
+
 // "Nice" tick values (1, 2, 2.5, 5 × 10^k steps) inside [lo, hi], at most `max_ticks`.
 std::vector<float> niceTicks(float lo, float hi, int max_ticks);
 // Short label for a tick or a hovered value: "0.25", "1e-04", "-3.2".
