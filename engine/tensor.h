@@ -4,7 +4,24 @@
 // matches the C order of .npy files and lets a [L, d] file map straight in.
 #pragma once
 
+// The one place Eigen is included. GCC 12 reports -Wmaybe-uninitialized
+// inside its own AVX-512 intrinsics (avx512fintrin.h's _mm512_undefined_ps,
+// `__m512 __Y = __Y;`, GCC bug 105593) when Eigen's packet code inlines them,
+// and the inlining into our functions defeats the system-header silence.
+// Diagnostic pragmas are matched by source location, so ignoring that one
+// warning over this include covers exactly the intrinsics and Eigen, and
+// leaves it on for our own code. Every other file reaches Eigen through here.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <Eigen/Dense>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 #include <cstdint>
 #include <string>

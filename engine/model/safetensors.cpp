@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <Eigen/Core>
+#include "engine/tensor.h"  // Eigen::half / bfloat16 conversions
 
 #include <algorithm>
 #include <bit>
