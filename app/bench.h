@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ double medianSeconds(int reps, F&& f) {
 void resetPeakMemory();
 double peakMemoryBytes();
 double currentMemoryBytes();  // VmRSS
+// Page faults of this process so far, minor and major (getrusage): the cost
+// of touching fresh memory, which dominates a cold first call.
+int64_t pageFaults();
 
 // Least-squares slope of log(y) against log(x): the exponent k of y ∝ x^k.
 double fitExponent(const std::vector<double>& x, const std::vector<double>& y);

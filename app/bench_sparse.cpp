@@ -46,7 +46,7 @@ Case timeVariant(const std::string& name, const std::string& what, int64_t len,
   // Small-L runs would also fill dense copies of the weights for the views;
   // those are not the sparse compute and would hide its growth.
   RunContext ctx;
-  ctx.dense_views = false;
+  ctx.keep_weights = false;
   Result r = runVariant(info, in, p, ctx);
   const double peak = peakMemoryBytes() - before;
   const Extra* extra = r.findExtra("connections");

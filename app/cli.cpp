@@ -71,19 +71,19 @@ nlohmann::json shapeJson(const Array& a) { return a.shape; }
 //   weights_values  float32 [nnz]: attention weight of each entry
 nlohmann::json writeSparseWeights(const std::vector<SparseRows>& heads, StagedDir& dir) {
   std::vector<int64_t> indptr;
-  std::vector<int32_t> indices;
-  std::vector<float> values;
+  std::vector<std::span<const int32_t>> indices;
+  std::vector<std::span<const float>> values;
   int64_t offset = 0;
   for (const SparseRows& s : heads) {
     for (const int64_t p : s.indptr) indptr.push_back(offset + p);
-    indices.insert(indices.end(), s.indices.begin(), s.indices.end());
-    values.insert(values.end(), s.values.begin(), s.values.end());
+    indices.emplace_back(s.indices);
+    values.emplace_back(s.values);
     offset += s.nnz();
   }
   const int64_t h = static_cast<int64_t>(heads.size()), rows = heads.empty() ? 0 : heads[0].rows;
-  dir.write("weights_indptr.npy", encodeNpy({h, rows + 1}, indptr));
-  dir.write("weights_indices.npy", encodeNpy({offset}, indices));
-  dir.write("weights_values.npy", encodeNpy({offset}, values));
+  dir.writeNpy("weights_indptr.npy", {h, rows + 1}, std::vector{std::span<const int64_t>(indptr)});
+  dir.writeNpy("weights_indices.npy", {offset}, indices);
+  dir.writeNpy("weights_values.npy", {offset}, values);
   return {{"weights_indptr", {h, rows + 1}}, {"weights_indices", {offset}}, {"weights_values", {offset}}};
 }
 
@@ -98,7 +98,7 @@ int cmdCompute(const ComputeOptions& o) {
   const Inputs inputs = resolveInputs(o.input);
   StagedDir dir(o.out_dir);  // validates --out before the (possibly long) run
   RunContext ctx;
-  ctx.dense_views = !o.no_weights;  // no dense copies of a sparse result nobody writes
+  ctx.keep_weights = !o.no_weights;  // no dense copies of a sparse result nobody writes
   const Result r = runVariant(info, inputs, params, ctx);
 
   nlohmann::json meta;
@@ -116,7 +116,8 @@ int cmdCompute(const ComputeOptions& o) {
 
   const std::vector<int64_t> weights_shape = {r.heads(), r.queries(), r.keys()};
   shapes["weights"] = weights_shape;
-  if ((!r.weights.empty() || !r.isSparse()) && !o.no_weights) dir.write("weights.npy", encodeNpy(Array::fromMats(r.weights)));
+  // Straight from the result's matrices: no stacked copy of [H, Lq, Lk].
+  if (!r.weights.empty() && !o.no_weights) dir.writeNpy("weights.npy", weights_shape, values(r.weights));
   if (r.isSparse()) {
     nlohmann::json sparse = {{"set_names", r.set_names}, {"image_width", r.image_width}};
     for (const SparseRows& s : r.sparse) sparse["nnz"].push_back(s.nnz());
@@ -125,31 +126,28 @@ int cmdCompute(const ComputeOptions& o) {
     meta["sparse"] = sparse;
   }
   if (!r.scores.empty()) {
-    const Array scores = Array::fromMats(r.scores);
-    shapes["scores"] = shapeJson(scores);
-    dir.write("scores.npy", encodeNpy(scores));
+    const std::vector<int64_t> shape = {static_cast<int64_t>(r.scores.size()), r.scores[0].rows(), r.scores[0].cols()};
+    shapes["scores"] = shape;
+    dir.writeNpy("scores.npy", shape, values(r.scores));
   }
   if (r.output.size()) {
-    const Array out = Array::fromMat(r.output);
-    shapes["output"] = shapeJson(out);
-    dir.write("output.npy", encodeNpy(out));
+    shapes["output"] = {r.output.rows(), r.output.cols()};
+    dir.writeNpy("output.npy", r.output);
   }
   if (r.mask.size()) {
-    const Array mask = Array::fromMat(r.mask);
-    shapes["mask"] = shapeJson(mask);
-    dir.write("mask.npy", encodeNpy(mask));
+    shapes["mask"] = {r.mask.rows(), r.mask.cols()};
+    dir.writeNpy("mask.npy", r.mask);
   }
   nlohmann::json in_json = nlohmann::json::object();
   for (const auto& [name, m] : r.inputs) {
-    const Array a = Array::fromMat(m);
-    in_json[name] = shapeJson(a);
-    dir.write("inputs/" + name + ".npy", encodeNpy(a));
+    in_json[name] = {m.rows(), m.cols()};
+    dir.writeNpy("inputs/" + name + ".npy", m);
   }
   meta["inputs"] = in_json;
   nlohmann::json ex_json = nlohmann::json::object();
   for (const Extra& e : r.extras) {
     ex_json[e.name] = {{"kind", extraKindName(e.kind)}, {"label", e.label}, {"shape", shapeJson(e.value)}};
-    dir.write("extras/" + e.name + ".npy", encodeNpy(e.value));
+    dir.writeNpy("extras/" + e.name + ".npy", e.value);
   }
   meta["extras"] = ex_json;
   meta["shapes"] = shapes;
@@ -157,18 +155,19 @@ int cmdCompute(const ComputeOptions& o) {
     // What the pattern loses against full causal attention on the same q, k, v.
     const Comparison c = compareWithFull(r);
     dir.write("compare.json", comparisonToJson(c).dump(2) + "\n");
-    dir.write("compare/mass_kept.npy", encodeNpy(Array::fromMat(c.mass_kept)));
-    dir.write("compare/kl.npy", encodeNpy(Array::fromMat(c.kl)));
+    dir.writeNpy("compare/mass_kept.npy", c.mass_kept);
+    dir.writeNpy("compare/kl.npy", c.kl);
     std::cout << r.variant << " against full attention: mass kept " << c.mass_kept_mean * 100.0 << "%, KL(full‖pattern) "
               << (std::isfinite(c.kl_mean) ? std::to_string(c.kl_mean) : "∞ (" + std::to_string(c.kl_finite) + " finite)")
               << ", output error " << c.output_rel_error * 100.0 << "%, " << c.pattern_connections << " of "
               << c.full_connections << " connections\n";
   }
   meta["peak_rss_bytes"] = peakMemoryBytes();  // this process, for checking that large L stays sparse
+  meta["page_faults"] = pageFaults();          // this process so far: the cost of touching fresh memory
   dir.write("meta.json", meta.dump(2) + "\n");
   dir.commit();
   std::cout << "wrote " << o.out_dir << ": " << r.variant << " weights " << Array{weights_shape, {}}.shapeString()
-            << (r.weights.empty() && r.isSparse() ? " (sparse)" : "") << ", "
+            << (!r.weights.empty() ? "" : r.isSparse() ? " (sparse)" : " (streamed, not kept)") << ", "
             << r.flops / 1e9 << " GFLOP in " << r.compute_seconds * 1e3 << " ms\n";
   return 0;
 }

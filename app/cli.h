@@ -44,6 +44,7 @@ struct ModelRunCliOptions {
   std::string path, text, out_dir;
   bool truncate = false;
   int top_k = 5;
+  std::string predict_at = "all";  // "all", "last" or positions "0,5,9": where the LM head runs
 };
 
 int cmdList(bool json);

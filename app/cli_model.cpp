@@ -9,8 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <string>
+#include <vector>
 
 namespace attn {
 
@@ -44,23 +47,51 @@ int cmdModelInfo(const std::string& path, bool json) {
 }
 
 // [SECTION] model run
+namespace {
+
+// --predict-at: "all" (every position), "last" (-1) or integers "0,7,-1" (negative: from the end).
+std::vector<int64_t> parsePredictAt(const std::string& text) {
+  if (text == "all") return {};
+  if (text == "last") return {-1};
+  std::vector<int64_t> positions;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size())
+      throw InputError("--predict-at: expected all, last or positions such as 0,7,-1, got '" + text + "'");
+    positions.push_back(v);
+    start = end + 1;
+  }
+  return positions;
+}
+
+}  // namespace
+
 int cmdModelRun(const ModelRunCliOptions& o) {
   if (o.top_k < 0) throw InputError("--top-k: expected K ≥ 0, got " + std::to_string(o.top_k));
   const std::shared_ptr<const Model> model = loadModel(filesOnDisk(o.path));
   StagedDir dir(o.out_dir);  // validates --out before the run
-  const ModelRun run = runModel(*model, o.text, {.truncate = o.truncate, .top_k = o.top_k});
+  ModelRunOptions options{.truncate = o.truncate, .top_k = o.top_k};
+  options.predict_at = parsePredictAt(o.predict_at);
+  const ModelRun run = runModel(*model, o.text, options);
   const int64_t L = static_cast<int64_t>(run.ids.size());
 
   dir.write("tokens.json", nlohmann::json{{"ids", run.ids}, {"tokens", run.tokens}}.dump(2) + "\n");
   // attention.npy: float32 [layers, heads, L, L]
   const std::vector<int64_t> attention_shape = {run.layers, run.heads, L, L};
-  std::vector<float> values;
-  values.reserve(static_cast<size_t>(run.layers * run.heads * L * L));
+  std::vector<std::span<const float>> maps;  // every head's map in place, no stacked copy
   for (const std::vector<Mat>& layer : run.attention)
-    for (const Mat& a : layer) values.insert(values.end(), a.data(), a.data() + a.size());
-  dir.write("attention.npy", encodeNpy(attention_shape, values));
-  const Array hidden = Array::fromMat(run.hidden);
-  dir.write("hidden.npy", encodeNpy(hidden));
+    for (const Mat& a : layer) maps.push_back(values(a));
+  dir.writeNpy("attention.npy", attention_shape, maps);
+  dir.writeNpy("hidden.npy", run.hidden);
 
   const ModelInfo& info = modelInfo(*model);
   nlohmann::json meta;
@@ -75,17 +106,20 @@ int cmdModelRun(const ModelRunCliOptions& o) {
   meta["flops"] = run.flops;
   meta["compute_seconds"] = run.compute_seconds;
   meta["threads"] = run.threads;
-  meta["shapes"] = {{"attention", attention_shape}, {"hidden", hidden.shape}};
-  if (!run.top_k.empty()) {
-    // GPT-2: row i is the next token after position i; BERT MLM: the token at position i.
+  meta["shapes"] = {{"attention", attention_shape}, {"hidden", {run.hidden.rows(), run.hidden.cols()}}};
+  if (!run.top_k.empty() && o.top_k > 0) {
+    // GPT-2: the next token after the position; BERT MLM: the token at the position.
     meta["top_k_predicts"] = run.causal ? "next token" : "token at the position";
-    nlohmann::json top = nlohmann::json::array();
-    for (const std::vector<Prediction>& row : run.top_k) {
+    nlohmann::json top = nlohmann::json::array(), positions = nlohmann::json::array();
+    for (size_t i = 0; i < run.top_k.size(); ++i) {
+      if (run.top_k[i].empty()) continue;  // not asked for (--predict-at)
       nlohmann::json r = nlohmann::json::array();
-      for (const Prediction& p : row) r.push_back({{"id", p.id}, {"token", p.token}, {"probability", p.probability}});
+      for (const Prediction& p : run.top_k[i]) r.push_back({{"id", p.id}, {"token", p.token}, {"probability", p.probability}});
       top.push_back(r);
+      positions.push_back(i);
     }
-    meta["top_k"] = top;
+    meta["top_k"] = top;  // top_k[n] is at position top_k_positions[n]
+    meta["top_k_positions"] = positions;
   }
   dir.write("meta.json", meta.dump(2) + "\n");
   dir.commit();

@@ -248,6 +248,7 @@ void GuiApp::submitModelIfChanged() {
   m.scene.pattern = m.view.view == ModelView::Pattern;
   m.scene.layer = m.view.layer;
   m.scene.head = m.view.head;
+  m.scene.predict_at = m.view.query;
   if (loading_) {
     if (!model_ever_submitted_) submitLoad();
     return;
@@ -353,8 +354,7 @@ void GuiApp::requireGlyphs() {
   fonts_.require(state_.model.scene.text);
   if (const ModelOutput* o = state_.model.output.get(); o && o->analysis) {
     for (const std::string& t : o->analysis->run.tokens) fonts_.require(t);
-    for (const std::vector<Prediction>& row : o->analysis->run.top_k)
-      for (const Prediction& p : row) fonts_.require(p.token);
+    for (const Prediction& p : o->predictions) fonts_.require(p.token);
   }
   fonts_.require(state_.scene.input.source_text);
   fonts_.require(state_.status);

@@ -201,13 +201,12 @@ void patternSection(AppState& s) {
 
 void predictionsSection(const AppState& s) {
   const ModelRun* r = currentRun(s);
-  if (!r || r->top_k.empty()) return;
-  const int64_t n = tokenCount(*r);
-  const int64_t q = s.model.view.query < 0 ? n - 1 : std::min(s.model.view.query, n - 1);
+  const ModelOutput* o = s.model.output.get();
+  if (!r || !o || o->predictions.empty()) return;
   sectionTitle("NEXT TOKEN");
-  ImGui::TextDisabled("after %s", tokenCaption(*r, q).c_str());
+  ImGui::TextDisabled("after %s", tokenCaption(*r, o->predicted_at).c_str());
   const float w = ImGui::GetContentRegionAvail().x;
-  for (const Prediction& p : r->top_k[static_cast<size_t>(q)]) {
+  for (const Prediction& p : o->predictions) {
     char pct[16];
     std::snprintf(pct, sizeof pct, "%5.1f%%", 100.0 * p.probability);
     const ImVec2 a = ImGui::GetCursorScreenPos();

@@ -2,6 +2,7 @@
 
 #include "engine/compare.h"
 #include "engine/error.h"
+#include "engine/mat_pool.h"
 
 #include <algorithm>
 #include <tuple>
@@ -85,7 +86,7 @@ SceneOutput computeScene(const Scene& s, bool family, bool compare, const RunCon
   SceneOutput out;
   out.has_family = family;
   if (!family) {
-    out.result = std::make_shared<const Result>(runVariant(info, inputs, s.params, ctx));
+    out.result = shareResult(runVariant(info, inputs, s.params, ctx), ctx.pool);
   } else {
     out.family = runFamily(info, inputs, s.params, ctx);
     for (const FamilyMember& m : out.family)

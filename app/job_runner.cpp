@@ -1,13 +1,19 @@
 #include "app/job_runner.h"
 
+#include <algorithm>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "engine/attention_math.h"
 #include "engine/error.h"
 
 namespace attn {
 
-JobRunner::JobRunner() : worker_([this] { loop(); }) {}
+// A quarter of the memory free at start, at most 2 GiB: enough for the
+// weights and scores of one result at L = 4096 and 8 heads.
+JobRunner::JobRunner()
+    : pool_(std::make_shared<MatPool>(std::min<int64_t>(availableMemoryBytes() / 4, int64_t{2} << 30))),
+      worker_([this] { loop(); }) {}
 
 JobRunner::~JobRunner() {
   {
@@ -82,6 +88,7 @@ void JobRunner::loop() {
       progress_ = 0.0f;
     }
     RunContext ctx;
+    ctx.pool = pool_;
     ctx.cancel = cancel.get();
     ctx.on_progress = [this](float f) { progress_.store(f); };
     JobOutcome outcome;

@@ -1,9 +1,12 @@
 // One worker thread for the GUI's compute jobs. A newer job supersedes an
 // older one (its RunContext cancel flag is set, its result is dropped); the
 // UI thread polls at frame start and swaps in the finished immutable output.
+// Jobs get a MatPool in their RunContext: results made with shareResult give
+// their large buffers back when the UI drops them, for the next job to reuse.
 #pragma once
 
 #include "engine/compare.h"
+#include "engine/mat_pool.h"
 #include "engine/registry.h"
 #include "engine/result.h"
 #include "engine/run_context.h"
@@ -85,6 +88,8 @@ class JobRunner {
   std::atomic<bool> busy_{false};
   std::atomic<float> progress_{0.0f};
   std::chrono::steady_clock::time_point started_;
+  // Buffers of results the UI has let go of, for the next job (engine/mat_pool.h).
+  std::shared_ptr<MatPool> pool_;
   std::thread worker_;
 };
 

@@ -101,6 +101,9 @@ int main(int argc, char** argv) {
   model_run_cmd->add_flag("--truncate", model_run.truncate, "Cut text longer than the model's positions");
   model_run_cmd->add_option("--top-k", model_run.top_k, "Predictions per position (models with an LM head)")
       ->capture_default_str();
+  model_run_cmd->add_option("--predict-at", model_run.predict_at,
+                            "Positions to predict at: all, last, or a list such as 0,7,12 (the LM head runs on these only)")
+      ->capture_default_str();
 
   bool bench_json = false;
   CLI::App* bench_cmd = app.add_subcommand("bench", "Benchmark the engine and print a table");

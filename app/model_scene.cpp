@@ -41,7 +41,9 @@ ModelView modelViewFromName(const std::string& name) {
 // [SECTION] Scene and output
 
 bool sameModelScene(const ModelScene& a, const ModelScene& b) {
-  if (a.model != b.model || a.text != b.text || a.truncate != b.truncate || a.pattern != b.pattern) return false;
+  if (a.model != b.model || a.text != b.text || a.truncate != b.truncate || a.pattern != b.pattern ||
+      a.predict_at != b.predict_at)
+    return false;
   return !a.pattern || (a.pattern_variant == b.pattern_variant && a.pattern_params == b.pattern_params &&
                         a.layer == b.layer && a.head == b.head);
 }
@@ -65,6 +67,7 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
   } else {
     ModelRunOptions options;
     options.truncate = s.truncate;
+    options.top_k = 0;  // predictions below, at the selected query only
     auto a = std::make_shared<ModelAnalysis>();
     try {
       a->run = runModel(m, s.text, options, ctx);
@@ -92,6 +95,10 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
     }
     out.analysis = std::move(a);
   }
+  const int64_t L = static_cast<int64_t>(out.analysis->run.ids.size());
+  out.predicted_at = s.predict_at < 0 ? L - 1 : std::min(s.predict_at, L - 1);
+  out.predictions = std::move(
+      predictTokens(m, out.analysis->run.hidden, {out.predicted_at}, kPredictions, ctx)[static_cast<size_t>(out.predicted_at)]);
   if (s.pattern) {
     out.has_pattern = true;
     const VariantInfo* v = findVariant(s.pattern_variant);

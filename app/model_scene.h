@@ -44,6 +44,7 @@ struct ModelScene {
   std::string pattern_variant;
   Params pattern_params;
   int64_t layer = 0, head = 0;  // the head the pattern is applied to
+  int64_t predict_at = -1;      // the query whose next tokens are listed; -1: the last token
 };
 bool sameModelScene(const ModelScene& a, const ModelScene& b);
 
@@ -67,14 +68,21 @@ struct ModelOutput {
   bool has_pattern = false;  // asked for: `pattern` or `pattern_error` is set
   std::shared_ptr<const HeadPattern> pattern;
   std::string pattern_error;
+  // The top tokens at `predicted_at` (the LM head runs on that row only);
+  // empty without an LM head.
+  std::vector<Prediction> predictions;
+  int64_t predicted_at = -1;
 };
 
 // Half of the model's positions, at most this many random tokens, repeated once.
 constexpr int64_t kInductionTokens = 40;
 constexpr uint64_t kInductionSeed = 1;
 
+constexpr int kPredictions = 5;  // tokens listed after the selected query
+
 // Runs what `s` needs. From `previous` (may be null) it reuses the model run
-// when model, text and truncation are the same, and the induction run when
+// when model, text and truncation are the same (then a new predict_at costs
+// one row of the LM head), and the induction run when
 // the model is. Text longer than the positions (without truncate) is not an
 // error here: the output says so (too_long_*), so the GUI can offer to truncate.
 ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, const RunContext& ctx);

@@ -37,13 +37,15 @@ StagedDir::~StagedDir() {
   fs::remove_all(old_, ec);
 }
 
-void StagedDir::write(const std::string& rel, const std::string& bytes) {
+fs::path StagedDir::prepare(const std::string& rel) {
   const fs::path path = stage_ / rel;
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
   if (ec) throw InputError("--out " + out_.string() + ": cannot create " + path.parent_path().string() + ": " + ec.message());
-  writeFileAtomic(path, bytes);
+  return path;
 }
+
+void StagedDir::write(const std::string& rel, const std::string& bytes) { writeFileAtomic(prepare(rel), bytes); }
 
 void StagedDir::commit() {
   std::error_code ec;

@@ -2,8 +2,13 @@
 // into a staging folder beside `out`, then the whole folder is swapped in.
 #pragma once
 
+#include "engine/npy.h"
+#include "engine/tensor.h"
+
 #include <filesystem>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace attn {
 
@@ -19,9 +24,19 @@ class StagedDir {
 
   // `rel` may name a subfolder ("inputs/x.npy"); it is created on first use.
   void write(const std::string& rel, const std::string& bytes);
+  // A .npy written straight from the caller's memory (engine/npy.h writeNpyParts).
+  template <class T>
+  void writeNpy(const std::string& rel, const std::vector<int64_t>& shape, const std::vector<std::span<const T>>& parts) {
+    writeNpyParts(prepare(rel), shape, parts);
+  }
+  void writeNpy(const std::string& rel, const Mat& m) { writeNpy(rel, {m.rows(), m.cols()}, std::vector{values(m)}); }
+  void writeNpy(const std::string& rel, const Array& a) {
+    writeNpy(rel, a.shape, std::vector{std::span<const float>(a.data)});
+  }
   void commit();
 
  private:
+  std::filesystem::path prepare(const std::string& rel);  // the staged path, its folder created
   std::filesystem::path out_, stage_, old_;
 };
 

@@ -1,6 +1,7 @@
 #include "engine/attention_math.h"
 
 #include "engine/error.h"
+#include "engine/mat_pool.h"
 
 #include <algorithm>
 #include <cmath>
@@ -39,6 +40,10 @@ Mat randomNormal(int64_t rows, int64_t cols, uint64_t seed, const std::string& s
   Mat m(rows, cols);
   const uint64_t base = splitmix64(seed ^ hashString(stream));
   const int64_t n = rows * cols;
+  // Each value depends on its counter alone, so threads give the same numbers.
+  // Large draws (the seeded W^q, W^k, W^v, W^o) are a third of a cold
+  // `compute multi-head` at L = 1024 on one thread.
+#pragma omp parallel for schedule(static) if (n >= 65536)
   for (int64_t i = 0; i < n; ++i) {
     // Box-Muller on two uniforms drawn from the counter 2i, 2i+1.
     const double u1 = uniform01(base + 2 * static_cast<uint64_t>(i));
@@ -114,10 +119,53 @@ void attendRows(const MatRef& q, const MatRef& k, const MatRef& v, float scale, 
   out.middleRows(row0, n).noalias() = weights.middleRows(row0, n) * v;
 }
 
+void attendRowsStreaming(const MatRef& q, const MatRef& k, const MatRef& v, float scale, bool causal,
+                         Eigen::Ref<Mat> out, int64_t row0, int64_t n) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  const int64_t lk = k.rows(), offset = k.rows() - q.rows();  // causal: j ≤ i + offset
+  Mat s(n, std::min(kAttendKeyTile, std::max<int64_t>(lk, 1)));  // S, then P, for one tile   [n, tile]
+  Eigen::ArrayXf m = Eigen::ArrayXf::Constant(n, kNegInf);       // running row maxima m_i
+  Eigen::ArrayXf l = Eigen::ArrayXf::Zero(n);                    // running denominators l_i
+  auto o = out.middleRows(row0, n);                              // O, unnormalised             [n, d_v]
+  o.setZero();
+  // The last key any row of this block may see.
+  const int64_t key_end = causal ? std::clamp<int64_t>(row0 + n + offset, 0, lk) : lk;
+  for (int64_t j0 = 0; j0 < key_end; j0 += kAttendKeyTile) {
+    const int64_t t = std::min(kAttendKeyTile, key_end - j0);
+    auto st = s.leftCols(t);
+    // S = q[rows] k[tile]ᵀ · scale                       [n, t]
+    st.noalias() = (q.middleRows(row0, n) * scale) * k.middleRows(j0, t).transpose();
+    for (int64_t r = 0; r < n; ++r) {
+      auto row = st.row(r).array();
+      // Causal: keys j > i + offset of this tile are masked.
+      const int64_t allowed = causal ? std::clamp<int64_t>(row0 + r + offset + 1 - j0, 0, t) : t;
+      if (allowed < t) row.tail(t - allowed) = kNegInf;
+      const float m_new = allowed > 0 ? std::max(m(r), row.head(allowed).maxCoeff()) : m(r);
+      if (m_new == kNegInf) {  // nothing allowed yet: P = 0, O and l stay 0
+        row.setZero();
+        continue;
+      }
+      row = (row - m_new).exp();  // P_ij = exp(S_ij − m'_i); masked entries give exp(−∞) = 0
+      const float alpha = std::exp(m(r) - m_new);  // exp(m_i − m'_i); 0 on the first allowed tile
+      l(r) = l(r) * alpha + row.sum();
+      o.row(r) *= alpha;
+      m(r) = m_new;
+    }
+    // O += P v[tile]                                    [n, d_v]
+    o.noalias() += st * v.middleRows(j0, t);
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    if (l(r) > 0)
+      o.row(r) /= l(r);
+    else
+      o.row(r).setZero();
+  }
+}
+
 void attendHead(const MatRef& q, const MatRef& k, const MatRef& v, float scale, const Mat& mask, Mat& scores,
                 Mat& weights, Eigen::Ref<Mat> out) {
-  scores.resize(q.rows(), k.rows());
-  weights.resize(q.rows(), k.rows());
+  ensureShape(scores, q.rows(), k.rows());
+  ensureShape(weights, q.rows(), k.rows());
   const int64_t block = attendBlockRows(k.rows());
   for (int64_t r0 = 0; r0 < q.rows(); r0 += block)
     attendRows(q, k, v, scale, mask, scores, weights, out, r0, std::min(block, q.rows() - r0));

@@ -64,6 +64,21 @@ void attendHead(const MatRef& q, const MatRef& k, const MatRef& v, float scale, 
 void attendRows(const MatRef& q, const MatRef& k, const MatRef& v, float scale, const Mat& mask, Mat& scores,
                 Mat& weights, Eigen::Ref<Mat> out, int64_t row0, int64_t n);
 
+// The same output for query rows [row0, row0 + n) without forming scores or
+// weights: keys in tiles, with an online softmax (Milakov & Gimelshein 2018;
+// the FlashAttention loop, Dao et al. 2022). Per query row i, a running
+// maximum m_i and denominator l_i over the tiles seen so far:
+//   S = q[rows] k[tile]ᵀ · scale,  m'_i = max(m_i, max_j S_ij),  P_ij = exp(S_ij − m'_i)
+//   l_i ← l_i · exp(m_i − m'_i) + Σ_j P_ij,   O_i ← O_i · exp(m_i − m'_i) + P_i v[tile]
+// and out_i = O_i / l_i at the end. At most [n, kAttendKeyTile] scores exist
+// at once. `causal`: key j is allowed where j ≤ i + (Lk − Lq) (causalMask);
+// whole tiles past the diagonal are skipped. A row with no allowed key is 0.
+// Single-threaded, like attendRows; the result does not depend on how the
+// caller splits rows among threads.
+void attendRowsStreaming(const MatRef& q, const MatRef& k, const MatRef& v, float scale, bool causal,
+                         Eigen::Ref<Mat> out, int64_t row0, int64_t n);
+inline constexpr int64_t kAttendKeyTile = 512;
+
 // Rows per block so one block of scores is about 512 KiB (measured best on
 // this machine kind: ~25% faster than whole-matrix passes at L = 4096).
 int64_t attendBlockRows(int64_t lk);

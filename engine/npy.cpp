@@ -139,8 +139,9 @@ Array readNpy(const std::filesystem::path& path, const std::string& field) {
 
 namespace {
 
-std::string encodeRaw(const std::vector<int64_t>& shape, const char* descr, const void* data, size_t count,
-                      size_t item) {
+// The magic, version 1.0, header length and header, padded with spaces so
+// the data starts on a 64-byte boundary. `count` values of the `shape`.
+std::string npyHeader(const std::vector<int64_t>& shape, const char* descr, size_t count) {
   uint64_t n = 1;
   for (const int64_t d : shape) n *= static_cast<uint64_t>(d);
   if (n != count) throw std::logic_error("encodeNpy: shape does not match the number of values");
@@ -148,7 +149,6 @@ std::string encodeRaw(const std::vector<int64_t>& shape, const char* descr, cons
   for (size_t i = 0; i < shape.size(); ++i) dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "") + (i + 1 < shape.size() ? " " : "");
   dims += ")";
   std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + dims + ", }";
-  // Pad with spaces so the data starts on a 64-byte boundary; end with '\n'.
   const size_t total = kMagicLen + 4 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
@@ -158,8 +158,26 @@ std::string encodeRaw(const std::vector<int64_t>& shape, const char* descr, cons
   out += static_cast<char>(header.size() & 0xff);
   out += static_cast<char>((header.size() >> 8) & 0xff);
   out += header;
-  out.append(static_cast<const char*>(data), count * item);
   return out;
+}
+
+std::string encodeRaw(const std::vector<int64_t>& shape, const char* descr, const void* data, size_t count,
+                      size_t item) {
+  std::string out = npyHeader(shape, descr, count);
+  if (count > 0) out.append(static_cast<const char*>(data), count * item);
+  return out;
+}
+
+template <class T>
+void writeParts(const std::filesystem::path& path, const std::vector<int64_t>& shape, const char* descr,
+                const std::vector<std::span<const T>>& parts) {
+  size_t count = 0;
+  for (const std::span<const T>& p : parts) count += p.size();
+  const std::string header = npyHeader(shape, descr, count);
+  std::vector<std::string_view> pieces = {header};
+  for (const std::span<const T>& p : parts)
+    if (!p.empty()) pieces.emplace_back(reinterpret_cast<const char*>(p.data()), p.size_bytes());
+  writeFileAtomic(path, pieces);
 }
 
 }  // namespace
@@ -176,12 +194,25 @@ std::string encodeNpy(const std::vector<int64_t>& shape, const std::vector<int32
 
 std::string encodeNpy(const Array& a) { return encodeNpy(a.shape, a.data); }
 
-void writeFileAtomic(const std::filesystem::path& path, const std::string& bytes) {
+void writeNpyParts(const std::filesystem::path& path, const std::vector<int64_t>& shape,
+                   const std::vector<std::span<const float>>& parts) {
+  writeParts(path, shape, "<f4", parts);
+}
+void writeNpyParts(const std::filesystem::path& path, const std::vector<int64_t>& shape,
+                   const std::vector<std::span<const int64_t>>& parts) {
+  writeParts(path, shape, "<i8", parts);
+}
+void writeNpyParts(const std::filesystem::path& path, const std::vector<int64_t>& shape,
+                   const std::vector<std::span<const int32_t>>& parts) {
+  writeParts(path, shape, "<i4", parts);
+}
+
+void writeFileAtomic(const std::filesystem::path& path, const std::vector<std::string_view>& pieces) {
   TempFile tmp(path);
   {
     std::ofstream out(tmp.path(), std::ios::binary | std::ios::trunc);
     if (!out) throw InputError(path.string() + ": cannot open for writing (folder missing or not writable?)");
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    for (const std::string_view piece : pieces) out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
     out.flush();
     if (!out) throw InputError(path.string() + ": write failed (disk full?)");
   }

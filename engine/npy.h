@@ -6,9 +6,11 @@
 
 #include "engine/tensor.h"
 
-#include <filesystem>
 #include <cstdint>
+#include <filesystem>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attn {
@@ -29,8 +31,23 @@ std::string encodeNpy(const std::vector<int64_t>& shape, const std::vector<float
 std::string encodeNpy(const std::vector<int64_t>& shape, const std::vector<int64_t>& values);
 std::string encodeNpy(const std::vector<int64_t>& shape, const std::vector<int32_t>& values);
 
-// Writes `bytes` to `path` atomically (temp file in the same folder, then rename).
-void writeFileAtomic(const std::filesystem::path& path, const std::string& bytes);
+// Writes the pieces one after the other to `path` atomically (temp file in
+// the same folder, then rename), straight from the caller's memory.
+void writeFileAtomic(const std::filesystem::path& path, const std::vector<std::string_view>& pieces);
+inline void writeFileAtomic(const std::filesystem::path& path, const std::string& bytes) {
+  writeFileAtomic(path, std::vector<std::string_view>{bytes});
+}
+
+// A .npy whose data is `parts` in order (C order overall: the heads of
+// [H, L, L] one after the other), written without copying the data: at
+// L = 4096 an extra copy of 8 heads is 512 MiB to fault in and fill.
+// The parts' sizes must add up to the product of `shape`.
+void writeNpyParts(const std::filesystem::path& path, const std::vector<int64_t>& shape,
+                   const std::vector<std::span<const float>>& parts);
+void writeNpyParts(const std::filesystem::path& path, const std::vector<int64_t>& shape,
+                   const std::vector<std::span<const int64_t>>& parts);
+void writeNpyParts(const std::filesystem::path& path, const std::vector<int64_t>& shape,
+                   const std::vector<std::span<const int32_t>>& parts);
 
 inline void writeNpy(const std::filesystem::path& path, const Array& a) {
   writeFileAtomic(path, encodeNpy(a));

@@ -5,6 +5,7 @@
 #include "engine/sparse.h"
 #include "engine/tensor.h"
 
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -130,9 +131,17 @@ struct Result {
   double flops = 0;            // floating-point operations of the computation
   double compute_seconds = 0;  // engine time alone, set by runVariant
 
-  int heads() const { return static_cast<int>(weights.empty() ? sparse.size() : weights.size()); }
-  int64_t queries() const { return !weights.empty() ? weights[0].rows() : sparse.empty() ? 0 : sparse[0].rows; }
-  int64_t keys() const { return !weights.empty() ? weights[0].cols() : sparse.empty() ? 0 : sparse[0].cols; }
+  // [H, Lq, Lk] of weights computed but not kept (RunContext::keep_weights
+  // off on a variant that streams them); zeros when weights or sparse hold them.
+  std::array<int64_t, 3> streamed_shape{};
+
+  int heads() const {
+    return static_cast<int>(!weights.empty() ? weights.size() : !sparse.empty() ? sparse.size() : streamed_shape[0]);
+  }
+  int64_t queries() const {
+    return !weights.empty() ? weights[0].rows() : !sparse.empty() ? sparse[0].rows : streamed_shape[1];
+  }
+  int64_t keys() const { return !weights.empty() ? weights[0].cols() : !sparse.empty() ? sparse[0].cols : streamed_shape[2]; }
   bool isSparse() const { return !sparse.empty(); }
   const Extra* findExtra(const std::string& name) const;
   const Extra* firstExtra(ExtraKind kind) const;  // e.g. the QueryPosition overlay

@@ -6,16 +6,25 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 
 namespace attn {
+
+class MatPool;  // engine/mat_pool.h
 
 struct RunContext {
   const std::atomic<bool>* cancel = nullptr;        // set by a newer job or by the user
   std::function<void(float fraction)> on_progress;  // 0..1, called from the worker thread
-  // Sparse variants also fill dense weights, scores and mask for the views
-  // where those fit (engine/sparse.h denseViewsFit). Off for `compute
-  // --no-weights` and the benchmarks, which only want the sparse compute.
-  bool dense_views = true;
+  // Whether the caller wants the [H, Lq, Lk] weights, scores and mask, or
+  // only the output. Off for `compute --no-weights` and the benchmarks: dense
+  // variants that can then run streaming (multi-head, cross-attention,
+  // scaled-dot-product without a mask file) never form an L×L matrix, and
+  // sparse variants skip their dense copies for the views (engine/sparse.h
+  // denseViewsFit).
+  bool keep_weights = true;
+  // Where large buffers (the [Lq, Lk] weights and scores) come from and,
+  // through shareResult, go back to: the GUI keeps one across its jobs. Null: fresh memory.
+  std::shared_ptr<MatPool> pool;
 
   // Call between units of work (a head, a block of rows).
   void check() const {

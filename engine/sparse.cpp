@@ -18,7 +18,7 @@ bool denseFits(int64_t heads, int64_t lq, int64_t lk) {
 
 bool denseViewsFit(const RunContext& ctx, int64_t heads, int64_t lq, int64_t lk) {
   const double copies = 3.0 * 4.0 * static_cast<double>(heads) * static_cast<double>(lq) * static_cast<double>(lk);
-  return ctx.dense_views && denseFits(heads, lq, lk) && copies <= 0.75 * static_cast<double>(availableMemoryBytes());
+  return ctx.keep_weights && denseFits(heads, lq, lk) && copies <= 0.75 * static_cast<double>(availableMemoryBytes());
 }
 
 Mat toDenseValues(const SparseRows& s) {

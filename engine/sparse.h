@@ -36,7 +36,7 @@ struct SparseRows {
 constexpr int64_t kDenseViewLimit = int64_t{1} << 24;
 bool denseFits(int64_t heads, int64_t lq, int64_t lk);
 // Whether a sparse variant should fill its dense copies: the run wants them
-// (RunContext::dense_views), denseFits(), and weights, scores and mask fit
+// (RunContext::keep_weights), denseFits(), and weights, scores and mask fit
 // in three quarters of the memory available.
 bool denseViewsFit(const RunContext& ctx, int64_t heads, int64_t lq, int64_t lk);
 

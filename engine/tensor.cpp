@@ -4,6 +4,8 @@
 
 #include <numeric>
 
+#include <sys/mman.h>
+
 namespace attn {
 
 int64_t Array::size() const {
@@ -33,6 +35,25 @@ Array Array::fromMats(const std::vector<Mat>& ms) {
     a.data.insert(a.data.end(), m.data(), m.data() + m.size());
   }
   return a;
+}
+
+void preferHugePages(Mat& m) {
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  const uintptr_t first = reinterpret_cast<uintptr_t>(m.data());
+  const uintptr_t last = first + static_cast<uintptr_t>(m.size()) * sizeof(float);
+  if (last - first < 4 * kHuge) return;
+  // Only whole huge pages inside the buffer: the advice must not reach a neighbour's memory.
+  const uintptr_t begin = (first + kHuge - 1) & ~(kHuge - 1), end = last & ~(kHuge - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // advice: failure is harmless
+}
+
+std::vector<std::span<const float>> values(const std::vector<Mat>& ms) {
+  std::vector<std::span<const float>> parts;
+  for (const Mat& m : ms) {
+    if (m.rows() != ms[0].rows() || m.cols() != ms[0].cols()) throw std::logic_error("values: ragged stack");
+    parts.push_back(values(m));
+  }
+  return parts;
 }
 
 Array Array::fromVector(const std::vector<float>& v) {

@@ -24,6 +24,7 @@
 #endif
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,17 @@ using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor
 using Vec = Eigen::VectorXf;
 using RowVec = Eigen::Matrix<float, 1, Eigen::Dynamic>;
 using MatRef = Eigen::Ref<const Mat>;
+
+// Asks the kernel to back a large matrix with transparent huge pages where
+// it offers them (madvise MADV_HUGEPAGE, for THP's "madvise" mode): its
+// first write then faults once per 2 MiB instead of once per 4 KiB. Call
+// after allocating and before the first write; small matrices are left alone.
+void preferHugePages(Mat& m);
+
+// A matrix's values in storage (row-major: C) order, without a copy.
+inline std::span<const float> values(const Mat& m) { return {m.data(), static_cast<size_t>(m.size())}; }
+// The values of several same-shaped matrices one after the other ([n, r, c] in C order).
+std::vector<std::span<const float>> values(const std::vector<Mat>& ms);
 
 // A dense float32 array of any rank in C order: what .npy files hold.
 struct Array {

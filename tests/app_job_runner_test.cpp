@@ -2,12 +2,16 @@
 // Cancel is reported, errors come back as outcomes, and busy() settles.
 #include "app/job_runner.h"
 
+#include "engine/attention_math.h"
 #include "engine/error.h"
+#include "engine/mat_pool.h"
+#include "engine/variants/multi_head.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <set>
 #include <thread>
 
 namespace attn {
@@ -115,6 +119,49 @@ TEST(JobRunner, InputErrorsComeBackAsOutcomes) {
   EXPECT_EQ(o->status, JobOutcome::Status::InputError);
   EXPECT_EQ(o->error, "--heads: h=3 does not divide d=64");
   EXPECT_FALSE(o->output);
+}
+
+}  // namespace
+}  // namespace attn
+
+// Large buffers go back to the runner's pool when the UI lets go of a
+// result, and the next job at the same size writes into the same memory.
+namespace attn {
+namespace {
+
+JobRunner::Work multiHead(int64_t length) {
+  return [length](const RunContext& ctx) {
+    const Mat x = randomNormal(length, 32, 3, "x");
+    Result r;
+    multiHeadAttention(x, x, x, makeMultiHeadWeights(32, 2, 3), 2, false, true, ctx, r);
+    SceneOutput out;
+    out.result = shareResult(std::move(r), ctx.pool);
+    return out;
+  };
+}
+
+TEST(JobRunner, NextJobReusesTheBuffersOfAReleasedResult) {
+  JobRunner runner;
+  runner.submit(multiHead(600));  // 2 heads × [600, 600] floats: 1.4 MiB each, worth keeping
+  auto first = waitOutcome(runner);
+  ASSERT_TRUE(first && first->output && first->output->result);
+  std::set<const float*> old_buffers;
+  for (const Mat& m : first->output->result->weights) old_buffers.insert(m.data());
+  for (const Mat& m : first->output->result->scores) old_buffers.insert(m.data());
+  const Mat old_weights = first->output->result->weights[0];
+  first.reset();  // the UI swaps in a newer output: the last user lets go
+  runner.submit(multiHead(600));
+  const auto second = waitOutcome(runner);
+  ASSERT_TRUE(second && second->output && second->output->result);
+  const Result& r = *second->output->result;
+  for (const Mat& m : r.weights) EXPECT_TRUE(old_buffers.count(m.data())) << "weights in fresh memory";
+  for (const Mat& m : r.scores) EXPECT_TRUE(old_buffers.count(m.data())) << "scores in fresh memory";
+  EXPECT_EQ(r.weights[0], old_weights);  // same inputs: reused memory holds the recomputed values
+  // A different size takes fresh memory, and the kept ones stay for later.
+  runner.submit(multiHead(300));
+  const auto third = waitOutcome(runner);
+  ASSERT_TRUE(third && third->output && third->output->result);
+  EXPECT_FALSE(old_buffers.count(third->output->result->weights[0].data()));
 }
 
 }  // namespace

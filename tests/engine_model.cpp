@@ -216,6 +216,43 @@ void expectMatches(const ModelRun& run, const Reference& ref, int top_k) {
 }
 
 // [SECTION] Forward pass against the reference
+// The LM head runs on the asked positions only; their predictions equal the
+// all-positions run's, and the other rows stay empty.
+TEST(ModelForward, PredictAtRunsTheHeadOnTheAskedPositionsOnly) {
+  test::TempDir dir;
+  test::writeTinyModel(dir.path);
+  const auto model = loadModel(filesOnDisk(dir.path.string()));
+  const ModelRun all = runModel(*model, "the cat sat on", {.top_k = 3});
+  const int64_t L = static_cast<int64_t>(all.ids.size());
+  ASSERT_GE(L, 4);
+  const ModelRun some = runModel(*model, "the cat sat on", {.top_k = 3, .predict_at = {1, -1}});
+  ASSERT_EQ(some.top_k.size(), static_cast<size_t>(L));
+  for (int64_t i = 0; i < L; ++i) {
+    const auto& row = some.top_k[static_cast<size_t>(i)];
+    if (i != 1 && i != L - 1) {
+      EXPECT_TRUE(row.empty()) << "position " << i;
+      continue;
+    }
+    ASSERT_EQ(row.size(), 3u) << "position " << i;
+    for (size_t t = 0; t < 3; ++t) {
+      EXPECT_EQ(row[t].id, all.top_k[static_cast<size_t>(i)][t].id);
+      EXPECT_NEAR(row[t].probability, all.top_k[static_cast<size_t>(i)][t].probability, 1e-6);
+    }
+  }
+  EXPECT_LT(some.flops, all.flops);  // the head's FLOPs for 2 rows, not L
+  EXPECT_EQ(some.attention[0][0], all.attention[0][0]);
+  // predictTokens on the run's hidden states is the same function.
+  const auto again = predictTokens(*model, all.hidden, {2}, 3);
+  ASSERT_EQ(again[2].size(), 3u);
+  EXPECT_EQ(again[2][0].id, all.top_k[2][0].id);
+  try {
+    runModel(*model, "the cat sat on", {.predict_at = {L}});
+    ADD_FAILURE() << "position L was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--predict-at: position " + std::to_string(L)), std::string::npos) << e.what();
+  }
+}
+
 TEST(ModelForward, Gpt2MatchesLoopReference) {
   test::TempDir dir;
   const TinyModel tm = test::writeTinyModel(dir.path);

@@ -142,11 +142,12 @@ Inputs gaussianInputs(uint64_t seed, int64_t lq, int64_t lk, int64_t d, int64_t 
   return makeSynthetic(spec);
 }
 
-Result run(const std::string& name, const Inputs& in, const std::map<std::string, std::string>& set) {
+Result run(const std::string& name, const Inputs& in, const std::map<std::string, std::string>& set,
+           const RunContext& ctx) {
   const VariantInfo& info = variantOrThrow(name);
   Params p = Params::defaults(info.params);
   for (const auto& [k, v] : set) p.set(info.params, k, v);
-  return runVariant(info, in, p);
+  return runVariant(info, in, p, ctx);
 }
 
 void expectInputError(const std::function<void()>& f, const std::vector<std::string>& needles) {

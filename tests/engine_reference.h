@@ -50,7 +50,8 @@ Inputs gaussianInputs(uint64_t seed, int64_t lq, int64_t lk, int64_t d, int64_t 
 // Inputs given as --q/--k/--v files would give them (x = q, position tokens).
 Inputs givenQkv(const Mat& q, const Mat& k, const Mat& v);
 // Runs `name` through the registry with KEY=VALUE settings.
-Result run(const std::string& name, const Inputs& in, const std::map<std::string, std::string>& set = {});
+Result run(const std::string& name, const Inputs& in, const std::map<std::string, std::string>& set = {},
+           const RunContext& ctx = {});
 // Runs f, which must throw InputError whose message contains every needle.
 void expectInputError(const std::function<void()>& f, const std::vector<std::string>& needles);
 const Mat& recorded(const Result& r, const std::string& symbol);  // r.inputs[symbol], failing if absent

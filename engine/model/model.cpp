@@ -610,32 +610,50 @@ std::string tokenText(const Tokenizer& tok, int32_t id) {
   return s;
 }
 
-// Top-k of softmax(logits) per row.                               logits [L, V]
-std::vector<std::vector<Prediction>> topK(const Mat& logits, int k, const Tokenizer& tok, const RunContext& ctx) {
-  const int64_t L = logits.rows(), V = logits.cols();
+// Top-k of softmax(logits) for one row, by a single pass that keeps the k
+// best in order (a partial selection: O(V·k) with k ≤ a few, no V-sized sort
+// or index array).                                                 row [V]
+std::vector<Prediction> topKOfRow(const Eigen::Ref<const RowVec>& row, int k, const Tokenizer& tok) {
+  const int64_t V = row.size();
   const int kk = static_cast<int>(std::min<int64_t>(std::max(k, 0), V));
-  std::vector<std::vector<Prediction>> out(static_cast<size_t>(L));
-  if (kk == 0) return out;
-  parallelFor(L, ctx, [&](int64_t i) {
-    const auto row = logits.row(i);
-    const float mx = row.maxCoeff();
-    const double z = (row.array() - mx).exp().cast<double>().sum();  // softmax denominator
-    std::vector<int32_t> idx(static_cast<size_t>(V));
-    std::iota(idx.begin(), idx.end(), 0);
-    std::partial_sort(idx.begin(), idx.begin() + kk, idx.end(),
-                      [&](int32_t a, int32_t b) { return row(a) > row(b) || (row(a) == row(b) && a < b); });
-    for (int j = 0; j < kk; ++j) {
-      const int32_t id = idx[static_cast<size_t>(j)];
-      out[static_cast<size_t>(i)].push_back(
-          {id, tokenText(tok, id),
-           static_cast<float>(std::exp(static_cast<double>(row(id) - mx)) / z)});
-    }
-  });
+  if (kk == 0) return {};
+  const float mx = row.maxCoeff();
+  const double z = (row.array() - mx).exp().cast<double>().sum();  // softmax denominator
+  std::vector<int32_t> best;  // ids, best first; ties go to the smaller id
+  best.reserve(static_cast<size_t>(kk) + 1);
+  for (int32_t id = 0; id < V; ++id) {
+    if (static_cast<int>(best.size()) == kk && row(id) <= row(best.back())) continue;
+    auto at = std::find_if(best.begin(), best.end(), [&](int32_t b) { return row(id) > row(b); });
+    best.insert(at, id);
+    if (static_cast<int>(best.size()) > kk) best.pop_back();
+  }
+  std::vector<Prediction> out;
+  for (const int32_t id : best)
+    out.push_back({id, tokenText(tok, id), static_cast<float>(std::exp(static_cast<double>(row(id) - mx)) / z)});
   return out;
 }
 
 double seconds(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The positions ModelRunOptions::predict_at names, checked; all when empty.
+std::vector<int64_t> predictionRows(const ModelRunOptions& o, int64_t L) {
+  if (o.predict_at.empty()) {
+    std::vector<int64_t> all(static_cast<size_t>(L));
+    std::iota(all.begin(), all.end(), int64_t{0});
+    return all;
+  }
+  std::vector<int64_t> rows;
+  for (const int64_t i : o.predict_at) {
+    if (i < -L || i >= L)
+      throw InputError("--predict-at: position " + std::to_string(i) + " is outside the " + std::to_string(L) +
+                       " tokens (0 … " + std::to_string(L - 1) + ", or −1 … −" + std::to_string(L) + " from the end)");
+    rows.push_back(i < 0 ? L + i : i);
+  }
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  return rows;
 }
 
 // [SECTION] GPT-2 forward
@@ -678,13 +696,7 @@ void gpt2Forward(const Model& m, ModelRun& run, const ModelRunOptions& o, const 
   // hidden = LN(x; ln_f)                                           [L, d]
   layerNorm(x, m.ln_f_w, m.ln_f_b, c.ln_eps);
   run.hidden = std::move(x);
-  if (o.top_k > 0) {
-    // logits = hidden lm_headᵀ (tied to wte)                      [L, V]: row i predicts token i + 1
-    Mat logits;
-    linear(run.hidden, m.lm_head, nullptr, true, logits);
-    flops += linearFlops(L, m.lm_head);
-    run.top_k = topK(logits, o.top_k, *m.tokenizer, ctx);
-  }
+  if (o.top_k > 0) run.top_k = predictTokens(m, run.hidden, predictionRows(o, L), o.top_k, ctx, &flops);
   run.flops = flops;
 }
 
@@ -725,17 +737,7 @@ void bertForward(const Model& m, ModelRun& run, const ModelRunOptions& o, const 
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
   run.hidden = std::move(x);
-  if (m.mlm && o.top_k > 0) {
-    // t = LN(gelu(hidden W_tᵀ + b_t)); logits = t decoderᵀ + bias  [L, V]: row i predicts token i
-    Mat t;
-    linear(run.hidden, m.mlm_dense_w, m.mlm_dense_b, true, t);
-    geluErf(t);
-    layerNorm(t, m.mlm_ln_w, m.mlm_ln_b, c.ln_eps);
-    Mat logits;
-    linear(t, m.mlm_decoder, m.mlm_bias, true, logits);
-    flops += linearFlops(L, m.mlm_dense_w) + linearFlops(L, m.mlm_decoder);
-    run.top_k = topK(logits, o.top_k, *m.tokenizer, ctx);
-  }
+  if (m.mlm && o.top_k > 0) run.top_k = predictTokens(m, run.hidden, predictionRows(o, L), o.top_k, ctx, &flops);
   run.flops = flops;
 }
 
@@ -782,6 +784,39 @@ ModelRun runModelIds(const Model& m, const std::vector<int32_t>& ids, const Mode
   run.threads = omp_get_max_threads();
   ctx.progress(1.0f);
   return run;
+}
+
+std::vector<std::vector<Prediction>> predictTokens(const Model& m, const Mat& hidden,
+                                                   const std::vector<int64_t>& positions, int k,
+                                                   const RunContext& ctx, double* flops) {
+  const ModelConfig& c = m.info.config;
+  const int64_t L = hidden.rows(), P = static_cast<int64_t>(positions.size());
+  std::vector<std::vector<Prediction>> out(static_cast<size_t>(L));
+  const bool gpt2 = c.arch == Architecture::Gpt2;
+  if (k <= 0 || P == 0 || (!gpt2 && !m.mlm)) return out;
+  // h = hidden[positions]                                          [P, d]
+  Mat h(P, hidden.cols());
+  for (int64_t p = 0; p < P; ++p) h.row(p) = hidden.row(positions[static_cast<size_t>(p)]);
+  Mat logits;
+  double f = 0;
+  if (gpt2) {
+    // logits = h lm_headᵀ (tied to wte)                            [P, V]: row of position i predicts token i + 1
+    linear(h, m.lm_head, nullptr, true, logits);
+    f = linearFlops(P, m.lm_head);
+  } else {
+    // t = LN(gelu(h W_tᵀ + b_t)); logits = t decoderᵀ + bias        [P, V]: row of position i predicts token i
+    Mat t;
+    linear(h, m.mlm_dense_w, m.mlm_dense_b, true, t);
+    geluErf(t);
+    layerNorm(t, m.mlm_ln_w, m.mlm_ln_b, c.ln_eps);
+    linear(t, m.mlm_decoder, m.mlm_bias, true, logits);
+    f = linearFlops(P, m.mlm_dense_w) + linearFlops(P, m.mlm_decoder);
+  }
+  parallelFor(P, ctx, [&](int64_t p) {
+    out[static_cast<size_t>(positions[static_cast<size_t>(p)])] = topKOfRow(logits.row(p), k, *m.tokenizer);
+  });
+  if (flops) *flops += f;
+  return out;
 }
 
 ModelRun runModel(const Model& m, const std::string& text, const ModelRunOptions& options, const RunContext& ctx) {

@@ -2,6 +2,7 @@
 
 #include "engine/attention_math.h"
 #include "engine/error.h"
+#include "engine/mat_pool.h"
 #include "engine/parallel.h"
 #include "engine/registry.h"
 
@@ -40,7 +41,8 @@ void multiHeadAttention(const Mat& xq, const Mat& xk, const Mat& xv, const Multi
     throw InputError(what + ": inputs must share d_model (q has " + std::to_string(d) + ", k has " +
                      std::to_string(xk.cols()) + ", v has " + std::to_string(xv.cols()) + ")");
   const int64_t dk = headDim(d, heads);
-  checkDenseBudget(heads, lq, lk, 2, what);
+  const bool keep = ctx.keep_weights;  // false: output only, no [h, Lq, Lk] matrix is formed
+  if (keep) checkDenseBudget(heads, lq, lk, 2, what);
 
   // Q = X W^q, K = X_kv W^k, V = X_kv W^v          [L, d] each, all heads at once
   const Mat q = xq * w.w_q;
@@ -48,16 +50,19 @@ void multiHeadAttention(const Mat& xq, const Mat& xk, const Mat& xv, const Multi
   const Mat v = xv * w.w_v;
   ctx.progress(0.1f);
 
-  const Mat mask = causal ? causalMask(lq, lk) : Mat();
+  const Mat mask = causal && keep ? causalMask(lq, lk) : Mat();
   const float s = scale ? 1.0f / std::sqrt(static_cast<float>(dk)) : 1.0f;  // 1/√d_k
-  // Buffers already in `r` with the right shape are reused: at L = 4096 the
-  // 2·h·L² floats are 1 GiB, and fresh pages cost more than the softmax.
-  r.scores.resize(heads);
-  r.weights.resize(heads);
+  // Buffers already in `r` with the right shape are reused, others come from
+  // ctx.pool: at L = 4096 the 2·h·L² floats are 1 GiB, and fresh pages cost
+  // more than the softmax.
+  r.scores.resize(keep ? heads : 0);
+  r.weights.resize(keep ? heads : 0);
+  r.streamed_shape = keep ? std::array<int64_t, 3>{} : std::array<int64_t, 3>{heads, lq, lk};
   Mat concat(lq, d);  // Concat(head_1 … head_h)  [Lq, d]
   // Work is (head, block of query rows) pairs, so both cores stay busy at
-  // small L too; each pair's GEMMs run single-threaded inside.
-  const int64_t block = attendBlockRows(lk);
+  // small L too; each pair's GEMMs run single-threaded inside. Streaming
+  // blocks hold only [rows, key tile] scores, so they can be taller.
+  const int64_t block = keep ? attendBlockRows(lk) : 64;
   const int64_t blocks = (lq + block - 1) / block;
   // Q_h, K_h, V_h, head_h as contiguous [L, d_k] copies: the per-block GEMMs
   // then read and write dense panels (measured ~15% faster at L = 4096 than
@@ -68,18 +73,22 @@ void multiHeadAttention(const Mat& xq, const Mat& xk, const Mat& xv, const Multi
     kh[h] = k.middleCols(h * dk, dk);
     vh[h] = v.middleCols(h * dk, dk);
     oh[h].resize(lq, dk);
-    r.scores[h].resize(lq, lk);
-    r.weights[h].resize(lq, lk);
+    if (!keep) continue;
+    ensureShape(r.scores[h], lq, lk, ctx.pool.get());
+    ensureShape(r.weights[h], lq, lk, ctx.pool.get());
   }
   std::atomic<int64_t> done{0};
   parallelFor(heads * blocks, ctx, [&](int64_t t) {
-    const int64_t h = t / blocks, r0 = (t % blocks) * block;
+    const int64_t h = t / blocks, r0 = (t % blocks) * block, n = std::min(block, lq - r0);
     // head_h[rows] = softmax(Q_h[rows] K_hᵀ / √d_k) V_h        [rows, d_k]
-    attendRows(qh[h], kh[h], vh[h], s, mask, r.scores[h], r.weights[h], oh[h], r0, std::min(block, lq - r0));
-    const int64_t n = ++done;
-    if (ctx.on_progress && n % blocks == 0) {
+    if (keep)
+      attendRows(qh[h], kh[h], vh[h], s, mask, r.scores[h], r.weights[h], oh[h], r0, n);
+    else
+      attendRowsStreaming(qh[h], kh[h], vh[h], s, causal, oh[h], r0, n);
+    const int64_t done_now = ++done;
+    if (ctx.on_progress && done_now % blocks == 0) {
 #pragma omp critical(attn_progress)
-      ctx.on_progress(0.1f + 0.8f * static_cast<float>(n) / static_cast<float>(heads * blocks));
+      ctx.on_progress(0.1f + 0.8f * static_cast<float>(done_now) / static_cast<float>(heads * blocks));
     }
   });
   for (int64_t h = 0; h < heads; ++h) concat.middleCols(h * dk, dk) = oh[h];

@@ -4,8 +4,10 @@
 #include "engine/attention_math.h"
 #include "engine/error.h"
 #include "engine/npy.h"
+#include "engine/parallel.h"
 #include "engine/registry.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attn {
@@ -31,35 +33,45 @@ VariantInfo makeScaledDotProductVariant() {
     const Mat& k = in.key();
     const Mat& val = in.value();
     const int64_t lq = q.rows(), lk = k.rows();
-    checkDenseBudget(1, lq, lk, 2, "scaled-dot-product");
-    Mat mask;
-    if (const std::string& path = p.getString("mask"); !path.empty()) {
-      const Array a = readNpy(path, "mask");
-      mask = a.toMat(path + " (mask)");
-      if (mask.rows() != lq || mask.cols() != lk)
-        throw InputError(path + " (mask): expected shape [" + std::to_string(lq) + ", " + std::to_string(lk) +
-                         "] (Lq, Lk), got " + a.shapeString());
-      mask = (mask.array() != 0.0f).cast<float>();
-    }
-    if (p.getBool("causal")) {
-      const Mat c = causalMask(lq, lk);
-      mask = mask.size() ? Mat(mask.cwiseProduct(c)) : c;
-    }
+    const std::string& mask_path = p.getString("mask");
+    const float scale = p.getBool("scale") ? 1.0f / std::sqrt(static_cast<float>(q.cols())) : 1.0f;
     Result r;
     r.q_tokens = in.tokens;
     r.k_tokens = in.k ? in.source_tokens : in.tokens;
-    r.scores.resize(1);
-    r.weights.resize(1);
     r.output.resize(lq, val.cols());
-    const float scale = p.getBool("scale") ? 1.0f / std::sqrt(static_cast<float>(q.cols())) : 1.0f;
-    ctx.check();
-    attendHead(q, k, val, scale, mask, r.scores[0], r.weights[0], r.output);
-    r.mask = mask;
+    if (!ctx.keep_weights && mask_path.empty()) {
+      // Output only: query rows in blocks, keys streamed (no [Lq, Lk] matrix).
+      const int64_t block = 64;
+      parallelFor((lq + block - 1) / block, ctx, [&](int64_t b) {
+        attendRowsStreaming(q, k, val, scale, p.getBool("causal"), r.output, b * block, std::min(block, lq - b * block));
+      });
+      r.streamed_shape = {1, lq, lk};
+    } else {
+      checkDenseBudget(1, lq, lk, 2, "scaled-dot-product");
+      Mat mask;
+      if (!mask_path.empty()) {
+        const Array a = readNpy(mask_path, "mask");
+        mask = a.toMat(mask_path + " (mask)");
+        if (mask.rows() != lq || mask.cols() != lk)
+          throw InputError(mask_path + " (mask): expected shape [" + std::to_string(lq) + ", " + std::to_string(lk) +
+                           "] (Lq, Lk), got " + a.shapeString());
+        mask = (mask.array() != 0.0f).cast<float>();
+      }
+      if (p.getBool("causal")) {
+        const Mat c = causalMask(lq, lk);
+        mask = mask.size() ? Mat(mask.cwiseProduct(c)) : c;
+      }
+      r.scores.resize(1);
+      r.weights.resize(1);
+      ctx.check();
+      attendHead(q, k, val, scale, mask, r.scores[0], r.weights[0], r.output);
+      r.mask = mask;
+      if (mask.size()) r.inputs["mask"] = mask;
+    }
     r.flops = 2.0 * lq * lk * q.cols() + 2.0 * lq * lk * val.cols();
     r.inputs["q"] = q;
     r.inputs["k"] = k;
     r.inputs["v"] = val;
-    if (mask.size()) r.inputs["mask"] = mask;
     return r;
   };
   return v;
