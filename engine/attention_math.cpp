@@ -1,6 +1,7 @@
 #include "engine/attention_math.h"
 
 #include "engine/error.h"
+#include "engine/gemm.h"
 #include "engine/mat_pool.h"
 
 #include <algorithm>
@@ -112,11 +113,11 @@ int64_t attendBlockRows(int64_t lk) { return std::max<int64_t>(8, (int64_t{512} 
 void attendRows(const MatRef& q, const MatRef& k, const MatRef& v, float scale, const Mat& mask, Mat& scores,
                 Mat& weights, Eigen::Ref<Mat> out, int64_t row0, int64_t n) {
   // scores[rows] = q[rows] kᵀ · scale                 [n, Lk]
-  scores.middleRows(row0, n).noalias() = (q.middleRows(row0, n) * scale) * k.transpose();
+  gemm(q.middleRows(row0, n), k, true, scale, 0.0f, scores.middleRows(row0, n));
   // weights[rows] = softmax(scores[rows] where mask)  [n, Lk]
   for (int64_t i = row0; i < row0 + n; ++i) softmaxRow(scores, mask, weights, i);
   // out[rows] = weights[rows] v                        [n, d_v]
-  out.middleRows(row0, n).noalias() = weights.middleRows(row0, n) * v;
+  gemm(weights.middleRows(row0, n), v, false, 1.0f, 0.0f, out.middleRows(row0, n));
 }
 
 void attendRowsStreaming(const MatRef& q, const MatRef& k, const MatRef& v, float scale, bool causal,
@@ -134,7 +135,7 @@ void attendRowsStreaming(const MatRef& q, const MatRef& k, const MatRef& v, floa
     const int64_t t = std::min(kAttendKeyTile, key_end - j0);
     auto st = s.leftCols(t);
     // S = q[rows] k[tile]ᵀ · scale                       [n, t]
-    st.noalias() = (q.middleRows(row0, n) * scale) * k.middleRows(j0, t).transpose();
+    gemm(q.middleRows(row0, n), k.middleRows(j0, t), true, scale, 0.0f, st);
     for (int64_t r = 0; r < n; ++r) {
       auto row = st.row(r).array();
       // Causal: keys j > i + offset of this tile are masked.
@@ -152,7 +153,7 @@ void attendRowsStreaming(const MatRef& q, const MatRef& k, const MatRef& v, floa
       m(r) = m_new;
     }
     // O += P v[tile]                                    [n, d_v]
-    o.noalias() += st * v.middleRows(j0, t);
+    gemm(st, v.middleRows(j0, t), false, 1.0f, 1.0f, o);
   }
   for (int64_t r = 0; r < n; ++r) {
     if (l(r) > 0)

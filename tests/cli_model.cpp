@@ -93,6 +93,28 @@ TEST(ModelCli, BertRunHasMaskedLmPredictionsAndTruncates) {
   EXPECT_EQ(tokens["tokens"][15], "[SEP]");
 }
 
+// --predict-at: the LM head at the named positions only; meta.json says which.
+TEST(ModelCli, PredictAtWritesThoseRowsOnly) {
+  test::TempDir dir;
+  const test::TinyModel tm = test::writeTinyModel(dir / "gpt2");
+  const auto model = loadModel(filesOnDisk(tm.dir.string()));
+  const ModelRun all = runModel(*model, "the cat sat", {.top_k = 2});
+  const int64_t L = static_cast<int64_t>(all.ids.size());
+  for (const auto& [flag, positions] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
+           {"last", {L - 1}}, {"0,-1", {0, L - 1}}, {"1", {1}}}) {
+    const fs::path out = dir / ("run-" + flag);
+    const test::RunResult r = runAttnlab({"model", "run", tm.dir.string(), "--text", "the cat sat", "--out",
+                                          out.string(), "--top-k", "2", "--predict-at", flag});
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json meta = nlohmann::json::parse(test::slurp(out / "meta.json"));
+    EXPECT_EQ(meta["top_k_positions"].get<std::vector<int64_t>>(), positions) << flag;
+    ASSERT_EQ(meta["top_k"].size(), positions.size()) << flag;
+    for (size_t n = 0; n < positions.size(); ++n)
+      EXPECT_EQ(meta["top_k"][n][0]["id"], all.top_k[static_cast<size_t>(positions[n])][0].id) << flag;
+    EXPECT_LT(meta["flops"].get<double>(), all.flops) << flag;  // the head on fewer rows
+  }
+}
+
 // Exit 2, one line naming the problem, and no output folder (nor staging leftovers).
 void expectBadInput(const std::vector<std::string>& args, const fs::path& parent, const std::string& part) {
   const test::RunResult r = runAttnlab(args);
@@ -111,6 +133,10 @@ TEST(ModelCli, BadInputExitsTwoWithoutOutput) {
   expectBadInput({"model", "run", m, "--text", "", "--out", out}, dir.path, "empty");
   expectBadInput({"model", "run", m, "--text", "abcdefghijklmnopqrstuvwxyz", "--out", out}, dir.path, "--truncate");
   expectBadInput({"model", "run", m, "--text", "the", "--out", out, "--top-k", "-1"}, dir.path, "--top-k");
+  expectBadInput({"model", "run", m, "--text", "the", "--out", out, "--predict-at", "first"}, dir.path, "--predict-at");
+  expectBadInput({"model", "run", m, "--text", "the", "--out", out, "--predict-at", "1,,2"}, dir.path, "--predict-at");
+  expectBadInput({"model", "run", m, "--text", "the cat", "--out", out, "--predict-at", "99"}, dir.path,
+                 "--predict-at: position 99");
   expectBadInput({"model", "run", (dir / "nowhere").string(), "--text", "the", "--out", out}, dir.path,
                  "no such model folder");
   expectBadInput({"model", "run", m, "--text", "the"}, dir.path, "--out");

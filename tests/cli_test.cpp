@@ -110,6 +110,26 @@ TEST(CliCompute, NoWeightsSkipsWeightsFile) {
   EXPECT_TRUE(std::filesystem::exists(t / "r/meta.json"));
 }
 
+// Output only: multi-head streams the keys and never forms an [L, L]
+// matrix, so at L = 8192 the process stays far below one dense head
+// (256 MiB), and no scores, weights or mask are written.
+TEST(CliCompute, NoWeightsMultiHeadNeverHoldsLTimesL) {
+  TempDir t;
+  const RunResult r = runAttnlab({"compute", "multi-head", "--length", "8192", "--dim", "32", "--heads", "1",
+                                  "--no-weights", "--out", (t / "r").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("(streamed, not kept)"), std::string::npos) << r.out;
+  for (const char* f : {"weights.npy", "scores.npy", "mask.npy"})
+    EXPECT_FALSE(std::filesystem::exists(t / "r" / f)) << f;
+  EXPECT_EQ(readNpy(t / "r/output.npy", "output").shape, (std::vector<int64_t>{8192, 32}));
+  const nlohmann::json meta = nlohmann::json::parse(slurp(t / "r/meta.json"));
+  EXPECT_EQ(meta["shapes"]["weights"], nlohmann::json({1, 8192, 8192}));
+  EXPECT_GT(meta["page_faults"].get<int64_t>(), 0);
+  const double peak = meta["peak_rss_bytes"].get<double>();
+  EXPECT_GT(peak, 0.0);
+  EXPECT_LT(peak, 128.0 * (1 << 20)) << "peak RSS " << peak / (1 << 20) << " MiB";
+}
+
 TEST(CliCompute, ScaledDotProductOnGivenQkvFiles) {
   TempDir t;
   // q = [[1,0],[0,1]], k = [[1,0],[0,1],[1,1]], v = 3×1; hand-computed softmax.

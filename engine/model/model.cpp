@@ -11,13 +11,12 @@
 #include "engine/model/model.h"
 
 #include "engine/attention_math.h"
+#include "engine/gemm.h"
 #include "engine/parallel.h"
 
-#include <cblas.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <deque>
@@ -568,17 +567,12 @@ void geluErf(Mat& x) {
 }
 
 // y = x W + b (Conv1D, W [in, out]) or y = x Wᵀ + b (nn.Linear, W [out, in])     [L, out]
-// OpenBLAS's sgemm: on this machine's AVX2 cores it runs these short-and-wide
-// products (128 tokens × 768 → 3072) ~1.5× faster than Eigen's GEMM, which
-// `attnlab bench --only model` needs for its 250 ms forward pass.
+// Through engine/gemm.h (OpenBLAS): ~1.5× Eigen's GEMM on these
+// short-and-wide products (128 tokens × 768 → 3072).
 void linear(const Mat& x, const Weight& w, const Weight* b, bool transposed, Mat& y) {
-  const int64_t in = transposed ? w.cols : w.rows, out = transposed ? w.rows : w.cols;
-  assert(x.cols() == in);  // shapes were checked against the config at load
-  y.resize(x.rows(), out);
+  y.resize(x.rows(), transposed ? w.rows : w.cols);  // shapes were checked against the config at load
   if (b) y.rowwise() = b->vec();
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, transposed ? CblasTrans : CblasNoTrans, static_cast<int>(x.rows()),
-              static_cast<int>(out), static_cast<int>(in), 1.0f, x.data(), static_cast<int>(in), w.data,
-              static_cast<int>(w.cols), b ? 1.0f : 0.0f, y.data(), static_cast<int>(out));
+  gemm(x, w.mat(), transposed, 1.0f, b ? 1.0f : 0.0f, y);
 }
 void linear(const Mat& x, const Weight& w, const Weight& b, bool transposed, Mat& y) {
   linear(x, w, &b, transposed, y);

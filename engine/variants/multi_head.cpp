@@ -2,6 +2,7 @@
 
 #include "engine/attention_math.h"
 #include "engine/error.h"
+#include "engine/gemm.h"
 #include "engine/mat_pool.h"
 #include "engine/parallel.h"
 #include "engine/registry.h"
@@ -45,9 +46,9 @@ void multiHeadAttention(const Mat& xq, const Mat& xk, const Mat& xv, const Multi
   if (keep) checkDenseBudget(heads, lq, lk, 2, what);
 
   // Q = X W^q, K = X_kv W^k, V = X_kv W^v          [L, d] each, all heads at once
-  const Mat q = xq * w.w_q;
-  const Mat k = xk * w.w_k;
-  const Mat v = xv * w.w_v;
+  const Mat q = product(xq, w.w_q);
+  const Mat k = product(xk, w.w_k);
+  const Mat v = product(xv, w.w_v);
   ctx.progress(0.1f);
 
   const Mat mask = causal && keep ? causalMask(lq, lk) : Mat();
@@ -93,7 +94,7 @@ void multiHeadAttention(const Mat& xq, const Mat& xk, const Mat& xv, const Multi
   });
   for (int64_t h = 0; h < heads; ++h) concat.middleCols(h * dk, dk) = oh[h];
   // MultiHead = Concat(head_1 … head_h) W^o          [Lq, d]
-  r.output.noalias() = concat * w.w_o;
+  r.output = product(concat, w.w_o);
   r.mask = mask;
   r.flops = 2.0 * (lq + 2.0 * lk + lq) * d * d  // the four projections
             + 4.0 * lq * lk * d;                 // Q_h K_hᵀ and P_h V_h over all heads

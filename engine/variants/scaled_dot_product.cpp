@@ -3,6 +3,7 @@
 // on the given Q, K, V directly (no projections, one head).
 #include "engine/attention_math.h"
 #include "engine/error.h"
+#include "engine/mat_pool.h"
 #include "engine/npy.h"
 #include "engine/parallel.h"
 #include "engine/registry.h"
@@ -63,6 +64,8 @@ VariantInfo makeScaledDotProductVariant() {
       }
       r.scores.resize(1);
       r.weights.resize(1);
+      ensureShape(r.scores[0], lq, lk, ctx.pool.get());  // from the GUI's pool when it has one
+      ensureShape(r.weights[0], lq, lk, ctx.pool.get());
       ctx.check();
       attendHead(q, k, val, scale, mask, r.scores[0], r.weights[0], r.output);
       r.mask = mask;

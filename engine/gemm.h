@@ -1,0 +1,21 @@
+// The one matrix product the engine's hot paths use: OpenBLAS's sgemm on
+// row-major float matrices (the OpenMP build, so it shares the engine's
+// threads: inside a parallel region it runs on the calling thread alone).
+// On this machine kind it runs ~1.5× Eigen's GEMM (bench: the GEMM rates).
+// OpenBLAS splits the rows and columns of C among threads, never the inner
+// sum, so every entry's arithmetic is the same at any thread count.
+#pragma once
+
+#include "engine/tensor.h"
+
+namespace attn {
+
+// out = alpha · a · op(b) + beta · out, op(b) = bᵀ when `b_transposed`.
+// Blocks of row-major matrices (middleRows, middleCols) are fine: their
+// outer strides are passed on. `out` must already have its shape.
+void gemm(const MatRef& a, const MatRef& b, bool b_transposed, float alpha, float beta, Eigen::Ref<Mat> out);
+
+// a · b into a new matrix.
+Mat product(const MatRef& a, const MatRef& b);
+
+}  // namespace attn
