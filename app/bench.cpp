@@ -63,7 +63,7 @@ double fitExponent(const std::vector<double>& x, const std::vector<double>& y) {
   return den != 0 ? (static_cast<double>(n) * sxy - sx * sy) / den : 0.0;
 }
 
-// [SECTION] Multi-head against GEMM and PyTorch
+// [SECTION] Multi-head, cold and warm, against the GEMM rate
 namespace {
 
 // Square float GEMM C = A B at n = 2048 through engine/gemm.h, the product

@@ -25,7 +25,9 @@ MultiHeadWeights makeMultiHeadWeights(int64_t d, int64_t heads, uint64_t seed);
 // MultiHead(Q, K, V) = Concat(head_1 … head_h) W^o,
 // head_i = softmax(Q W^q_i (K W^k_i)ᵀ / √d_k) V W^v_i.
 // Fills weights/scores/output/inputs/flops of `r`; `r.variant`, when set,
-// names the variant in errors. `xq` [Lq, d], `xk`, `xv` [Lk, d].
+// names the variant in errors. `xq` [Lq, d], `xk`, `xv` [Lk, d]. With
+// ctx.keep_weights off only the output is formed (attendRowsStreaming: no
+// [h, Lq, Lk] array; r.streamed_shape says what it would have been).
 void multiHeadAttention(const Mat& xq, const Mat& xk, const Mat& xv, const MultiHeadWeights& w, int64_t heads,
                         bool causal, bool scale, const RunContext& ctx, Result& r);
 
