@@ -5,15 +5,17 @@
 #pragma once
 
 // The one place Eigen is included. GCC 12 reports -Wmaybe-uninitialized
-// inside its own AVX-512 intrinsics (avx512fintrin.h's _mm512_undefined_ps,
-// `__m512 __Y = __Y;`, GCC bug 105593) when Eigen's packet code inlines them,
-// and the inlining into our functions defeats the system-header silence.
-// Diagnostic pragmas are matched by source location, so ignoring that one
-// warning over this include covers exactly the intrinsics and Eigen, and
-// leaves it on for our own code. Every other file reaches Eigen through here.
+// (at -O3) or -Wuninitialized (at -O2, and with sanitizers) inside its own
+// AVX-512 intrinsics (avx512fintrin.h's _mm512_undefined_ps, `__m512 __Y =
+// __Y;`, GCC bug 105593) when Eigen's packet code inlines them, and the
+// inlining into our functions defeats the system-header silence.
+// Diagnostic pragmas are matched by source location, so ignoring those two
+// warnings over this include covers exactly the intrinsics and Eigen, and
+// leaves them on for our own code. Every other file reaches Eigen through here.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #if defined(__x86_64__)
 #include <immintrin.h>
