@@ -2,8 +2,10 @@
 // row-major float matrices (the OpenMP build, so it shares the engine's
 // threads: inside a parallel region it runs on the calling thread alone).
 // On this machine kind it runs ~1.5× Eigen's GEMM (bench: the GEMM rates).
-// OpenBLAS splits the rows and columns of C among threads, never the inner
-// sum, so every entry's arithmetic is the same at any thread count.
+// A large product outside a parallel region is cut into tiles that depend on
+// its shape alone, one single-threaded sgemm each across the OpenMP threads,
+// so every entry's arithmetic is the same at any thread count (OpenBLAS's own
+// split is not: gemm.cpp).
 #pragma once
 
 #include "engine/tensor.h"
