@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 
 namespace attn {
 
@@ -30,15 +31,24 @@ std::filesystem::path settingsPath() {
   return base / "attnlab" / "settings.json";
 }
 
-GuiSettings loadSettings(const std::filesystem::path& path, std::string& warning) {
+namespace {
+
+// A number field clamped to [lo, hi], read as double: a float conversion of a
+// value beyond float's range (1e300) would be undefined behaviour.
+float clampedNumber(const nlohmann::json& j, const char* key, float def, float lo, float hi) {
+  const double v = j.value(key, static_cast<double>(def));
+  return static_cast<float>(std::clamp(v, static_cast<double>(lo), static_cast<double>(hi)));
+}
+
+}  // namespace
+
+GuiSettings parseSettings(const std::string& text, const std::string& where, std::string& warning) {
   GuiSettings s;
-  std::ifstream in(path);
-  if (!in) return s;
   try {
-    const nlohmann::json j = nlohmann::json::parse(in);
+    const nlohmann::json j = nlohmann::json::parse(text);
     if (!j.is_object()) throw std::runtime_error("expected a JSON object");
-    s.ui_scale = std::clamp(j.value("ui_scale", s.ui_scale), 0.5f, 4.0f);
-    s.font_size = std::clamp(j.value("font_size", s.font_size), 8.0f, 48.0f);
+    s.ui_scale = clampedNumber(j, "ui_scale", s.ui_scale, 0.5f, 4.0f);
+    s.font_size = clampedNumber(j, "font_size", s.font_size, 8.0f, 48.0f);
     s.dark = j.value("theme", std::string("dark")) != "light";
     Colormap c;
     if (colormapFromName(j.value("colormap", std::string()), c)) s.colormap = c;
@@ -46,10 +56,17 @@ GuiSettings loadSettings(const std::filesystem::path& path, std::string& warning
       for (const nlohmann::json& p : j.at("recent_models"))
         if (p.is_string() && s.recent_models.size() < kMaxRecentModels) s.recent_models.push_back(p.get<std::string>());
   } catch (const std::exception& e) {
-    warning = "ignoring settings file " + path.string() + ": " + e.what();
+    warning = "ignoring settings file " + where + ": " + e.what();
     return GuiSettings{};
   }
   return s;
+}
+
+GuiSettings loadSettings(const std::filesystem::path& path, std::string& warning) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return GuiSettings{};
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parseSettings(text, path.string(), warning);
 }
 
 bool saveSettings(const GuiSettings& s, const std::filesystem::path& path, std::string& error) {

@@ -26,7 +26,9 @@ constexpr size_t kMaxRecentModels = 8;
 void rememberModel(GuiSettings& s, const std::string& path);
 
 std::filesystem::path settingsPath();
-// On a corrupt file: defaults, and `warning` says what was wrong.
+// The settings file's text; `where` names it in the warning. On a corrupt
+// file: defaults, and `warning` says what was wrong.
+GuiSettings parseSettings(const std::string& text, const std::string& where, std::string& warning);
 GuiSettings loadSettings(const std::filesystem::path& path, std::string& warning);
 // Writes a temp file and renames; false (with `error`) when it cannot.
 bool saveSettings(const GuiSettings& s, const std::filesystem::path& path, std::string& error);

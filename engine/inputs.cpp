@@ -4,7 +4,9 @@
 #include "engine/error.h"
 #include "engine/npy.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 namespace attn {
@@ -123,29 +125,66 @@ Inputs makeFromText(const std::string& text, const std::string& source_text, int
   return in;
 }
 
-Inputs makeFromFiles(const std::string& x_path, const std::string& q_path, const std::string& k_path,
-                     const std::string& v_path, int64_t heads, uint64_t seed) {
+void checkInputMagnitude(std::span<const float> values, const std::string& where) {
+  float largest = 0;
+  for (const float v : values) largest = std::max(largest, std::fabs(v));
+  if (largest <= kMaxInputMagnitude) return;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, ": values up to ±%.0e are accepted, this array has %.3g (its scores would overflow float32)",
+                static_cast<double>(kMaxInputMagnitude), static_cast<double>(largest));
+  throw InputError(where + buf);
+}
+
+namespace {
+
+// A user's [L, d] input file, checked for shape and magnitude.
+Mat readInputMatrix(const std::string& path, const std::string& flag) {
+  const std::string where = path + " (" + flag + ")";
+  const Array a = readNpy(path, flag);
+  if (a.rank() != 2 || a.shape[0] == 0 || a.shape[1] == 0)
+    throw InputError(where + ": expected a non-empty 2-D array [L, d], got shape " + a.shapeString());
+  checkInputMagnitude(a.data, where);
+  return a.toMat(where);
+}
+
+}  // namespace
+
+Inputs makeFromMatrices(Mat x, std::optional<Mat> q, std::optional<Mat> k, std::optional<Mat> v, int64_t heads,
+                        uint64_t seed) {
   Inputs in;
   in.seed = seed;
   in.heads = heads;
-  if (!x_path.empty()) {
-    in.x = readNpy(x_path, "--x").toMat(x_path + " (--x)");
-  }
-  const bool any_qkv = !q_path.empty() || !k_path.empty() || !v_path.empty();
-  if (any_qkv) {
-    if (q_path.empty() || k_path.empty() || v_path.empty())
-      throw InputError("--q/--k/--v: give all three files (missing " +
-                       std::string(q_path.empty() ? "--q" : k_path.empty() ? "--k" : "--v") + ")");
-    in.q = readNpy(q_path, "--q").toMat(q_path + " (--q)");
-    in.k = readNpy(k_path, "--k").toMat(k_path + " (--k)");
-    in.v = readNpy(v_path, "--v").toMat(v_path + " (--v)");
-    if (x_path.empty()) in.x = *in.q;
+  in.x = std::move(x);
+  if (q || k || v) {
+    if (!q || !k || !v)
+      throw InputError("--q/--k/--v: give all three files (missing " + std::string(!q ? "--q" : !k ? "--k" : "--v") + ")");
+    if (in.x.size() == 0) in.x = *q;
+    in.q = std::move(q);
+    in.k = std::move(k);
+    in.v = std::move(v);
   }
   if (in.x.size() == 0) throw InputError("input: expected --x X.npy or --q/--k/--v files");
   in.tokens = positionTokens(in.query().rows(), "t");
   in.source_tokens = positionTokens(in.key().rows(), "s");
   in.validate();
   return in;
+}
+
+Inputs makeFromFiles(const std::string& x_path, const std::string& q_path, const std::string& k_path,
+                     const std::string& v_path, int64_t heads, uint64_t seed) {
+  const bool any_qkv = !q_path.empty() || !k_path.empty() || !v_path.empty();
+  if (any_qkv && (q_path.empty() || k_path.empty() || v_path.empty()))
+    throw InputError("--q/--k/--v: give all three files (missing " +
+                     std::string(q_path.empty() ? "--q" : k_path.empty() ? "--k" : "--v") + ")");
+  auto read = [](const std::string& path, const char* flag) {
+    return path.empty() ? std::optional<Mat>() : std::optional<Mat>(readInputMatrix(path, flag));
+  };
+  // Read in this order (function arguments have none), so the first bad file is the one named.
+  std::optional<Mat> x = read(x_path, "--x");
+  std::optional<Mat> q = read(q_path, "--q");
+  std::optional<Mat> k = read(k_path, "--k");
+  std::optional<Mat> v = read(v_path, "--v");
+  return makeFromMatrices(x ? std::move(*x) : Mat(), std::move(q), std::move(k), std::move(v), heads, seed);
 }
 
 void Inputs::validate() const {
@@ -158,6 +197,7 @@ void Inputs::validate() const {
   if (K.rows() == 0) throw InputError("k: expected at least one key, got an empty [0, d] matrix");
   if (Q.cols() != K.cols())
     throw InputError("q/k: d_k of q is " + cols(Q) + " but d_k of k is " + cols(K) + " (expected equal)");
+  if (V.cols() == 0) throw InputError("v: expected a non-empty [S, d_v] matrix, got an empty [S, 0] matrix");
   if (K.rows() != V.rows())
     throw InputError("k/v: k has " + rows(K) + " keys but v has " + rows(V) + " values (expected equal)");
   if (heads < 1) throw InputError("--heads: expected at least 1");

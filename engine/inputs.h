@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,16 @@ struct Inputs {
   void validate() const;
 };
 
+// The largest magnitude accepted in a user's array (x, q, k, v, a learned PE,
+// LSH's R). Scores multiply two projected values and sum d of them: with
+// |x| ≤ 1e15, projections ~1.6·|x| (the seeded W's gain) and d ≤ 8192 a score
+// stays below ~3e34, so no product, sum or softmax can reach float32's
+// 3.4e38 and no Inf or NaN comes out of finite input. Denormals are fine.
+inline constexpr float kMaxInputMagnitude = 1e15f;
+// Throws InputError naming `where` (a file and its flag), the largest
+// magnitude in `values` and the limit, when it is exceeded.
+void checkInputMagnitude(std::span<const float> values, const std::string& where);
+
 Inputs makeSynthetic(const SyntheticSpec& spec);
 
 // Whitespace tokens; each gets a deterministic embedding from its string
@@ -58,7 +69,13 @@ Inputs makeFromText(const std::string& text, const std::string& source_text, int
 std::vector<std::string> splitWhitespace(const std::string& text);
 std::vector<std::string> positionTokens(int64_t n, const std::string& prefix);  // "t0", "t1", ...
 
-// Loads --x / --q --k --v files; token labels are positions.
+// Inputs from matrices already admitted (finite, within kMaxInputMagnitude):
+// x, or q, k and v together (x is then q); token labels are positions.
+// Validated; throws InputError.
+Inputs makeFromMatrices(Mat x, std::optional<Mat> q, std::optional<Mat> k, std::optional<Mat> v, int64_t heads,
+                        uint64_t seed);
+
+// Loads --x / --q --k --v files (each checked by checkInputMagnitude) into makeFromMatrices.
 Inputs makeFromFiles(const std::string& x_path, const std::string& q_path, const std::string& k_path,
                      const std::string& v_path, int64_t heads, uint64_t seed);
 

@@ -93,6 +93,11 @@ std::vector<int32_t> sortByBucket(const std::vector<int32_t>& buckets, int64_t n
 
 namespace {
 
+// A logit that becomes a CSR entry: masked ones are −∞; anything else not
+// finite (which finite inputs within kMaxInputMagnitude never give) is left out too.
+bool keptLogit(float l) { return std::isfinite(l); }
+
+
 // The chunk structure of one head: who may attend to whom in each round.
 struct LshLayout {
   const LshOptions& o;
@@ -233,6 +238,11 @@ LshHead lshAttentionHead(const MatRef& q, const MatRef& v, const MatRef& rotatio
       Mat p = Mat::Zero(logits.rows(), logits.cols());
       for (int64_t a = 0; a < logits.rows(); ++a) {
         const int32_t i = queries[static_cast<size_t>(a)];
+        // The entries pass 2 writes, counted by the same test, so the CSR
+        // rows it fills are exactly as long as counted here, whatever the
+        // logits hold (a NaN that maxCoeff passed over once overran a row).
+        for (size_t b = 0; b < keys.size(); ++b)
+          if (keptLogit(logits(a, static_cast<int64_t>(b))) && lay.firstIn(r, i, keys[b])) ++distinct[static_cast<size_t>(i)];
         const float mx = logits.row(a).maxCoeff();
         if (mx == neg_inf) {  // no key in this round: its weight exp(z_r − z) is 0
           z(static_cast<int64_t>(r), i) = neg_inf;
@@ -242,8 +252,6 @@ LshHead lshAttentionHead(const MatRef& q, const MatRef& v, const MatRef& rotatio
         for (int64_t b = 0; b < logits.cols(); ++b) sum += p(a, b) = logits(a, b) == neg_inf ? 0.0f : std::exp(logits(a, b) - mx);
         p.row(a) /= sum;
         z(static_cast<int64_t>(r), i) = mx + std::log(sum);
-        for (size_t b = 0; b < keys.size(); ++b)
-          if (logits(a, static_cast<int64_t>(b)) != neg_inf && lay.firstIn(r, i, keys[b])) ++distinct[static_cast<size_t>(i)];
       }
       const Mat o_c = p * gatherRows(v, keys);  // [m, d_v]
       for (size_t a = 0; a < queries.size(); ++a) o_r[r].row(queries[a]) = o_c.row(static_cast<int64_t>(a));
@@ -280,7 +288,7 @@ LshHead lshAttentionHead(const MatRef& q, const MatRef& v, const MatRef& rotatio
         const int32_t i = queries[a];
         for (size_t b = 0; b < keys.size(); ++b) {
           const float l = logits(static_cast<int64_t>(a), static_cast<int64_t>(b));
-          if (l == neg_inf || !lay.firstIn(r, i, keys[b])) continue;
+          if (!keptLogit(l) || !lay.firstIn(r, i, keys[b])) continue;
           const auto e = static_cast<size_t>(fill[static_cast<size_t>(i)]++);
           w.indices[e] = keys[b];
           w.values[e] = n_ij(static_cast<int64_t>(a), static_cast<int64_t>(b)) * std::exp(l - z_all[static_cast<size_t>(i)]);

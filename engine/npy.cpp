@@ -112,7 +112,10 @@ Array parseNpy(const std::string& bytes, const std::string& where) {
                      " bytes, file has " + std::to_string(have) + (have < need ? " (truncated)" : ""));
   a.data.resize(n);
   const char* src = bytes.data() + data_start;
-  if (item == 4) {
+  if (n == 0) {
+    // Zero elements: nothing to copy (and an empty vector's data() may be null,
+    // which memcpy must not be given even for 0 bytes).
+  } else if (item == 4) {
     std::memcpy(a.data.data(), src, n * 4);
   } else {
     for (uint64_t i = 0; i < n; ++i) {

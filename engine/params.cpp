@@ -197,7 +197,7 @@ double Params::floatForHead(const std::string& key, int64_t head) const {
 
 nlohmann::json Params::toJson() const {
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& [k, v] : values_) std::visit([&](const auto& x) { j[k] = x; }, v);
+  for (const auto& kv : values_) std::visit([&](const auto& x) { j[kv.first] = x; }, kv.second);
   return j;
 }
 

@@ -129,6 +129,12 @@ Result runVariant(const VariantInfo& info, const Inputs& inputs, const Params& p
   r.variant = info.name;
   r.params = params;
   r.computeStats();
+  // Finite input (readers refuse NaN and Inf, and magnitudes beyond
+  // kMaxInputMagnitude) must give finite results; if a variant ever breaks
+  // that, say so as our bug rather than hand Inf or NaN to a view or a file.
+  if (const std::string bad = r.firstNonFinite(); !bad.empty())
+    throw std::logic_error(info.name + " produced NaN or infinite values in " + bad +
+                           " from finite input (a bug in AttnLab; please report it with the command)");
   return r;
 }
 

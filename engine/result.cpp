@@ -33,14 +33,18 @@ const Extra* Result::findExtra(const std::string& name) const {
 
 ValueStats ValueStats::of(const float* data, int64_t n) {
   float lo = std::numeric_limits<float>::infinity(), hi = -lo;
-#pragma omp parallel for reduction(min : lo) reduction(max : hi) schedule(static)
+  int64_t bad = 0;
+#pragma omp parallel for reduction(min : lo) reduction(max : hi) reduction(+ : bad) schedule(static)
   for (int64_t i = 0; i < n; ++i) {
-    if (!std::isfinite(data[i])) continue;
+    if (!std::isfinite(data[i])) {
+      ++bad;
+      continue;
+    }
     lo = std::min(lo, data[i]);
     hi = std::max(hi, data[i]);
   }
-  if (lo > hi) return {};  // empty or all non-finite
-  return {lo, hi};
+  if (lo > hi) return {0.0f, 0.0f, bad};  // empty or all non-finite
+  return {lo, hi, bad};
 }
 
 const Extra* Result::firstExtra(ExtraKind kind) const {
@@ -52,15 +56,39 @@ const Extra* Result::firstExtra(ExtraKind kind) const {
 void Result::computeStats() {
   ValueStats all{std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
   auto add = [&all](const float* data, int64_t n) {
+    if (n == 0) return;
     const ValueStats s = ValueStats::of(data, n);
+    all.non_finite += s.non_finite;
+    if (s.non_finite == n) return;  // no finite value: no range to merge
     all.min = std::min(all.min, s.min);
     all.max = std::max(all.max, s.max);
   };
   for (const Mat& w : weights) add(w.data(), w.size());
   if (weights.empty())
     for (const SparseRows& s : sparse) add(s.values.data(), static_cast<int64_t>(s.values.size()));
-  weights_stats = all.min <= all.max ? all : ValueStats{};
+  weights_stats = all.min <= all.max ? all : ValueStats{0.0f, 0.0f, all.non_finite};
   for (Extra& e : extras) e.stats = ValueStats::of(e.value.data.data(), e.value.size());
+}
+
+std::string Result::firstNonFinite(bool scan_all) const {
+  if (weights_stats.non_finite > 0) return "weights";
+  for (const Extra& e : extras)
+    if (e.stats.non_finite > 0) return "extras/" + e.name;
+  if (!output.allFinite()) return "output";
+  if (!scan_all) return "";
+  auto finite = [](const float* data, size_t n) { return std::all_of(data, data + n, [](float v) { return std::isfinite(v); }); };
+  for (const Mat& w : weights)  // dense copies beside a sparse result
+    if (!w.allFinite()) return "weights";
+  for (const Mat& s : scores)
+    if (!s.allFinite()) return "scores";
+  if (!mask.allFinite()) return "mask";
+  for (const SparseRows& s : sparse)
+    if (!finite(s.values.data(), s.values.size())) return "weights (sparse)";
+  for (const Stage& st : stages)
+    if (!finite(st.matrix.values.data(), st.matrix.values.size())) return "stage '" + st.title + "'";
+  for (const auto& [name, m] : inputs)
+    if (!m.allFinite()) return "inputs/" + name;
+  return "";
 }
 
 }  // namespace attn

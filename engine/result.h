@@ -38,6 +38,7 @@ std::string extraKindName(ExtraKind k);
 // (runVariant) so views and figures never rescan [H, L, L] per frame.
 struct ValueStats {
   float min = 0.0f, max = 0.0f;
+  int64_t non_finite = 0;  // NaN and ±Inf entries, counted in the same pass
   static ValueStats of(const float* data, int64_t n);
 };
 
@@ -147,6 +148,12 @@ struct Result {
   const Extra* firstExtra(ExtraKind kind) const;  // e.g. the QueryPosition overlay
   // Fills weights_stats (from sparse values when weights is empty) and every extra's stats.
   void computeStats();
+  // After computeStats: the first array with a NaN or an infinity, or ""
+  // when there is none. By default the weights, the extras (from their
+  // stats, no second pass) and the output; the scores, as large as the
+  // weights, are left out, since a non-finite score shows in its weights.
+  // `scan_all` also reads the scores, mask, walkthrough panels and inputs.
+  std::string firstNonFinite(bool scan_all = false) const;
 };
 
 }  // namespace attn

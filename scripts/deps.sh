@@ -15,7 +15,7 @@ else
     libgtest-dev libgmock-dev libbenchmark-dev
     xvfb xauth
     fonts-dejavu-core fonts-noto-cjk
-    clang-14 libclang-rt-14-dev
+    clang-14 libclang-rt-14-dev libomp-14-dev
   )
 
   # node and npm run the GPT-2 tokenizer reference (tests/tokenizer_expected.js);

@@ -281,7 +281,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"bad_bool", {"compute", "multi-head", "--set", "causal=maybe", "--out", "{dir}/o"}, "expected true or false"},
         BadCase{"mask_shape", {"compute", "scaled-dot-product", "--length", "4", "--set", "mask={dir}/mask_bad.npy", "--out", "{dir}/o"}, "expected shape [4, 4]"},
         BadCase{"too_large", {"compute", "multi-head", "--length", "300000", "--dim", "8", "--heads", "2", "--out", "{dir}/o"}, "more than the"},
-        BadCase{"empty_keys", {"compute", "dot", "--q", "{dir}/q8.npy", "--k", "{dir}/k0.npy", "--v", "{dir}/k0.npy", "--out", "{dir}/o"}, "k: expected at least one key"},
+        BadCase{"empty_keys", {"compute", "dot", "--q", "{dir}/q8.npy", "--k", "{dir}/k0.npy", "--v", "{dir}/k0.npy", "--out", "{dir}/o"}, "k0.npy (--k): expected a non-empty 2-D array"},
         BadCase{"huge_dim", {"compute", "multi-head", "--length", "2", "--dim", "200000", "--heads", "1", "--out", "{dir}/o"}, "needs [d, d] weight matrices"},
         BadCase{"view_not_listed", {"render", "sinusoidal-pe", "--view", "lines", "--out", "{dir}/f.png"}, "has no 'lines' view"},
         BadCase{"out_is_a_file", {"compute", "dot", "--out", "{dir}/q8.npy"}, "exists and is not a folder"},

@@ -529,8 +529,17 @@ TEST(ModelErrors, ConfigProblems) {
   test::setConfigField(tm, "n_head", "3");
   expectHas(loadError(dir.path), {"config.json", "heads (3) must divide the model width (8)"});
   test::setConfigField(tm, "n_head", R"("two")");
-  expectHas(loadError(dir.path), {"config.json", "field 'n_head' must be a positive integer"});
+  expectHas(loadError(dir.path), {"config.json", "field 'n_head' must be an integer from 1 to"});
+  // A lying config is refused before its sizes drive a loop or an allocation.
   test::setConfigField(tm, "n_head", "2");
+  test::setConfigField(tm, "n_layer", "1000000000000000000");
+  expectHas(loadError(dir.path), {"config.json", "field 'n_layer' must be an integer from 1 to 1024"});
+  test::setConfigField(tm, "n_layer", "18446744073709551615");
+  expectHas(loadError(dir.path), {"config.json", "field 'n_layer' must be an integer from 1 to 1024"});
+  test::setConfigField(tm, "n_layer", "2");
+  test::setConfigField(tm, "layer_norm_epsilon", "1e300");
+  expectHas(loadError(dir.path), {"config.json", "field 'layer_norm_epsilon' must be a number between 0 and 1"});
+  test::setConfigField(tm, "layer_norm_epsilon", "1e-5");
   test::setConfigField(tm, "activation_function", R"("relu")");
   expectHas(loadError(dir.path), {"config.json", "field 'activation_function' is 'relu'"});
   std::ofstream(dir / "config.json") << "{\"n_layer\": 2,";

@@ -76,6 +76,11 @@ namespace {
 std::string fileIn(const ModelFiles& files, const std::string& name) { return (fs::path(files.label) / name).string(); }
 
 // [SECTION] config.json
+// Bounds on a config's sizes, far above any released model (GPT-2 XL: 48
+// layers, d = 1600; the largest open models: d = 16,384, vocabularies of
+// 256k): layers, widths (heads, d, d_ff), and counts (positions, vocabulary).
+constexpr int64_t kMaxLayers = 1024, kMaxWidth = int64_t{1} << 20, kMaxCount = int64_t{1} << 24;
+
 struct ConfigReader {
   const nlohmann::json& j;
   std::string where;  // ".../config.json"
@@ -84,21 +89,27 @@ struct ConfigReader {
     const auto it = j.find(key);
     return it == j.end() || it->is_null() ? nullptr : &*it;
   }
-  int64_t positive(const std::string& key, std::optional<int64_t> def = std::nullopt) const {
+  // A size from 1 to `max`: the bound keeps every shape product the loader
+  // forms (3·d·d, V·d) inside int64 and refuses a lying config before it
+  // drives an allocation or a loop over 10¹⁸ layers.
+  int64_t positive(const std::string& key, int64_t max, std::optional<int64_t> def = std::nullopt) const {
     const nlohmann::json* v = find(key);
     if (!v) {
       if (def) return *def;
       throw InputError(where + ": field '" + key + "' is missing (expected a positive integer)");
     }
-    if (!v->is_number_integer() || v->get<int64_t>() <= 0)
-      throw InputError(where + ": field '" + key + "' must be a positive integer, got " + v->dump());
+    if (!v->is_number_integer() || (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(max)) ||
+        v->get<int64_t>() <= 0 || v->get<int64_t>() > max)
+      throw InputError(where + ": field '" + key + "' must be an integer from 1 to " + std::to_string(max) +
+                       ", got " + v->dump());
     return v->get<int64_t>();
   }
-  double number(const std::string& key, double def) const {
+  // A positive number below 1 (the LayerNorm ε).
+  double epsilon(const std::string& key, double def) const {
     const nlohmann::json* v = find(key);
     if (!v) return def;
-    if (!v->is_number() || v->get<double>() <= 0)
-      throw InputError(where + ": field '" + key + "' must be a positive number, got " + v->dump());
+    if (!v->is_number() || !(v->get<double>() > 0) || v->get<double>() >= 1)
+      throw InputError(where + ": field '" + key + "' must be a number between 0 and 1, got " + v->dump());
     return v->get<double>();
   }
   std::string text(const std::string& key, const std::string& def) const {
@@ -115,6 +126,8 @@ struct ConfigReader {
     throw InputError(where + ": field '" + key + "' is '" + got + "', but only " + list + " is supported");
   }
 };
+
+}  // namespace
 
 ModelConfig parseConfig(const std::string& text, const std::string& where) {
   nlohmann::json j;
@@ -137,24 +150,24 @@ ModelConfig parseConfig(const std::string& text, const std::string& where) {
   }
   if (c.arch_name == "GPT2LMHeadModel" || c.arch_name == "GPT2Model" || c.arch_name == "gpt2") {
     c.arch = Architecture::Gpt2;
-    c.layers = r.positive("n_layer");
-    c.heads = r.positive("n_head");
-    c.d_model = r.positive("n_embd");
-    c.d_ff = r.positive("n_inner", 4 * c.d_model);
-    c.positions = r.find("n_positions") ? r.positive("n_positions") : r.positive("n_ctx");
-    c.vocab = r.positive("vocab_size");
-    c.ln_eps = r.number("layer_norm_epsilon", 1e-5);
+    c.layers = r.positive("n_layer", kMaxLayers);
+    c.heads = r.positive("n_head", kMaxWidth);
+    c.d_model = r.positive("n_embd", kMaxWidth);
+    c.d_ff = r.positive("n_inner", kMaxWidth, 4 * c.d_model);
+    c.positions = r.find("n_positions") ? r.positive("n_positions", kMaxCount) : r.positive("n_ctx", kMaxCount);
+    c.vocab = r.positive("vocab_size", kMaxCount);
+    c.ln_eps = r.epsilon("layer_norm_epsilon", 1e-5);
     r.expect("activation_function", "gelu_new", {"gelu_new", "gelu_pytorch_tanh"});
   } else if (c.arch_name == "BertModel" || c.arch_name == "BertForMaskedLM" || c.arch_name == "bert") {
     c.arch = Architecture::Bert;
-    c.layers = r.positive("num_hidden_layers");
-    c.heads = r.positive("num_attention_heads");
-    c.d_model = r.positive("hidden_size");
-    c.d_ff = r.positive("intermediate_size");
-    c.positions = r.positive("max_position_embeddings");
-    c.vocab = r.positive("vocab_size");
-    c.type_vocab = r.positive("type_vocab_size", 2);
-    c.ln_eps = r.number("layer_norm_eps", 1e-12);
+    c.layers = r.positive("num_hidden_layers", kMaxLayers);
+    c.heads = r.positive("num_attention_heads", kMaxWidth);
+    c.d_model = r.positive("hidden_size", kMaxWidth);
+    c.d_ff = r.positive("intermediate_size", kMaxWidth);
+    c.positions = r.positive("max_position_embeddings", kMaxCount);
+    c.vocab = r.positive("vocab_size", kMaxCount);
+    c.type_vocab = r.positive("type_vocab_size", kMaxCount, 2);
+    c.ln_eps = r.epsilon("layer_norm_eps", 1e-12);
     r.expect("hidden_act", "gelu", {"gelu"});
     r.expect("position_embedding_type", "absolute", {"absolute"});
   } else {
@@ -166,6 +179,8 @@ ModelConfig parseConfig(const std::string& text, const std::string& where) {
                      std::to_string(c.d_model) + ")");
   return c;
 }
+
+namespace {
 
 // [SECTION] Tensors: what each architecture needs, with shapes from the config
 // A weight as a row-major view: into the mapped file (F32) or a converted copy.

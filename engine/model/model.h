@@ -39,6 +39,10 @@ struct ModelConfig {
   int64_t headDim() const { return d_model / heads; }
 };
 
+// Reads config.json's text (`where` names the file in errors): the
+// architecture and its sizes, each checked for type and range. Throws InputError.
+ModelConfig parseConfig(const std::string& text, const std::string& where);
+
 // Where the files come from: a folder on disk, or the embedded default.
 struct ModelFiles {
   std::string label;  // folder path or "embedded default model"

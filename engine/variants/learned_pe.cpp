@@ -30,6 +30,7 @@ VariantInfo makeLearnedPeVariant() {
         const Array a = readNpy(path, "pe");
         if (a.rank() != 2 || a.shape[0] == 0 || a.shape[1] == 0)
           throw InputError(path + " (pe): expected a non-empty 2-D array [L, d], got shape " + a.shapeString());
+        checkInputMagnitude(a.data, path + " (pe)");
         const Mat pe = a.toMat(path + " (pe)");
         ctx.check();
         const bool same_length = pe.rows() == static_cast<int64_t>(in.tokens.size());

@@ -334,6 +334,7 @@ Result lsh(const Inputs& in, const Params& p, const RunContext& ctx) {
     if (a.rank() != 2 || a.shape[0] != dh || a.shape[1] != o.rounds * half)
       throw InputError(path + " (R): expected shape [d_head, rounds·b/2] = [" + std::to_string(dh) + ", " +
                        std::to_string(o.rounds * half) + "], got " + a.shapeString());
+    checkInputMagnitude(a.data, path + " (R)");
     rot = a.toMat(path + " (R)");
   } else {
     rot = lshRotations(dh, o, in.seed);

@@ -1,0 +1,23 @@
+// libFuzzer target: a model's config.json. It must be refused with
+// InputError or give a configuration whose sizes are all in range and
+// consistent (the heads divide the width), since the loader multiplies them
+// into tensor shapes.
+#include "engine/error.h"
+#include "engine/model/model.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  try {
+    const attn::ModelConfig c = attn::parseConfig(text, "config.json");
+    for (const int64_t v : {c.layers, c.heads, c.d_model, c.d_ff, c.positions, c.vocab})
+      if (v <= 0 || v > (int64_t{1} << 24)) std::abort();
+    if (c.d_model % c.heads != 0 || c.headDim() <= 0) std::abort();
+    if (!(c.ln_eps > 0 && c.ln_eps < 1)) std::abort();
+  } catch (const attn::InputError&) {
+  }
+  return 0;
+}
