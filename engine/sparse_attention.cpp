@@ -129,6 +129,7 @@ void sparseMultiHeadAttention(const Inputs& in, std::vector<SparseRows> patterns
       throw InputError(what + ": projected v must be [" + std::to_string(len) + ", " + std::to_string(d) + "]");
     q = xq, k = xk, v = xv;
   } else {
+    checkSharedModelWidth(what, xq, xk, xv);
     w = makeMultiHeadWeights(d, heads, in.seed);
     q.noalias() = xq * w.w_q;
     k.noalias() = xk * w.w_k;

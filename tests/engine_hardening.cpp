@@ -121,6 +121,24 @@ TEST(ExtremeValues, LshCsrRowsMatchTheirCountsWhenLogitsOverflow) {
   for (int64_t i = 0; i < 16; ++i) EXPECT_LE(h.weights.rowBegin(i), h.weights.rowEnd(i));
 }
 
+// Found by fuzz_engine: v with another width than q and k reached the
+// sparse variants' V = X_v W^v with W^v [d, d] (an Eigen assert, and a read
+// past the end of v in a Release build). Every variant now refuses or copes.
+TEST(HostileShapes, ValueWidthUnlikeTheQueriesIsRefusedOrHandled) {
+  const Mat q = extremeMatrix(8, 8, 1.0f, 6), v = extremeMatrix(8, 5, 1.0f, 7);
+  const Inputs in = makeFromMatrices(Mat(), q, q, v, 2, 3);
+  for (const VariantInfo& info : variants()) {
+    SCOPED_TRACE(info.name);
+    try {
+      const Result r = runVariant(info, in, Params::defaults(info.params));
+      EXPECT_EQ(r.firstNonFinite(true), "");
+    } catch (const InputError&) {
+    }
+  }
+  expectInputError([&] { runVariant(variantOrThrow("sparse-strided"), in, Params::defaults(variantOrThrow("sparse-strided").params)); },
+                   {"sparse-strided", "inputs must share d_model", "v has 5"});
+}
+
 // [SECTION] config.json sizes
 
 TEST(HostileConfig, SizesBeyondAnyModelAreRefusedNamingTheField) {

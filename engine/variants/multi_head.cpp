@@ -34,13 +34,17 @@ MultiHeadWeights makeMultiHeadWeights(int64_t d, int64_t heads, uint64_t seed) {
   return w;
 }
 
+void checkSharedModelWidth(const std::string& what, const Mat& xq, const Mat& xk, const Mat& xv) {
+  if (xk.cols() != xq.cols() || xv.cols() != xq.cols())
+    throw InputError(what + ": inputs must share d_model (q has " + std::to_string(xq.cols()) + ", k has " +
+                     std::to_string(xk.cols()) + ", v has " + std::to_string(xv.cols()) + ")");
+}
+
 void multiHeadAttention(const Mat& xq, const Mat& xk, const Mat& xv, const MultiHeadWeights& w, int64_t heads,
                         bool causal, bool scale, const RunContext& ctx, Result& r) {
   const int64_t lq = xq.rows(), lk = xk.rows(), d = xq.cols();
   const std::string what = r.variant.empty() ? "multi-head" : r.variant;  // the variant named in errors
-  if (xk.cols() != d || xv.cols() != d)
-    throw InputError(what + ": inputs must share d_model (q has " + std::to_string(d) + ", k has " +
-                     std::to_string(xk.cols()) + ", v has " + std::to_string(xv.cols()) + ")");
+  checkSharedModelWidth(what, xq, xk, xv);
   const int64_t dk = headDim(d, heads);
   const bool keep = ctx.keep_weights;  // false: output only, no [h, Lq, Lk] matrix is formed
   if (keep) checkDenseBudget(heads, lq, lk, 2, what);

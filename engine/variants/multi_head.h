@@ -7,6 +7,8 @@
 #include "engine/run_context.h"
 #include "engine/tensor.h"
 
+#include <string>
+
 namespace attn {
 
 struct MultiHeadWeights {
@@ -21,6 +23,10 @@ int64_t headDim(int64_t d, int64_t heads);
 // fresh noise by α_h = 0.9·h/(H−1), so head 0 attends by similarity and
 // later heads increasingly by chance. Entries ~ N(0, gain²/d).
 MultiHeadWeights makeMultiHeadWeights(int64_t d, int64_t heads, uint64_t seed);
+
+// The seeded W^q, W^k, W^v are [d, d]: q, k and v must all have d columns.
+// Throws InputError naming `what` and the three widths.
+void checkSharedModelWidth(const std::string& what, const Mat& xq, const Mat& xk, const Mat& xv);
 
 // MultiHead(Q, K, V) = Concat(head_1 … head_h) W^o,
 // head_i = softmax(Q W^q_i (K W^k_i)ᵀ / √d_k) V W^v_i.
