@@ -54,7 +54,9 @@ release() {
 sanitize() {
   "$root/scripts/deps.sh"
   local dir="$root/build/sanitize"
-  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLAB_SANITIZE=ON -DATTNLAB_WERROR=ON \
+  # Warnings as errors are the Release build's job: instrumented code makes
+  # GCC 12 warn falsely in libstdc++ (CMakeLists.txt, ATTNLAB_SANITIZE).
+  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLAB_SANITIZE=ON -DATTNLAB_WERROR=OFF \
         -DATTNLAB_FUZZ=OFF -DATTNLAB_NPM_DIR="$npm_dir" >/dev/null
   cmake --build "$dir" -j"$(nproc)" --target attnlab attn_engine_tests attn_cli_tests attn_app_tests
   reference_ids
