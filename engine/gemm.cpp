@@ -19,7 +19,8 @@ void sgemmBlock(const MatRef& a, const MatRef& b, bool b_transposed, float alpha
               out.data() + r0 * out.outerStride() + c0, static_cast<int>(out.outerStride()));
 }
 
-// Below this many multiply-adds OpenBLAS never threads (its SMP_THRESHOLD_MIN).
+// Below this many multiply-adds OpenBLAS never threads (it threads above
+// SMP_THRESHOLD_MIN · GEMM_MULTITHREAD_THRESHOLD = 65536 · 4 by default).
 constexpr double kThreadedProduct = 65536.0;
 
 // About this many tiles per product, rounded so tile edges stay multiples of

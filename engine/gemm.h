@@ -2,10 +2,10 @@
 // row-major float matrices (the OpenMP build, so it shares the engine's
 // threads: inside a parallel region it runs on the calling thread alone).
 // On this machine kind it runs ~1.5× Eigen's GEMM (bench: the GEMM rates).
-// A large product outside a parallel region is cut into tiles that depend on
-// its shape alone, one single-threaded sgemm each across the OpenMP threads,
-// so every entry's arithmetic is the same at any thread count (OpenBLAS's own
-// split is not: gemm.cpp).
+// A large product is always cut into tiles that depend on its shape alone,
+// one single-threaded sgemm each, spread across the OpenMP threads (run one
+// after another inside a caller's parallel loop), so every entry's arithmetic
+// is the same at any thread count (OpenBLAS's own split is not: gemm.cpp).
 #pragma once
 
 #include "engine/tensor.h"

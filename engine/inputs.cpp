@@ -127,7 +127,10 @@ Inputs makeFromText(const std::string& text, const std::string& source_text, int
 
 void checkInputMagnitude(std::span<const float> values, const std::string& where) {
   float largest = 0;
-  for (const float v : values) largest = std::max(largest, std::fabs(v));
+  for (const float v : values) {
+    if (!std::isfinite(v)) throw InputError(where + ": contains NaN or infinite values");
+    largest = std::max(largest, std::fabs(v));
+  }
   if (largest <= kMaxInputMagnitude) return;
   char buf[160];
   std::snprintf(buf, sizeof buf, ": values up to ±%.0e are accepted, this array has %.3g (its scores would overflow float32)",

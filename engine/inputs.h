@@ -50,13 +50,16 @@ struct Inputs {
 };
 
 // The largest magnitude accepted in a user's array (x, q, k, v, a learned PE,
-// LSH's R). Scores multiply two projected values and sum d of them: with
-// |x| ≤ 1e15, projections ~1.6·|x| (the seeded W's gain) and d ≤ 8192 a score
-// stays below ~3e34, so no product, sum or softmax can reach float32's
-// 3.4e38 and no Inf or NaN comes out of finite input. Denormals are fine.
+// LSH's R, a model head's q, k, v). Scores multiply two projected values and
+// sum d of them. A seeded projection of |x| ≤ 1e15 is ~1.6·|x| typically and
+// at most ~0.8·√d·|x| when x lines up with a column of W, so for d ≤ 8192 a
+// score stays below ~4e37, under float32's 3.4e38. Every variant is tested
+// finite at the limit (tests/engine_hardening.cpp); a wider d or a stack of
+// many layers on adversarial input could still overflow, and runVariant then
+// refuses the result rather than show Inf or NaN. Denormals are fine.
 inline constexpr float kMaxInputMagnitude = 1e15f;
-// Throws InputError naming `where` (a file and its flag), the largest
-// magnitude in `values` and the limit, when it is exceeded.
+// Throws InputError naming `where` (a file and its flag) when `values` holds
+// a NaN or an infinity, or a magnitude beyond the limit (naming both).
 void checkInputMagnitude(std::span<const float> values, const std::string& where);
 
 Inputs makeSynthetic(const SyntheticSpec& spec);

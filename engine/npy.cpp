@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -121,6 +122,12 @@ Array parseNpy(const std::string& bytes, const std::string& where) {
     for (uint64_t i = 0; i < n; ++i) {
       double d;
       std::memcpy(&d, src + i * 8, 8);
+      // A finite double beyond float's range has no float value (converting it is undefined behaviour).
+      if (std::isfinite(d) && std::fabs(d) > std::numeric_limits<float>::max()) {
+        char value[32];
+        std::snprintf(value, sizeof value, "%.3g", d);
+        throw InputError(where + ": value " + value + " is beyond float32's range (±3.4e38)");
+      }
       a.data[i] = static_cast<float>(d);
     }
   }

@@ -33,6 +33,11 @@ HeadPattern applyPatternToHead(const VariantInfo& variant, const Params& params,
   in.q = run.q[l].middleCols(head * dh, dh);
   in.k = run.k[l].middleCols(head * dh, dh);
   in.v = run.v[l].middleCols(head * dh, dh);
+  // A checkpoint's weights can hold anything: its q, k, v are admitted as a user's file would be.
+  const std::string where = "layer " + std::to_string(layer) + " head " + std::to_string(head) + " of the model";
+  checkInputMagnitude({in.q->data(), static_cast<size_t>(in.q->size())}, where + " (q)");
+  checkInputMagnitude({in.k->data(), static_cast<size_t>(in.k->size())}, where + " (k)");
+  checkInputMagnitude({in.v->data(), static_cast<size_t>(in.v->size())}, where + " (v)");
   in.x = *in.q;
   in.tokens = run.tokens;
   in.heads = 1;
