@@ -159,8 +159,8 @@ Inputs makeFromMatrices(Mat x, std::optional<Mat> q, std::optional<Mat> k, std::
   in.heads = heads;
   in.x = std::move(x);
   if (q || k || v) {
-    if (!q || !k || !v)
-      throw InputError("--q/--k/--v: give all three files (missing " + std::string(!q ? "--q" : !k ? "--k" : "--v") + ")");
+    // makeFromFiles refuses a missing file before reading any; here a partial set is a caller's bug.
+    if (!q || !k || !v) throw std::logic_error("makeFromMatrices: q, k and v go together");
     if (in.x.size() == 0) in.x = *q;
     in.q = std::move(q);
     in.k = std::move(k);
