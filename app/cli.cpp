@@ -187,7 +187,12 @@ namespace {
 // Size, colormap, title and theme of a render, with the output name checked.
 FigureOptions figureOptions(const RenderOptions& o) {
   FigureOptions fig;
-  std::tie(fig.width, fig.height) = parseSize(o.size, "--size");
+  applyFigureSize(o.size, "--size", fig);
+  if (o.font_size != 0) {
+    if (!(o.font_size >= 4 && o.font_size <= 200))
+      throw InputError("--font-size: expected 4 to 200 (points for SVG/PDF, pixels for PNG), got " + std::to_string(o.font_size));
+    fig.font_size = o.font_size;
+  }
   if (!colormapFromName(o.colormap, fig.colormap))
     throw InputError("--colormap: unknown colormap '" + o.colormap + "' (expected viridis, magma, blues, gray or coolwarm)");
   fig.title = o.title;
@@ -233,9 +238,9 @@ int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   const ModelOutput out = computeModelScene(scene, nullptr, {});
   if (out.too_long_tokens > 0) throw InputError("--text: " + out.too_long_message);
   HeadlessQt qt(argc, argv);
-  exportModelFigure(out, view, {o.layer, o.head, o.query, o.key}, fig, o.out);
+  const int height = exportModelFigure(out, view, {o.layer, o.head, o.query, o.key}, fig, o.out);
   std::cout << "wrote " << o.out << " (" << modelViewName(view) << " of " << modelShortName(*out.model) << ", "
-            << fig.width << "x" << fig.height << ")\n";
+            << fig.width << "x" << height << ")\n";
   return 0;
 }
 
@@ -274,8 +279,8 @@ int cmdRender(int argc, char** argv, const RenderOptions& o) {
   if (fig.view == ViewKind::Compare) comparison = compareWithFull(results[0]);
 
   HeadlessQt qt(argc, argv);
-  exportFigure(results, fig, o.out, comparison ? &*comparison : nullptr);
-  std::cout << "wrote " << o.out << " (" << viewName(fig.view) << ", " << fig.width << "x" << fig.height << ")\n";
+  const int height = exportFigure(results, fig, o.out, comparison ? &*comparison : nullptr);
+  std::cout << "wrote " << o.out << " (" << viewName(fig.view) << ", " << fig.width << "x" << height << ")\n";
   return 0;
 }
 

@@ -25,11 +25,12 @@ struct RenderOptions {
   InputOptions input;
   std::string view;  // empty: heatmap (variant) or model (model)
   std::string out;
-  std::string size = "1200x900";
+  std::string size = "1200x900";  // or column, two-column, slide (applyFigureSize)
   int head = 0;
   int64_t query = -1;  // image view: the query pixel; -1: defaultImageQuery()
   std::string colormap = "viridis";
-  std::string title;
+  std::optional<std::string> title;  // "" draws no title
+  double font_size = 0;              // 0: from the figure's size
   bool dark = false;
   // A model's view instead of a variant's (app/figure_model.h).
   std::string model;           // folder or .safetensors

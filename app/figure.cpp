@@ -56,6 +56,14 @@ QFont figureFont(double px, bool bold = false) {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
+// Height of `text` in `font`, word-wrapped to `width` (0 for no text). Text in
+// a figure is never elided nor clipped: a box that is too narrow wraps, and
+// the layout makes room for the lines.
+double wrappedHeight(const QFont& font, double width, const QString& text) {
+  if (text.isEmpty()) return 0;
+  return QFontMetricsF(font).boundingRect(QRectF(0, 0, std::max(1.0, width), 1e6), Qt::TextWordWrap, text).height();
+}
+
 // "16384" → "16,384".
 QString grouped(int64_t n) {
   QString s = QString::number(n);
@@ -99,12 +107,12 @@ void drawColorbar(Painter& ctx, const QRectF& area, const ValueRange& range, con
     const double y = area.bottom() - area.height() * normalise(range, t);
     p.drawLine(QPointF(area.right(), y), QPointF(area.right() + ctx.unit * 0.3, y));
     p.drawText(QRectF(area.right() + ctx.unit * 0.4, y - ctx.unit, ctx.unit * 5, ctx.unit * 2),
-               Qt::AlignLeft | Qt::AlignVCenter, formatTick(t));
+               Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, formatTick(t));
   }
   p.save();
   p.translate(area.right() + ctx.unit * 4.6, area.center().y());
   p.rotate(90);
-  p.drawText(QRectF(-area.height() / 2, -ctx.unit, area.height(), ctx.unit * 2), Qt::AlignCenter, label);
+  p.drawText(QRectF(-area.height() / 2, -ctx.unit, area.height(), ctx.unit * 2), Qt::AlignCenter | Qt::TextDontClip, label);
   p.restore();
 }
 
@@ -168,7 +176,7 @@ double layoutLegend(Painter& ctx, const QRectF& area, const std::vector<LegendEn
       p.drawRect(swatch);
       p.setBrush(Qt::NoBrush);
       p.setPen(ctx.theme.text);
-      p.drawText(QRectF(x + sw + ctx.unit * 0.5, y, w, row_h), Qt::AlignLeft | Qt::AlignVCenter, e.name);
+      p.drawText(QRectF(x + sw + ctx.unit * 0.5, y, w, row_h), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, e.name);
     }
     x += w;
   }
@@ -196,6 +204,23 @@ std::vector<LegendEntry> setLegend(const Result& r, const SparseRows& s) {
   const bool several = std::any_of(s.sets.begin(), s.sets.end(), [](uint8_t b) { return (b & (b - 1)) != 0; });
   if (several) out.push_back({setColour(3), n == 2 ? "both" : "several"});
   return out;
+}
+
+// A panel's title, bold, wrapped to the panel's width: its height with the
+// space under it (0 for no title), and drawing it.
+double panelTitleHeight(Painter& ctx, double width, const QString& title) {
+  if (title.isEmpty()) return 0;
+  return wrappedHeight(figureFont(ctx.unit * 1.05, true), width, title) + ctx.unit * 0.4;
+}
+
+double drawPanelTitle(Painter& ctx, const QRectF& area, const QString& title) {
+  if (title.isEmpty()) return 0;
+  const double h = panelTitleHeight(ctx, area.width(), title);
+  ctx.p.setPen(ctx.theme.text);
+  ctx.p.setFont(figureFont(ctx.unit * 1.05, true));
+  ctx.p.drawText(QRectF(area.left(), area.top(), area.width(), h - ctx.unit * 0.4), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+                 title);
+  return h;
 }
 
 // The query the image and compare views mark.
@@ -255,9 +280,8 @@ Mat poolDense(const Mat& v, const Mat* mask, int64_t out_rows, int64_t out_cols)
 QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
   QPainter& p = ctx.p;
   const int64_t rows = m.rows(), cols = m.cols();
-  const double title_h = m.title.isEmpty() ? 0 : ctx.unit * 1.6;
+  const double title_h = m.title.isEmpty() ? 0 : panelTitleHeight(ctx, area.width(), m.title);
   const bool has_bands = m.bands && !m.bands->empty();
-  const double band_h = has_bands ? ctx.unit * 1.5 : 0;
   // Label margins fit the longest label at the largest label size, capped
   // so long tokens cannot squeeze the matrix away.
   auto labelSpace = [&](const std::vector<std::string>* labels, double cap) {
@@ -272,25 +296,35 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
   const double axis = m.labels ? ctx.unit * 1.4 : 0;
   const double strip = ctx.unit * 0.6, row_strip = m.row_categories ? strip + ctx.unit * 0.15 : 0,
                col_strip = m.col_categories ? strip + ctx.unit * 0.15 : 0;
-  QRectF cells(area.left() + axis + label_w + row_strip, area.top() + title_h + band_h + col_strip,
-               area.width() - axis - label_w - row_strip, area.height() - title_h - band_h - col_strip - label_h - axis);
-  // Square cells where the aspect allows, as in the papers' figures.
-  const double cell = std::min(cells.width() / std::max<int64_t>(cols, 1), cells.height() / std::max<int64_t>(rows, 1));
-  const double aspect_cols = cells.width() / std::max<int64_t>(cols, 1);
-  const double cw = rows == cols || cols <= rows ? cell : std::max(cell, std::min(aspect_cols, cell * 4));
-  // A wide matrix (an extra [L, d]) may stretch its rows up to 4× as well,
-  // so a 12 × 64 gate map is not drawn as a thin strip.
-  const double ch = cols > rows ? std::max(cell, std::min(cells.height() / std::max<int64_t>(rows, 1), cell * 4)) : cell;
-  cells.setWidth(cw * cols);
-  cells.setHeight(ch * rows);
-
-  if (!m.title.isEmpty()) {
-    p.setPen(ctx.theme.text);
-    p.setFont(figureFont(ctx.unit * 1.05, true));
-    const QFontMetricsF fm(p.font());
-    p.drawText(QRectF(area.left(), area.top(), area.width(), title_h), Qt::AlignLeft | Qt::AlignVCenter,
-               fm.elidedText(m.title, Qt::ElideRight, area.width()));
+  // The cells under `band_h` of key-band labels; cell width cw, height ch.
+  double cw = 0, ch = 0;
+  auto layoutCells = [&](double band_h) {
+    QRectF c(area.left() + axis + label_w + row_strip, area.top() + title_h + band_h + col_strip,
+             area.width() - axis - label_w - row_strip, area.height() - title_h - band_h - col_strip - label_h - axis);
+    // Square cells where the aspect allows, as in the papers' figures.
+    const double cell = std::min(c.width() / std::max<int64_t>(cols, 1), c.height() / std::max<int64_t>(rows, 1));
+    const double aspect_cols = c.width() / std::max<int64_t>(cols, 1);
+    cw = rows == cols || cols <= rows ? cell : std::max(cell, std::min(aspect_cols, cell * 4));
+    // A wide matrix (an extra [L, d]) may stretch its rows up to 4× as well,
+    // so a 12 × 64 gate map is not drawn as a thin strip.
+    ch = cols > rows ? std::max(cell, std::min(c.height() / std::max<int64_t>(rows, 1), cell * 4)) : cell;
+    c.setWidth(cw * cols);
+    c.setHeight(ch * rows);
+    return c;
+  };
+  // Key-band labels wrap to their band's width: the space above the cells
+  // grows to the tallest label (measured on a first layout).
+  const QFont band_font = figureFont(ctx.unit * 0.8);
+  auto bandLabelWidth = [&](const KeyBand& b) { return std::max(ctx.unit, (b.end - b.begin) * cw - ctx.unit * 0.3); };
+  double band_h = has_bands ? ctx.unit * 1.5 : 0;
+  QRectF cells = layoutCells(band_h);
+  if (has_bands) {
+    double text_h = 0;
+    for (const KeyBand& b : *m.bands) text_h = std::max(text_h, wrappedHeight(band_font, bandLabelWidth(b), qs(b.label)));
+    if (text_h + ctx.unit * 0.5 > band_h) cells = layoutCells(band_h = text_h + ctx.unit * 0.5);
   }
+
+  drawPanelTitle(ctx, area, m.title);
   const Colormap cmap = colormapFor(m.range, ctx.cmap);
   const QColor masked_colour = ctx.theme.background.lightness() > 128 ? QColor(225, 225, 228) : QColor(50, 50, 55);
   auto colourOf = [&](float v) {
@@ -381,16 +415,15 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
   // Key bands (Transformer-XL: memory | segment τ): a divider through the
   // matrix at each band's first column, the band's name above its columns.
   if (has_bands) {
-    p.setFont(figureFont(ctx.unit * 0.8));
-    const QFontMetricsF fm(p.font());
+    p.setFont(band_font);
     for (const KeyBand& b : *m.bands) {
       const double x0 = cells.left() + b.begin * cw, x1 = cells.left() + b.end * cw;
       p.setPen(QPen(ctx.theme.muted, std::max(1.0, ctx.unit * 0.1)));
       p.drawLine(QPointF(x0 + ctx.unit * 0.15, cells.top() - ctx.unit * 0.3), QPointF(x1 - ctx.unit * 0.15, cells.top() - ctx.unit * 0.3));
-      const QString label = fm.elidedText(qs(b.label), Qt::ElideRight, x1 - x0 - ctx.unit * 0.3);
       p.setPen(ctx.theme.text);
-      if (label.size() > 1)
-        p.drawText(QRectF(x0, cells.top() - band_h, x1 - x0, band_h - ctx.unit * 0.45), Qt::AlignHCenter | Qt::AlignBottom, label);
+      const double label_w = bandLabelWidth(b);
+      p.drawText(QRectF((x0 + x1 - label_w) / 2, cells.top() - band_h, label_w, band_h - ctx.unit * 0.45),
+                 Qt::AlignHCenter | Qt::AlignBottom | Qt::TextWordWrap | Qt::TextDontClip, qs(b.label));
       if (b.begin <= 0 || b.begin >= cols) continue;
       // Dark under light: the divider shows on any colour of the colormap.
       p.setPen(QPen(ctx.theme.text, std::max(1.0, ctx.unit * 0.1)));
@@ -404,22 +437,32 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
 
   if (!m.labels) return cells;
   p.setPen(ctx.theme.text);
-  const double font_px = std::clamp(std::min(cw, ch) * 0.8, ctx.unit * 0.45, ctx.unit * 0.85);
-  p.setFont(figureFont(font_px));
+  const double cell_px = std::clamp(std::min(cw, ch) * 0.8, ctx.unit * 0.45, ctx.unit * 0.85);
+  // Labels longer than their (capped) margin are set smaller until they fit, never cut.
+  auto fittedPx = [&](const std::vector<std::string>& labels, double room) {
+    const QFontMetricsF fm(figureFont(cell_px));
+    double w = 0;
+    for (const std::string& l : labels) w = std::max(w, fm.horizontalAdvance(qs(l)));
+    return w > room ? std::max(ctx.unit * 0.3, cell_px * room / w) : cell_px;
+  };
   if (m.row_labels) {
+    const double font_px = fittedPx(*m.row_labels, label_w - ctx.unit * 0.3);
+    p.setFont(figureFont(font_px));
     const int stride = labelStride(static_cast<float>(ch), static_cast<float>(font_px * 1.1));
     for (int64_t i = 0; i < rows && i < static_cast<int64_t>(m.row_labels->size()); i += stride)
       p.drawText(QRectF(cells.left() - row_strip - label_w, cells.top() + i * ch + ch / 2 - font_px, label_w - ctx.unit * 0.3,
                         font_px * 2),
-                 Qt::AlignRight | Qt::AlignVCenter, qs((*m.row_labels)[static_cast<size_t>(i)]));
+                 Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip, qs((*m.row_labels)[static_cast<size_t>(i)]));
   }
   if (m.col_labels) {
+    const double font_px = fittedPx(*m.col_labels, label_h - ctx.unit * 0.4);
+    p.setFont(figureFont(font_px));
     const int stride = labelStride(static_cast<float>(cw), static_cast<float>(font_px * 1.1));
     for (int64_t j = 0; j < cols && j < static_cast<int64_t>(m.col_labels->size()); j += stride) {
       p.save();
       p.translate(cells.left() + j * cw + cw / 2, cells.bottom() + ctx.unit * 0.3);
       p.rotate(-90);
-      p.drawText(QRectF(-label_h, -font_px, label_h - ctx.unit * 0.1, font_px * 2), Qt::AlignRight | Qt::AlignVCenter,
+      p.drawText(QRectF(-label_h, -font_px, label_h - ctx.unit * 0.1, font_px * 2), Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip,
                  qs((*m.col_labels)[static_cast<size_t>(j)]));
       p.restore();
     }
@@ -427,12 +470,12 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
   p.setFont(figureFont(ctx.unit * 0.85));
   p.setPen(ctx.theme.muted);
   if (!m.col_axis.isEmpty())
-    p.drawText(QRectF(cells.left(), cells.bottom() + label_h, cells.width(), axis), Qt::AlignCenter, m.col_axis);
+    p.drawText(QRectF(cells.left(), cells.bottom() + label_h, cells.width(), axis), Qt::AlignCenter | Qt::TextDontClip, m.col_axis);
   if (!m.row_axis.isEmpty()) {
     p.save();
     p.translate(area.left() + axis / 2, cells.center().y());
     p.rotate(-90);
-    p.drawText(QRectF(-cells.height() / 2, -axis / 2, cells.height(), axis), Qt::AlignCenter, m.row_axis);
+    p.drawText(QRectF(-cells.height() / 2, -axis / 2, cells.height(), axis), Qt::AlignCenter | Qt::TextDontClip, m.row_axis);
     p.restore();
   }
   return cells;
@@ -447,15 +490,26 @@ QString defaultTitle(const Result& r, const FigureOptions& o) {
   return t;
 }
 
-void drawTitle(Painter& ctx, const QRectF& area, const QString& title, const QString& subtitle) {
-  ctx.p.setPen(ctx.theme.text);
-  ctx.p.setFont(figureFont(ctx.unit * 1.5, true));
-  ctx.p.drawText(QRectF(area.left(), area.top(), area.width(), ctx.unit * 2.2), Qt::AlignLeft | Qt::AlignVCenter, title);
-  ctx.p.setPen(ctx.theme.muted);
-  ctx.p.setFont(figureFont(ctx.unit * 0.85));
-  const QFontMetricsF fm(ctx.p.font());
-  ctx.p.drawText(QRectF(area.left(), area.top() + ctx.unit * 2.2, area.width(), ctx.unit * 1.4),
-                 Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(subtitle, Qt::ElideRight, area.width()));
+// The figure's title and subtitle, each wrapped to the page; returns the
+// height they take with the gap under them (0 with neither).
+double drawTitle(Painter& ctx, const QRectF& area, const QString& title, const QString& subtitle) {
+  double y = area.top();
+  const QFont title_font = figureFont(ctx.unit * 1.5, true), subtitle_font = figureFont(ctx.unit * 0.85);
+  if (!title.isEmpty()) {
+    const double h = wrappedHeight(title_font, area.width(), title);
+    ctx.p.setPen(ctx.theme.text);
+    ctx.p.setFont(title_font);
+    ctx.p.drawText(QRectF(area.left(), y, area.width(), h), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, title);
+    y += h + ctx.unit * 0.3;
+  }
+  if (!subtitle.isEmpty()) {
+    const double h = wrappedHeight(subtitle_font, area.width(), subtitle);
+    ctx.p.setPen(ctx.theme.muted);
+    ctx.p.setFont(subtitle_font);
+    ctx.p.drawText(QRectF(area.left(), y, area.width(), h), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, subtitle);
+    y += h;
+  }
+  return y > area.top() ? y - area.top() + ctx.unit * 0.8 : 0;
 }
 
 QString subtitleFor(const Result& r) {
@@ -473,8 +527,9 @@ MatrixPanel weightsPanel(const Result& r, int head, const ValueRange& range) {
   m.row_labels = &r.q_tokens;
   m.col_labels = &r.k_tokens;
   m.range = range;
-  m.row_axis = "query";
-  m.col_axis = "key";
+  const WeightAxes axes = weightAxes(r);
+  m.row_axis = qs(axes.rows);
+  m.col_axis = qs(axes.cols);
   m.position = r.firstExtra(ExtraKind::QueryPosition);
   m.window = r.firstExtra(ExtraKind::QueryWindow);
   m.bands = &r.key_bands;
@@ -492,18 +547,9 @@ std::vector<QRectF> gridCells(const QRectF& area, int n, double gap, double over
   return out;
 }
 
-void drawPanelTitle(Painter& ctx, const QRectF& area, const QString& title) {
-  ctx.p.setPen(ctx.theme.text);
-  ctx.p.setFont(figureFont(ctx.unit * 1.05, true));
-  const QFontMetricsF fm(ctx.p.font());
-  ctx.p.drawText(QRectF(area.left(), area.top(), area.width(), ctx.unit * 1.6), Qt::AlignLeft | Qt::AlignVCenter,
-                 fm.elidedText(title, Qt::ElideRight, area.width()));
-}
-
 // A matrix panel with its colorbar at the right of `cell`; the title spans both.
 QRectF panelWithBar(Painter& ctx, const QRectF& cell, MatrixPanel m, const QString& bar_label = {}) {
-  const double bar_w = ctx.unit * 7, title_h = m.title.isEmpty() ? 0 : ctx.unit * 1.6;
-  drawPanelTitle(ctx, cell, m.title);
+  const double bar_w = ctx.unit * 7, title_h = drawPanelTitle(ctx, cell, m.title);
   m.title.clear();
   const QRectF cells = drawMatrixPanel(
       ctx, QRectF(cell.left(), cell.top() + title_h, cell.width() - bar_w, cell.height() - title_h), m);
@@ -556,7 +602,7 @@ void drawLines(Painter& ctx, const QRectF& body, const Result& r, const FigureOp
     if (!visible(h)) continue;
     p.fillRect(QRectF(x, body.top() + ctx.unit * 0.4, ctx.unit, ctx.unit), toQColor(headColor(h)));
     p.setPen(ctx.theme.text);
-    p.drawText(QRectF(x + ctx.unit * 1.3, body.top(), ctx.unit * 5, ctx.unit * 1.8), Qt::AlignLeft | Qt::AlignVCenter,
+    p.drawText(QRectF(x + ctx.unit * 1.3, body.top(), ctx.unit * 5, ctx.unit * 1.8), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip,
                QString("head %1").arg(h));
     x += ctx.unit * 6.5;
   }
@@ -578,10 +624,10 @@ void drawLines(Painter& ctx, const QRectF& body, const Result& r, const FigureOp
   const int sk = labelStride(static_cast<float>(row_k), static_cast<float>(font_px * 1.1));
   for (int64_t i = 0; i < lq; i += sq)
     p.drawText(QRectF(left_x - col_w - ctx.unit * 0.4, area.top() + (i + 0.5) * row_q - font_px, col_w, font_px * 2),
-               Qt::AlignRight | Qt::AlignVCenter, qs(r.q_tokens[static_cast<size_t>(i)]));
+               Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip, qs(r.q_tokens[static_cast<size_t>(i)]));
   for (int64_t j = 0; j < lk; j += sk)
     p.drawText(QRectF(right_x + ctx.unit * 0.4, area.top() + (j + 0.5) * row_k - font_px, col_w, font_px * 2),
-               Qt::AlignLeft | Qt::AlignVCenter, qs(r.k_tokens[static_cast<size_t>(j)]));
+               Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, qs(r.k_tokens[static_cast<size_t>(j)]));
 }
 
 void drawFamily(Painter& ctx, const QRectF& body, const std::vector<Result>& results) {
@@ -607,9 +653,9 @@ void drawFamily(Painter& ctx, const QRectF& body, const std::vector<Result>& res
 void drawBars(Painter& ctx, const QRectF& area, const Extra& e, const std::vector<std::string>& labels,
               bool colour_per_bar) {
   QPainter& p = ctx.p;
-  drawPanelTitle(ctx, area, qs(e.label));
-  const QRectF plot(area.left() + ctx.unit * 3, area.top() + ctx.unit * 2, area.width() - ctx.unit * 3,
-                    area.height() - ctx.unit * 7);
+  const double title_h = drawPanelTitle(ctx, area, qs(e.label));
+  const QRectF plot(area.left() + ctx.unit * 3, area.top() + title_h + ctx.unit * 0.4, area.width() - ctx.unit * 3,
+                    area.height() - title_h - ctx.unit * 5.4);
   const int64_t n = e.value.size();
   const int64_t bars = std::clamp<int64_t>(static_cast<int64_t>(plot.width() * ctx.raster_scale), 1, std::max<int64_t>(n, 1));
   const ValueRange range = extraRange(e);
@@ -634,7 +680,7 @@ void drawBars(Painter& ctx, const QRectF& area, const Extra& e, const std::vecto
   p.setPen(ctx.theme.text);
   for (const float t : niceTicks(lo, hi, 4)) {
     const double y = plot.bottom() - plot.height() * (t - lo) / (hi - lo);
-    p.drawText(QRectF(area.left(), y - ctx.unit, ctx.unit * 2.7, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter,
+    p.drawText(QRectF(area.left(), y - ctx.unit, ctx.unit * 2.7, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip,
                formatTick(t));
   }
   // Labels of the bars' first values; upright when they fit under a bar.
@@ -647,14 +693,14 @@ void drawBars(Painter& ctx, const QRectF& area, const Extra& e, const std::vecto
     const size_t i = static_cast<size_t>(b * n / bars);
     if (i >= labels.size()) break;
     if (upright) {
-      p.drawText(QRectF(plot.left() + b * bw, plot.bottom() + ctx.unit * 0.2, bw, ctx.unit * 1.2), Qt::AlignHCenter | Qt::AlignTop,
+      p.drawText(QRectF(plot.left() + b * bw, plot.bottom() + ctx.unit * 0.2, bw, ctx.unit * 1.2), Qt::AlignHCenter | Qt::AlignTop | Qt::TextDontClip,
                  qs(labels[i]));
       continue;
     }
     p.save();
     p.translate(plot.left() + (b + 0.5) * bw, plot.bottom() + ctx.unit * 0.3);
     p.rotate(-90);
-    p.drawText(QRectF(-ctx.unit * 4.6, -ctx.unit * 0.5, ctx.unit * 4.5, ctx.unit), Qt::AlignRight | Qt::AlignVCenter,
+    p.drawText(QRectF(-ctx.unit * 4.6, -ctx.unit * 0.5, ctx.unit * 4.5, ctx.unit), Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip,
                qs(labels[i]));
     p.restore();
   }
@@ -667,7 +713,7 @@ void drawBars(Painter& ctx, const QRectF& area, const Extra& e, const std::vecto
 // line's colour; the lines stop at the plot so they never cross a label.
 void drawCurves(Painter& ctx, const QRectF& area, const Extra& e) {
   QPainter& p = ctx.p;
-  drawPanelTitle(ctx, area, qs(e.label));
+  const double title_h = drawPanelTitle(ctx, area, qs(e.label));
   const int64_t series = e.value.rank() >= 2 ? e.value.shape[0] : 1;
   const int64_t n = e.value.shape.empty() ? 0 : e.value.shape.back();
   const double left = area.left() + ctx.unit * 3.6, right = area.right() - ctx.unit * 1.2;
@@ -704,8 +750,8 @@ void drawCurves(Painter& ctx, const QRectF& area, const Extra& e) {
   const QRectF legend_area(left, 0, right - left, 0);
   const double legend_h = layoutLegend(ctx, legend_area, legend, false, false);
   const double row_h = ctx.unit * 1.25;
-  const QRectF plot(left, area.top() + ctx.unit * 2 + row_end.size() * row_h, right - left,
-                    area.height() - ctx.unit * 2 - row_end.size() * row_h - ctx.unit * 3.2 - legend_h);
+  const QRectF plot(left, area.top() + title_h + ctx.unit * 0.4 + row_end.size() * row_h, right - left,
+                    area.height() - title_h - ctx.unit * 0.4 - row_end.size() * row_h - ctx.unit * 3.2 - legend_h);
   if (plot.height() <= ctx.unit) return;
   const float lo = std::min(0.0f, e.stats.min), hi = e.stats.max > lo ? e.stats.max : lo + 1.0f;
   auto yAt = [&](double y) { return plot.bottom() - plot.height() * (y - lo) / (hi - lo); };
@@ -717,7 +763,7 @@ void drawCurves(Painter& ctx, const QRectF& area, const Extra& e) {
     p.setPen(QPen(grid, 0));
     p.drawLine(QPointF(plot.left(), yAt(t)), QPointF(plot.right(), yAt(t)));
     p.setPen(ctx.theme.text);
-    p.drawText(QRectF(area.left(), yAt(t) - ctx.unit, ctx.unit * 3.2, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter,
+    p.drawText(QRectF(area.left(), yAt(t) - ctx.unit, ctx.unit * 3.2, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip,
                formatTick(t));
   }
   for (const float t : niceTicks(0, static_cast<float>(x_hi), std::clamp(static_cast<int>(plot.width() / (ctx.unit * 4.5)), 2, 8))) {
@@ -725,14 +771,14 @@ void drawCurves(Painter& ctx, const QRectF& area, const Extra& e) {
     p.drawLine(QPointF(xAt(t), plot.bottom()), QPointF(xAt(t), plot.bottom() + ctx.unit * 0.3));
     p.setPen(ctx.theme.text);
     p.drawText(QRectF(xAt(t) - ctx.unit * 3, plot.bottom() + ctx.unit * 0.35, ctx.unit * 6, ctx.unit * 1.2),
-               Qt::AlignHCenter | Qt::AlignTop, formatTick(t));
+               Qt::AlignHCenter | Qt::AlignTop | Qt::TextDontClip, formatTick(t));
   }
   p.setPen(QPen(ctx.theme.frame, 0));
   p.drawLine(plot.bottomLeft(), plot.bottomRight());
   p.drawLine(plot.bottomLeft(), plot.topLeft());
   p.setPen(ctx.theme.muted);
   p.setFont(figureFont(ctx.unit * 0.85));
-  p.drawText(QRectF(plot.left(), plot.bottom() + ctx.unit * 1.6, plot.width(), ctx.unit * 1.4), Qt::AlignCenter,
+  p.drawText(QRectF(plot.left(), plot.bottom() + ctx.unit * 1.6, plot.width(), ctx.unit * 1.4), Qt::AlignCenter | Qt::TextDontClip,
              qs(e.col_axis));
 
   // Series.
@@ -748,12 +794,12 @@ void drawCurves(Painter& ctx, const QRectF& area, const Extra& e) {
     const Marker& mk = *markers[k];
     const QColor c = mk.series >= 0 ? toQColor(headColor(mk.series)) : ctx.theme.muted;
     const double x = xAt(mk.x), w = fm.horizontalAdvance(qs(mk.label));
-    const double label_top = area.top() + ctx.unit * 2 + level[k] * row_h;
+    const double label_top = area.top() + title_h + ctx.unit * 0.4 + level[k] * row_h;
     QPen dashed(c, std::max(1.0, ctx.unit * 0.12), Qt::DashLine);
     p.setPen(dashed);
     p.drawLine(QPointF(x, plot.top() - ctx.unit * 0.3), QPointF(x, plot.bottom()));
     p.setPen(c);
-    p.drawText(QRectF(std::clamp(x - w / 2, left, right - w), label_top, w + 1, row_h), Qt::AlignCenter, qs(mk.label));
+    p.drawText(QRectF(std::clamp(x - w / 2, left, right - w), label_top, w + 1, row_h), Qt::AlignCenter | Qt::TextDontClip, qs(mk.label));
   }
   layoutLegend(ctx, QRectF(left, area.bottom() - legend_h, right - left, legend_h), legend, false, true);
 }
@@ -763,14 +809,14 @@ void drawCurves(Painter& ctx, const QRectF& area, const Extra& e) {
 // equal scale on both axes, as the GUI's pointPlot().
 void drawPoints(Painter& ctx, const QRectF& area, const Extra& e, const QString& title) {
   QPainter& p = ctx.p;
-  drawPanelTitle(ctx, area, title);
+  const double title_h = drawPanelTitle(ctx, area, title);
   const int64_t n = e.value.rank() == 2 && e.value.shape[1] == 3 ? e.value.shape[0] : 0;
   float radius = 1e-6f;
   for (int64_t i = 0; i < n; ++i)
     radius = std::max(radius, std::hypot(e.value.data[static_cast<size_t>(3 * i)], e.value.data[static_cast<size_t>(3 * i + 1)]));
   for (const Arrow& a : e.arrows) radius = std::max(radius, std::hypot(a.x, a.y));
-  const double half = std::max(1.0, std::min(area.width(), area.height() - ctx.unit * 2) * 0.5 - ctx.unit);
-  const QPointF c(area.center().x(), area.top() + ctx.unit * 2 + (area.height() - ctx.unit * 2) * 0.5);
+  const double half = std::max(1.0, std::min(area.width(), area.height() - title_h) * 0.5 - ctx.unit);
+  const QPointF c(area.center().x(), area.top() + title_h + (area.height() - title_h) * 0.5);
   const double k = half / (radius * 1.05);
   std::vector<Marker> rays = e.markers;
   std::sort(rays.begin(), rays.end(), [](const Marker& a, const Marker& b) { return a.x < b.x; });
@@ -812,9 +858,9 @@ void drawPoints(Painter& ctx, const QRectF& area, const Extra& e, const QString&
 // CategoryValues [n]: one bar per category in its colour, numbered.
 void drawCategoryBars(Painter& ctx, const QRectF& area, const Extra& e) {
   QPainter& p = ctx.p;
-  drawPanelTitle(ctx, area, qs(e.label));
-  const QRectF plot(area.left() + ctx.unit * 3, area.top() + ctx.unit * 2.2, area.width() - ctx.unit * 3,
-                    area.height() - ctx.unit * 4);
+  const double title_h = drawPanelTitle(ctx, area, qs(e.label));
+  const QRectF plot(area.left() + ctx.unit * 3, area.top() + title_h + ctx.unit * 0.6, area.width() - ctx.unit * 3,
+                    area.height() - title_h - ctx.unit * 2.4);
   const int64_t n = e.value.size();
   const float hi = std::max(1e-6f, e.stats.max);
   if (n == 0 || plot.height() <= ctx.unit) return;
@@ -824,7 +870,7 @@ void drawCategoryBars(Painter& ctx, const QRectF& area, const Extra& e) {
     p.setPen(QPen(ctx.theme.frame, 0));
     p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y));
     p.setPen(ctx.theme.text);
-    p.drawText(QRectF(area.left(), y - ctx.unit, ctx.unit * 2.7, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter, formatTick(t));
+    p.drawText(QRectF(area.left(), y - ctx.unit, ctx.unit * 2.7, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip, formatTick(t));
   }
   const double bw = plot.width() / static_cast<double>(n);
   const int stride = labelStride(static_cast<float>(bw), static_cast<float>(ctx.unit * 1.6));
@@ -832,7 +878,7 @@ void drawCategoryBars(Painter& ctx, const QRectF& area, const Extra& e) {
     const double h = plot.height() * e.value.data[static_cast<size_t>(i)] / hi;
     p.fillRect(QRectF(plot.left() + i * bw + bw * 0.1, plot.bottom() - h, bw * 0.8, h), toQColor(headColor(static_cast<int>(i))));
     if (i % stride == 0)
-      p.drawText(QRectF(plot.left() + i * bw, plot.bottom() + ctx.unit * 0.2, bw * stride, ctx.unit * 1.2), Qt::AlignLeft | Qt::AlignTop,
+      p.drawText(QRectF(plot.left() + i * bw, plot.bottom() + ctx.unit * 0.2, bw * stride, ctx.unit * 1.2), Qt::AlignLeft | Qt::AlignTop | Qt::TextDontClip,
                  QString::number(i));
   }
 }
@@ -841,8 +887,8 @@ void drawCategoryBars(Painter& ctx, const QRectF& area, const Extra& e) {
 // when they do not fit as text, one cell per token in rows.
 void drawTokenStrip(Painter& ctx, const QRectF& area, const Extra& e, const std::vector<std::string>& tokens) {
   QPainter& p = ctx.p;
-  drawPanelTitle(ctx, area, qs(e.label));
-  const QRectF box(area.left(), area.top() + ctx.unit * 2, area.width(), area.height() - ctx.unit * 2);
+  const double title_h = drawPanelTitle(ctx, area, qs(e.label));
+  const QRectF box(area.left(), area.top() + title_h, area.width(), area.height() - title_h);
   const int64_t n = e.value.size();
   const QFont font = figureFont(ctx.unit * 0.85);
   const QFontMetricsF fm(font);
@@ -863,7 +909,7 @@ void drawTokenStrip(Painter& ctx, const QRectF& area, const Extra& e, const std:
     for (int64_t i = 0; i < n; ++i) {
       p.fillRect(boxes[static_cast<size_t>(i)], toQColor(headColor(static_cast<int>(e.value.data[static_cast<size_t>(i)]))));
       p.setPen(QColor(255, 255, 255));
-      p.drawText(boxes[static_cast<size_t>(i)], Qt::AlignCenter, qs(tokens[static_cast<size_t>(i)]));
+      p.drawText(boxes[static_cast<size_t>(i)], Qt::AlignCenter | Qt::TextDontClip, qs(tokens[static_cast<size_t>(i)]));
     }
     return;
   }
@@ -883,7 +929,7 @@ void drawTokenStrip(Painter& ctx, const QRectF& area, const Extra& e, const std:
 // each bar's caption (several lines) is written under it, thinned to fit.
 void drawStacked(Painter& ctx, const QRectF& area, const Extra& e) {
   QPainter& p = ctx.p;
-  drawPanelTitle(ctx, area, qs(e.label));
+  const double title_h = drawPanelTitle(ctx, area, qs(e.label));
   const int64_t rows = e.value.rank() == 2 ? e.value.shape[0] : 0, n = e.value.rank() == 2 ? e.value.shape[1] : 0;
   auto at = [&](int64_t t, int64_t k) { return e.value.data[static_cast<size_t>(t * n + k)]; };
   int64_t used = 0;
@@ -906,10 +952,10 @@ void drawStacked(Painter& ctx, const QRectF& area, const Extra& e) {
   int lines = 1;
   for (const std::string& l : e.row_labels) lines = std::max(lines, 1 + static_cast<int>(std::count(l.begin(), l.end(), '\n')));
   const double label_h = ctx.unit * 0.85 * lines + ctx.unit * 0.4;
-  const QRectF plot(left, area.top() + ctx.unit * 2 + legend_h, right - left,
-                    area.height() - ctx.unit * 2 - legend_h - label_h - ctx.unit * 1.6);
+  const QRectF plot(left, area.top() + title_h + ctx.unit * 0.4 + legend_h, right - left,
+                    area.height() - title_h - ctx.unit * 0.4 - legend_h - label_h - ctx.unit * 1.6);
   if (rows == 0 || plot.height() <= ctx.unit) return;
-  layoutLegend(ctx, QRectF(left, area.top() + ctx.unit * 1.8, right - left, legend_h), legend, false, true);
+  layoutLegend(ctx, QRectF(left, area.top() + title_h, right - left, legend_h), legend, false, true);
   auto yAt = [&](double v) { return plot.bottom() - plot.height() * v / hi; };
   p.setFont(figureFont(ctx.unit * 0.7));
   const QColor grid(ctx.theme.frame.red(), ctx.theme.frame.green(), ctx.theme.frame.blue(), 70);
@@ -917,7 +963,7 @@ void drawStacked(Painter& ctx, const QRectF& area, const Extra& e) {
     p.setPen(QPen(grid, 0));
     p.drawLine(QPointF(plot.left(), yAt(t)), QPointF(plot.right(), yAt(t)));
     p.setPen(ctx.theme.text);
-    p.drawText(QRectF(area.left(), yAt(t) - ctx.unit, ctx.unit * 2.7, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter,
+    p.drawText(QRectF(area.left(), yAt(t) - ctx.unit, ctx.unit * 2.7, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip,
                formatTick(t));
   }
   const double bw = plot.width() / static_cast<double>(rows), gap = std::min(bw * 0.12, ctx.unit * 0.3);
@@ -943,33 +989,35 @@ void drawStacked(Painter& ctx, const QRectF& area, const Extra& e) {
   const int stride = labelStride(static_cast<float>(bw), static_cast<float>(widest + ctx.unit * 0.4));
   for (int64_t t = 0; t < rows && t < static_cast<int64_t>(e.row_labels.size()); t += stride)
     p.drawText(QRectF(plot.left() + t * bw - ctx.unit, plot.bottom() + ctx.unit * 0.2, bw + 2 * ctx.unit, label_h),
-               Qt::AlignHCenter | Qt::AlignTop, qs(e.row_labels[static_cast<size_t>(t)]));
+               Qt::AlignHCenter | Qt::AlignTop | Qt::TextDontClip, qs(e.row_labels[static_cast<size_t>(t)]));
   p.setPen(ctx.theme.muted);
   p.setFont(figureFont(ctx.unit * 0.85));
-  p.drawText(QRectF(plot.left(), plot.bottom() + label_h + ctx.unit * 0.2, plot.width(), ctx.unit * 1.4), Qt::AlignCenter,
+  p.drawText(QRectF(plot.left(), plot.bottom() + label_h + ctx.unit * 0.2, plot.width(), ctx.unit * 1.4), Qt::AlignCenter | Qt::TextDontClip,
              qs(e.row_axis));
 }
 
 // Scalar extras ("FLOPs saved against full span") as a list of values.
 void drawScalars(Painter& ctx, const QRectF& area, const std::vector<const Extra*>& scalars) {
-  drawPanelTitle(ctx, area, "values");
-  ctx.p.setFont(figureFont(ctx.unit * 0.9));
-  double y = area.top() + ctx.unit * 2.2;
+  double y = area.top() + drawPanelTitle(ctx, area, "values");
+  const QFont font = figureFont(ctx.unit * 0.9);
+  ctx.p.setFont(font);
   for (const Extra* e : scalars) {
     ctx.p.setPen(ctx.theme.muted);
-    ctx.p.drawText(QRectF(area.left(), y, area.width(), ctx.unit * 1.5), Qt::AlignLeft | Qt::AlignVCenter, qs(e->label));
+    const double label_h = wrappedHeight(font, area.width(), qs(e->label));
+    ctx.p.drawText(QRectF(area.left(), y, area.width(), label_h), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, qs(e->label));
+    y += label_h;
     ctx.p.setPen(ctx.theme.text);
     const double v = e->value.size() ? e->value.data[0] : 0.0;
     // Counts (connections, FLOPs, bytes) in full with thousands separators; the rest to 4 digits.
     const bool count = v == std::floor(v) && std::abs(v) >= 1000 && std::abs(v) < 1e15;
-    ctx.p.drawText(QRectF(area.left(), y + ctx.unit * 1.4, area.width(), ctx.unit * 1.5), Qt::AlignLeft | Qt::AlignVCenter,
+    ctx.p.drawText(QRectF(area.left(), y, area.width(), ctx.unit * 1.5), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip,
                    count ? grouped(static_cast<int64_t>(v)) : QString::number(v, 'g', 4));
-    y += ctx.unit * 3.2;
+    y += ctx.unit * 2.2;
   }
 }
 
-void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureOptions& o) {
-  std::vector<const Extra*> shown, scalars;
+// The extras a figure draws as panels, and the scalars it lists in one more.
+void splitExtras(const Result& r, std::vector<const Extra*>& shown, std::vector<const Extra*>& scalars) {
   for (const Extra& e : r.extras) {
     switch (e.kind) {
       case ExtraKind::Matrix:
@@ -987,10 +1035,21 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
       case ExtraKind::QueryGroup: break;  // overlays of the matrix and image views
     }
   }
+}
+
+// Panels of the extras view: the weights, each shown extra, the scalars.
+int extrasPanels(const Result& r) {
+  std::vector<const Extra*> shown, scalars;
+  splitExtras(r, shown, scalars);
+  return static_cast<int>(shown.size()) + 1 + (scalars.empty() ? 0 : 1);
+}
+
+void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureOptions& o) {
+  std::vector<const Extra*> shown, scalars;
+  splitExtras(r, shown, scalars);
   if (shown.empty() && scalars.empty()) throw InputError("--view extras: variant '" + r.variant + "' has no extras to show");
   // The main weights come first so extras are read against them.
-  const int panels = static_cast<int>(shown.size()) + 1 + (scalars.empty() ? 0 : 1);
-  const std::vector<QRectF> grid = gridCells(body, panels, ctx.unit * 1.5, ctx.unit * 12);
+  const std::vector<QRectF> grid = gridCells(body, extrasPanels(r), ctx.unit * 1.5, ctx.unit * 12);
   MatrixPanel main = weightsPanel(r, o.head, weightsRange(r));
   main.title = qs(r.weights_label) + (r.heads() > 1 ? QString(" — head %1").arg(o.head) : QString());
   panelWithBar(ctx, grid[0], main);
@@ -1052,7 +1111,7 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
       m.row_labels = &r.q_tokens;
       m.col_labels = &r.k_tokens;
       m.bands = &r.key_bands;
-    } else if (rows == static_cast<int64_t>(r.q_tokens.size())) {
+    } else if (r.rowsAreTokens(e)) {
       m.row_labels = &r.q_tokens;
     } else if (rows <= 64 && cols <= 64) {  // a small picture (layer × head): number its rows and columns
       m.row_labels = &indices;
@@ -1098,7 +1157,7 @@ void drawCellAxes(Painter& ctx, const QRectF& rect, int64_t rows, int64_t cols, 
     p.setPen(QPen(ctx.theme.frame, 0));
     p.drawLine(QPointF(rect.left() - ctx.unit * 0.3, y), QPointF(rect.left(), y));
     p.setPen(ctx.theme.text);
-    p.drawText(QRectF(rect.left() - ctx.unit * 4.4, y - ctx.unit, ctx.unit * 4, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter,
+    p.drawText(QRectF(rect.left() - ctx.unit * 4.4, y - ctx.unit, ctx.unit * 4, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip,
                grouped(static_cast<int64_t>(t)));
   }
   for (const float t : niceTicks(0, static_cast<float>(cols - 1), std::clamp(static_cast<int>(rect.width() / (ctx.unit * 5)), 2, 6))) {
@@ -1106,16 +1165,16 @@ void drawCellAxes(Painter& ctx, const QRectF& rect, int64_t rows, int64_t cols, 
     p.setPen(QPen(ctx.theme.frame, 0));
     p.drawLine(QPointF(x, rect.bottom()), QPointF(x, rect.bottom() + ctx.unit * 0.3));
     p.setPen(ctx.theme.text);
-    p.drawText(QRectF(x - ctx.unit * 3, rect.bottom() + ctx.unit * 0.35, ctx.unit * 6, ctx.unit * 1.2), Qt::AlignHCenter | Qt::AlignTop,
+    p.drawText(QRectF(x - ctx.unit * 3, rect.bottom() + ctx.unit * 0.35, ctx.unit * 6, ctx.unit * 1.2), Qt::AlignHCenter | Qt::AlignTop | Qt::TextDontClip,
                grouped(static_cast<int64_t>(t)));
   }
   p.setPen(ctx.theme.muted);
   p.setFont(figureFont(ctx.unit * 0.85));
-  p.drawText(QRectF(rect.left(), rect.bottom() + ctx.unit * 1.6, rect.width(), ctx.unit * 1.4), Qt::AlignCenter, col_caption);
+  p.drawText(QRectF(rect.left(), rect.bottom() + ctx.unit * 1.6, rect.width(), ctx.unit * 1.4), Qt::AlignCenter | Qt::TextDontClip, col_caption);
   p.save();
   p.translate(rect.left() - ctx.unit * 5.2, rect.center().y());
   p.rotate(-90);
-  p.drawText(QRectF(-rect.height() / 2, -ctx.unit * 0.7, rect.height(), ctx.unit * 1.4), Qt::AlignCenter, row_caption);
+  p.drawText(QRectF(-rect.height() / 2, -ctx.unit * 0.7, rect.height(), ctx.unit * 1.4), Qt::AlignCenter | Qt::TextDontClip, row_caption);
   p.restore();
 }
 
@@ -1142,8 +1201,11 @@ void drawImageView(Painter& ctx, const QRectF& body, const Result& r, const Figu
   const double legend_h = layoutLegend(ctx, QRectF(body.left(), 0, body.width(), 0), legend, false, false);
 
   // Two square panels side by side; margins for titles, ticks and captions.
-  const double margin_l = ctx.unit * 6, title_h = ctx.unit * 2, axis_h = ctx.unit * 3.4, gap = ctx.unit * 2;
+  const double margin_l = ctx.unit * 6, axis_h = ctx.unit * 3.4, gap = ctx.unit * 2;
   const double panel_w = (body.width() - gap) / 2;
+  const QString image_title = QString("%1 × %2 image: query %3 (row %4, column %5)").arg(w).arg(h).arg(grouped(q)).arg(q / w).arg(q % w);
+  const QString matrix_title = QString("connectivity %1 × %2: %3 connections").arg(grouped(lq), grouped(lk), grouped(s.nnz()));
+  const double title_h = std::max(panelTitleHeight(ctx, panel_w, image_title), panelTitleHeight(ctx, panel_w, matrix_title));
   const double side = std::max(ctx.unit, std::min(panel_w - margin_l, body.height() - legend_h - ctx.unit - title_h - axis_h));
   const double px = side / static_cast<double>(std::max(w, h));
   const QRectF image_rect(body.left() + margin_l, body.top() + title_h, px * w, px * h);
@@ -1200,8 +1262,7 @@ void drawImageView(Painter& ctx, const QRectF& body, const Result& r, const Figu
   p.setPen(QPen(kQueryMark, std::max(1.5, ctx.unit * 0.2)));
   p.drawEllipse(qc, ring, ring);
   drawCellAxes(ctx, image_rect, h, w, "row", "column");
-  drawPanelTitle(ctx, QRectF(body.left(), body.top(), panel_w, title_h),
-                 QString("%1 × %2 image: query %3 (row %4, column %5)").arg(w).arg(h).arg(grouped(q)).arg(q / w).arg(q % w));
+  drawPanelTitle(ctx, QRectF(body.left(), body.top(), panel_w, title_h), image_title);
 
   // [connectivity] rasterize() ORs the set bits of each pixel's entries.
   const Mat sets = rasterize(s, 0, lq, 0, lk, static_cast<int64_t>(std::ceil(matrix_rect.height() * ctx.raster_scale)),
@@ -1222,8 +1283,7 @@ void drawImageView(Painter& ctx, const QRectF& body, const Result& r, const Figu
                            QPointF(matrix_rect.right() + 1 + 1.6 * t, row_y + t)}));
   p.setBrush(Qt::NoBrush);
   drawCellAxes(ctx, matrix_rect, lq, lk, "query", "key");
-  drawPanelTitle(ctx, QRectF(matrix_rect.left() - margin_l, body.top(), panel_w, title_h),
-                 QString("connectivity %1 × %2: %3 connections").arg(grouped(lq), grouped(lk), grouped(s.nnz())));
+  drawPanelTitle(ctx, QRectF(matrix_rect.left() - margin_l, body.top(), panel_w, title_h), matrix_title);
 
   const double legend_top = body.top() + title_h + side + axis_h;
   layoutLegend(ctx, QRectF(body.left() + margin_l, legend_top, body.width() - margin_l, legend_h), legend, false, true);
@@ -1241,17 +1301,24 @@ void drawWalkthrough(Painter& ctx, const QRectF& body, const Result& r) {
   }
   const double bottom_h = pictures.empty() && others.empty() ? 0 : body.height() * 0.36;
   const QRectF top(body.left(), body.top(), body.width(), body.height() - bottom_h);
-  const std::vector<QRectF> grid = gridCells(top, static_cast<int>(r.stages.size()), ctx.unit * 1.5, ctx.unit * 4);
+  const std::vector<QRectF> grid = gridCells(top, static_cast<int>(r.stages.size()), ctx.unit * 1.5, ctx.unit * 12);
   const ValueRange range{0.0f, std::max(1e-6f, r.weights_stats.max), false};
+  // Titles and captions wrap; every panel's matrix starts under the tallest
+  // header, so the stages line up.
+  const QFont caption_font = figureFont(ctx.unit * 0.75);
+  double header_h = 0;
+  for (size_t i = 0; i < r.stages.size(); ++i)
+    header_h = std::max(header_h, panelTitleHeight(ctx, grid[i].width(), qs(r.stages[i].title)) +
+                                      wrappedHeight(caption_font, grid[i].width(), qs(r.stages[i].caption)));
+  header_h += ctx.unit * 0.3;
   for (size_t i = 0; i < r.stages.size(); ++i) {
     const Stage& st = r.stages[i];
     const QRectF& cell = grid[i];
-    drawPanelTitle(ctx, cell, qs(st.title));
+    const double title_h = drawPanelTitle(ctx, cell, qs(st.title));
     ctx.p.setPen(ctx.theme.muted);
-    ctx.p.setFont(figureFont(ctx.unit * 0.75));
-    const QFontMetricsF fm(ctx.p.font());
-    ctx.p.drawText(QRectF(cell.left(), cell.top() + ctx.unit * 1.5, cell.width(), ctx.unit * 1.2), Qt::AlignLeft | Qt::AlignVCenter,
-                   fm.elidedText(qs(st.caption), Qt::ElideRight, cell.width()));
+    ctx.p.setFont(caption_font);
+    ctx.p.drawText(QRectF(cell.left(), cell.top() + title_h, cell.width(), header_h - title_h),
+                   Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, qs(st.caption));
     MatrixPanel m;
     m.sparse = &st.matrix;
     m.range = range;
@@ -1265,8 +1332,8 @@ void drawWalkthrough(Painter& ctx, const QRectF& body, const Result& r) {
     m.col_dividers = &st.col_dividers;
     m.labels = st.matrix.rows <= 64;
     // Every panel leaves room for a colour bar so all get the same size; the last one draws it.
-    const double bar_w = ctx.unit * 5;
-    const QRectF cells = drawMatrixPanel(ctx, QRectF(cell.left(), cell.top() + ctx.unit * 2.9, cell.width() - bar_w, cell.height() - ctx.unit * 2.9), m);
+    const double bar_w = ctx.unit * 7;
+    const QRectF cells = drawMatrixPanel(ctx, QRectF(cell.left(), cell.top() + header_h, cell.width() - bar_w, cell.height() - header_h), m);
     if (i + 1 == r.stages.size())
       drawColorbar(ctx, QRectF(cells.right() + ctx.unit, cells.top(), ctx.unit * 0.9, cells.height()), range, "weight");
   }
@@ -1292,15 +1359,16 @@ void drawMassStrip(Painter& ctx, const QRectF& area, const Mat& kept, const QStr
   QPainter& p = ctx.p;
   const int64_t heads = kept.rows(), n = kept.cols();
   const double bar_w = ctx.unit * 6.5;
-  const QRectF strip(area.left() + ctx.unit * 6 , area.top() + ctx.unit * 2, area.width() - ctx.unit * 6 - bar_w,
-                     area.height() - ctx.unit * 2 - ctx.unit * 3.4);
+  const double title_h = panelTitleHeight(ctx, area.width(), title);
+  const QRectF strip(area.left() + ctx.unit * 6, area.top() + title_h, area.width() - ctx.unit * 6 - bar_w,
+                     area.height() - title_h - ctx.unit * 3.4);
   const int64_t out_cols = std::clamp<int64_t>(static_cast<int64_t>(strip.width() * ctx.raster_scale), 1, std::max<int64_t>(n, 1));
   Mat pooled(heads, out_cols);
   for (int64_t h = 0; h < heads; ++h)
     for (int64_t b = 0; b < out_cols; ++b)
       pooled(h, b) = kept.row(h).segment(b * n / out_cols, std::max<int64_t>((b + 1) * n / out_cols - b * n / out_cols, 1)).minCoeff();
   const ValueRange range{0.0f, 1.0f, false};
-  drawPanelTitle(ctx, QRectF(area.left(), area.top(), area.width(), ctx.unit * 1.8), title);
+  drawPanelTitle(ctx, area, title);
   drawCrispImage(ctx, strip, colourise(pooled, [&](float v) { return toQColor(colormapAt(ctx.cmap, v)).rgb(); }));
   p.setPen(QPen(ctx.theme.frame, 0));
   p.drawRect(strip);
@@ -1335,13 +1403,13 @@ void drawComparisonText(Painter& ctx, const QRectF& area, const Comparison& c) {
   for (const auto& [k, v] : metrics) {
     p.setFont(label_font);
     p.setPen(ctx.theme.muted);
-    p.drawText(QRectF(area.left(), y, label_w, line_h), Qt::AlignLeft | Qt::AlignVCenter, k);
+    p.drawText(QRectF(area.left(), y, label_w, line_h), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, k);
     p.setFont(value_font);
     p.setPen(ctx.theme.text);
     const double vx = area.left() + label_w + ctx.unit;
-    p.drawText(QRectF(vx, y, area.right() - vx, line_h), Qt::AlignLeft | Qt::AlignVCenter,
-               QFontMetricsF(value_font).elidedText(v, Qt::ElideRight, area.right() - vx));
-    y += line_h;
+    const double h = std::max(line_h, wrappedHeight(value_font, area.right() - vx, v));
+    p.drawText(QRectF(vx, y, area.right() - vx, h), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, v);
+    y += h;
   }
   // Costs of attention alone (scores, softmax, weighted sum), full against pattern.
   y += line_h * 0.5;
@@ -1356,12 +1424,17 @@ void drawComparisonText(Painter& ctx, const QRectF& area, const Comparison& c) {
   std::vector<double> col_w(4, 0);
   for (const auto& row : table)
     for (size_t k = 0; k < row.size(); ++k) col_w[k] = std::max(col_w[k], fm.horizontalAdvance(row[k]) * 1.08 + ctx.unit * 2);
+  // A narrow figure sets the table smaller rather than letting it run off the page.
+  const double table_w = col_w[0] + col_w[1] + col_w[2] + col_w[3] - ctx.unit;
+  const double shrink = std::min(1.0, area.width() / table_w);
+  for (double& w : col_w) w *= shrink;
+  const QFont table_label_font = figureFont(ctx.unit * 0.9 * shrink), table_value_font = figureFont(ctx.unit * 0.9 * shrink, true);
   for (size_t r = 0; r < table.size(); ++r) {
     double x = area.left();
     for (size_t k = 0; k < table[r].size(); ++k) {
-      p.setFont(r == 0 || k == 0 ? label_font : value_font);
+      p.setFont(r == 0 || k == 0 ? table_label_font : table_value_font);
       p.setPen(r == 0 || k == 0 ? ctx.theme.muted : ctx.theme.text);
-      p.drawText(QRectF(x, y, col_w[k] - ctx.unit, line_h), (k == 0 ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter, table[r][k]);
+      p.drawText(QRectF(x, y, col_w[k] - ctx.unit, line_h), (k == 0 ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter | Qt::TextDontClip, table[r][k]);
       x += col_w[k];
     }
     y += line_h;
@@ -1407,7 +1480,7 @@ void drawCompare(Painter& ctx, const QRectF& body, const Result& r, const Compar
   } else {
     ctx.p.setPen(ctx.theme.muted);
     ctx.p.setFont(figureFont(ctx.unit * 0.85));
-    ctx.p.drawText(QRectF(body.left(), body.top(), body.width(), ctx.unit * 1.5), Qt::AlignLeft | Qt::AlignVCenter,
+    ctx.p.drawText(QRectF(body.left(), body.top(), body.width(), ctx.unit * 1.5), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip,
                    QString("L = %1: the L×L matrices are not materialised; the numbers come from full attention in row blocks")
                        .arg(grouped(c.length)));
     strip_top += ctx.unit * 2.5;
@@ -1419,8 +1492,19 @@ void drawCompare(Painter& ctx, const QRectF& body, const Result& r, const Compar
 
 // The painter of a figure of o.width × o.height: background filled, text
 // unit scaled to the figure; `page` is the area inside the margins.
+// The text unit of a figure: labels are drawn at 0.85 units, so a chosen
+// label size sets it; else it scales with the figure.
+double textUnit(const FigureOptions& o) {
+  return o.font_size > 0 ? o.font_size / 0.85 : std::clamp(std::min(o.width, o.height) / 55.0, 7.0, 40.0);
+}
+
+QString figureTitle(const Result& r, const FigureOptions& o) {
+  if (o.title) return qs(*o.title);
+  return o.view == ViewKind::Family ? qs(r.variant) + " and its family" : defaultTitle(r, o);
+}
+
 Painter beginPage(QPainter& p, const FigureOptions& o, double raster_scale, QRectF& page) {
-  Painter ctx{p, themeFor(o.dark), o.colormap, std::clamp(std::min(o.width, o.height) / 55.0, 7.0, 40.0), raster_scale};
+  Painter ctx{p, themeFor(o.dark), o.colormap, textUnit(o), raster_scale};
   p.setRenderHint(QPainter::Antialiasing, true);
   p.setRenderHint(QPainter::TextAntialiasing, true);
   p.fillRect(QRectF(0, 0, o.width, o.height), ctx.theme.background);
@@ -1434,10 +1518,8 @@ void paintFigure(QPainter& p, const std::vector<Result>& results, const FigureOp
   const Result& r = results[0];
   QRectF page;
   Painter ctx = beginPage(p, o, raster_scale, page);
-  const QString title = o.title.empty() ? (o.view == ViewKind::Family ? qs(r.variant) + " and its family" : defaultTitle(r, o))
-                                        : qs(o.title);
-  drawTitle(ctx, page, title, o.subtitle.empty() ? subtitleFor(r) : qs(o.subtitle));
-  const QRectF body(page.left(), page.top() + ctx.unit * 4.4, page.width(), page.height() - ctx.unit * 4.4);
+  const double title_h = drawTitle(ctx, page, figureTitle(r, o), o.subtitle.empty() ? subtitleFor(r) : qs(o.subtitle));
+  const QRectF body(page.left(), page.top() + title_h, page.width(), page.height() - title_h);
   switch (o.view) {
     case ViewKind::Heatmap: drawHeatmap(ctx, body, r, o); break;
     case ViewKind::Heads: drawHeads(ctx, body, r, o); break;
@@ -1456,24 +1538,30 @@ void paintTable(QPainter& p, const std::vector<std::string>& columns, const std:
                 const FigureOptions& o, double raster_scale) {
   QRectF page;
   Painter ctx = beginPage(p, o, raster_scale, page);
-  drawTitle(ctx, page, qs(o.title), qs(o.subtitle));
-  const QRectF body(page.left(), page.top() + ctx.unit * 4.4, page.width(), page.height() - ctx.unit * 4.4);
+  const double title_h = drawTitle(ctx, page, qs(o.title.value_or("")), qs(o.subtitle));
+  const QRectF body(page.left(), page.top() + title_h, page.width(), page.height() - title_h);
   const double row_h = std::min(ctx.unit * 1.8, body.height() / static_cast<double>(rows.size() + 1));
-  p.setFont(figureFont(row_h * 0.6));
-  const QFontMetricsF fm(p.font());
+  // The text is 0.6 rows high, smaller where the columns would not fit the width.
+  double font_px = row_h * 0.6, total = 0;
   std::vector<double> width(columns.size(), 0.0);
-  for (size_t c = 0; c < columns.size(); ++c) {
-    width[c] = fm.horizontalAdvance(qs(columns[c]));
-    for (const auto& row : rows) width[c] = std::max(width[c], fm.horizontalAdvance(qs(row[c])));
+  for (int pass = 0; pass < 2; ++pass) {
+    const QFontMetricsF fm(figureFont(font_px, true));
+    total = 0;
+    for (size_t c = 0; c < columns.size(); ++c) {
+      width[c] = fm.horizontalAdvance(qs(columns[c]));
+      for (const auto& row : rows) width[c] = std::max(width[c], fm.horizontalAdvance(qs(row[c])));
+      total += width[c];
+    }
+    const double needed = total + row_h * 0.6 * static_cast<double>(columns.size());
+    if (needed <= body.width()) break;
+    font_px *= body.width() / needed;
   }
-  double total = 0;
-  for (double w : width) total += w;
   const double pad = std::max(row_h * 0.6, (body.width() - total) / static_cast<double>(columns.size()));
   auto drawRow = [&](double y, const std::vector<std::string>& cells, bool bold) {
-    p.setFont(figureFont(row_h * 0.6, bold));
+    p.setFont(figureFont(font_px, bold));
     double x = body.left();
     for (size_t c = 0; c < cells.size(); ++c) {
-      p.drawText(QRectF(x, y, width[c] + pad * 0.8, row_h), Qt::AlignRight | Qt::AlignVCenter, qs(cells[c]));
+      p.drawText(QRectF(x, y, width[c] + pad * 0.8, row_h), Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip, qs(cells[c]));
       x += width[c] + pad;
     }
   };
@@ -1491,6 +1579,51 @@ void paintTable(QPainter& p, const std::vector<std::string>& columns, const std:
 
 // [SECTION] Output devices and atomic write
 using Paint = std::function<void(QPainter&, double raster_scale)>;
+
+// The height a figure of width o.width needs (FigureOptions::height == 0):
+// margins, the wrapped title and subtitle, and a body whose matrices get
+// square cells. A heatmap's body follows its shape and labels; the composite
+// views have a shape of their own.
+int figureHeightFor(const std::vector<Result>& results, const FigureOptions& o, const QString& title, const QString& subtitle) {
+  const Result& r = results[0];
+  const double unit = textUnit(o), margin = unit * 1.5, body_w = o.width - 2 * margin;
+  const QFont title_font = figureFont(unit * 1.5, true), subtitle_font = figureFont(unit * 0.85);
+  const double title_h = wrappedHeight(title_font, body_w, title) + wrappedHeight(subtitle_font, body_w, subtitle) + unit * 1.4;
+  double body_h = body_w * 0.8;
+  switch (o.view) {
+    case ViewKind::Heatmap: {
+      const QFontMetricsF fm(figureFont(unit * 0.85));
+      auto labels = [&](const std::vector<std::string>& l, double cap) {
+        double w = 0;
+        for (const std::string& s : l) w = std::max(w, fm.horizontalAdvance(qs(s)));
+        return std::min(w + unit * 0.8, cap) + unit * 1.4;
+      };
+      const double cells_w = body_w - unit * 7 - labels(r.q_tokens, body_w * 0.3);
+      body_h = cells_w * static_cast<double>(r.queries()) / static_cast<double>(std::max<int64_t>(r.keys(), 1)) +
+               labels(r.k_tokens, body_w * 0.3) + (r.key_bands.empty() ? 0 : unit * 3);
+      break;
+    }
+    case ViewKind::Lines: body_h = std::max(body_w * 0.6, std::max(r.queries(), r.keys()) * unit * 1.3 + unit * 2); break;
+    case ViewKind::Image: body_h = body_w * 0.62 + unit * 8; break;
+    case ViewKind::Compare: body_h = body_w * 0.45 + unit * 24; break;
+    case ViewKind::Extras:
+    case ViewKind::Walkthrough:
+    case ViewKind::Heads:
+    case ViewKind::Family: {
+      // Panels in as many columns as hold one at least 26 units wide, rows
+      // of roughly square panels under their titles.
+      const int n = o.view == ViewKind::Extras        ? extrasPanels(r)
+                    : o.view == ViewKind::Walkthrough ? static_cast<int>(r.stages.size()) + 1
+                    : o.view == ViewKind::Heads       ? r.heads()
+                                                      : static_cast<int>(results.size());
+      const int cols = std::clamp(static_cast<int>(body_w / (unit * 26)), 1, std::max(1, n));
+      const int rows = (n + cols - 1) / cols;
+      body_h = rows * (body_w / cols * 0.85 + unit * 3);
+      break;
+    }
+  }
+  return static_cast<int>(std::clamp(std::ceil(2 * margin + title_h + body_h), 64.0, 16384.0));
+}
 
 // Paints onto a vector device (SVG, PDF); false when the device cannot open.
 bool paintOn(QPaintDevice& device, const Paint& paint) {
@@ -1510,12 +1643,16 @@ void writeFigure(const Paint& paint, const FigureOptions& o, const std::string& 
   const QString qtmp = QString::fromStdString(tmp.path().string());
   bool ok = false;
   if (ext == ".png") {
-    QImage img(o.width, o.height, QImage::Format_ARGB32_Premultiplied);
-    img.setDotsPerMeterX(3780);  // 96 dpi, the size the text was laid out for
-    img.setDotsPerMeterY(3780);
+    // The layout is in units; a PNG has png_scale pixels per unit.
+    QImage img(static_cast<int>(std::lround(o.width * o.png_scale)), static_cast<int>(std::lround(o.height * o.png_scale)),
+               QImage::Format_ARGB32_Premultiplied);
+    const int dots_per_metre = static_cast<int>(std::lround(3780 * o.png_scale));  // 96 dpi per unit of text
+    img.setDotsPerMeterX(dots_per_metre);
+    img.setDotsPerMeterY(dots_per_metre);
     {
       QPainter p(&img);
-      paint(p, 1.0);
+      p.scale(o.png_scale, o.png_scale);
+      paint(p, o.png_scale);
     }
     ok = img.save(qtmp, "PNG");
   } else if (ext == ".svg") {
@@ -1557,10 +1694,36 @@ int64_t defaultImageQuery(const Result& r) {
   return block[block.size() / 2];
 }
 
-void exportFigure(const std::vector<Result>& results, const FigureOptions& o, const std::string& path,
-                  const Comparison* comparison) {
+void applyFigureSize(const std::string& size, const std::string& flag, FigureOptions& o) {
+  struct Named {
+    const char* name;
+    int width, height;  // points; height 0: the content's
+    double font_size, png_scale;
+  };
+  constexpr Named kNamed[] = {{"column", 252, 0, 7, 300.0 / 72}, {"two-column", 504, 0, 8, 300.0 / 72}, {"slide", 960, 540, 14, 2}};
+  for (const Named& n : kNamed)
+    if (size == n.name) {
+      o.width = n.width;
+      o.height = n.height;
+      o.font_size = n.font_size;
+      o.png_scale = n.png_scale;
+      return;
+    }
+  int w = 0, h = 0;
+  char x = 0, extra = 0;
+  if (std::sscanf(size.c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || x != 'x' || w < 64 || h < 64 || w > 16384 ||
+      h > 16384)
+    throw InputError(flag + ": expected column, two-column, slide or WxH with 64 ≤ W, H ≤ 16384, got '" + size + "'");
+  o.width = w;
+  o.height = h;
+}
+
+int exportFigure(const std::vector<Result>& results, const FigureOptions& options, const std::string& path,
+                 const Comparison* comparison) {
   if (results.empty() || results[0].heads() == 0) throw InputError("export: nothing to draw");
   const Result& r = results[0];
+  FigureOptions o = options;
+  if (o.height == 0) o.height = figureHeightFor(results, o, figureTitle(r, o), o.subtitle.empty() ? subtitleFor(r) : qs(o.subtitle));
   if (o.head < 0 || o.head >= r.heads())
     throw InputError("--head: expected 0.." + std::to_string(r.heads() - 1) + ", got " + std::to_string(o.head));
   if (o.view == ViewKind::Lines && r.weights.empty())
@@ -1574,12 +1737,21 @@ void exportFigure(const std::vector<Result>& results, const FigureOptions& o, co
   if (o.view == ViewKind::Walkthrough && r.stages.empty())
     throw InputError("--view walkthrough: variant '" + r.variant + "' has no walkthrough stages");
   writeFigure([&](QPainter& p, double scale) { paintFigure(p, results, o, comparison, scale); }, o, path, r.variant);
+  return o.height;
 }
 
-void exportTableFigure(const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows,
-                       const FigureOptions& o, const std::string& path) {
+int exportTableFigure(const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows,
+                      const FigureOptions& options, const std::string& path) {
   if (rows.empty()) throw InputError("export: the table has no rows");
-  writeFigure([&](QPainter& p, double scale) { paintTable(p, columns, rows, o, scale); }, o, path, o.title);
+  FigureOptions o = options;
+  if (o.height == 0) {  // a header and the rows at 1.8 units each
+    const double unit = textUnit(o), margin = unit * 1.5;
+    const double title_h = wrappedHeight(figureFont(unit * 1.5, true), o.width - 2 * margin, qs(o.title.value_or(""))) +
+                           wrappedHeight(figureFont(unit * 0.85), o.width - 2 * margin, qs(o.subtitle)) + unit * 1.4;
+    o.height = static_cast<int>(std::clamp(std::ceil(2 * margin + title_h + unit * 1.8 * (rows.size() + 1)), 64.0, 16384.0));
+  }
+  writeFigure([&](QPainter& p, double scale) { paintTable(p, columns, rows, o, scale); }, o, path, o.title.value_or(""));
+  return o.height;
 }
 
 }  // namespace attn

@@ -10,6 +10,7 @@
 #include "engine/result.h"
 #include "widgets/colormap.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,14 +20,24 @@ struct FigureOptions {
   ViewKind view = ViewKind::Heatmap;
   int head = 0;                     // heatmap: which head
   Colormap colormap = Colormap::Viridis;
-  std::string title;                // empty: "<variant title> — head h"
-  int width = 1200, height = 900;   // pixels (PNG) or points (SVG/PDF)
+  std::optional<std::string> title;  // unset: "<variant title> — head h"; "" draws no title
+  int width = 1200;                  // layout units: pixels (PNG) or points (SVG/PDF)
+  int height = 900;                  // 0: as tall as the content needs at this width (figureHeightFor)
+  double png_scale = 1.0;            // PNG pixels per layout unit (the paper sizes render at 300 dpi)
+  double font_size = 0;              // size of labels and ticks in layout units; 0: from the figure's size
   bool dark = false;
   std::vector<bool> heads_visible;  // lines: empty means all
   int64_t query = -1;               // image: the query pixel; -1: defaultImageQuery()
   std::vector<std::string> panel_titles;  // heads: one per head (a model's "L0 H0", …); empty: "head h"
   std::string subtitle;             // empty: the variant's formula and citation
 };
+
+// A figure size by name, in points: "column" (3.5 in, one column of a
+// two-column paper), "two-column" (7 in) and "slide" (16:9, 13.33 × 7.5 in),
+// with the label size each is read at; or "WxH" (pixels for PNG, points for
+// SVG/PDF; 64 ≤ W, H ≤ 16384). The paper sizes leave the height to the
+// content and render PNGs at 300 dpi. Throws InputError naming `flag`.
+void applyFigureSize(const std::string& size, const std::string& flag, FigureOptions& o);
 
 // The query the image view shows until the user picks one: the middle of the
 // last full block (QueryGroup extra) or of the last full image row, so a
@@ -37,13 +48,14 @@ int64_t defaultImageQuery(const Result& r);
 // The compare view draws `comparison` (compareWithFull(results[0]), computed
 // by the caller: it can take seconds at large L). The format comes from the
 // extension (.png, .svg, .pdf). Writes to a temp file and renames, so a
-// failure leaves nothing. Throws InputError.
-void exportFigure(const std::vector<Result>& results, const FigureOptions& options, const std::string& path,
+// failure leaves nothing. Returns the figure's height (options.height, or
+// the content's when that is 0). Throws InputError.
+int exportFigure(const std::vector<Result>& results, const FigureOptions& options, const std::string& path,
                   const Comparison* comparison = nullptr);
 
 // A table of text (the model workspace's head summaries): a header row and
 // `rows`, title from options.title, in the format of the extension.
-void exportTableFigure(const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows,
+int exportTableFigure(const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows,
                        const FigureOptions& options, const std::string& path);
 
 }  // namespace attn

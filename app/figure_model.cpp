@@ -15,8 +15,8 @@ void checkRange(const char* flag, int64_t v, int64_t n) {
 
 }  // namespace
 
-void exportModelFigure(const ModelOutput& out, ModelView view, const ModelFigureSelection& sel,
-                       const FigureOptions& options, const std::string& path) {
+int exportModelFigure(const ModelOutput& out, ModelView view, const ModelFigureSelection& sel,
+                      const FigureOptions& options, const std::string& path) {
   if (!out.analysis) throw InputError(out.too_long_message.empty() ? "model: nothing to draw" : out.too_long_message);
   const ModelAnalysis& a = *out.analysis;
   const ModelRun& r = a.run;
@@ -29,21 +29,19 @@ void exportModelFigure(const ModelOutput& out, ModelView view, const ModelFigure
   fo.subtitle = name + " (" + modelInfo(*out.model).config.arch_name + "), " + std::to_string(r.tokens.size()) +
                 " tokens: \"" + out.text + "\"";
   auto titled = [&](const std::string& t) {
-    if (fo.title.empty()) fo.title = t;
+    if (!fo.title) fo.title = t;
   };
   switch (view) {
     case ModelView::Model: {
       titled(name + " \xE2\x80\x94 " + std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) + " heads");
       fo.view = ViewKind::Heads;
       fo.panel_titles = layerHeadNames(r);
-      exportFigure({allHeadsResult(r, name)}, fo, path);
-      return;
+      return exportFigure({allHeadsResult(r, name)}, fo, path);
     }
     case ModelView::Heads:
       titled(name + " \xE2\x80\x94 layer " + std::to_string(sel.layer) + ", heads as colours");
       fo.view = ViewKind::Lines;
-      exportFigure({layerResult(r, sel.layer, name)}, fo, path);
-      return;
+      return exportFigure({layerResult(r, sel.layer, name)}, fo, path);
     case ModelView::Qk: {
       const int64_t n = static_cast<int64_t>(r.tokens.size());
       const int64_t q = sel.query < 0 ? n - 1 : sel.query;
@@ -57,26 +55,23 @@ void exportModelFigure(const ModelOutput& out, ModelView view, const ModelFigure
       checkRange("--key", k, n);
       titled(name + " \xE2\x80\x94 " + head + ": q, k and q\xE2\x88\x98k");
       fo.view = ViewKind::Extras;
-      exportFigure({qkResult(r, qkTerms(r, sel.layer, sel.head, q, k), name)}, fo, path);
-      return;
+      return exportFigure({qkResult(r, qkTerms(r, sel.layer, sel.head, q, k), name)}, fo, path);
     }
     case ModelView::Rollout:
       titled(name + " \xE2\x80\x94 attention rollout through layer " + std::to_string(sel.layer));
       fo.view = ViewKind::Heatmap;
-      exportFigure({rolloutResult(a, sel.layer, name)}, fo, path);
-      return;
+      return exportFigure({rolloutResult(a, sel.layer, name)}, fo, path);
     case ModelView::Table:
       titled(name + " \xE2\x80\x94 head summaries");
-      exportTableFigure(headTableColumns(), headTableRows(a.summaries), fo, path);
-      return;
+      return exportTableFigure(headTableColumns(), headTableRows(a.summaries), fo, path);
     case ModelView::Pattern:
       if (!out.pattern)
         throw InputError("--view pattern: " + (out.pattern_error.empty() ? std::string("no pattern computed") : out.pattern_error));
       titled(out.pattern->result.variant + " on " + name + " " + head);
       fo.view = ViewKind::Extras;
-      exportFigure({patternResult(*out.pattern, r, name)}, fo, path);
-      return;
+      return exportFigure({patternResult(*out.pattern, r, name)}, fo, path);
   }
+  throw std::logic_error("exportModelFigure: unknown view");
 }
 
 }  // namespace attn

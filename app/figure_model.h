@@ -17,7 +17,7 @@ struct ModelFigureSelection {
 
 // Throws InputError for a selection out of range, a pattern view without a
 // pattern in `out`, or a bad file name; writes nothing then.
-void exportModelFigure(const ModelOutput& out, ModelView view, const ModelFigureSelection& sel,
-                       const FigureOptions& options, const std::string& path);
+int exportModelFigure(const ModelOutput& out, ModelView view, const ModelFigureSelection& sel,
+                      const FigureOptions& options, const std::string& path);
 
 }  // namespace attn

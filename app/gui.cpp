@@ -463,7 +463,7 @@ void GuiApp::exportModelView() {
   if (!path) return;
   FigureOptions fo;
   fo.colormap = state_.settings.colormap;
-  fo.dark = state_.settings.dark;
+  fo.dark = state_.settings.dark && state_.settings.export_screen_theme;
   fo.heads_visible = m.view.lines.heads_visible;
   const ModelFigureSelection sel{m.view.layer, m.view.head, m.view.query, m.view.key};
   writeExport(*path, [&] { exportModelFigure(*m.output, m.view.view, sel, fo, *path); });
@@ -512,7 +512,7 @@ void GuiApp::exportView() {
   fo.view = state_.view.view;
   fo.head = state_.view.head;
   fo.colormap = state_.settings.colormap;
-  fo.dark = state_.settings.dark;
+  fo.dark = state_.settings.dark && state_.settings.export_screen_theme;
   fo.heads_visible = state_.view.lines.heads_visible;
   fo.query = state_.view.image_query;
   std::vector<Result> results = {*state_.output->result};

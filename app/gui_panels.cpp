@@ -466,6 +466,9 @@ void settingsSection(AppState& s) {
   ImGui::SameLine();
   ImGui::RadioButton("light", &theme, 1);
   s.settings.dark = theme == 0;
+  ImGui::Checkbox("export in this theme", &s.settings.export_screen_theme);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Off: exported figures are light, for paper and slides, whatever the screen's theme");
 }
 
 }  // namespace

@@ -50,6 +50,7 @@ GuiSettings parseSettings(const std::string& text, const std::string& where, std
     s.ui_scale = clampedNumber(j, "ui_scale", s.ui_scale, 0.5f, 4.0f);
     s.font_size = clampedNumber(j, "font_size", s.font_size, 8.0f, 48.0f);
     s.dark = j.value("theme", std::string("dark")) != "light";
+    s.export_screen_theme = j.value("export_theme", std::string("light")) == "screen";
     Colormap c;
     if (colormapFromName(j.value("colormap", std::string()), c)) s.colormap = c;
     if (j.contains("recent_models"))
@@ -73,6 +74,7 @@ bool saveSettings(const GuiSettings& s, const std::filesystem::path& path, std::
   const nlohmann::json j = {{"ui_scale", s.ui_scale},
                             {"font_size", s.font_size},
                             {"theme", s.dark ? "dark" : "light"},
+                            {"export_theme", s.export_screen_theme ? "screen" : "light"},
                             {"colormap", colormapName(s.colormap)},
                             {"recent_models", s.recent_models}};
   std::error_code ec;

@@ -15,6 +15,7 @@ struct GuiSettings {
   float ui_scale = 1.0f;    // widget sizes and spacing (projectors: 1.5–2)
   float font_size = 17.0f;  // pixels at scale 1
   bool dark = true;
+  bool export_screen_theme = false;  // exported figures are light (for paper) unless this keeps the screen's theme
   Colormap colormap = Colormap::Viridis;
   std::vector<std::string> recent_models;  // most recent first, at most kMaxRecentModels
 

@@ -43,6 +43,9 @@ MatrixView weightsView(const Result& r, int h) {
   v.score_label = r.scores_label;
   v.key_bands = &r.key_bands;
   v.set_names = &r.set_names;
+  const WeightAxes axes = weightAxes(r);
+  v.row_axis = axes.rows;
+  v.col_axis = axes.cols;
   if (const Extra* e = r.firstExtra(ExtraKind::QueryPosition)) v.query_position = &e->value;
   if (const Extra* e = r.firstExtra(ExtraKind::QueryWindow)) v.query_window = &e->value;
   return v;
@@ -152,7 +155,7 @@ void matrixExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& 
   v.data = e.value.data.data();
   v.rows = e.value.shape[0];
   v.cols = e.value.shape[1];
-  if (v.rows == r.queries()) v.row_labels = &r.q_tokens;  // one row per token, as the figures label it
+  if (r.rowsAreTokens(e)) v.row_labels = &r.q_tokens;  // one row per token, as the figures label it
   v.row_axis = e.row_axis.empty() ? "row" : e.row_axis;
   v.col_axis = e.col_axis.empty() ? "column" : e.col_axis;
   v.value_label = labelOf(e);

@@ -75,13 +75,17 @@ int main(int argc, char** argv) {
                          "heatmap, heads, lines, extras, family, image or compare; with a model: model, heads, qk, "
                          "rollout, table or pattern");
   render_cmd->add_option("--out", render.out, "FILE.png, FILE.svg or FILE.pdf")->required();
-  render_cmd->add_option("--size", render.size, "Figure size WxH (pixels for PNG, points for SVG/PDF)")
+  render_cmd->add_option("--size", render.size,
+                         "Figure size: WxH (pixels for PNG, points for SVG/PDF), or column (3.5 in), two-column (7 in) "
+                         "or slide (16:9): their height follows the content, their PNG is 300 dpi")
       ->capture_default_str();
+  render_cmd->add_option("--font-size", render.font_size, "Size of labels and ticks (points for SVG/PDF, pixels for PNG; "
+                                                          "default: from the figure's size)");
   render_cmd->add_option("--head", render.head, "Head shown by the heatmap, image and compare views")->capture_default_str();
   render_cmd->add_option("--query", render.query, "Query pixel of the image view (default: the middle of the last full block)");
   render_cmd->add_option("--colormap", render.colormap, "viridis, magma, blues, gray or coolwarm")
       ->capture_default_str();
-  render_cmd->add_option("--title", render.title, "Figure title (default: variant and head)");
+  render_cmd->add_option("--title", render.title, "Figure title (default: variant and head; \"\" for none)");
   render_cmd->add_flag("--dark", render.dark, "Dark background");
   addInputFlags(*render_cmd, render.input);
 

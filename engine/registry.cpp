@@ -67,6 +67,12 @@ const VariantInfo* findVariant(const std::string& name) {
   return nullptr;
 }
 
+WeightAxes weightAxes(const Result& r) {
+  const VariantInfo* info = findVariant(r.variant);
+  if (info && info->input == InputKind::CrossAttention) return {"query (target)", "key (source)"};
+  return {"query", "key"};
+}
+
 const VariantInfo& variantOrThrow(const std::string& name) {
   if (const VariantInfo* v = findVariant(name)) return *v;
   std::string known;

@@ -63,6 +63,13 @@ const VariantInfo* findVariant(const std::string& name);
 const VariantInfo& variantOrThrow(const std::string& name);  // InputError listing the names
 std::vector<std::string> families();  // in registry order, unique
 
+// Titles of a result's weight axes: "query" and "key", or for a variant whose
+// keys come from another sequence "query (target)" and "key (source)".
+struct WeightAxes {
+  std::string rows, cols;
+};
+WeightAxes weightAxes(const Result& r);
+
 // Validates inputs, times the run (compute_seconds) and fills variant/params.
 Result runVariant(const VariantInfo& info, const Inputs& inputs, const Params& params, const RunContext& ctx = {});
 

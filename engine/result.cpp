@@ -47,6 +47,10 @@ ValueStats ValueStats::of(const float* data, int64_t n) {
   return {lo, hi, bad};
 }
 
+bool Result::rowsAreTokens(const Extra& e) const {
+  return e.value.rank() >= 2 && e.value.shape[e.value.rank() - 2] == queries() && e.row_axis != "position";
+}
+
 const Extra* Result::firstExtra(ExtraKind kind) const {
   for (const Extra& e : extras)
     if (e.kind == kind) return &e;

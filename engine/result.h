@@ -146,6 +146,9 @@ struct Result {
   bool isSparse() const { return !sparse.empty(); }
   const Extra* findExtra(const std::string& name) const;
   const Extra* firstExtra(ExtraKind kind) const;  // e.g. the QueryPosition overlay
+  // Whether a matrix extra's rows are labelled by the query tokens: one row
+  // per query, unless its rows are positions (a PE table is read by index).
+  bool rowsAreTokens(const Extra& e) const;
   // Fills weights_stats (from sparse values when weights is empty) and every extra's stats.
   void computeStats();
   // After computeStats: the first array with a NaN or an infinity, or ""

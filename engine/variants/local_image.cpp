@@ -129,7 +129,8 @@ VariantInfo localInfo(bool two_d) {
   VariantInfo v;
   v.family = "local";
   v.citation = "Parmar et al. 2018, §3.2";
-  v.views = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Image, ViewKind::Extras, ViewKind::Compare};
+  // No extras view: the block ids are the image view's overlay and the connection counts are in the compare view.
+  v.views = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Image, ViewKind::Compare};
   if (!two_d) {
     v.name = "local-1d";
     v.title = "Image Transformer, local 1D";

@@ -149,7 +149,7 @@ Result reversible(const Inputs& in, const Params& p, const RunContext& ctx) {
   }
   r.output = Mat(L, 2 * d);
   r.output << x1.back(), x2.back();  // [Y₁ | Y₂] of the top layer
-  r.extras.push_back({.name = "reconstruction_error", .label = "float32 reconstruction error ‖X̂ − X‖/‖X‖ of each layer's input",
+  r.extras.push_back({.name = "reconstruction_error", .label = "float32 reconstruction error ‖X′ − X‖/‖X‖ of each layer's input (X′ recomputed from the output)",
                       .kind = ExtraKind::Curves, .value = Array::fromMat(err), .row_axis = "input",
                       .col_axis = "layer", .categories = {"X₁", "X₂"}});
   r.extras.push_back({.name = "activation_memory", .label = "activations kept for the backward pass (MiB)",
