@@ -630,19 +630,26 @@ void drawLines(Painter& ctx, const QRectF& body, const Result& r, const FigureOp
                Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, qs(r.k_tokens[static_cast<size_t>(j)]));
 }
 
+// Every member on one colour scale (the union of their ranges, so equal
+// colours are equal weights) with one colour bar at the right.
 void drawFamily(Painter& ctx, const QRectF& body, const std::vector<Result>& results) {
-  const double bar_w = ctx.unit * 6;
-  const std::vector<QRectF> grid =
-      gridCells(body, static_cast<int>(results.size()), ctx.unit * 1.5, ctx.unit * 12);
+  std::vector<const Result*> members;
+  for (const Result& r : results) members.push_back(&r);
+  const ValueRange range = sharedWeightsRange(members);
+  const double bar_w = ctx.unit * 7;
+  const std::vector<QRectF> grid = gridCells(QRectF(body.left(), body.top(), body.width() - bar_w, body.height()),
+                                             static_cast<int>(results.size()), ctx.unit * 1.5, ctx.unit * 8);
+  double top = body.bottom(), bottom = body.top();
   for (size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
-    const ValueRange range = weightsRange(r);
     MatrixPanel m = weightsPanel(r, 0, range);
     m.title = qs(r.variant);
-    const QRectF& cell = grid[i];
-    const QRectF cells = drawMatrixPanel(ctx, QRectF(cell.left(), cell.top(), cell.width() - bar_w, cell.height()), m);
-    drawColorbar(ctx, QRectF(cells.right() + ctx.unit * 0.8, cells.top(), ctx.unit * 0.8, cells.height()), range, "");
+    const QRectF cells = drawMatrixPanel(ctx, grid[i], m);
+    top = std::min(top, cells.top());
+    bottom = std::max(bottom, cells.bottom());
   }
+  drawColorbar(ctx, QRectF(body.right() - bar_w + ctx.unit * 1.2, top, ctx.unit * 1.1, bottom - top), range,
+               "weight (shared scale)");
 }
 
 // [SECTION] Extras

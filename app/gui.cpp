@@ -396,15 +396,18 @@ void GuiApp::frame() {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float menu_h = drawMenuBar(state_);
   const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y * 2;
-  const float panel_w = std::min(vp->Size.x * 0.4f, ImGui::GetFontSize() * 23.0f);
+  // The layout rule: the side panel (when shown) takes a fixed width, the
+  // view takes everything else between the menu and the status bar.
+  const float panel_w = state_.show_panel ? std::min(vp->Size.x * 0.4f, ImGui::GetFontSize() * 23.0f) : 0.0f;
   const ImVec2 top(vp->Pos.x, vp->Pos.y + menu_h);
   const float body_h = vp->Size.y - menu_h - status_h;
+  const ImVec2 view_pos(top.x + panel_w, top.y), view_size(vp->Size.x - panel_w, body_h);
   if (state_.workspace == Workspace::Model) {
-    drawModelPanel(state_, top, ImVec2(panel_w, body_h));
-    drawModelView(state_, *heatmaps_, ImVec2(top.x + panel_w, top.y), ImVec2(vp->Size.x - panel_w, body_h));
+    if (state_.show_panel) drawModelPanel(state_, top, ImVec2(panel_w, body_h));
+    drawModelView(state_, *heatmaps_, view_pos, view_size);
   } else {
-    drawControlPanel(state_, top, ImVec2(panel_w, body_h));
-    drawMainView(state_, *heatmaps_, ImVec2(top.x + panel_w, top.y), ImVec2(vp->Size.x - panel_w, body_h));
+    if (state_.show_panel) drawControlPanel(state_, top, ImVec2(panel_w, body_h));
+    drawMainView(state_, *heatmaps_, view_pos, view_size);
   }
   drawStatusBar(state_, *runner_, ImVec2(vp->Pos.x, top.y + body_h), ImVec2(vp->Size.x, status_h));
   drawHelpOverlay(state_);
@@ -623,6 +626,7 @@ int GuiApp::run() {
     loading_ = true;
     loading_path_ = options_.model;
     if (!options_.model.empty()) filesOnDisk(options_.model);  // a missing path is a usage error
+    state_.show_panel = !options_.hide_panel;
     if (options_.model_workspace) {
       state_.workspace = Workspace::Model;
       m.scene.pattern_params = resolveParams(pattern, options_.sets);

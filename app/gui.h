@@ -24,6 +24,7 @@ struct GuiOptions {
   std::string screenshot;          // save the last frame as PNG and exit
   int frames = 0;                  // exit after N frames; prints median/worst frame time
   int width = 1600, height = 1000;
+  bool hide_panel = false;         // start with the side panel hidden (Tab shows it)
 };
 
 // Returns the process exit status (0 ok, 2 bad input, 1 internal error).

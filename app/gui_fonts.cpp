@@ -90,7 +90,12 @@ void FontAtlas::rebuild(float pixel_size) {
       merge.MergeMode = true;
       merge.FontNo = 0;
       merge.OversampleH = 1;
-      io.Fonts->AddFontFromFileTTF(noto->c_str(), pixel_size, &merge, ranges_.Data);
+      // ImGui sizes a font by its line height (ascent + descent): 1.448 em for
+      // Noto Sans CJK, 1.164 em for DejaVu Sans. At the same pixel size CJK
+      // glyphs would come out a fifth smaller than Latin ones; at this size
+      // their em matches DejaVu's (the baseline is the merged font's).
+      constexpr float kCjkToLatinLineHeight = 1.448f / 1.164f;
+      io.Fonts->AddFontFromFileTTF(noto->c_str(), pixel_size * kCjkToLatinLineHeight, &merge, ranges_.Data);
       cjk_loaded_ = true;
     }
   }

@@ -68,6 +68,21 @@ std::string tokenCaption(const ModelRun& r, int64_t i) {
   return std::to_string(i) + " '" + r.tokens[static_cast<size_t>(i)] + "'";
 }
 
+// "83.9%  'And'" over a bar `share` (0..1) of `width` long: a next-token
+// prediction, or a key a query attends to.
+void shareRow(float share, const std::string& what, float width) {
+  char pct[16];
+  std::snprintf(pct, sizeof pct, "%5.1f%%", 100.0 * share);
+  const ImVec2 a = ImGui::GetCursorScreenPos();
+  const float h = ImGui::GetTextLineHeight();
+  const ImVec4 acc = ImGui::GetStyle().Colors[ImGuiCol_PlotHistogram];
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilled(a, ImVec2(a.x + width, a.y + h), ImGui::GetColorU32(ImVec4(acc.x, acc.y, acc.z, 0.07f)), 2.0f);  // 100 %
+  dl->AddRectFilled(a, ImVec2(a.x + width * std::clamp(share, 0.0f, 1.0f), a.y + h),
+                    ImGui::GetColorU32(ImVec4(acc.x, acc.y, acc.z, 0.35f)), 2.0f);
+  ImGui::Text("%s  %s", pct, what.c_str());
+}
+
 }  // namespace
 
 void clampModelSelection(ModelState& m) {
@@ -206,16 +221,7 @@ void predictionsSection(const AppState& s) {
   sectionTitle("NEXT TOKEN");
   ImGui::TextDisabled("after %s", tokenCaption(*r, o->predicted_at).c_str());
   const float w = ImGui::GetContentRegionAvail().x;
-  for (const Prediction& p : o->predictions) {
-    char pct[16];
-    std::snprintf(pct, sizeof pct, "%5.1f%%", 100.0 * p.probability);
-    const ImVec2 a = ImGui::GetCursorScreenPos();
-    const float h = ImGui::GetTextLineHeight();
-    const ImVec4 acc = ImGui::GetStyle().Colors[ImGuiCol_PlotHistogram];
-    ImGui::GetWindowDrawList()->AddRectFilled(a, ImVec2(a.x + w * std::clamp(p.probability, 0.0f, 1.0f), a.y + h),
-                                              ImGui::GetColorU32(ImVec4(acc.x, acc.y, acc.z, 0.35f)), 2.0f);
-    ImGui::Text("%s  '%s'", pct, p.token.c_str());
-  }
+  for (const Prediction& p : o->predictions) shareRow(p.probability, "'" + p.token + "'", w);
 }
 
 }  // namespace
@@ -255,6 +261,44 @@ void header(const AppState& s, const std::string& what) {
 }
 
 // One head's weights with token axes.
+// The focused head's row of the head table, one number per line with its
+// column's name, in `width` (under the grid of the model view).
+void focusedHeadNumbers(const std::vector<HeadSummary>& summaries, int layer, int head, float width) {
+  const std::vector<std::string> columns = headTableColumns();
+  const std::vector<std::vector<std::string>> rows = headTableRows(summaries);
+  for (size_t i = 0; i < summaries.size(); ++i) {
+    if (summaries[i].layer != layer || summaries[i].head != head) continue;
+    ImGui::TextDisabled("FOCUSED HEAD");
+    if (ImGui::BeginTable("##focused", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp, ImVec2(width, 0))) {
+      for (size_t c = 0; c < columns.size(); ++c) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("%s", columns[c].c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(rows[i][c].c_str());
+      }
+      ImGui::EndTable();
+    }
+    return;
+  }
+}
+
+// The keys the query attends to most in the focused head, strongest first,
+// as many as fit in `height` (under the grid of the model view).
+void strongestKeys(const ModelRun& r, int layer, int head, int64_t query, float width, float height) {
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const int rows = static_cast<int>(height / line) - 2;
+  if (rows < 1 || query < 0 || query >= tokenCount(r)) return;
+  ImGui::TextDisabled("QUERY %s ATTENDS TO", tokenCaption(r, query).c_str());
+  const auto w = r.attention[static_cast<size_t>(layer)][static_cast<size_t>(head)].row(query);
+  std::vector<int64_t> keys(static_cast<size_t>(w.size()));
+  for (int64_t j = 0; j < w.size(); ++j) keys[static_cast<size_t>(j)] = j;
+  const size_t shown = std::min(keys.size(), static_cast<size_t>(rows));
+  std::partial_sort(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(shown), keys.end(),
+                    [&](int64_t a, int64_t b) { return w(a) > w(b); });
+  for (size_t i = 0; i < shown; ++i) shareRow(w(keys[i]), tokenCaption(r, keys[i]), width);
+}
+
 MatrixView headView(const ModelRun& r, int layer, int head) {
   MatrixView v = MatrixView::of(r.attention[static_cast<size_t>(layer)][static_cast<size_t>(head)]);
   v.row_labels = &r.tokens;
@@ -266,21 +310,35 @@ void modelGridView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   ModelViewState& v = s.model.view;
   header(s, std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) +
                 " heads; click a thumbnail to focus it (right: " + headLabel(v.layer, v.head) + ")");
+  // Layout: the grid in a left column 40 % of the width (less when the
+  // grid is tall and narrow), the focused head's numbers under it, and the
+  // focused head taking the rest, its cells stretched up to 1.6:1 so it fills
+  // the height and the width alike.
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float gap = ImGui::GetFontSize() * 1.5f;
-  const float grid_w = std::min(avail.x * 0.46f, avail.y * static_cast<float>(r.heads) / std::max<int64_t>(1, r.layers) +
-                                                     ImGui::GetFontSize() * 3);
+  const float font = ImGui::GetFontSize(), gap = font * 1.5f;
+  const float layers = static_cast<float>(std::max<int64_t>(1, r.layers)), heads = static_cast<float>(std::max<int64_t>(1, r.heads));
+  const float grid_w = std::min(avail.x * 0.4f, (avail.y * 0.7f - font * 2) * heads / layers + font * 3);
+  const float grid_h = std::min(avail.y * 0.7f, (grid_w - font * 3) * layers / heads + font * 2);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const HeatmapStyle st = probabilityStyle(s);
-  const HeadPick pick = headGrid("grid", r.attention, nullptr, st, v.layer, v.head, v.grid_zoom, gl, ImVec2(grid_w, avail.y));
+  const HeadPick pick = headGrid("grid", r.attention, nullptr, st, v.layer, v.head, v.grid_zoom, gl, ImVec2(grid_w, grid_h));
   if (pick.layer >= 0) {
     v.layer = pick.layer;
     v.head = pick.head;
   }
+  if (s.model.output && s.model.output->analysis) {
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + grid_h + font));
+    focusedHeadNumbers(s.model.output->analysis->summaries, v.layer, v.head, grid_w);
+    ImGui::Spacing();
+    strongestKeys(r, v.layer, v.head, v.query < 0 ? tokenCount(r) - 1 : v.query, grid_w,
+                  origin.y + avail.y - ImGui::GetCursorScreenPos().y);
+  }
   ImGui::SetCursorScreenPos(ImVec2(origin.x + grid_w + gap, origin.y));
   ImGui::BeginGroup();
   ImGui::Text("layer %d, head %d", v.layer, v.head);
-  heatmap("focus", headView(r, v.layer, v.head), st, v.focus_zoom, gl,
+  HeatmapStyle focus = st;
+  focus.max_cell_aspect = 1.6f;
+  heatmap("focus", headView(r, v.layer, v.head), focus, v.focus_zoom, gl,
           ImVec2(avail.x - grid_w - gap, avail.y - ImGui::GetTextLineHeightWithSpacing()));
   ImGui::EndGroup();
 }
@@ -319,9 +377,13 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
                 "; click a cell to pick another pair");
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = ImGui::GetFontSize() * 1.5f;
-  const float side = std::min(avail.x * 0.4f, avail.y);
+  // The head's weights take the left half at full height (cells up to 1.8:1),
+  // the q, k and product bars the rest.
+  const float side = avail.x * 0.5f;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const HeatmapEvents ev = heatmap("pairs", headView(r, v.layer, v.head), probabilityStyle(s), v.qk_zoom, gl, ImVec2(side, side));
+  HeatmapStyle st = probabilityStyle(s);
+  st.max_cell_aspect = 1.8f;
+  const HeatmapEvents ev = heatmap("pairs", headView(r, v.layer, v.head), st, v.qk_zoom, gl, ImVec2(side, avail.y));
   if (ev.clicked && ev.row >= 0 && ev.col >= 0) {
     v.query = ev.row;
     v.key = ev.col;

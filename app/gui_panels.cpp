@@ -77,7 +77,7 @@ struct Shortcut {
   const char* what;
 };
 const Shortcut kShortcuts[] = {
-    {"1 – 7", "variants: heatmap, heads, lines, extras, family, image, compare view"},
+    {"1 – 8", "variants: heatmap, heads, lines, extras, family, image, compare, walkthrough view"},
     {"1 – 6", "real model: model grid, heads, Q/K, rollout, table, pattern view"},
     {"Arrow keys", "move the selected query pixel (image view)"},
     {"Ctrl+Z / Ctrl+Y", "undo / redo a parameter or input change"},
@@ -87,6 +87,7 @@ const Shortcut kShortcuts[] = {
     {"Drag", "pan the heatmap"},
     {"Double click / Home", "reset zoom"},
     {"Click a thumbnail", "focus that head (heads view)"},
+    {"Tab", "hide or show the side panel (the view takes the window)"},
     {"F1", "this help"},
 };
 
@@ -138,6 +139,7 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
       continue;
     }
     if (io.WantTextInput) continue;
+    if (k.key == GLFW_KEY_TAB) s.show_panel = !s.show_panel;
     if (model) {
       const std::vector<ModelView>& mv = allModelViews();
       if (k.key >= GLFW_KEY_1 && k.key < GLFW_KEY_1 + static_cast<int>(mv.size()))
@@ -207,6 +209,7 @@ float drawMenuBar(AppState& s) {
       }
     }
     ImGui::Separator();
+    if (ImGui::MenuItem("Side panel", "Tab", s.show_panel)) s.show_panel = !s.show_panel;
     if (ImGui::MenuItem("Reset zoom", "Home")) s.view.resetZoom();
     ImGui::EndMenu();
   }

@@ -71,6 +71,7 @@ struct ViewState {
   ViewKind view = ViewKind::Heatmap;
   int head = 0;
   HeatmapZoom main_zoom, heads_zoom, family_zoom, compare_zoom;  // heads, family, compare: one linked zoom each
+  bool family_own_scales = false;  // family view: each member its own colour scale (default: one shared scale)
   std::map<std::string, HeatmapZoom> extra_zoom;
   std::map<std::string, int> extra_head;  // the head (or step: Extra::slice_axis) each Weights extra shows
   std::map<std::string, double> extra_play;  // Weights extras being played: ImGui time of the last advance
@@ -147,6 +148,7 @@ struct AppState {
 
   Request request;
   bool show_help = false;
+  bool show_panel = true;  // the side panel; Tab hides it and the view takes the window
   bool quit = false;
 };
 

@@ -100,7 +100,10 @@ void heatmapView(AppState& s, const Result& r, HeatmapRenderer& gl) {
                   (r.weights.empty() ? ", sparse: drawn at screen resolution" : ""));
   headSlider("head##view", s.view.head, r.heads());
   ImGui::Spacing();
-  heatmap("main", weightsView(r, s.view.head), weightsStyle(s, r), s.view.main_zoom, gl, ImGui::GetContentRegionAvail());
+  // The view takes its area: a matrix whose shape differs from the area's may stretch its cells up to 1.6:1.
+  HeatmapStyle st = weightsStyle(s, r);
+  st.max_cell_aspect = 1.6f;
+  heatmap("main", weightsView(r, s.view.head), st, s.view.main_zoom, gl, ImGui::GetContentRegionAvail());
 }
 
 // [SECTION] Heads view
@@ -123,6 +126,7 @@ void headsView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     HeatmapStyle st = base;
     st.labels = false;
     st.colorbar = false;
+    st.max_cell_aspect = 1.5f;  // thumbnails fill their grid cell
     st.highlight = h == s.view.head;
     const float pad = ImGui::GetFontSize() * 0.5f;
     const ImVec2 size(cell_w - pad, cell_h - ImGui::GetTextLineHeightWithSpacing() - pad);
@@ -334,10 +338,22 @@ void familyView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   ImGui::Text("Family: %s", info ? info->family.c_str() : "");
   ImGui::SameLine();
   ImGui::TextDisabled("— every variant on the same input, head %d; click one to select it", s.view.head);
+  ImGui::SameLine();
+  ImGui::Checkbox("own scales", &s.view.family_own_scales);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Off: one colour scale for every member, so equal colours mean equal weights.\n"
+                      "On: each member stretched to its own range, with its own colour bar.");
   previousResultMarker(s);
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float font = ImGui::GetFontSize();
-  const GridLayout g = bestGrid(static_cast<int>(out.family.size()), avail.x, avail.y, font * 12, font * 6);
+  // One shared scale (the union of the members' ranges) and one colour bar at the right, unless asked otherwise.
+  std::vector<const Result*> members;
+  for (const FamilyMember& m : out.family)
+    if (m.result && m.result->heads() > 0) members.push_back(m.result.get());
+  const bool shared = !s.view.family_own_scales && !members.empty();
+  const ValueRange shared_range = shared ? sharedWeightsRange(members) : ValueRange{};
+  const float font = ImGui::GetFontSize(), bar_space = shared ? font * 5.5f : 0.0f;
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  avail.x -= bar_space;
+  const GridLayout g = bestGrid(static_cast<int>(out.family.size()), avail.x, avail.y, font * (shared ? 6 : 12), font * 6);
   const int cols = g.cols;
   const ImVec2 cell(g.cell_w, g.cell_h);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -354,12 +370,18 @@ void familyView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     if (selected) ImGui::PopStyleColor();
     const ImVec2 size(cell.x - ImGui::GetFontSize(), cell.y - ImGui::GetTextLineHeightWithSpacing() - ImGui::GetFontSize() * 0.5f);
     if (!m.result || m.result->heads() == 0) {
-      ImGui::PushTextWrapPos(p.x + size.x);
+      ImGui::PushTextWrapPos(p.x - ImGui::GetWindowPos().x + size.x);  // window-local x
       ImGui::TextColored(ImVec4(0.95f, 0.35f, 0.3f, 1.0f), "%s", m.error.empty() ? "no weights" : m.error.c_str());
       ImGui::PopTextWrapPos();
     } else {
       const Result& r = *m.result;
       HeatmapStyle st = weightsStyle(s, r);
+      if (shared) {
+        st.range = shared_range;
+        st.colormap = colormapFor(shared_range, s.settings.colormap);
+        st.colorbar = false;
+      }
+      st.max_cell_aspect = 1.5f;
       st.highlight = selected;
       st.labels = size.y > ImGui::GetFontSize() * 14;
       if (heatmap("member", weightsView(r, clampHead(r, s.view.head)), st, s.view.family_zoom, gl, size).clicked && v)
@@ -368,8 +390,14 @@ void familyView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     ImGui::EndGroup();
     ImGui::PopID();
   }
+  if (shared) {
+    const float line = ImGui::GetTextLineHeight();
+    colorbar(ImGui::GetWindowDrawList(), ImVec2(origin.x + avail.x + line, origin.y + line * 1.5f),
+             ImVec2(line * 0.9f, std::max(line, avail.y - line * 3.0f)), colormapFor(shared_range, s.settings.colormap),
+             shared_range, "weight (shared scale)");
+  }
   ImGui::SetCursorScreenPos(origin);
-  ImGui::Dummy(avail);
+  ImGui::Dummy(ImVec2(avail.x + bar_space, avail.y));
 }
 
 // [SECTION] Image view
@@ -419,17 +447,18 @@ void imageView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = ImGui::GetFontSize() * 2.0f, caption = ImGui::GetTextLineHeightWithSpacing();
-  const float side = std::max(8.0f, std::min((avail.x - gap) * 0.5f, avail.y - caption));
+  // Two panels side by side at the full height: the image keeps square pixels, the connectivity matrix fills.
+  const float side = std::max(8.0f, (avail.x - gap) * 0.5f), height = std::max(8.0f, avail.y - caption);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImGui::BeginGroup();
   ImGui::TextDisabled("image %lld × %lld (raster order)", static_cast<long long>(w), static_cast<long long>((n + w - 1) / w));
-  const int64_t picked = patternImage("image", p, w, q, groups ? &groups->value : nullptr, gl, ImVec2(side, side));
+  const int64_t picked = patternImage("image", p, w, q, groups ? &groups->value : nullptr, gl, ImVec2(side, height));
   ImGui::EndGroup();
   ImGui::SetCursorScreenPos(ImVec2(origin.x + side + gap, origin.y));
   ImGui::BeginGroup();
   ImGui::TextDisabled("connectivity %lld × %lld (query row marked)", static_cast<long long>(p.rows),
                       static_cast<long long>(p.cols));
-  const int64_t row = connectivityMatrix("connectivity", p, q, r.set_names, gl, ImVec2(side, side));
+  const int64_t row = connectivityMatrix("connectivity", p, q, r.set_names, gl, ImVec2(side, height));
   ImGui::EndGroup();
   if (picked >= 0) s.view.image_query = picked;
   if (row >= 0) s.view.image_query = row;
@@ -444,24 +473,24 @@ std::string formatCount(double v) {
 }
 
 // The numbers of a Comparison, full attention against the pattern.
-void compareTable(const Comparison& c) {
+// The numbers of a comparison in `width`; what each one means is the
+// tooltip of its name, and the pattern's values wrap.
+void compareTable(const Comparison& c, float width) {
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
-  if (!ImGui::BeginTable("##numbers", 4, flags)) return;
-  ImGui::TableSetupColumn("");
+  if (!ImGui::BeginTable("##numbers", 3, flags, ImVec2(width, 0))) return;
+  ImGui::TableSetupColumn("hover a name for its meaning");
   ImGui::TableSetupColumn("full attention");
-  ImGui::TableSetupColumn("pattern");
-  ImGui::TableSetupColumn("");
+  ImGui::TableSetupColumn("pattern", ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableHeadersRow();
   auto row = [](const char* what, const std::string& full, const std::string& pattern, const std::string& note) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(what);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", note.c_str());
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(full.c_str());
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(pattern.c_str());
-    ImGui::TableNextColumn();
-    ImGui::TextDisabled("%s", note.c_str());
+    ImGui::TextWrapped("%s", pattern.c_str());
   };
   const int64_t pairs = static_cast<int64_t>(c.heads) * c.length;
   char buf[160];
@@ -469,7 +498,7 @@ void compareTable(const Comparison& c) {
   row("mass kept", "100 %", buf, "share of full attention's weight on the pattern's keys, mean over heads and queries");
   std::string kl = formatValueShort(c.kl_mean) + " nats";
   if (!std::isfinite(c.kl_mean)) {
-    std::snprintf(buf, sizeof buf, "\xE2\x88\x9E; finite for %lld of %lld (head, query) pairs, mean %s nats there",
+    std::snprintf(buf, sizeof buf, "\xE2\x88\x9E; finite for %lld of %lld pairs (mean %s nats)",
                   static_cast<long long>(c.kl_finite), static_cast<long long>(pairs), formatValueShort(c.kl_finite_mean).c_str());
     kl = buf;
   }
@@ -500,11 +529,10 @@ void compareView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   const int h = s.view.head;
   header(s, r, "against full causal attention on the same q, k, v; head " + std::to_string(h));
   headSlider("head##compare", s.view.head, c.heads);
-  compareTable(c);
-  ImGui::Spacing();
   // Mass kept per query as a strip: one cell per query, exact value on hover.
-  ImGui::TextDisabled("mass kept per query, head %d", h);
-  if (c.mass_kept.rows() > h) {
+  auto massStrip = [&](float width) {
+    ImGui::TextDisabled("mass kept per query, head %d", h);
+    if (c.mass_kept.rows() <= h) return;
     MatrixView strip;
     strip.data = c.mass_kept.data() + static_cast<int64_t>(h) * c.mass_kept.cols();
     strip.rows = 1;
@@ -517,21 +545,29 @@ void compareView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     st.labels = false;
     st.max_cell_aspect = 1e6f;
     HeatmapZoom flat;
-    heatmap("mass", strip, st, flat, gl, ImVec2(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 3.0f));
-  }
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
+    heatmap("mass", strip, st, flat, gl, ImVec2(width, ImGui::GetFontSize() * 3.0f));
+  };
   if (c.full.empty()) {
-    centeredText(avail, "At this length the full matrices are not kept (they would not fit): the numbers and the "
-                        "per-query strip are computed in row blocks.");
+    compareTable(c, ImGui::GetContentRegionAvail().x);
+    ImGui::Spacing();
+    massStrip(ImGui::GetContentRegionAvail().x);
+    centeredText(ImGui::GetContentRegionAvail(),
+                 "At this length the full matrices are not kept (they would not fit): the numbers and the "
+                 "per-query strip are computed in row blocks.");
     return;
   }
+  // A 2 × 2 layout that fills the view: full attention and the pattern on
+  // top, their difference below left, the numbers and the strip below right.
+  const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
   const size_t hh = static_cast<size_t>(h);
-  const float gap = ImGui::GetStyle().ItemSpacing.x;
-  const ImVec2 cell((avail.x - 2 * gap) / 3.0f, avail.y - ImGui::GetTextLineHeightWithSpacing());
+  const float gap = ImGui::GetFontSize();
+  const ImVec2 cell((avail.x - gap) * 0.5f, (avail.y - gap) * 0.5f);
+  const ImVec2 map_size(cell.x, cell.y - ImGui::GetTextLineHeightWithSpacing());
   HeatmapStyle prob;
   prob.range = valueRange(out.full_stats, false);
   prob.colormap = colormapFor(prob.range, s.settings.colormap);
-  prob.labels = cell.y > ImGui::GetFontSize() * 14;
+  prob.labels = map_size.y > ImGui::GetFontSize() * 10;
+  prob.max_cell_aspect = 1.6f;
   HeatmapStyle diff = prob;
   diff.range = valueRange(out.difference_stats, true);
   diff.colormap = colormapFor(diff.range, s.settings.colormap);
@@ -543,7 +579,8 @@ void compareView(AppState& s, const Result& r, HeatmapRenderer& gl) {
                 {"pattern", c.pattern[hh], prob},
                 {"pattern \xE2\x88\x92 full", c.difference[hh], diff}};
   for (int i = 0; i < 3; ++i) {
-    if (i) ImGui::SameLine();
+    ImGui::SetCursorScreenPos(ImVec2(origin.x + (cell.x + gap) * static_cast<float>(i % 2),
+                                     origin.y + (cell.y + gap) * static_cast<float>(i / 2)));
     ImGui::BeginGroup();
     ImGui::PushID(i);
     ImGui::TextDisabled("%s", panels[i].title);
@@ -551,10 +588,16 @@ void compareView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     v.row_labels = &r.q_tokens;
     v.col_labels = &r.k_tokens;
     v.value_label = panels[i].title;
-    heatmap("cmp", v, panels[i].style, s.view.compare_zoom, gl, cell);
+    heatmap("cmp", v, panels[i].style, s.view.compare_zoom, gl, map_size);
     ImGui::PopID();
     ImGui::EndGroup();
   }
+  ImGui::SetCursorScreenPos(ImVec2(origin.x + cell.x + gap, origin.y + cell.y + gap));
+  ImGui::BeginGroup();
+  compareTable(c, cell.x);
+  ImGui::Spacing();
+  massStrip(cell.x);
+  ImGui::EndGroup();
 }
 
 // [SECTION] Walkthrough view
@@ -575,13 +618,18 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     if (e.kind == ExtraKind::CategoryValues || e.kind == ExtraKind::TokenCategories) others.push_back(&e);
   }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float gap = ImGui::GetStyle().ItemSpacing.x, line = ImGui::GetTextLineHeightWithSpacing(), title = line * 2;
+  const float gap = ImGui::GetStyle().ItemSpacing.x, line = ImGui::GetTextLineHeightWithSpacing();
   const float bar_space = ImGui::GetFontSize() * 6.0f;
   const bool bottom = !pictures.empty() || !others.empty();
   // Stages first (square panels need about their width in height), the pictures take the rest.
   const int n = static_cast<int>(r.stages.size());
-  const GridLayout g = bestGrid(n, avail.x - bar_space, avail.y * (bottom ? 0.68f : 1.0f), 0, title);
-  const float cell_h = std::min(g.cell_h, g.cell_w + title + line * 2);
+  const GridLayout g = bestGrid(n, avail.x - bar_space, avail.y * (bottom ? 0.68f : 1.0f), 0, line * 3);
+  // Titles and captions wrap inside their panel: the header is as tall as the tallest.
+  float caption_h = 0;
+  for (const Stage& stage : r.stages)
+    caption_h = std::max(caption_h, ImGui::CalcTextSize(stage.caption.c_str(), nullptr, false, g.cell_w - gap).y);
+  const float title = line + caption_h + gap;
+  const float cell_h = std::min(g.cell_h, g.cell_w * 1.6f + title + line * 2);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   HeatmapStyle st;
   st.range = {0.0f, std::max(1e-6f, r.weights_stats.max), false};
@@ -594,12 +642,10 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     ImGui::SetCursorScreenPos(p);
     ImGui::BeginGroup();
     ImGui::TextUnformatted(stage.title.c_str());
-    // The caption is clipped to the panel so neighbours never overlap.
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    dl->PushClipRect(ImVec2(p.x, p.y), ImVec2(p.x + g.cell_w - gap, p.y + title), true);
+    ImGui::PushTextWrapPos(p.x - ImGui::GetWindowPos().x + g.cell_w - gap);  // window-local x
     ImGui::TextDisabled("%s", stage.caption.c_str());
-    dl->PopClipRect();
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", stage.caption.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::SetCursorScreenPos(ImVec2(p.x, p.y + title));
     MatrixView v = MatrixView::of(stage.matrix);
     v.row_labels = &stage.row_labels;
     v.col_labels = &stage.col_labels;
@@ -611,6 +657,7 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     v.value_label = r.weights_label;
     HeatmapStyle cell = st;
     cell.labels = cell_h > ImGui::GetFontSize() * 14;
+    cell.max_cell_aspect = 1.6f;
     heatmap("stage", v, cell, s.view.extra_zoom["stage" + std::to_string(i)], gl, ImVec2(g.cell_w - gap, cell_h - title - gap));
     ImGui::EndGroup();
     ImGui::PopID();
@@ -633,11 +680,20 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     ImGui::PopID();
   }
   const float x0 = origin.x + side * static_cast<float>(pictures.size()) + gap;
-  const float each = bottom_h / std::max<float>(1.0f, static_cast<float>(others.size()));
+  // A token strip takes the rows its tokens need (at most a third), the bars the rest.
+  const float strip_h = std::min(bottom_h / 3.0f, line * 4.0f);
+  const size_t strips = static_cast<size_t>(std::count_if(others.begin(), others.end(), [](const Extra* e) {
+    return e->kind == ExtraKind::TokenCategories;
+  }));
+  const size_t bars = others.size() - strips;
+  const float bars_h = bars ? (bottom_h - strip_h * static_cast<float>(strips)) / static_cast<float>(bars) : 0.0f;
+  float y = y0;
   for (size_t k = 0; k < others.size(); ++k) {
     const Extra& e = *others[k];
+    const float each = e.kind == ExtraKind::TokenCategories ? (bars ? strip_h : bottom_h / static_cast<float>(strips)) : bars_h;
     ImGui::PushID(static_cast<int>(k) + 200);
-    ImGui::SetCursorScreenPos(ImVec2(x0, y0 + each * static_cast<float>(k)));
+    ImGui::SetCursorScreenPos(ImVec2(x0, y));
+    y += each;
     ImGui::BeginGroup();
     ImGui::TextDisabled("%s", labelOf(e).c_str());
     const ImVec2 size(origin.x + avail.x - x0, each - line - gap);

@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   gui_cmd->add_option("--screenshot", gui.screenshot, "Save the last frame as PNG (with --frames)");
   gui_cmd->add_option("--frames", gui.frames, "Exit after N frames, printing median and worst frame time");
   gui_cmd->add_option("--size", gui_size, "Window size WxH");
+  gui_cmd->add_flag("--hide-panel", gui.hide_panel, "Start with the side panel hidden (Tab shows it)");
   addInputFlags(*gui_cmd, gui.input);
 
   bool list_json = false;

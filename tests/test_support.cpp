@@ -19,9 +19,14 @@ extern char** environ;
 namespace attn::test {
 
 RunResult runAttnlab(const std::vector<std::string>& args, const std::vector<std::string>& env, int timeout_seconds) {
+  return runProgram(ATTNLAB_BIN, args, env, timeout_seconds);
+}
+
+RunResult runProgram(const std::string& program, const std::vector<std::string>& args, const std::vector<std::string>& env,
+                     int timeout_seconds) {
   int out_pipe[2], err_pipe[2];
   if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
-  std::vector<std::string> argv_s = {ATTNLAB_BIN};
+  std::vector<std::string> argv_s = {program};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& s : argv_s) argv.push_back(s.data());

@@ -16,6 +16,9 @@ struct RunResult {
 // ("KEY=VALUE"), and a timeout in seconds (killed after it: status -1).
 RunResult runAttnlab(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
                      int timeout_seconds = 120);
+// The same for any program, by its full path (a tool the test reads a file with).
+RunResult runProgram(const std::string& program, const std::vector<std::string>& args,
+                     const std::vector<std::string>& env = {}, int timeout_seconds = 120);
 
 // A fresh empty folder under the system temp dir, removed by the destructor.
 struct TempDir {

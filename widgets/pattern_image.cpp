@@ -132,9 +132,13 @@ int64_t connectivityMatrix(const char* id, const SparseRows& s, int64_t query, c
     ImGui::PopID();
     return -1;
   }
-  const float cell = std::min(size.x / static_cast<float>(s.cols), size.y / static_cast<float>(s.rows));
-  const ImVec2 p0(std::floor(origin.x + (size.x - cell * static_cast<float>(s.cols)) * 0.5f), origin.y);
-  const ImVec2 p1(p0.x + std::floor(cell * static_cast<float>(s.cols)), p0.y + std::floor(cell * static_cast<float>(s.rows)));
+  // Cells fill the area, no more than 1.6 times as tall as wide or wide as tall.
+  constexpr float kMaxAspect = 1.6f;
+  float cw = size.x / static_cast<float>(s.cols), ch = size.y / static_cast<float>(s.rows);
+  cw = std::min(cw, ch * kMaxAspect);
+  ch = std::min(ch, cw * kMaxAspect);
+  const ImVec2 p0(std::floor(origin.x + (size.x - cw * static_cast<float>(s.cols)) * 0.5f), origin.y);
+  const ImVec2 p1(p0.x + std::floor(cw * static_cast<float>(s.cols)), p0.y + std::floor(ch * static_cast<float>(s.rows)));
   const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
   const int64_t out_cols = std::max<int64_t>(1, static_cast<int64_t>((p1.x - p0.x) * scale.x));
   const int64_t out_rows = std::max<int64_t>(1, static_cast<int64_t>((p1.y - p0.y) * scale.y));

@@ -79,10 +79,17 @@ void tokenLines(const char* id, const Result& r, TokenLinesState& state, ImVec2 
   // Rows are spaced evenly; when they get closer than a text line only every
   // k-th label is written, but every token keeps its lines.
   const float top = origin.y + line * 1.8f, height = size.y - line * 2.4f;
-  const float sq = std::min(line * 2.4f, height / static_cast<float>(lq));
-  const float sk = std::min(line * 2.4f, height / static_cast<float>(lk));
+  // A short sequence spreads over the height (up to 5 lines a row) and the
+  // columns stand apart by about half the width, so the view fills its area.
+  const float sq = std::min(line * 5.0f, height / static_cast<float>(lq));
+  const float sk = std::min(line * 5.0f, height / static_cast<float>(lk));
   const float y0q = top + (height - sq * lq) * 0.5f, y0k = top + (height - sk * lk) * 0.5f;
-  const float mid = origin.x + size.x * 0.5f, gap = std::min(size.x * 0.4f, line * 22.0f);
+  // The label columns sit at the sides: the lines take all the width the labels leave.
+  std::string fallback_w;
+  float widest = ImGui::CalcTextSize("queries").x;
+  for (int64_t i = 0; i < lq; ++i) widest = std::max(widest, ImGui::CalcTextSize(tokenAt(r.q_tokens, i, fallback_w).c_str()).x);
+  for (int64_t j = 0; j < lk; ++j) widest = std::max(widest, ImGui::CalcTextSize(tokenAt(r.k_tokens, j, fallback_w).c_str()).x);
+  const float mid = origin.x + size.x * 0.5f, gap = std::max(line * 4.0f, size.x - 2.0f * (widest + line * 1.5f));
   const float xq = mid - gap * 0.5f, xk = mid + gap * 0.5f;
   auto yq = [&](int64_t i) { return y0q + sq * (static_cast<float>(i) + 0.5f); };
   auto yk = [&](int64_t j) { return y0k + sk * (static_cast<float>(j) + 0.5f); };

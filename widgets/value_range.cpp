@@ -22,6 +22,18 @@ ValueRange valueRange(const ValueStats& stats, bool signed_values) {
 
 ValueRange weightsRange(const Result& r) { return valueRange(r.weights_stats, !r.weights_are_probabilities); }
 
+ValueRange sharedWeightsRange(const std::vector<const Result*>& results) {
+  ValueStats all;
+  bool any_signed = false;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const ValueStats& s = results[i]->weights_stats;
+    all.min = i == 0 ? s.min : std::min(all.min, s.min);
+    all.max = i == 0 ? s.max : std::max(all.max, s.max);
+    any_signed = any_signed || !results[i]->weights_are_probabilities;
+  }
+  return valueRange(all, any_signed);
+}
+
 ValueRange extraRange(const Extra& e) { return valueRange(e.stats, e.signed_values); }
 
 Colormap colormapFor(const ValueRange& range, Colormap chosen) {

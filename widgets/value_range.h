@@ -24,6 +24,9 @@ struct ValueRange {
 ValueRange valueRange(const ValueStats& stats, bool signed_values);
 // The range of a result's main weights, shared by all its heads.
 ValueRange weightsRange(const Result& r);
+// One range over several results' weights (the family view's shared colour
+// scale): their union, diverging when any of them is signed.
+ValueRange sharedWeightsRange(const std::vector<const Result*>& results);
 // The range of one extra array.
 ValueRange extraRange(const Extra& e);
 

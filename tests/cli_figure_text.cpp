@@ -1,0 +1,203 @@
+// Every exported figure keeps its words on the page and whole: each variant ×
+// view of the registry and each model view, as PDF and SVG, at the default
+// size and at one column (3.5 in). The PDF's words are read back with their
+// boxes (poppler's pdftotext -bbox-layout); the SVG's text elements are read
+// from the file. A word outside the page, or a line ending in '…', fails.
+// Text in a figure is never clipped by its box (Qt::TextDontClip), so a word
+// that does not fit can only show up here, past the page's edge.
+#include "engine/registry.h"
+#include "tests/test_support.h"
+
+#include <QImage>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace attn::test {
+namespace {
+
+const char* const kPdfToText = "/usr/bin/pdftotext";  // poppler-utils, installed by scripts/deps.sh
+const std::regex kPageRe(R"re(<page width="([\d.]+)" height="([\d.]+)")re");
+
+std::string unescapeXml(std::string s) {
+  const std::pair<const char*, const char*> entities[] = {{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&apos;", "'"},
+                                                          {"&#39;", "'"}, {"&amp;", "&"}};
+  for (const auto& [from, to] : entities)
+    for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + 1)) s.replace(at, std::strlen(from), to);
+  return s;
+}
+
+bool endsWithEllipsis(const std::string& s) {
+  const std::string e = "\xE2\x80\xA6";  // …
+  return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
+}
+
+// What is wrong with the words of a PDF page: one line per word outside the
+// page (0.5 pt tolerance) and per line ending in '…'. Empty when all is well;
+// `words` counts the words read, so a page with no text cannot pass unseen.
+std::vector<std::string> pdfTextProblems(const std::string& pdf, int& words) {
+  words = 0;
+  const RunResult r = runProgram(kPdfToText, {"-bbox-layout", pdf, "-"});
+  if (r.status != 0) return {"pdftotext failed on " + pdf + ": " + r.err};
+  std::smatch page;
+  if (!std::regex_search(r.out, page, kPageRe))
+    return {"no page in pdftotext's output for " + pdf};
+  const double w = std::stod(page[1]), h = std::stod(page[2]);
+  std::vector<std::string> problems;
+  const std::regex line_re(R"(<line[^>]*>([\s\S]*?)</line>)");
+  const std::regex word_re(R"re(<word xMin="([-\d.]+)" yMin="([-\d.]+)" xMax="([-\d.]+)" yMax="([-\d.]+)">([\s\S]*?)</word>)re");
+  for (auto l = std::sregex_iterator(r.out.begin(), r.out.end(), line_re); l != std::sregex_iterator(); ++l) {
+    const std::string body = (*l)[1];
+    std::string text;
+    for (auto m = std::sregex_iterator(body.begin(), body.end(), word_re); m != std::sregex_iterator(); ++m) {
+      ++words;
+      const double x0 = std::stod((*m)[1]), y0 = std::stod((*m)[2]), x1 = std::stod((*m)[3]), y1 = std::stod((*m)[4]);
+      const std::string word = unescapeXml((*m)[5]);
+      text += (text.empty() ? "" : " ") + word;
+      if (x0 < -0.5 || y0 < -0.5 || x1 > w + 0.5 || y1 > h + 0.5)
+        problems.push_back("word '" + word + "' at (" + std::to_string(x0) + ", " + std::to_string(y0) + ")–(" +
+                           std::to_string(x1) + ", " + std::to_string(y1) + ") is outside the " + std::to_string(w) +
+                           " × " + std::to_string(h) + " page");
+    }
+    if (endsWithEllipsis(text)) problems.push_back("line cut short: '" + text + "'");
+  }
+  return problems;
+}
+
+// Text elements of an SVG that end in '…' (the SVG holds whole strings).
+std::vector<std::string> svgTextProblems(const std::string& svg, int& texts) {
+  texts = 0;
+  const std::string file = slurp(svg);
+  std::vector<std::string> problems;
+  const std::regex text_re(R"(<text[^>]*>([\s\S]*?)</text>)");
+  for (auto m = std::sregex_iterator(file.begin(), file.end(), text_re); m != std::sregex_iterator(); ++m) {
+    ++texts;
+    std::string text = unescapeXml((*m)[1]);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+    if (endsWithEllipsis(text)) problems.push_back("SVG text cut short: '" + text + "'");
+  }
+  return problems;
+}
+
+// Renders `args` at each size as PDF and SVG and checks both.
+void expectWholeWords(const std::vector<std::string>& args, const std::string& name) {
+  TempDir dir;
+  for (const std::string size : {"1200x900", "column"}) {
+    for (const std::string ext : {".pdf", ".svg"}) {
+      const std::string out = (dir / (name + "_" + size + ext)).string();
+      std::vector<std::string> render = {"render"};
+      render.insert(render.end(), args.begin(), args.end());
+      render.insert(render.end(), {"--size", size, "--out", out});
+      const RunResult r = runAttnlab(render);
+      ASSERT_EQ(r.status, 0) << name << " " << size << ": " << r.err;
+      int count = 0;
+      const std::vector<std::string> problems = ext == ".pdf" ? pdfTextProblems(out, count) : svgTextProblems(out, count);
+      EXPECT_GT(count, 3) << out << ": a figure without its words";
+      for (const std::string& p : problems) ADD_FAILURE() << name << " at " << size << " (" << ext << "): " << p;
+    }
+  }
+}
+
+// A learned PE needs a file: the sinusoidal table, written by compute.
+std::vector<std::string> extraArgs(const std::string& variant, const TempDir& dir) {
+  if (variant != "learned-pe") return {};
+  const RunResult r = runAttnlab({"compute", "sinusoidal-pe", "--out", (dir / "pe").string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  return {"--set", "pe=" + (dir / "pe" / "extras" / "pe.npy").string()};
+}
+
+class VariantFigureText : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(VariantFigureText, EveryViewKeepsItsWordsOnThePage) {
+  const VariantInfo& info = variantOrThrow(GetParam());
+  TempDir inputs;
+  const std::vector<std::string> extra = extraArgs(info.name, inputs);
+  for (const ViewKind v : info.views) {
+    std::vector<std::string> args = {info.name, "--view", viewName(v)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    expectWholeWords(args, info.name + "_" + viewName(v));
+  }
+}
+
+std::vector<std::string> variantNames() {
+  std::vector<std::string> names;
+  for (const VariantInfo& v : variants()) names.push_back(v.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, VariantFigureText, ::testing::ValuesIn(variantNames()),
+                         [](const ::testing::TestParamInfo<std::string>& p) {
+                           std::string n = p.param;
+                           for (char& c : n)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+
+TEST(ModelFigureText, EveryModelViewKeepsItsWordsOnThePage) {
+  for (const std::string view : {"model", "heads", "qk", "rollout", "table", "pattern"})
+    expectWholeWords({"--default-model", "--view", view}, "model_" + view);
+}
+
+// The check itself can fail: a word too long for a column runs off the page.
+TEST(FigureTextCheck, AWordWiderThanThePageIsReported) {
+  TempDir dir;
+  const std::string pdf = (dir / "long.pdf").string();
+  const RunResult r = runAttnlab({"render", "multi-head", "--size", "column", "--out", pdf, "--title",
+                                  "Pneumonoultramicroscopicsilicovolcanoconiosis_and_its_attention_heads"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  int words = 0;
+  const std::vector<std::string> problems = pdfTextProblems(pdf, words);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("outside"), std::string::npos) << problems[0];
+}
+
+TEST(FigureOptions, ColumnIsThreeAndAHalfInchesWideAndAsTallAsItsContent) {
+  TempDir dir;
+  const std::string pdf = (dir / "c.pdf").string(), png = (dir / "c.png").string();
+  const RunResult a = runAttnlab({"render", "multi-head", "--size", "column", "--out", pdf});
+  ASSERT_EQ(a.status, 0) << a.err;
+  const RunResult info = runProgram(kPdfToText, {"-bbox-layout", pdf, "-"});
+  std::smatch page;
+  ASSERT_TRUE(std::regex_search(info.out, page, kPageRe));
+  EXPECT_NEAR(std::stod(page[1]), 252.0, 0.5);  // 3.5 in at 72 pt
+  // A square heatmap under a wrapped title: taller than wide, but not a strip.
+  EXPECT_GT(std::stod(page[2]), 252.0);
+  EXPECT_LT(std::stod(page[2]), 252.0 * 1.8);
+  // The PNG is the same page at 300 dpi.
+  const RunResult b = runAttnlab({"render", "multi-head", "--size", "column", "--out", png});
+  ASSERT_EQ(b.status, 0) << b.err;
+  const QImage img(QString::fromStdString(png));
+  EXPECT_NEAR(img.width(), 1050, 1);
+  EXPECT_NEAR(img.height() / 1050.0, std::stod(page[2]) / 252.0, 0.01);
+}
+
+TEST(FigureOptions, EmptyTitleDrawsNone) {
+  TempDir dir;
+  const std::string with = (dir / "with.pdf").string(), without = (dir / "without.pdf").string();
+  ASSERT_EQ(runAttnlab({"render", "multi-head", "--out", with}).status, 0);
+  ASSERT_EQ(runAttnlab({"render", "multi-head", "--title", "", "--out", without}).status, 0);
+  EXPECT_NE(runProgram(kPdfToText, {with, "-"}).out.find("Multi-head self-attention"), std::string::npos);
+  EXPECT_EQ(runProgram(kPdfToText, {without, "-"}).out.find("Multi-head self-attention"), std::string::npos);
+}
+
+TEST(FigureOptions, BadSizeAndFontSizeAreOneLineErrorsAndWriteNothing) {
+  TempDir dir;
+  const std::string pdf = (dir / "x.pdf").string();
+  const RunResult a = runAttnlab({"render", "multi-head", "--size", "postcard", "--out", pdf});
+  EXPECT_EQ(a.status, 2);
+  EXPECT_EQ(countLines(a.err), 1) << a.err;
+  EXPECT_NE(a.err.find("--size"), std::string::npos) << a.err;
+  EXPECT_NE(a.err.find("column, two-column, slide or WxH"), std::string::npos) << a.err;
+  const RunResult b = runAttnlab({"render", "multi-head", "--font-size", "1000", "--out", pdf});
+  EXPECT_EQ(b.status, 2);
+  EXPECT_EQ(countLines(b.err), 1) << b.err;
+  EXPECT_NE(b.err.find("--font-size"), std::string::npos) << b.err;
+  EXPECT_TRUE(listFiles(dir.path).empty());
+}
+
+}  // namespace
+}  // namespace attn::test
