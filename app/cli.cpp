@@ -188,6 +188,13 @@ namespace {
 FigureOptions figureOptions(const RenderOptions& o) {
   FigureOptions fig;
   applyFigureSize(o.size, "--size", fig);
+  if (!scaleKindFromName(o.scale, fig.scale.kind))
+    throw InputError("--scale: unknown scale '" + o.scale + "' (expected auto, linear, log, power or percentile)");
+  if (!(o.gamma >= 0.1 && o.gamma <= 4)) throw InputError("--gamma: expected 0.1 to 4, got " + std::to_string(o.gamma));
+  if (!(o.percentile >= 50 && o.percentile <= 100))
+    throw InputError("--percentile: expected 50 to 100, got " + std::to_string(o.percentile));
+  fig.scale.gamma = static_cast<float>(o.gamma);
+  fig.scale.percentile = static_cast<float>(o.percentile);
   if (o.font_size != 0) {
     if (!(o.font_size >= 4 && o.font_size <= 200))
       throw InputError("--font-size: expected 4 to 200 (points for SVG/PDF, pixels for PNG), got " + std::to_string(o.font_size));

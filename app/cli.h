@@ -31,6 +31,8 @@ struct RenderOptions {
   std::string colormap = "viridis";
   std::optional<std::string> title;  // "" draws no title
   double font_size = 0;              // 0: from the figure's size
+  std::string scale = "auto";        // colour scale: auto, linear, log, power, percentile
+  double gamma = 0.5, percentile = 99;
   bool dark = false;
   // A model's view instead of a variant's (app/figure_model.h).
   std::string model;           // folder or .safetensors

@@ -73,8 +73,6 @@ QString grouped(int64_t n) {
 
 QString formatTick(float v) { return QString::fromStdString(formatValueShort(v)); }
 
-// Position of `v` in the range, 0..1, for the colormap.
-float normalise(const ValueRange& r, float v) { return r.hi > r.lo ? (v - r.lo) / (r.hi - r.lo) : 0.5f; }
 
 struct Painter {
   QPainter& p;
@@ -101,10 +99,10 @@ void drawColorbar(Painter& ctx, const QRectF& area, const ValueRange& range, con
   p.setFont(figureFont(ctx.unit * 0.8));
   p.setPen(ctx.theme.text);
   const int max_ticks = std::clamp(static_cast<int>(area.height() / (ctx.unit * 1.8)), 2, 5);
-  std::vector<float> ticks = niceTicks(range.lo, range.hi, max_ticks);
+  std::vector<float> ticks = scaleTicks(range, max_ticks);
   if (ticks.size() < 2) ticks = range.diverging ? std::vector<float>{range.lo, 0.0f, range.hi} : std::vector<float>{range.lo, range.hi};
   for (const float t : ticks) {
-    const double y = area.bottom() - area.height() * normalise(range, t);
+    const double y = area.bottom() - area.height() * scaleToUnit(range, t);
     p.drawLine(QPointF(area.right(), y), QPointF(area.right() + ctx.unit * 0.3, y));
     p.drawText(QRectF(area.right() + ctx.unit * 0.4, y - ctx.unit, ctx.unit * 5, ctx.unit * 2),
                Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, formatTick(t));
@@ -136,8 +134,11 @@ void drawCrispImage(Painter& ctx, const QRectF& target, QImage img) {
   if (k >= 2)
     img = img.scaled(static_cast<int>(img.width() * k), static_cast<int>(img.height() * k), Qt::IgnoreAspectRatio,
                      Qt::FastTransformation);
+  // What is left is a scale below 2: nearest neighbour would double every
+  // n-th pixel and draw bands; a smooth scale blends one pixel at each edge.
+  const double rest = std::max(target.width() * ctx.raster_scale / img.width(), target.height() * ctx.raster_scale / img.height());
   ctx.p.save();
-  ctx.p.setRenderHint(QPainter::SmoothPixmapTransform, false);
+  ctx.p.setRenderHint(QPainter::SmoothPixmapTransform, std::abs(rest - std::round(rest)) > 0.01);
   ctx.p.drawImage(target, img);
   ctx.p.restore();
 }
@@ -256,20 +257,21 @@ constexpr int64_t kMaxVectorCells = 512 * 512;
 // A cell of a pooled image that holds no entry (masked, or not in the pattern).
 constexpr float kNoEntry = -std::numeric_limits<float>::infinity();
 
-// Pools dense [rows, cols] into at most [out_rows, out_cols] cells, keeping
-// the value of largest magnitude (the max for weights, as rasterize() does for
-// sparse rows; a signed matrix keeps its extremes of either sign). Masked
-// cells are left out; a cell with nothing left holds kNoEntry.
+// Pools dense [rows, cols] into at most [out_rows, out_cols] cells of whole
+// blockSize() blocks, keeping the value of largest magnitude (the max for
+// weights, as rasterize() does for sparse rows; a signed matrix keeps its
+// extremes of either sign). Masked cells are left out; a cell with nothing
+// left holds kNoEntry.
 Mat poolDense(const Mat& v, const Mat* mask, int64_t out_rows, int64_t out_cols) {
   const int64_t rows = v.rows(), cols = v.cols();
-  Mat out = Mat::Constant(std::clamp<int64_t>(out_rows, 1, std::max<int64_t>(rows, 1)),
-                          std::clamp<int64_t>(out_cols, 1, std::max<int64_t>(cols, 1)), kNoEntry);
+  const int64_t k_r = blockSize(rows, out_rows), k_c = blockSize(cols, out_cols);
+  Mat out = Mat::Constant(std::max<int64_t>(1, (rows + k_r - 1) / k_r), std::max<int64_t>(1, (cols + k_c - 1) / k_c), kNoEntry);
   const bool masked = mask && mask->size();
   for (int64_t i = 0; i < rows; ++i) {
-    const int64_t y = i * out.rows() / rows;
+    const int64_t y = i / k_r;
     for (int64_t j = 0; j < cols; ++j) {
       if (masked && (*mask)(i, j) == 0.0f) continue;
-      float& cell = out(y, j * out.cols() / cols);
+      float& cell = out(y, j / k_c);
       if (cell == kNoEntry || std::abs(v(i, j)) > std::abs(cell)) cell = v(i, j);
     }
   }
@@ -330,7 +332,7 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
   auto colourOf = [&](float v) {
     if (v == kNoEntry) return masked_colour;
     if (m.categories) return toQColor(headColor(static_cast<int>(v)));
-    return toQColor(colormapAt(cmap, normalise(m.range, v)));
+    return toQColor(colormapAt(cmap, scaleToUnit(m.range, v)));
   };
   p.setRenderHint(QPainter::Antialiasing, false);  // crisp cells, no seams between them
   if (m.values && rows * cols <= kMaxVectorCells) {
@@ -347,6 +349,9 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
     // figure's resolution: one rect per cell is impossible at L = 16,384
     // (2^28 cells). A sparse result is pooled by rasterize() straight from
     // its CSR rows, never through an L×L copy.
+    // Each image pixel pools whole blocks of rows and columns (blockSize),
+    // as rasterize() does: blocks of a fractional size beat against a
+    // periodic pattern and draw moiré that is not in the data.
     const auto out_rows = static_cast<int64_t>(std::ceil(cells.height() * ctx.raster_scale));
     const auto out_cols = static_cast<int64_t>(std::ceil(cells.width() * ctx.raster_scale));
     const Mat pooled = m.sparse ? rasterize(*m.sparse, 0, rows, 0, cols, out_rows, out_cols, RasterValue::Values, kNoEntry)
@@ -437,7 +442,8 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
 
   if (!m.labels) return cells;
   p.setPen(ctx.theme.text);
-  const double cell_px = std::clamp(std::min(cw, ch) * 0.8, ctx.unit * 0.45, ctx.unit * 0.85);
+  // Labels stay readable on small cells: every n-th is written (labelStride).
+  const double cell_px = std::clamp(std::min(cw, ch) * 0.8, ctx.unit * 0.6, ctx.unit * 0.85);
   // Labels longer than their (capped) margin are set smaller until they fit, never cut.
   auto fittedPx = [&](const std::vector<std::string>& labels, double room) {
     const QFontMetricsF fm(figureFont(cell_px));
@@ -559,7 +565,7 @@ QRectF panelWithBar(Painter& ctx, const QRectF& cell, MatrixPanel m, const QStri
 
 // [SECTION] Views
 void drawHeatmap(Painter& ctx, const QRectF& body, const Result& r, const FigureOptions& o) {
-  const ValueRange range = weightsRange(r);
+  const ValueRange range = scaledWeightsRange(weightsRange(r), o.scale, r, o.head);
   MatrixPanel m = weightsPanel(r, o.head, range);
   const double bar_w = ctx.unit * 7;
   const QRectF cells = drawMatrixPanel(ctx, QRectF(body.left(), body.top(), body.width() - bar_w, body.height()), m);
@@ -568,7 +574,7 @@ void drawHeatmap(Painter& ctx, const QRectF& body, const Result& r, const Figure
 }
 
 void drawHeads(Painter& ctx, const QRectF& body, const Result& r, const FigureOptions& o) {
-  const ValueRange range = weightsRange(r);
+  const ValueRange range = scaledWeightsRange(weightsRange(r), o.scale, r, o.head);
   const double bar_w = ctx.unit * 7;
   const std::vector<QRectF> grid = gridCells(QRectF(body.left(), body.top(), body.width() - bar_w, body.height()),
                                              r.heads(), ctx.unit, ctx.unit * 3);
@@ -632,10 +638,10 @@ void drawLines(Painter& ctx, const QRectF& body, const Result& r, const FigureOp
 
 // Every member on one colour scale (the union of their ranges, so equal
 // colours are equal weights) with one colour bar at the right.
-void drawFamily(Painter& ctx, const QRectF& body, const std::vector<Result>& results) {
+void drawFamily(Painter& ctx, const QRectF& body, const std::vector<Result>& results, const FigureOptions& o) {
   std::vector<const Result*> members;
   for (const Result& r : results) members.push_back(&r);
-  const ValueRange range = sharedWeightsRange(members);
+  const ValueRange range = scaledWeightsRange(sharedWeightsRange(members), o.scale, results[0], o.head);
   const double bar_w = ctx.unit * 7;
   const std::vector<QRectF> grid = gridCells(QRectF(body.left(), body.top(), body.width() - bar_w, body.height()),
                                              static_cast<int>(results.size()), ctx.unit * 1.5, ctx.unit * 8);
@@ -1057,7 +1063,7 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
   if (shown.empty() && scalars.empty()) throw InputError("--view extras: variant '" + r.variant + "' has no extras to show");
   // The main weights come first so extras are read against them.
   const std::vector<QRectF> grid = gridCells(body, extrasPanels(r), ctx.unit * 1.5, ctx.unit * 12);
-  MatrixPanel main = weightsPanel(r, o.head, weightsRange(r));
+  MatrixPanel main = weightsPanel(r, o.head, scaledWeightsRange(weightsRange(r), o.scale, r, o.head));
   main.title = qs(r.weights_label) + (r.heads() > 1 ? QString(" — head %1").arg(o.head) : QString());
   panelWithBar(ctx, grid[0], main);
   std::vector<std::string> indices;
@@ -1300,7 +1306,7 @@ void drawImageView(Painter& ctx, const QRectF& body, const Result& r, const Figu
 // The stages in a grid, each in its own order with category strips and
 // dividers (sparse: pooled by rasterize()), the points pictures, bars and
 // token strip in a row below: the GUI's walkthrough layout.
-void drawWalkthrough(Painter& ctx, const QRectF& body, const Result& r) {
+void drawWalkthrough(Painter& ctx, const QRectF& body, const Result& r, const FigureOptions& o) {
   std::vector<const Extra*> pictures, others;
   for (const Extra& e : r.extras) {
     if (e.kind == ExtraKind::Points) pictures.push_back(&e);
@@ -1309,7 +1315,7 @@ void drawWalkthrough(Painter& ctx, const QRectF& body, const Result& r) {
   const double bottom_h = pictures.empty() && others.empty() ? 0 : body.height() * 0.36;
   const QRectF top(body.left(), body.top(), body.width(), body.height() - bottom_h);
   const std::vector<QRectF> grid = gridCells(top, static_cast<int>(r.stages.size()), ctx.unit * 1.5, ctx.unit * 12);
-  const ValueRange range{0.0f, std::max(1e-6f, r.weights_stats.max), false};
+  const ValueRange range = withScale({0.0f, std::max(1e-6f, r.weights_stats.max), false}, o.scale, r.keys(), nullptr, 0);
   // Titles and captions wrap; every panel's matrix starts under the tallest
   // header, so the stages line up.
   const QFont caption_font = figureFont(ctx.unit * 0.75);
@@ -1460,7 +1466,7 @@ void drawCompare(Painter& ctx, const QRectF& body, const Result& r, const Compar
     const QRectF top(body.left(), body.top(), body.width(), body.height() - text_h - strip_h - ctx.unit);
     const double panel_w = (top.width() - ctx.unit * 2) / 3;
     const float hi = std::max({c.full[h].maxCoeff(), c.pattern[h].maxCoeff(), 1e-12f});
-    const ValueRange weights{0.0f, hi, false};
+    const ValueRange weights = withScale({0.0f, hi, false}, o.scale, c.length, c.full[h].data(), c.full[h].size());
     const Mat& diff = c.difference[h];
     const ValueRange signed_range = valueRange(ValueStats::of(diff.data(), diff.size()), true);
     const bool labels = c.length <= 32;
@@ -1532,10 +1538,10 @@ void paintFigure(QPainter& p, const std::vector<Result>& results, const FigureOp
     case ViewKind::Heads: drawHeads(ctx, body, r, o); break;
     case ViewKind::Lines: drawLines(ctx, body, r, o); break;
     case ViewKind::Extras: drawExtras(ctx, body, r, o); break;
-    case ViewKind::Family: drawFamily(ctx, body, results); break;
+    case ViewKind::Family: drawFamily(ctx, body, results, o); break;
     case ViewKind::Image: drawImageView(ctx, body, r, o, o.query >= 0 ? o.query : defaultImageQuery(r)); break;
     case ViewKind::Compare: drawCompare(ctx, body, r, *comparison, o); break;
-    case ViewKind::Walkthrough: drawWalkthrough(ctx, body, r); break;
+    case ViewKind::Walkthrough: drawWalkthrough(ctx, body, r, o); break;
   }
 }
 

@@ -9,6 +9,7 @@
 #include "engine/registry.h"
 #include "engine/result.h"
 #include "widgets/colormap.h"
+#include "widgets/value_range.h"
 
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@ struct FigureOptions {
   ViewKind view = ViewKind::Heatmap;
   int head = 0;                     // heatmap: which head
   Colormap colormap = Colormap::Viridis;
+  ColorScale scale;                 // how weights map to colours (auto: log from 512 keys on)
   std::optional<std::string> title;  // unset: "<variant title> — head h"; "" draws no title
   int width = 1200;                  // layout units: pixels (PNG) or points (SVG/PDF)
   int height = 900;                  // 0: as tall as the content needs at this width (figureHeightFor)

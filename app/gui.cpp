@@ -467,6 +467,7 @@ void GuiApp::exportModelView() {
   FigureOptions fo;
   fo.colormap = state_.settings.colormap;
   fo.dark = state_.settings.dark && state_.settings.export_screen_theme;
+  fo.scale = state_.scale;
   fo.heads_visible = m.view.lines.heads_visible;
   const ModelFigureSelection sel{m.view.layer, m.view.head, m.view.query, m.view.key};
   writeExport(*path, [&] { exportModelFigure(*m.output, m.view.view, sel, fo, *path); });
@@ -516,6 +517,7 @@ void GuiApp::exportView() {
   fo.head = state_.view.head;
   fo.colormap = state_.settings.colormap;
   fo.dark = state_.settings.dark && state_.settings.export_screen_theme;
+  fo.scale = state_.scale;
   fo.heads_visible = state_.view.lines.heads_visible;
   fo.query = state_.view.image_query;
   std::vector<Result> results = {*state_.output->result};
@@ -627,6 +629,8 @@ int GuiApp::run() {
     loading_path_ = options_.model;
     if (!options_.model.empty()) filesOnDisk(options_.model);  // a missing path is a usage error
     state_.show_panel = !options_.hide_panel;
+    if (!scaleKindFromName(options_.scale, state_.scale.kind))
+      throw InputError("--scale: unknown scale '" + options_.scale + "' (expected auto, linear, log, power or percentile)");
     if (options_.model_workspace) {
       state_.workspace = Workspace::Model;
       m.scene.pattern_params = resolveParams(pattern, options_.sets);

@@ -25,6 +25,7 @@ struct GuiOptions {
   int frames = 0;                  // exit after N frames; prints median/worst frame time
   int width = 1600, height = 1000;
   bool hide_panel = false;         // start with the side panel hidden (Tab shows it)
+  std::string scale = "auto";      // colour scale: auto, linear, log, power, percentile
 };
 
 // Returns the process exit status (0 ok, 2 bad input, 1 internal error).

@@ -58,7 +58,11 @@ int64_t strongestKey(const ModelRun& r, int layer, int head, int64_t query) {
 
 HeatmapStyle probabilityStyle(const AppState& s) {
   HeatmapStyle st;
-  st.range = {0.0f, 1.0f, false};
+  const ModelRun* r = currentRun(s);
+  const size_t layer = static_cast<size_t>(std::max(0, s.model.view.layer)), head = static_cast<size_t>(std::max(0, s.model.view.head));
+  const Mat* focus = r && layer < r->attention.size() && head < r->attention[layer].size() ? &r->attention[layer][head] : nullptr;
+  st.range = withScale({0.0f, 1.0f, false}, s.scale, r ? tokenCount(*r) : 0, focus ? focus->data() : nullptr,
+                       focus ? focus->size() : 0);
   st.colormap = s.settings.colormap;
   return st;
 }
@@ -180,11 +184,7 @@ void displaySection(AppState& s) {
     if (ImGui::SliderInt("query", &q, 0, n - 1)) v.query = q;
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("the query token of the Q/K view and of the predictions");
   }
-  if (ImGui::BeginCombo("colormap", colormapName(s.settings.colormap).c_str())) {
-    for (Colormap c : allColormaps())
-      if (ImGui::Selectable(colormapName(c).c_str(), c == s.settings.colormap)) s.settings.colormap = c;
-    ImGui::EndCombo();
-  }
+  colourControls(s);
 }
 
 void patternSection(AppState& s) {
@@ -377,12 +377,12 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
                 "; click a cell to pick another pair");
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = ImGui::GetFontSize() * 1.5f;
-  // The head's weights take the left half at full height (cells up to 1.8:1),
+  // The head's weights take the left half at full height (cells up to 2.2:1),
   // the q, k and product bars the rest.
   const float side = avail.x * 0.5f;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   HeatmapStyle st = probabilityStyle(s);
-  st.max_cell_aspect = 1.8f;
+  st.max_cell_aspect = 2.2f;
   const HeatmapEvents ev = heatmap("pairs", headView(r, v.layer, v.head), st, v.qk_zoom, gl, ImVec2(side, avail.y));
   if (ev.clicked && ev.row >= 0 && ev.col >= 0) {
     v.query = ev.row;

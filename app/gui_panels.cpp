@@ -454,11 +454,7 @@ void displaySection(AppState& s, const VariantInfo& info) {
   }
   const int heads = s.output && s.output->result ? s.output->result->heads() : 1;
   if (heads > 1) ImGui::SliderInt("head", &s.view.head, 0, heads - 1);
-  if (ImGui::BeginCombo("colormap", colormapName(s.settings.colormap).c_str())) {
-    for (Colormap c : allColormaps())
-      if (ImGui::Selectable(colormapName(c).c_str(), c == s.settings.colormap)) s.settings.colormap = c;
-    ImGui::EndCombo();
-  }
+  colourControls(s);
 }
 
 void settingsSection(AppState& s) {
@@ -475,6 +471,26 @@ void settingsSection(AppState& s) {
 }
 
 }  // namespace
+
+void colourControls(AppState& s) {
+  if (ImGui::BeginCombo("colormap", colormapName(s.settings.colormap).c_str())) {
+    for (Colormap c : allColormaps())
+      if (ImGui::Selectable(colormapName(c).c_str(), c == s.settings.colormap)) s.settings.colormap = c;
+    ImGui::EndCombo();
+  }
+  const std::vector<std::string>& kinds = scaleKindNames();
+  if (ImGui::BeginCombo("scale", kinds[static_cast<size_t>(s.scale.kind)].c_str())) {
+    for (size_t k = 0; k < kinds.size(); ++k)
+      if (ImGui::Selectable(kinds[k].c_str(), static_cast<size_t>(s.scale.kind) == k)) s.scale.kind = static_cast<ScaleKind>(k);
+    ImGui::EndCombo();
+  }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("How weights map to colours. auto: log from %lld keys on, else linear; log: three decades below "
+                      "the largest weight; power: w^\xCE\xB3; percentile: the top clipped at a percentile",
+                      static_cast<long long>(kLogScaleKeys));
+  if (s.scale.kind == ScaleKind::Power) ImGui::SliderFloat("\xCE\xB3", &s.scale.gamma, 0.1f, 2.0f, "%.2f");
+  if (s.scale.kind == ScaleKind::Percentile) ImGui::SliderFloat("percentile", &s.scale.percentile, 50.0f, 100.0f, "%.1f");
+}
 
 void beginFixedWindow(const char* id, ImVec2 pos, ImVec2 size, bool scroll) {
   ImGui::SetNextWindowPos(pos);

@@ -30,6 +30,9 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses);
 void centeredText(ImVec2 size, const char* text);
 // A panel section's caption with a rule under it.
 void sectionTitle(const char* text);
+// The colormap and the colour scale (linear, log, power, percentile), shared
+// by both workspaces' display sections.
+void colourControls(AppState& s);
 // Begin() of a window pinned at `pos` with `size` (no title, move, resize or
 // collapse): the side panels (scrolling) and the views (no scrolling).
 void beginFixedWindow(const char* id, ImVec2 pos, ImVec2 size, bool scroll);

@@ -149,6 +149,7 @@ struct AppState {
   Request request;
   bool show_help = false;
   bool show_panel = true;  // the side panel; Tab hides it and the view takes the window
+  ColorScale scale;        // how weights map to colours, in both workspaces
   bool quit = false;
 };
 

@@ -67,7 +67,7 @@ int clampHead(const Result& r, int h) { return std::clamp(h, 0, std::max(0, r.he
 
 HeatmapStyle weightsStyle(const AppState& s, const Result& r) {
   HeatmapStyle st;
-  st.range = weightsRange(r);
+  st.range = scaledWeightsRange(weightsRange(r), s.scale, r, s.view.head);
   st.colormap = colormapFor(st.range, s.settings.colormap);
   return st;
 }
@@ -100,9 +100,9 @@ void heatmapView(AppState& s, const Result& r, HeatmapRenderer& gl) {
                   (r.weights.empty() ? ", sparse: drawn at screen resolution" : ""));
   headSlider("head##view", s.view.head, r.heads());
   ImGui::Spacing();
-  // The view takes its area: a matrix whose shape differs from the area's may stretch its cells up to 1.6:1.
+  // The view takes its area: a matrix that is not square may stretch its cells up to 1.6:1.
   HeatmapStyle st = weightsStyle(s, r);
-  st.max_cell_aspect = 1.6f;
+  st.max_cell_aspect = r.queries() == r.keys() ? 1.0f : 1.6f;
   heatmap("main", weightsView(r, s.view.head), st, s.view.main_zoom, gl, ImGui::GetContentRegionAvail());
 }
 
@@ -349,7 +349,7 @@ void familyView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   for (const FamilyMember& m : out.family)
     if (m.result && m.result->heads() > 0) members.push_back(m.result.get());
   const bool shared = !s.view.family_own_scales && !members.empty();
-  const ValueRange shared_range = shared ? sharedWeightsRange(members) : ValueRange{};
+  const ValueRange shared_range = shared ? scaledWeightsRange(sharedWeightsRange(members), s.scale, r, s.view.head) : ValueRange{};
   const float font = ImGui::GetFontSize(), bar_space = shared ? font * 5.5f : 0.0f;
   ImVec2 avail = ImGui::GetContentRegionAvail();
   avail.x -= bar_space;
@@ -617,19 +617,21 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     if (e.kind == ExtraKind::Points) pictures.push_back(&e);
     if (e.kind == ExtraKind::CategoryValues || e.kind == ExtraKind::TokenCategories) others.push_back(&e);
   }
+  // Two columns: the stages in a grid on the left (62 % when there are
+  // pictures), the hash pictures, the token strip and the bars on the right.
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = ImGui::GetStyle().ItemSpacing.x, line = ImGui::GetTextLineHeightWithSpacing();
   const float bar_space = ImGui::GetFontSize() * 6.0f;
-  const bool bottom = !pictures.empty() || !others.empty();
-  // Stages first (square panels need about their width in height), the pictures take the rest.
+  const bool side = !pictures.empty() || !others.empty();
+  const float left_w = side ? avail.x * 0.62f : avail.x;
   const int n = static_cast<int>(r.stages.size());
-  const GridLayout g = bestGrid(n, avail.x - bar_space, avail.y * (bottom ? 0.68f : 1.0f), 0, line * 3);
+  const GridLayout g = bestGrid(n, left_w - bar_space, avail.y, 0, line * 4);
   // Titles and captions wrap inside their panel: the header is as tall as the tallest.
-  float caption_h = 0;
+  float header_h = 0;
   for (const Stage& stage : r.stages)
-    caption_h = std::max(caption_h, ImGui::CalcTextSize(stage.caption.c_str(), nullptr, false, g.cell_w - gap).y);
-  const float title = line + caption_h + gap;
-  const float cell_h = std::min(g.cell_h, g.cell_w * 1.6f + title + line * 2);
+    header_h = std::max(header_h, ImGui::CalcTextSize(stage.title.c_str(), nullptr, false, g.cell_w - gap).y +
+                                      ImGui::CalcTextSize(stage.caption.c_str(), nullptr, false, g.cell_w - gap).y);
+  const float title = header_h + gap * 2;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   HeatmapStyle st;
   st.range = {0.0f, std::max(1e-6f, r.weights_stats.max), false};
@@ -638,11 +640,11 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   for (int i = 0; i < n; ++i) {
     const Stage& stage = r.stages[static_cast<size_t>(i)];
     ImGui::PushID(i);
-    const ImVec2 p(origin.x + g.cell_w * static_cast<float>(i % g.cols), origin.y + cell_h * static_cast<float>(i / g.cols));
+    const ImVec2 p(origin.x + g.cell_w * static_cast<float>(i % g.cols), origin.y + g.cell_h * static_cast<float>(i / g.cols));
     ImGui::SetCursorScreenPos(p);
     ImGui::BeginGroup();
-    ImGui::TextUnformatted(stage.title.c_str());
     ImGui::PushTextWrapPos(p.x - ImGui::GetWindowPos().x + g.cell_w - gap);  // window-local x
+    ImGui::TextUnformatted(stage.title.c_str());
     ImGui::TextDisabled("%s", stage.caption.c_str());
     ImGui::PopTextWrapPos();
     ImGui::SetCursorScreenPos(ImVec2(p.x, p.y + title));
@@ -656,47 +658,53 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     v.col_dividers = &stage.col_dividers;
     v.value_label = r.weights_label;
     HeatmapStyle cell = st;
-    cell.labels = cell_h > ImGui::GetFontSize() * 14;
+    cell.labels = g.cell_h > ImGui::GetFontSize() * 14;
     cell.max_cell_aspect = 1.6f;
-    heatmap("stage", v, cell, s.view.extra_zoom["stage" + std::to_string(i)], gl, ImVec2(g.cell_w - gap, cell_h - title - gap));
+    heatmap("stage", v, cell, s.view.extra_zoom["stage" + std::to_string(i)], gl, ImVec2(g.cell_w - gap, g.cell_h - title - gap));
     ImGui::EndGroup();
     ImGui::PopID();
   }
-  const float grid_h = cell_h * static_cast<float>(g.rows);
-  colorbar(ImGui::GetWindowDrawList(), ImVec2(origin.x + avail.x - bar_space + line, origin.y + title + line),
+  const float grid_h = g.cell_h * static_cast<float>(g.rows);
+  colorbar(ImGui::GetWindowDrawList(), ImVec2(origin.x + left_w - bar_space + line, origin.y + title + line),
            ImVec2(line * 0.7f, std::max(line, grid_h - title - line * 3)), st.colormap, st.range, r.weights_label);
-  if (!bottom) return;
-  // Below: the points pictures in a row, then the bars and the token strip stacked.
-  const float y0 = origin.y + grid_h + gap, bottom_h = origin.y + avail.y - y0;
-  const float side = std::min(bottom_h - line, (avail.x * 0.6f) / std::max<float>(1.0f, static_cast<float>(pictures.size())));
-  for (size_t k = 0; k < pictures.size(); ++k) {
-    ImGui::PushID(static_cast<int>(k) + 100);
-    ImGui::SetCursorScreenPos(ImVec2(origin.x + side * static_cast<float>(k), y0));
-    ImGui::BeginGroup();
-    ImGui::TextDisabled("b = %zu", pictures[k]->categories.size());
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", labelOf(*pictures[k]).c_str());
-    pointPlot("points", *pictures[k], ImVec2(side - gap, side - gap));
-    ImGui::EndGroup();
-    ImGui::PopID();
+  if (!side) return;
+  // Right column: the pictures in a grid on the upper half, then the token
+  // strips (the rows their tokens need) and the bars (the rest).
+  const float x0 = origin.x + left_w + gap, column_w = avail.x - left_w - gap;
+  float y = origin.y;
+  if (!pictures.empty()) {
+    const float pictures_h = others.empty() ? avail.y : avail.y * 0.5f;
+    const GridLayout pg = bestGrid(static_cast<int>(pictures.size()), column_w, pictures_h, 0, line);
+    for (size_t k = 0; k < pictures.size(); ++k) {
+      ImGui::PushID(static_cast<int>(k) + 100);
+      ImGui::SetCursorScreenPos(ImVec2(x0 + pg.cell_w * static_cast<float>(k % static_cast<size_t>(pg.cols)),
+                                       y + pg.cell_h * static_cast<float>(k / static_cast<size_t>(pg.cols))));
+      ImGui::BeginGroup();
+      ImGui::TextDisabled("b = %zu", pictures[k]->categories.size());
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", labelOf(*pictures[k]).c_str());
+      const float d = std::min(pg.cell_w, pg.cell_h - line) - gap;
+      pointPlot("points", *pictures[k], ImVec2(d, d));
+      ImGui::EndGroup();
+      ImGui::PopID();
+    }
+    y += pictures_h;
   }
-  const float x0 = origin.x + side * static_cast<float>(pictures.size()) + gap;
-  // A token strip takes the rows its tokens need (at most a third), the bars the rest.
-  const float strip_h = std::min(bottom_h / 3.0f, line * 4.0f);
+  const float rest_h = origin.y + avail.y - y;
+  const float strip_h = std::min(rest_h / 3.0f, line * 4.0f);
   const size_t strips = static_cast<size_t>(std::count_if(others.begin(), others.end(), [](const Extra* e) {
     return e->kind == ExtraKind::TokenCategories;
   }));
   const size_t bars = others.size() - strips;
-  const float bars_h = bars ? (bottom_h - strip_h * static_cast<float>(strips)) / static_cast<float>(bars) : 0.0f;
-  float y = y0;
+  const float bars_h = bars ? (rest_h - strip_h * static_cast<float>(strips)) / static_cast<float>(bars) : 0.0f;
   for (size_t k = 0; k < others.size(); ++k) {
     const Extra& e = *others[k];
-    const float each = e.kind == ExtraKind::TokenCategories ? (bars ? strip_h : bottom_h / static_cast<float>(strips)) : bars_h;
+    const float each = e.kind == ExtraKind::TokenCategories ? (bars ? strip_h : rest_h / static_cast<float>(strips)) : bars_h;
     ImGui::PushID(static_cast<int>(k) + 200);
     ImGui::SetCursorScreenPos(ImVec2(x0, y));
     y += each;
     ImGui::BeginGroup();
     ImGui::TextDisabled("%s", labelOf(e).c_str());
-    const ImVec2 size(origin.x + avail.x - x0, each - line - gap);
+    const ImVec2 size(column_w, each - line - gap);
     if (e.kind == ExtraKind::CategoryValues) categoryBars("bars", e.value, e.categories, e.col_axis, size);
     else categoryStrip("strip", e.value, r.q_tokens, e.categories, size);
     ImGui::EndGroup();

@@ -47,6 +47,8 @@ int main(int argc, char** argv) {
   gui_cmd->add_option("--frames", gui.frames, "Exit after N frames, printing median and worst frame time");
   gui_cmd->add_option("--size", gui_size, "Window size WxH");
   gui_cmd->add_flag("--hide-panel", gui.hide_panel, "Start with the side panel hidden (Tab shows it)");
+  gui_cmd->add_option("--scale", gui.scale, "Colour scale: auto (log from 512 keys on), linear, log, power or percentile")
+      ->capture_default_str();
   addInputFlags(*gui_cmd, gui.input);
 
   bool list_json = false;
@@ -86,6 +88,12 @@ int main(int argc, char** argv) {
   render_cmd->add_option("--query", render.query, "Query pixel of the image view (default: the middle of the last full block)");
   render_cmd->add_option("--colormap", render.colormap, "viridis, magma, blues, gray or coolwarm")
       ->capture_default_str();
+  render_cmd->add_option("--scale", render.scale,
+                         "Colour scale of the weights: auto (log from 512 keys on), linear, log (three decades), power "
+                         "(w^gamma) or percentile (top clipped)")
+      ->capture_default_str();
+  render_cmd->add_option("--gamma", render.gamma, "Exponent of --scale power")->capture_default_str();
+  render_cmd->add_option("--percentile", render.percentile, "Clip of --scale percentile")->capture_default_str();
   render_cmd->add_option("--title", render.title, "Figure title (default: variant and head; \"\" for none)");
   render_cmd->add_flag("--dark", render.dark, "Dark background");
   addInputFlags(*render_cmd, render.input);

@@ -54,6 +54,11 @@ SparseRows sparseFromDense(const Mat& values, const Mat& mask) {
   return s;
 }
 
+int64_t blockSize(int64_t n, int64_t at_most) {
+  const int64_t cells = std::clamp<int64_t>(at_most, 1, std::max<int64_t>(n, 1));
+  return (std::max<int64_t>(n, 1) + cells - 1) / cells;
+}
+
 Mat rasterize(const SparseRows& s, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t out_rows,
               int64_t out_cols, RasterValue what, float empty) {
   r0 = std::clamp<int64_t>(r0, 0, s.rows);
@@ -65,21 +70,23 @@ Mat rasterize(const SparseRows& s, int64_t r0, int64_t r1, int64_t c0, int64_t c
   const auto unset = [empty, nan_empty](float cell) { return nan_empty ? std::isnan(cell) : cell == empty; };
   const int64_t n_rows = r1 - r0, n_cols = c1 - c0;
   if (n_rows == 0 || n_cols == 0) return Mat::Constant(1, 1, empty);
-  Mat out = Mat::Constant(std::clamp<int64_t>(out_rows, 1, n_rows), std::clamp<int64_t>(out_cols, 1, n_cols), empty);
+  // Every output cell pools a whole k_r × k_c block of source cells (the last
+  // row and column of blocks may be cut short): blocks of a fractional size
+  // would beat against a periodic pattern and draw moiré that is not there.
+  const int64_t k_r = blockSize(n_rows, out_rows), k_c = blockSize(n_cols, out_cols);
+  Mat out = Mat::Constant((n_rows + k_r - 1) / k_r, (n_cols + k_c - 1) / k_c, empty);
   // Output rows are independent; each thread owns the rows it writes.
 #pragma omp parallel for schedule(dynamic, 16)
   for (int64_t y = 0; y < out.rows(); ++y) {
     // Source rows [first, last) land in output row y.
-    const int64_t first = r0 + y * n_rows / out.rows();
-    const int64_t last = r0 + (y + 1) * n_rows / out.rows();
+    const int64_t first = r0 + y * k_r;
+    const int64_t last = std::min(r1, first + k_r);
     for (int64_t i = first; i < last; ++i) {
       // Entries are sorted by column: jump to the first one in [c0, c1).
       const auto begin = s.indices.begin() + s.rowBegin(i), end = s.indices.begin() + s.rowEnd(i);
       for (auto it = std::lower_bound(begin, end, static_cast<int32_t>(c0)); it != end && *it < c1; ++it) {
         const size_t e = static_cast<size_t>(it - s.indices.begin());
-        // The output column whose source range [x·n/out, (x+1)·n/out) holds this
-        // column: the same integer split as the rows.
-        const int64_t x = ((*it - c0 + 1) * out.cols() - 1) / n_cols;
+        const int64_t x = (*it - c0) / k_c;  // the block holding this column
         float& cell = out(y, x);
         if (what == RasterValue::Values) {
           const float v = s.values.empty() ? 1.0f : s.values[e];

@@ -56,9 +56,14 @@ enum class RasterValue {
   Sets,    // the bitwise OR of the entries' set bits (1 when `sets` is empty)
 };
 
+// Source cells per output cell along an axis of n cells drawn in at most
+// `at_most` cells: k = ⌈n / at_most⌉ (at least 1), so the output has ⌈n / k⌉.
+int64_t blockSize(int64_t n, int64_t at_most);
+
 // Max-pools the entries of rows [r0, r1) × columns [c0, c1) into an image
-// of at most [out_rows, out_cols] cells (never more cells than the tile has:
-// a zoomed-in tile comes back at data resolution and is drawn stretched;
+// of at most [out_rows, out_cols] cells, each pooling a whole block of
+// blockSize() rows × columns (never more cells than the tile has: a
+// zoomed-in tile comes back at data resolution and is drawn stretched;
 // ranges are clamped to the matrix). Cells no entry falls in
 // hold `empty` (NaN allowed). Costs O(nnz of rows r0..r1) and never allocates L×L: this is
 // how views draw the visible tile of a huge pattern at screen resolution.

@@ -145,16 +145,21 @@ TEST(Rasterize, MaxPoolsTilesLikeAPlainLoop) {
     const Mat sets = rasterize(s, t.r0, t.r1, t.c0, t.c1, t.out_r, t.out_c, RasterValue::Sets, 0.0f);
     const int64_t r0 = std::clamp<int64_t>(t.r0, 0, kLen), r1 = std::clamp<int64_t>(t.r1, r0, kLen);
     const int64_t c0 = std::clamp<int64_t>(t.c0, 0, kLen), c1 = std::clamp<int64_t>(t.c1, c0, kLen);
-    const int64_t out_r = std::min(t.out_r, r1 - r0), out_c = std::min(t.out_c, c1 - c0);
+    // Whole blocks of k = ⌈n / requested⌉ source cells per output cell.
+    const int64_t k_r = (r1 - r0 + std::min(t.out_r, r1 - r0) - 1) / std::min(t.out_r, r1 - r0);
+    const int64_t k_c = (c1 - c0 + std::min(t.out_c, c1 - c0) - 1) / std::min(t.out_c, c1 - c0);
+    const int64_t out_r = (r1 - r0 + k_r - 1) / k_r, out_c = (c1 - c0 + k_c - 1) / k_c;
     ASSERT_EQ(vals.rows(), out_r);
     ASSERT_EQ(vals.cols(), out_c);
+    ASSERT_LE(out_r, t.out_r);
+    ASSERT_LE(out_c, t.out_c);
     const Mat dense = toDenseValues(s);
     for (int64_t y = 0; y < out_r; ++y)
       for (int64_t x = 0; x < out_c; ++x) {
         float best = -1.0f;
         int bits = 0;
-        for (int64_t i = r0 + y * (r1 - r0) / out_r; i < r0 + (y + 1) * (r1 - r0) / out_r; ++i)
-          for (int64_t j = c0 + x * (c1 - c0) / out_c; j < c0 + (x + 1) * (c1 - c0) / out_c; ++j)
+        for (int64_t i = r0 + y * k_r; i < std::min(r1, r0 + (y + 1) * k_r); ++i)
+          for (int64_t j = c0 + x * k_c; j < std::min(c1, c0 + (x + 1) * k_c); ++j)
             if (dense(i, j) > 0) {
               best = std::max(best, dense(i, j));
               bits |= (i - j < 4 ? 1 : 0) | (j % 5 == 0 ? 2 : 0);
@@ -163,6 +168,25 @@ TEST(Rasterize, MaxPoolsTilesLikeAPlainLoop) {
         EXPECT_EQ(sets(y, x), float(bits)) << y << "," << x;
       }
   }
+}
+
+// A pattern with period 32 pooled at a fractional ratio (1024 keys into at
+// most 550 cells) stays periodic: whole 2-key blocks, so every 16th column
+// holds the strided key and no beat pattern appears.
+TEST(Rasterize, WholeBlocksKeepAPeriodicPatternPeriodic) {
+  constexpr int64_t n = 1024;
+  SparseRows s;
+  s.rows = 1;
+  s.cols = n;
+  s.indptr = {0};
+  for (int32_t j = 0; j < n; j += 32) {
+    s.indices.push_back(j);
+    s.values.push_back(1.0f);
+  }
+  s.indptr.push_back(static_cast<int64_t>(s.indices.size()));
+  const Mat img = rasterize(s, 0, 1, 0, n, 1, 550, RasterValue::Values, 0.0f);
+  ASSERT_EQ(img.cols(), 512);
+  for (int64_t x = 0; x < img.cols(); ++x) EXPECT_EQ(img(0, x), x % 16 == 0 ? 1.0f : 0.0f) << x;
 }
 
 }  // namespace

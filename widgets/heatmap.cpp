@@ -35,6 +35,10 @@ bool HeatmapRenderer::init() {
   loc_data_size_ = glGetUniformLocation(program_, "uDataSize");
   loc_cell_px_ = glGetUniformLocation(program_, "uCellPx");
   loc_grid_ = glGetUniformLocation(program_, "uGridColor");
+  loc_mode_ = glGetUniformLocation(program_, "uMode");
+  loc_diverging_ = glGetUniformLocation(program_, "uDiverging");
+  loc_gamma_ = glGetUniformLocation(program_, "uGamma");
+  loc_decades_ = glGetUniformLocation(program_, "uDecades");
 
   GLint last_vao = 0, last_buffer = 0, last_texture = 0;
   glGetIntegerv(GL_VERTEX_ARRAY_BINDING, &last_vao);
@@ -89,6 +93,17 @@ void HeatmapRenderer::beginFrame(uint64_t data_generation) {
   for (auto& [key, tex] : textures_) glDeleteTextures(1, &tex);
   textures_.clear();
   for (auto& [name, rgba] : rgba_) rgba.version.clear();  // a new result: every picture is stale
+  masked_.clear();
+}
+
+const float* HeatmapRenderer::maskedData(const float* data, int64_t rows, int64_t cols, const Mat& mask) {
+  if (mask.rows() != rows || mask.cols() != cols) return data;
+  Mat& m = masked_[data];
+  if (m.size() == 0) {
+    m = Eigen::Map<const Mat>(data, rows, cols);
+    m = (mask.array() == 0.0f).select(std::numeric_limits<float>::quiet_NaN(), m);
+  }
+  return m.data();
 }
 
 void HeatmapRenderer::dropTexture(const float* data, int64_t rows, int64_t cols) {
@@ -177,6 +192,10 @@ void HeatmapRenderer::draw(ImDrawList* dl, const float* data, int64_t rows, int6
   std::copy(std::begin(v), std::end(v), c.verts);
   c.range[0] = range.lo;
   c.range[1] = range.hi;
+  c.mode = static_cast<int>(range.mode);
+  c.diverging = range.diverging ? 1 : 0;
+  c.gamma = range.gamma;
+  c.decades = range.decades;
   c.cell_px = std::min((p1.x - p0.x) / (c.cols * (uv1.x - uv0.x)), (p1.y - p0.y) / (c.rows * (uv1.y - uv0.y)));
   c.grid[0] = grid_color.x;
   c.grid[1] = grid_color.y;
@@ -214,6 +233,10 @@ void HeatmapRenderer::execute(const Command& c, const ImDrawCmd* cmd) {
   glUniform1i(loc_data_, 0);
   glUniform1i(loc_lut_, 1);
   glUniform2f(loc_range_, c.range[0], c.range[1]);
+  glUniform1i(loc_mode_, c.mode);
+  glUniform1i(loc_diverging_, c.diverging);
+  glUniform1f(loc_gamma_, c.gamma);
+  glUniform1f(loc_decades_, c.decades);
   glUniform2f(loc_data_size_, c.cols, c.rows);
   glUniform1f(loc_cell_px_, c.cell_px);
   glUniform4f(loc_grid_, c.grid[0], c.grid[1], c.grid[2], c.grid[3]);
@@ -555,8 +578,8 @@ void colorbar(ImDrawList* dl, ImVec2 p0, ImVec2 size, Colormap cmap, const Value
   dl->AddRect(p0, ImVec2(p0.x + size.x, p0.y + size.y), ImGui::GetColorU32(ImGuiCol_Border));
   const float line = ImGui::GetTextLineHeight();
   float label_w = 0.0f;
-  for (float t : niceTicks(range.lo, range.hi, std::max(2, static_cast<int>(size.y / (line * 3.5f))))) {
-    const float y = p0.y + size.y * (1.0f - (t - range.lo) / (range.hi - range.lo));
+  for (float t : scaleTicks(range, std::max(2, static_cast<int>(size.y / (line * 3.5f))))) {
+    const float y = p0.y + size.y * (1.0f - scaleToUnit(range, t));
     dl->AddLine(ImVec2(p0.x + size.x, y), ImVec2(p0.x + size.x + 5, y), text);
     const std::string s = formatValueShort(t);
     label_w = std::max(label_w, ImGui::CalcTextSize(s.c_str()).x);
@@ -591,7 +614,7 @@ HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle
   float left = row_strip, top = band_h + col_strip, right = 0;
   const float col_label_w = style.labels ? maxLabelWidth(view.col_labels, view.cols) : 0.0f;
   if (style.labels) {
-    left += std::min(maxLabelWidth(view.row_labels, view.rows), size.x * 0.25f) + pad * 2;
+    left += std::min(maxLabelWidth(view.row_labels, view.rows), size.x * 0.35f) + pad * 2;
     top += line + pad;
   }
   const float bar_w = line * 0.9f;
@@ -607,7 +630,7 @@ HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle
   fit(left, top, cell);
   const bool vertical = style.labels && col_label_w > cell.x * zoom.zoom - pad;
   if (vertical) {
-    top = band_h + col_strip + std::min(col_label_w, size.y * 0.25f) + pad;
+    top = band_h + col_strip + std::min(col_label_w, size.y * 0.35f) + pad;
     fit(left, top, cell);
   }
   const ImVec2 extent(cell.x * cols, cell.y * rows);
@@ -631,7 +654,8 @@ HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle
   if (view.sparse)
     drawSparse(gl, dl, f, *view.sparse, style, grid_color);
   else
-    gl.draw(dl, view.data, view.rows, view.cols, f.p0, f.p1, f.uv0, f.uv1, style.range, style.colormap, grid_color);
+    gl.draw(dl, view.mask && view.mask->size() ? gl.maskedData(view.data, view.rows, view.cols, *view.mask) : view.data,
+            view.rows, view.cols, f.p0, f.p1, f.uv0, f.uv1, style.range, style.colormap, grid_color);
   if (bands) drawKeyBands(dl, f, *view.key_bands, origin.y, origin.y + band_h);
   dl->PushClipRect(f.p0, f.p1, true);
   drawOverlays(dl, f, view);

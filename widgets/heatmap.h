@@ -47,6 +47,10 @@ class HeatmapRenderer {
   // rectangle [p0, p1], showing the data-uv window [uv0, uv1] ⊂ [0, 1]².
   void draw(ImDrawList* dl, const float* data, int64_t rows, int64_t cols, ImVec2 p0, ImVec2 p1, ImVec2 uv0,
             ImVec2 uv1, const ValueRange& range, Colormap cmap, ImVec4 grid_color);
+  // `data` [rows, cols] with NaN where `mask` is 0, so masked cells are
+  // drawn grey as at every length (the sparse path's cells without an
+  // entry are NaN too). Built once per result and data.
+  const float* maskedData(const float* data, int64_t rows, int64_t cols, const Mat& mask);
   // The tile rows [r0, r1) × columns [c0, c1) of `s`, max-pooled by
   // rasterize() to at most out_rows × out_cols cells (re-rasterized only when
   // one of these changes). Stable until the frame after it is last asked for.
@@ -66,6 +70,9 @@ class HeatmapRenderer {
     float cols, rows;
     float verts[16];  // 4 × (x, y, u, v)
     float range[2], cell_px;
+    int mode;         // ScaleMode
+    int diverging;
+    float gamma, decades;
     float grid[4];
     Colormap cmap;
   };
@@ -86,11 +93,13 @@ class HeatmapRenderer {
 
   GLuint program_ = 0, vao_ = 0, vbo_ = 0;
   GLint loc_display_pos_ = -1, loc_display_size_ = -1, loc_data_ = -1, loc_lut_ = -1, loc_range_ = -1,
-        loc_data_size_ = -1, loc_cell_px_ = -1, loc_grid_ = -1;
+        loc_data_size_ = -1, loc_cell_px_ = -1, loc_grid_ = -1, loc_mode_ = -1, loc_diverging_ = -1, loc_gamma_ = -1,
+        loc_decades_ = -1;
   std::map<Colormap, GLuint> luts_;
   std::map<std::tuple<const float*, int64_t, int64_t>, GLuint> textures_;
   std::map<TileKey, Tile> tiles_;
   std::map<std::string, Rgba> rgba_;
+  std::map<const float*, Mat> masked_;  // maskedData() copies, by their source
   uint64_t generation_ = ~uint64_t{0};
   uint64_t frame_ = 0;
   std::deque<Command> commands_;  // stable addresses until the next beginFrame()

@@ -57,9 +57,11 @@ int64_t patternImage(const char* id, const SparseRows& s, int64_t width, int64_t
     ImGui::PopID();
     return -1;
   }
+  // Square pixels: it is an image.
   const float px = std::max(0.1f, std::min(size.x / static_cast<float>(w), size.y / static_cast<float>(h)));
-  const ImVec2 p0(std::floor(origin.x + (size.x - px * static_cast<float>(w)) * 0.5f), origin.y);
-  const ImVec2 p1(p0.x + px * static_cast<float>(w), p0.y + px * static_cast<float>(h));
+  const float pw = px, ph = px;
+  const ImVec2 p0(std::floor(origin.x + (size.x - pw * static_cast<float>(w)) * 0.5f), origin.y);
+  const ImVec2 p1(p0.x + pw * static_cast<float>(w), p0.y + ph * static_cast<float>(h));
   // Uploaded only when the query or the pattern changes: one CSR row.
   const std::string version = std::to_string(reinterpret_cast<uintptr_t>(&s)) + ":" + std::to_string(query) + ":" +
                               std::to_string(w);
@@ -77,7 +79,7 @@ int64_t patternImage(const char* id, const SparseRows& s, int64_t width, int64_t
   dl->AddImage(tex, p0, p1);
   dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), ImGui::GetColorU32(ImGuiCol_Border));
   auto corner = [&](int64_t i) {
-    return ImVec2(p0.x + px * static_cast<float>(i % w), p0.y + px * static_cast<float>(i / w));
+    return ImVec2(p0.x + pw * static_cast<float>(i % w), p0.y + ph * static_cast<float>(i / w));
   };
   const float thick = std::clamp(px * 0.25f, 1.5f, 3.0f);
   if (groups && groups->size() == n) {
@@ -91,7 +93,7 @@ int64_t patternImage(const char* id, const SparseRows& s, int64_t width, int64_t
     for (int64_t i = 0; i < n; ++i) {
       if (groups->data[static_cast<size_t>(i)] != g) continue;
       const int64_t x = i % w, y = i / w;
-      const ImVec2 a = corner(i), b(a.x + px, a.y + px);
+      const ImVec2 a = corner(i), b(a.x + pw, a.y + ph);
       if (!in(x, y - 1)) dl->AddLine(a, ImVec2(b.x, a.y), c, thick);
       if (!in(x, y + 1)) dl->AddLine(ImVec2(a.x, b.y), b, c, thick);
       if (!in(x - 1, y)) dl->AddLine(a, ImVec2(a.x, b.y), c, thick);
@@ -100,12 +102,12 @@ int64_t patternImage(const char* id, const SparseRows& s, int64_t width, int64_t
   }
   const ImVec2 q = corner(query);
   const float grow = std::max(2.0f, px * 0.2f);
-  dl->AddRect(ImVec2(q.x - grow, q.y - grow), ImVec2(q.x + px + grow, q.y + px + grow), kQueryShadow, 0, 0, thick + 2);
-  dl->AddRect(ImVec2(q.x - grow, q.y - grow), ImVec2(q.x + px + grow, q.y + px + grow), kQueryRing, 0, 0, thick);
+  dl->AddRect(ImVec2(q.x - grow, q.y - grow), ImVec2(q.x + pw + grow, q.y + ph + grow), kQueryShadow, 0, 0, thick + 2);
+  dl->AddRect(ImVec2(q.x - grow, q.y - grow), ImVec2(q.x + pw + grow, q.y + ph + grow), kQueryRing, 0, 0, thick);
 
   int64_t picked = -1;
   const ImVec2 m = ImGui::GetIO().MousePos;
-  const int64_t mx = static_cast<int64_t>(std::floor((m.x - p0.x) / px)), my = static_cast<int64_t>(std::floor((m.y - p0.y) / px));
+  const int64_t mx = static_cast<int64_t>(std::floor((m.x - p0.x) / pw)), my = static_cast<int64_t>(std::floor((m.y - p0.y) / ph));
   const int64_t under = mx >= 0 && mx < w && my >= 0 && my * w + mx < n ? my * w + mx : -1;
   if (held && under >= 0) picked = under;
   if (hovered && under >= 0) {

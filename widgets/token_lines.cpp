@@ -4,6 +4,7 @@
 #include "widgets/value_range.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -84,11 +85,16 @@ void tokenLines(const char* id, const Result& r, TokenLinesState& state, ImVec2 
   const float sq = std::min(line * 5.0f, height / static_cast<float>(lq));
   const float sk = std::min(line * 5.0f, height / static_cast<float>(lk));
   const float y0q = top + (height - sq * lq) * 0.5f, y0k = top + (height - sk * lk) * 0.5f;
-  // The label columns sit at the sides: the lines take all the width the labels leave.
+  // Tokens are written larger when their rows are far apart (up to 1.6×, for
+  // a projector); the label columns sit at the sides and the lines take all
+  // the width the labels leave.
+  ImFont* font = ImGui::GetFont();
+  const float label_px = std::clamp(std::min(sq, sk) * 0.4f, ImGui::GetFontSize(), ImGui::GetFontSize() * 1.6f);
+  auto labelSize = [&](const std::string& t) { return font->CalcTextSizeA(label_px, FLT_MAX, 0.0f, t.c_str()); };
   std::string fallback_w;
   float widest = ImGui::CalcTextSize("queries").x;
-  for (int64_t i = 0; i < lq; ++i) widest = std::max(widest, ImGui::CalcTextSize(tokenAt(r.q_tokens, i, fallback_w).c_str()).x);
-  for (int64_t j = 0; j < lk; ++j) widest = std::max(widest, ImGui::CalcTextSize(tokenAt(r.k_tokens, j, fallback_w).c_str()).x);
+  for (int64_t i = 0; i < lq; ++i) widest = std::max(widest, labelSize(tokenAt(r.q_tokens, i, fallback_w)).x);
+  for (int64_t j = 0; j < lk; ++j) widest = std::max(widest, labelSize(tokenAt(r.k_tokens, j, fallback_w)).x);
   const float mid = origin.x + size.x * 0.5f, gap = std::max(line * 4.0f, size.x - 2.0f * (widest + line * 1.5f));
   const float xq = mid - gap * 0.5f, xk = mid + gap * 0.5f;
   auto yq = [&](int64_t i) { return y0q + sq * (static_cast<float>(i) + 0.5f); };
@@ -132,23 +138,23 @@ void tokenLines(const char* id, const Result& r, TokenLinesState& state, ImVec2 
 
   // Labels, thinned when rows are denser than the text.
   std::string fallback;
-  const int64_t step_q = labelStride(sq, line);
-  const int64_t step_k = labelStride(sk, line);
+  const int64_t step_q = labelStride(sq, label_px);
+  const int64_t step_k = labelStride(sk, label_px);
   for (int64_t i = 0; i < lq; ++i) {
     if (i % step_q != 0 && i != hover_q) continue;
     const std::string& s = tokenAt(r.q_tokens, i, fallback);
-    const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+    const ImVec2 ts = labelSize(s);
     const ImVec2 p(xq - ts.x, yq(i) - ts.y * 0.5f);
     if (i == hover_q) dl->AddRectFilled(ImVec2(p.x - 3, p.y - 1), ImVec2(xq + 3, p.y + ts.y + 1), ImGui::GetColorU32(ImGuiCol_Header), 3);
-    dl->AddText(p, hover_k >= 0 ? dim : text, s.c_str());
+    dl->AddText(font, label_px, p, hover_k >= 0 ? dim : text, s.c_str());
   }
   for (int64_t j = 0; j < lk; ++j) {
     if (j % step_k != 0 && j != hover_k) continue;
     const std::string& s = tokenAt(r.k_tokens, j, fallback);
-    const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+    const ImVec2 ts = labelSize(s);
     const ImVec2 p(xk, yk(j) - ts.y * 0.5f);
     if (j == hover_k) dl->AddRectFilled(ImVec2(p.x - 3, p.y - 1), ImVec2(p.x + ts.x + 3, p.y + ts.y + 1), ImGui::GetColorU32(ImGuiCol_Header), 3);
-    dl->AddText(p, hover_q >= 0 ? dim : text, s.c_str());
+    dl->AddText(font, label_px, p, hover_q >= 0 ? dim : text, s.c_str());
   }
   ImGui::PopID();
 }

@@ -13,10 +13,44 @@
 
 namespace attn {
 
+// How values are spread over the colormap. Linear; Power: u^γ (γ < 1 lifts
+// small weights); Log: log10 over `decades` decades below the top, so a
+// weight 1000× smaller than the largest is still visible. Signed ranges
+// apply the curve to |v| on each side of 0.
+enum class ScaleMode { Linear, Log, Power };
+
 struct ValueRange {
   float lo = 0.0f, hi = 1.0f;
   bool diverging = false;  // centred on 0: lo == −hi
+  ScaleMode mode = ScaleMode::Linear;
+  float gamma = 0.5f;    // Power
+  float decades = 3.0f;  // Log
 };
+
+// Position of `v` on the colormap, 0 … 1, under the range and its mode (the
+// heatmap shader computes the same).
+float scaleToUnit(const ValueRange& r, float v);
+// Ticks for a colour bar of the range: decades for a log scale, else niceTicks.
+std::vector<float> scaleTicks(const ValueRange& r, int max_ticks);
+
+// The colour scale a user picks (a log scale spans ⌊log10 keys⌋ + 1 decades,
+// 3 to 6). Auto is Log from kLogScaleKeys keys on
+// (at that length a row's few large weights leave the rest of a linear
+// heatmap dark), else Linear. Percentile clips the top of the range at the
+// given percentile of the values' magnitudes, linearly, so a few outliers do
+// not wash out the rest.
+enum class ScaleKind { Auto, Linear, Log, Power, Percentile };
+struct ColorScale {
+  ScaleKind kind = ScaleKind::Auto;
+  float gamma = 0.5f;         // Power, in (0, 4]
+  float percentile = 99.0f;   // Percentile, in [50, 100]
+};
+constexpr int64_t kLogScaleKeys = 512;
+const std::vector<std::string>& scaleKindNames();  // "auto", "linear", "log", "power", "percentile"
+bool scaleKindFromName(const std::string& name, ScaleKind& out);
+// `base` (its lo, hi, diverging) under the scale `s`; `values` (n of them) are
+// read only for Percentile.
+ValueRange withScale(ValueRange base, const ColorScale& s, int64_t keys, const float* values, int64_t n);
 
 // From precomputed stats (engine's ValueStats, filled once per result):
 // [0, max] for non-negative data, [−m, m] with m = max |v| for signed data.
@@ -27,6 +61,10 @@ ValueRange weightsRange(const Result& r);
 // One range over several results' weights (the family view's shared colour
 // scale): their union, diverging when any of them is signed.
 ValueRange sharedWeightsRange(const std::vector<const Result*>& results);
+// One head's weights, dense or its CSR entries (what a percentile scale reads).
+std::pair<const float*, int64_t> headWeightValues(const Result& r, int head);
+// A result's weights range under a colour scale, the percentile read from `head`.
+ValueRange scaledWeightsRange(const ValueRange& base, const ColorScale& s, const Result& r, int head);
 // The range of one extra array.
 ValueRange extraRange(const Extra& e);
 
@@ -39,7 +77,8 @@ Colormap colormapFor(const ValueRange& range, Colormap chosen);
 // degenerate cell (≤ 0, NaN) leaves only the first label.
 int labelStride(float cell_px, float label_px);
 
-// "Nice" tick values (1, 2, 2.5, 5 × 10^k steps) inside [lo, hi], at most `max_ticks`.
+// "Nice" tick values (1, 2, 2.5, 5 × 10^k steps) inside [lo, hi], at most `max_ticks`;
+// a range symmetric about 0 (a signed scale) gets symmetric ticks, 0 and at least ±one step.
 std::vector<float> niceTicks(float lo, float hi, int max_ticks);
 // Short label for a tick or a hovered value: "0.25", "1e-04", "-3.2".
 std::string formatValueShort(double v);
