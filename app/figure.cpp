@@ -14,6 +14,7 @@
 #include "engine/attention_math.h"
 #include "engine/error.h"
 #include "engine/files.h"
+#include "widgets/formula.h"
 #include "widgets/value_range.h"
 
 #include <QFontMetricsF>
@@ -62,6 +63,44 @@ QString qs(const std::string& s) { return QString::fromStdString(s); }
 double wrappedHeight(const QFont& font, double width, const QString& text) {
   if (text.isEmpty()) return 0;
   return QFontMetricsF(font).boundingRect(QRectF(0, 0, std::max(1.0, width), 1e6), Qt::TextWordWrap, text).height();
+}
+
+QFont scaledFont(const QFont& font, double scale) {
+  QFont f = font;
+  f.setPixelSize(std::max(1, static_cast<int>(std::lround(font.pixelSize() * scale))));
+  return f;
+}
+
+// A formula (widgets/formula.h: sub- and superscripts from caret text) in
+// `font`, wrapped to `width`.
+std::vector<FormulaLine> formulaLines(const QFont& font, double width, const QString& text) {
+  const MeasureText measure = [&](const std::string& s, float scale) {
+    return static_cast<float>(QFontMetricsF(scaledFont(font, scale)).horizontalAdvance(QString::fromStdString(s)));
+  };
+  return layoutFormula(text.toStdString(), static_cast<float>(font.pixelSize()), static_cast<float>(width), measure);
+}
+
+double formulaHeight(const QFont& font, double width, const QString& text) {
+  if (text.isEmpty()) return 0;
+  return formulaLineHeight(static_cast<float>(font.pixelSize())) * static_cast<double>(formulaLines(font, width, text).size());
+}
+
+// Draws the formula from the top-left of `area` (wrapped to its width); returns its height.
+double drawFormula(QPainter& p, const QRectF& area, const QString& text, const QFont& font, const QColor& colour) {
+  if (text.isEmpty()) return 0;
+  const std::vector<FormulaLine> lines = formulaLines(font, area.width(), text);
+  const double px = font.pixelSize(), line_h = formulaLineHeight(static_cast<float>(px));
+  const double ascent = QFontMetricsF(font).ascent();
+  p.setPen(colour);
+  for (size_t l = 0; l < lines.size(); ++l) {
+    // The baseline leaves the headroom a superscript needs.
+    const double baseline = area.top() + line_h * static_cast<double>(l) + (line_h - px) + ascent * 0.92;
+    for (const FormulaRun& r : lines[l].runs) {
+      p.setFont(scaledFont(font, r.scale));
+      p.drawText(QPointF(area.left() + r.x, baseline + r.dy), QString::fromStdString(r.text));
+    }
+  }
+  return line_h * static_cast<double>(lines.size());
 }
 
 // "16384" → "16,384".
@@ -211,17 +250,12 @@ std::vector<LegendEntry> setLegend(const Result& r, const SparseRows& s) {
 // space under it (0 for no title), and drawing it.
 double panelTitleHeight(Painter& ctx, double width, const QString& title) {
   if (title.isEmpty()) return 0;
-  return wrappedHeight(figureFont(ctx.unit * 1.05, true), width, title) + ctx.unit * 0.4;
+  return formulaHeight(figureFont(ctx.unit * 1.05, true), width, title) + ctx.unit * 0.4;
 }
 
 double drawPanelTitle(Painter& ctx, const QRectF& area, const QString& title) {
   if (title.isEmpty()) return 0;
-  const double h = panelTitleHeight(ctx, area.width(), title);
-  ctx.p.setPen(ctx.theme.text);
-  ctx.p.setFont(figureFont(ctx.unit * 1.05, true));
-  ctx.p.drawText(QRectF(area.left(), area.top(), area.width(), h - ctx.unit * 0.4), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
-                 title);
-  return h;
+  return drawFormula(ctx.p, area, title, figureFont(ctx.unit * 1.05, true), ctx.theme.text) + ctx.unit * 0.4;
 }
 
 // The query the image and compare views mark.
@@ -473,11 +507,18 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
       p.restore();
     }
   }
-  p.setFont(figureFont(ctx.unit * 0.85));
+  // Axis titles: set smaller when longer than their side (a 4-row matrix), never past it.
   p.setPen(ctx.theme.muted);
-  if (!m.col_axis.isEmpty())
+  auto axisFont = [&](const QString& t, double side) {
+    const double w = QFontMetricsF(figureFont(ctx.unit * 0.85)).horizontalAdvance(t);
+    return figureFont(ctx.unit * 0.85 * std::clamp(side / std::max(w, 1.0), 0.5, 1.0));
+  };
+  if (!m.col_axis.isEmpty()) {
+    p.setFont(axisFont(m.col_axis, cells.width() + label_w));
     p.drawText(QRectF(cells.left(), cells.bottom() + label_h, cells.width(), axis), Qt::AlignCenter | Qt::TextDontClip, m.col_axis);
+  }
   if (!m.row_axis.isEmpty()) {
+    p.setFont(axisFont(m.row_axis, cells.height()));
     p.save();
     p.translate(area.left() + axis / 2, cells.center().y());
     p.rotate(-90);
@@ -508,13 +549,8 @@ double drawTitle(Painter& ctx, const QRectF& area, const QString& title, const Q
     ctx.p.drawText(QRectF(area.left(), y, area.width(), h), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, title);
     y += h + ctx.unit * 0.3;
   }
-  if (!subtitle.isEmpty()) {
-    const double h = wrappedHeight(subtitle_font, area.width(), subtitle);
-    ctx.p.setPen(ctx.theme.muted);
-    ctx.p.setFont(subtitle_font);
-    ctx.p.drawText(QRectF(area.left(), y, area.width(), h), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, subtitle);
-    y += h;
-  }
+  if (!subtitle.isEmpty())
+    y += drawFormula(ctx.p, QRectF(area.left(), y, area.width(), 0), subtitle, subtitle_font, ctx.theme.muted);
   return y > area.top() ? y - area.top() + ctx.unit * 0.8 : 0;
 }
 
@@ -1138,9 +1174,20 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
     m.categories = &e.categories;
     std::vector<LegendEntry> legend;
     for (size_t k = 0; k < e.categories.size(); ++k) legend.push_back({toQColor(headColor(static_cast<int>(k))), qs(e.categories[k])});
+    // The title spans the cell; the legend sits beside the matrix, or under it
+    // when beside it would take more than a third of the width.
+    const double title_h = drawPanelTitle(ctx, cell, m.title);
+    m.title.clear();
+    const QRectF body(cell.left(), cell.top() + title_h, cell.width(), cell.height() - title_h);
     const double legend_w = legendWidth(ctx, legend) + ctx.unit;
-    const QRectF cells = drawMatrixPanel(ctx, QRectF(cell.left(), cell.top(), cell.width() - legend_w, cell.height()), m);
-    layoutLegend(ctx, QRectF(cells.right() + ctx.unit, cells.top(), legend_w, cells.height()), legend, true, true);
+    if (legend_w <= body.width() / 3) {
+      const QRectF cells = drawMatrixPanel(ctx, QRectF(body.left(), body.top(), body.width() - legend_w, body.height()), m);
+      layoutLegend(ctx, QRectF(cells.right() + ctx.unit, cells.top(), legend_w, cells.height()), legend, true, true);
+    } else {
+      const double legend_h = layoutLegend(ctx, QRectF(body.left(), 0, body.width(), 0), legend, false, false);
+      drawMatrixPanel(ctx, QRectF(body.left(), body.top(), body.width(), body.height() - legend_h - ctx.unit * 0.5), m);
+      layoutLegend(ctx, QRectF(body.left(), body.bottom() - legend_h, body.width(), legend_h), legend, false, true);
+    }
   }
   if (!scalars.empty()) drawScalars(ctx, grid.back(), scalars);
 }
@@ -1601,7 +1648,7 @@ int figureHeightFor(const std::vector<Result>& results, const FigureOptions& o, 
   const Result& r = results[0];
   const double unit = textUnit(o), margin = unit * 1.5, body_w = o.width - 2 * margin;
   const QFont title_font = figureFont(unit * 1.5, true), subtitle_font = figureFont(unit * 0.85);
-  const double title_h = wrappedHeight(title_font, body_w, title) + wrappedHeight(subtitle_font, body_w, subtitle) + unit * 1.4;
+  const double title_h = wrappedHeight(title_font, body_w, title) + formulaHeight(subtitle_font, body_w, subtitle) + unit * 1.4;
   double body_h = body_w * 0.8;
   switch (o.view) {
     case ViewKind::Heatmap: {
@@ -1760,7 +1807,7 @@ int exportTableFigure(const std::vector<std::string>& columns, const std::vector
   if (o.height == 0) {  // a header and the rows at 1.8 units each
     const double unit = textUnit(o), margin = unit * 1.5;
     const double title_h = wrappedHeight(figureFont(unit * 1.5, true), o.width - 2 * margin, qs(o.title.value_or(""))) +
-                           wrappedHeight(figureFont(unit * 0.85), o.width - 2 * margin, qs(o.subtitle)) + unit * 1.4;
+                           formulaHeight(figureFont(unit * 0.85), o.width - 2 * margin, qs(o.subtitle)) + unit * 1.4;
     o.height = static_cast<int>(std::clamp(std::ceil(2 * margin + title_h + unit * 1.8 * (rows.size() + 1)), 64.0, 16384.0));
   }
   writeFigure([&](QPainter& p, double scale) { paintTable(p, columns, rows, o, scale); }, o, path, o.title.value_or(""));

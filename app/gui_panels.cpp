@@ -7,6 +7,7 @@
 
 #include "app/gui_model.h"
 #include "engine/error.h"
+#include "widgets/formula_view.h"
 #include "widgets/value_range.h"
 
 #include <GLFW/glfw3.h>
@@ -260,9 +261,7 @@ void variantList(AppState& s) {
 void variantCard(const VariantInfo& v) {
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextUnformatted(v.title.c_str());
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_PlotLinesHovered]);
-  ImGui::TextUnformatted(v.summary.c_str());
-  ImGui::PopStyleColor();
+  formulaText(v.summary, ImGui::GetColorU32(ImGuiCol_PlotLinesHovered));
   ImGui::TextDisabled("%s", v.citation.c_str());
   ImGui::PopTextWrapPos();
 }

@@ -15,6 +15,7 @@
 #include "app/gui_panels.h"
 #include "engine/attention_math.h"
 #include "widgets/bars.h"
+#include "widgets/formula_view.h"
 #include "widgets/pattern_image.h"
 #include "widgets/plots.h"
 #include "widgets/token_lines.h"
@@ -233,7 +234,8 @@ void weightsExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer&
   ImGui::EndGroup();
   ImGui::SameLine();
   ImGui::BeginGroup();
-  ImGui::TextDisabled("%s, head %d%s", labelOf(e).c_str(), h, e.signed_values ? " (signed, centred on 0)" : "");
+  formulaText(labelOf(e) + ", head " + std::to_string(h) + (e.signed_values ? " (signed, centred on 0)" : ""),
+              ImGui::GetColorU32(ImGuiCol_TextDisabled));
   heatmap("extra", v, st, s.view.extra_zoom[e.name], gl, half);
   ImGui::EndGroup();
 }
@@ -316,7 +318,7 @@ void extrasView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   for (const Extra* e : panels) {
     ImGui::PushID(e->name.c_str());
     const float w = ImGui::GetContentRegionAvail().x;
-    ImGui::TextUnformatted(labelOf(*e).c_str());
+    formulaText(labelOf(*e), ImGui::GetColorU32(ImGuiCol_Text), w * 0.75f);
     ImGui::SameLine();
     ImGui::TextDisabled("%s  %s", e->name.c_str(), e->value.shapeString().c_str());
     extraPanel(s, r, *e, gl, ImVec2(w, panel_h - ImGui::GetTextLineHeightWithSpacing() * 2));

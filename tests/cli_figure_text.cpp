@@ -68,7 +68,9 @@ std::vector<std::string> pdfTextProblems(const std::string& pdf, int& words) {
   return problems;
 }
 
-// Text elements of an SVG that end in '…' (the SVG holds whole strings).
+// Text elements of an SVG that end in a word cut short by '…' ("segm…"; the
+// SVG holds whole strings, or a formula's runs, where a lone '…' is a range
+// "1 … n").
 std::vector<std::string> svgTextProblems(const std::string& svg, int& texts) {
   texts = 0;
   const std::string file = slurp(svg);
@@ -78,7 +80,8 @@ std::vector<std::string> svgTextProblems(const std::string& svg, int& texts) {
     ++texts;
     std::string text = unescapeXml((*m)[1]);
     while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-    if (endsWithEllipsis(text)) problems.push_back("SVG text cut short: '" + text + "'");
+    const bool lone = text == "\xE2\x80\xA6" || (text.size() > 4 && text.compare(text.size() - 4, 4, " \xE2\x80\xA6") == 0);
+    if (endsWithEllipsis(text) && !lone) problems.push_back("SVG text cut short: '" + text + "'");
   }
   return problems;
 }
