@@ -2,9 +2,9 @@
 //   attnlab                      GUI with the default scene (the embedded model)
 //   attnlab gui|list|compute|render|bench|model ...
 // Exit status: 0 done, 2 bad usage or bad input (one line on stderr), 1 internal error.
-#include "app/cli.h"
-#include "app/gui.h"
-#include "app/model_scene.h"
+#include "app/cli/cli.h"
+#include "app/gui/gui.h"
+#include "app/model/model_scene.h"
 #include "engine/error.h"
 
 #include <CLI/CLI.hpp>

@@ -1,6 +1,6 @@
 // JobRunner: the GUI's compute thread. A newer job supersedes an older one,
 // Cancel is reported, errors come back as outcomes, and busy() settles.
-#include "app/job_runner.h"
+#include "app/gui/job_runner.h"
 
 #include "engine/attention_math.h"
 #include "engine/error.h"

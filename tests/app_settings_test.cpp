@@ -2,7 +2,7 @@
 // (save, then load from the same file); opening a model again moves it to the
 // front; the list is bounded; a corrupt or hand-edited file falls back to the
 // defaults or is clamped, never fails.
-#include "app/gui_settings.h"
+#include "app/gui/gui_settings.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 namespace attn::test {
 namespace {
 
-// ImGuiCol_WindowBg of the dark theme (app/gui.cpp, applyTheme): 0.11, 0.12, 0.14.
+// ImGuiCol_WindowBg of the dark theme (app/gui/gui.cpp, applyTheme): 0.11, 0.12, 0.14.
 constexpr Rgb8 kDarkBackground{28, 31, 36};
 
 // Share of `area` that lies in holes: 40×40-pixel tiles of nothing but the

@@ -1,7 +1,7 @@
 // libFuzzer target: the GUI's settings file. Any text gives settings (the
 // defaults and a warning when it is corrupt), never an exception, and the
 // values are always within the ranges the GUI can draw with.
-#include "app/gui_settings.h"
+#include "app/gui/gui_settings.h"
 
 #include <cstdint>
 #include <cstdlib>

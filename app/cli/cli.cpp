@@ -1,0 +1,294 @@
+#include "app/cli/cli.h"
+
+#include "app/bench/bench.h"
+#include "app/model/embedded_model.h"
+#include "app/export/figure_model.h"
+#include "app/qt/qt_messages.h"
+#include "app/cli/staged_dir.h"
+
+#include "engine/attention_math.h"
+#include "engine/compare.h"
+#include "engine/error.h"
+#include "engine/npy.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QGuiApplication>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+namespace fs = std::filesystem;
+
+namespace attn {
+
+// [SECTION] list
+int cmdList(bool json) {
+  if (json) {
+    std::cout << registryToJson().dump(2) << "\n";
+    return 0;
+  }
+  for (const std::string& family : families()) {
+    std::cout << family << "\n";
+    for (const VariantInfo& v : variants()) {
+      if (v.family != family) continue;
+      std::cout << "  " << v.name << std::string(v.name.size() < 20 ? 20 - v.name.size() : 1, ' ') << v.title
+                << "  (" << v.citation << ")\n";
+      std::cout << "      " << v.summary << "\n";
+      for (const ParamSpec& p : v.params) {
+        std::cout << "      --set " << p.key << "=" << formatValue(p.def) << "  [" << paramTypeName(p.type);
+        if (hasRange(p.type))
+          std::cout << " " << formatValue(p.type == ParamType::Int ? ParamValue(static_cast<int64_t>(p.min)) : ParamValue(p.min))
+                    << ".." << formatValue(p.type == ParamType::Int ? ParamValue(static_cast<int64_t>(p.max)) : ParamValue(p.max));
+        if (p.type == ParamType::Choice)
+          for (size_t i = 0; i < p.choices.size(); ++i) std::cout << (i ? "|" : " ") << p.choices[i];
+        std::cout << "]  " << p.symbol << ": " << p.help << "\n";
+      }
+      std::cout << "      views:";
+      for (ViewKind k : v.views) std::cout << " " << viewName(k);
+      std::cout << "\n";
+    }
+  }
+  return 0;
+}
+
+// [SECTION] compute
+namespace {
+
+nlohmann::json shapeJson(const Array& a) { return a.shape; }
+
+// Sparse weights as CSR over all heads (README "Sparse weights"):
+//   weights_indptr  int64 [H, Lq + 1]: head h, query i owns entries
+//                   [indptr[h, i], indptr[h, i + 1]) of the two arrays below
+//                   (offsets into the concatenation of all heads, so
+//                   indptr[h, 0] = nnz of heads 0 … h−1 and indptr[H−1, Lq] = nnz)
+//   weights_indices int32 [nnz]: key j of each entry, ascending within a row
+//   weights_values  float32 [nnz]: attention weight of each entry
+nlohmann::json writeSparseWeights(const std::vector<SparseRows>& heads, StagedDir& dir) {
+  std::vector<int64_t> indptr;
+  std::vector<std::span<const int32_t>> indices;
+  std::vector<std::span<const float>> values;
+  int64_t offset = 0;
+  for (const SparseRows& s : heads) {
+    for (const int64_t p : s.indptr) indptr.push_back(offset + p);
+    indices.emplace_back(s.indices);
+    values.emplace_back(s.values);
+    offset += s.nnz();
+  }
+  const int64_t h = static_cast<int64_t>(heads.size()), rows = heads.empty() ? 0 : heads[0].rows;
+  dir.writeNpy("weights_indptr.npy", {h, rows + 1}, std::vector{std::span<const int64_t>(indptr)});
+  dir.writeNpy("weights_indices.npy", {offset}, indices);
+  dir.writeNpy("weights_values.npy", {offset}, values);
+  return {{"weights_indptr", {h, rows + 1}}, {"weights_indices", {offset}}, {"weights_values", {offset}}};
+}
+
+}  // namespace
+
+int cmdCompute(const ComputeOptions& o) {
+  const VariantInfo& info = variantOrThrow(o.variant);
+  if (o.compare && std::find(info.views.begin(), info.views.end(), ViewKind::Compare) == info.views.end())
+    throw InputError("--compare: " + info.name + " is not a pattern that can be compared with full attention "
+                     "(variants with the compare view: see attnlab list)");
+  const Params params = resolveParams(info, o.sets);
+  const Inputs inputs = resolveInputs(o.input);
+  StagedDir dir(o.out_dir);  // validates --out before the (possibly long) run
+  RunContext ctx;
+  ctx.keep_weights = !o.no_weights;  // no dense copies of a sparse result nobody writes
+  const Result r = runVariant(info, inputs, params, ctx);
+
+  nlohmann::json meta;
+  meta["variant"] = r.variant;
+  meta["family"] = info.family;
+  meta["params"] = r.params.toJson();
+  meta["flops"] = r.flops;
+  meta["compute_seconds"] = r.compute_seconds;
+  meta["seed"] = inputs.seed;
+  meta["heads"] = r.heads();
+  meta["q_tokens"] = r.q_tokens;
+  meta["k_tokens"] = r.k_tokens;
+  meta["weights_are_probabilities"] = r.weights_are_probabilities;
+  nlohmann::json shapes;
+
+  const std::vector<int64_t> weights_shape = {r.heads(), r.queries(), r.keys()};
+  shapes["weights"] = weights_shape;
+  // Straight from the result's matrices: no stacked copy of [H, Lq, Lk].
+  if (!r.weights.empty() && !o.no_weights) dir.writeNpy("weights.npy", weights_shape, values(r.weights));
+  if (r.isSparse()) {
+    nlohmann::json sparse = {{"set_names", r.set_names}, {"image_width", r.image_width}};
+    for (const SparseRows& s : r.sparse) sparse["nnz"].push_back(s.nnz());
+    // Dense weights exist only where denseFits(); beyond that they are written as CSR.
+    if (r.weights.empty() && !o.no_weights) shapes.update(writeSparseWeights(r.sparse, dir));
+    meta["sparse"] = sparse;
+  }
+  if (!r.scores.empty()) {
+    const std::vector<int64_t> shape = {static_cast<int64_t>(r.scores.size()), r.scores[0].rows(), r.scores[0].cols()};
+    shapes["scores"] = shape;
+    dir.writeNpy("scores.npy", shape, values(r.scores));
+  }
+  if (r.output.size()) {
+    shapes["output"] = {r.output.rows(), r.output.cols()};
+    dir.writeNpy("output.npy", r.output);
+  }
+  if (r.mask.size()) {
+    shapes["mask"] = {r.mask.rows(), r.mask.cols()};
+    dir.writeNpy("mask.npy", r.mask);
+  }
+  nlohmann::json in_json = nlohmann::json::object();
+  for (const auto& [name, m] : r.inputs) {
+    in_json[name] = {m.rows(), m.cols()};
+    dir.writeNpy("inputs/" + name + ".npy", m);
+  }
+  meta["inputs"] = in_json;
+  nlohmann::json ex_json = nlohmann::json::object();
+  for (const Extra& e : r.extras) {
+    ex_json[e.name] = {{"kind", extraKindName(e.kind)}, {"label", e.label}, {"shape", shapeJson(e.value)}};
+    dir.writeNpy("extras/" + e.name + ".npy", e.value);
+  }
+  meta["extras"] = ex_json;
+  meta["shapes"] = shapes;
+  if (o.compare) {
+    // What the pattern loses against full causal attention on the same q, k, v.
+    const Comparison c = compareWithFull(r);
+    dir.write("compare.json", comparisonToJson(c).dump(2) + "\n");
+    dir.writeNpy("compare/mass_kept.npy", c.mass_kept);
+    dir.writeNpy("compare/kl.npy", c.kl);
+    std::cout << r.variant << " against full attention: mass kept " << c.mass_kept_mean * 100.0 << "%, KL(full‖pattern) "
+              << (std::isfinite(c.kl_mean) ? std::to_string(c.kl_mean) : "∞ (" + std::to_string(c.kl_finite) + " finite)")
+              << ", output error " << c.output_rel_error * 100.0 << "%, " << c.pattern_connections << " of "
+              << c.full_connections << " connections\n";
+  }
+  meta["peak_rss_bytes"] = peakMemoryBytes();  // this process, for checking that large L stays sparse
+  meta["page_faults"] = pageFaults();          // this process so far: the cost of touching fresh memory
+  dir.write("meta.json", meta.dump(2) + "\n");
+  dir.commit();
+  std::cout << "wrote " << o.out_dir << ": " << r.variant << " weights " << Array{weights_shape, {}}.shapeString()
+            << (!r.weights.empty() ? "" : r.isSparse() ? " (sparse)" : " (streamed, not kept)") << ", "
+            << r.flops / 1e9 << " GFLOP in " << r.compute_seconds * 1e3 << " ms\n";
+  return 0;
+}
+
+// [SECTION] render
+std::pair<int, int> parseSize(const std::string& s, const std::string& flag) {
+  int w = 0, h = 0;
+  char x = 0, extra = 0;
+  if (std::sscanf(s.c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || x != 'x' || w < 64 || h < 64 || w > 16384 ||
+      h > 16384)
+    throw InputError(flag + ": expected WxH with 64 ≤ W, H ≤ 16384, got '" + s + "'");
+  return {w, h};
+}
+
+namespace {
+
+// Size, colormap, title and theme of a render, with the output name checked.
+FigureOptions figureOptions(const RenderOptions& o) {
+  FigureOptions fig;
+  applyFigureSize(o.size, "--size", fig);
+  if (!scaleKindFromName(o.scale, fig.scale.kind))
+    throw InputError("--scale: unknown scale '" + o.scale + "' (expected auto, linear, log, power or percentile)");
+  if (!(o.gamma >= 0.1 && o.gamma <= 4)) throw InputError("--gamma: expected 0.1 to 4, got " + std::to_string(o.gamma));
+  if (!(o.percentile >= 50 && o.percentile <= 100))
+    throw InputError("--percentile: expected 50 to 100, got " + std::to_string(o.percentile));
+  fig.scale.gamma = static_cast<float>(o.gamma);
+  fig.scale.percentile = static_cast<float>(o.percentile);
+  if (o.font_size != 0) {
+    if (!(o.font_size >= 4 && o.font_size <= 200))
+      throw InputError("--font-size: expected 4 to 200 (points for SVG/PDF, pixels for PNG), got " + std::to_string(o.font_size));
+    fig.font_size = o.font_size;
+  }
+  if (!colormapFromName(o.colormap, fig.colormap))
+    throw InputError("--colormap: unknown colormap '" + o.colormap + "' (expected viridis, magma, blues, gray or coolwarm)");
+  fig.title = o.title;
+  fig.dark = o.dark;
+  const std::string ext = fs::path(o.out).extension().string();
+  if (ext != ".png" && ext != ".svg" && ext != ".pdf")
+    throw InputError("--out " + o.out + ": expected a .png, .svg or .pdf file name");
+  return fig;
+}
+
+// Headless: QPainter needs a QGuiApplication but no display (the offscreen platform).
+int& offscreenPlatform(int& argc) {
+  setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  quietQtMessages();
+  return argc;
+}
+struct HeadlessQt {
+  HeadlessQt(int& argc, char** argv) : app(offscreenPlatform(argc), argv) { setlocale(LC_NUMERIC, "C"); }
+  QGuiApplication app;
+};
+
+// `attnlab render --model PATH | --default-model --text T --view V`.
+int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
+  if (!o.variant.empty()) throw InputError("render: give a variant NAME or --model / --default-model, not both");
+  if (!o.model.empty() && o.default_model) throw InputError("render: give --model PATH or --default-model, not both");
+  const ModelView view = modelViewFromName(o.view.empty() ? "model" : o.view);
+  FigureOptions fig = figureOptions(o);
+  fig.heads_visible.clear();
+  const VariantInfo* pattern = o.pattern.empty() ? defaultPatternVariant() : &variantOrThrow(o.pattern);
+  const std::vector<const VariantInfo*> patterns = headPatternVariants();
+  if (view == ModelView::Pattern && std::find(patterns.begin(), patterns.end(), pattern) == patterns.end())
+    throw InputError("--pattern: '" + (pattern ? pattern->name : o.pattern) + "' cannot run on a real head (it has no compare view)");
+  ModelScene scene;
+  scene.model = loadModel(o.default_model ? embeddedModelFiles() : filesOnDisk(o.model));
+  scene.text = o.input.text.empty() ? defaultModelText() : o.input.text;
+  scene.pattern = view == ModelView::Pattern;
+  scene.layer = o.layer;
+  scene.head = o.head;
+  if (scene.pattern) {
+    scene.pattern_variant = pattern->name;
+    scene.pattern_params = resolveParams(*pattern, o.sets);
+  }
+  const ModelOutput out = computeModelScene(scene, nullptr, {});
+  if (out.too_long_tokens > 0) throw InputError("--text: " + out.too_long_message);
+  HeadlessQt qt(argc, argv);
+  const int height = exportModelFigure(out, view, {o.layer, o.head, o.query, o.key}, fig, o.out);
+  std::cout << "wrote " << o.out << " (" << modelViewName(view) << " of " << modelShortName(*out.model) << ", "
+            << fig.width << "x" << height << ")\n";
+  return 0;
+}
+
+}  // namespace
+
+int cmdRender(int argc, char** argv, const RenderOptions& o) {
+  if (!o.model.empty() || o.default_model) return cmdRenderModel(argc, argv, o);
+  if (o.variant.empty()) throw InputError("render: give a variant NAME (see 'attnlab list'), or --model PATH / --default-model");
+  const VariantInfo& info = variantOrThrow(o.variant);
+  const Params params = resolveParams(info, o.sets);
+  FigureOptions fig = figureOptions(o);
+  const std::string view_name = o.view.empty() ? "heatmap" : o.view;
+  fig.view = viewFromName(view_name);
+  if (std::find(info.views.begin(), info.views.end(), fig.view) == info.views.end()) {
+    std::string have;
+    for (ViewKind k : info.views) have += (have.empty() ? "" : ", ") + viewName(k);
+    throw InputError("--view: variant '" + info.name + "' has no '" + view_name + "' view (it has: " + have + ")");
+  }
+  const Inputs inputs = resolveInputs(o.input);
+  std::vector<Result> results;
+  if (fig.view == ViewKind::Family) {
+    // The subject first (it titles the figure), then the members that ran.
+    const std::vector<FamilyMember> family = runFamily(info, inputs, params);
+    for (const FamilyMember& m : family)
+      if (m.variant == info.name) results.push_back(*m.result);
+    for (const FamilyMember& m : family)
+      if (m.result && m.variant != info.name) results.push_back(*m.result);
+  } else {
+    results.push_back(runVariant(info, inputs, params));
+  }
+  fig.head = o.head;
+  fig.query = o.query;
+  // The comparison with full attention can take seconds at large L: computed
+  // here, before any Qt set-up, and handed to the figure.
+  std::optional<Comparison> comparison;
+  if (fig.view == ViewKind::Compare) comparison = compareWithFull(results[0]);
+
+  HeadlessQt qt(argc, argv);
+  const int height = exportFigure(results, fig, o.out, comparison ? &*comparison : nullptr);
+  std::cout << "wrote " << o.out << " (" << viewName(fig.view) << ", " << fig.width << "x" << height << ")\n";
+  return 0;
+}
+
+}  // namespace attn

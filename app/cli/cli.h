@@ -1,0 +1,63 @@
+// Headless commands of the command-line contract: everything the GUI shows
+// can be produced without a window.
+#pragma once
+
+#include "app/export/figure.h"
+#include "app/cli/input_options.h"
+
+#include <string>
+#include <vector>
+
+namespace attn {
+
+struct ComputeOptions {
+  std::string variant;
+  std::vector<std::string> sets;
+  InputOptions input;
+  std::string out_dir;
+  bool no_weights = false;
+  bool compare = false;  // also write compare.json and compare/*.npy (engine/compare.h)
+};
+
+struct RenderOptions {
+  std::string variant;
+  std::vector<std::string> sets;
+  InputOptions input;
+  std::string view;  // empty: heatmap (variant) or model (model)
+  std::string out;
+  std::string size = "1200x900";  // or column, two-column, slide (applyFigureSize)
+  int head = 0;
+  int64_t query = -1;  // image view: the query pixel; -1: defaultImageQuery()
+  std::string colormap = "viridis";
+  std::optional<std::string> title;  // "" draws no title
+  double font_size = 0;              // 0: from the figure's size
+  std::string scale = "auto";        // colour scale: auto, linear, log, power, percentile
+  double gamma = 0.5, percentile = 99;
+  bool dark = false;
+  // A model's view instead of a variant's (app/figure_model.h).
+  std::string model;           // folder or .safetensors
+  bool default_model = false;  // the embedded default model
+  int layer = 0;
+  int64_t key = -1;
+  std::string pattern;         // pattern view: the variant (default: the first that fits a head)
+};
+
+// attnlab model info PATH / model run PATH --text TEXT --out DIR (app/cli_model.cpp)
+struct ModelRunCliOptions {
+  std::string path, text, out_dir;
+  bool truncate = false;
+  int top_k = 5;
+  std::string predict_at = "all";  // "all", "last" or positions "0,5,9": where the LM head runs
+};
+
+int cmdList(bool json);
+int cmdModelInfo(const std::string& path, bool json);
+int cmdModelRun(const ModelRunCliOptions& o);
+int cmdCompute(const ComputeOptions& o);
+int cmdRender(int argc, char** argv, const RenderOptions& o);
+int cmdBench(bool json, const std::string& only);  // only: one section's name, or all
+
+// "1200x900" → (1200, 900); throws InputError naming `flag`.
+std::pair<int, int> parseSize(const std::string& s, const std::string& flag);
+
+}  // namespace attn

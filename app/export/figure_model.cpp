@@ -1,0 +1,77 @@
+#include "app/export/figure_model.h"
+
+#include "engine/error.h"
+
+#include <string>
+
+namespace attn {
+
+namespace {
+
+void checkRange(const char* flag, int64_t v, int64_t n) {
+  if (v < 0 || v >= n)
+    throw InputError(std::string(flag) + ": expected 0.." + std::to_string(n - 1) + ", got " + std::to_string(v));
+}
+
+}  // namespace
+
+int exportModelFigure(const ModelOutput& out, ModelView view, const ModelFigureSelection& sel,
+                      const FigureOptions& options, const std::string& path) {
+  if (!out.analysis) throw InputError(out.too_long_message.empty() ? "model: nothing to draw" : out.too_long_message);
+  const ModelAnalysis& a = *out.analysis;
+  const ModelRun& r = a.run;
+  checkRange("--layer", sel.layer, r.layers);
+  checkRange("--head", sel.head, r.heads);
+  const std::string name = modelShortName(*out.model);
+  const std::string head = "layer " + std::to_string(sel.layer) + ", head " + std::to_string(sel.head);
+  FigureOptions fo = options;
+  fo.head = 0;
+  fo.subtitle = name + " (" + modelInfo(*out.model).config.arch_name + "), " + std::to_string(r.tokens.size()) +
+                " tokens: \"" + out.text + "\"";
+  auto titled = [&](const std::string& t) {
+    if (!fo.title) fo.title = t;
+  };
+  switch (view) {
+    case ModelView::Model: {
+      titled(name + " \xE2\x80\x94 " + std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) + " heads");
+      fo.view = ViewKind::Heads;
+      fo.panel_titles = layerHeadNames(r);
+      return exportFigure({allHeadsResult(r, name)}, fo, path);
+    }
+    case ModelView::Heads:
+      titled(name + " \xE2\x80\x94 layer " + std::to_string(sel.layer) + ", heads as colours");
+      fo.view = ViewKind::Lines;
+      return exportFigure({layerResult(r, sel.layer, name)}, fo, path);
+    case ModelView::Qk: {
+      const int64_t n = static_cast<int64_t>(r.tokens.size());
+      const int64_t q = sel.query < 0 ? n - 1 : sel.query;
+      checkRange("--query", q, n);
+      int64_t k = sel.key;
+      if (k < 0) {
+        Eigen::Index j = 0;
+        r.attention[static_cast<size_t>(sel.layer)][static_cast<size_t>(sel.head)].row(q).maxCoeff(&j);
+        k = j;
+      }
+      checkRange("--key", k, n);
+      titled(name + " \xE2\x80\x94 " + head + ": q, k and q\xE2\x88\x98k");
+      fo.view = ViewKind::Extras;
+      return exportFigure({qkResult(r, qkTerms(r, sel.layer, sel.head, q, k), name)}, fo, path);
+    }
+    case ModelView::Rollout:
+      titled(name + " \xE2\x80\x94 attention rollout through layer " + std::to_string(sel.layer));
+      fo.view = ViewKind::Heatmap;
+      return exportFigure({rolloutResult(a, sel.layer, name)}, fo, path);
+    case ModelView::Table:
+      titled(name + " \xE2\x80\x94 head summaries");
+      return exportTableFigure(headTableColumns(), headTableRows(a.summaries), fo, path);
+    case ModelView::Pattern:
+      if (!out.pattern)
+        throw InputError("--view pattern: " + (out.pattern_error.empty() ? std::string("no pattern computed") : out.pattern_error));
+      titled(out.pattern->result.variant + " on " + name + " " + head);
+      fo.view = ViewKind::Extras;
+      return exportFigure({patternResult(*out.pattern, r, name)}, fo, path);
+  }
+  throw std::logic_error("exportModelFigure: unknown view");
+}
+
+}  // namespace attn

@@ -1,0 +1,23 @@
+// Figures of the model workspace's views, through the same QPainter export
+// as the variant views (app/figure.h): the GUI's Export and `attnlab render
+// --model` draw the same figure. Needs a Q(Gui)Application.
+#pragma once
+
+#include "app/export/figure.h"
+#include "app/model/model_scene.h"
+
+#include <string>
+
+namespace attn {
+
+struct ModelFigureSelection {
+  int layer = 0, head = 0;       // focused head (rollout: up to this layer)
+  int64_t query = -1, key = -1;  // Q/K pair; -1: last token, its strongest key
+};
+
+// Throws InputError for a selection out of range, a pattern view without a
+// pattern in `out`, or a bad file name; writes nothing then.
+int exportModelFigure(const ModelOutput& out, ModelView view, const ModelFigureSelection& sel,
+                      const FigureOptions& options, const std::string& path);
+
+}  // namespace attn

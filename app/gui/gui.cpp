@@ -1,0 +1,776 @@
+// runGui: the window's main loop.
+//
+// Index
+//   [SECTION] Theme
+//   [SECTION] GuiApp: window, ImGui, Qt, job runner, per-frame steps
+//   [SECTION] Frames / screenshot mode
+//   [SECTION] runGui
+#include "app/gui/gui.h"
+
+#include "app/model/embedded_model.h"
+#include "app/export/figure.h"
+#include "app/export/figure_model.h"
+#include "app/gui/gui_fonts.h"
+#include "app/gui/gui_model.h"
+#include "app/gui/gui_panels.h"
+#include "app/qt/gui_qt.h"
+#include "app/gui/gui_state.h"
+#include "app/gui/gui_views.h"
+#include "app/gui/job_runner.h"
+#include "engine/error.h"
+#include "widgets/heatmap.h"
+
+#include <embedded_assets.h>
+#include <nlohmann/json.hpp>
+
+#include <GL/glcorearb.h>
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+namespace attn {
+
+namespace {
+
+// The scene the window opens with: assets/default_scene.json, embedded at
+// build time (a malformed asset is our bug, caught by the GUI tests).
+struct DefaultScene {
+  std::string variant, text, source_text;
+  int64_t dim = 64, heads = 4;
+  uint64_t seed = 0;
+  // The model workspace: the embedded model on this text, this head focused.
+  std::string model_text, model_view, pattern;
+  int layer = 0, head = 0;
+};
+
+DefaultScene defaultScene() {
+  const nlohmann::json j = nlohmann::json::parse(kAsset_default_scene_json);
+  const nlohmann::json& m = j.at("model");
+  return {j.at("variant").get<std::string>(), j.at("text").get<std::string>(), j.at("source_text").get<std::string>(),
+          j.at("dim").get<int64_t>(),         j.at("heads").get<int64_t>(),   j.at("seed").get<uint64_t>(),
+          m.at("text").get<std::string>(),    m.at("view").get<std::string>(), m.at("pattern").get<std::string>(),
+          m.at("layer").get<int>(),           m.at("head").get<int>()};
+}
+constexpr double kFirstJobTimeout = 60.0;
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// [SECTION] Theme
+
+void applyTheme(const GuiSettings& g) {
+  ImGuiStyle style;
+  if (g.dark) {
+    ImGui::StyleColorsDark(&style);
+    style.Colors[ImGuiCol_WindowBg] = ImVec4(0.11f, 0.12f, 0.14f, 1.0f);
+    style.Colors[ImGuiCol_ChildBg] = ImVec4(0.09f, 0.10f, 0.12f, 1.0f);
+    style.Colors[ImGuiCol_MenuBarBg] = ImVec4(0.15f, 0.16f, 0.19f, 1.0f);
+    style.Colors[ImGuiCol_PlotLinesHovered] = ImVec4(0.62f, 0.80f, 1.0f, 1.0f);  // formula text
+  } else {
+    ImGui::StyleColorsLight(&style);
+    style.Colors[ImGuiCol_WindowBg] = ImVec4(0.97f, 0.97f, 0.96f, 1.0f);
+    style.Colors[ImGuiCol_ChildBg] = ImVec4(1.0f, 1.0f, 1.0f, 1.0f);
+    style.Colors[ImGuiCol_PlotLinesHovered] = ImVec4(0.10f, 0.30f, 0.62f, 1.0f);
+  }
+  style.Colors[ImGuiCol_PlotHistogram] = ImVec4(1.0f, 0.62f, 0.15f, 1.0f);  // focus frames, progress
+  style.WindowRounding = 0.0f;
+  style.FrameRounding = 4.0f;
+  style.GrabRounding = 4.0f;
+  style.ChildRounding = 4.0f;
+  style.WindowPadding = ImVec2(12, 10);
+  style.FramePadding = ImVec2(7, 4);
+  style.ItemSpacing = ImVec2(8, 6);
+  style.WindowBorderSize = 1.0f;
+  style.ScaleAllSizes(g.ui_scale);
+  ImGui::GetStyle() = style;
+}
+
+// [SECTION] GuiApp
+
+class GuiApp {
+ public:
+  explicit GuiApp(const GuiOptions& o) : options_(o) {}
+  ~GuiApp();
+  int run();
+
+ private:
+  bool initWindow();
+  void submitIfChanged();
+  void submitModelIfChanged();
+  void submitLoad();
+  void takeModelOutput(const JobOutcome& done);
+  void openModelInteractively(const std::string& path);
+  // Runs `write` (a figure export to `path`) and reports the outcome in the
+  // status bar, or in a message box when it fails.
+  void writeExport(const std::string& path, const std::function<void()>& write);
+  void exportModelView();
+  void takeFinishedJob();
+  void frame();
+  void afterSwap();
+  void requireGlyphs();
+  void applySettingsIfChanged();
+  void exportView();
+  void repaintLastFrame();
+  std::vector<uint8_t> readPixels(int& w, int& h);
+
+  GuiOptions options_;
+  GLFWwindow* window_ = nullptr;
+  bool imgui_ready_ = false;
+  std::unique_ptr<QtSession> qt_;
+  std::unique_ptr<JobRunner> runner_;
+  std::unique_ptr<HeatmapRenderer> heatmaps_;
+  FontAtlas fonts_;
+  AppState state_;
+  GuiSettings applied_settings_, saved_settings_;
+  bool settings_applied_ = false;
+
+  // Job bookkeeping: what was last submitted, to detect changes.
+  Scene submitted_;
+  uint64_t submitted_id_ = 0;
+  bool submitted_family_ = false, submitted_compare_ = false, ever_submitted_ = false;
+  bool first_job_done_ = false;
+  JobOutcome::Status first_status_ = JobOutcome::Status::Done;
+  std::string pending_error_, last_boxed_error_;
+
+  std::vector<KeyPress> key_presses_;  // filled by the GLFW key callback
+
+  // Model workspace jobs. One runner serves both workspaces, so a job of
+  // one supersedes the other's: an outstanding job of the inactive
+  // workspace is submitted again when it becomes active.
+  ModelScene model_submitted_;
+  uint64_t model_submitted_id_ = 0;
+  bool model_ever_submitted_ = false, variant_outstanding_ = false, model_outstanding_ = false;
+  bool loading_ = false;           // the next model job loads `loading_path_` ("" = the embedded model)
+  std::string loading_path_;
+  bool show_info_after_load_ = false;
+
+  bool frames_mode() const { return options_.frames > 0 || !options_.screenshot.empty(); }
+};
+
+GuiApp::~GuiApp() {
+  runner_.reset();  // join the worker before tearing down
+  heatmaps_.reset();
+  if (imgui_ready_) {
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+  }
+  qt_.reset();
+  if (window_) glfwDestroyWindow(window_);
+  glfwTerminate();
+}
+
+bool GuiApp::initWindow() {
+  glfwSetErrorCallback([](int code, const char* text) { std::fprintf(stderr, "attnlab: GLFW error %d: %s\n", code, text); });
+  if (!glfwInit()) {
+    std::fprintf(stderr, "attnlab: cannot initialise GLFW (is DISPLAY set?)\n");
+    return false;
+  }
+  qt_ = std::make_unique<QtSession>();  // after glfwInit(), see DESIGN.md
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  window_ = glfwCreateWindow(options_.width, options_.height, "AttnLab", nullptr, nullptr);
+  if (!window_) {
+    std::fprintf(stderr, "attnlab: cannot create a %dx%d OpenGL 3.3 window\n", options_.width, options_.height);
+    return false;
+  }
+  glfwMakeContextCurrent(window_);
+  glfwSwapInterval(frames_mode() ? 0 : 1);
+  // Installed before ImGui's backend, which chains to it.
+  glfwSetWindowUserPointer(window_, this);
+  glfwSetKeyCallback(window_, [](GLFWwindow* w, int key, int, int action, int mods) {
+    if (action == GLFW_RELEASE) return;
+    static_cast<GuiApp*>(glfwGetWindowUserPointer(w))->key_presses_.push_back({key, (mods & GLFW_MOD_CONTROL) != 0});
+  });
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGui::GetIO().IniFilename = nullptr;  // layout is fixed; never write imgui.ini into the working dir
+  ImGui_ImplGlfw_InitForOpenGL(window_, true);
+  ImGui_ImplOpenGL3_Init("#version 330");
+  imgui_ready_ = true;
+  heatmaps_ = std::make_unique<HeatmapRenderer>();
+  if (!heatmaps_->init()) return false;
+  qt_->setRepaint([this] { repaintLastFrame(); });
+  return true;
+}
+
+void GuiApp::submitIfChanged() {
+  // The family and the comparison are computed only while their view is shown.
+  const bool family = state_.view.view == ViewKind::Family;
+  const bool compare = state_.view.view == ViewKind::Compare;
+  const bool same = sameScene(submitted_, state_.scene);
+  const bool need_family = family && !(state_.output && state_.output->has_family && same);
+  const bool need_compare = compare && !(state_.output && state_.output->has_comparison && same);
+  if (ever_submitted_ && same && (!need_family || submitted_family_) && (!need_compare || submitted_compare_)) return;
+  if (!same) state_.output_current = false;
+  submitted_ = state_.scene;
+  submitted_family_ = family;
+  submitted_compare_ = compare;
+  ever_submitted_ = true;
+  const Scene scene = state_.scene;
+  submitted_id_ = runner_->submit(
+      [scene, family, compare](const RunContext& ctx) { return computeScene(scene, family, compare, ctx); });
+  variant_outstanding_ = true;
+  if (model_outstanding_) model_ever_submitted_ = model_outstanding_ = false;
+}
+
+void GuiApp::submitLoad() {
+  ModelScene scene = state_.model.scene;
+  scene.model.reset();
+  scene.truncate = false;
+  const std::string path = loading_path_;
+  model_submitted_ = scene;
+  model_ever_submitted_ = true;
+  model_outstanding_ = true;
+  state_.model.output_current = false;
+  model_submitted_id_ = runner_->submit([scene, path](const RunContext& ctx) mutable {
+    scene.model = loadModel(path.empty() ? embeddedModelFiles() : filesOnDisk(path), ctx);
+    SceneOutput out;
+    out.model = std::make_shared<const ModelOutput>(computeModelScene(scene, nullptr, ctx));
+    return out;
+  });
+  if (variant_outstanding_) ever_submitted_ = variant_outstanding_ = false;
+}
+
+void GuiApp::submitModelIfChanged() {
+  ModelState& m = state_.model;
+  m.scene.pattern = m.view.view == ModelView::Pattern;
+  m.scene.layer = m.view.layer;
+  m.scene.head = m.view.head;
+  m.scene.predict_at = m.view.query;
+  if (loading_) {
+    if (!model_ever_submitted_) submitLoad();
+    return;
+  }
+  if (!m.scene.model || (model_ever_submitted_ && sameModelScene(model_submitted_, m.scene))) return;
+  // Typing: wait until no key was pressed for kTextDebounce, then compute once.
+  if (m.scene.text != model_submitted_.text && Clock::now() - m.text_edited < kTextDebounce) return;
+  m.output_current = false;
+  model_submitted_ = m.scene;
+  model_ever_submitted_ = true;
+  model_outstanding_ = true;
+  const ModelScene scene = m.scene;
+  const std::shared_ptr<const ModelOutput> previous = m.output;
+  model_submitted_id_ = runner_->submit([scene, previous](const RunContext& ctx) {
+    SceneOutput out;
+    out.model = std::make_shared<const ModelOutput>(computeModelScene(scene, previous.get(), ctx));
+    return out;
+  });
+  if (variant_outstanding_) ever_submitted_ = variant_outstanding_ = false;
+}
+
+void GuiApp::takeModelOutput(const JobOutcome& done) {
+  ModelState& m = state_.model;
+  const std::shared_ptr<const ModelOutput>& out = done.output->model;
+  m.output = out;
+  ++m.generation;
+  m.output_current = done.id == model_submitted_id_;
+  if (m.scene.model != out->model) {  // a load finished: the scene now computes on the new model
+    m.scene.model = out->model;
+    m.scene.truncate = out->truncate;
+    m.path = loading_path_;
+    loading_ = false;
+    if (done.id == model_submitted_id_) model_submitted_.model = out->model;
+    if (!m.path.empty()) rememberModel(state_.settings, m.path);
+    if (show_info_after_load_) state_.request.kind = Request::Kind::ModelInfo;
+    show_info_after_load_ = false;
+  }
+  if (out->too_long_tokens > 0) {
+    state_.status = out->too_long_message;
+    state_.status_is_error = true;
+    if (frames_mode()) {
+      std::fprintf(stderr, "attnlab: %s\n", out->too_long_message.c_str());
+      if (first_status_ == JobOutcome::Status::Done) first_status_ = JobOutcome::Status::InputError;
+    }
+  }
+}
+
+void GuiApp::takeFinishedJob() {
+  std::optional<JobOutcome> done = runner_->poll();
+  if (!done) return;
+  if (!first_job_done_) {
+    first_job_done_ = true;
+    first_status_ = done->status;
+  }
+  const bool model_job = done->id == model_submitted_id_ || (done->output && done->output->model);
+  if (done->id == model_submitted_id_) model_outstanding_ = false;
+  if (done->id == submitted_id_) variant_outstanding_ = false;
+  if (model_job && done->status != JobOutcome::Status::Done && loading_) {
+    // The model could not be loaded: say which file and why; keep the previous one.
+    loading_ = false;
+    show_info_after_load_ = false;
+    if (!state_.model.scene.model) model_ever_submitted_ = false;
+  }
+  switch (done->status) {
+    case JobOutcome::Status::Done:
+      if (model_job) {
+        takeModelOutput(*done);
+        if (state_.model.output && state_.model.output->too_long_tokens > 0) break;
+        state_.status.clear();
+        state_.status_is_error = false;
+        last_boxed_error_.clear();
+        break;
+      }
+      state_.output = done->output;
+      state_.output_current = done->id == submitted_id_;  // an older job's result may still arrive
+      ++state_.generation;
+      state_.status.clear();
+      state_.status_is_error = false;
+      last_boxed_error_.clear();
+      break;
+    case JobOutcome::Status::Cancelled:
+      state_.status = "cancelled";
+      state_.status_is_error = false;
+      break;
+    case JobOutcome::Status::InputError:
+    case JobOutcome::Status::InternalError:
+      state_.status = done->error;
+      state_.status_is_error = true;
+      if (frames_mode())
+        std::fprintf(stderr, "attnlab: %s\n", done->error.c_str());
+      else
+        pending_error_ = done->error;
+      break;
+  }
+}
+
+void GuiApp::requireGlyphs() {
+  if (state_.output && state_.output->result) {
+    for (const std::string& t : state_.output->result->q_tokens) fonts_.require(t);
+    for (const std::string& t : state_.output->result->k_tokens) fonts_.require(t);
+  }
+  fonts_.require(state_.scene.input.text);
+  fonts_.require(state_.model.scene.text);
+  if (const ModelOutput* o = state_.model.output.get(); o && o->analysis) {
+    for (const std::string& t : o->analysis->run.tokens) fonts_.require(t);
+    for (const Prediction& p : o->predictions) fonts_.require(p.token);
+  }
+  fonts_.require(state_.scene.input.source_text);
+  fonts_.require(state_.status);
+}
+
+void GuiApp::applySettingsIfChanged() {
+  GuiSettings& g = state_.settings;
+  g.ui_scale = std::clamp(g.ui_scale, 0.5f, 4.0f);
+  g.font_size = std::clamp(g.font_size, 8.0f, 48.0f);
+  // While a slider is dragged, keep the old atlas: rebuild on release.
+  if (ImGui::GetCurrentContext() && ImGui::IsAnyItemActive() && settings_applied_) return;
+  const float px = std::round(g.font_size * g.ui_scale);
+  if (!settings_applied_ || g.dark != applied_settings_.dark || g.ui_scale != applied_settings_.ui_scale) applyTheme(g);
+  if (fonts_.needsRebuild(px)) fonts_.rebuild(px);
+  applied_settings_ = g;
+  settings_applied_ = true;
+  if (!(g == saved_settings_) && !frames_mode()) {
+    std::string error;
+    if (!saveSettings(g, settingsPath(), error)) std::fprintf(stderr, "attnlab: %s\n", error.c_str());
+    saved_settings_ = g;
+  }
+}
+
+void GuiApp::frame() {
+  takeFinishedJob();
+  requireGlyphs();
+  applySettingsIfChanged();
+  heatmaps_->beginFrame(state_.generation);
+
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  // Scripted frames ignore wherever the X pointer happens to be, so
+  // screenshots show no stray hover.
+  if (frames_mode()) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+  ImGui::NewFrame();
+  handleShortcuts(state_, key_presses_);
+  key_presses_.clear();
+
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float menu_h = drawMenuBar(state_);
+  const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y * 2;
+  // The layout rule: the side panel (when shown) takes a fixed width, the
+  // view takes everything else between the menu and the status bar.
+  const float panel_w = state_.show_panel ? std::min(vp->Size.x * 0.4f, ImGui::GetFontSize() * 23.0f) : 0.0f;
+  const ImVec2 top(vp->Pos.x, vp->Pos.y + menu_h);
+  const float body_h = vp->Size.y - menu_h - status_h;
+  const ImVec2 view_pos(top.x + panel_w, top.y), view_size(vp->Size.x - panel_w, body_h);
+  if (state_.workspace == Workspace::Model) {
+    if (state_.show_panel) drawModelPanel(state_, top, ImVec2(panel_w, body_h));
+    drawModelView(state_, *heatmaps_, view_pos, view_size);
+  } else {
+    if (state_.show_panel) drawControlPanel(state_, top, ImVec2(panel_w, body_h));
+    drawMainView(state_, *heatmaps_, view_pos, view_size);
+  }
+  drawStatusBar(state_, *runner_, ImVec2(vp->Pos.x, top.y + body_h), ImVec2(vp->Size.x, status_h));
+  drawHelpOverlay(state_);
+
+  // A change is committed to the undo history once no widget is held (a
+  // slider drag or a text edit is one step), but recomputes right away.
+  if (!sameScene(state_.scene, state_.committed) && !ImGui::IsAnyItemActive()) {
+    state_.undo.push(state_.committed);
+    state_.committed = state_.scene;
+  }
+  if (state_.workspace == Workspace::Model)
+    submitModelIfChanged();
+  else
+    submitIfChanged();
+
+  ImGui::Render();
+  int fb_w = 0, fb_h = 0;
+  glfwGetFramebufferSize(window_, &fb_w, &fb_h);
+  glViewport(0, 0, fb_w, fb_h);
+  const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  glClearColor(bg.x, bg.y, bg.z, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}
+
+void GuiApp::repaintLastFrame() {
+  if (!ImGui::GetDrawData()) return;
+  int fb_w = 0, fb_h = 0;
+  glfwGetFramebufferSize(window_, &fb_w, &fb_h);
+  glViewport(0, 0, fb_w, fb_h);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  glfwSwapBuffers(window_);
+}
+
+void GuiApp::writeExport(const std::string& path, const std::function<void()>& write) {
+  try {
+    write();
+    state_.status = "exported " + path;
+    state_.status_is_error = false;
+  } catch (const std::exception& e) {
+    state_.status = e.what();
+    state_.status_is_error = true;
+    qt_->showError("Export failed", e.what());
+  }
+}
+
+void GuiApp::exportModelView() {
+  const ModelState& m = state_.model;
+  if (!m.output || !m.output->analysis) {
+    state_.status = "nothing to export yet";
+    return;
+  }
+  const std::string view = modelViewName(m.view.view);
+  const std::optional<std::string> path = qt_->saveFigure(modelShortName(*m.output->model) + "-" + view + ".png");
+  if (!path) return;
+  FigureOptions fo;
+  fo.colormap = state_.settings.colormap;
+  fo.dark = state_.settings.dark && state_.settings.export_screen_theme;
+  fo.scale = state_.scale;
+  fo.heads_visible = m.view.lines.heads_visible;
+  const ModelFigureSelection sel{m.view.layer, m.view.head, m.view.query, m.view.key};
+  writeExport(*path, [&] { exportModelFigure(*m.output, m.view.view, sel, fo, *path); });
+}
+
+// Loads `path` in the job runner behind a progress dialog; errors go to a
+// message box naming the file (takeFinishedJob), success opens the info dialog.
+void GuiApp::openModelInteractively(const std::string& path) {
+  loading_ = true;
+  loading_path_ = path;
+  show_info_after_load_ = true;
+  submitLoad();
+  qt_->progressWhile("Loading " + path + "\u2026", [this] { return runner_->busy(); },
+                     [this] { return runner_->progress(); }, [this] { runner_->cancel(); });
+  takeFinishedJob();
+  if (loading_) {  // cancelled (or superseded): nothing changes
+    loading_ = false;
+    show_info_after_load_ = false;
+    if (state_.model.scene.model) model_ever_submitted_ = false;  // recompute the current model's scene
+    state_.status = "loading cancelled";
+    state_.status_is_error = false;
+  }
+  if (!pending_error_.empty()) {
+    qt_->showError("Cannot open model", path + ":\n" + std::exchange(pending_error_, std::string()));
+    last_boxed_error_.clear();
+  }
+}
+
+void GuiApp::exportView() {
+  if (state_.workspace == Workspace::Model) {
+    exportModelView();
+    return;
+  }
+  if (!state_.output || !state_.output->result) {
+    state_.status = "nothing to export yet";
+    return;
+  }
+  const Comparison* comparison = state_.output->comparison.get();
+  if (state_.view.view == ViewKind::Compare && !comparison) {
+    state_.status = "the comparison is not computed yet";
+    return;
+  }
+  const std::optional<std::string> path = qt_->saveFigure(state_.scene.variant + "-" + viewName(state_.view.view) + ".png");
+  if (!path) return;
+  FigureOptions fo;
+  fo.view = state_.view.view;
+  fo.head = state_.view.head;
+  fo.colormap = state_.settings.colormap;
+  fo.dark = state_.settings.dark && state_.settings.export_screen_theme;
+  fo.scale = state_.scale;
+  fo.heads_visible = state_.view.lines.heads_visible;
+  fo.query = state_.view.image_query;
+  std::vector<Result> results = {*state_.output->result};
+  if (fo.view == ViewKind::Family)
+    for (const FamilyMember& m : state_.output->family)
+      if (m.result && m.variant != state_.scene.variant) results.push_back(*m.result);
+  writeExport(*path, [&] { exportFigure(results, fo, *path, comparison); });
+}
+
+// Carries out what the frame asked for; runs after the swap, so Qt modals
+// never open inside NewFrame/Render.
+void GuiApp::afterSwap() {
+  qt_->processEvents();
+  if (state_.quit) glfwSetWindowShouldClose(window_, GLFW_TRUE);
+  const Request req = std::exchange(state_.request, Request{});
+  if (frames_mode()) return;
+  switch (req.kind) {
+    case Request::Kind::None: break;
+    case Request::Kind::OpenX:
+      if (auto p = qt_->openFile("Open X [L, d]", "NumPy arrays (*.npy);;All files (*)")) {
+        state_.scene.mode = InputMode::Files;
+        state_.scene.input.x = *p;
+        state_.scene.input.q.clear();
+        state_.scene.input.k.clear();
+        state_.scene.input.v.clear();
+      }
+      break;
+    case Request::Kind::OpenQkv: {
+      InputOptions& in = state_.scene.input;
+      auto q = qt_->openFile("Open Q [Lq, d_k]", "NumPy arrays (*.npy);;All files (*)");
+      auto k = q ? qt_->openFile("Open K [Lk, d_k]", "NumPy arrays (*.npy);;All files (*)") : std::nullopt;
+      auto v = k ? qt_->openFile("Open V [Lk, d_v]", "NumPy arrays (*.npy);;All files (*)") : std::nullopt;
+      if (v) {
+        state_.scene.mode = InputMode::Files;
+        in.x.clear();
+        in.q = *q;
+        in.k = *k;
+        in.v = *v;
+      }
+      break;
+    }
+    case Request::Kind::OpenParamFile:
+      if (const VariantInfo* info = findVariant(req.pattern ? state_.model.scene.pattern_variant : state_.scene.variant))
+        if (auto p = qt_->openFile("Open " + req.key, "NumPy arrays (*.npy);;All files (*)")) {
+          try {
+            (req.pattern ? state_.model.scene.pattern_params : state_.scene.params).setValue(info->params, req.key, *p);
+          } catch (const InputError& e) {
+            qt_->showError("Invalid file", e.what());
+          }
+        }
+      break;
+    case Request::Kind::Export: exportView(); break;
+    case Request::Kind::OpenModel:
+      if (auto p = qt_->openModel()) openModelInteractively(*p);
+      break;
+    case Request::Kind::OpenRecentModel: openModelInteractively(req.key); break;
+    case Request::Kind::ModelInfo:
+      if (state_.model.scene.model) qt_->showModelInfo(modelInfo(*state_.model.scene.model));
+      break;
+  }
+  if (const ModelOutput* o = state_.model.output.get();
+      o && o->too_long_tokens > 0 && state_.model.output_current && o->text != state_.model.asked_truncate_for &&
+      !ImGui::IsAnyItemActive()) {
+    state_.model.asked_truncate_for = o->text;
+    if (qt_->askTruncate(o->too_long_tokens, o->too_long_limit)) state_.model.scene.truncate = true;
+  }
+  if (!pending_error_.empty()) {
+    const std::string error = std::exchange(pending_error_, std::string());
+    // Not while the user is typing, and not the same message twice in a row.
+    if (error != last_boxed_error_ && !ImGui::IsAnyItemActive()) {
+      last_boxed_error_ = error;
+      qt_->showError("AttnLab", error);
+    }
+  }
+}
+
+std::vector<uint8_t> GuiApp::readPixels(int& w, int& h) {
+  glfwGetFramebufferSize(window_, &w, &h);
+  std::vector<uint8_t> px(static_cast<size_t>(w) * h * 4);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadBuffer(GL_BACK);
+  glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  // GL's first row is the bottom one.
+  const size_t row = static_cast<size_t>(w) * 4;
+  for (int y = 0; y < h / 2; ++y)
+    std::swap_ranges(px.begin() + y * row, px.begin() + (y + 1) * row, px.begin() + (h - 1 - y) * row);
+  return px;
+}
+
+int GuiApp::run() {
+  // Bad --variant / --set / --view / --model are usage errors before any window opens.
+  const VariantInfo* info = nullptr;
+  const DefaultScene scene = defaultScene();
+  try {
+    info = &variantOrThrow(options_.variant.empty() ? scene.variant : options_.variant);
+    state_.scene.variant = info->name;
+    ModelState& m = state_.model;
+    m.scene.text = options_.input.text.empty() ? scene.model_text : options_.input.text;
+    m.view.layer = options_.layer >= 0 ? options_.layer : scene.layer;
+    m.view.head = options_.head >= 0 ? options_.head : scene.head;
+    m.view.query = options_.query;
+    m.view.key = options_.key;
+    const VariantInfo& pattern = variantOrThrow(options_.pattern.empty() ? scene.pattern : options_.pattern);
+    const std::vector<const VariantInfo*> patterns = headPatternVariants();
+    if (std::find(patterns.begin(), patterns.end(), &pattern) == patterns.end())
+      throw InputError("--pattern: '" + pattern.name + "' cannot run on a real head (it has no compare view)");
+    m.scene.pattern_variant = pattern.name;
+    loading_ = true;
+    loading_path_ = options_.model;
+    if (!options_.model.empty()) filesOnDisk(options_.model);  // a missing path is a usage error
+    state_.show_panel = !options_.hide_panel;
+    if (!scaleKindFromName(options_.scale, state_.scale.kind))
+      throw InputError("--scale: unknown scale '" + options_.scale + "' (expected auto, linear, log, power or percentile)");
+    if (options_.model_workspace) {
+      state_.workspace = Workspace::Model;
+      m.scene.pattern_params = resolveParams(pattern, options_.sets);
+      m.view.view = modelViewFromName(options_.view.empty() ? scene.model_view : options_.view);
+      state_.scene.params = Params::defaults(info->params);
+      state_.view.view = info->views.front();
+    } else {
+      m.scene.pattern_params = Params::defaults(pattern.params);
+      state_.scene.params = resolveParams(*info, options_.sets);
+      state_.view.view = viewFromName(options_.view.empty() ? "heatmap" : options_.view);
+    }
+    if (!options_.model_workspace &&
+        std::find(info->views.begin(), info->views.end(), state_.view.view) == info->views.end()) {
+      std::string names;
+      for (ViewKind v : info->views) names += (names.empty() ? "" : ", ") + viewName(v);
+      throw InputError("--view: variant '" + info->name + "' has no '" + options_.view + "' view (it has: " + names +
+                       ")");
+    }
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "attnlab: %s\n", e.what());
+    return 2;
+  }
+  state_.scene.input = options_.input;
+  if (options_.input_given) {
+    const InputOptions& in = options_.input;
+    state_.scene.mode = !in.x.empty() || !in.q.empty() ? InputMode::Files
+                        : !in.text.empty()              ? InputMode::Text
+                                                        : InputMode::Synthetic;
+  } else {
+    state_.scene.mode = InputMode::Text;
+    state_.scene.input.text = scene.text;
+    state_.scene.input.dim = scene.dim;
+    state_.scene.input.heads = scene.heads;
+    state_.scene.input.seed = scene.seed;
+  }
+  if (state_.scene.input.text.empty()) state_.scene.input.text = scene.text;
+  if (state_.scene.input.source_text.empty()) state_.scene.input.source_text = scene.source_text;
+  state_.committed = state_.scene;
+
+  std::string warning;
+  state_.settings = loadSettings(settingsPath(), warning);
+  if (!warning.empty()) std::fprintf(stderr, "attnlab: %s\n", warning.c_str());
+  saved_settings_ = state_.settings;
+  for (const VariantInfo& v : variants()) {
+    fonts_.require(v.title + v.summary + v.citation + v.family);
+    for (const ParamSpec& p : v.params) fonts_.require(p.symbol + p.help);
+  }
+
+  if (!initWindow()) return 1;
+  runner_ = std::make_unique<JobRunner>();
+  if (state_.workspace == Workspace::Model)
+    submitModelIfChanged();
+  else
+    submitIfChanged();
+
+  if (frames_mode()) {
+    // [SECTION] Frames / screenshot mode: wait for the first result, then
+    // time N frames and report median and worst.
+    // Frames drawn while that first job computes are timed too: they show
+    // whether the UI stays interactive during a long computation.
+    const auto t0 = Clock::now();
+    std::vector<double> busy_times;
+    while (!first_job_done_) {
+      const auto f0 = Clock::now();
+      glfwPollEvents();
+      frame();
+      glfwSwapBuffers(window_);
+      if (!first_job_done_) busy_times.push_back(msSince(f0));
+      if (msSince(t0) > kFirstJobTimeout * 1e3) {
+        std::fprintf(stderr, "attnlab: the first computation did not finish within %.0f s\n", kFirstJobTimeout);
+        return 1;
+      }
+      if (!first_job_done_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (busy_times.size() >= 3) {
+      std::sort(busy_times.begin(), busy_times.end());
+      std::printf("frames while computing: %d median %.1f ms worst %.1f ms (job %.0f ms)\n",
+                  static_cast<int>(busy_times.size()), busy_times[busy_times.size() / 2], busy_times.back(),
+                  msSince(t0));
+    }
+    const int n = std::max(1, options_.frames);
+    std::vector<double> times;
+    for (int i = 0; i < n && !glfwWindowShouldClose(window_); ++i) {
+      const auto f0 = Clock::now();
+      glfwPollEvents();
+      frame();
+      if (i == n - 1 && !options_.screenshot.empty()) {
+        int w = 0, h = 0;
+        const std::vector<uint8_t> px = readPixels(w, h);
+        std::string error;
+        if (!savePng(px, w, h, options_.screenshot, error)) {
+          std::fprintf(stderr, "attnlab: %s\n", error.c_str());
+          return 1;
+        }
+      }
+      glfwSwapBuffers(window_);
+      afterSwap();
+      times.push_back(msSince(f0));
+      state_.frame_ms = times.back();
+    }
+    std::vector<double> sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    std::printf("frames: %d median %.1f ms worst %.1f ms\n", static_cast<int>(sorted.size()),
+                sorted[sorted.size() / 2], sorted.back());
+    std::fflush(stdout);
+    return first_status_ == JobOutcome::Status::InputError ? 2 : first_status_ == JobOutcome::Status::Done ? 0 : 1;
+  }
+
+  // Interactive: idle in glfwWaitEventsTimeout (Xvfb does not throttle swaps),
+  // keep redrawing while a job runs.
+  while (!glfwWindowShouldClose(window_)) {
+    const bool typing = state_.workspace == Workspace::Model && state_.model.scene.text != model_submitted_.text;
+    if (runner_->busy() || typing)
+      glfwWaitEventsTimeout(1.0 / 60.0);
+    else
+      glfwWaitEventsTimeout(0.5);
+    const auto work0 = Clock::now();
+    frame();
+    glfwSwapBuffers(window_);
+    state_.frame_ms = msSince(work0);
+    afterSwap();
+  }
+  return 0;
+}
+
+}  // namespace
+
+// [SECTION] runGui
+
+int runGui(const GuiOptions& options) {
+  try {
+    GuiApp app(options);
+    return app.run();
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "attnlab: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attnlab: internal error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace attn

@@ -1,0 +1,519 @@
+// Index
+//   [SECTION] Selection helpers
+//   [SECTION] Control panel
+//   [SECTION] Model view (grid + focused head)
+//   [SECTION] Heads view (token lines of one layer)
+//   [SECTION] Q/K view
+//   [SECTION] Rollout view
+//   [SECTION] Table view
+//   [SECTION] Pattern view
+//   [SECTION] drawModelView
+#include "app/gui/gui_model.h"
+
+#include "app/gui/gui_panels.h"
+#include "widgets/bars.h"
+#include "widgets/head_grid.h"
+#include "widgets/head_table.h"
+#include "widgets/token_lines.h"
+#include "widgets/value_range.h"
+
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+namespace attn {
+
+// [SECTION] Selection helpers
+
+const char* modelViewHelp(ModelView v) {
+  switch (v) {
+    case ModelView::Model: return "every layer \xC3\x97 head as a thumbnail; click one to focus it (heatmap with tokens)";
+    case ModelView::Heads: return "token lines of the focused layer: opacity = weight, colour = head; hover a token";
+    case ModelView::Qk: return "the query vector, the key vector and their element-wise product; the sum is the score";
+    case ModelView::Rollout: return "attention rollout (Abnar & Zuidema) up to the focused layer, residual included";
+    case ModelView::Table: return "head summaries, sortable by every column; click a row to focus that head";
+    case ModelView::Pattern: return "an efficient-attention pattern on the focused head's own q, k: mass kept";
+  }
+  return "";
+}
+
+namespace {
+
+const ModelRun* currentRun(const AppState& s) {
+  const ModelOutput* o = s.model.output.get();
+  return o && o->analysis ? &o->analysis->run : nullptr;
+}
+
+int64_t tokenCount(const ModelRun& r) { return static_cast<int64_t>(r.tokens.size()); }
+
+// The key a query attends to most in the focused head: the Q/K view's default pair.
+int64_t strongestKey(const ModelRun& r, int layer, int head, int64_t query) {
+  const Mat& a = r.attention[static_cast<size_t>(layer)][static_cast<size_t>(head)];
+  Eigen::Index j = 0;
+  a.row(query).maxCoeff(&j);
+  return j;
+}
+
+HeatmapStyle probabilityStyle(const AppState& s) {
+  HeatmapStyle st;
+  const ModelRun* r = currentRun(s);
+  const size_t layer = static_cast<size_t>(std::max(0, s.model.view.layer)), head = static_cast<size_t>(std::max(0, s.model.view.head));
+  const Mat* focus = r && layer < r->attention.size() && head < r->attention[layer].size() ? &r->attention[layer][head] : nullptr;
+  st.range = withScale({0.0f, 1.0f, false}, s.scale, r ? tokenCount(*r) : 0, focus ? focus->data() : nullptr,
+                       focus ? focus->size() : 0);
+  st.colormap = s.settings.colormap;
+  return st;
+}
+
+// A run of tokens, for the tooltip-free token caption ("query 5 ' the'").
+std::string tokenCaption(const ModelRun& r, int64_t i) {
+  return std::to_string(i) + " '" + r.tokens[static_cast<size_t>(i)] + "'";
+}
+
+// "83.9%  'And'" over a bar `share` (0..1) of `width` long: a next-token
+// prediction, or a key a query attends to.
+void shareRow(float share, const std::string& what, float width) {
+  char pct[16];
+  std::snprintf(pct, sizeof pct, "%5.1f%%", 100.0 * share);
+  const ImVec2 a = ImGui::GetCursorScreenPos();
+  const float h = ImGui::GetTextLineHeight();
+  const ImVec4 acc = ImGui::GetStyle().Colors[ImGuiCol_PlotHistogram];
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilled(a, ImVec2(a.x + width, a.y + h), ImGui::GetColorU32(ImVec4(acc.x, acc.y, acc.z, 0.07f)), 2.0f);  // 100 %
+  dl->AddRectFilled(a, ImVec2(a.x + width * std::clamp(share, 0.0f, 1.0f), a.y + h),
+                    ImGui::GetColorU32(ImVec4(acc.x, acc.y, acc.z, 0.35f)), 2.0f);
+  ImGui::Text("%s  %s", pct, what.c_str());
+}
+
+}  // namespace
+
+void clampModelSelection(ModelState& m) {
+  ModelViewState& v = m.view;
+  const ModelOutput* o = m.output.get();
+  if (!o || !o->analysis) return;
+  const ModelRun& r = o->analysis->run;
+  v.layer = std::clamp<int>(v.layer, 0, static_cast<int>(std::max<int64_t>(1, r.layers)) - 1);
+  v.head = std::clamp<int>(v.head, 0, static_cast<int>(std::max<int64_t>(1, r.heads)) - 1);
+  const int64_t n = tokenCount(r);
+  if (n == 0) return;
+  if (v.query >= n) v.query = n - 1;
+  if (v.key >= n) v.key = -1;
+  if (r.causal && v.key > std::max<int64_t>(v.query, 0)) v.key = -1;
+}
+
+void workspaceSwitch(AppState& s) {
+  const struct {
+    const char* label;
+    Workspace w;
+    const char* help;
+  } items[] = {{"Variants", Workspace::Variants, "the attention variants of the registry on your input"},
+               {"Real model", Workspace::Model, "a trained GPT-2 / BERT checkpoint: every layer and head, live text"}};
+  for (int i = 0; i < 2; ++i) {
+    if (i) ImGui::SameLine();
+    const bool on = s.workspace == items[i].w;
+    if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyle().Colors[ImGuiCol_ButtonActive]);
+    if (ImGui::Button(items[i].label)) s.workspace = items[i].w;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", items[i].help);
+    if (on) ImGui::PopStyleColor();
+  }
+}
+
+// [SECTION] Control panel
+
+namespace {
+
+void modelSection(AppState& s) {
+  ModelState& m = s.model;
+  if (m.scene.model) {
+    const ModelInfo& info = modelInfo(*m.scene.model);
+    const ModelConfig& c = info.config;
+    ImGui::TextUnformatted(modelShortName(*m.scene.model).c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", info.label.c_str());
+    ImGui::TextDisabled("%s \xC2\xB7 %lld layers \xC3\x97 %lld heads \xC2\xB7 d %lld \xC2\xB7 vocab %lld",
+                        info.config.arch_name.c_str(), static_cast<long long>(c.layers), static_cast<long long>(c.heads),
+                        static_cast<long long>(c.d_model), static_cast<long long>(c.vocab));
+  } else {
+    ImGui::TextDisabled("loading the model\xE2\x80\xA6");
+  }
+  if (ImGui::Button("Open Model\xE2\x80\xA6")) s.request.kind = Request::Kind::OpenModel;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("a Hugging Face folder or a .safetensors file (Ctrl+O)");
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!m.scene.model);
+  if (ImGui::Button("Info\xE2\x80\xA6")) s.request.kind = Request::Kind::ModelInfo;
+  ImGui::EndDisabled();
+}
+
+void textSection(AppState& s) {
+  ModelState& m = s.model;
+  ImGui::TextDisabled("recomputed as you type");
+  if (ImGui::InputTextMultiline("##modeltext", &m.scene.text, ImVec2(-1, ImGui::GetTextLineHeight() * 4.6f)))
+    m.text_edited = std::chrono::steady_clock::now();
+  const ModelOutput* o = m.output.get();
+  if (o && o->too_long_tokens > 0) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextColored(ImVec4(0.95f, 0.55f, 0.3f, 1.0f), "%lld tokens, but the model has %lld positions",
+                       static_cast<long long>(o->too_long_tokens), static_cast<long long>(o->too_long_limit));
+    ImGui::PopTextWrapPos();
+    if (ImGui::SmallButton("truncate")) m.scene.truncate = true;
+  } else if (const ModelRun* r = currentRun(s)) {
+    ImGui::TextDisabled("%lld tokens%s", static_cast<long long>(tokenCount(*r)), r->truncated ? " (truncated)" : "");
+  }
+}
+
+void displaySection(AppState& s) {
+  ModelViewState& v = s.model.view;
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  const std::vector<ModelView>& all = allModelViews();
+  for (size_t i = 0; i < all.size(); ++i) {
+    const std::string label = std::to_string(i + 1) + " " + modelViewName(all[i]);
+    const float w = ImGui::CalcTextSize(label.c_str()).x + ImGui::GetStyle().FramePadding.x * 2;
+    if (i && ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w < right) ImGui::SameLine();
+    const bool on = v.view == all[i];
+    if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyle().Colors[ImGuiCol_ButtonActive]);
+    if (ImGui::Button(label.c_str())) v.view = all[i];
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s (key %d)", modelViewHelp(all[i]), static_cast<int>(i + 1));
+    if (on) ImGui::PopStyleColor();
+  }
+  if (const ModelRun* r = currentRun(s)) {
+    ImGui::SliderInt("layer", &v.layer, 0, static_cast<int>(r->layers) - 1);
+    ImGui::SliderInt("head", &v.head, 0, static_cast<int>(r->heads) - 1);
+    const int n = static_cast<int>(tokenCount(*r));
+    int q = static_cast<int>(v.query < 0 ? n - 1 : v.query);
+    if (ImGui::SliderInt("query", &q, 0, n - 1)) v.query = q;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("the query token of the Q/K view and of the predictions");
+  }
+  colourControls(s);
+}
+
+void patternSection(AppState& s) {
+  ModelScene& sc = s.model.scene;
+  const std::vector<const VariantInfo*> options = headPatternVariants();
+  const VariantInfo* info = findVariant(sc.pattern_variant);
+  if (ImGui::BeginCombo("pattern", info ? info->title.c_str() : "(none)")) {
+    for (const VariantInfo* v : options)
+      if (ImGui::Selectable(v->title.c_str(), v == info) && v != info) {
+        sc.pattern_variant = v->name;
+        sc.pattern_params = Params::defaults(v->params);
+      }
+    ImGui::EndCombo();
+  }
+  if (!info) return;
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_PlotLinesHovered]);
+  ImGui::TextUnformatted(info->summary.c_str());
+  ImGui::PopStyleColor();
+  ImGui::TextDisabled("%s", info->citation.c_str());
+  ImGui::PopTextWrapPos();
+  for (const ParamSpec& p : info->params) {
+    ImGui::PushID(p.key.c_str());
+    paramControl(s, sc.pattern_params, *info, p, 1, true);
+    ImGui::PopID();
+  }
+  if (!info->params.empty() && ImGui::SmallButton("defaults")) sc.pattern_params = Params::defaults(info->params);
+}
+
+void predictionsSection(const AppState& s) {
+  const ModelRun* r = currentRun(s);
+  const ModelOutput* o = s.model.output.get();
+  if (!r || !o || o->predictions.empty()) return;
+  sectionTitle("NEXT TOKEN");
+  ImGui::TextDisabled("after %s", tokenCaption(*r, o->predicted_at).c_str());
+  const float w = ImGui::GetContentRegionAvail().x;
+  for (const Prediction& p : o->predictions) shareRow(p.probability, "'" + p.token + "'", w);
+}
+
+}  // namespace
+
+void drawModelPanel(AppState& s, ImVec2 pos, ImVec2 size) {
+  beginFixedWindow("##modelcontrols", pos, size, true);
+  ImGui::PushItemWidth(-ImGui::GetFontSize() * 5.5f);
+  workspaceSwitch(s);
+  sectionTitle("MODEL");
+  modelSection(s);
+  sectionTitle("TEXT");
+  textSection(s);
+  sectionTitle("DISPLAY");
+  displaySection(s);
+  if (s.model.view.view == ModelView::Pattern) {
+    sectionTitle("PATTERN ON THE FOCUSED HEAD");
+    patternSection(s);
+  }
+  predictionsSection(s);
+  ImGui::PopItemWidth();
+  ImGui::End();
+}
+
+// [SECTION] Model view
+
+namespace {
+
+void header(const AppState& s, const std::string& what) {
+  const ModelState& m = s.model;
+  ImGui::TextUnformatted(m.output && m.output->model ? modelShortName(*m.output->model).c_str() : "model");
+  ImGui::SameLine();
+  ImGui::TextDisabled("\xE2\x80\x94 %s", what.c_str());
+  if (!m.output_current) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(previous result)");
+  }
+}
+
+// One head's weights with token axes.
+// The focused head's row of the head table, one number per line with its
+// column's name, in `width` (under the grid of the model view).
+void focusedHeadNumbers(const std::vector<HeadSummary>& summaries, int layer, int head, float width) {
+  const std::vector<std::string> columns = headTableColumns();
+  const std::vector<std::vector<std::string>> rows = headTableRows(summaries);
+  for (size_t i = 0; i < summaries.size(); ++i) {
+    if (summaries[i].layer != layer || summaries[i].head != head) continue;
+    ImGui::TextDisabled("FOCUSED HEAD");
+    if (ImGui::BeginTable("##focused", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp, ImVec2(width, 0))) {
+      for (size_t c = 0; c < columns.size(); ++c) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("%s", columns[c].c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(rows[i][c].c_str());
+      }
+      ImGui::EndTable();
+    }
+    return;
+  }
+}
+
+// The keys the query attends to most in the focused head, strongest first,
+// as many as fit in `height` (under the grid of the model view).
+void strongestKeys(const ModelRun& r, int layer, int head, int64_t query, float width, float height) {
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const int rows = static_cast<int>(height / line) - 2;
+  if (rows < 1 || query < 0 || query >= tokenCount(r)) return;
+  ImGui::TextDisabled("QUERY %s ATTENDS TO", tokenCaption(r, query).c_str());
+  const auto w = r.attention[static_cast<size_t>(layer)][static_cast<size_t>(head)].row(query);
+  std::vector<int64_t> keys(static_cast<size_t>(w.size()));
+  for (int64_t j = 0; j < w.size(); ++j) keys[static_cast<size_t>(j)] = j;
+  const size_t shown = std::min(keys.size(), static_cast<size_t>(rows));
+  std::partial_sort(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(shown), keys.end(),
+                    [&](int64_t a, int64_t b) { return w(a) > w(b); });
+  for (size_t i = 0; i < shown; ++i) shareRow(w(keys[i]), tokenCaption(r, keys[i]), width);
+}
+
+MatrixView headView(const ModelRun& r, int layer, int head) {
+  MatrixView v = MatrixView::of(r.attention[static_cast<size_t>(layer)][static_cast<size_t>(head)]);
+  v.row_labels = &r.tokens;
+  v.col_labels = &r.tokens;
+  return v;
+}
+
+void modelGridView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
+  ModelViewState& v = s.model.view;
+  header(s, std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) +
+                " heads; click a thumbnail to focus it (right: " + headLabel(v.layer, v.head) + ")");
+  // Layout: the grid in a left column 40 % of the width (less when the
+  // grid is tall and narrow), the focused head's numbers under it, and the
+  // focused head taking the rest, its cells stretched up to 1.6:1 so it fills
+  // the height and the width alike.
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float font = ImGui::GetFontSize(), gap = font * 1.5f;
+  const float layers = static_cast<float>(std::max<int64_t>(1, r.layers)), heads = static_cast<float>(std::max<int64_t>(1, r.heads));
+  const float grid_w = std::min(avail.x * 0.4f, (avail.y * 0.7f - font * 2) * heads / layers + font * 3);
+  const float grid_h = std::min(avail.y * 0.7f, (grid_w - font * 3) * layers / heads + font * 2);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const HeatmapStyle st = probabilityStyle(s);
+  const HeadPick pick = headGrid("grid", r.attention, nullptr, st, v.layer, v.head, v.grid_zoom, gl, ImVec2(grid_w, grid_h));
+  if (pick.layer >= 0) {
+    v.layer = pick.layer;
+    v.head = pick.head;
+  }
+  if (s.model.output && s.model.output->analysis) {
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + grid_h + font));
+    focusedHeadNumbers(s.model.output->analysis->summaries, v.layer, v.head, grid_w);
+    ImGui::Spacing();
+    strongestKeys(r, v.layer, v.head, v.query < 0 ? tokenCount(r) - 1 : v.query, grid_w,
+                  origin.y + avail.y - ImGui::GetCursorScreenPos().y);
+  }
+  ImGui::SetCursorScreenPos(ImVec2(origin.x + grid_w + gap, origin.y));
+  ImGui::BeginGroup();
+  ImGui::Text("layer %d, head %d", v.layer, v.head);
+  HeatmapStyle focus = st;
+  focus.max_cell_aspect = 1.6f;
+  heatmap("focus", headView(r, v.layer, v.head), focus, v.focus_zoom, gl,
+          ImVec2(avail.x - grid_w - gap, avail.y - ImGui::GetTextLineHeightWithSpacing()));
+  ImGui::EndGroup();
+}
+
+// [SECTION] Heads view
+
+void headsView(AppState& s, const ModelRun& r) {
+  ModelViewState& v = s.model.view;
+  header(s, "layer " + std::to_string(v.layer) + ": token lines, opacity = weight, colour = head; hover a token");
+  if (!v.layer_result || v.layer_generation != s.model.generation || v.layer_of_result != v.layer) {
+    v.layer_result = std::make_shared<const Result>(layerResult(r, v.layer, "layer " + std::to_string(v.layer)));
+    v.layer_generation = s.model.generation;
+    v.layer_of_result = v.layer;
+  }
+  tokenLines("lines", *v.layer_result, v.lines, ImGui::GetContentRegionAvail());
+}
+
+// [SECTION] Q/K view
+
+void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
+  ModelViewState& v = s.model.view;
+  if (!v.qk_pair || v.qk_pair->generation != s.model.generation || v.qk_pair->terms.layer != v.layer ||
+      v.qk_pair->terms.head != v.head || v.qk_pair->query_selected != v.query || v.qk_pair->key_selected != v.key) {
+    const int64_t q = v.query < 0 ? tokenCount(r) - 1 : v.query;
+    const int64_t k = v.key < 0 ? strongestKey(r, v.layer, v.head, q) : v.key;
+    ModelViewState::QkPair p{s.model.generation, v.query, v.key, qkTerms(r, v.layer, v.head, q, k), {}, {}};
+    const ValueStats qs = ValueStats::of(p.terms.q.data.data(), p.terms.q.size());
+    const ValueStats ks = ValueStats::of(p.terms.k.data.data(), p.terms.k.size());
+    p.qk_range = valueRange({std::min(qs.min, ks.min), std::max(qs.max, ks.max)}, true);
+    p.product_range = valueRange(ValueStats::of(p.terms.product.data.data(), p.terms.product.size()), true);
+    v.qk_pair = std::move(p);
+  }
+  const QkTerms& t = v.qk_pair->terms;
+  const int64_t q = t.query, k = t.key;
+  header(s, headLabel(v.layer, v.head) + ": query " + tokenCaption(r, q) + " \xC2\xB7 key " + tokenCaption(r, k) +
+                "; click a cell to pick another pair");
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float gap = ImGui::GetFontSize() * 1.5f;
+  // The head's weights take the left half at full height (cells up to 2.2:1),
+  // the q, k and product bars the rest.
+  const float side = avail.x * 0.5f;
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  HeatmapStyle st = probabilityStyle(s);
+  st.max_cell_aspect = 2.2f;
+  const HeatmapEvents ev = heatmap("pairs", headView(r, v.layer, v.head), st, v.qk_zoom, gl, ImVec2(side, avail.y));
+  if (ev.clicked && ev.row >= 0 && ev.col >= 0) {
+    v.query = ev.row;
+    v.key = ev.col;
+  }
+  ImGui::SetCursorScreenPos(ImVec2(origin.x + side + gap, origin.y));
+  ImGui::BeginGroup();
+  const float w = avail.x - side - gap;
+  ImGui::Text("\xCE\xA3 q\xE2\x88\x98k = q\xC2\xB7k = %.4g", t.dot);
+  ImGui::SameLine();
+  ImGui::TextDisabled("   score = q\xC2\xB7k / \xE2\x88\x9A%lld = %.4g   weight after softmax = %.4f",
+                      static_cast<long long>(r.d_head), t.score, t.weight);
+  const ValueRange& vr = v.qk_pair->qk_range;
+  const ValueRange& pr = v.qk_pair->product_range;
+  const float panel = (ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 3) / 3.0f;
+  const struct {
+    const char* id;
+    std::string title;
+    const Array& values;
+    const ValueRange& range;
+  } bars[] = {{"q", "q \xE2\x80\x94 query " + tokenCaption(r, q), t.q, vr},
+              {"k", "k \xE2\x80\x94 key " + tokenCaption(r, k), t.k, vr},
+              {"p", "q \xE2\x88\x98 k (element-wise product; its sum is q\xC2\xB7k)", t.product, pr}};
+  for (const auto& b : bars) {
+    ImGui::TextDisabled("%s", b.title.c_str());
+    valueBars(b.id, b.values, nullptr, b.range, colormapFor(b.range, s.settings.colormap), b.title, ImVec2(w, panel),
+              "dimension");
+  }
+  ImGui::EndGroup();
+}
+
+// [SECTION] Rollout view
+
+void rolloutView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
+  ModelViewState& v = s.model.view;
+  header(s, "attention rollout through layers 0\xE2\x80\xA6" + std::to_string(v.layer) +
+                " (\xC2\xBD mean of heads + \xC2\xBD identity, multiplied layer by layer)");
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+  ImGui::SliderInt("up to layer##rollout", &v.layer, 0, static_cast<int>(a.rollout.size()) - 1);
+  MatrixView m = MatrixView::of(a.rollout[static_cast<size_t>(v.layer)]);
+  m.row_labels = &a.run.tokens;
+  m.col_labels = &a.run.tokens;
+  m.value_label = "rollout weight";
+  HeatmapStyle st;
+  st.range = valueRange(a.rollout_stats[static_cast<size_t>(v.layer)], false);
+  st.colormap = s.settings.colormap;
+  heatmap("rollout", m, st, v.rollout_zoom, gl, ImGui::GetContentRegionAvail());
+}
+
+// [SECTION] Table view
+
+void tableView(AppState& s, const ModelAnalysis& a) {
+  ModelViewState& v = s.model.view;
+  header(s, "head summaries; click a column to sort, a row to focus the head (hover a header for its definition)");
+  const int row = headTable("##heads", a.summaries, v.layer, v.head, v.table, ImGui::GetContentRegionAvail());
+  if (row >= 0) {
+    v.layer = static_cast<int>(a.summaries[static_cast<size_t>(row)].layer);
+    v.head = static_cast<int>(a.summaries[static_cast<size_t>(row)].head);
+  }
+}
+
+// [SECTION] Pattern view
+
+void patternView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
+  ModelViewState& v = s.model.view;
+  const ModelOutput& o = *s.model.output;
+  const VariantInfo* info = findVariant(s.model.scene.pattern_variant);
+  if (!o.has_pattern || (o.pattern && (o.pattern->layer != v.layer || o.pattern->head != v.head))) {
+    centeredText(ImGui::GetContentRegionAvail(), "applying the pattern to the head\xE2\x80\xA6");
+    return;
+  }
+  if (!o.pattern) {
+    centeredText(ImGui::GetContentRegionAvail(), o.pattern_error.c_str());
+    return;
+  }
+  const HeadPattern& p = *o.pattern;
+  char kept[64];
+  std::snprintf(kept, sizeof kept, "%.1f%%", 100.0 * p.mass_kept_mean);
+  header(s, std::string(info ? info->title : p.result.variant) + " on " + headLabel(v.layer, v.head) +
+                ": keeps " + kept + " of the head's real attention mass");
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float gap = ImGui::GetFontSize() * 1.2f, caption = ImGui::GetTextLineHeightWithSpacing();
+  const float strip = ImGui::GetFontSize() * 9.0f;
+  const float side = std::max(8.0f, std::min((avail.x - gap) * 0.5f, avail.y - strip - caption * 2));
+  const HeatmapStyle st = probabilityStyle(s);
+  ImGui::BeginGroup();
+  ImGui::TextDisabled("real head %s", headLabel(v.layer, v.head).c_str());
+  MatrixView real = MatrixView::of(p.real);
+  real.row_labels = real.col_labels = &r.tokens;
+  heatmap("real", real, st, v.pattern_zoom, gl, ImVec2(side, side));
+  ImGui::EndGroup();
+  ImGui::SameLine(0, gap);
+  ImGui::BeginGroup();
+  ImGui::TextDisabled("%s weights on the same q, k", info ? info->title.c_str() : "pattern");
+  MatrixView pat = p.result.weights.empty() ? MatrixView::of(p.result.sparse[0]) : MatrixView::of(p.result.weights[0]);
+  pat.row_labels = pat.col_labels = &r.tokens;
+  heatmap("pattern", pat, st, v.pattern_zoom, gl, ImVec2(side, side));
+  ImGui::EndGroup();
+  ImGui::TextDisabled("real attention mass kept per query (mean %s)", kept);
+  Array mass;
+  mass.shape = {p.mass_kept.cols()};
+  mass.data.assign(p.mass_kept.data(), p.mass_kept.data() + p.mass_kept.size());
+  const ValueRange unit{0.0f, 1.0f, false};
+  valueBars("kept", mass, &r.tokens, unit, s.settings.colormap, "mass kept", ImGui::GetContentRegionAvail());
+}
+
+}  // namespace
+
+// [SECTION] drawModelView
+
+void drawModelView(AppState& s, HeatmapRenderer& gl, ImVec2 pos, ImVec2 size) {
+  beginFixedWindow("##modelview", pos, size, false);
+  const ModelOutput* o = s.model.output.get();
+  if (!o || !o->analysis) {
+    const char* msg = o && o->too_long_tokens > 0 ? o->too_long_message.c_str()
+                      : s.status_is_error         ? s.status.c_str()
+                                                  : "loading and running the model\xE2\x80\xA6";
+    centeredText(ImGui::GetContentRegionAvail(), msg);
+  } else {
+    clampModelSelection(s.model);
+    const ModelAnalysis& a = *o->analysis;
+    switch (s.model.view.view) {
+      case ModelView::Model: modelGridView(s, a.run, gl); break;
+      case ModelView::Heads: headsView(s, a.run); break;
+      case ModelView::Qk: qkView(s, a.run, gl); break;
+      case ModelView::Rollout: rolloutView(s, a, gl); break;
+      case ModelView::Table: tableView(s, a); break;
+      case ModelView::Pattern: patternView(s, a.run, gl); break;
+    }
+  }
+  ImGui::End();
+}
+
+}  // namespace attn

@@ -1,0 +1,156 @@
+// State of the interactive window, kept in structs (no function statics):
+// the scene being computed, its undo history, view state and requests the
+// main loop carries out between frames (Qt modals, exports).
+#pragma once
+
+#include "app/gui/gui_settings.h"
+#include "app/cli/input_options.h"
+#include "app/gui/job_runner.h"
+#include "app/model/model_scene.h"
+#include "engine/model/qk_terms.h"
+#include "engine/registry.h"
+#include "widgets/head_table.h"
+#include "widgets/heatmap.h"
+#include "widgets/token_lines.h"
+#include "widgets/value_range.h"
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// [SECTION] Scene: what is computed
+
+enum class InputMode { Text, Synthetic, Files };
+
+struct Scene {
+  std::string variant;
+  Params params;
+  InputMode mode = InputMode::Text;
+  InputOptions input;  // fields of every mode are kept; `mode` picks the ones used
+};
+bool sameScene(const Scene& a, const Scene& b);
+
+// The input flags of the scene's mode (the other modes' fields are kept in
+// the scene so switching back restores them).
+InputOptions effectiveInput(const Scene& s);
+
+// The job body: the scene's variant and, with `family`, its whole family;
+// with `compare`, the result against full attention (compare view).
+SceneOutput computeScene(const Scene& s, bool family, bool compare, const RunContext& ctx);
+
+// Snapshots of scenes, one per committed change.
+class UndoStack {
+ public:
+  void push(const Scene& before);
+  bool undo(Scene& current);
+  bool redo(Scene& current);
+  bool canUndo() const { return !undo_.empty(); }
+  bool canRedo() const { return !redo_.empty(); }
+
+ private:
+  std::vector<Scene> undo_, redo_;
+};
+
+// [SECTION] View state
+
+// The pattern of a dense-only result's head as CSR, for the image view
+// (sparse results carry theirs); rebuilt when the result or head changes.
+struct DensePattern {
+  uint64_t generation = ~uint64_t{0};
+  int head = -1;
+  SparseRows rows;
+};
+
+struct ViewState {
+  ViewKind view = ViewKind::Heatmap;
+  int head = 0;
+  HeatmapZoom main_zoom, heads_zoom, family_zoom, compare_zoom;  // heads, family, compare: one linked zoom each
+  bool family_own_scales = false;  // family view: each member its own colour scale (default: one shared scale)
+  std::map<std::string, HeatmapZoom> extra_zoom;
+  std::map<std::string, int> extra_head;  // the head (or step: Extra::slice_axis) each Weights extra shows
+  std::map<std::string, double> extra_play;  // Weights extras being played: ImGui time of the last advance
+  int64_t image_query = -1;  // the image view's query pixel (−1: defaultImageQuery); kept across recomputes (clamped)
+  DensePattern dense_pattern;
+  TokenLinesState lines;
+  void resetZoom();
+};
+
+// [SECTION] Model workspace: a real checkpoint, live text
+
+enum class Workspace { Variants, Model };
+
+struct ModelViewState {
+  ModelView view = ModelView::Model;
+  int layer = 0, head = 0;       // the focused head
+  int64_t query = -1, key = -1;  // the selected pair (Q/K view, predictions); −1: last token, its strongest key
+  HeatmapZoom grid_zoom, focus_zoom, qk_zoom, rollout_zoom, pattern_zoom;
+  TokenLinesState lines;
+  HeadTableState table;
+  // The focused layer's heads as a Result for the token lines, rebuilt when
+  // the output or the layer changes.
+  std::shared_ptr<const Result> layer_result;
+  uint64_t layer_generation = ~uint64_t{0};
+  int layer_of_result = -1;
+  // The Q/K view's pair: its terms and bar ranges, rebuilt when the output,
+  // the head or the selection (query, key as chosen, −1 included) changes.
+  struct QkPair {
+    uint64_t generation = 0;
+    int64_t query_selected = 0, key_selected = 0;
+    QkTerms terms;
+    ValueRange qk_range, product_range;  // q and k share one signed scale, so their bars compare
+  };
+  std::optional<QkPair> qk_pair;
+};
+
+struct ModelState {
+  ModelScene scene;            // model, text and pattern: what is computed
+  std::string path;            // where the model came from; empty: the embedded default
+  std::shared_ptr<const ModelOutput> output;
+  uint64_t generation = 0;     // bumps on every swap
+  bool output_current = false;
+  // Debounce: a text edit is computed once no key was typed for kTextDebounce.
+  std::chrono::steady_clock::time_point text_edited{};
+  std::string asked_truncate_for;  // the text the truncation question was last asked for
+  ModelViewState view;
+};
+constexpr std::chrono::milliseconds kTextDebounce{150};
+
+// [SECTION] Requests for the main loop (modals open after the frame is swapped)
+
+struct Request {
+  enum class Kind { None, OpenX, OpenQkv, OpenParamFile, Export, OpenModel, OpenRecentModel, ModelInfo } kind =
+      Kind::None;
+  std::string key;  // OpenParamFile: the parameter; OpenRecentModel: the path
+  bool pattern = false;  // OpenParamFile: of the model workspace's pattern
+};
+
+struct AppState {
+  Workspace workspace = Workspace::Variants;
+  ModelState model;
+  Scene scene;      // edited by the panels
+  Scene committed;  // last snapshot in the undo history
+  UndoStack undo;
+  ViewState view;
+  GuiSettings settings;
+
+  std::shared_ptr<const SceneOutput> output;  // swapped in at frame start
+  uint64_t generation = 0;                    // bumps on every swap
+  bool output_current = false;                // `output` is of `scene` (no newer job pending, none failed)
+  std::string status;                         // last message for the status bar
+  bool status_is_error = false;
+  double frame_ms = 0;
+
+  Request request;
+  bool show_help = false;
+  bool show_panel = true;  // the side panel; Tab hides it and the view takes the window
+  ColorScale scale;        // how weights map to colours, in both workspaces
+  bool quit = false;
+};
+
+}  // namespace attn

@@ -1,0 +1,245 @@
+#include "app/model/model_scene.h"
+
+#include "engine/attention_math.h"
+#include "engine/error.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+namespace attn {
+
+// [SECTION] Views
+
+const std::vector<ModelView>& allModelViews() {
+  static const std::vector<ModelView> v = {ModelView::Model, ModelView::Heads, ModelView::Qk,
+                                           ModelView::Rollout, ModelView::Table, ModelView::Pattern};
+  return v;
+}
+
+std::string modelViewName(ModelView v) {
+  switch (v) {
+    case ModelView::Model: return "model";
+    case ModelView::Heads: return "heads";
+    case ModelView::Qk: return "qk";
+    case ModelView::Rollout: return "rollout";
+    case ModelView::Table: return "table";
+    case ModelView::Pattern: return "pattern";
+  }
+  return "model";
+}
+
+ModelView modelViewFromName(const std::string& name) {
+  std::string names;
+  for (ModelView v : allModelViews()) {
+    if (modelViewName(v) == name) return v;
+    names += (names.empty() ? "" : ", ") + modelViewName(v);
+  }
+  throw InputError("--view: the model workspace has no view '" + name + "' (expected " + names + ")");
+}
+
+// [SECTION] Scene and output
+
+bool sameModelScene(const ModelScene& a, const ModelScene& b) {
+  if (a.model != b.model || a.text != b.text || a.truncate != b.truncate || a.pattern != b.pattern ||
+      a.predict_at != b.predict_at)
+    return false;
+  return !a.pattern || (a.pattern_variant == b.pattern_variant && a.pattern_params == b.pattern_params &&
+                        a.layer == b.layer && a.head == b.head);
+}
+
+const VariantInfo* defaultPatternVariant() {
+  const std::vector<const VariantInfo*> v = headPatternVariants();
+  return v.empty() ? nullptr : v.front();
+}
+
+ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, const RunContext& ctx) {
+  if (!s.model) throw InputError("model: no model is loaded (File ▸ Open Model…)");
+  const Model& m = *s.model;
+  ModelOutput out;
+  out.model = s.model;
+  out.text = s.text;
+  out.truncate = s.truncate;
+  const bool same_model = previous && previous->model == s.model;
+  if (same_model && previous->text == s.text && previous->truncate == s.truncate && previous->analysis) {
+    out.analysis = previous->analysis;
+    out.repeated = previous->repeated;
+  } else {
+    ModelRunOptions options;
+    options.truncate = s.truncate;
+    options.top_k = 0;  // predictions below, at the selected query only
+    auto a = std::make_shared<ModelAnalysis>();
+    try {
+      a->run = runModel(m, s.text, options, ctx);
+    } catch (const TooLongError& e) {
+      out.too_long_tokens = e.tokens;
+      out.too_long_limit = e.limit;
+      out.too_long_message = e.what();
+      return out;
+    }
+    // Induction needs a repeated sequence: run once per model.
+    if (same_model && previous->repeated) {
+      out.repeated = previous->repeated;
+    } else {
+      const int64_t t = std::max<int64_t>(2, std::min(kInductionTokens, modelInfo(m).config.positions / 2));
+      ModelRunOptions maps_only;  // the induction score reads the maps alone: no LM head
+      maps_only.top_k = 0;
+      out.repeated =
+          std::make_shared<const ModelRun>(runModelIds(m, repeatedRandomIds(m, t, kInductionSeed), maps_only, ctx));
+    }
+    a->summaries = summarizeHeads(a->run, *out.repeated);
+    a->rollout = attentionRollout(a->run);
+    for (const Mat& r : a->rollout) {
+      const int64_t skip = a->run.causal && r.rows() > 1 ? 1 : 0;
+      a->rollout_stats.push_back(ValueStats::of(r.data() + skip * r.cols(), (r.rows() - skip) * r.cols()));
+    }
+    out.analysis = std::move(a);
+  }
+  const int64_t L = static_cast<int64_t>(out.analysis->run.ids.size());
+  out.predicted_at = s.predict_at < 0 ? L - 1 : std::min(s.predict_at, L - 1);
+  out.predictions = std::move(
+      predictTokens(m, out.analysis->run.hidden, {out.predicted_at}, kPredictions, ctx)[static_cast<size_t>(out.predicted_at)]);
+  if (s.pattern) {
+    out.has_pattern = true;
+    const VariantInfo* v = findVariant(s.pattern_variant);
+    if (!v) {
+      out.pattern_error = "no pattern variant '" + s.pattern_variant + "'";
+      return out;
+    }
+    try {
+      out.pattern = std::make_shared<const HeadPattern>(
+          applyPatternToHead(*v, s.pattern_params, out.analysis->run, s.layer, s.head, ctx));
+    } catch (const InputError& e) {
+      out.pattern_error = e.what();
+    }
+  }
+  return out;
+}
+
+// [SECTION] Results
+
+namespace {
+
+Result tokensResult(const ModelRun& run, const std::string& title) {
+  Result r;
+  r.variant = title;
+  r.q_tokens = r.k_tokens = run.tokens;
+  if (run.causal) r.mask = causalMask(static_cast<int64_t>(run.tokens.size()), static_cast<int64_t>(run.tokens.size()));
+  return r;
+}
+
+Extra tokenValues(const std::string& name, const std::string& label, const Array& values) {
+  Extra e;
+  e.name = name;
+  e.label = label;
+  e.kind = ExtraKind::TokenValues;
+  e.value = values;
+  return e;
+}
+
+Extra scalar(const std::string& name, const std::string& label, double v) {
+  Extra e;
+  e.name = name;
+  e.label = label;
+  e.kind = ExtraKind::Scalar;
+  e.value = Array{{1}, {static_cast<float>(v)}};
+  return e;
+}
+
+}  // namespace
+
+Result layerResult(const ModelRun& run, int64_t layer, const std::string& title) {
+  Result r = tokensResult(run, title);
+  r.weights = run.attention.at(static_cast<size_t>(layer));
+  r.computeStats();
+  return r;
+}
+
+std::string headLabel(int64_t layer, int64_t head) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "L%lld H%lld", static_cast<long long>(layer), static_cast<long long>(head));
+  return buf;
+}
+
+std::vector<std::string> layerHeadNames(const ModelRun& run) {
+  std::vector<std::string> names;
+  for (int64_t l = 0; l < run.layers; ++l)
+    for (int64_t h = 0; h < run.heads; ++h) names.push_back(headLabel(l, h));
+  return names;
+}
+
+Result allHeadsResult(const ModelRun& run, const std::string& title) {
+  Result r = tokensResult(run, title);
+  for (const std::vector<Mat>& layer : run.attention) r.weights.insert(r.weights.end(), layer.begin(), layer.end());
+  r.computeStats();
+  return r;
+}
+
+Result rolloutResult(const ModelAnalysis& a, int64_t layer, const std::string& title) {
+  Result r = tokensResult(a.run, title);
+  r.weights = {a.rollout.at(static_cast<size_t>(layer))};
+  r.weights_label = "rollout weight";
+  r.computeStats();
+  r.weights_stats = a.rollout_stats.at(static_cast<size_t>(layer));
+  return r;
+}
+
+Result qkResult(const ModelRun& run, const QkTerms& t, const std::string& title) {
+  Result r = tokensResult(run, title);
+  r.weights = {run.attention[static_cast<size_t>(t.layer)][static_cast<size_t>(t.head)]};
+  const std::string pair = "query " + std::to_string(t.query) + " '" + run.tokens[static_cast<size_t>(t.query)] +
+                           "', key " + std::to_string(t.key) + " '" + run.tokens[static_cast<size_t>(t.key)] + "'";
+  r.extras.push_back(tokenValues("q", "q (query " + std::to_string(t.query) + ")", t.q));
+  r.extras.push_back(tokenValues("k", "k (key " + std::to_string(t.key) + ")", t.k));
+  r.extras.push_back(tokenValues("qk", "q \xE2\x88\x98 k, " + pair, t.product));
+  r.extras.push_back(scalar("dot", "\xCE\xA3 q\xE2\x88\x98k = q\xC2\xB7k", t.dot));
+  r.extras.push_back(scalar("score", "score q\xC2\xB7k / \xE2\x88\x9A" "d", t.score));
+  r.extras.push_back(scalar("weight", "attention weight", t.weight));
+  r.computeStats();
+  return r;
+}
+
+Result patternResult(const HeadPattern& p, const ModelRun& run, const std::string& title) {
+  Result r = p.result;
+  r.variant = title;
+  r.q_tokens = r.k_tokens = run.tokens;
+  Extra real;
+  real.name = "real";
+  real.label = "real head " + headLabel(p.layer, p.head);
+  real.kind = ExtraKind::Weights;
+  real.value = Array::fromMats({p.real});
+  r.extras.push_back(std::move(real));
+  Array kept;  // [L]
+  kept.shape = {p.mass_kept.cols()};
+  kept.data.assign(p.mass_kept.data(), p.mass_kept.data() + p.mass_kept.size());
+  r.extras.push_back(tokenValues("mass_kept", "real attention mass the pattern keeps, per query", kept));
+  r.extras.push_back(scalar("mass_kept_mean", "mass kept (mean over queries)", p.mass_kept_mean));
+  r.computeStats();
+  return r;
+}
+
+std::vector<std::string> headTableColumns() {
+  return {"layer", "head", "previous-token", "sink", "induction", "mean distance", "entropy"};
+}
+
+std::vector<std::vector<std::string>> headTableRows(const std::vector<HeadSummary>& summaries) {
+  std::vector<std::vector<std::string>> rows;
+  auto num = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f", v);
+    return std::string(buf);
+  };
+  for (const HeadSummary& s : summaries)
+    rows.push_back({std::to_string(s.layer), std::to_string(s.head), num(s.previous_token), num(s.sink),
+                    num(s.induction), num(s.mean_distance), num(s.entropy)});
+  return rows;
+}
+
+std::string modelShortName(const Model& m) {
+  const std::string& label = modelInfo(m).label;
+  const std::filesystem::path p(label);
+  const std::string name = p.has_filename() ? p.filename().string() : p.parent_path().filename().string();
+  return name.empty() ? label : name;
+}
+
+}  // namespace attn
