@@ -1,5 +1,7 @@
 #include "widgets/heatmap.h"
 
+#include "widgets/primitives_imgui.h"
+
 #include "embedded_shaders.h"
 #include "widgets/gl_util.h"
 #include "widgets/value_range.h"
@@ -256,7 +258,6 @@ void HeatmapRenderer::execute(const Command& c, const ImDrawCmd* cmd) {
 
 namespace {
 
-ImU32 toU32(Rgb8 c, int alpha = 255) { return IM_COL32(c.r, c.g, c.b, alpha); }
 
 std::string labelOf(const std::vector<std::string>* labels, int64_t i) {
   if (labels && i >= 0 && i < static_cast<int64_t>(labels->size())) return (*labels)[static_cast<size_t>(i)];
@@ -547,14 +548,14 @@ void sparseEntryText(const SparseRows& s, int64_t r, int64_t c, const std::strin
                       static_cast<long long>(s.rowEnd(r) - s.rowBegin(r)));
 }
 
-void addTextVertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text) {
+void addTextVertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text, float size) {
   // Glyphs are culled against the clip rect before we rotate them, so cull
   // against the clip rect rotated back (+90°); the GPU scissor still clips
   // the rotated quads with the real one.
   const ImVec4 c = dl->_ClipRectStack.back();
   const ImVec4 unrotated(pos.x + pos.y - c.w, pos.y + c.x - pos.x, pos.x + pos.y - c.y, pos.y + c.z - pos.x);
   const int first = dl->VtxBuffer.Size;
-  ImGui::GetFont()->RenderText(dl, ImGui::GetFontSize(), pos, col, unrotated, text, nullptr);
+  ImGui::GetFont()->RenderText(dl, size > 0.0f ? size : ImGui::GetFontSize(), pos, col, unrotated, text, nullptr);
   // Rotate the new glyph quads by −90° about `pos`: (dx, dy) → (dy, −dx).
   for (int i = first; i < dl->VtxBuffer.Size; ++i) {
     ImDrawVert& v = dl->VtxBuffer[i];
@@ -564,32 +565,11 @@ void addTextVertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text) {
 }
 
 void colorbar(ImDrawList* dl, ImVec2 p0, ImVec2 size, Colormap cmap, const ValueRange& range, const std::string& caption) {
-  const auto& table = colormapTable(cmap);
-  const int n = 64;
-  for (int i = 0; i < n; ++i) {
-    // Top is the high end.
-    const Rgb8 top = table[static_cast<size_t>(255 - i * 255 / n)];
-    const Rgb8 bottom = table[static_cast<size_t>(255 - std::min(255, (i + 1) * 255 / n))];
-    const float y0 = p0.y + size.y * static_cast<float>(i) / n, y1 = p0.y + size.y * static_cast<float>(i + 1) / n;
-    dl->AddRectFilledMultiColor(ImVec2(p0.x, y0), ImVec2(p0.x + size.x, y1 + 0.5f), toU32(top), toU32(top),
-                                toU32(bottom), toU32(bottom));
-  }
-  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-  dl->AddRect(p0, ImVec2(p0.x + size.x, p0.y + size.y), ImGui::GetColorU32(ImGuiCol_Border));
-  const float line = ImGui::GetTextLineHeight();
-  float label_w = 0.0f;
-  for (float t : scaleTicks(range, std::max(2, static_cast<int>(size.y / (line * 3.5f))))) {
-    const float y = p0.y + size.y * (1.0f - scaleToUnit(range, t));
-    dl->AddLine(ImVec2(p0.x + size.x, y), ImVec2(p0.x + size.x + 5, y), text);
-    const std::string s = formatValueShort(t);
-    label_w = std::max(label_w, ImGui::CalcTextSize(s.c_str()).x);
-    dl->AddText(ImVec2(p0.x + size.x + 8, y - line * 0.5f), text, s.c_str());
-  }
-  if (!caption.empty()) {
-    const float w = ImGui::CalcTextSize(caption.c_str()).x;
-    addTextVertical(dl, ImVec2(p0.x + size.x + 14 + label_w, p0.y + size.y * 0.5f + w * 0.5f),
-                    ImGui::GetColorU32(ImGuiCol_TextDisabled), caption.c_str());
-  }
+  // The same colour bar as the figures' (widgets/primitives.h), with the padding the screen's views leave.
+  const float px = ImGui::GetFontSize();
+  Primitives prims;
+  colorbarPrimitives(prims, p0.x, p0.y, size.x, size.y, cmap, range, caption, px, imguiMeasure(px));
+  drawPrimitives(dl, prims);
 }
 
 HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle& style, HeatmapZoom& zoom,

@@ -182,6 +182,6 @@ void colorbar(ImDrawList* dl, ImVec2 p0, ImVec2 size, Colormap cmap, const Value
 
 // Text rotated 90° counter-clockwise (reads bottom to top); `pos` is where
 // the text starts (its baseline-left corner after rotation is at the bottom).
-void addTextVertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text);
+void addTextVertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text, float size = 0.0f);  // 0: the font's size
 
 }  // namespace attn

@@ -1,5 +1,7 @@
 #include "widgets/pattern_image.h"
 
+#include "widgets/primitives_imgui.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -12,7 +14,6 @@ constexpr ImU32 kOutside = IM_COL32(0, 0, 0, 0);        // past the end of a par
 constexpr ImU32 kQueryRing = IM_COL32(255, 255, 255, 255);
 constexpr ImU32 kQueryShadow = IM_COL32(0, 0, 0, 230);
 
-ImU32 toU32(Rgb8 c) { return IM_COL32(c.r, c.g, c.b, 255); }
 
 void swatch(ImU32 fill, ImU32 ring, const char* label) {
   const float s = ImGui::GetTextLineHeight();

@@ -1,5 +1,7 @@
 #include "widgets/plots.h"
 
+#include "widgets/primitives_imgui.h"
+
 #include "widgets/colormap.h"
 #include "widgets/value_range.h"
 
@@ -11,7 +13,6 @@ namespace attn {
 
 namespace {
 
-ImU32 toU32(Rgb8 c, int alpha = 255) { return IM_COL32(c.r, c.g, c.b, alpha); }
 
 // One legend row of coloured swatches, wrapping to `right`.
 void legend(const std::vector<std::string>& names, const std::vector<Rgb8>& colours, float right) {

@@ -15,6 +15,7 @@
 #include "engine/error.h"
 #include "engine/files.h"
 #include "widgets/formula.h"
+#include "widgets/primitives.h"
 #include "widgets/value_range.h"
 
 #include <QFontMetricsF>
@@ -122,35 +123,67 @@ struct Painter {
 };
 
 // Vertical colorbar with ticks in `area` (fewer ticks on a short bar, so labels never overlap).
-void drawColorbar(Painter& ctx, const QRectF& area, const ValueRange& range, const QString& label) {
+// Replays primitives (widgets/primitives.h) with the figure's theme: the
+// figures' backend, the screen's is widgets/primitives_imgui.h.
+void drawPrimitives(Painter& ctx, const Primitives& prims) {
   QPainter& p = ctx.p;
-  const Colormap cmap = colormapFor(range, ctx.cmap);
-  // One gradient-filled rect (a <linearGradient> in SVG), bottom = lo.
-  QLinearGradient g(area.bottomLeft(), area.topLeft());
-  const int stops = 32;
-  for (int i = 0; i <= stops; ++i)
-    g.setColorAt(static_cast<double>(i) / stops, toQColor(colormapAt(cmap, static_cast<float>(i) / stops)));
-  p.fillRect(area, g);
-  p.setPen(QPen(ctx.theme.frame, 0));
-  p.setBrush(Qt::NoBrush);
-  p.drawRect(area);
-  p.setRenderHint(QPainter::Antialiasing, true);
-  p.setFont(figureFont(ctx.unit * 0.8));
-  p.setPen(ctx.theme.text);
-  const int max_ticks = std::clamp(static_cast<int>(area.height() / (ctx.unit * 1.8)), 2, 5);
-  std::vector<float> ticks = scaleTicks(range, max_ticks);
-  if (ticks.size() < 2) ticks = range.diverging ? std::vector<float>{range.lo, 0.0f, range.hi} : std::vector<float>{range.lo, range.hi};
-  for (const float t : ticks) {
-    const double y = area.bottom() - area.height() * scaleToUnit(range, t);
-    p.drawLine(QPointF(area.right(), y), QPointF(area.right() + ctx.unit * 0.3, y));
-    p.drawText(QRectF(area.right() + ctx.unit * 0.4, y - ctx.unit, ctx.unit * 5, ctx.unit * 2),
-               Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, formatTick(t));
-  }
+  auto colourOf = [&](Role r) { return r == Role::Text ? ctx.theme.text : r == Role::Muted ? ctx.theme.muted : ctx.theme.frame; };
   p.save();
-  p.translate(area.right() + ctx.unit * 4.6, area.center().y());
-  p.rotate(90);
-  p.drawText(QRectF(-area.height() / 2, -ctx.unit, area.height(), ctx.unit * 2), Qt::AlignCenter | Qt::TextDontClip, label);
+  p.setRenderHint(QPainter::Antialiasing, true);
+  p.setBrush(Qt::NoBrush);
+  for (const Primitive& pr : prims) {
+    const QRectF rect(QPointF(pr.x0, pr.y0), QPointF(pr.x1, pr.y1));
+    switch (pr.kind) {
+      case Primitive::Kind::StrokeRect:
+        p.setPen(QPen(colourOf(pr.role), 0));
+        p.drawRect(rect);
+        break;
+      case Primitive::Kind::Line:
+        p.setPen(QPen(colourOf(pr.role), 0));
+        p.drawLine(QPointF(pr.x0, pr.y0), QPointF(pr.x1, pr.y1));
+        break;
+      case Primitive::Kind::ColormapStrip: {
+        // One gradient-filled rect (a <linearGradient> in SVG), bottom = 0.
+        QLinearGradient g(rect.bottomLeft(), rect.topLeft());
+        constexpr int stops = 32;
+        for (int i = 0; i <= stops; ++i)
+          g.setColorAt(static_cast<double>(i) / stops, toQColor(colormapAt(pr.cmap, static_cast<float>(i) / stops)));
+        p.fillRect(rect, g);
+        break;
+      }
+      case Primitive::Kind::Text: {
+        const QFont font = figureFont(pr.size);
+        const QFontMetricsF fm(font);
+        const QString text = qs(pr.text);
+        const double w = fm.horizontalAdvance(text), h = fm.height();
+        p.setFont(font);
+        p.setPen(colourOf(pr.role));
+        p.save();
+        p.translate(pr.x0, pr.y0);
+        if (pr.vertical) p.rotate(-90);  // reads bottom to top, as on screen
+        p.drawText(QPointF(-pr.align_x * w, -pr.align_y * h + fm.ascent()), text);
+        p.restore();
+        break;
+      }
+    }
+  }
   p.restore();
+}
+
+MeasureText figureMeasure(double px) {
+  return [px](const std::string& s, float scale) {
+    return static_cast<float>(QFontMetricsF(figureFont(px * scale)).horizontalAdvance(qs(s)));
+  };
+}
+
+// The colour bar: the screen's own layout (colorbarPrimitives), in figure units.
+void drawColorbar(Painter& ctx, const QRectF& area, const ValueRange& range, const QString& label) {
+  const double px = ctx.unit * 0.8;
+  Primitives prims;
+  colorbarPrimitives(prims, static_cast<float>(area.left()), static_cast<float>(area.top()), static_cast<float>(area.width()),
+                     static_cast<float>(area.height()), ctx.cmap, range, label.toStdString(), static_cast<float>(px),
+                     figureMeasure(px));
+  drawPrimitives(ctx, prims);
 }
 
 // [rows, cols] → an image of the same size, one colour per value.
@@ -865,7 +898,7 @@ void drawPoints(Painter& ctx, const QRectF& area, const Extra& e, const QString&
     radius = std::max(radius, std::hypot(e.value.data[static_cast<size_t>(3 * i)], e.value.data[static_cast<size_t>(3 * i + 1)]));
   for (const Arrow& a : e.arrows) radius = std::max(radius, std::hypot(a.x, a.y));
   const double half = std::max(1.0, std::min(area.width(), area.height() - title_h) * 0.5 - ctx.unit);
-  const QPointF c(area.center().x(), area.top() + title_h + (area.height() - title_h) * 0.5);
+  const QPointF c(area.center().x(), area.top() + title_h + half + ctx.unit);  // right under the title
   const double k = half / (radius * 1.05);
   std::vector<Marker> rays = e.markers;
   std::sort(rays.begin(), rays.end(), [](const Marker& a, const Marker& b) { return a.x < b.x; });
@@ -1670,13 +1703,15 @@ int figureHeightFor(const std::vector<Result>& results, const FigureOptions& o, 
     case ViewKind::Walkthrough:
     case ViewKind::Heads:
     case ViewKind::Family: {
-      // Panels in as many columns as hold one at least 26 units wide, rows
-      // of roughly square panels under their titles.
+      // Panels in as many columns as hold one at least 16 units wide (heads
+      // and family: no colour bar of their own) or 24 (extras, walkthrough),
+      // rows of roughly square panels under their titles.
+      const bool own_bars = o.view == ViewKind::Extras || o.view == ViewKind::Walkthrough;
       const int n = o.view == ViewKind::Extras        ? extrasPanels(r)
                     : o.view == ViewKind::Walkthrough ? static_cast<int>(r.stages.size()) + 1
                     : o.view == ViewKind::Heads       ? r.heads()
                                                       : static_cast<int>(results.size());
-      const int cols = std::clamp(static_cast<int>(body_w / (unit * 26)), 1, std::max(1, n));
+      const int cols = std::clamp(static_cast<int>(body_w / (unit * (own_bars ? 24 : 16))), 1, std::max(1, n));
       const int rows = (n + cols - 1) / cols;
       body_h = rows * (body_w / cols * 0.85 + unit * 3);
       break;

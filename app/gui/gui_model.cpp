@@ -391,10 +391,14 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   ImGui::SetCursorScreenPos(ImVec2(origin.x + side + gap, origin.y));
   ImGui::BeginGroup();
   const float w = avail.x - side - gap;
+  // Wrapped to the bars' column: at 1280 px the line would run off the window.
+  ImGui::PushTextWrapPos(0.0f);
   ImGui::Text("\xCE\xA3 q\xE2\x88\x98k = q\xC2\xB7k = %.4g", t.dot);
-  ImGui::SameLine();
-  ImGui::TextDisabled("   score = q\xC2\xB7k / \xE2\x88\x9A%lld = %.4g   weight after softmax = %.4f",
-                      static_cast<long long>(r.d_head), t.score, t.weight);
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+  ImGui::TextWrapped("score = q\xC2\xB7k / \xE2\x88\x9A%lld = %.4g,  weight after softmax = %.4f",
+                     static_cast<long long>(r.d_head), t.score, t.weight);
+  ImGui::PopStyleColor();
+  ImGui::PopTextWrapPos();
   const ValueRange& vr = v.qk_pair->qk_range;
   const ValueRange& pr = v.qk_pair->product_range;
   const float panel = (ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 3) / 3.0f;

@@ -58,6 +58,8 @@ std::string labelOf(const Extra& e) { return e.label.empty() ? e.name : e.label;
 void headSlider(const char* id, int& head, int heads) {
   if (heads <= 1) return;
   ImGui::SameLine();
+  // On the header's line when it leaves room, else on the next line: never past the window's edge.
+  if (ImGui::GetCursorPosX() + ImGui::GetFontSize() * 17 > ImGui::GetWindowWidth()) ImGui::NewLine();
   ImGui::SetCursorPosX(std::max(ImGui::GetCursorPosX() + ImGui::GetFontSize(), ImGui::GetWindowWidth() - ImGui::GetFontSize() * 16));
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12);
   ImGui::SliderInt(id, &head, 0, heads - 1);

@@ -1,0 +1,46 @@
+// A view drawn once, as primitives, and replayed by a backend: the screen
+// (widgets/primitives_imgui.h: an ImGui draw list) and the figures
+// (app/export: QPainter onto PNG, SVG and PDF). Layout code emits rects,
+// lines, colormap strips and text with a size and an anchor; what a figure
+// shows is then the screen's drawing by construction. Coordinates and text
+// sizes are pixels on screen, layout units in a figure. Colours of text and
+// frames are roles the backend's theme resolves.
+//
+// Views drawn this way so far: the colour bar (colorbarPrimitives). The
+// others are still drawn twice, by widgets/ and by app/export/figure.cpp.
+#pragma once
+
+#include "widgets/colormap.h"
+#include "widgets/formula.h"
+#include "widgets/value_range.h"
+
+#include <string>
+#include <vector>
+
+namespace attn {
+
+enum class Role { Text, Muted, Frame };  // the theme's text, secondary text and frame colours
+
+struct Primitive {
+  enum class Kind { StrokeRect, Line, Text, ColormapStrip } kind = Kind::Line;
+  float x0 = 0, y0 = 0, x1 = 0, y1 = 0;  // rect corners, line ends; text: the anchor point (x0, y0)
+  Role role = Role::Text;
+  // Text: size, which point of its box sits at the anchor (0 left/top,
+  // 0.5 centre, 1 right/bottom, along the text's own axes) and whether it
+  // reads bottom to top (turned 90° counter-clockwise, as an axis title).
+  std::string text;
+  float size = 0, align_x = 0, align_y = 0;
+  bool vertical = false;
+  Colormap cmap = Colormap::Viridis;  // ColormapStrip: bottom is 0, top is 1
+};
+
+using Primitives = std::vector<Primitive>;
+
+// A vertical colour bar at (x, y, w, h) for `range`: the strip, its frame,
+// ticks (scaleTicks: as many as fit, at least two) with their labels at
+// `text_px`, and `caption` (a formula) turned along its right side. The width
+// it takes right of the strip is colorbarLabelWidth(); `measure` sets text.
+void colorbarPrimitives(Primitives& out, float x, float y, float w, float h, Colormap cmap, const ValueRange& range,
+                        const std::string& caption, float text_px, const MeasureText& measure);
+
+}  // namespace attn
