@@ -1402,16 +1402,14 @@ void drawWalkthrough(Painter& ctx, const QRectF& body, const Result& r, const Fi
   double header_h = 0;
   for (size_t i = 0; i < r.stages.size(); ++i)
     header_h = std::max(header_h, panelTitleHeight(ctx, grid[i].width(), qs(r.stages[i].title)) +
-                                      wrappedHeight(caption_font, grid[i].width(), qs(r.stages[i].caption)));
+                                      formulaHeight(caption_font, grid[i].width(), qs(r.stages[i].caption)));
   header_h += ctx.unit * 0.3;
   for (size_t i = 0; i < r.stages.size(); ++i) {
     const Stage& st = r.stages[i];
     const QRectF& cell = grid[i];
     const double title_h = drawPanelTitle(ctx, cell, qs(st.title));
-    ctx.p.setPen(ctx.theme.muted);
-    ctx.p.setFont(caption_font);
-    ctx.p.drawText(QRectF(cell.left(), cell.top() + title_h, cell.width(), header_h - title_h),
-                   Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, qs(st.caption));
+    drawFormula(ctx.p, QRectF(cell.left(), cell.top() + title_h, cell.width(), header_h - title_h), qs(st.caption),
+                caption_font, ctx.theme.muted);
     MatrixPanel m;
     m.sparse = &st.matrix;
     m.range = range;
