@@ -69,14 +69,23 @@ void linePlot(const char* id, const Array& curves, const std::string& series_axi
     if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
   if (!(hi > lo)) hi = lo + 1.0f;
   const float line = ImGui::GetTextLineHeight();
-  const ImVec2 p0(origin.x + ImGui::CalcTextSize("-0.0000").x + line * 0.8f, origin.y + line * 1.4f);
-  const ImVec2 p1(origin.x + area.x - line, origin.y + area.y - line * 2.6f);
+  const float plot_left = origin.x + ImGui::CalcTextSize("-0.0000").x + line * 0.8f, plot_right = origin.x + area.x - line;
+  const double x_hi = std::max<double>(1.0, static_cast<double>(n - 1));
+  auto X = [&](double x) { return plot_left + static_cast<float>(x / x_hi) * (plot_right - plot_left); };
+  // Marker labels in rows above the plot, none overlapping (the figures' rule, stackLabels).
+  std::vector<float> centres, widths;
+  for (const Marker& m : markers) {
+    centres.push_back(X(m.x));
+    widths.push_back(ImGui::CalcTextSize(m.label.c_str()).x);
+  }
+  const LabelRows labels = stackLabels(centres, widths, plot_left, plot_right, line * 0.5f);
+  auto labelTop = [&](int row) { return origin.y + line * (1.3f + static_cast<float>(row) * 1.1f); };  // under the y label
+  const ImVec2 p0(plot_left, labelTop(labels.rows) + line * 0.2f);
+  const ImVec2 p1(plot_right, origin.y + area.y - line * 2.6f);
   if (n < 1 || p1.x <= p0.x || p1.y <= p0.y) {
     ImGui::PopID();
     return;
   }
-  const double x_hi = std::max<double>(1.0, static_cast<double>(n - 1));
-  auto X = [&](double x) { return p0.x + static_cast<float>(x / x_hi) * (p1.x - p0.x); };
   auto Y = [&](float y) { return p1.y - (y - lo) / (hi - lo) * (p1.y - p0.y); };
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), grid = ImGui::GetColorU32(ImGuiCol_Border),
@@ -94,15 +103,15 @@ void linePlot(const char* id, const Array& curves, const std::string& series_axi
   dl->AddRect(p0, p1, grid);
   dl->AddText(ImVec2((p0.x + p1.x - ImGui::CalcTextSize(x_axis.c_str()).x) * 0.5f, p1.y + line * 1.3f), dim, x_axis.c_str());
   dl->AddText(ImVec2(p0.x, origin.y), dim, y_label.c_str());
-  dl->PushClipRect(ImVec2(p0.x, origin.y), ImVec2(p1.x + line, p1.y + 1), true);
-  // Dashed lines; labels inside the top of the plot, staggered so neighbours do not overlap.
+  // Dashed lines through the plot, their labels in the rows above it.
   for (size_t i = 0; i < markers.size(); ++i) {
     const Marker& m = markers[i];
     const ImU32 c = m.series >= 0 ? toU32(headColor(m.series)) : text;
     const float x = X(m.x);
     for (float y = p0.y; y < p1.y; y += 8.0f) dl->AddLine(ImVec2(x, y), ImVec2(x, std::min(p1.y, y + 4.0f)), c, 1.5f);
-    dl->AddText(ImVec2(x + 3, p0.y + 2 + line * static_cast<float>(i % 3)), c, m.label.c_str());
+    dl->AddText(ImVec2(labels.placed[i].left, labelTop(labels.placed[i].row)), c, m.label.c_str());
   }
+  dl->PushClipRect(ImVec2(p0.x, origin.y), ImVec2(p1.x + line, p1.y + 1), true);
   // Step through x at about one sample per pixel.
   const int64_t step = std::max<int64_t>(1, n / std::max<int64_t>(1, static_cast<int64_t>(p1.x - p0.x)));
   for (int64_t s = 0; s < series; ++s) {

@@ -55,4 +55,28 @@ void colorbarPrimitives(Primitives& out, float x, float y, float w, float h, Col
   out.push_back(c);
 }
 
+LabelRows stackLabels(const std::vector<float>& centres, const std::vector<float>& widths, float left, float right, float gap,
+                      int max_rows) {
+  LabelRows out;
+  out.placed.resize(centres.size());
+  std::vector<size_t> order(centres.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return centres[a] < centres[b]; });
+  std::vector<float> row_end;  // right edge of the last label on each row
+  for (const size_t k : order) {
+    const float w = widths[k];
+    const float l = std::max(left, std::min(centres[k] - w / 2, right - w));
+    size_t row = 0;
+    while (row < row_end.size() && row_end[row] > l - gap) ++row;
+    if (row == row_end.size()) {
+      if (static_cast<int>(row_end.size()) < max_rows) row_end.push_back(left);
+      else row = static_cast<size_t>(std::min_element(row_end.begin(), row_end.end()) - row_end.begin());
+    }
+    row_end[row] = l + w;
+    out.placed[k] = {static_cast<int>(row), l};
+  }
+  out.rows = static_cast<int>(row_end.size());
+  return out;
+}
+
 }  // namespace attn

@@ -6,8 +6,9 @@
 // sizes are pixels on screen, layout units in a figure. Colours of text and
 // frames are roles the backend's theme resolves.
 //
-// Views drawn this way so far: the colour bar (colorbarPrimitives). The
-// others are still drawn twice, by widgets/ and by app/export/figure.cpp.
+// Drawn this way so far: the colour bar (colorbarPrimitives). Plots' marker
+// labels share their placement (stackLabels). The other views are still
+// drawn twice, by widgets/ and by app/export/figure.cpp.
 #pragma once
 
 #include "widgets/colormap.h"
@@ -42,5 +43,21 @@ using Primitives = std::vector<Primitive>;
 // it takes right of the strip is colorbarLabelWidth(); `measure` sets text.
 void colorbarPrimitives(Primitives& out, float x, float y, float w, float h, Colormap cmap, const ValueRange& range,
                         const std::string& caption, float text_px, const MeasureText& measure);
+
+// Labels along an axis (a plot's markers: adaptive span's R and z), each
+// centred on its x and kept inside [left, right], stacked in rows so none
+// overlaps another: a label takes the first row whose last label ends `gap`
+// before it; past `max_rows` rows, the row that ends first. The screen and
+// the figures place marker labels with this one rule.
+struct LabelSlot {
+  int row = 0;
+  float left = 0;  // the label's left edge
+};
+struct LabelRows {
+  std::vector<LabelSlot> placed;  // in the order of `centres` (not "slots": a Qt macro)
+  int rows = 0;                  // rows used
+};
+LabelRows stackLabels(const std::vector<float>& centres, const std::vector<float>& widths, float left, float right, float gap,
+                      int max_rows = 3);
 
 }  // namespace attn

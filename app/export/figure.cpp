@@ -802,26 +802,16 @@ void drawCurves(Painter& ctx, const QRectF& area, const Extra& e) {
   const double x_hi = std::max<double>(static_cast<double>(n - 1), 1.0);
   auto xAt = [&](double x) { return left + (right - left) * x / x_hi; };
 
-  // Marker label rows, left to right.
+  // Marker labels in rows above the plot (stackLabels: the screen's rule too).
   p.setFont(figureFont(ctx.unit * 0.8));
   const QFontMetricsF fm(p.font());
-  std::vector<const Marker*> markers;
-  for (const Marker& mk : e.markers) markers.push_back(&mk);
-  std::sort(markers.begin(), markers.end(), [](const Marker* a, const Marker* b) { return a->x < b->x; });
-  std::vector<int> level(markers.size(), 0);
-  std::vector<double> row_end;  // right edge of the last label on each row
-  for (size_t k = 0; k < markers.size(); ++k) {
-    const double w = fm.horizontalAdvance(qs(markers[k]->label)), x = xAt(markers[k]->x);
-    const double l = std::clamp(x - w / 2, left, right - w);
-    size_t row = 0;
-    while (row < row_end.size() && row_end[row] > l - ctx.unit * 0.5) ++row;
-    if (row == row_end.size()) {
-      if (row_end.size() < 3) row_end.push_back(0);
-      else row = static_cast<size_t>(std::min_element(row_end.begin(), row_end.end()) - row_end.begin());
-    }
-    row_end[row] = l + w;
-    level[k] = static_cast<int>(row);
+  std::vector<float> centres, widths;
+  for (const Marker& mk : e.markers) {
+    centres.push_back(static_cast<float>(xAt(mk.x)));
+    widths.push_back(static_cast<float>(fm.horizontalAdvance(qs(mk.label))));
   }
+  const LabelRows labels = stackLabels(centres, widths, static_cast<float>(left), static_cast<float>(right),
+                                       static_cast<float>(ctx.unit * 0.5));
   std::vector<LegendEntry> legend;
   if (series > 1)
     for (int64_t s = 0; s < series; ++s)
@@ -832,8 +822,8 @@ void drawCurves(Painter& ctx, const QRectF& area, const Extra& e) {
   const QRectF legend_area(left, 0, right - left, 0);
   const double legend_h = layoutLegend(ctx, legend_area, legend, false, false);
   const double row_h = ctx.unit * 1.25;
-  const QRectF plot(left, area.top() + title_h + ctx.unit * 0.4 + row_end.size() * row_h, right - left,
-                    area.height() - title_h - ctx.unit * 0.4 - row_end.size() * row_h - ctx.unit * 3.2 - legend_h);
+  const QRectF plot(left, area.top() + title_h + ctx.unit * 0.4 + labels.rows * row_h, right - left,
+                    area.height() - title_h - ctx.unit * 0.4 - labels.rows * row_h - ctx.unit * 3.2 - legend_h);
   if (plot.height() <= ctx.unit) return;
   const float lo = std::min(0.0f, e.stats.min), hi = e.stats.max > lo ? e.stats.max : lo + 1.0f;
   auto yAt = [&](double y) { return plot.bottom() - plot.height() * (y - lo) / (hi - lo); };
@@ -872,16 +862,16 @@ void drawCurves(Painter& ctx, const QRectF& area, const Extra& e) {
   }
   // Markers: a dashed line through the plot, the label above it.
   p.setFont(figureFont(ctx.unit * 0.8));
-  for (size_t k = 0; k < markers.size(); ++k) {
-    const Marker& mk = *markers[k];
+  for (size_t k = 0; k < e.markers.size(); ++k) {
+    const Marker& mk = e.markers[k];
     const QColor c = mk.series >= 0 ? toQColor(headColor(mk.series)) : ctx.theme.muted;
-    const double x = xAt(mk.x), w = fm.horizontalAdvance(qs(mk.label));
-    const double label_top = area.top() + title_h + ctx.unit * 0.4 + level[k] * row_h;
+    const double x = xAt(mk.x);
+    const double label_top = area.top() + title_h + ctx.unit * 0.4 + labels.placed[k].row * row_h;
     QPen dashed(c, std::max(1.0, ctx.unit * 0.12), Qt::DashLine);
     p.setPen(dashed);
     p.drawLine(QPointF(x, plot.top() - ctx.unit * 0.3), QPointF(x, plot.bottom()));
     p.setPen(c);
-    p.drawText(QRectF(std::clamp(x - w / 2, left, right - w), label_top, w + 1, row_h), Qt::AlignCenter | Qt::TextDontClip, qs(mk.label));
+    p.drawText(QRectF(labels.placed[k].left, label_top, widths[k] + 1, row_h), Qt::AlignCenter | Qt::TextDontClip, qs(mk.label));
   }
   layoutLegend(ctx, QRectF(left, area.bottom() - legend_h, right - left, legend_h), legend, false, true);
 }

@@ -560,10 +560,13 @@ void drawStatusBar(AppState& s, JobRunner& runner, ImVec2 pos, ImVec2 size) {
     ImGui::Text("%s   weights [%d, %lld, %lld]%s   %s   compute %.2f ms   frame %.1f ms", r.variant.c_str(), r.heads(),
                 static_cast<long long>(r.queries()), static_cast<long long>(r.keys()), out_shape.c_str(),
                 formatFlops(r.flops).c_str(), r.compute_seconds * 1e3, s.frame_ms);
+    // The scalars that fit on the line; all of them are in the extras view.
     for (const Extra& e : r.extras)
       if (e.kind == ExtraKind::Scalar && !e.value.data.empty()) {
+        const std::string item = "  " + e.name + " = " + formatValueShort(e.value.data[0]);
         ImGui::SameLine();
-        ImGui::TextDisabled("  %s = %s", e.name.c_str(), formatValueShort(e.value.data[0]).c_str());
+        if (ImGui::GetCursorPosX() + ImGui::CalcTextSize(item.c_str()).x > ImGui::GetWindowWidth() - ImGui::GetFontSize()) break;
+        ImGui::TextDisabled("%s", item.c_str());
       }
   } else {
     ImGui::Text("frame %.1f ms", s.frame_ms);

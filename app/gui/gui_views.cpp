@@ -296,8 +296,14 @@ void extrasView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   std::string overlays, outlines;
   for (const Extra& e : r.extras) {
     if (e.kind == ExtraKind::Scalar && !e.value.data.empty()) {
+      // On the header's line while they fit, then on the next lines: never past the window's edge.
+      const std::string item = labelOf(e) + " = " + formatValueShort(e.value.data[0]);
       ImGui::SameLine();
-      ImGui::Text("   %s = %s", labelOf(e).c_str(), formatValueShort(e.value.data[0]).c_str());
+      if (ImGui::GetCursorPosX() + ImGui::CalcTextSize(item.c_str()).x + ImGui::GetFontSize() * 2 > ImGui::GetWindowWidth())
+        ImGui::NewLine();
+      else
+        ImGui::SameLine(0.0f, ImGui::GetFontSize() * 1.5f);
+      ImGui::TextUnformatted(item.c_str());
     } else if (e.kind == ExtraKind::QueryPosition || e.kind == ExtraKind::QueryWindow) {
       overlays += (overlays.empty() ? "" : ", ") + labelOf(e);
     } else if (e.kind == ExtraKind::QueryGroup) {

@@ -1,0 +1,64 @@
+// The shared layouts of widgets/primitives.h, as both backends receive them:
+// the colour bar's pieces, and marker labels that never overlap.
+#include "widgets/primitives.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+namespace attn {
+namespace {
+
+float monospace(const std::string& s, float scale) { return static_cast<float>(s.size()) * 8.0f * scale; }
+
+TEST(StackLabels, LabelsInOneRowNeverOverlapAndStayInside) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> at(0.0f, 400.0f), wide(10.0f, 80.0f);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<float> centres, widths;
+    for (int k = 0; k < 6; ++k) {
+      centres.push_back(at(rng));
+      widths.push_back(wide(rng));
+    }
+    const LabelRows rows = stackLabels(centres, widths, 0.0f, 400.0f, 4.0f, 10);
+    ASSERT_EQ(rows.placed.size(), centres.size());
+    for (size_t a = 0; a < centres.size(); ++a) {
+      EXPECT_GE(rows.placed[a].left, 0.0f);
+      EXPECT_LE(rows.placed[a].left + widths[a], 400.0f + 1e-3f);
+      EXPECT_LT(rows.placed[a].row, rows.rows);
+      for (size_t b = a + 1; b < centres.size(); ++b) {
+        if (rows.placed[a].row != rows.placed[b].row) continue;
+        const bool apart = rows.placed[a].left + widths[a] + 4.0f <= rows.placed[b].left + 1e-3f ||
+                           rows.placed[b].left + widths[b] + 4.0f <= rows.placed[a].left + 1e-3f;
+        EXPECT_TRUE(apart) << "labels " << a << " and " << b << " overlap in row " << rows.placed[a].row;
+      }
+    }
+  }
+  // Far apart: one row; on top of each other: one row each.
+  EXPECT_EQ(stackLabels({50, 300}, {40, 40}, 0, 400, 4).rows, 1);
+  EXPECT_EQ(stackLabels({200, 200, 200}, {40, 40, 40}, 0, 400, 4).rows, 3);
+}
+
+TEST(ColorbarPrimitives, StripFrameTicksAndACaptionTurnedUp) {
+  Primitives prims;
+  const ValueRange range{-2.0f, 2.0f, true};
+  colorbarPrimitives(prims, 10, 20, 12, 300, Colormap::Viridis, range, "signed", 14, monospace);
+  ASSERT_GE(prims.size(), 2u);
+  EXPECT_EQ(prims[0].kind, Primitive::Kind::ColormapStrip);
+  EXPECT_EQ(prims[0].cmap, Colormap::Coolwarm) << "a signed range takes a diverging map";
+  EXPECT_EQ(prims[1].kind, Primitive::Kind::StrokeRect);
+  std::vector<float> tick_ys;
+  for (const Primitive& p : prims)
+    if (p.kind == Primitive::Kind::Line) tick_ys.push_back(p.y0);
+  ASSERT_GE(tick_ys.size(), 3u);
+  EXPECT_FLOAT_EQ(tick_ys[tick_ys.size() / 2], 20 + 150) << "0 sits in the middle of a signed bar";
+  const Primitive& caption = prims.back();
+  EXPECT_EQ(caption.kind, Primitive::Kind::Text);
+  EXPECT_EQ(caption.text, "signed");
+  EXPECT_TRUE(caption.vertical);
+  EXPECT_GT(caption.x0, 22.0f) << "right of the strip and its labels";
+}
+
+}  // namespace
+}  // namespace attn
