@@ -202,5 +202,25 @@ TEST(FigureOptions, BadSizeAndFontSizeAreOneLineErrorsAndWriteNothing) {
   EXPECT_TRUE(listFiles(dir.path).empty());
 }
 
+TEST(FigureOptions, BadScaleGammaAndPercentileAreOneLineErrorsAndWriteNothing) {
+  TempDir dir;
+  const std::string pdf = (dir / "x.pdf").string();
+  const struct {
+    std::vector<std::string> flags;
+    std::string named;
+  } cases[] = {{{"--scale", "cubic"}, "--scale"},
+               {{"--scale", "power", "--gamma", "0"}, "--gamma"},
+               {{"--scale", "percentile", "--percentile", "10"}, "--percentile"}};
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"render", "multi-head", "--out", pdf};
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    const RunResult r = runAttnlab(args);
+    EXPECT_EQ(r.status, 2) << c.named;
+    EXPECT_EQ(countLines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(c.named), std::string::npos) << r.err;
+  }
+  EXPECT_TRUE(listFiles(dir.path).empty());
+}
+
 }  // namespace
 }  // namespace attn::test

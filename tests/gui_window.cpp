@@ -190,6 +190,13 @@ TEST_F(GuiTest, ViewTheVariantLacksIsUsageError) {
   EXPECT_NE(r.err.find("'lines'"), std::string::npos) << r.err;
 }
 
+TEST_F(GuiTest, UnknownScaleIsUsageError) {
+  const RunResult r = runAttnlab({"gui", "--frames", "2", "--variant", "multi-head", "--scale", "cubic"}, env(), 60);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("--scale"), std::string::npos) << r.err;
+}
+
 TEST_F(GuiTest, BadParameterIsUsageError) {
   const RunResult r = runAttnlab({"gui", "--frames", "2", "--set", "causal=maybe"}, env(), 60);
   EXPECT_EQ(r.status, 2);

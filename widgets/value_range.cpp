@@ -98,12 +98,16 @@ ValueRange withScale(ValueRange base, const ColorScale& s, int64_t keys, const f
   return base;
 }
 
+namespace {
+
 std::pair<const float*, int64_t> headWeightValues(const Result& r, int head) {
   const size_t h = static_cast<size_t>(std::clamp(head, 0, std::max(0, r.heads() - 1)));
   if (h < r.weights.size()) return {r.weights[h].data(), r.weights[h].size()};
   if (h < r.sparse.size()) return {r.sparse[h].values.data(), static_cast<int64_t>(r.sparse[h].values.size())};
   return {nullptr, 0};
 }
+
+}  // namespace
 
 ValueRange scaledWeightsRange(const ValueRange& base, const ColorScale& s, const Result& r, int head) {
   const auto [values, n] = headWeightValues(r, head);

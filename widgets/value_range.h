@@ -61,9 +61,8 @@ ValueRange weightsRange(const Result& r);
 // One range over several results' weights (the family view's shared colour
 // scale): their union, diverging when any of them is signed.
 ValueRange sharedWeightsRange(const std::vector<const Result*>& results);
-// One head's weights, dense or its CSR entries (what a percentile scale reads).
-std::pair<const float*, int64_t> headWeightValues(const Result& r, int head);
-// A result's weights range under a colour scale, the percentile read from `head`.
+// A result's weights range under a colour scale, the percentile read from
+// `head`'s weights (dense, or its CSR entries).
 ValueRange scaledWeightsRange(const ValueRange& base, const ColorScale& s, const Result& r, int head);
 // The range of one extra array.
 ValueRange extraRange(const Extra& e);

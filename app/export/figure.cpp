@@ -72,6 +72,17 @@ QFont scaledFont(const QFont& font, double scale) {
   return f;
 }
 
+// The margin token labels take beside a matrix: the longest label at the
+// largest label size (0.85 units) and a gap, capped at `cap` so long tokens
+// cannot squeeze the matrix away. The figure's height and the matrix panel
+// measure it alike.
+double labelMargin(double unit, const std::vector<std::string>& labels, double cap) {
+  const QFontMetricsF fm(figureFont(unit * 0.85));
+  double w = 0;
+  for (const std::string& l : labels) w = std::max(w, fm.horizontalAdvance(qs(l)));
+  return std::min(w + unit * 0.8, cap);
+}
+
 // A formula (widgets/formula.h: sub- and superscripts from caret text) in
 // `font`, wrapped to `width`.
 std::vector<FormulaLine> formulaLines(const QFont& font, double width, const QString& text) {
@@ -351,14 +362,8 @@ QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
   const int64_t rows = m.rows(), cols = m.cols();
   const double title_h = m.title.isEmpty() ? 0 : panelTitleHeight(ctx, area.width(), m.title);
   const bool has_bands = m.bands && !m.bands->empty();
-  // Label margins fit the longest label at the largest label size, capped
-  // so long tokens cannot squeeze the matrix away.
   auto labelSpace = [&](const std::vector<std::string>* labels, double cap) {
-    if (!m.labels || !labels) return ctx.unit * 0.5;
-    const QFontMetricsF fm(figureFont(ctx.unit * 0.85));
-    double w = 0;
-    for (const std::string& l : *labels) w = std::max(w, fm.horizontalAdvance(qs(l)));
-    return std::min(w + ctx.unit * 0.8, cap);
+    return m.labels && labels ? labelMargin(ctx.unit, *labels, cap) : ctx.unit * 0.5;
   };
   const double label_w = labelSpace(m.row_labels, area.width() * 0.3);
   const double label_h = labelSpace(m.col_labels, area.height() * 0.3);
@@ -572,9 +577,19 @@ QString defaultTitle(const Result& r, const FigureOptions& o) {
 
 // The figure's title and subtitle, each wrapped to the page; returns the
 // height they take with the gap under them (0 with neither).
+QFont titleFont(double unit) { return figureFont(unit * 1.5, true); }
+QFont subtitleFont(double unit) { return figureFont(unit * 0.85); }
+
+// Room for what drawTitle() draws, measured without drawing, for a figure
+// whose height follows its content: the wrapped title and subtitle and
+// 1.4 units (drawTitle's gaps take 1.1 of them).
+double titleBlockHeight(double unit, double width, const QString& title, const QString& subtitle) {
+  return wrappedHeight(titleFont(unit), width, title) + formulaHeight(subtitleFont(unit), width, subtitle) + unit * 1.4;
+}
+
 double drawTitle(Painter& ctx, const QRectF& area, const QString& title, const QString& subtitle) {
   double y = area.top();
-  const QFont title_font = figureFont(ctx.unit * 1.5, true), subtitle_font = figureFont(ctx.unit * 0.85);
+  const QFont title_font = titleFont(ctx.unit), subtitle_font = subtitleFont(ctx.unit);
   if (!title.isEmpty()) {
     const double h = wrappedHeight(title_font, area.width(), title);
     ctx.p.setPen(ctx.theme.text);
@@ -1668,17 +1683,12 @@ using Paint = std::function<void(QPainter&, double raster_scale)>;
 int figureHeightFor(const std::vector<Result>& results, const FigureOptions& o, const QString& title, const QString& subtitle) {
   const Result& r = results[0];
   const double unit = textUnit(o), margin = unit * 1.5, body_w = o.width - 2 * margin;
-  const QFont title_font = figureFont(unit * 1.5, true), subtitle_font = figureFont(unit * 0.85);
-  const double title_h = wrappedHeight(title_font, body_w, title) + formulaHeight(subtitle_font, body_w, subtitle) + unit * 1.4;
+  const double title_h = titleBlockHeight(unit, body_w, title, subtitle);
   double body_h = body_w * 0.8;
   switch (o.view) {
     case ViewKind::Heatmap: {
-      const QFontMetricsF fm(figureFont(unit * 0.85));
-      auto labels = [&](const std::vector<std::string>& l, double cap) {
-        double w = 0;
-        for (const std::string& s : l) w = std::max(w, fm.horizontalAdvance(qs(s)));
-        return std::min(w + unit * 0.8, cap) + unit * 1.4;
-      };
+      // The matrix panel's margins: labels (labelMargin) and the axis title.
+      auto labels = [&](const std::vector<std::string>& l, double cap) { return labelMargin(unit, l, cap) + unit * 1.4; };
       const double cells_w = body_w - unit * 7 - labels(r.q_tokens, body_w * 0.3);
       body_h = cells_w * static_cast<double>(r.queries()) / static_cast<double>(std::max<int64_t>(r.keys(), 1)) +
                labels(r.k_tokens, body_w * 0.3) + (r.key_bands.empty() ? 0 : unit * 3);
@@ -1829,8 +1839,7 @@ int exportTableFigure(const std::vector<std::string>& columns, const std::vector
   FigureOptions o = options;
   if (o.height == 0) {  // a header and the rows at 1.8 units each
     const double unit = textUnit(o), margin = unit * 1.5;
-    const double title_h = wrappedHeight(figureFont(unit * 1.5, true), o.width - 2 * margin, qs(o.title.value_or(""))) +
-                           formulaHeight(figureFont(unit * 0.85), o.width - 2 * margin, qs(o.subtitle)) + unit * 1.4;
+    const double title_h = titleBlockHeight(unit, o.width - 2 * margin, qs(o.title.value_or("")), qs(o.subtitle));
     o.height = static_cast<int>(std::clamp(std::ceil(2 * margin + title_h + unit * 1.8 * (rows.size() + 1)), 64.0, 16384.0));
   }
   writeFigure([&](QPainter& p, double scale) { paintTable(p, columns, rows, o, scale); }, o, path, o.title.value_or(""));

@@ -265,9 +265,9 @@ void header(const AppState& s, const std::string& what) {
 // column's name, in `width` (under the grid of the model view).
 void focusedHeadNumbers(const std::vector<HeadSummary>& summaries, int layer, int head, float width) {
   const std::vector<std::string> columns = headTableColumns();
-  const std::vector<std::vector<std::string>> rows = headTableRows(summaries);
-  for (size_t i = 0; i < summaries.size(); ++i) {
-    if (summaries[i].layer != layer || summaries[i].head != head) continue;
+  for (const HeadSummary& summary : summaries) {
+    if (summary.layer != layer || summary.head != head) continue;
+    const std::vector<std::string> row = headTableRows({summary})[0];  // this head's row only
     ImGui::TextDisabled("FOCUSED HEAD");
     if (ImGui::BeginTable("##focused", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp, ImVec2(width, 0))) {
       for (size_t c = 0; c < columns.size(); ++c) {
@@ -275,7 +275,7 @@ void focusedHeadNumbers(const std::vector<HeadSummary>& summaries, int layer, in
         ImGui::TableNextColumn();
         ImGui::TextDisabled("%s", columns[c].c_str());
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(rows[i][c].c_str());
+        ImGui::TextUnformatted(row[c].c_str());
       }
       ImGui::EndTable();
     }
