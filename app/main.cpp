@@ -1,6 +1,6 @@
 // attnlab: the GUI by default, and the headless commands of the contract.
 //   attnlab                      GUI with the default scene (the embedded model)
-//   attnlab gui|list|compute|render|bench|model ...
+//   attnlab gui|list|compute|render|bench|model|lesson ...
 // Exit status: 0 done, 2 bad usage or bad input (one line on stderr), 1 internal error.
 #include "app/cli/cli.h"
 #include "app/gui/gui.h"
@@ -32,24 +32,29 @@ int main(int argc, char** argv) {
   GuiOptions gui;
   std::string gui_size;
   CLI::App* gui_cmd = app.add_subcommand("gui", "Open the interactive window");
-  gui_cmd->add_option("--variant", gui.variant, "Variant to open (see 'attnlab list')");
-  gui_cmd->add_option("--set", gui.sets, "Parameter KEY=VALUE (repeatable)");
-  gui_cmd->add_option("--view", gui.view,
+  gui_cmd->add_option("--variant", gui.scene.variant, "Variant to open (see 'attnlab list')");
+  gui_cmd->add_option("--set", gui.scene.sets, "Parameter KEY=VALUE (repeatable)");
+  gui_cmd->add_option("--view", gui.scene.view,
                       "Initial view: model, heads, qk, rollout, table, pattern (model workspace); heatmap, heads, lines, "
                       "extras, family, image, compare (variants)");
-  gui_cmd->add_option("--model", gui.model, "Open a model: a Hugging Face folder or its .safetensors file");
-  gui_cmd->add_option("--pattern", gui.pattern, "Pattern view: the variant applied to the focused head (its --set values)");
-  gui_cmd->add_option("--layer", gui.layer, "Model workspace: the focused layer");
-  gui_cmd->add_option("--head", gui.head, "Model workspace: the focused head");
-  gui_cmd->add_option("--query", gui.query, "Model workspace: the query token of the Q/K view and the predictions");
-  gui_cmd->add_option("--key", gui.key, "Model workspace: the key token of the Q/K view");
+  gui_cmd->add_option("--model", gui.scene.model, "Open a model: a Hugging Face folder or its .safetensors file");
+  gui_cmd->add_option("--pattern", gui.scene.pattern, "Pattern view: the variant applied to the focused head (its --set values)");
+  gui_cmd->add_option("--layer", gui.scene.layer, "Model workspace: the focused layer");
+  gui_cmd->add_option("--head", gui.scene.head, "Model workspace: the focused head");
+  gui_cmd->add_option("--query", gui.scene.query, "Model workspace: the query token of the Q/K view and the predictions");
+  gui_cmd->add_option("--key", gui.scene.key, "Model workspace: the key token of the Q/K view");
   gui_cmd->add_option("--screenshot", gui.screenshot, "Save the last frame as PNG (with --frames)");
   gui_cmd->add_option("--frames", gui.frames, "Exit after N frames, printing median and worst frame time");
   gui_cmd->add_option("--size", gui_size, "Window size WxH");
   gui_cmd->add_flag("--hide-panel", gui.hide_panel, "Start with the side panel hidden (Tab shows it)");
   gui_cmd->add_option("--scale", gui.scale, "Colour scale: auto (log from 512 keys on), linear, log, power or percentile")
       ->capture_default_str();
-  addInputFlags(*gui_cmd, gui.input);
+  gui_cmd->add_option("--lesson", gui.lesson, "Open a lesson (see 'attnlab lesson list'), by name or as a .json file");
+  gui_cmd->add_option("--step", gui.step, "The lesson's step to open at, from 0");
+  gui_cmd->add_flag("--present", gui.present, "Presentation mode: no panel or menus, larger text, narration as captions (F5)");
+  gui_cmd->add_option("--keys", gui.keys, "Keys pressed one a frame after the first result, e.g. Right,Right,Left")
+      ->delimiter(',');
+  addInputFlags(*gui_cmd, gui.scene.input);
 
   bool list_json = false;
   CLI::App* list_cmd = app.add_subcommand("list", "List variants, their parameters and views");
@@ -118,6 +123,19 @@ int main(int argc, char** argv) {
                             "Positions to predict at: all, last, or a list such as 0,7,12 (the LM head runs on these only)")
       ->capture_default_str();
 
+  bool lesson_json = false;
+  CLI::App* lesson_cmd = app.add_subcommand("lesson", "Guided lessons: list them, or export one as a handout");
+  lesson_cmd->require_subcommand(1);
+  CLI::App* lesson_list_cmd = lesson_cmd->add_subcommand("list", "List the lessons: name, title, steps, variants, summary");
+  lesson_list_cmd->add_flag("--json", lesson_json, "Machine-readable listing");
+  LessonExportOptions lesson_export;
+  CLI::App* lesson_export_cmd =
+      lesson_cmd->add_subcommand("export", "Write a handout PDF: one page per step with its figure, narration and formula");
+  lesson_export_cmd->add_option("name", lesson_export.name, "Lesson name, or a lesson .json file")->required();
+  lesson_export_cmd->add_option("--out", lesson_export.out, "Output .pdf")->required();
+  lesson_export_cmd->add_option("--size", lesson_export.size, "Page size WxH in points (default A4 landscape)")
+      ->capture_default_str();
+
   bool bench_json = false;
   CLI::App* bench_cmd = app.add_subcommand("bench", "Benchmark the engine and print a table");
   std::string bench_only;
@@ -148,26 +166,26 @@ int main(int argc, char** argv) {
     if (*bench_cmd) return cmdBench(bench_json, bench_only);
     if (*model_info_cmd) return cmdModelInfo(model_path, model_json);
     if (*model_run_cmd) return cmdModelRun(model_run);
+    if (*lesson_list_cmd) return cmdLessonList(lesson_json);
+    if (*lesson_export_cmd) return cmdLessonExport(argc, argv, lesson_export);
     if (*gui_cmd) {
-      bool variant_flags = !gui.variant.empty() || !gui.sets.empty();
+      bool variant_flags = !gui.scene.variant.empty() || !gui.scene.sets.empty();
       for (const CLI::Option* o : gui_cmd->get_options())
         for (const char* f : {"--seed", "--length", "--source-length", "--dim", "--heads", "--preset", "--text",
                               "--source-text", "--x", "--q", "--k", "--v"})
           if (o->check_name(f) && o->count() > 0) {
-            gui.input_given = true;
+            gui.scene.input_given = true;
             variant_flags = variant_flags || std::string(f) != "--text";
           }
       // The model workspace unless only the variant workspace's flags say otherwise.
-      gui.model_workspace = !gui.model.empty() || !gui.pattern.empty() || !variant_flags;
-      if (!gui.model.empty() && !gui.variant.empty())
-        throw InputError("--model and --variant: choose one workspace (a real model or a variant)");
+      gui.scene.model_workspace = !gui.scene.model.empty() || !gui.scene.pattern.empty() || !variant_flags;
       if (!gui_size.empty()) std::tie(gui.width, gui.height) = parseSize(gui_size, "--size");
       if (gui.frames < 0) throw InputError("--frames: expected a non-negative number of frames");
       if (!gui.screenshot.empty() && gui.frames <= 0)
         throw InputError("--screenshot: needs --frames N (N ≥ 1) to know when to capture");
-      if (!gui.view.empty() && !gui.model_workspace) viewFromName(gui.view);
-      if (!gui.view.empty() && gui.model_workspace) modelViewFromName(gui.view);
-      if (!gui.variant.empty()) variantOrThrow(gui.variant);
+      if (gui.step < 0) throw InputError("--step: expected a step number ≥ 0");
+      if (gui.lesson.empty() && gui.step > 0) throw InputError("--step: needs --lesson NAME");
+      validateScene(gui.scene);
     }
     return runGui(gui);
   } catch (const InputError& e) {

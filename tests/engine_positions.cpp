@@ -78,6 +78,57 @@ TEST(SinusoidalPe, SimilarityIsToeplitzAndValuesBounded) {
   EXPECT_GT(toeplitzDeviation(g * g.transpose()), 0.1);
 }
 
+// §3.5: PE_{pos+k} = M_k·PE_pos with M_k a rotation by k·ω_i on each pair.
+DMat rotationRef(int64_t d, int64_t k, double base) {
+  DMat m(d, d);
+  for (int64_t i = 0; 2 * i + 1 < d; ++i) {
+    const double a = k / std::pow(base, 2.0 * i / d);
+    m(2 * i, 2 * i) = std::cos(a);
+    m(2 * i, 2 * i + 1) = std::sin(a);
+    m(2 * i + 1, 2 * i) = -std::sin(a);
+    m(2 * i + 1, 2 * i + 1) = std::cos(a);
+  }
+  return m;
+}
+
+// ‖PE_{pos+k} − M·PE_pos‖ over the first `paired` dimensions, plain loops.
+double shiftResidual(const DMat& pe, const DMat& m, int64_t pos, int64_t k, int64_t paired) {
+  double sq = 0;
+  for (int64_t r = 0; r < paired; ++r) {
+    double moved = 0;
+    for (int64_t c = 0; c < paired; ++c) moved += m(r, c) * pe(pos, c);
+    sq += (pe(pos + k, r) - moved) * (pe(pos + k, r) - moved);
+  }
+  return std::sqrt(sq);
+}
+
+TEST(SinusoidalPe, ShiftIsARotationOfTheEncoding) {
+  for (const int64_t d : {64, 15}) {
+    for (const int64_t k : {0, 1, 7, 300}) {
+      const int64_t l = 40;
+      const Result r = ref::run("sinusoidal-pe", ref::gaussianInputs(3, l, 4, d, 1), {{"k", std::to_string(k)}});
+      const DMat m = rotationRef(d, k, 10000.0);
+      const Extra* mk = r.findExtra("m_k");
+      const Extra* res = r.findExtra("shift_residual");
+      const Extra* worst = r.findExtra("max_shift_residual");
+      ASSERT_TRUE(mk && res && worst);
+      ref::expectClose(mk->value.toMat("m_k"), m, 1e-6, "M_k d=" + std::to_string(d) + " k=" + std::to_string(k));
+      // The plain-loop residual on the reference table, pairs only.
+      const DMat pe = sinusoidRef(l + k, d, 10000.0);
+      const int64_t paired = d - d % 2;
+      double ref_worst = 0;
+      for (int64_t pos = 0; pos < l; ++pos) ref_worst = std::max(ref_worst, shiftResidual(pe, m, pos, k, paired));
+      EXPECT_LT(ref_worst, 1e-9);                         // the identity itself, in double
+      EXPECT_LT(worst->value.data[0], 2e-5) << "d=" << d << " k=" << k;  // the float table keeps it
+      ASSERT_EQ(res->value.size(), l);
+      for (int64_t pos = 0; pos < l; ++pos) EXPECT_LE(res->value.data[static_cast<size_t>(pos)], worst->value.data[0]);
+      // The check can fail: M_{k+1} does not move PE_pos to PE_{pos+k}.
+      const DMat wrong = rotationRef(d, k + 1, 10000.0);
+      EXPECT_GT(shiftResidual(pe, wrong, 5, k, paired), 1e-3);
+    }
+  }
+}
+
 TEST(LearnedPe, FileDecidesLengthAndLabels) {
   const Mat table = randomNormal(9, 6, 4, "table");
   const ref::TempPath file("pe.npy");

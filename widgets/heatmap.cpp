@@ -628,6 +628,7 @@ HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle
   // Input may have moved the view; redraw with the updated window.
   f.uv0 = ImVec2(zoom.center.x - 0.5f / zoom.zoom, zoom.center.y - 0.5f / zoom.zoom);
   f.uv1 = ImVec2(zoom.center.x + 0.5f / zoom.zoom, zoom.center.y + 0.5f / zoom.zoom);
+  ev.placed = {f.p0.x, f.p0.y, f.p1.x, f.p1.y, f.uv0.x, f.uv0.y, f.uv1.x, f.uv1.y, f.rows, f.cols};
 
   const ImVec4 grid = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
   const ImVec4 grid_color(grid.x, grid.y, grid.z, 0.55f);

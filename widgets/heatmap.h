@@ -11,6 +11,7 @@
 #pragma once
 
 #include "engine/result.h"
+#include "widgets/annotations.h"
 #include "widgets/colormap.h"
 #include "widgets/value_range.h"
 
@@ -167,6 +168,7 @@ struct HeatmapEvents {
   bool hovered = false;
   bool clicked = false;     // released without dragging
   int64_t row = -1, col = -1;
+  MatrixPlacement placed;   // where the cells were drawn (annotations go over them)
 };
 
 HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle& style, HeatmapZoom& zoom,

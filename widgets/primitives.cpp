@@ -1,8 +1,17 @@
 #include "widgets/primitives.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace attn {
+
+ArrowHead arrowHead(const Primitive& a) {
+  const float dx = a.x1 - a.x0, dy = a.y1 - a.y0, len = std::max(1e-3f, std::sqrt(dx * dx + dy * dy));
+  const float ux = dx / len, uy = dy / len;
+  const float head = std::min(len * 0.6f, std::max(6.0f, std::max(1.0f, a.thickness) * 4.0f)), half = head * 0.5f;
+  const float bx = a.x1 - ux * head, by = a.y1 - uy * head;
+  return {bx, by, bx - uy * half, by + ux * half, bx + uy * half, by - ux * half};
+}
 
 void colorbarPrimitives(Primitives& out, float x, float y, float w, float h, Colormap cmap, const ValueRange& range,
                         const std::string& caption, float text_px, const MeasureText& measure) {

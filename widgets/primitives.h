@@ -6,9 +6,10 @@
 // sizes are pixels on screen, layout units in a figure. Colours of text and
 // frames are roles the backend's theme resolves.
 //
-// Drawn this way so far: the colour bar (colorbarPrimitives). Plots' marker
-// labels share their placement (stackLabels). The other views are still
-// drawn twice, by widgets/ and by app/export/figure.cpp.
+// Drawn this way so far: the colour bar (colorbarPrimitives) and the
+// annotations a lesson draws over a matrix (widgets/annotations.h). Plots'
+// marker labels share their placement (stackLabels). The other views are
+// still drawn twice, by widgets/ and by app/export/figure.cpp.
 #pragma once
 
 #include "widgets/colormap.h"
@@ -20,12 +21,18 @@
 
 namespace attn {
 
-enum class Role { Text, Muted, Frame };  // the theme's text, secondary text and frame colours
+// The theme's text, secondary text, frame and background colours, and the
+// accent that marks what a lesson points at.
+enum class Role { Text, Muted, Frame, Background, Accent };
 
 struct Primitive {
-  enum class Kind { StrokeRect, Line, Text, ColormapStrip } kind = Kind::Line;
+  // FillRect: `alpha` of the role's colour. Ellipse: inscribed in the rect.
+  // Arrow: a line from (x0, y0) with a head at (x1, y1).
+  enum class Kind { StrokeRect, FillRect, Line, Arrow, Ellipse, Text, ColormapStrip } kind = Kind::Line;
   float x0 = 0, y0 = 0, x1 = 0, y1 = 0;  // rect corners, line ends; text: the anchor point (x0, y0)
   Role role = Role::Text;
+  float thickness = 0;  // strokes: 0 is a hairline
+  float alpha = 1;      // 0..1, multiplies the role's colour
   // Text: size, which point of its box sits at the anchor (0 left/top,
   // 0.5 centre, 1 right/bottom, along the text's own axes) and whether it
   // reads bottom to top (turned 90° counter-clockwise, as an axis title).
@@ -36,6 +43,13 @@ struct Primitive {
 };
 
 using Primitives = std::vector<Primitive>;
+
+// The head of an Arrow primitive: the triangle's tip is (x1, y1), its base
+// centre is where the shaft ends; both backends draw this one shape.
+struct ArrowHead {
+  float base_x, base_y, left_x, left_y, right_x, right_y;
+};
+ArrowHead arrowHead(const Primitive& arrow);
 
 // A vertical colour bar at (x, y, w, h) for `range`: the strip, its frame,
 // ticks (scaleTicks: as many as fit, at least two) with their labels at

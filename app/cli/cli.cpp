@@ -210,17 +210,6 @@ FigureOptions figureOptions(const RenderOptions& o) {
   return fig;
 }
 
-// Headless: QPainter needs a QGuiApplication but no display (the offscreen platform).
-int& offscreenPlatform(int& argc) {
-  setenv("QT_QPA_PLATFORM", "offscreen", 1);
-  quietQtMessages();
-  return argc;
-}
-struct HeadlessQt {
-  HeadlessQt(int& argc, char** argv) : app(offscreenPlatform(argc), argv) { setlocale(LC_NUMERIC, "C"); }
-  QGuiApplication app;
-};
-
 // `attnlab render --model PATH | --default-model --text T --view V`.
 int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   if (!o.variant.empty()) throw InputError("render: give a variant NAME or --model / --default-model, not both");
@@ -253,6 +242,28 @@ int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
 
 }  // namespace
 
+// Headless: QPainter needs a QGuiApplication but no display (the offscreen platform).
+int& offscreenPlatform(int& argc) {
+  setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  quietQtMessages();
+  return argc;
+}
+
+std::vector<Result> figureResults(const VariantInfo& info, const Inputs& inputs, const Params& params, ViewKind view) {
+  std::vector<Result> results;
+  if (view == ViewKind::Family) {
+    // The subject first (it titles the figure), then the members that ran.
+    const std::vector<FamilyMember> family = runFamily(info, inputs, params);
+    for (const FamilyMember& m : family)
+      if (m.variant == info.name) results.push_back(*m.result);
+    for (const FamilyMember& m : family)
+      if (m.result && m.variant != info.name) results.push_back(*m.result);
+  } else {
+    results.push_back(runVariant(info, inputs, params));
+  }
+  return results;
+}
+
 int cmdRender(int argc, char** argv, const RenderOptions& o) {
   if (!o.model.empty() || o.default_model) return cmdRenderModel(argc, argv, o);
   if (o.variant.empty()) throw InputError("render: give a variant NAME (see 'attnlab list'), or --model PATH / --default-model");
@@ -266,18 +277,7 @@ int cmdRender(int argc, char** argv, const RenderOptions& o) {
     for (ViewKind k : info.views) have += (have.empty() ? "" : ", ") + viewName(k);
     throw InputError("--view: variant '" + info.name + "' has no '" + view_name + "' view (it has: " + have + ")");
   }
-  const Inputs inputs = resolveInputs(o.input);
-  std::vector<Result> results;
-  if (fig.view == ViewKind::Family) {
-    // The subject first (it titles the figure), then the members that ran.
-    const std::vector<FamilyMember> family = runFamily(info, inputs, params);
-    for (const FamilyMember& m : family)
-      if (m.variant == info.name) results.push_back(*m.result);
-    for (const FamilyMember& m : family)
-      if (m.result && m.variant != info.name) results.push_back(*m.result);
-  } else {
-    results.push_back(runVariant(info, inputs, params));
-  }
+  const std::vector<Result> results = figureResults(info, resolveInputs(o.input), params, fig.view);
   fig.head = o.head;
   fig.query = o.query;
   // The comparison with full attention can take seconds at large L: computed

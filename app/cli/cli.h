@@ -5,6 +5,9 @@
 #include "app/export/figure.h"
 #include "app/cli/input_options.h"
 
+#include <QGuiApplication>
+
+#include <clocale>
 #include <string>
 #include <vector>
 
@@ -50,12 +53,32 @@ struct ModelRunCliOptions {
   std::string predict_at = "all";  // "all", "last" or positions "0,5,9": where the LM head runs
 };
 
+// attnlab lesson export NAME --out FILE.pdf [--size WxH] (app/cli/cli_lesson.cpp)
+struct LessonExportOptions {
+  std::string name, out;
+  std::string size = "842x595";  // A4 landscape, points
+};
+
 int cmdList(bool json);
+int cmdLessonList(bool json);
+int cmdLessonExport(int argc, char** argv, const LessonExportOptions& o);
 int cmdModelInfo(const std::string& path, bool json);
 int cmdModelRun(const ModelRunCliOptions& o);
 int cmdCompute(const ComputeOptions& o);
 int cmdRender(int argc, char** argv, const RenderOptions& o);
 int cmdBench(bool json, const std::string& only);  // only: one section's name, or all
+
+// The results a figure of `view` draws: the variant's, and for the family
+// view its family's after it (the subject first). Shared by render and lesson export.
+std::vector<Result> figureResults(const VariantInfo& info, const Inputs& inputs, const Params& params, ViewKind view);
+
+// Headless: QPainter needs a QGuiApplication but no display (the offscreen
+// platform); Qt's chatter is silenced and numbers are read in the C locale.
+int& offscreenPlatform(int& argc);
+struct HeadlessQt {
+  HeadlessQt(int& argc, char** argv) : app(offscreenPlatform(argc), argv) { setlocale(LC_NUMERIC, "C"); }
+  QGuiApplication app;
+};
 
 // "1200x900" → (1200, 900); throws InputError naming `flag`.
 std::pair<int, int> parseSize(const std::string& s, const std::string& flag);

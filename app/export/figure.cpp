@@ -10,6 +10,7 @@
 // [SECTION] Compare view (a pattern against full attention)
 // [SECTION] Output devices and atomic write
 #include "app/export/figure.h"
+#include "app/export/figure_paint.h"
 
 #include "engine/attention_math.h"
 #include "engine/error.h"
@@ -35,28 +36,15 @@
 #include <numbers>
 
 namespace attn {
-namespace {
 
-// [SECTION] Painting helpers
-struct Theme {
-  QColor background, text, muted, frame;
-};
+// [SECTION] Text helpers shared with the handouts (figure_paint.h)
 
-Theme themeFor(bool dark) {
-  if (dark) return {QColor(24, 26, 30), QColor(235, 235, 235), QColor(150, 150, 155), QColor(90, 90, 95)};
-  return {QColor(255, 255, 255), QColor(20, 20, 20), QColor(110, 110, 115), QColor(160, 160, 165)};
-}
-
-QColor toQColor(Rgb8 c, int alpha = 255) { return QColor(c.r, c.g, c.b, alpha); }
-
-QFont figureFont(double px, bool bold = false) {
+QFont figureFont(double px, bool bold) {
   QFont f("DejaVu Sans");
   f.setPixelSize(std::max(1, static_cast<int>(std::lround(px))));
   f.setBold(bold);
   return f;
 }
-
-QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 // Height of `text` in `font`, word-wrapped to `width` (0 for no text). Text in
 // a figure is never elided nor clipped: a box that is too narrow wraps, and
@@ -70,17 +58,6 @@ QFont scaledFont(const QFont& font, double scale) {
   QFont f = font;
   f.setPixelSize(std::max(1, static_cast<int>(std::lround(font.pixelSize() * scale))));
   return f;
-}
-
-// The margin token labels take beside a matrix: the longest label at the
-// largest label size (0.85 units) and a gap, capped at `cap` so long tokens
-// cannot squeeze the matrix away. The figure's height and the matrix panel
-// measure it alike.
-double labelMargin(double unit, const std::vector<std::string>& labels, double cap) {
-  const QFontMetricsF fm(figureFont(unit * 0.85));
-  double w = 0;
-  for (const std::string& l : labels) w = std::max(w, fm.horizontalAdvance(qs(l)));
-  return std::min(w + unit * 0.8, cap);
 }
 
 // A formula (widgets/formula.h: sub- and superscripts from caret text) in
@@ -115,6 +92,34 @@ double drawFormula(QPainter& p, const QRectF& area, const QString& text, const Q
   return line_h * static_cast<double>(lines.size());
 }
 
+namespace {
+
+// [SECTION] Painting helpers
+struct Theme {
+  QColor background, text, muted, frame, accent;
+};
+
+Theme themeFor(bool dark) {
+  const QColor accent(255, 158, 38);  // the screen's focus colour (ImGuiCol_PlotHistogram)
+  if (dark) return {QColor(24, 26, 30), QColor(235, 235, 235), QColor(150, 150, 155), QColor(90, 90, 95), accent};
+  return {QColor(255, 255, 255), QColor(20, 20, 20), QColor(110, 110, 115), QColor(160, 160, 165), QColor(230, 110, 0)};
+}
+
+QColor toQColor(Rgb8 c, int alpha = 255) { return QColor(c.r, c.g, c.b, alpha); }
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+// The margin token labels take beside a matrix: the longest label at the
+// largest label size (0.85 units) and a gap, capped at `cap` so long tokens
+// cannot squeeze the matrix away. The figure's height and the matrix panel
+// measure it alike.
+double labelMargin(double unit, const std::vector<std::string>& labels, double cap) {
+  const QFontMetricsF fm(figureFont(unit * 0.85));
+  double w = 0;
+  for (const std::string& l : labels) w = std::max(w, fm.horizontalAdvance(qs(l)));
+  return std::min(w + unit * 0.8, cap);
+}
+
 // "16384" → "16,384".
 QString grouped(int64_t n) {
   QString s = QString::number(n);
@@ -138,20 +143,44 @@ struct Painter {
 // figures' backend, the screen's is widgets/primitives_imgui.h.
 void drawPrimitives(Painter& ctx, const Primitives& prims) {
   QPainter& p = ctx.p;
-  auto colourOf = [&](Role r) { return r == Role::Text ? ctx.theme.text : r == Role::Muted ? ctx.theme.muted : ctx.theme.frame; };
+  auto colourOf = [&](Role r, float alpha = 1.0f) {
+    QColor c = r == Role::Text    ? ctx.theme.text
+               : r == Role::Muted ? ctx.theme.muted
+               : r == Role::Frame ? ctx.theme.frame
+               : r == Role::Background ? ctx.theme.background
+                                  : ctx.theme.accent;
+    c.setAlphaF(c.alphaF() * std::clamp(alpha, 0.0f, 1.0f));
+    return c;
+  };
   p.save();
   p.setRenderHint(QPainter::Antialiasing, true);
-  p.setBrush(Qt::NoBrush);
   for (const Primitive& pr : prims) {
     const QRectF rect(QPointF(pr.x0, pr.y0), QPointF(pr.x1, pr.y1));
+    const QPen pen(colourOf(pr.role, pr.alpha), pr.thickness);
+    p.setBrush(Qt::NoBrush);
     switch (pr.kind) {
       case Primitive::Kind::StrokeRect:
-        p.setPen(QPen(colourOf(pr.role), 0));
+        p.setPen(pen);
         p.drawRect(rect);
         break;
+      case Primitive::Kind::FillRect: p.fillRect(rect, colourOf(pr.role, pr.alpha)); break;
       case Primitive::Kind::Line:
-        p.setPen(QPen(colourOf(pr.role), 0));
+        p.setPen(pen);
         p.drawLine(QPointF(pr.x0, pr.y0), QPointF(pr.x1, pr.y1));
+        break;
+      case Primitive::Kind::Arrow: {
+        const ArrowHead h = arrowHead(pr);
+        p.setPen(pen);
+        p.drawLine(QPointF(pr.x0, pr.y0), QPointF(h.base_x, h.base_y));
+        p.setPen(Qt::NoPen);
+        p.setBrush(colourOf(pr.role, pr.alpha));
+        const QPointF tri[3] = {QPointF(pr.x1, pr.y1), QPointF(h.left_x, h.left_y), QPointF(h.right_x, h.right_y)};
+        p.drawPolygon(tri, 3);
+        break;
+      }
+      case Primitive::Kind::Ellipse:
+        p.setPen(pen);
+        p.drawEllipse(rect.normalized());
         break;
       case Primitive::Kind::ColormapStrip: {
         // One gradient-filled rect (a <linearGradient> in SVG), bottom = 0.
@@ -1811,8 +1840,7 @@ void applyFigureSize(const std::string& size, const std::string& flag, FigureOpt
   o.height = h;
 }
 
-int exportFigure(const std::vector<Result>& results, const FigureOptions& options, const std::string& path,
-                 const Comparison* comparison) {
+PreparedFigure prepareFigure(std::vector<Result> results, const FigureOptions& options, const Comparison* comparison) {
   if (results.empty() || results[0].heads() == 0) throw InputError("export: nothing to draw");
   const Result& r = results[0];
   FigureOptions o = options;
@@ -1829,12 +1857,16 @@ int exportFigure(const std::vector<Result>& results, const FigureOptions& option
   if (o.view == ViewKind::Compare && !comparison) throw InputError("--view compare: no comparison with full attention given");
   if (o.view == ViewKind::Walkthrough && r.stages.empty())
     throw InputError("--view walkthrough: variant '" + r.variant + "' has no walkthrough stages");
-  writeFigure([&](QPainter& p, double scale) { paintFigure(p, results, o, comparison, scale); }, o, path, r.variant);
-  return o.height;
+  PreparedFigure f;
+  f.options = o;
+  f.name = r.variant;
+  auto shared = std::make_shared<const std::vector<Result>>(std::move(results));
+  f.paint = [shared, o, comparison](QPainter& p, double scale) { paintFigure(p, *shared, o, comparison, scale); };
+  return f;
 }
 
-int exportTableFigure(const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows,
-                      const FigureOptions& options, const std::string& path) {
+PreparedFigure prepareTableFigure(std::vector<std::string> columns, std::vector<std::vector<std::string>> rows,
+                                  const FigureOptions& options) {
   if (rows.empty()) throw InputError("export: the table has no rows");
   FigureOptions o = options;
   if (o.height == 0) {  // a header and the rows at 1.8 units each
@@ -1842,8 +1874,22 @@ int exportTableFigure(const std::vector<std::string>& columns, const std::vector
     const double title_h = titleBlockHeight(unit, o.width - 2 * margin, qs(o.title.value_or("")), qs(o.subtitle));
     o.height = static_cast<int>(std::clamp(std::ceil(2 * margin + title_h + unit * 1.8 * (rows.size() + 1)), 64.0, 16384.0));
   }
-  writeFigure([&](QPainter& p, double scale) { paintTable(p, columns, rows, o, scale); }, o, path, o.title.value_or(""));
-  return o.height;
+  PreparedFigure f;
+  f.options = o;
+  f.name = o.title.value_or("");
+  f.paint = [columns = std::move(columns), rows = std::move(rows), o](QPainter& p, double scale) {
+    paintTable(p, columns, rows, o, scale);
+  };
+  return f;
+}
+
+void writeFigure(const PreparedFigure& f, const std::string& path) { writeFigure(f.paint, f.options, path, f.name); }
+
+int exportFigure(const std::vector<Result>& results, const FigureOptions& options, const std::string& path,
+                 const Comparison* comparison) {
+  const PreparedFigure f = prepareFigure(results, options, comparison);
+  writeFigure(f, path);
+  return f.options.height;
 }
 
 }  // namespace attn

@@ -11,9 +11,12 @@
 #include "widgets/colormap.h"
 #include "widgets/value_range.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+class QPainter;
 
 namespace attn {
 
@@ -46,18 +49,34 @@ void applyFigureSize(const std::string& size, const std::string& flag, FigureOpt
 // causal pattern shows its whole reach above it.
 int64_t defaultImageQuery(const Result& r);
 
+// A figure laid out and ready to paint onto any QPainter device at (0, 0,
+// options.width, options.height): its options with the height resolved.
+struct PreparedFigure {
+  FigureOptions options;
+  std::string name;  // the document title
+  std::function<void(QPainter&, double raster_scale)> paint;
+};
+
 // `results[0]` is the figure's subject; the family view draws all of them.
 // The compare view draws `comparison` (compareWithFull(results[0]), computed
-// by the caller: it can take seconds at large L). The format comes from the
-// extension (.png, .svg, .pdf). Writes to a temp file and renames, so a
-// failure leaves nothing. Returns the figure's height (options.height, or
-// the content's when that is 0). Throws InputError.
-int exportFigure(const std::vector<Result>& results, const FigureOptions& options, const std::string& path,
-                  const Comparison* comparison = nullptr);
+// by the caller: it can take seconds at large L; it must outlive the
+// prepared figure). Throws InputError for a view the results cannot show.
+PreparedFigure prepareFigure(std::vector<Result> results, const FigureOptions& options,
+                             const Comparison* comparison = nullptr);
 
 // A table of text (the model workspace's head summaries): a header row and
-// `rows`, title from options.title, in the format of the extension.
-int exportTableFigure(const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows,
-                       const FigureOptions& options, const std::string& path);
+// `rows`, title from options.title.
+PreparedFigure prepareTableFigure(std::vector<std::string> columns, std::vector<std::vector<std::string>> rows,
+                                  const FigureOptions& options);
+
+// Writes the figure in the format of `path`'s extension (.png, .svg, .pdf)
+// through a temp file renamed into place, so a failure leaves nothing.
+// Throws InputError.
+void writeFigure(const PreparedFigure& figure, const std::string& path);
+
+// prepareFigure and writeFigure; returns the figure's height (options.height,
+// or the content's when that is 0).
+int exportFigure(const std::vector<Result>& results, const FigureOptions& options, const std::string& path,
+                 const Comparison* comparison = nullptr);
 
 }  // namespace attn

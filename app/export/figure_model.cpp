@@ -15,8 +15,8 @@ void checkRange(const char* flag, int64_t v, int64_t n) {
 
 }  // namespace
 
-int exportModelFigure(const ModelOutput& out, ModelView view, const ModelFigureSelection& sel,
-                      const FigureOptions& options, const std::string& path) {
+PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const ModelFigureSelection& sel,
+                                  const FigureOptions& options) {
   if (!out.analysis) throw InputError(out.too_long_message.empty() ? "model: nothing to draw" : out.too_long_message);
   const ModelAnalysis& a = *out.analysis;
   const ModelRun& r = a.run;
@@ -36,12 +36,12 @@ int exportModelFigure(const ModelOutput& out, ModelView view, const ModelFigureS
       titled(name + " \xE2\x80\x94 " + std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) + " heads");
       fo.view = ViewKind::Heads;
       fo.panel_titles = layerHeadNames(r);
-      return exportFigure({allHeadsResult(r, name)}, fo, path);
+      return prepareFigure({allHeadsResult(r, name)}, fo);
     }
     case ModelView::Heads:
       titled(name + " \xE2\x80\x94 layer " + std::to_string(sel.layer) + ", heads as colours");
       fo.view = ViewKind::Lines;
-      return exportFigure({layerResult(r, sel.layer, name)}, fo, path);
+      return prepareFigure({layerResult(r, sel.layer, name)}, fo);
     case ModelView::Qk: {
       const int64_t n = static_cast<int64_t>(r.tokens.size());
       const int64_t q = sel.query < 0 ? n - 1 : sel.query;
@@ -55,23 +55,30 @@ int exportModelFigure(const ModelOutput& out, ModelView view, const ModelFigureS
       checkRange("--key", k, n);
       titled(name + " \xE2\x80\x94 " + head + ": q, k and q\xE2\x88\x98k");
       fo.view = ViewKind::Extras;
-      return exportFigure({qkResult(r, qkTerms(r, sel.layer, sel.head, q, k), name)}, fo, path);
+      return prepareFigure({qkResult(r, qkTerms(r, sel.layer, sel.head, q, k), name)}, fo);
     }
     case ModelView::Rollout:
       titled(name + " \xE2\x80\x94 attention rollout through layer " + std::to_string(sel.layer));
       fo.view = ViewKind::Heatmap;
-      return exportFigure({rolloutResult(a, sel.layer, name)}, fo, path);
+      return prepareFigure({rolloutResult(a, sel.layer, name)}, fo);
     case ModelView::Table:
       titled(name + " \xE2\x80\x94 head summaries");
-      return exportTableFigure(headTableColumns(), headTableRows(a.summaries), fo, path);
+      return prepareTableFigure(headTableColumns(), headTableRows(a.summaries), fo);
     case ModelView::Pattern:
       if (!out.pattern)
         throw InputError("--view pattern: " + (out.pattern_error.empty() ? std::string("no pattern computed") : out.pattern_error));
       titled(out.pattern->result.variant + " on " + name + " " + head);
       fo.view = ViewKind::Extras;
-      return exportFigure({patternResult(*out.pattern, r, name)}, fo, path);
+      return prepareFigure({patternResult(*out.pattern, r, name)}, fo);
   }
-  throw std::logic_error("exportModelFigure: unknown view");
+  throw std::logic_error("prepareModelFigure: unknown view");
+}
+
+int exportModelFigure(const ModelOutput& out, ModelView view, const ModelFigureSelection& sel,
+                      const FigureOptions& options, const std::string& path) {
+  const PreparedFigure f = prepareModelFigure(out, view, sel, options);
+  writeFigure(f, path);
+  return f.options.height;
 }
 
 }  // namespace attn

@@ -15,8 +15,12 @@ struct ModelFigureSelection {
   int64_t query = -1, key = -1;  // Q/K pair; -1: last token, its strongest key
 };
 
-// Throws InputError for a selection out of range, a pattern view without a
-// pattern in `out`, or a bad file name; writes nothing then.
+// Throws InputError for a selection out of range or a pattern view without a
+// pattern in `out`.
+PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const ModelFigureSelection& sel,
+                                  const FigureOptions& options);
+// prepareModelFigure and writeFigure; throws InputError (a bad file name
+// too) and writes nothing then.
 int exportModelFigure(const ModelOutput& out, ModelView view, const ModelFigureSelection& sel,
                       const FigureOptions& options, const std::string& path);
 

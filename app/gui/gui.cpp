@@ -11,6 +11,7 @@
 #include "app/export/figure.h"
 #include "app/export/figure_model.h"
 #include "app/gui/gui_fonts.h"
+#include "app/gui/gui_lesson.h"
 #include "app/gui/gui_model.h"
 #include "app/gui/gui_panels.h"
 #include "app/qt/gui_qt.h"
@@ -20,7 +21,6 @@
 #include "engine/error.h"
 #include "widgets/heatmap.h"
 
-#include <embedded_assets.h>
 #include <nlohmann/json.hpp>
 
 #include <GL/glcorearb.h>
@@ -41,26 +41,22 @@ namespace attn {
 
 namespace {
 
-// The scene the window opens with: assets/default_scene.json, embedded at
-// build time (a malformed asset is our bug, caught by the GUI tests).
-struct DefaultScene {
-  std::string variant, text, source_text;
-  int64_t dim = 64, heads = 4;
-  uint64_t seed = 0;
-  // The model workspace: the embedded model on this text, this head focused.
-  std::string model_text, model_view, pattern;
-  int layer = 0, head = 0;
-};
-
-DefaultScene defaultScene() {
-  const nlohmann::json j = nlohmann::json::parse(kAsset_default_scene_json);
-  const nlohmann::json& m = j.at("model");
-  return {j.at("variant").get<std::string>(), j.at("text").get<std::string>(), j.at("source_text").get<std::string>(),
-          j.at("dim").get<int64_t>(),         j.at("heads").get<int64_t>(),   j.at("seed").get<uint64_t>(),
-          m.at("text").get<std::string>(),    m.at("view").get<std::string>(), m.at("pattern").get<std::string>(),
-          m.at("layer").get<int>(),           m.at("head").get<int>()};
-}
 constexpr double kFirstJobTimeout = 60.0;
+
+// A key of --keys by name: Right, Left, Space, PageDown, PageUp, Home, Tab,
+// Escape, F1, F5, a letter or a digit. Throws InputError.
+int keyFromName(const std::string& name) {
+  static const std::pair<const char*, int> kNamed[] = {
+      {"Right", GLFW_KEY_RIGHT}, {"Left", GLFW_KEY_LEFT},     {"Up", GLFW_KEY_UP},         {"Down", GLFW_KEY_DOWN},
+      {"Space", GLFW_KEY_SPACE}, {"PageDown", GLFW_KEY_PAGE_DOWN}, {"PageUp", GLFW_KEY_PAGE_UP}, {"Home", GLFW_KEY_HOME},
+      {"Tab", GLFW_KEY_TAB},     {"Escape", GLFW_KEY_ESCAPE}, {"F1", GLFW_KEY_F1},         {"F5", GLFW_KEY_F5}};
+  for (const auto& [n, key] : kNamed)
+    if (name == n) return key;
+  if (name.size() == 1 && name[0] >= 'A' && name[0] <= 'Z') return GLFW_KEY_A + (name[0] - 'A');
+  if (name.size() == 1 && name[0] >= '0' && name[0] <= '9') return GLFW_KEY_0 + (name[0] - '0');
+  throw InputError("--keys: unknown key '" + name +
+                   "' (expected Right, Left, Up, Down, Space, PageDown, PageUp, Home, Tab, Escape, F1, F5, A-Z or 0-9)");
+}
 
 using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
@@ -120,6 +116,10 @@ class GuiApp {
   void applySettingsIfChanged();
   void exportView();
   void repaintLastFrame();
+  void applyScene(const SceneOptions& o, bool initial);
+  void showLessonStep();
+  void openLesson(const std::string& name);
+  bool settle();
   std::vector<uint8_t> readPixels(int& w, int& h);
 
   GuiOptions options_;
@@ -141,7 +141,8 @@ class GuiApp {
   JobOutcome::Status first_status_ = JobOutcome::Status::Done;
   std::string pending_error_, last_boxed_error_;
 
-  std::vector<KeyPress> key_presses_;  // filled by the GLFW key callback
+  std::vector<KeyPress> key_presses_;  // filled by the GLFW key callback (and --keys)
+  std::shared_ptr<const Lesson> lesson_glyphs_;  // the lesson whose text's glyphs were asked for
 
   // Model workspace jobs. One runner serves both workspaces, so a job of
   // one supersedes the other's: an outstanding job of the inactive
@@ -358,6 +359,11 @@ void GuiApp::requireGlyphs() {
   }
   fonts_.require(state_.scene.input.source_text);
   fonts_.require(state_.status);
+  if (const Lesson* l = state_.lesson.lesson.get(); l && lesson_glyphs_ != state_.lesson.lesson) {
+    lesson_glyphs_ = state_.lesson.lesson;
+    fonts_.require(l->title + "\xE2\x86\x90\xE2\x86\x92\xC2\xB7");
+    for (const LessonStep& st : l->steps) fonts_.require(st.title + st.narration + st.formula + st.prompt);
+  }
 }
 
 void GuiApp::applySettingsIfChanged() {
@@ -366,7 +372,8 @@ void GuiApp::applySettingsIfChanged() {
   g.font_size = std::clamp(g.font_size, 8.0f, 48.0f);
   // While a slider is dragged, keep the old atlas: rebuild on release.
   if (ImGui::GetCurrentContext() && ImGui::IsAnyItemActive() && settings_applied_) return;
-  const float px = std::round(g.font_size * g.ui_scale);
+  // Presentation mode sets text 1.5× larger for the back of the room (not saved).
+  const float px = std::round(g.font_size * g.ui_scale * (state_.present.on ? 1.5f : 1.0f));
   if (!settings_applied_ || g.dark != applied_settings_.dark || g.ui_scale != applied_settings_.ui_scale) applyTheme(g);
   if (fonts_.needsRebuild(px)) fonts_.rebuild(px);
   applied_settings_ = g;
@@ -392,24 +399,41 @@ void GuiApp::frame() {
   ImGui::NewFrame();
   handleShortcuts(state_, key_presses_);
   key_presses_.clear();
+  showLessonStep();
+  state_.anchor = MatrixPlacement{};
 
   const ImGuiViewport* vp = ImGui::GetMainViewport();
-  const float menu_h = drawMenuBar(state_);
-  const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y * 2;
-  // The layout rule: the side panel (when shown) takes a fixed width, the
-  // view takes everything else between the menu and the status bar.
-  const float panel_w = state_.show_panel ? std::min(vp->Size.x * 0.4f, ImGui::GetFontSize() * 23.0f) : 0.0f;
+  const bool present = state_.present.on;
+  const float menu_h = present ? 0.0f : drawMenuBar(state_);
+  const float status_h = present ? 0.0f : ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y * 2;
+  const float strip_h = lessonStripHeight(state_, vp->Size.x);
+  // The layout rule: the side panel (when shown, never in presentation mode)
+  // takes a fixed width, the lesson's caption strip the width under it all,
+  // and the view everything else between the menu and the status bar.
+  const bool panel = state_.show_panel && !present;
+  const float panel_w = panel ? std::min(vp->Size.x * 0.4f, ImGui::GetFontSize() * 23.0f) : 0.0f;
   const ImVec2 top(vp->Pos.x, vp->Pos.y + menu_h);
-  const float body_h = vp->Size.y - menu_h - status_h;
+  const float body_h = vp->Size.y - menu_h - status_h - strip_h;
   const ImVec2 view_pos(top.x + panel_w, top.y), view_size(vp->Size.x - panel_w, body_h);
   if (state_.workspace == Workspace::Model) {
-    if (state_.show_panel) drawModelPanel(state_, top, ImVec2(panel_w, body_h));
+    if (panel) drawModelPanel(state_, top, ImVec2(panel_w, body_h));
     drawModelView(state_, *heatmaps_, view_pos, view_size);
   } else {
-    if (state_.show_panel) drawControlPanel(state_, top, ImVec2(panel_w, body_h));
+    if (panel) drawControlPanel(state_, top, ImVec2(panel_w, body_h));
     drawMainView(state_, *heatmaps_, view_pos, view_size);
   }
-  drawStatusBar(state_, *runner_, ImVec2(vp->Pos.x, top.y + body_h), ImVec2(vp->Size.x, status_h));
+  if (strip_h > 0) drawLessonStrip(state_, ImVec2(vp->Pos.x, top.y + body_h), ImVec2(vp->Size.x, strip_h));
+  if (!present) drawStatusBar(state_, *runner_, ImVec2(vp->Pos.x, top.y + body_h + strip_h), ImVec2(vp->Size.x, status_h));
+  const std::string marks = drawLessonOverlay(state_, view_pos, view_size, frames_mode() ? 0.0f : 0.6f);
+  // A step whose marks do not fit its view is the lesson's bug: said once per step, on stderr too.
+  const bool current = state_.workspace == Workspace::Model ? state_.model.output_current : state_.output_current;
+  if (!marks.empty() && current && state_.lesson.warned != marks) {
+    state_.lesson.warned = marks;
+    const std::string line = state_.lesson.lesson->file + ": step " + std::to_string(state_.lesson.step + 1) + ": " + marks;
+    state_.status = line;
+    state_.status_is_error = true;
+    std::fprintf(stderr, "attnlab: %s\n", line.c_str());
+  }
   drawHelpOverlay(state_);
 
   // A change is committed to the undo history once no widget is held (a
@@ -577,6 +601,7 @@ void GuiApp::afterSwap() {
     case Request::Kind::ModelInfo:
       if (state_.model.scene.model) qt_->showModelInfo(modelInfo(*state_.model.scene.model));
       break;
+    case Request::Kind::OpenLesson: openLesson(req.key); break;
   }
   if (const ModelOutput* o = state_.model.output.get();
       o && o->too_long_tokens > 0 && state_.model.output_current && o->text != state_.model.asked_truncate_for &&
@@ -594,6 +619,117 @@ void GuiApp::afterSwap() {
   }
 }
 
+// Frames mode: draws frames until no computation is outstanding (false
+// after kFirstJobTimeout, said on stderr).
+bool GuiApp::settle() {
+  const auto t0 = Clock::now();
+  auto outstanding = [&] {
+    return runner_->busy() || (state_.workspace == Workspace::Model ? model_outstanding_ : variant_outstanding_);
+  };
+  while (outstanding()) {
+    glfwPollEvents();
+    frame();
+    glfwSwapBuffers(window_);
+    afterSwap();
+    if (msSince(t0) > kFirstJobTimeout * 1e3) {
+      std::fprintf(stderr, "attnlab: a computation did not finish within %.0f s\n", kFirstJobTimeout);
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+// Makes `o` the window's scene: its workspace, variant or model view,
+// parameters, input and selection. On the first call (`initial`) the other
+// workspace gets the default scene's. Throws InputError, changing nothing.
+void GuiApp::applyScene(const SceneOptions& o, bool initial) {
+  validateScene(o);
+  const DefaultScene d = defaultScene();
+  ModelState& m = state_.model;
+  if (o.model_workspace || initial) {
+    const VariantInfo& pattern = variantOrThrow(o.pattern.empty() ? d.pattern : o.pattern);
+    const std::vector<const VariantInfo*> patterns = headPatternVariants();
+    if (std::find(patterns.begin(), patterns.end(), &pattern) == patterns.end())
+      throw InputError("--pattern: '" + pattern.name + "' cannot run on a real head (it has no compare view)");
+    const Params params = o.model_workspace ? resolveParams(pattern, o.sets) : Params::defaults(pattern.params);
+    const ModelView view = modelViewFromName(o.model_workspace && !o.view.empty() ? o.view : d.model_view);
+    if (!o.model.empty()) filesOnDisk(o.model);  // a missing path is a usage error
+    const bool mine = o.model_workspace;
+    m.scene.text = mine && !o.input.text.empty() ? o.input.text : d.model_text;
+    m.scene.pattern_variant = pattern.name;
+    m.scene.pattern_params = params;
+    m.view.view = view;
+    m.view.layer = mine && o.layer >= 0 ? o.layer : d.layer;
+    m.view.head = mine && o.head >= 0 ? o.head : d.head;
+    m.view.query = mine ? o.query : -1;
+    m.view.key = mine ? o.key : -1;
+    // The scene's model: the embedded one unless a path is given; loaded when it is not the one open.
+    if (initial || m.path != o.model) {
+      loading_ = true;
+      loading_path_ = o.model;
+      model_ever_submitted_ = false;
+    }
+  }
+  if (!o.model_workspace || initial) {
+    const VariantInfo& info = variantOrThrow(o.variant.empty() ? d.variant : o.variant);
+    Scene scene;
+    scene.variant = info.name;
+    scene.params = o.model_workspace ? Params::defaults(info.params) : resolveParams(info, o.sets);
+    const ViewKind view = o.model_workspace ? info.views.front() : viewFromName(o.view.empty() ? "heatmap" : o.view);
+    if (std::find(info.views.begin(), info.views.end(), view) == info.views.end()) {
+      std::string names;
+      for (ViewKind v : info.views) names += (names.empty() ? "" : ", ") + viewName(v);
+      throw InputError("--view: variant '" + info.name + "' has no '" + viewName(view) + "' view (it has: " + names + ")");
+    }
+    scene.input = o.model_workspace ? sceneInput(SceneOptions{}) : sceneInput(o);
+    const InputOptions& in = scene.input;
+    scene.mode = !in.x.empty() || !in.q.empty() ? InputMode::Files
+                 : !in.text.empty()              ? InputMode::Text
+                                                 : InputMode::Synthetic;
+    if (scene.input.text.empty()) scene.input.text = d.text;  // kept for a switch to text input
+    if (!initial) state_.undo.push(state_.scene);  // a lesson's step is one undoable change
+    state_.scene = scene;
+    state_.committed = scene;
+    state_.view.view = view;
+    state_.view.head = !o.model_workspace && o.head >= 0 ? o.head : 0;
+    state_.view.image_query = !o.model_workspace ? o.query : -1;
+    state_.view.stage = o.stage;
+    state_.view.extra_head.clear();
+    state_.view.extra_play.clear();
+    state_.view.resetZoom();
+  }
+  state_.workspace = o.model_workspace ? Workspace::Model : Workspace::Variants;
+}
+
+// The lesson's step asked for (keys, buttons, the menu) becomes the scene;
+// a step that cannot be shown says why in the status bar.
+void GuiApp::showLessonStep() {
+  LessonState& l = state_.lesson;
+  if (!l.lesson || l.step == l.shown) return;
+  l.shown = l.step;
+  l.opened = ImGui::GetTime();
+  l.warned.clear();
+  state_.present.strokes.clear();
+  try {
+    applyScene(l.lesson->steps[static_cast<size_t>(l.step)].scene, false);
+  } catch (const InputError& e) {
+    state_.status = l.lesson->file + ": step " + std::to_string(l.step + 1) + ": " + e.what();
+    state_.status_is_error = true;
+    if (frames_mode()) std::fprintf(stderr, "attnlab: %s\n", state_.status.c_str());
+  }
+}
+
+void GuiApp::openLesson(const std::string& name) {
+  try {
+    state_.lesson = LessonState{};
+    state_.lesson.lesson = std::make_shared<const Lesson>(findLesson(name));
+    showLessonStep();
+  } catch (const InputError& e) {
+    qt_->showError("Cannot open lesson", e.what());
+  }
+}
+
 std::vector<uint8_t> GuiApp::readPixels(int& w, int& h) {
   glfwGetFramebufferSize(window_, &w, &h);
   std::vector<uint8_t> px(static_cast<size_t>(w) * h * 4);
@@ -608,67 +744,29 @@ std::vector<uint8_t> GuiApp::readPixels(int& w, int& h) {
 }
 
 int GuiApp::run() {
-  // Bad --variant / --set / --view / --model are usage errors before any window opens.
-  const VariantInfo* info = nullptr;
-  const DefaultScene scene = defaultScene();
+  // Bad --variant / --set / --view / --model / --lesson are usage errors before any window opens.
   try {
-    info = &variantOrThrow(options_.variant.empty() ? scene.variant : options_.variant);
-    state_.scene.variant = info->name;
-    ModelState& m = state_.model;
-    m.scene.text = options_.input.text.empty() ? scene.model_text : options_.input.text;
-    m.view.layer = options_.layer >= 0 ? options_.layer : scene.layer;
-    m.view.head = options_.head >= 0 ? options_.head : scene.head;
-    m.view.query = options_.query;
-    m.view.key = options_.key;
-    const VariantInfo& pattern = variantOrThrow(options_.pattern.empty() ? scene.pattern : options_.pattern);
-    const std::vector<const VariantInfo*> patterns = headPatternVariants();
-    if (std::find(patterns.begin(), patterns.end(), &pattern) == patterns.end())
-      throw InputError("--pattern: '" + pattern.name + "' cannot run on a real head (it has no compare view)");
-    m.scene.pattern_variant = pattern.name;
-    loading_ = true;
-    loading_path_ = options_.model;
-    if (!options_.model.empty()) filesOnDisk(options_.model);  // a missing path is a usage error
     state_.show_panel = !options_.hide_panel;
+    state_.present.on = options_.present;
     if (!scaleKindFromName(options_.scale, state_.scale.kind))
       throw InputError("--scale: unknown scale '" + options_.scale + "' (expected auto, linear, log, power or percentile)");
-    if (options_.model_workspace) {
-      state_.workspace = Workspace::Model;
-      m.scene.pattern_params = resolveParams(pattern, options_.sets);
-      m.view.view = modelViewFromName(options_.view.empty() ? scene.model_view : options_.view);
-      state_.scene.params = Params::defaults(info->params);
-      state_.view.view = info->views.front();
-    } else {
-      m.scene.pattern_params = Params::defaults(pattern.params);
-      state_.scene.params = resolveParams(*info, options_.sets);
-      state_.view.view = viewFromName(options_.view.empty() ? "heatmap" : options_.view);
+    for (const std::string& k : options_.keys) keyFromName(k);
+    SceneOptions start = options_.scene;
+    if (!options_.lesson.empty()) {
+      auto lesson = std::make_shared<const Lesson>(findLesson(options_.lesson));
+      const int n = static_cast<int>(lesson->steps.size());
+      if (options_.step >= n)
+        throw InputError("--step: lesson '" + lesson->name + "' has steps 0.." + std::to_string(n - 1) + ", got " +
+                         std::to_string(options_.step));
+      start = lesson->steps[static_cast<size_t>(options_.step)].scene;
+      state_.lesson.lesson = std::move(lesson);
+      state_.lesson.step = state_.lesson.shown = options_.step;
     }
-    if (!options_.model_workspace &&
-        std::find(info->views.begin(), info->views.end(), state_.view.view) == info->views.end()) {
-      std::string names;
-      for (ViewKind v : info->views) names += (names.empty() ? "" : ", ") + viewName(v);
-      throw InputError("--view: variant '" + info->name + "' has no '" + options_.view + "' view (it has: " + names +
-                       ")");
-    }
+    applyScene(start, true);
   } catch (const InputError& e) {
     std::fprintf(stderr, "attnlab: %s\n", e.what());
     return 2;
   }
-  state_.scene.input = options_.input;
-  if (options_.input_given) {
-    const InputOptions& in = options_.input;
-    state_.scene.mode = !in.x.empty() || !in.q.empty() ? InputMode::Files
-                        : !in.text.empty()              ? InputMode::Text
-                                                        : InputMode::Synthetic;
-  } else {
-    state_.scene.mode = InputMode::Text;
-    state_.scene.input.text = scene.text;
-    state_.scene.input.dim = scene.dim;
-    state_.scene.input.heads = scene.heads;
-    state_.scene.input.seed = scene.seed;
-  }
-  if (state_.scene.input.text.empty()) state_.scene.input.text = scene.text;
-  if (state_.scene.input.source_text.empty()) state_.scene.input.source_text = scene.source_text;
-  state_.committed = state_.scene;
 
   std::string warning;
   state_.settings = loadSettings(settingsPath(), warning);
@@ -710,6 +808,15 @@ int GuiApp::run() {
       std::printf("frames while computing: %d median %.1f ms worst %.1f ms (job %.0f ms)\n",
                   static_cast<int>(busy_times.size()), busy_times[busy_times.size() / 2], busy_times.back(),
                   msSince(t0));
+    }
+    // --keys: pressed one a frame, each followed by frames until what it asked for is computed.
+    for (const std::string& k : options_.keys) {
+      key_presses_.push_back({keyFromName(k), false});
+      glfwPollEvents();
+      frame();
+      glfwSwapBuffers(window_);
+      afterSwap();
+      if (!settle()) return 1;
     }
     const int n = std::max(1, options_.frames);
     std::vector<double> times;

@@ -10,6 +10,7 @@
 //   [SECTION] drawModelView
 #include "app/gui/gui_model.h"
 
+#include "app/gui/gui_lesson.h"
 #include "app/gui/gui_panels.h"
 #include "widgets/bars.h"
 #include "widgets/head_grid.h"
@@ -338,8 +339,9 @@ void modelGridView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   ImGui::Text("layer %d, head %d", v.layer, v.head);
   HeatmapStyle focus = st;
   focus.max_cell_aspect = 1.6f;
-  heatmap("focus", headView(r, v.layer, v.head), focus, v.focus_zoom, gl,
-          ImVec2(avail.x - grid_w - gap, avail.y - ImGui::GetTextLineHeightWithSpacing()));
+  offerAnchor(s, heatmap("focus", headView(r, v.layer, v.head), focus, v.focus_zoom, gl,
+                         ImVec2(avail.x - grid_w - gap, avail.y - ImGui::GetTextLineHeightWithSpacing()))
+                     .placed);
   ImGui::EndGroup();
 }
 
@@ -384,6 +386,7 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   HeatmapStyle st = probabilityStyle(s);
   st.max_cell_aspect = 2.2f;
   const HeatmapEvents ev = heatmap("pairs", headView(r, v.layer, v.head), st, v.qk_zoom, gl, ImVec2(side, avail.y));
+  offerAnchor(s, ev.placed);
   if (ev.clicked && ev.row >= 0 && ev.col >= 0) {
     v.query = ev.row;
     v.key = ev.col;
@@ -433,7 +436,7 @@ void rolloutView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
   HeatmapStyle st;
   st.range = valueRange(a.rollout_stats[static_cast<size_t>(v.layer)], false);
   st.colormap = s.settings.colormap;
-  heatmap("rollout", m, st, v.rollout_zoom, gl, ImGui::GetContentRegionAvail());
+  offerAnchor(s, heatmap("rollout", m, st, v.rollout_zoom, gl, ImGui::GetContentRegionAvail()).placed);
 }
 
 // [SECTION] Table view
@@ -476,7 +479,7 @@ void patternView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   ImGui::TextDisabled("real head %s", headLabel(v.layer, v.head).c_str());
   MatrixView real = MatrixView::of(p.real);
   real.row_labels = real.col_labels = &r.tokens;
-  heatmap("real", real, st, v.pattern_zoom, gl, ImVec2(side, side));
+  offerAnchor(s, heatmap("real", real, st, v.pattern_zoom, gl, ImVec2(side, side)).placed);
   ImGui::EndGroup();
   ImGui::SameLine(0, gap);
   ImGui::BeginGroup();

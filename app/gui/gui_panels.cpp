@@ -5,6 +5,7 @@
 //   [SECTION] Status bar and help overlay
 #include "app/gui/gui_panels.h"
 
+#include "app/gui/gui_lesson.h"
 #include "app/gui/gui_model.h"
 #include "engine/error.h"
 #include "widgets/formula_view.h"
@@ -80,7 +81,11 @@ struct Shortcut {
 const Shortcut kShortcuts[] = {
     {"1 – 8", "variants: heatmap, heads, lines, extras, family, image, compare, walkthrough view"},
     {"1 – 6", "real model: model grid, heads, Q/K, rollout, table, pattern view"},
-    {"Arrow keys", "move the selected query pixel (image view)"},
+    {"Arrow keys", "move the selected query pixel (image view, no lesson open)"},
+    {"\u2192 / Space / PageDown", "lesson: next step"},
+    {"\u2190 / PageUp", "lesson: previous step"},
+    {"F5", "presentation mode: no panel or menus, larger text (Esc leaves)"},
+    {"L / P", "presentation mode: laser dot / pen (the pen clears at the next step)"},
     {"Ctrl+Z / Ctrl+Y", "undo / redo a parameter or input change"},
     {"Ctrl+E", "export the current view (PNG, SVG, PDF)"},
     {"Ctrl+O", "open a model (real model) or an X .npy input (variants)"},
@@ -130,6 +135,7 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
   const std::vector<ViewKind>& views = allViews();
   for (const KeyPress& k : presses) {
     if (k.key == GLFW_KEY_F1) s.show_help = !s.show_help;
+    if (lessonKey(s, k.key, k.ctrl || io.WantTextInput)) continue;
     const bool model = s.workspace == Workspace::Model;
     if (k.ctrl) {
       if (k.key == GLFW_KEY_E) s.request.kind = Request::Kind::Export;
@@ -214,6 +220,7 @@ float drawMenuBar(AppState& s) {
     if (ImGui::MenuItem("Reset zoom", "Home")) s.view.resetZoom();
     ImGui::EndMenu();
   }
+  lessonMenu(s);
   if (ImGui::BeginMenu("Help")) {
     if (ImGui::MenuItem("Keyboard shortcuts", "F1", s.show_help)) s.show_help = !s.show_help;
     ImGui::EndMenu();

@@ -6,6 +6,7 @@
 #include "app/gui/gui_settings.h"
 #include "app/cli/input_options.h"
 #include "app/gui/job_runner.h"
+#include "app/lesson/lesson.h"
 #include "app/model/model_scene.h"
 #include "engine/model/qk_terms.h"
 #include "engine/registry.h"
@@ -76,6 +77,7 @@ struct ViewState {
   std::map<std::string, int> extra_head;  // the head (or step: Extra::slice_axis) each Weights extra shows
   std::map<std::string, double> extra_play;  // Weights extras being played: ImGui time of the last advance
   int64_t image_query = -1;  // the image view's query pixel (−1: defaultImageQuery); kept across recomputes (clamped)
+  int stage = -1;  // the walkthrough stage framed, and where played extras start (a lesson's "stage"); −1: none
   DensePattern dense_pattern;
   TokenLinesState lines;
   void resetZoom();
@@ -121,12 +123,29 @@ struct ModelState {
 };
 constexpr std::chrono::milliseconds kTextDebounce{150};
 
+// [SECTION] Lessons and presentation mode
+
+struct LessonState {
+  std::shared_ptr<const Lesson> lesson;  // none: no lesson open
+  int step = 0;          // the step asked for (keys, buttons)
+  int shown = -1;        // the step whose scene was applied
+  double opened = 0;     // ImGui time the shown step opened: its marks animate in from there
+  std::string warned;    // the last warning printed about this step's marks (once each)
+};
+
+struct PresentState {
+  bool on = false;     // F5 / --present: no panel or menus, larger text, narration as captions
+  bool laser = false;  // L: a laser dot at the pointer
+  bool pen = false;    // P: drag to draw on the view
+  std::vector<std::vector<ImVec2>> strokes;  // the pen's lines; cleared at the next step
+};
+
 // [SECTION] Requests for the main loop (modals open after the frame is swapped)
 
 struct Request {
-  enum class Kind { None, OpenX, OpenQkv, OpenParamFile, Export, OpenModel, OpenRecentModel, ModelInfo } kind =
+  enum class Kind { None, OpenX, OpenQkv, OpenParamFile, Export, OpenModel, OpenRecentModel, ModelInfo, OpenLesson } kind =
       Kind::None;
-  std::string key;  // OpenParamFile: the parameter; OpenRecentModel: the path
+  std::string key;  // OpenParamFile: the parameter; OpenRecentModel: the path; OpenLesson: the lesson's name
   bool pattern = false;  // OpenParamFile: of the model workspace's pattern
 };
 
@@ -150,6 +169,11 @@ struct AppState {
   bool show_help = false;
   bool show_panel = true;  // the side panel; Tab hides it and the view takes the window
   ColorScale scale;        // how weights map to colours, in both workspaces
+  LessonState lesson;
+  PresentState present;
+  // The view's main matrix as drawn this frame (the first a view offers):
+  // where a lesson's marks go. Reset at the start of every frame.
+  MatrixPlacement anchor;
   bool quit = false;
 };
 

@@ -12,6 +12,7 @@
 #include "app/gui/gui_views.h"
 
 #include "app/export/figure.h"
+#include "app/gui/gui_lesson.h"
 #include "app/gui/gui_panels.h"
 #include "engine/attention_math.h"
 #include "widgets/bars.h"
@@ -106,7 +107,7 @@ void heatmapView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   // The view takes its area: a matrix that is not square may stretch its cells up to 1.6:1.
   HeatmapStyle st = weightsStyle(s, r);
   st.max_cell_aspect = r.queries() == r.keys() ? 1.0f : 1.6f;
-  heatmap("main", weightsView(r, s.view.head), st, s.view.main_zoom, gl, ImGui::GetContentRegionAvail());
+  offerAnchor(s, heatmap("main", weightsView(r, s.view.head), st, s.view.main_zoom, gl, ImGui::GetContentRegionAvail()).placed);
 }
 
 // [SECTION] Heads view
@@ -133,7 +134,9 @@ void headsView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     st.highlight = h == s.view.head;
     const float pad = ImGui::GetFontSize() * 0.5f;
     const ImVec2 size(cell_w - pad, cell_h - ImGui::GetTextLineHeightWithSpacing() - pad);
-    if (heatmap("thumb", weightsView(r, h), st, s.view.heads_zoom, gl, size).clicked) {
+    const HeatmapEvents ev = heatmap("thumb", weightsView(r, h), st, s.view.heads_zoom, gl, size);
+    if (h == s.view.head) offerAnchor(s, ev.placed);
+    if (ev.clicked) {
       s.view.head = h;
       s.view.view = ViewKind::Heatmap;
       s.view.main_zoom = s.view.heads_zoom;
@@ -202,7 +205,7 @@ void weightsExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer&
   if (e.value.rank() != 3) return;
   const int64_t hs = e.value.shape[0], lq = e.value.shape[1], lk = e.value.shape[2];
   const bool by_head = e.slice_axis == "head";
-  const auto slot = s.view.extra_head.try_emplace(e.name, by_head ? s.view.head : 0).first;
+  const auto slot = s.view.extra_head.try_emplace(e.name, by_head ? s.view.head : std::max(0, s.view.stage)).first;
   int& head = slot->second;
   head = static_cast<int>(std::clamp<int64_t>(head, 0, (by_head ? std::min<int64_t>(r.heads(), hs) : hs) - 1));
   if (!by_head) {
@@ -226,13 +229,13 @@ void weightsExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer&
   st.range = extraRange(e);
   st.colormap = colormapFor(st.range, s.settings.colormap);
   if (!by_head) {
-    heatmap("extra", v, st, s.view.extra_zoom[e.name], gl, size);
+    offerAnchor(s, heatmap("extra", v, st, s.view.extra_zoom[e.name], gl, size).placed);
     return;
   }
   const ImVec2 half((size.x - ImGui::GetStyle().ItemSpacing.x) * 0.5f, size.y - ImGui::GetTextLineHeightWithSpacing());
   ImGui::BeginGroup();
   ImGui::TextDisabled("%s, head %d", r.weights_label.c_str(), h);
-  heatmap("main", weightsView(r, h), weightsStyle(s, r), s.view.extra_zoom[e.name], gl, half);
+  offerAnchor(s, heatmap("main", weightsView(r, h), weightsStyle(s, r), s.view.extra_zoom[e.name], gl, half).placed);
   ImGui::EndGroup();
   ImGui::SameLine();
   ImGui::BeginGroup();
@@ -394,8 +397,9 @@ void familyView(AppState& s, const Result& r, HeatmapRenderer& gl) {
       st.max_cell_aspect = 1.5f;
       st.highlight = selected;
       st.labels = size.y > ImGui::GetFontSize() * 14;
-      if (heatmap("member", weightsView(r, clampHead(r, s.view.head)), st, s.view.family_zoom, gl, size).clicked && v)
-        selectVariant(s, *v);
+      const HeatmapEvents ev = heatmap("member", weightsView(r, clampHead(r, s.view.head)), st, s.view.family_zoom, gl, size);
+      if (selected) offerAnchor(s, ev.placed);
+      if (ev.clicked && v) selectVariant(s, *v);
     }
     ImGui::EndGroup();
     ImGui::PopID();
@@ -598,7 +602,7 @@ void compareView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     v.row_labels = &r.q_tokens;
     v.col_labels = &r.k_tokens;
     v.value_label = panels[i].title;
-    heatmap("cmp", v, panels[i].style, s.view.compare_zoom, gl, map_size);
+    offerAnchor(s, heatmap("cmp", v, panels[i].style, s.view.compare_zoom, gl, map_size).placed);
     ImGui::PopID();
     ImGui::EndGroup();
   }
@@ -670,7 +674,10 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     HeatmapStyle cell = st;
     cell.labels = g.cell_h > ImGui::GetFontSize() * 14;
     cell.max_cell_aspect = 1.6f;
-    heatmap("stage", v, cell, s.view.extra_zoom["stage" + std::to_string(i)], gl, ImVec2(g.cell_w - gap, g.cell_h - title - gap));
+    cell.highlight = i == s.view.stage;  // the stage a lesson points at is framed, and its marks go on it
+    const HeatmapEvents ev =
+        heatmap("stage", v, cell, s.view.extra_zoom["stage" + std::to_string(i)], gl, ImVec2(g.cell_w - gap, g.cell_h - title - gap));
+    if (i == s.view.stage) offerAnchor(s, ev.placed);
     ImGui::EndGroup();
     ImGui::PopID();
   }

@@ -1,0 +1,136 @@
+// attnlab lesson list / lesson export: the lessons (app/lesson) without a window.
+#include "app/cli/cli.h"
+
+#include "app/export/figure_model.h"
+#include "app/export/handout.h"
+#include "app/lesson/lesson.h"
+#include "app/model/embedded_model.h"
+#include "engine/compare.h"
+#include "engine/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+namespace attn {
+
+int cmdLessonList(bool json) {
+  std::vector<std::string> errors;
+  const std::vector<Lesson> lessons = allLessons(errors);
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const Lesson& l : lessons)
+      out.push_back({{"name", l.name},
+                     {"title", l.title},
+                     {"steps", l.steps.size()},
+                     {"variants", l.variants()},
+                     {"summary", l.summary},
+                     {"file", l.file}});
+    std::cout << out.dump(2) << "\n";
+  } else {
+    for (const Lesson& l : lessons) {
+      std::string variants;
+      for (const std::string& v : l.variants()) variants += (variants.empty() ? "" : ", ") + v;
+      std::cout << l.name << std::string(l.name.size() < 22 ? 22 - l.name.size() : 1, ' ') << l.title << "  ("
+                << l.steps.size() << " steps)\n"
+                << "      " << l.summary << "\n"
+                << "      variants: " << variants << "\n";
+    }
+  }
+  // Lessons that do not load are reported after the list, one line each.
+  for (const std::string& e : errors) std::cerr << "attnlab: " << e << "\n";
+  return errors.empty() ? 0 : 2;
+}
+
+namespace {
+
+// What one step's figure needs, computed before Qt starts.
+struct StepFigure {
+  FigureOptions options;
+  std::vector<Result> results;               // a variant's step
+  std::unique_ptr<Comparison> comparison;    // its compare view
+  std::unique_ptr<ModelOutput> model;        // a model step
+  ModelView model_view = ModelView::Model;
+  ModelFigureSelection selection;
+};
+
+StepFigure computeStep(const SceneOptions& scene, std::shared_ptr<const Model>& model, int figure_width) {
+  const DefaultScene& d = defaultScene();
+  StepFigure f;
+  f.options.width = figure_width;
+  f.options.height = 0;     // as tall as the content
+  f.options.font_size = 8;  // points, as the paper sizes
+  f.options.title = "";     // the page titles the step
+  if (scene.model_workspace) {
+    if (!model) model = loadModel(embeddedModelFiles());
+    ModelScene ms;
+    ms.model = model;
+    ms.text = scene.input.text.empty() ? d.model_text : scene.input.text;
+    f.model_view = modelViewFromName(scene.view.empty() ? d.model_view : scene.view);
+    f.selection = {scene.layer >= 0 ? scene.layer : d.layer, scene.head >= 0 ? scene.head : d.head, scene.query, scene.key};
+    ms.pattern = f.model_view == ModelView::Pattern;
+    ms.layer = f.selection.layer;
+    ms.head = f.selection.head;
+    const VariantInfo& pattern = variantOrThrow(scene.pattern.empty() ? d.pattern : scene.pattern);
+    ms.pattern_variant = pattern.name;
+    ms.pattern_params = resolveParams(pattern, scene.sets);
+    f.model = std::make_unique<ModelOutput>(computeModelScene(ms, nullptr, {}));
+    if (f.model->too_long_tokens > 0) throw InputError("text: " + f.model->too_long_message);
+    return f;
+  }
+  const VariantInfo& info = variantOrThrow(scene.variant);
+  f.options.view = viewFromName(scene.view.empty() ? "heatmap" : scene.view);
+  f.options.head = std::max(0, scene.head);
+  f.options.query = scene.query;
+  f.results = figureResults(info, resolveInputs(sceneInput(scene)), resolveParams(info, scene.sets), f.options.view);
+  if (f.options.view == ViewKind::Compare) f.comparison = std::make_unique<Comparison>(compareWithFull(f.results[0]));
+  return f;
+}
+
+std::string stepError(const Lesson& l, size_t i, const std::string& what) {
+  return l.file + ": step " + std::to_string(i + 1) + ": " + what;
+}
+
+}  // namespace
+
+int cmdLessonExport(int argc, char** argv, const LessonExportOptions& o) {
+  const Lesson lesson = findLesson(o.name);
+  const auto [width, height] = parseSize(o.size, "--size");
+  if (std::filesystem::path(o.out).extension() != ".pdf") throw InputError("--out " + o.out + ": a handout is a .pdf file");
+  // Every step computed first (a bad step fails before anything is written), then painted.
+  std::shared_ptr<const Model> model;
+  std::vector<StepFigure> figures;
+  for (size_t i = 0; i < lesson.steps.size(); ++i) {
+    try {
+      figures.push_back(computeStep(lesson.steps[i].scene, model, handoutFigureWidth(width)));
+    } catch (const InputError& e) {
+      throw InputError(stepError(lesson, i, e.what()));
+    }
+  }
+  HeadlessQt qt(argc, argv);
+  std::vector<HandoutPage> pages;
+  for (size_t i = 0; i < lesson.steps.size(); ++i) {
+    const LessonStep& step = lesson.steps[i];
+    StepFigure& f = figures[i];
+    HandoutPage page;
+    try {
+      page.figure = f.model ? prepareModelFigure(*f.model, f.model_view, f.selection, f.options)
+                            : prepareFigure(std::move(f.results), f.options, f.comparison.get());
+    } catch (const InputError& e) {
+      throw InputError(stepError(lesson, i, e.what()));
+    }
+    page.heading = lesson.title + "  \xC2\xB7  step " + std::to_string(i + 1) + " of " + std::to_string(lesson.steps.size());
+    page.title = step.title;
+    page.narration = step.narration;
+    page.formula = step.formula;
+    page.prompt = step.prompt;
+    pages.push_back(std::move(page));
+  }
+  writeHandout(pages, lesson.title, width, height, o.out);
+  std::cout << "wrote " << o.out << " (" << pages.size() << " pages, " << width << "x" << height << " pt)\n";
+  return 0;
+}
+
+}  // namespace attn

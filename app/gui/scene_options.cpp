@@ -1,0 +1,70 @@
+#include "app/gui/scene_options.h"
+
+#include "app/model/model_scene.h"
+#include "engine/error.h"
+
+#include <embedded_assets.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace attn {
+
+// A malformed asset is our bug, caught by the GUI tests.
+const DefaultScene& defaultScene() {
+  static const DefaultScene scene = [] {
+    const nlohmann::json j = nlohmann::json::parse(kAsset_default_scene_json);
+    const nlohmann::json& m = j.at("model");
+    return DefaultScene{j.at("variant").get<std::string>(), j.at("text").get<std::string>(),
+                        j.at("source_text").get<std::string>(), j.at("dim").get<int64_t>(),
+                        j.at("heads").get<int64_t>(),       j.at("seed").get<uint64_t>(),
+                        m.at("text").get<std::string>(),    m.at("view").get<std::string>(),
+                        m.at("pattern").get<std::string>(), m.at("layer").get<int>(),
+                        m.at("head").get<int>()};
+  }();
+  return scene;
+}
+
+InputOptions sceneInput(const SceneOptions& o) {
+  const DefaultScene& d = defaultScene();
+  InputOptions in = o.input;
+  if (!o.input_given) {
+    in = InputOptions{};
+    in.text = d.text;
+    in.dim = d.dim;
+    in.heads = d.heads;
+    in.seed = d.seed;
+  }
+  if (in.source_text.empty()) in.source_text = d.source_text;
+  return in;
+}
+
+void validateScene(const SceneOptions& o) {
+  if (!o.model.empty() && !o.variant.empty())
+    throw InputError("--model and --variant: choose one workspace (a real model or a variant)");
+  if (!o.variant.empty()) {
+    const VariantInfo& info = variantOrThrow(o.variant);
+    resolveParams(info, o.sets);
+    if (!o.model_workspace && !o.view.empty()) {
+      const ViewKind v = viewFromName(o.view);
+      if (std::find(info.views.begin(), info.views.end(), v) == info.views.end()) {
+        std::string names;
+        for (ViewKind k : info.views) names += (names.empty() ? "" : ", ") + viewName(k);
+        throw InputError("--view: variant '" + info.name + "' has no '" + o.view + "' view (it has: " + names + ")");
+      }
+    }
+  }
+  if (o.model_workspace && !o.view.empty()) modelViewFromName(o.view);
+  if (!o.model_workspace && !o.view.empty()) viewFromName(o.view);
+  if (!o.pattern.empty()) {
+    const VariantInfo& pattern = variantOrThrow(o.pattern);
+    const std::vector<const VariantInfo*> patterns = headPatternVariants();
+    if (std::find(patterns.begin(), patterns.end(), &pattern) == patterns.end())
+      throw InputError("--pattern: '" + pattern.name + "' cannot run on a real head (it has no compare view)");
+    if (o.model_workspace) resolveParams(pattern, o.sets);
+  }
+  if (o.layer < -1 || o.head < -1 || o.query < -1 || o.key < -1 || o.stage < -1)
+    throw InputError("--layer, --head, --query, --key: expected a number ≥ 0");
+}
+
+}  // namespace attn

@@ -1,0 +1,50 @@
+// What the window shows, as `attnlab gui`'s flags give it: the workspace,
+// the variant or the model, parameters, input, view and selection. A lesson
+// step is one of these (app/lesson), checked by the same validateScene.
+#pragma once
+
+#include "app/cli/input_options.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+struct SceneOptions {
+  std::string variant;            // empty: the default scene's (multi-head on a sentence)
+  std::vector<std::string> sets;  // KEY=VALUE
+  InputOptions input;
+  bool input_given = false;       // any INPUT flag was given; else the default text
+  std::string view;               // empty: the workspace's first (heatmap / model)
+  // The model workspace (a real checkpoint): opened by default, by --model
+  // and --pattern; --variant, --set and synthetic or file inputs open the variant workspace.
+  bool model_workspace = true;
+  std::string model;              // --model PATH (folder or .safetensors); empty: the embedded default
+  std::string pattern;            // --pattern NAME: the pattern view's variant (its --set values)
+  int layer = -1, head = -1;      // focused head (variants: the head shown); -1: the default scene's
+  int64_t query = -1, key = -1;   // Q/K pair, image-view query; -1: the view's default
+  int stage = -1;                 // the walkthrough stage, or the step of an extra played over steps; -1: none
+};
+
+// The scene AttnLab opens with (assets/default_scene.json, embedded).
+struct DefaultScene {
+  std::string variant, text, source_text;
+  int64_t dim = 64, heads = 4;
+  uint64_t seed = 0;
+  // The model workspace: the embedded model on this text, this head focused.
+  std::string model_text, model_view, pattern;
+  int layer = 0, head = 0;
+};
+const DefaultScene& defaultScene();
+
+// The input the variants workspace computes for `o`: its INPUT flags when
+// given, else the default scene's sentence; the default source sentence
+// (cross-attention) where none is given.
+InputOptions sceneInput(const SceneOptions& o);
+
+// Throws InputError naming the flag for an unknown variant, parameter,
+// value, view or pattern (the checks that need no computation).
+void validateScene(const SceneOptions& o);
+
+}  // namespace attn

@@ -1,0 +1,316 @@
+#include "app/lesson/lesson.h"
+
+#include "app/gui/gui_settings.h"
+#include "engine/error.h"
+
+#include <embedded_lessons.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace attn {
+
+namespace {
+
+using json = nlohmann::json;
+
+// The scene keys a step may set: the flags of `attnlab gui`, plus
+// "workspace" and "stage". A lesson always runs on the embedded model.
+const std::vector<std::string>& sceneKeys() {
+  static const std::vector<std::string> keys = {"workspace", "variant", "set",   "view",  "text", "source_text",
+                                                "length",    "source_length", "dim", "heads", "seed", "preset",
+                                                "pattern",   "layer",   "head",  "query", "key",  "stage"};
+  return keys;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// A parameter value as --set writes it: true, 4, 0.5, general, or 1,0,0 for a list.
+std::string setValue(const json& v, const std::string& key) {
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  if (v.is_number()) {
+    std::ostringstream o;
+    o << v.get<double>();
+    return o.str();
+  }
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_array()) {
+    std::string s;
+    for (const json& x : v) s += (s.empty() ? "" : ",") + setValue(x, key);
+    return s;
+  }
+  throw InputError("\"set\": \"" + key + "\": expected a boolean, a number, a string or a list");
+}
+
+int64_t integer(const json& j, const std::string& key, int64_t lo, int64_t hi) {
+  if (!j.is_number_integer() || j.get<int64_t>() < lo || j.get<int64_t>() > hi)
+    throw InputError("\"" + key + "\": expected a whole number " + std::to_string(lo) + ".." + std::to_string(hi) +
+                     ", got " + j.dump());
+  return j.get<int64_t>();
+}
+
+std::string text(const json& j, const std::string& key) {
+  if (!j.is_string()) throw InputError("\"" + key + "\": expected a string, got " + j.dump());
+  return j.get<std::string>();
+}
+
+SceneOptions sceneOf(const json& s) {
+  SceneOptions o;
+  for (auto it = s.begin(); it != s.end(); ++it) {
+    const std::vector<std::string>& keys = sceneKeys();
+    if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
+      throw InputError("\"scene\": unknown key \"" + it.key() + "\" (expected " + joined(keys) + ")");
+  }
+  const std::string workspace = s.contains("workspace") ? text(s["workspace"], "workspace") : "variants";
+  if (workspace != "variants" && workspace != "model")
+    throw InputError("\"workspace\": expected \"variants\" or \"model\", got \"" + workspace + "\"");
+  o.model_workspace = workspace == "model";
+  if (!o.model_workspace && !s.contains("variant"))
+    throw InputError("\"scene\": a step of the variants workspace needs \"variant\" (or \"workspace\": \"model\")");
+  if (s.contains("variant") && !o.model_workspace) o.variant = text(s["variant"], "variant");
+  if (s.contains("set")) {
+    if (!s["set"].is_object()) throw InputError("\"set\": expected an object of parameter values, got " + s["set"].dump());
+    for (auto it = s["set"].begin(); it != s["set"].end(); ++it) o.sets.push_back(it.key() + "=" + setValue(*it, it.key()));
+  }
+  if (s.contains("view")) o.view = text(s["view"], "view");
+  InputOptions& in = o.input;
+  auto given = [&](const char* key) {
+    const bool has = s.contains(key);
+    o.input_given = o.input_given || has;
+    return has;
+  };
+  if (given("text")) in.text = text(s["text"], "text");
+  if (given("source_text")) in.source_text = text(s["source_text"], "source_text");
+  if (given("length")) in.length = integer(s["length"], "length", 1, 4096);
+  if (given("source_length")) in.source_length = integer(s["source_length"], "source_length", 1, 4096);
+  if (given("dim")) in.dim = integer(s["dim"], "dim", 1, 1024);
+  if (given("heads")) in.heads = integer(s["heads"], "heads", 1, 64);
+  if (given("seed")) in.seed = static_cast<uint64_t>(integer(s["seed"], "seed", 0, INT64_MAX));
+  if (given("preset")) in.preset = text(s["preset"], "preset");
+  if (o.model_workspace && s.contains("text")) o.input_given = false;  // the model reads the text; no synthetic input
+  if (s.contains("pattern")) o.pattern = text(s["pattern"], "pattern");
+  if (s.contains("layer")) o.layer = static_cast<int>(integer(s["layer"], "layer", 0, 1023));
+  if (s.contains("head")) o.head = static_cast<int>(integer(s["head"], "head", 0, 1023));
+  if (s.contains("query")) o.query = integer(s["query"], "query", 0, 1 << 20);
+  if (s.contains("key")) o.key = integer(s["key"], "key", 0, 1 << 20);
+  if (s.contains("stage")) o.stage = static_cast<int>(integer(s["stage"], "stage", 0, 1023));
+  validateScene(o);
+  return o;
+}
+
+Annotation highlightOf(const json& h) {
+  if (!h.is_object()) throw InputError("\"highlights\": expected objects such as {\"ring\": [3, 5]}, got " + h.dump());
+  static const std::map<std::string, std::pair<Annotation::Kind, size_t>> kinds = {
+      {"ring", {Annotation::Kind::Ring, 2}},     {"row", {Annotation::Kind::Row, 1}},
+      {"column", {Annotation::Kind::Column, 1}}, {"box", {Annotation::Kind::Box, 4}},
+      {"arrow", {Annotation::Kind::Arrow, 4}},   {"token", {Annotation::Kind::Token, 1}}};
+  Annotation a;
+  int found = 0;
+  for (auto it = h.begin(); it != h.end(); ++it) {
+    if (it.key() == "label") {
+      a.label = text(*it, "label");
+      continue;
+    }
+    const auto k = kinds.find(it.key());
+    if (k == kinds.end())
+      throw InputError("\"highlights\": unknown mark \"" + it.key() + "\" (expected ring, row, column, box, arrow or token, and label)");
+    ++found;
+    a.kind = k->second.first;
+    const size_t n = k->second.second;
+    std::vector<int64_t> v;
+    if (n == 1 && it->is_number_integer()) v.push_back(integer(*it, it.key(), 0, 1 << 20));
+    if (it->is_array() && it->size() == n)
+      for (const json& x : *it) v.push_back(integer(x, it.key(), 0, 1 << 20));
+    if (v.size() != n) {
+      const char* shape = n == 1 ? "an index" : n == 2 ? "[query, key]" : a.kind == Annotation::Kind::Box
+                                                                               ? "[query, key, query_end, key_end]"
+                                                                               : "[from_query, from_key, to_query, to_key]";
+      throw InputError("\"" + it.key() + "\": expected " + shape + ", got " + it->dump());
+    }
+    switch (a.kind) {
+      case Annotation::Kind::Column: a.key = v[0]; break;
+      case Annotation::Kind::Row:
+      case Annotation::Kind::Token: a.query = v[0]; break;
+      case Annotation::Kind::Ring:
+        a.query = v[0];
+        a.key = v[1];
+        break;
+      case Annotation::Kind::Box:
+      case Annotation::Kind::Arrow:
+        a.query = v[0];
+        a.key = v[1];
+        a.query_end = v[2];
+        a.key_end = v[3];
+        break;
+    }
+  }
+  if (found != 1) throw InputError("\"highlights\": each mark needs exactly one of ring, row, column, box, arrow or token, got " + h.dump());
+  return a;
+}
+
+// Scene objects merge key by key, "set" too; null removes a key.
+void mergeScene(json& scene, const json& change) {
+  for (auto it = change.begin(); it != change.end(); ++it) {
+    if (it->is_null()) {
+      scene.erase(it.key());
+    } else if (it.key() == "set" && it->is_object() && scene.contains("set") && scene["set"].is_object()) {
+      for (auto s = it->begin(); s != it->end(); ++s) {
+        if (s->is_null())
+          scene["set"].erase(s.key());
+        else
+          scene["set"][s.key()] = *s;
+      }
+    } else {
+      scene[it.key()] = *it;
+    }
+  }
+  // A new variant starts from its own defaults; a move to the model leaves the variant behind.
+  if (change.contains("variant") && !change.contains("set")) scene.erase("set");
+  if (change.contains("workspace") && change["workspace"] == "model") scene.erase("variant");
+  if (change.contains("variant") && !change.contains("workspace")) scene["workspace"] = "variants";
+}
+
+}  // namespace
+
+std::vector<std::string> Lesson::variants() const {
+  std::vector<std::string> out;
+  for (const LessonStep& s : steps) {
+    const std::string v = s.scene.model_workspace ? std::string("model") : s.scene.variant;
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  return out;
+}
+
+Lesson parseLesson(const std::string& source, const std::string& name, const std::string& file) {
+  json j;
+  try {
+    j = json::parse(source);
+  } catch (const json::parse_error& e) {
+    throw InputError(file + ": not valid JSON (" + std::string(e.what()) + ")");
+  }
+  Lesson l;
+  l.name = name;
+  l.file = file;
+  try {
+    if (!j.is_object()) throw InputError("expected an object with \"title\", \"summary\" and \"steps\"");
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (it.key() != "title" && it.key() != "summary" && it.key() != "steps" && it.key() != "comment")
+        throw InputError("unknown key \"" + it.key() + "\" (expected title, summary, steps)");
+    if (!j.contains("title") || !j.contains("steps")) throw InputError("needs \"title\" and \"steps\"");
+    l.title = text(j["title"], "title");
+    l.summary = j.contains("summary") ? text(j["summary"], "summary") : "";
+    if (!j["steps"].is_array() || j["steps"].empty()) throw InputError("\"steps\": expected a non-empty list of steps");
+  } catch (const InputError& e) {
+    throw InputError(file + ": " + e.what());
+  }
+  json scene = json::object();
+  for (size_t i = 0; i < j["steps"].size(); ++i) {
+    const json& s = j["steps"][i];
+    try {
+      if (!s.is_object()) throw InputError("expected an object");
+      for (auto it = s.begin(); it != s.end(); ++it) {
+        static const std::vector<std::string> keys = {"title", "scene", "narration", "formula", "highlights", "prompt"};
+        if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
+          throw InputError("unknown key \"" + it.key() + "\" (expected " + joined(keys) + ")");
+      }
+      LessonStep step;
+      if (!s.contains("title") || !s.contains("narration"))
+        throw InputError("needs \"title\" and \"narration\"");
+      step.title = text(s["title"], "title");
+      step.narration = text(s["narration"], "narration");
+      if (step.narration.empty()) throw InputError("\"narration\": empty");
+      if (s.contains("formula")) step.formula = text(s["formula"], "formula");
+      if (s.contains("prompt")) step.prompt = text(s["prompt"], "prompt");
+      if (s.contains("scene")) {
+        if (!s["scene"].is_object()) throw InputError("\"scene\": expected an object");
+        mergeScene(scene, s["scene"]);
+      } else if (i == 0) {
+        throw InputError("the first step needs a \"scene\"");
+      }
+      step.scene = sceneOf(scene);
+      if (s.contains("highlights")) {
+        if (!s["highlights"].is_array()) throw InputError("\"highlights\": expected a list");
+        for (const json& h : s["highlights"]) step.highlights.push_back(highlightOf(h));
+      }
+      l.steps.push_back(std::move(step));
+    } catch (const InputError& e) {
+      throw InputError(file + ": step " + std::to_string(i + 1) + ": " + e.what());
+    }
+  }
+  return l;
+}
+
+std::filesystem::path userLessonFolder() {
+  if (const char* env = std::getenv("ATTNLAB_LESSONS"); env && *env) return env;
+  return settingsPath().parent_path() / "lessons";
+}
+
+namespace {
+
+std::string readText(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw InputError(p.string() + ": cannot read the lesson file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (ss.str().size() > (4u << 20)) throw InputError(p.string() + ": larger than 4 MiB, not a lesson");
+  return ss.str();
+}
+
+}  // namespace
+
+std::vector<Lesson> allLessons(std::vector<std::string>& errors) {
+  std::map<std::string, Lesson> by_name;
+  for (const auto& [file, text] : kLesson_files) {
+    const std::string name = std::filesystem::path(file).stem().string();
+    try {
+      by_name[name] = parseLesson(text, name, std::string("assets/lessons/") + file);
+    } catch (const InputError& e) {
+      errors.push_back(e.what());
+    }
+  }
+  const std::filesystem::path folder = userLessonFolder();
+  std::error_code ec;
+  if (std::filesystem::is_directory(folder, ec)) {
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
+      if (entry.path().extension() == ".json") files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    for (const std::filesystem::path& p : files) {
+      try {
+        by_name[p.stem().string()] = parseLesson(readText(p), p.stem().string(), p.string());
+      } catch (const InputError& e) {
+        errors.push_back(e.what());
+      }
+    }
+  }
+  std::vector<Lesson> out;
+  for (auto& [name, lesson] : by_name) out.push_back(std::move(lesson));
+  return out;
+}
+
+Lesson findLesson(const std::string& name_or_path) {
+  if (std::filesystem::path(name_or_path).extension() == ".json") {
+    const std::filesystem::path p(name_or_path);
+    return parseLesson(readText(p), p.stem().string(), p.string());
+  }
+  std::vector<std::string> errors;
+  std::vector<Lesson> lessons = allLessons(errors);
+  for (Lesson& l : lessons)
+    if (l.name == name_or_path) return std::move(l);
+  for (const std::string& e : errors)  // the lesson asked for may be the one that failed to parse
+    if (e.find("/" + name_or_path + ".json:") != std::string::npos) throw InputError(e);
+  std::string names;
+  for (const Lesson& l : lessons) names += (names.empty() ? "" : ", ") + l.name;
+  throw InputError("--lesson: no lesson '" + name_or_path + "' (there are: " + names + "; see 'attnlab lesson list')");
+}
+
+}  // namespace attn
