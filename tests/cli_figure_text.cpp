@@ -20,54 +20,6 @@
 namespace attn::test {
 namespace {
 
-const char* const kPdfToText = "/usr/bin/pdftotext";  // poppler-utils, installed by scripts/deps.sh
-const std::regex kPageRe(R"re(<page width="([\d.]+)" height="([\d.]+)")re");
-
-std::string unescapeXml(std::string s) {
-  const std::pair<const char*, const char*> entities[] = {{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&apos;", "'"},
-                                                          {"&#39;", "'"}, {"&amp;", "&"}};
-  for (const auto& [from, to] : entities)
-    for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + 1)) s.replace(at, std::strlen(from), to);
-  return s;
-}
-
-bool endsWithEllipsis(const std::string& s) {
-  const std::string e = "\xE2\x80\xA6";  // …
-  return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
-}
-
-// What is wrong with the words of a PDF page: one line per word outside the
-// page (0.5 pt tolerance) and per line ending in '…'. Empty when all is well;
-// `words` counts the words read, so a page with no text cannot pass unseen.
-std::vector<std::string> pdfTextProblems(const std::string& pdf, int& words) {
-  words = 0;
-  const RunResult r = runProgram(kPdfToText, {"-bbox-layout", pdf, "-"});
-  if (r.status != 0) return {"pdftotext failed on " + pdf + ": " + r.err};
-  std::smatch page;
-  if (!std::regex_search(r.out, page, kPageRe))
-    return {"no page in pdftotext's output for " + pdf};
-  const double w = std::stod(page[1]), h = std::stod(page[2]);
-  std::vector<std::string> problems;
-  const std::regex line_re(R"(<line[^>]*>([\s\S]*?)</line>)");
-  const std::regex word_re(R"re(<word xMin="([-\d.]+)" yMin="([-\d.]+)" xMax="([-\d.]+)" yMax="([-\d.]+)">([\s\S]*?)</word>)re");
-  for (auto l = std::sregex_iterator(r.out.begin(), r.out.end(), line_re); l != std::sregex_iterator(); ++l) {
-    const std::string body = (*l)[1];
-    std::string text;
-    for (auto m = std::sregex_iterator(body.begin(), body.end(), word_re); m != std::sregex_iterator(); ++m) {
-      ++words;
-      const double x0 = std::stod((*m)[1]), y0 = std::stod((*m)[2]), x1 = std::stod((*m)[3]), y1 = std::stod((*m)[4]);
-      const std::string word = unescapeXml((*m)[5]);
-      text += (text.empty() ? "" : " ") + word;
-      if (x0 < -0.5 || y0 < -0.5 || x1 > w + 0.5 || y1 > h + 0.5)
-        problems.push_back("word '" + word + "' at (" + std::to_string(x0) + ", " + std::to_string(y0) + ")–(" +
-                           std::to_string(x1) + ", " + std::to_string(y1) + ") is outside the " + std::to_string(w) +
-                           " × " + std::to_string(h) + " page");
-    }
-    if (endsWithEllipsis(text)) problems.push_back("line cut short: '" + text + "'");
-  }
-  return problems;
-}
-
 // Text elements of an SVG that end in a word cut short by '…' ("segm…"; the
 // SVG holds whole strings, or a formula's runs, where a lone '…' is a range
 // "1 … n").
@@ -163,19 +115,18 @@ TEST(FigureOptions, ColumnIsThreeAndAHalfInchesWideAndAsTallAsItsContent) {
   const std::string pdf = (dir / "c.pdf").string(), png = (dir / "c.png").string();
   const RunResult a = runAttnlab({"render", "multi-head", "--size", "column", "--out", pdf});
   ASSERT_EQ(a.status, 0) << a.err;
-  const RunResult info = runProgram(kPdfToText, {"-bbox-layout", pdf, "-"});
-  std::smatch page;
-  ASSERT_TRUE(std::regex_search(info.out, page, kPageRe));
-  EXPECT_NEAR(std::stod(page[1]), 252.0, 0.5);  // 3.5 in at 72 pt
+  double w = 0, h = 0;
+  ASSERT_TRUE(pdfPageSize(pdf, w, h));
+  EXPECT_NEAR(w, 252.0, 0.5);  // 3.5 in at 72 pt
   // A square heatmap under a wrapped title: taller than wide, but not a strip.
-  EXPECT_GT(std::stod(page[2]), 252.0);
-  EXPECT_LT(std::stod(page[2]), 252.0 * 1.8);
+  EXPECT_GT(h, 252.0);
+  EXPECT_LT(h, 252.0 * 1.8);
   // The PNG is the same page at 300 dpi.
   const RunResult b = runAttnlab({"render", "multi-head", "--size", "column", "--out", png});
   ASSERT_EQ(b.status, 0) << b.err;
   const QImage img(QString::fromStdString(png));
   EXPECT_NEAR(img.width(), 1050, 1);
-  EXPECT_NEAR(img.height() / 1050.0, std::stod(page[2]) / 252.0, 0.01);
+  EXPECT_NEAR(img.height() / 1050.0, h / 252.0, 0.01);
 }
 
 TEST(FigureOptions, EmptyTitleDrawsNone) {

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -124,6 +125,56 @@ inline size_t countNear(const QImage& img, Rgb8 c, int tolerance = 24) {
   for (int y = 0; y < img.height(); ++y)
     for (int x = 0; x < img.width(); ++x) n += near(img.pixel(x, y), c, tolerance);
   return n;
+}
+
+// ImGuiCol_WindowBg of the dark theme (app/gui/gui.cpp, applyTheme): 0.11, 0.12, 0.14.
+constexpr Rgb8 kDarkBackground{28, 31, 36};
+
+// Share of `area` that lies in holes: 40×40-pixel tiles of nothing but the
+// background whose eight neighbours are background too, so only regions at
+// least 120 pixels across count; the gaps between lines of text, between a
+// label and its cells, or between the faint lines of the lines view do not.
+inline double emptyShare(const QImage& img, const QRect& area) {
+  constexpr int kTile = 40;
+  const int cols = area.width() / kTile, rows = area.height() / kTile;
+  std::vector<char> blank(static_cast<size_t>(cols * rows), 0);
+  for (int ty = 0; ty < rows; ++ty)
+    for (int tx = 0; tx < cols; ++tx) {
+      bool all = true;
+      for (int dy = 0; dy < kTile && all; ++dy)
+        for (int dx = 0; dx < kTile && all; ++dx)
+          all = near(img.pixel(area.left() + tx * kTile + dx, area.top() + ty * kTile + dy), kDarkBackground, 6);
+      blank[static_cast<size_t>(ty * cols + tx)] = all;
+    }
+  int holes = 0;
+  for (int ty = 0; ty < rows; ++ty)
+    for (int tx = 0; tx < cols; ++tx) {
+      bool hole = true;
+      for (int dy = -1; dy <= 1 && hole; ++dy)
+        for (int dx = -1; dx <= 1 && hole; ++dx) {
+          const int x = std::clamp(tx + dx, 0, cols - 1), y = std::clamp(ty + dy, 0, rows - 1);
+          hole = blank[static_cast<size_t>(y * cols + x)];
+        }
+      holes += hole;
+    }
+  return cols > 0 && rows > 0 ? static_cast<double>(holes) / (cols * rows) : 1.0;
+}
+
+// The area the layout gives the view: right of the side panel's border (a
+// column of one colour, not the background, over most of the height, in the
+// left 45 % of the window; none when the panel is hidden), between the menu
+// bar and the status bar.
+inline QRect viewArea(const QImage& img) {
+  const int top = 30, bottom = img.height() - 50;
+  int border = -1;
+  for (int x = img.width() / 10; x < img.width() * 45 / 100; ++x) {
+    const QRgb c = img.pixel(x, top + 10);
+    if (near(c, kDarkBackground, 6)) continue;
+    int same = 0;
+    for (int y = top; y < bottom; ++y) same += img.pixel(x, y) == c;
+    if (same > (bottom - top) * 9 / 10) border = x;
+  }
+  return QRect(QPoint(border + 1, top), QPoint(img.width() - 1, bottom));
 }
 
 }  // namespace attn::test

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <random>
+#include <regex>
 #include <stdexcept>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -171,6 +172,61 @@ Xvfb::~Xvfb() {
     kill(pid, SIGTERM);
     waitpid(pid, nullptr, 0);
   }
+}
+
+namespace {
+const std::regex kPageRe(R"re(<page width="([\d.]+)" height="([\d.]+)")re");
+}  // namespace
+
+std::string unescapeXml(std::string s) {
+  const std::pair<const char*, const char*> entities[] = {{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&apos;", "'"},
+                                                          {"&#39;", "'"}, {"&amp;", "&"}};
+  for (const auto& [from, to] : entities)
+    for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + 1)) s.replace(at, std::strlen(from), to);
+  return s;
+}
+
+bool pdfPageSize(const std::string& pdf, double& width, double& height) {
+  const RunResult r = runProgram(kPdfToText, {"-bbox-layout", pdf, "-"});
+  std::smatch page;
+  if (r.status != 0 || !std::regex_search(r.out, page, kPageRe)) return false;
+  width = std::stod(page[1]);
+  height = std::stod(page[2]);
+  return true;
+}
+
+bool endsWithEllipsis(const std::string& s) {
+  const std::string e = "\xE2\x80\xA6";  // …
+  return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
+}
+
+std::vector<std::string> pdfTextProblems(const std::string& pdf, int& words) {
+  words = 0;
+  const RunResult r = runProgram(kPdfToText, {"-bbox-layout", pdf, "-"});
+  if (r.status != 0) return {"pdftotext failed on " + pdf + ": " + r.err};
+  std::smatch page;
+  if (!std::regex_search(r.out, page, kPageRe))
+    return {"no page in pdftotext's output for " + pdf};
+  const double w = std::stod(page[1]), h = std::stod(page[2]);
+  std::vector<std::string> problems;
+  const std::regex line_re(R"(<line[^>]*>([\s\S]*?)</line>)");
+  const std::regex word_re(R"re(<word xMin="([-\d.]+)" yMin="([-\d.]+)" xMax="([-\d.]+)" yMax="([-\d.]+)">([\s\S]*?)</word>)re");
+  for (auto l = std::sregex_iterator(r.out.begin(), r.out.end(), line_re); l != std::sregex_iterator(); ++l) {
+    const std::string body = (*l)[1];
+    std::string text;
+    for (auto m = std::sregex_iterator(body.begin(), body.end(), word_re); m != std::sregex_iterator(); ++m) {
+      ++words;
+      const double x0 = std::stod((*m)[1]), y0 = std::stod((*m)[2]), x1 = std::stod((*m)[3]), y1 = std::stod((*m)[4]);
+      const std::string word = unescapeXml((*m)[5]);
+      text += (text.empty() ? "" : " ") + word;
+      if (x0 < -0.5 || y0 < -0.5 || x1 > w + 0.5 || y1 > h + 0.5)
+        problems.push_back("word '" + word + "' at (" + std::to_string(x0) + ", " + std::to_string(y0) + ")–(" +
+                           std::to_string(x1) + ", " + std::to_string(y1) + ") is outside the " + std::to_string(w) +
+                           " × " + std::to_string(h) + " page");
+    }
+    if (endsWithEllipsis(text)) problems.push_back("line cut short: '" + text + "'");
+  }
+  return problems;
 }
 
 }  // namespace attn::test

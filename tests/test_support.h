@@ -51,4 +51,17 @@ struct Xvfb {
   std::string display, error;
 };
 
+// poppler-utils' pdftotext (installed by scripts/deps.sh), for reading a PDF's words back.
+inline constexpr const char* kPdfToText = "/usr/bin/pdftotext";
+// &lt; &gt; &quot; &apos; &#39; &amp; as the characters they stand for.
+std::string unescapeXml(std::string s);
+// The first page's size in points (pdftotext's reading); false when unreadable.
+bool pdfPageSize(const std::string& pdf, double& width, double& height);
+// True when `s` ends in '…'.
+bool endsWithEllipsis(const std::string& s);
+// What is wrong with the words of a PDF: one line per word outside its page
+// (0.5 pt tolerance) and per line ending in '…'. Empty when all is well;
+// `words` counts the words read, so a page with no text cannot pass unseen.
+std::vector<std::string> pdfTextProblems(const std::string& pdf, int& words);
+
 }  // namespace attn::test

@@ -56,10 +56,11 @@ struct StepFigure {
   ModelFigureSelection selection;
 };
 
-StepFigure computeStep(const SceneOptions& scene, std::shared_ptr<const Model>& model, int figure_width) {
+StepFigure computeStep(const LessonStep& step, std::shared_ptr<const Model>& model) {
+  const SceneOptions& scene = step.scene;
   const DefaultScene& d = defaultScene();
   StepFigure f;
-  f.options.width = figure_width;
+  f.options.marks = step.highlights;
   f.options.height = 0;     // as tall as the content
   f.options.font_size = 8;  // points, as the paper sizes
   f.options.title = "";     // the page titles the step
@@ -104,7 +105,7 @@ int cmdLessonExport(int argc, char** argv, const LessonExportOptions& o) {
   std::vector<StepFigure> figures;
   for (size_t i = 0; i < lesson.steps.size(); ++i) {
     try {
-      figures.push_back(computeStep(lesson.steps[i].scene, model, handoutFigureWidth(width)));
+      figures.push_back(computeStep(lesson.steps[i], model));
     } catch (const InputError& e) {
       throw InputError(stepError(lesson, i, e.what()));
     }
@@ -113,14 +114,20 @@ int cmdLessonExport(int argc, char** argv, const LessonExportOptions& o) {
   std::vector<HandoutPage> pages;
   for (size_t i = 0; i < lesson.steps.size(); ++i) {
     const LessonStep& step = lesson.steps[i];
-    StepFigure& f = figures[i];
-    HandoutPage page;
+    const StepFigure& f = figures[i];
+    // Laid out once here, so a step the figure cannot show fails before anything is written.
+    auto prepare = [&f](int w) {
+      FigureOptions o = f.options;
+      o.width = w;
+      return f.model ? prepareModelFigure(*f.model, f.model_view, f.selection, o) : prepareFigure(f.results, o, f.comparison.get());
+    };
     try {
-      page.figure = f.model ? prepareModelFigure(*f.model, f.model_view, f.selection, f.options)
-                            : prepareFigure(std::move(f.results), f.options, f.comparison.get());
+      prepare(width);
     } catch (const InputError& e) {
       throw InputError(stepError(lesson, i, e.what()));
     }
+    HandoutPage page;
+    page.figure = prepare;
     page.heading = lesson.title + "  \xC2\xB7  step " + std::to_string(i + 1) + " of " + std::to_string(lesson.steps.size());
     page.title = step.title;
     page.narration = step.narration;

@@ -15,6 +15,7 @@
 #include "engine/attention_math.h"
 #include "engine/error.h"
 #include "engine/files.h"
+#include "widgets/annotations.h"
 #include "widgets/formula.h"
 #include "widgets/primitives.h"
 #include "widgets/value_range.h"
@@ -677,6 +678,18 @@ QRectF panelWithBar(Painter& ctx, const QRectF& cell, MatrixPanel m, const QStri
 }
 
 // [SECTION] Views
+// The marks of a lesson's step (widgets/annotations.h) over the cells of a
+// rows × cols matrix drawn whole into `cells`: the screen's layout, replayed.
+void drawMarks(Painter& ctx, const QRectF& cells, int64_t rows, int64_t cols, const std::vector<Annotation>& marks) {
+  if (marks.empty()) return;
+  const MatrixPlacement m{static_cast<float>(cells.left()), static_cast<float>(cells.top()), static_cast<float>(cells.right()),
+                          static_cast<float>(cells.bottom()), 0, 0, 1, 1, rows, cols};
+  Primitives prims;
+  const double px = ctx.unit * 0.85;
+  annotationPrimitives(prims, m, marks, 1.0f, static_cast<float>(px), figureMeasure(px));
+  drawPrimitives(ctx, prims);
+}
+
 void drawHeatmap(Painter& ctx, const QRectF& body, const Result& r, const FigureOptions& o) {
   const ValueRange range = scaledWeightsRange(weightsRange(r), o.scale, r, o.head);
   MatrixPanel m = weightsPanel(r, o.head, range);
@@ -684,6 +697,7 @@ void drawHeatmap(Painter& ctx, const QRectF& body, const Result& r, const Figure
   const QRectF cells = drawMatrixPanel(ctx, QRectF(body.left(), body.top(), body.width() - bar_w, body.height()), m);
   drawColorbar(ctx, QRectF(cells.right() + ctx.unit * 1.2, cells.top(), ctx.unit * 1.1, cells.height()), range,
                qs(r.weights_label));
+  drawMarks(ctx, cells, r.queries(), r.keys(), o.marks);
 }
 
 void drawHeads(Painter& ctx, const QRectF& body, const Result& r, const FigureOptions& o) {
@@ -698,6 +712,7 @@ void drawHeads(Painter& ctx, const QRectF& body, const Result& r, const FigureOp
                                                              : QString("head %1").arg(h);
     m.labels = r.queries() <= 24 && grid[static_cast<size_t>(h)].width() > ctx.unit * 16;
     const QRectF cells = drawMatrixPanel(ctx, grid[static_cast<size_t>(h)], m);
+    if (h == o.head) drawMarks(ctx, cells, r.queries(), r.keys(), o.marks);
     top = std::min(top, cells.top());
     bottom = std::max(bottom, cells.bottom());
   }
@@ -1595,7 +1610,9 @@ void drawCompare(Painter& ctx, const QRectF& body, const Result& r, const Compar
         mp.row_labels = &r.q_tokens;
         mp.col_labels = &r.k_tokens;
       }
-      return panelWithBar(ctx, QRectF(top.left() + k * (panel_w + ctx.unit), top.top(), panel_w, top.height()), mp).bottom();
+      const QRectF cells = panelWithBar(ctx, QRectF(top.left() + k * (panel_w + ctx.unit), top.top(), panel_w, top.height()), mp);
+      if (k == 0) drawMarks(ctx, cells, m.rows(), m.cols(), o.marks);
+      return cells.bottom();
     };
     const bool mask_fits = r.mask.rows() == c.length && r.mask.cols() == c.length;
     const double bottom = std::max({panel(0, c.full[h], "full attention", weights, nullptr),

@@ -8,6 +8,7 @@
 #include "engine/compare.h"
 #include "engine/registry.h"
 #include "engine/result.h"
+#include "widgets/annotations.h"
 #include "widgets/colormap.h"
 #include "widgets/value_range.h"
 
@@ -35,6 +36,9 @@ struct FigureOptions {
   int64_t query = -1;               // image: the query pixel; -1: defaultImageQuery()
   std::vector<std::string> panel_titles;  // heads: one per head (a model's "L0 H0", …); empty: "head h"
   std::string subtitle;             // empty: the variant's formula and citation
+  // A lesson step's marks, drawn over the main matrix (heatmap; heads: head
+  // `head`; compare: full attention) as the screen draws them.
+  std::vector<Annotation> marks;
 };
 
 // A figure size by name, in points: "column" (3.5 in, one column of a

@@ -56,9 +56,15 @@ void paintPage(QPainter& p, const HandoutPage& page, int width, int height) {
   TextBlock t = measureText(page, w, 11);
   while (t.height() > (height - 2 * kMargin) * 0.45 && t.px > 7) t = measureText(page, w, t.px - 0.5);
   const double bottom = height - kMargin - t.height();
-  // The figure in the room between, scaled down (never up) to fit, centred.
-  const PreparedFigure& f = page.figure;
+  // The figure in the room between: laid out narrower while it is too tall
+  // (a square heatmap's height follows its width), then scaled down to fit, centred.
   const double room_h = std::max(10.0, bottom - y - t.gap);
+  PreparedFigure f = page.figure(static_cast<int>(w));
+  for (int i = 0; i < 3 && f.options.height > room_h; ++i) {
+    const int narrower = static_cast<int>(f.options.width * std::max(0.3, room_h / f.options.height));
+    if (narrower < 160) break;
+    f = page.figure(narrower);
+  }
   const double scale = std::min({1.0, w / f.options.width, room_h / f.options.height});
   const double fx = kMargin + (w - f.options.width * scale) * 0.5;
   p.save();
@@ -82,8 +88,6 @@ void paintPage(QPainter& p, const HandoutPage& page, int width, int height) {
 }
 
 }  // namespace
-
-int handoutFigureWidth(int width) { return static_cast<int>(width - 2 * kMargin); }
 
 void writeHandout(const std::vector<HandoutPage>& pages, const std::string& title, int width, int height,
                   const std::string& path) {

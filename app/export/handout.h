@@ -5,23 +5,24 @@
 
 #include "app/export/figure.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace attn {
 
 struct HandoutPage {
-  PreparedFigure figure;
+  // The step's figure laid out at a width (points), as tall as its content:
+  // the page asks for the width that makes it fit the room the text leaves.
+  std::function<PreparedFigure(int width)> figure;
   std::string heading;  // "Lesson title · step 2 of 6"
   std::string title, narration, formula, prompt;
 };
 
-// The figure width a page of `width` × `height` points gives its figure, in points.
-int handoutFigureWidth(int width);
-
 // Writes the pages to `path` (.pdf) through a temp file: a failure leaves
-// nothing. Text is never clipped: a long narration is set smaller and the
-// figure is scaled to the room left. Throws InputError.
+// nothing. Text is never clipped: a long narration is set smaller, and the
+// figure is laid out narrower (its text keeps its size) until it fits the
+// room left, scaled down only past that. Throws InputError.
 void writeHandout(const std::vector<HandoutPage>& pages, const std::string& title, int width, int height,
                   const std::string& path);
 

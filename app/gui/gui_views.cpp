@@ -106,7 +106,8 @@ void heatmapView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   ImGui::Spacing();
   // The view takes its area: a matrix that is not square may stretch its cells up to 1.6:1.
   HeatmapStyle st = weightsStyle(s, r);
-  st.max_cell_aspect = r.queries() == r.keys() ? 1.0f : 1.6f;
+  // Presentation mode fills the wide screen: square matrices may stretch too.
+  st.max_cell_aspect = r.queries() == r.keys() && !s.present.on ? 1.0f : 1.6f;
   offerAnchor(s, heatmap("main", weightsView(r, s.view.head), st, s.view.main_zoom, gl, ImGui::GetContentRegionAvail()).placed);
 }
 

@@ -1,0 +1,254 @@
+// Lessons without a window: `attnlab lesson list` loads every shipped lesson
+// (and the user's folder), every lesson covers its mechanism in 4 to 10
+// narrated steps, a bad lesson is one line naming its file and step, and
+// `attnlab lesson export` writes one handout page per step with its
+// narration, every word on the page.
+#include "tests/test_support.h"
+
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace attn::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const fs::path kLessonDir = fs::path(ATTNLAB_SOURCE_DIR) / "assets" / "lessons";
+
+std::vector<std::string> shippedNames() {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(kLessonDir))
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+json readJson(const fs::path& p) { return json::parse(slurp(p)); }
+
+// Whitespace runs as one space, so text wrapped on a page compares with its source.
+std::string squeeze(const std::string& s) {
+  return std::regex_replace(s, std::regex(R"(\s+)"), " ");
+}
+
+// A folder of the user's lessons (ATTNLAB_LESSONS) with `files` in it.
+std::vector<std::string> userLessons(const TempDir& dir, const std::vector<std::pair<std::string, std::string>>& files) {
+  fs::create_directories(dir / "lessons");
+  for (const auto& [name, text] : files) std::ofstream(dir / "lessons" / name) << text;
+  return {"ATTNLAB_LESSONS=" + (dir / "lessons").string(), "XDG_CONFIG_HOME=" + (dir / "config").string()};
+}
+
+TEST(LessonList, ListsEveryShippedLessonWithItsStepsAndVariants) {
+  const TempDir dir;
+  const std::vector<std::string> env = userLessons(dir, {});
+  const RunResult r = runAttnlab({"lesson", "list", "--json"}, env);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const json list = json::parse(r.out);
+  std::vector<std::string> listed;
+  for (const json& l : list) {
+    listed.push_back(l.at("name"));
+    EXPECT_FALSE(l.at("title").get<std::string>().empty());
+    EXPECT_FALSE(l.at("summary").get<std::string>().empty()) << l.at("name");
+    EXPECT_FALSE(l.at("variants").empty());
+    EXPECT_EQ(l.at("file"), "assets/lessons/" + l.at("name").get<std::string>() + ".json");
+    EXPECT_EQ(l.at("steps").get<size_t>(), readJson(kLessonDir / (l.at("name").get<std::string>() + ".json")).at("steps").size());
+  }
+  EXPECT_EQ(listed, shippedNames());
+  const RunResult text = runAttnlab({"lesson", "list"}, env);
+  ASSERT_EQ(text.status, 0) << text.err;
+  for (const std::string& name : shippedNames()) EXPECT_NE(text.out.find(name), std::string::npos) << name;
+}
+
+// Each mechanism of the family has a lesson of 4 to 10 steps, each narrated
+// in 2 to 5 sentences: every family of the registry, and the real model.
+TEST(LessonList, EveryFamilyHasALessonOfFourToTenNarratedSteps) {
+  const TempDir dir;
+  const RunResult r = runAttnlab({"lesson", "list", "--json"}, userLessons(dir, {}));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::set<std::string> taught;
+  for (const json& l : json::parse(r.out)) {
+    const size_t steps = l.at("steps");
+    EXPECT_GE(steps, 4u) << l.at("name");
+    EXPECT_LE(steps, 10u) << l.at("name");
+    for (const json& v : l.at("variants")) taught.insert(v);
+    for (const json& s : readJson(kLessonDir / (l.at("name").get<std::string>() + ".json")).at("steps")) {
+      const std::string n = s.at("narration");
+      // Sentences end in . ! or ? before a space or the end ("e.g." and "2.5" do not end one).
+      const std::regex end(R"([.!?](\s+[A-Z'"‘“(]|$))");
+      const auto count = std::distance(std::sregex_iterator(n.begin(), n.end(), end), std::sregex_iterator());
+      EXPECT_GE(count, 2) << l.at("name") << " / " << s.at("title") << ": " << n;
+      EXPECT_LE(count, 5) << l.at("name") << " / " << s.at("title") << ": " << n;
+    }
+  }
+  const json registry = json::parse(runAttnlab({"list", "--json"}).out);
+  std::set<std::string> families;
+  for (const json& v : registry) {
+    const bool covered = taught.count(v.at("name").get<std::string>()) > 0;
+    if (covered) families.insert(v.at("family").get<std::string>());
+  }
+  for (const json& v : registry)
+    EXPECT_TRUE(families.count(v.at("family").get<std::string>())) << "no lesson teaches the family " << v.at("family");
+  EXPECT_TRUE(taught.count("model")) << "no lesson on the real model's heads";
+}
+
+struct BadLesson {
+  std::string name, text, expected;  // expected: a part of the one-line error
+};
+
+TEST(LessonErrors, ABadLessonIsOneLineNamingTheFileAndTheStep) {
+  const std::string ok_step = R"({"title": "t", "narration": "One. Two.", "scene": {"variant": "multi-head"}})";
+  auto lesson = [](const std::string& steps) { return R"({"title": "T", "summary": "S", "steps": [)" + steps + "]}"; };
+  const std::vector<BadLesson> cases = {
+      {"variant", lesson(ok_step + R"(, {"title": "t", "narration": "n", "scene": {"variant": "nope"}})"), "step 2: unknown variant 'nope'"},
+      {"param", lesson(R"({"title": "t", "narration": "n", "scene": {"variant": "sparse-strided", "set": {"strid": 3}}})"),
+       "step 1: --set: unknown parameter 'strid'"},
+      {"value", lesson(R"({"title": "t", "narration": "n", "scene": {"variant": "sparse-strided", "set": {"stride": 0}}})"),
+       "step 1: --set stride"},
+      {"view", lesson(ok_step + R"(, {"title": "t", "narration": "n", "scene": {"view": "walkthrough"}})"),
+       "step 2: --view: variant 'multi-head' has no 'walkthrough' view"},
+      {"model_view", lesson(R"({"title": "t", "narration": "n", "scene": {"workspace": "model", "view": "nope"}})"), "step 1:"},
+      {"scene_key", lesson(R"({"title": "t", "narration": "n", "scene": {"variant": "multi-head", "colour": 1}})"),
+       "step 1: \"scene\": unknown key \"colour\""},
+      {"mark", lesson(ok_step + R"(, {"title": "t", "narration": "n", "highlights": [{"ring": [1]}]})"),
+       "step 2: \"ring\": expected [query, key]"},
+      {"mark_kind", lesson(R"({"title": "t", "narration": "n", "scene": {"variant": "dot"}, "highlights": [{"circle": 1}]})"),
+       "step 1: \"highlights\": unknown mark \"circle\""},
+      {"narration", lesson(R"({"title": "t", "scene": {"variant": "dot"}})"), "step 1: needs \"title\" and \"narration\""},
+      {"first_scene", lesson(R"({"title": "t", "narration": "n"})"), "step 1: the first step needs a \"scene\""},
+      {"not_json", "{\"title\": \"T\", \"steps\": [", "not valid JSON"},
+      {"no_steps", R"({"title": "T", "steps": []})", "\"steps\": expected a non-empty list"},
+  };
+  for (const BadLesson& c : cases) {
+    const TempDir dir;
+    const std::vector<std::string> env = userLessons(dir, {{c.name + ".json", c.text}});
+    const std::string file = (dir / "lessons" / (c.name + ".json")).string();
+    // The window refuses it before opening (no DISPLAY needed), by name or as a file.
+    for (const std::string& which : {c.name, file}) {
+      const RunResult g = runAttnlab({"gui", "--lesson", which}, env);
+      EXPECT_EQ(g.status, 2) << c.name << ": " << g.err;
+      EXPECT_EQ(countLines(g.err), 1) << c.name << ": " << g.err;
+      EXPECT_NE(g.err.find(file + ": "), std::string::npos) << c.name << ": " << g.err;
+      EXPECT_NE(g.err.find(c.expected), std::string::npos) << c.name << ": " << g.err;
+    }
+    // The handout writes nothing.
+    const RunResult e = runAttnlab({"lesson", "export", c.name, "--out", (dir / "h.pdf").string()}, env);
+    EXPECT_EQ(e.status, 2) << c.name;
+    EXPECT_EQ(countLines(e.err), 1) << c.name << ": " << e.err;
+    EXPECT_FALSE(fs::exists(dir / "h.pdf"));
+    EXPECT_EQ(listFiles(dir.path).size(), 1u) << "no temp file left";
+    // The list still lists the shipped lessons, and says which file failed.
+    const RunResult l = runAttnlab({"lesson", "list"}, env);
+    EXPECT_EQ(l.status, 2) << c.name;
+    EXPECT_NE(l.out.find("self-attention"), std::string::npos);
+    EXPECT_NE(l.err.find(file + ": "), std::string::npos) << l.err;
+  }
+}
+
+TEST(LessonErrors, AFileTooLargeForALessonIsRefusedUnread) {
+  const TempDir dir;
+  const std::vector<std::string> env = userLessons(dir, {});
+  std::ofstream(dir / "lessons" / "huge.json").put('{');
+  fs::resize_file(dir / "lessons" / "huge.json", 5u << 20);  // sparse: 5 MiB
+  const RunResult r = runAttnlab({"gui", "--lesson", "huge"}, env);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(countLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("huge.json: 5242880 bytes, larger than a lesson"), std::string::npos) << r.err;
+}
+
+TEST(LessonErrors, UnknownLessonAndStepOutOfRange) {
+  const TempDir dir;
+  const std::vector<std::string> env = userLessons(dir, {});
+  const RunResult unknown = runAttnlab({"gui", "--lesson", "nope"}, env);
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_EQ(countLines(unknown.err), 1);
+  EXPECT_NE(unknown.err.find("--lesson: no lesson 'nope' (there are: "), std::string::npos) << unknown.err;
+  const RunResult step = runAttnlab({"gui", "--lesson", "self-attention", "--step", "99"}, env);
+  EXPECT_EQ(step.status, 2);
+  EXPECT_NE(step.err.find("--step: lesson 'self-attention' has steps 0.."), std::string::npos) << step.err;
+  const RunResult keys = runAttnlab({"gui", "--lesson", "self-attention", "--keys", "Rigth"}, env);
+  EXPECT_EQ(keys.status, 2);
+  EXPECT_NE(keys.err.find("--keys: unknown key 'Rigth'"), std::string::npos) << keys.err;
+  const RunResult no_lesson = runAttnlab({"gui", "--step", "2"}, env);
+  EXPECT_EQ(no_lesson.status, 2);
+  EXPECT_NE(no_lesson.err.find("--step: needs --lesson"), std::string::npos) << no_lesson.err;
+}
+
+// A teacher's copy of a shipped lesson, in the user's folder, replaces it.
+TEST(LessonList, AUserLessonReplacesTheShippedOneOfItsName) {
+  const TempDir dir;
+  const std::string mine = R"({"title": "My own self-attention", "summary": "Edited.", "steps": [
+    {"title": "one", "narration": "First. Second.", "scene": {"variant": "dot", "text": "a b c"}},
+    {"title": "two", "narration": "Third. Fourth.", "highlights": [{"ring": [1, 2]}]}]})";
+  const std::vector<std::string> env = userLessons(dir, {{"self-attention.json", mine}});
+  const RunResult r = runAttnlab({"lesson", "list", "--json"}, env);
+  ASSERT_EQ(r.status, 0) << r.err;
+  bool found = false;
+  for (const json& l : json::parse(r.out))
+    if (l.at("name") == "self-attention") {
+      found = true;
+      EXPECT_EQ(l.at("title"), "My own self-attention");
+      EXPECT_EQ(l.at("steps"), 2);
+      EXPECT_EQ(l.at("file"), (dir / "lessons" / "self-attention.json").string());
+    }
+  EXPECT_TRUE(found);
+}
+
+// The handout of every shipped lesson: one page per step, each with its
+// narration, every word on its page and none cut short.
+TEST(LessonHandout, OnePagePerStepWithItsNarration) {
+  for (const std::string& name : shippedNames()) {
+    const TempDir dir;
+    const std::string pdf = (dir / (name + ".pdf")).string();
+    const RunResult r = runAttnlab({"lesson", "export", name, "--out", pdf}, userLessons(dir, {}), 300);
+    ASSERT_EQ(r.status, 0) << name << ": " << r.err;
+    const json steps = readJson(kLessonDir / (name + ".json")).at("steps");
+    const std::string pages = std::to_string(steps.size());
+    EXPECT_NE(r.out.find(pages + " pages"), std::string::npos) << r.out;
+    const RunResult info = runProgram("/usr/bin/pdfinfo", {pdf});
+    const std::regex pages_re(R"(Pages:\s+(\d+))");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(info.out, m, pages_re)) << info.out;
+    EXPECT_EQ(m[1].str(), pages) << name;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const std::string page = std::to_string(i + 1);
+      const std::string text = squeeze(runProgram(kPdfToText, {"-f", page, "-l", page, pdf, "-"}).out);
+      const std::string narration = squeeze(steps[i].at("narration"));
+      // The narration's first and last words on its own page (pdftotext may join or split lines).
+      const std::string head = narration.substr(0, std::min<size_t>(narration.size(), 24));
+      EXPECT_NE(text.find(head.substr(0, head.rfind(' '))), std::string::npos) << name << " page " << page << ": " << text;
+      EXPECT_NE(text.find(squeeze(steps[i].at("title"))), std::string::npos) << name << " page " << page;
+    }
+    int words = 0;
+    const std::vector<std::string> problems = pdfTextProblems(pdf, words);
+    EXPECT_GT(words, 50) << name;
+    for (const std::string& p : problems) ADD_FAILURE() << name << ": " << p;
+  }
+}
+
+TEST(LessonHandout, BadOutputIsOneLineAndWritesNothing) {
+  const TempDir dir;
+  const std::vector<std::string> env = userLessons(dir, {});
+  const RunResult png = runAttnlab({"lesson", "export", "self-attention", "--out", (dir / "h.png").string()}, env);
+  EXPECT_EQ(png.status, 2);
+  EXPECT_NE(png.err.find("a handout is a .pdf file"), std::string::npos) << png.err;
+  const RunResult size = runAttnlab({"lesson", "export", "self-attention", "--out", (dir / "h.pdf").string(), "--size", "10x10"}, env);
+  EXPECT_EQ(size.status, 2);
+  EXPECT_EQ(countLines(size.err), 1);
+  const RunResult folder = runAttnlab({"lesson", "export", "self-attention", "--out", (dir / "no" / "h.pdf").string()}, env);
+  EXPECT_EQ(folder.status, 2);
+  EXPECT_EQ(countLines(folder.err), 1) << folder.err;
+  EXPECT_EQ(listFiles(dir.path).size(), 0u);
+}
+
+}  // namespace
+}  // namespace attn::test
