@@ -69,6 +69,8 @@ struct Extra {
   std::vector<std::string> categories;
   // TokenCategories, CategoryValues, Points: the names of the categories; Curves: of the series.
   std::vector<Marker> markers;     // Curves: labelled x positions; Points: sector rays (x = angle, series = category)
+  std::vector<Marker> levels;      // Curves: labelled y positions (x holds the y: ACT's 1 − ε), dashed across
+  bool stepwise = false;           // Curves: a process over x that the view's timeline plays step by step
   std::vector<Arrow> arrows;       // Points
   // Weights: what the first index counts. "head" follows the result's heads
   // (the view pairs it with the main weights of that head); anything else
@@ -76,6 +78,15 @@ struct Extra {
   std::string slice_axis = "head";
   std::vector<std::string> row_labels;  // Stacked: caption under each row's bar
   ValueStats stats;                // filled by runVariant
+};
+
+// A process the views can play step by step (the timeline control): the
+// parameter that selects the step (Transformer-XL's segment τ, LSH's round,
+// adaptive span's z), and how many steps there are, labelled.
+struct Timeline {
+  std::string param;  // empty: none
+  int64_t count = 0;  // positions 0 … count − 1, the parameter's values
+  std::vector<std::string> labels;  // one per position ("round 2 of 4"); empty: "param = position"
 };
 
 // A named range of key columns, drawn as a band with a divider in matrix
@@ -118,6 +129,7 @@ struct Result {
   std::vector<std::string> set_names;  // bit s of SparseRows::sets ("A¹ local", "A² strided")
   int64_t image_width = 0;  // > 0: the sequence is a raster-order image this many pixels wide
   std::vector<KeyBand> key_bands;
+  Timeline timeline;  // the process this result is one step of, where there is one
   Mat output;  // [Lq, d_out]; empty where the variant has no output
   bool weights_are_probabilities = true;  // false: signed values, diverging colormap
   std::string weights_label = "attention weight";

@@ -102,14 +102,14 @@ void annotationPrimitives(Primitives& out, const MatrixPlacement& m, const std::
         const float y0 = m.rowY(a.query), y1 = m.rowY(a.query + 1);
         push(Primitive::Kind::FillRect, m.x0, y0, m.x1, y1, 0.28f * ease, 0);
         push(Primitive::Kind::StrokeRect, m.x0, y0, m.x1, y1, ease, thick * 0.6f);
-        label(a.label, m.x1 + text_px * 0.4f, (y0 + y1) * 0.5f, 0.0f, 0.5f);
+        label(a.label, m.x0 + text_px * 0.4f, (y0 + y1) * 0.5f, 0.0f, 0.5f);  // inside the band: the colour bar is right of it
         break;
       }
       case K::Column: {
         const float x0 = m.colX(a.key), x1 = m.colX(a.key + 1);
         push(Primitive::Kind::FillRect, x0, m.y0, x1, m.y1, 0.28f * ease, 0);
         push(Primitive::Kind::StrokeRect, x0, m.y0, x1, m.y1, ease, thick * 0.6f);
-        label(a.label, (x0 + x1) * 0.5f, m.y1 + text_px * 0.3f, 0.5f, 0.0f);
+        label(a.label, std::clamp((x0 + x1) * 0.5f, m.x0, m.x1), m.y0 + text_px * 0.4f, 0.5f, 0.0f);  // inside, at its top
         break;
       }
       case K::Box: {

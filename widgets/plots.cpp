@@ -50,7 +50,7 @@ PlotArea legendAndArea(const char* button, const std::vector<std::string>& names
 
 void linePlot(const char* id, const Array& curves, const std::string& series_axis, const std::string& x_axis,
               const std::string& y_label, const std::vector<Marker>& markers, ImVec2 size,
-              const std::vector<std::string>& series_names) {
+              const std::vector<std::string>& series_names, const std::vector<Marker>& levels, int64_t reveal) {
   ImGui::PushID(id);
   const int64_t series = curves.rank() == 2 ? curves.shape[0] : 1, n = curves.rank() == 2 ? curves.shape[1] : curves.size();
   std::vector<std::string> names;
@@ -67,6 +67,7 @@ void linePlot(const char* id, const Array& curves, const std::string& series_axi
   float lo = 0.0f, hi = 0.0f;
   for (float v : curves.data)
     if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  for (const Marker& l : levels) hi = std::max(hi, static_cast<float>(l.x));
   if (!(hi > lo)) hi = lo + 1.0f;
   const float line = ImGui::GetTextLineHeight();
   const float plot_left = origin.x + ImGui::CalcTextSize("-0.0000").x + line * 0.8f, plot_right = origin.x + area.x - line;
@@ -111,16 +112,27 @@ void linePlot(const char* id, const Array& curves, const std::string& series_axi
     for (float y = p0.y; y < p1.y; y += 8.0f) dl->AddLine(ImVec2(x, y), ImVec2(x, std::min(p1.y, y + 4.0f)), c, 1.5f);
     dl->AddText(ImVec2(labels.placed[i].left, labelTop(labels.placed[i].row)), c, m.label.c_str());
   }
+  for (const Marker& l : levels) {
+    const float y = Y(static_cast<float>(l.x));
+    for (float x = p0.x; x < p1.x; x += 8.0f) dl->AddLine(ImVec2(x, y), ImVec2(std::min(p1.x, x + 4.0f), y), text, 1.5f);
+    const ImVec2 ts = ImGui::CalcTextSize(l.label.c_str());
+    dl->AddText(ImVec2(p1.x - ts.x - line * 0.3f, y - ts.y - 2.0f), text, l.label.c_str());
+  }
+  const int64_t shown = reveal >= 0 ? std::min(reveal + 1, n) : n;
+  if (reveal >= 0) {  // the step the timeline is at
+    const float x = X(static_cast<double>(shown - 1));
+    dl->AddRectFilled(ImVec2(x - 2.0f, p0.y), ImVec2(x + 2.0f, p1.y), ImGui::GetColorU32(ImGuiCol_PlotHistogram, 0.6f));
+  }
   dl->PushClipRect(ImVec2(p0.x, origin.y), ImVec2(p1.x + line, p1.y + 1), true);
   // Step through x at about one sample per pixel.
   const int64_t step = std::max<int64_t>(1, n / std::max<int64_t>(1, static_cast<int64_t>(p1.x - p0.x)));
   for (int64_t s = 0; s < series; ++s) {
     std::vector<ImVec2> pts;
-    for (int64_t x = 0; x < n; x += step) {
+    for (int64_t x = 0; x < shown; x += step) {
       const float v = curves.data[static_cast<size_t>(s * n + x)];
       if (std::isfinite(v)) pts.emplace_back(X(static_cast<double>(x)), Y(v));
     }
-    if (n == 1 && !pts.empty()) dl->AddCircleFilled(pts[0], 3.0f, toU32(colours[static_cast<size_t>(s)]));
+    if ((n == 1 || reveal >= 0) && !pts.empty()) dl->AddCircleFilled(pts.back(), 4.0f, toU32(colours[static_cast<size_t>(s)]));
     dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), toU32(colours[static_cast<size_t>(s)]), 0, 2.0f);
   }
   dl->PopClipRect();

@@ -18,9 +18,13 @@ namespace attn {
 // headColor(s) and named `series_axis` + s in the legend. Markers are
 // vertical lines at their x, in their series' colour, labelled at the top.
 // `series_names`, when not empty, names the series in place of `series_axis` + s.
+// Levels are dashed horizontal lines at y = their x, labelled at the right.
+// `reveal` ≥ 0 draws the series up to x = reveal only (a timeline playing
+// the process step by step), with that x marked.
 void linePlot(const char* id, const Array& curves, const std::string& series_axis, const std::string& x_axis,
               const std::string& y_label, const std::vector<Marker>& markers, ImVec2 size,
-              const std::vector<std::string>& series_names = {});
+              const std::vector<std::string>& series_names = {}, const std::vector<Marker>& levels = {},
+              int64_t reveal = -1);
 
 // ExtraKind::Points: points (x, y, category) in headColor(category) around
 // the origin, the sectors between the rays `e.markers` (angle x, the sector

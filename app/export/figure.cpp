@@ -884,7 +884,9 @@ void drawCurves(Painter& ctx, const QRectF& area, const Extra& e) {
   const QRectF plot(left, area.top() + title_h + ctx.unit * 0.4 + labels.rows * row_h, right - left,
                     area.height() - title_h - ctx.unit * 0.4 - labels.rows * row_h - ctx.unit * 3.2 - legend_h);
   if (plot.height() <= ctx.unit) return;
-  const float lo = std::min(0.0f, e.stats.min), hi = e.stats.max > lo ? e.stats.max : lo + 1.0f;
+  float top = e.stats.max;
+  for (const Marker& l : e.levels) top = std::max(top, static_cast<float>(l.x));
+  const float lo = std::min(0.0f, e.stats.min), hi = top > lo ? top : lo + 1.0f;
   auto yAt = [&](double y) { return plot.bottom() - plot.height() * (y - lo) / (hi - lo); };
 
   // Grid, axes and ticks.
@@ -931,6 +933,15 @@ void drawCurves(Painter& ctx, const QRectF& area, const Extra& e) {
     p.drawLine(QPointF(x, plot.top() - ctx.unit * 0.3), QPointF(x, plot.bottom()));
     p.setPen(c);
     p.drawText(QRectF(labels.placed[k].left, label_top, widths[k] + 1, row_h), Qt::AlignCenter | Qt::TextDontClip, qs(mk.label));
+  }
+  // Levels: a dashed line across, the label at its right end above it.
+  for (const Marker& l : e.levels) {
+    const double y = yAt(l.x);
+    p.setPen(QPen(ctx.theme.text, std::max(1.0, ctx.unit * 0.12), Qt::DashLine));
+    p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y));
+    p.setPen(ctx.theme.text);
+    p.drawText(QRectF(plot.left(), y - ctx.unit * 1.3, plot.width() - ctx.unit * 0.3, ctx.unit * 1.2),
+               Qt::AlignRight | Qt::AlignBottom | Qt::TextDontClip, qs(l.label));
   }
   layoutLegend(ctx, QRectF(left, area.bottom() - legend_h, right - left, legend_h), legend, false, true);
 }

@@ -695,8 +695,10 @@ void GuiApp::applyScene(const SceneOptions& o, bool initial) {
     state_.view.head = !o.model_workspace && o.head >= 0 ? o.head : 0;
     state_.view.image_query = !o.model_workspace ? o.query : -1;
     state_.view.stage = o.stage;
+    state_.view.focus_panel = o.panel;
+    state_.view.scroll_to_played = o.stage >= 0 || !o.panel.empty();
     state_.view.extra_head.clear();
-    state_.view.extra_play.clear();
+    state_.view.timeline = TimelineState{};
     state_.view.resetZoom();
   }
   state_.workspace = o.model_workspace ? Workspace::Model : Workspace::Variants;
@@ -772,6 +774,7 @@ int GuiApp::run() {
   state_.settings = loadSettings(settingsPath(), warning);
   if (!warning.empty()) std::fprintf(stderr, "attnlab: %s\n", warning.c_str());
   saved_settings_ = state_.settings;
+  fonts_.require("\xE2\x87\xA4\xE2\x87\xA5\xE2\x96\xB6\xE2\x80\x96\xE2\x86\x90\xE2\x86\x92\xC3\x97");  // ⇤⇥▶‖←→× of the timeline
   for (const VariantInfo& v : variants()) {
     fonts_.require(v.title + v.summary + v.citation + v.family);
     for (const ParamSpec& p : v.params) fonts_.require(p.symbol + p.help);
@@ -850,7 +853,7 @@ int GuiApp::run() {
   // keep redrawing while a job runs.
   while (!glfwWindowShouldClose(window_)) {
     const bool typing = state_.workspace == Workspace::Model && state_.model.scene.text != model_submitted_.text;
-    if (runner_->busy() || typing)
+    if (runner_->busy() || typing || state_.view.timeline.playing)
       glfwWaitEventsTimeout(1.0 / 60.0);
     else
       glfwWaitEventsTimeout(0.5);

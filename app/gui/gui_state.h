@@ -68,16 +68,28 @@ struct DensePattern {
   SparseRows rows;
 };
 
+// The one step control of every process a view plays (gui_timeline.h).
+struct TimelineState {
+  bool playing = false;
+  double last = 0;   // ImGui time of the last step
+  int speed = 1;     // index into kTimelineSpeeds
+};
+
 struct ViewState {
   ViewKind view = ViewKind::Heatmap;
+  TimelineState timeline;
   int head = 0;
   HeatmapZoom main_zoom, heads_zoom, family_zoom, compare_zoom;  // heads, family, compare: one linked zoom each
   bool family_own_scales = false;  // family view: each member its own colour scale (default: one shared scale)
   std::map<std::string, HeatmapZoom> extra_zoom;
-  std::map<std::string, int> extra_head;  // the head (or step: Extra::slice_axis) each Weights extra shows
-  std::map<std::string, double> extra_play;  // Weights extras being played: ImGui time of the last advance
+  std::map<std::string, int> extra_head;  // the head each per-head Weights extra shows
   int64_t image_query = -1;  // the image view's query pixel (−1: defaultImageQuery); kept across recomputes (clamped)
-  int stage = -1;  // the walkthrough stage framed, and where played extras start (a lesson's "stage"); −1: none
+  // The timeline's position where the view plays its own steps: the
+  // walkthrough stage framed, the step of a Weights extra over steps, the
+  // ponder step a stepwise curve is drawn up to (a lesson's "stage"); −1: all.
+  int stage = -1;
+  bool scroll_to_played = false;  // the extras view scrolls its played (or framed) panel into view (once)
+  std::string focus_panel;        // the extras panel a lesson frames (an extra's name); empty: none
   DensePattern dense_pattern;
   TokenLinesState lines;
   void resetZoom();

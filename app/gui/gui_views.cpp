@@ -14,6 +14,7 @@
 #include "app/export/figure.h"
 #include "app/gui/gui_lesson.h"
 #include "app/gui/gui_panels.h"
+#include "app/gui/gui_timeline.h"
 #include "engine/attention_math.h"
 #include "widgets/bars.h"
 #include "widgets/formula_view.h"
@@ -177,41 +178,17 @@ void matrixExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& 
   heatmap(e.name.c_str(), v, st, s.view.extra_zoom[e.name], gl, size);
 }
 
-// A slider over an extra's own axis ("step", shown from 1) with a play button
-// that advances it twice a second, wrapping around (the GUI idles at 0.5 s).
-void sliceSlider(AppState& s, const Extra& e, int& index, int count) {
-  ImGui::SameLine();
-  auto playing = s.view.extra_play.find(e.name);
-  if (ImGui::SmallButton(playing == s.view.extra_play.end() ? "play" : "pause")) {
-    if (playing == s.view.extra_play.end())
-      s.view.extra_play[e.name] = ImGui::GetTime();
-    else
-      s.view.extra_play.erase(playing);
-    playing = s.view.extra_play.find(e.name);
-  }
-  if (playing != s.view.extra_play.end() && ImGui::GetTime() - playing->second >= 0.5) {
-    index = (index + 1) % count;
-    playing->second = ImGui::GetTime();
-  }
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-  int shown = index + 1;  // steps count from 1, as in the papers
-  if (ImGui::SliderInt(e.slice_axis.c_str(), &shown, 1, count, (e.slice_axis + " %d").c_str())) index = shown - 1;
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("the %s shown for %s", e.slice_axis.c_str(), labelOf(e).c_str());
-}
-
 void weightsExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& gl, ImVec2 size) {
   // [H, Lq, Lk] next to the main weights of the same head, chosen per extra;
   // or [n, Lq, Lk] over the extra's own axis (slice_axis "step"), alone.
   if (e.value.rank() != 3) return;
   const int64_t hs = e.value.shape[0], lq = e.value.shape[1], lk = e.value.shape[2];
   const bool by_head = e.slice_axis == "head";
-  const auto slot = s.view.extra_head.try_emplace(e.name, by_head ? s.view.head : std::max(0, s.view.stage)).first;
-  int& head = slot->second;
-  head = static_cast<int>(std::clamp<int64_t>(head, 0, (by_head ? std::min<int64_t>(r.heads(), hs) : hs) - 1));
-  if (!by_head) {
-    sliceSlider(s, e, head, static_cast<int>(hs));
-  } else if (hs > 1) {
+  // Over its own axis, the timeline (gui_timeline.h) picks the slice.
+  int stage = static_cast<int>(std::clamp<int64_t>(s.view.stage, 0, hs - 1));
+  int& head = by_head ? s.view.extra_head.try_emplace(e.name, s.view.head).first->second : stage;
+  if (by_head) head = static_cast<int>(std::clamp<int64_t>(head, 0, std::min<int64_t>(r.heads(), hs) - 1));
+  if (by_head && hs > 1) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
     ImGui::SliderInt("head", &head, 0, static_cast<int>(hs - 1));
@@ -277,14 +254,14 @@ void extraPanel(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& g
     }
     case ExtraKind::Curves:
       linePlot("curves", e.value, e.row_axis.empty() ? "series" : e.row_axis, e.col_axis.empty() ? "x" : e.col_axis,
-               labelOf(e), e.markers, size, e.categories);
+               "", e.markers, size, e.categories, e.levels, e.stepwise ? s.view.stage : -1);  // titled by the panel
       return;
     case ExtraKind::Points: pointPlot("points", e, size); return;
     case ExtraKind::CategoryValues: categoryBars("bars", e.value, e.categories, e.col_axis, size); return;
     case ExtraKind::TokenCategories: categoryStrip("strip", e.value, r.q_tokens, e.categories, size); return;
     case ExtraKind::Stacked:
       stackedBars("stacked", e.value, e.row_labels, e.row_axis.empty() ? "row" : e.row_axis,
-                  e.col_axis.empty() ? "segment" : e.col_axis, labelOf(e), size);
+                  e.col_axis.empty() ? "segment" : e.col_axis, "", size);  // the panel's title is the label
       return;
     case ExtraKind::QueryPosition:
     case ExtraKind::QueryWindow:
@@ -329,11 +306,24 @@ void extrasView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   ImGui::BeginChild("##extras", avail, false);
   for (const Extra* e : panels) {
     ImGui::PushID(e->name.c_str());
+    // The panel the timeline plays scrolls into view when it moves (or a lesson's step opens on it).
+    const bool played = (e->kind == ExtraKind::Weights && e->slice_axis != "head") || (e->kind == ExtraKind::Curves && e->stepwise);
+    const bool framed = e->name == s.view.focus_panel;
+    if ((framed || (played && s.view.focus_panel.empty())) && s.view.scroll_to_played) {
+      ImGui::SetScrollHereY(0.0f);
+      s.view.scroll_to_played = false;
+    }
+    const ImVec2 top_left = ImGui::GetCursorScreenPos();
     const float w = ImGui::GetContentRegionAvail().x;
     formulaText(labelOf(*e), ImGui::GetColorU32(ImGuiCol_Text), w * 0.75f);
     ImGui::SameLine();
     ImGui::TextDisabled("%s  %s", e->name.c_str(), e->value.shapeString().c_str());
     extraPanel(s, r, *e, gl, ImVec2(w, panel_h - ImGui::GetTextLineHeightWithSpacing() * 2));
+    if (framed) {  // the panel a lesson's step points at
+      const ImVec2 bottom_right(top_left.x + w, ImGui::GetCursorScreenPos().y);
+      ImGui::GetWindowDrawList()->AddRect(ImVec2(top_left.x - 2, top_left.y - 2), bottom_right,
+                                          ImGui::GetColorU32(ImGuiCol_PlotHistogram), 4.0f, 0, 3.0f);
+    }
     ImGui::Spacing();
     ImGui::PopID();
   }
@@ -740,6 +730,7 @@ void drawMainView(AppState& s, HeatmapRenderer& gl, ImVec2 pos, ImVec2 size) {
     centeredText(ImGui::GetContentRegionAvail(), s.status_is_error ? s.status.c_str() : "computing…");
   } else {
     const Result& r = *s.output->result;
+    timelineControl(s, r);
     switch (s.view.view) {
       case ViewKind::Heatmap:
         if (r.heads() > 0) heatmapView(s, r, gl);

@@ -25,6 +25,7 @@ struct SceneOptions {
   int layer = -1, head = -1;      // focused head (variants: the head shown); -1: the default scene's
   int64_t query = -1, key = -1;   // Q/K pair, image-view query; -1: the view's default
   int stage = -1;                 // the walkthrough stage, or the step of an extra played over steps; -1: none
+  std::string panel;              // the extras view's panel to frame and scroll to (an extra's name); empty: none
 };
 
 // The scene AttnLab opens with (assets/default_scene.json, embedded).

@@ -19,7 +19,7 @@ using json = nlohmann::json;
 const std::vector<std::string>& sceneKeys() {
   static const std::vector<std::string> keys = {"workspace", "variant", "set",   "view",  "text", "source_text",
                                                 "length",    "source_length", "dim", "heads", "seed", "preset",
-                                                "pattern",   "layer",   "head",  "query", "key",  "stage"};
+                                                "pattern",   "layer",   "head",  "query", "key",  "stage", "panel"};
   return keys;
 }
 
@@ -99,6 +99,7 @@ SceneOptions sceneOf(const json& s) {
   if (s.contains("query")) o.query = integer(s["query"], "query", 0, 1 << 20);
   if (s.contains("key")) o.key = integer(s["key"], "key", 0, 1 << 20);
   if (s.contains("stage")) o.stage = static_cast<int>(integer(s["stage"], "stage", 0, 1023));
+  if (s.contains("panel")) o.panel = text(s["panel"], "panel");
   validateScene(o);
   return o;
 }
@@ -155,10 +156,13 @@ Annotation highlightOf(const json& h) {
 
 // Scene objects merge key by key, "set" too; null removes a key.
 void mergeScene(json& scene, const json& change) {
+  // A new variant starts from its own defaults, with only this step's "set".
+  if (change.contains("variant") && (!scene.contains("variant") || scene["variant"] != change["variant"])) scene.erase("set");
   for (auto it = change.begin(); it != change.end(); ++it) {
     if (it->is_null()) {
       scene.erase(it.key());
-    } else if (it.key() == "set" && it->is_object() && scene.contains("set") && scene["set"].is_object()) {
+    } else if (it.key() == "set" && it->is_object()) {
+      if (!scene.contains("set") || !scene["set"].is_object()) scene["set"] = json::object();
       for (auto s = it->begin(); s != it->end(); ++s) {
         if (s->is_null())
           scene["set"].erase(s.key());
@@ -169,8 +173,7 @@ void mergeScene(json& scene, const json& change) {
       scene[it.key()] = *it;
     }
   }
-  // A new variant starts from its own defaults; a move to the model leaves the variant behind.
-  if (change.contains("variant") && !change.contains("set")) scene.erase("set");
+  // A move to the model leaves the variant behind.
   if (change.contains("workspace") && change["workspace"] == "model") scene.erase("variant");
   if (change.contains("variant") && !change.contains("workspace")) scene["workspace"] = "variants";
 }

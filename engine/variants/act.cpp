@@ -32,6 +32,7 @@ ActHalting::ActHalting(double eps, int64_t max_steps, const std::string& what) :
 bool ActHalting::add(double h) {
   if (halted_) throw std::logic_error("ActHalting::add after N(t)");
   const int64_t n = steps() + 1;
+  h_.push_back(h);
   if (sum_ + h >= 1.0 - eps_ || n == max_steps_) {
     // n = N(t): R(t) = 1 − Σ_{n′<N} h_t^n′ replaces h_t^N
     halted_ = true;
@@ -138,6 +139,29 @@ Result act(const Inputs& in, const Params& p, const RunContext& ctx) {
   r.extras.push_back({.name = "p", .label = "halting weights p_t^n per input step (N(t), R(t) below)",
                       .kind = ExtraKind::Stacked, .value = Array::fromMat(pm), .row_axis = "input step t",
                       .col_axis = "n", .row_labels = std::move(captions)});
+  // The halting rule as it runs: Σ_{n′≤n} h_t^n′ over n = 0 … M (0 at n = 0),
+  // crossing 1 − ε at N(t) (or stopped by M); flat after N(t).
+  Mat running = Mat::Zero(T, M + 1);
+  for (int64_t t = 0; t < T; ++t) {
+    const std::vector<double>& h = halts[static_cast<size_t>(t)].halting();
+    double sum = 0;
+    for (int64_t n = 1; n <= M; ++n) {
+      if (n <= static_cast<int64_t>(h.size())) sum += h[static_cast<size_t>(n - 1)];
+      running(t, n) = static_cast<float>(sum);
+    }
+  }
+  Extra run{.name = "halting_sum", .label = "running sum Σ_{n′≤n} h_t^{n′} against 1 − ε (halts at N(t))",
+            .kind = ExtraKind::Curves, .value = Array::fromMat(running), .row_axis = "input step",
+            .col_axis = "ponder step n", .categories = r.q_tokens};
+  run.levels.push_back({.x = 1.0 - eps, .label = "1 − ε"});
+  if (T <= 4)  // the halting steps, labelled, while they stay readable
+    for (int64_t t = 0; t < T; ++t)
+      run.markers.push_back({.x = static_cast<double>(halts[static_cast<size_t>(t)].steps()),
+                             .label = (T == 1 ? "N" : "N(" + r.q_tokens[static_cast<size_t>(t)] + ")") + " = " +
+                                      std::to_string(halts[static_cast<size_t>(t)].steps()),
+                             .series = static_cast<int>(t)});
+  run.stepwise = true;
+  r.extras.push_back(std::move(run));
   r.extras.push_back({.name = "ponder", .label = "ponder time ρ_t = N(t) + R(t)", .kind = ExtraKind::TokenValues,
                       .value = Array::fromVector(ponder)});
   r.extras.push_back({.name = "ponder_cost", .label = "ponder cost Σ_t N(t) + R(t)", .kind = ExtraKind::Scalar,
@@ -170,7 +194,7 @@ VariantInfo makeActVariant() {
        .help = "Bias of the halting unit h = σ(W_h s + b_h) (rnn mode): lower ponders longer", .min = -10,
        .max = 10, .def = 0.0},
       {.key = "h", .symbol = "h", .type = ParamType::FloatList,
-       .help = "manual mode: halting values h^1, h^2, … (h=0.1,0.3,0.2,0.5); past the list its last value",
+       .help = "manual mode: halting values h^1, h^2, … (for example 0.1,0.3,0.2,0.5); past the list its last value",
        .min = 0, .max = 1, .def = std::vector<double>{0.1, 0.3, 0.2, 0.5, 0.4}, .per_head = false},
   };
   v.views = {ViewKind::Extras, ViewKind::Heatmap, ViewKind::Family};

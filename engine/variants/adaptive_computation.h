@@ -30,6 +30,7 @@ class ActHalting {
   int64_t steps() const { return static_cast<int64_t>(p_.size()); }  // N(t) once halted
   double remainder() const { return remainder_; }                     // R(t) once halted
   const std::vector<double>& weights() const { return p_; }           // p_t^1 … p_t^N
+  const std::vector<double>& halting() const { return h_; }           // h_t^1 … h_t^N as given
   double ponder() const { return static_cast<double>(steps()) + remainder_; }
 
  private:
@@ -38,7 +39,7 @@ class ActHalting {
   double sum_ = 0;  // Σ_{n<N} h_t^n so far
   double remainder_ = 0;
   bool halted_ = false;
-  std::vector<double> p_;
+  std::vector<double> p_, h_;
 };
 
 // [SECTION] Universal Transformer (Dehghani et al. 2019, §2.1 and §2.2)

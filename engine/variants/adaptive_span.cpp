@@ -182,6 +182,10 @@ Result adaptiveSpan(const Inputs& in, const Params& p, const RunContext& ctx) {
   r.inputs["k"] = k;
   r.inputs["v"] = v;
   if (dynamic) r.inputs["span_v"] = span_v;
+  if (!dynamic) {  // the span growing: every head's z set to 0, 1, … S in turn
+    r.timeline.param = "z";
+    r.timeline.count = S + 1;
+  }
   r.flops = (in.projected ? 0.0 : 3.0 * 2.0 * L * d * d) + flops_used + (dynamic ? 2.0 * H * L * d : 0.0);
   return r;
 }

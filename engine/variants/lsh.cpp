@@ -395,6 +395,9 @@ Result lsh(const Inputs& in, const Params& p, const RunContext& ctx) {
   r.inputs["k"] = k_norm;
   r.inputs["v"] = v;
   r.inputs["R"] = rot;
+  r.timeline.param = "round";  // the hash rounds, one after the other
+  r.timeline.count = o.rounds;
+  for (int64_t t = 0; t < o.rounds; ++t) r.timeline.labels.push_back("round " + std::to_string(t + 1) + " of " + std::to_string(o.rounds));
   return r;
 }
 

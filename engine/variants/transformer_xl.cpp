@@ -230,6 +230,8 @@ Result transformerXl(const Inputs& in, const Params& p, const RunContext& ctx) {
   r.output.noalias() = concat * w.w_o;  // [Lq, d]
   if (lm > 0) r.key_bands.push_back({.begin = 0, .end = lm, .label = "memory"});
   r.key_bands.push_back({.begin = lm, .end = lk, .label = "segment " + std::to_string(tau)});
+  r.timeline.param = "tau";  // segment recurrence: τ = 0, 1, … through the input
+  r.timeline.count = segments;
   r.scores_label = "(a)+(b)+(c)+(d) / √d_head";
 
   const std::pair<std::vector<Mat>*, const char*> terms[] = {
