@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -135,6 +137,74 @@ TEST(Act, ManualModeShowsTheRuleOnTheUsersValues) {
   p.set(v.params, "h", "0.5");
   const Result r2 = runVariant(v, makeSynthetic({.length = 4, .dim = 8, .heads = 1}), p);
   EXPECT_NEAR(r2.findExtra("ponder_cost")->value.data[0], 2.5f, 1e-6);
+}
+
+// The halting rule as it runs: Σ_{n′≤n} h^n′ over n = 0 … M, against 1 − ε,
+// recomputed by a plain loop; it crosses the line exactly at N.
+TEST(Act, RunningSumCrossesOneMinusEpsilonAtN) {
+  const VariantInfo& v = variantOrThrow("act");
+  for (const auto& [h, eps, n_expected] : {std::tuple<std::string, double, int>{"0.1,0.3,0.2,0.5", 0.01, 4},
+                                           {"0.1,0.3,0.2,0.5", 0.5, 3}, {"0.995", 0.01, 1}, {"0.01", 0.01, 7}}) {
+    Params p = Params::defaults(v.params);
+    p.set(v.params, "mode", "manual");
+    p.set(v.params, "h", h);
+    p.set(v.params, "epsilon", std::to_string(eps));
+    p.set(v.params, "max_steps", "7");
+    const Result r = runVariant(v, makeSynthetic({.length = 4, .dim = 8, .heads = 1}), p);
+    const Extra* run = r.findExtra("halting_sum");
+    ASSERT_NE(run, nullptr);
+    EXPECT_EQ(run->kind, ExtraKind::Curves);
+    EXPECT_TRUE(run->stepwise);
+    ASSERT_EQ(run->value.shape, (std::vector<int64_t>{1, 8}));
+    ASSERT_EQ(run->levels.size(), 1u);
+    EXPECT_NEAR(run->levels[0].x, 1.0 - eps, 1e-12);
+    ASSERT_EQ(run->markers.size(), 1u);
+    EXPECT_EQ(run->markers[0].x, n_expected) << h << " ε=" << eps;
+    // The plain loop: h from the list (its last value past the end), summed until N.
+    std::vector<double> list;
+    for (size_t at = 0; at <= h.size();) {
+      const size_t comma = std::min(h.find(',', at), h.size());
+      list.push_back(std::stod(h.substr(at, comma - at)));
+      at = comma + 1;
+    }
+    double sum = 0;
+    int crossed = 0;
+    for (int n = 0; n <= 7; ++n) {
+      if (n >= 1 && n <= n_expected) sum += list[std::min<size_t>(static_cast<size_t>(n - 1), list.size() - 1)];
+      EXPECT_NEAR(run->value.data[static_cast<size_t>(n)], sum, 1e-6) << h << " n=" << n;
+      if (!crossed && sum >= 1.0 - eps) crossed = n;
+    }
+    EXPECT_EQ(crossed ? crossed : 7, n_expected) << "N is where the sum first reaches 1 − ε (or M)";
+  }
+}
+
+// Each process names the parameter it steps and how many steps there are.
+TEST(Timeline, VariantsNameTheirProcessAndItsLength) {
+  const Inputs in = makeSynthetic({.length = 24, .dim = 16, .heads = 2});
+  auto run = [&](const std::string& name, const std::vector<std::pair<std::string, std::string>>& sets) {
+    const VariantInfo& v = variantOrThrow(name);
+    Params p = Params::defaults(v.params);
+    for (const auto& [k, val] : sets) p.set(v.params, k, val);
+    return runVariant(v, in, p);
+  };
+  const Result txl = run("transformer-xl", {{"segment", "5"}, {"memory", "5"}});
+  EXPECT_EQ(txl.timeline.param, "tau");
+  EXPECT_EQ(txl.timeline.count, 5);  // ⌈24 / 5⌉ segments
+  const Result lsh = run("lsh", {{"rounds", "3"}});
+  EXPECT_EQ(lsh.timeline.param, "round");
+  EXPECT_EQ(lsh.timeline.count, 3);
+  EXPECT_EQ(lsh.timeline.labels.at(1), "round 2 of 3");
+  const Result span = run("adaptive-span", {{"max_span", "6"}});
+  EXPECT_EQ(span.timeline.param, "z");
+  EXPECT_EQ(span.timeline.count, 7);  // z = 0 … S
+  EXPECT_TRUE(run("adaptive-span", {{"dynamic", "true"}}).timeline.param.empty());  // z is not a parameter then
+  EXPECT_TRUE(run("multi-head", {}).timeline.param.empty());
+  // Every step the timeline can reach is a valid parameter value.
+  for (const Result* r : {&txl, &lsh, &span}) {
+    const VariantInfo& v = variantOrThrow(r->variant);
+    Params p = r->params;
+    EXPECT_NO_THROW(p.set(v.params, r->timeline.param, std::to_string(r->timeline.count - 1))) << r->variant;
+  }
 }
 
 // The RNN recomputed with plain loops from the weights the run records.

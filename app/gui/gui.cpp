@@ -44,18 +44,19 @@ namespace {
 constexpr double kFirstJobTimeout = 60.0;
 
 // A key of --keys by name: Right, Left, Space, PageDown, PageUp, Home, Tab,
-// Escape, F1, F5, a letter or a digit. Throws InputError.
+// Escape, F1, F5, Comma, Period, a letter or a digit. Throws InputError.
 int keyFromName(const std::string& name) {
   static const std::pair<const char*, int> kNamed[] = {
       {"Right", GLFW_KEY_RIGHT}, {"Left", GLFW_KEY_LEFT},     {"Up", GLFW_KEY_UP},         {"Down", GLFW_KEY_DOWN},
       {"Space", GLFW_KEY_SPACE}, {"PageDown", GLFW_KEY_PAGE_DOWN}, {"PageUp", GLFW_KEY_PAGE_UP}, {"Home", GLFW_KEY_HOME},
-      {"Tab", GLFW_KEY_TAB},     {"Escape", GLFW_KEY_ESCAPE}, {"F1", GLFW_KEY_F1},         {"F5", GLFW_KEY_F5}};
+      {"Tab", GLFW_KEY_TAB},     {"Escape", GLFW_KEY_ESCAPE}, {"F1", GLFW_KEY_F1},         {"F5", GLFW_KEY_F5},
+      {"Comma", GLFW_KEY_COMMA}, {"Period", GLFW_KEY_PERIOD}};
   for (const auto& [n, key] : kNamed)
     if (name == n) return key;
   if (name.size() == 1 && name[0] >= 'A' && name[0] <= 'Z') return GLFW_KEY_A + (name[0] - 'A');
   if (name.size() == 1 && name[0] >= '0' && name[0] <= '9') return GLFW_KEY_0 + (name[0] - '0');
   throw InputError("--keys: unknown key '" + name +
-                   "' (expected Right, Left, Up, Down, Space, PageDown, PageUp, Home, Tab, Escape, F1, F5, A-Z or 0-9)");
+                   "' (expected Right, Left, Up, Down, Space, PageDown, PageUp, Home, Tab, Escape, F1, F5, Comma, Period, A-Z or 0-9)");
 }
 
 using Clock = std::chrono::steady_clock;

@@ -7,6 +7,7 @@
 
 #include "app/gui/gui_lesson.h"
 #include "app/gui/gui_model.h"
+#include "app/gui/gui_timeline.h"
 #include "engine/error.h"
 #include "widgets/formula_view.h"
 #include "widgets/value_range.h"
@@ -85,6 +86,7 @@ const Shortcut kShortcuts[] = {
     {"\u2192 / Space / PageDown", "lesson: next step"},
     {"\u2190 / PageUp", "lesson: previous step"},
     {"F5", "presentation mode: no panel or menus, larger text (Esc leaves)"},
+    {", / . / K", "timeline: step back / step forward / play or pause (stages, steps, segments, rounds)"},
     {"L / P", "presentation mode: laser dot / pen (the pen clears at the next step)"},
     {"Ctrl+Z / Ctrl+Y", "undo / redo a parameter or input change"},
     {"Ctrl+E", "export the current view (PNG, SVG, PDF)"},
@@ -158,6 +160,8 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
     if (k.key >= GLFW_KEY_1 && k.key < GLFW_KEY_1 + static_cast<int>(std::min<size_t>(views.size(), 9)))
       setView(s, views[static_cast<size_t>(k.key - GLFW_KEY_1)]);
     if (k.key == GLFW_KEY_HOME) s.view.resetZoom();
+    if (s.output && s.output->result && (k.key == GLFW_KEY_COMMA || k.key == GLFW_KEY_PERIOD || k.key == GLFW_KEY_K))
+      timelineKey(s, *s.output->result, k.key);
     if (s.view.view == ViewKind::Image && s.output && s.output->result) moveImageQuery(s, *s.output->result, k.key);
     if (k.key == GLFW_KEY_ESCAPE) s.show_help = false;
   }

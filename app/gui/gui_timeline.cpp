@@ -2,6 +2,7 @@
 
 #include "engine/error.h"
 
+#include <GLFW/glfw3.h>
 #include <imgui.h>
 
 #include <algorithm>
@@ -96,6 +97,26 @@ void setTimelinePosition(AppState& s, const ActiveTimeline& t, int64_t position)
   }
 }
 
+namespace {
+
+// Forward from "every step" (stage −1) starts at the first; a parameter is always at a step.
+int64_t nextPosition(const AppState& s, const ActiveTimeline& t) {
+  return s.view.stage < 0 && t.kind != ActiveTimeline::Kind::Param ? 0 : t.position + 1;
+}
+
+}  // namespace
+
+void timelineKey(AppState& s, const Result& r, int key) {
+  const ActiveTimeline t = activeTimeline(s, r);
+  if (t.kind == ActiveTimeline::Kind::None || t.count < 2) return;
+  if (key == GLFW_KEY_COMMA) setTimelinePosition(s, t, t.position - 1);
+  if (key == GLFW_KEY_PERIOD) setTimelinePosition(s, t, nextPosition(s, t));
+  if (key == GLFW_KEY_K) {
+    s.view.timeline.playing = !s.view.timeline.playing;
+    s.view.timeline.last = ImGui::GetTime();
+  }
+}
+
 void timelineControl(AppState& s, const Result& r) {
   const ActiveTimeline t = activeTimeline(s, r);
   TimelineState& tl = s.view.timeline;
@@ -111,7 +132,7 @@ void timelineControl(AppState& s, const Result& r) {
     if (at_end) {
       tl.playing = false;
     } else {
-      setTimelinePosition(s, t, s.view.stage < 0 && t.kind != ActiveTimeline::Kind::Param ? 0 : t.position + 1);
+      setTimelinePosition(s, t, nextPosition(s, t));
       tl.last = now;
     }
   }
@@ -126,14 +147,14 @@ void timelineControl(AppState& s, const Result& r) {
   };
   const bool first = t.position == 0 && (s.view.stage >= 0 || t.kind == ActiveTimeline::Kind::Param);
   if (button("\xE2\x87\xA4", "first step", !first)) setTimelinePosition(s, t, 0);
-  if (button("\xE2\x86\x90##back", "step back", !first)) setTimelinePosition(s, t, t.position - 1);
-  if (button(tl.playing ? "\xE2\x80\x96" : "\xE2\x96\xB6", tl.playing ? "pause" : "play the steps", true)) {
+  if (button("\xE2\x86\x90##back", "step back (,)", !first)) setTimelinePosition(s, t, t.position - 1);
+  if (button(tl.playing ? "\xE2\x80\x96" : "\xE2\x96\xB6", tl.playing ? "pause (K)" : "play the steps (K)", true)) {
     tl.playing = !tl.playing;
     tl.last = now;
     if (tl.playing && at_end) setTimelinePosition(s, t, 0);  // play again from the start
   }
-  if (button("\xE2\x86\x92##forward", "step forward", !at_end || s.view.stage < 0))
-    setTimelinePosition(s, t, s.view.stage < 0 && t.kind != ActiveTimeline::Kind::Param ? 0 : t.position + 1);
+  if (button("\xE2\x86\x92##forward", "step forward (.)", !at_end || s.view.stage < 0))
+    setTimelinePosition(s, t, nextPosition(s, t));
   if (button("\xE2\x87\xA5", "last step", !at_end)) setTimelinePosition(s, t, t.count - 1);
   int shown = static_cast<int>(t.position);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12);

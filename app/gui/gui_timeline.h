@@ -31,6 +31,9 @@ ActiveTimeline activeTimeline(const AppState& s, const Result& r);
 // parameter (recomputed; not an undo step of its own).
 void setTimelinePosition(AppState& s, const ActiveTimeline& t, int64_t position);
 
+// The timeline's keys: ',' back, '.' forward, K play or pause.
+void timelineKey(AppState& s, const Result& r, int key);
+
 // Draws the control on one line when the view has a timeline, and advances
 // it while playing (a parameter step waits for its result).
 void timelineControl(AppState& s, const Result& r);
