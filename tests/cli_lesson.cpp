@@ -24,15 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const fs::path kLessonDir = fs::path(ATTNLAB_SOURCE_DIR) / "assets" / "lessons";
-
-std::vector<std::string> shippedNames() {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(kLessonDir))
-    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 json readJson(const fs::path& p) { return json::parse(slurp(p)); }
 
@@ -70,12 +61,12 @@ TEST(LessonList, ListsEveryShippedLessonWithItsStepsAndVariants) {
     EXPECT_FALSE(l.at("summary").get<std::string>().empty()) << l.at("name");
     EXPECT_FALSE(l.at("variants").empty());
     EXPECT_EQ(l.at("file"), "assets/lessons/" + l.at("name").get<std::string>() + ".json");
-    EXPECT_EQ(l.at("steps").get<size_t>(), readJson(kLessonDir / (l.at("name").get<std::string>() + ".json")).at("steps").size());
+    EXPECT_EQ(l.at("steps").get<size_t>(), readJson(lessonDir() / (l.at("name").get<std::string>() + ".json")).at("steps").size());
   }
-  EXPECT_EQ(listed, shippedNames());
+  EXPECT_EQ(listed, shippedLessonNames());
   const RunResult text = runAttnlab({"lesson", "list"}, env);
   ASSERT_EQ(text.status, 0) << text.err;
-  for (const std::string& name : shippedNames()) EXPECT_NE(text.out.find(name), std::string::npos) << name;
+  for (const std::string& name : shippedLessonNames()) EXPECT_NE(text.out.find(name), std::string::npos) << name;
 }
 
 // Each mechanism of the family has a lesson of 4 to 10 steps, each narrated
@@ -90,7 +81,7 @@ TEST(LessonList, EveryFamilyHasALessonOfFourToTenNarratedSteps) {
     EXPECT_GE(steps, 4u) << l.at("name");
     EXPECT_LE(steps, 10u) << l.at("name");
     for (const json& v : l.at("variants")) taught.insert(v);
-    for (const json& s : readJson(kLessonDir / (l.at("name").get<std::string>() + ".json")).at("steps")) {
+    for (const json& s : readJson(lessonDir() / (l.at("name").get<std::string>() + ".json")).at("steps")) {
       const std::string n = s.at("narration");
       // Sentences end in . ! or ? before a space or the end ("e.g." and "2.5" do not end one).
       const std::regex end(R"([.!?](\s+[A-Z'"‘“(]|$))");
@@ -215,12 +206,12 @@ TEST(LessonList, AUserLessonReplacesTheShippedOneOfItsName) {
 // The handout of every shipped lesson: one page per step, each with its
 // narration, every word on its page and none cut short.
 TEST(LessonHandout, OnePagePerStepWithItsNarration) {
-  for (const std::string& name : shippedNames()) {
+  for (const std::string& name : shippedLessonNames()) {
     const TempDir dir;
     const std::string pdf = (dir / (name + ".pdf")).string();
     const RunResult r = runAttnlab({"lesson", "export", name, "--out", pdf}, userLessons(dir, {}), 300);
     ASSERT_EQ(r.status, 0) << name << ": " << r.err;
-    const json steps = readJson(kLessonDir / (name + ".json")).at("steps");
+    const json steps = readJson(lessonDir() / (name + ".json")).at("steps");
     const std::string pages = std::to_string(steps.size());
     EXPECT_NE(r.out.find(pages + " pages"), std::string::npos) << r.out;
     const RunResult info = runProgram("/usr/bin/pdfinfo", {pdf});

@@ -14,26 +14,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kLessonDir = fs::path(ATTNLAB_SOURCE_DIR) / "assets" / "lessons";
-
-std::vector<std::string> shippedNames() {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(kLessonDir))
-    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 size_t stepCount(const std::string& name) {
-  return nlohmann::json::parse(slurp(kLessonDir / (name + ".json"))).at("steps").size();
-}
-
-// Pixels that differ between two images inside `area`.
-size_t differing(const QImage& a, const QImage& b, const QRect& area) {
-  size_t n = 0;
-  for (int y = area.top(); y <= area.bottom(); ++y)
-    for (int x = area.left(); x <= area.right(); ++x) n += a.pixel(x, y) != b.pixel(x, y);
-  return n;
+  return nlohmann::json::parse(slurp(lessonDir() / (name + ".json"))).at("steps").size();
 }
 
 class GuiLessonTest : public GuiTest {
@@ -67,13 +50,13 @@ TEST_P(EveryLessonStep, RendersWithItsMarksAndChangesTheView) {
     EXPECT_GT(s.distinct, 50u) << name << " step " << i << ": a blank view";
     if (!previous.isNull()) {
       const QRect view(0, 0, img.width(), img.height() / 2);
-      EXPECT_GT(differing(previous, img, view), 400u) << name << ": step " << i << " shows the same view as step " << i - 1;
+      EXPECT_GT(differingPixels(previous, img, view), 400u) << name << ": step " << i << " shows the same view as step " << i - 1;
     }
     previous = img;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shipped, EveryLessonStep, ::testing::ValuesIn(shippedNames()),
+INSTANTIATE_TEST_SUITE_P(Shipped, EveryLessonStep, ::testing::ValuesIn(shippedLessonNames()),
                          [](const ::testing::TestParamInfo<std::string>& p) {
                            std::string id = p.param;
                            std::replace(id.begin(), id.end(), '-', '_');
@@ -88,7 +71,7 @@ TEST_F(GuiLessonTest, KeysStepThroughALesson) {
   ASSERT_EQ(r.status, 0) << r.err;
   const QImage at1 = shootLesson({"--lesson", "self-attention", "--step", "1", "--present"}, "1280x720", r);
   ASSERT_EQ(r.status, 0) << r.err;
-  ASSERT_GT(differing(at1, at2, at1.rect()), 1000u);
+  ASSERT_GT(differingPixels(at1, at2, at1.rect()), 1000u);
   struct Walk {
     std::vector<std::string> args;
     const QImage* expected;
@@ -105,18 +88,18 @@ TEST_F(GuiLessonTest, KeysStepThroughALesson) {
     args.insert(args.end(), w.args.begin(), w.args.end());
     const QImage img = shootLesson(args, "1280x720", r);
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_LT(differing(img, *w.expected, img.rect()), img.width() * img.height() / 500u) << ::testing::PrintToString(w.args);
+    EXPECT_LT(differingPixels(img, *w.expected, img.rect()), img.width() * img.height() / 500u) << ::testing::PrintToString(w.args);
   }
   // F5 from the normal window is presentation mode.
   const QImage f5 = shootLesson({"--lesson", "self-attention", "--step", "2", "--keys", "F5"}, "1280x720", r);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_LT(differing(f5, at2, f5.rect()), f5.width() * f5.height() / 500u);
+  EXPECT_LT(differingPixels(f5, at2, f5.rect()), f5.width() * f5.height() / 500u);
   // Escape leaves it: the menu bar and the side panel are back.
   const QImage normal = shootLesson({"--lesson", "self-attention", "--step", "2"}, "1280x720", r);
   const QImage esc = shootLesson({"--lesson", "self-attention", "--step", "2", "--present", "--keys", "Escape"}, "1280x720", r);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_LT(differing(esc, normal, esc.rect()), esc.width() * esc.height() / 500u);
-  EXPECT_GT(differing(esc, at2, esc.rect()), esc.width() * esc.height() / 20u);
+  EXPECT_LT(differingPixels(esc, normal, esc.rect()), esc.width() * esc.height() / 500u);
+  EXPECT_GT(differingPixels(esc, at2, esc.rect()), esc.width() * esc.height() / 20u);
 }
 
 // Presentation mode: no menu bar, no side panel, no status bar; the view

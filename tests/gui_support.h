@@ -104,6 +104,15 @@ class GuiTest : public ::testing::Test {
   int shots_ = 0;
 };
 
+// Pixels that differ between two images of one size inside `area`.
+inline size_t differingPixels(const QImage& a, const QImage& b, const QRect& area) {
+  size_t n = 0;
+  for (int y = area.top(); y <= area.bottom(); ++y)
+    for (int x = area.left(); x <= area.right(); ++x) n += a.pixel(x, y) != b.pixel(x, y);
+  return n;
+}
+inline size_t differingPixels(const QImage& a, const QImage& b) { return differingPixels(a, b, a.rect()); }
+
 // Pixels close to the first or last `n` entries of a colormap.
 inline size_t endPixels(const QImage& img, Colormap c, int n, bool high) {
   const ColormapMatcher m(c);

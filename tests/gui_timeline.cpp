@@ -7,13 +7,8 @@
 namespace attn::test {
 namespace {
 
-// Pixels that differ above the status bar (its timings differ from run to run).
-size_t differing(const QImage& a, const QImage& b) {
-  size_t n = 0;
-  for (int y = 0; y < std::min(a.height(), b.height()) - 60; ++y)
-    for (int x = 0; x < std::min(a.width(), b.width()); ++x) n += a.pixel(x, y) != b.pixel(x, y);
-  return n;
-}
+// Above the status bar: its timings differ from run to run.
+size_t differing(const QImage& a, const QImage& b) { return differingPixels(a, b, QRect(0, 0, a.width(), a.height() - 60)); }
 
 TEST_F(GuiTest, TimelineStepsTransformerXlSegmentsLikeSettingTau) {
   const std::vector<std::string> base = {"--variant", "transformer-xl", "--text", "a b c d e f g h i j k l m n o p"};

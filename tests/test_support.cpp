@@ -174,6 +174,16 @@ Xvfb::~Xvfb() {
   }
 }
 
+std::filesystem::path lessonDir() { return std::filesystem::path(ATTNLAB_SOURCE_DIR) / "assets" / "lessons"; }
+
+std::vector<std::string> shippedLessonNames() {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(lessonDir()))
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 namespace {
 const std::regex kPageRe(R"re(<page width="([\d.]+)" height="([\d.]+)")re");
 }  // namespace

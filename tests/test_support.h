@@ -51,6 +51,10 @@ struct Xvfb {
   std::string display, error;
 };
 
+// The shipped lessons: assets/lessons/ in the source tree, and their names (file stems), sorted.
+std::filesystem::path lessonDir();
+std::vector<std::string> shippedLessonNames();
+
 // poppler-utils' pdftotext (installed by scripts/deps.sh), for reading a PDF's words back.
 inline constexpr const char* kPdfToText = "/usr/bin/pdftotext";
 // &lt; &gt; &quot; &apos; &#39; &amp; as the characters they stand for.

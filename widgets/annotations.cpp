@@ -52,7 +52,7 @@ void annotationPrimitives(Primitives& out, const MatrixPlacement& m, const std::
   const float ease = 1.0f - (1.0f - t) * (1.0f - t);
   const float cell = std::min(m.colX(1) - m.colX(0), m.rowY(1) - m.rowY(0));
   const float thick = std::clamp(cell * 0.12f, 2.0f, 4.0f);
-  auto push = [&](Primitive::Kind kind, float x0, float y0, float x1, float y1, float alpha, float thickness) {
+  auto push = [&](Primitive::Kind kind, float x0, float y0, float x1, float y1, float alpha, float thickness) -> Primitive& {
     Primitive p;
     p.kind = kind;
     p.role = Role::Accent;
@@ -63,25 +63,20 @@ void annotationPrimitives(Primitives& out, const MatrixPlacement& m, const std::
     p.alpha = alpha;
     p.thickness = thickness;
     out.push_back(p);
+    return out.back();
   };
   auto label = [&](const std::string& text, float x, float y, float align_x, float align_y) {
     if (text.empty()) return;
     // On a plate of the background colour, so it reads over cells and labels alike.
     const float w = measure(text, 1.0f), h = text_px * 1.25f, pad = text_px * 0.25f;
     const float left = x - align_x * w, top = y - align_y * h;
-    push(Primitive::Kind::FillRect, left - pad, top - pad * 0.5f, left + w + pad, top + h + pad * 0.5f, 0.85f * ease, 0);
-    out.back().role = Role::Background;
-    Primitive p;
-    p.kind = Primitive::Kind::Text;
-    p.role = Role::Accent;
-    p.text = text;
-    p.size = text_px;
-    p.x0 = x;
-    p.y0 = y;
-    p.align_x = align_x;
-    p.align_y = align_y;
-    p.alpha = ease;
-    out.push_back(p);
+    push(Primitive::Kind::FillRect, left - pad, top - pad * 0.5f, left + w + pad, top + h + pad * 0.5f, 0.85f * ease, 0).role =
+        Role::Background;
+    Primitive& t = push(Primitive::Kind::Text, x, y, x, y, ease, 0);
+    t.text = text;
+    t.size = text_px;
+    t.align_x = align_x;
+    t.align_y = align_y;
   };
   // Labels go right of a mark when it sits in the matrix's left half, else left of it.
   auto sideLabel = [&](const std::string& text, float left, float right, float y) {

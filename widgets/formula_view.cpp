@@ -7,14 +7,28 @@
 
 namespace attn {
 
+namespace {
+
+std::vector<FormulaLine> imguiFormulaLines(const std::string& text, float wrap_width) {
+  ImFont* font = ImGui::GetFont();
+  const float px = ImGui::GetFontSize();
+  const MeasureText measure = [&](const std::string& s, float scale) {
+    return font->CalcTextSizeA(px * scale, FLT_MAX, 0.0f, s.c_str()).x;
+  };
+  return layoutFormula(text, px, wrap_width, measure);
+}
+
+}  // namespace
+
+float formulaTextHeight(const std::string& text, float wrap_width) {
+  return formulaLineHeight(ImGui::GetFontSize()) * static_cast<float>(imguiFormulaLines(text, wrap_width).size());
+}
+
 void formulaText(const std::string& text, ImU32 colour, float wrap_width) {
   ImFont* font = ImGui::GetFont();
   const float px = ImGui::GetFontSize();
   if (wrap_width <= 0.0f) wrap_width = ImGui::GetContentRegionAvail().x;
-  const MeasureText measure = [&](const std::string& s, float scale) {
-    return font->CalcTextSizeA(px * scale, FLT_MAX, 0.0f, s.c_str()).x;
-  };
-  const std::vector<FormulaLine> lines = layoutFormula(text, px, wrap_width, measure);
+  const std::vector<FormulaLine> lines = imguiFormulaLines(text, wrap_width);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float line_h = formulaLineHeight(px), ascent = font->Ascent * px / font->FontSize;
   ImDrawList* dl = ImGui::GetWindowDrawList();

@@ -49,7 +49,13 @@ int headTable(const char* id, const std::vector<HeadSummary>& rows, int focus_la
   ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
   for (int c = 0; c < kColumns; ++c) {
     ImGui::TableSetColumnIndex(c);
-    ImGui::TableHeader(kNames[c]);
+    // A name wider than its column (large text, a narrow window) breaks at its space or hyphen, never elided.
+    std::string label = kNames[c];
+    if (ImGui::CalcTextSize(label.c_str()).x > ImGui::GetContentRegionAvail().x - ImGui::GetFontSize())
+      if (const size_t at = label.find_first_of(" -"); at != std::string::npos)
+        label = label.substr(0, at + (label[at] == '-' ? 1 : 0)) + "\n" + label.substr(at + 1);
+    label += "##column" + std::to_string(c);
+    ImGui::TableHeader(label.c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kHelp[c]);
   }
   if (state.order.size() != rows.size() || state.rows != rows.size()) {

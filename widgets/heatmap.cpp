@@ -665,7 +665,8 @@ HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle
     const std::string col_caption = view.col_axis + " \xE2\x86\x92", row_caption = view.row_axis + " \xE2\x86\x93";
     const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
     const ImVec2 cs = ImGui::CalcTextSize(col_caption.c_str());
-    if (top >= line * 2 + pad && f.p0.x - origin.x >= cs.x) {
+    const float caption_w = std::max(cs.x, ImGui::CalcTextSize(row_caption.c_str()).x);
+    if (top >= line * 2 + pad && f.p0.x - origin.x >= caption_w + pad) {
       dl->AddText(ImVec2(f.p0.x - pad - cs.x, f.p0.y - pad - line * 2), dim, col_caption.c_str());
       dl->AddText(ImVec2(f.p0.x - pad - ImGui::CalcTextSize(row_caption.c_str()).x, f.p0.y - pad - line), dim,
                   row_caption.c_str());

@@ -57,7 +57,9 @@ void colorbarPrimitives(Primitives& out, float x, float y, float w, float h, Col
   c.text = caption;
   c.role = Role::Muted;
   c.vertical = true;
-  c.size = text_px;
+  // Set smaller (down to 0.6×) where it would run past the bar's ends.
+  const float caption_w = measure(caption, 1.0f);
+  c.size = caption_w > h ? text_px * std::max(0.6f, h / caption_w) : text_px;
   c.x0 = right + tick * 1.5f + label_w + text_px * 0.5f;  // the caption's top edge (it is turned)
   c.y0 = y + h * 0.5f;
   c.align_x = 0.5f;

@@ -64,10 +64,10 @@ void drawPrimitives(ImDrawList* dl, const Primitives& prims) {
       case Primitive::Kind::Text: {
         const ImVec2 ts = font->CalcTextSizeA(p.size, FLT_MAX, 0.0f, p.text.c_str());
         if (!p.vertical) {
-          dl->AddText(font, p.size, ImVec2(p.x0 - p.align_x * ts.x, p.y0 - p.align_y * ts.y), colourOf(p.role), p.text.c_str());
+          dl->AddText(font, p.size, ImVec2(p.x0 - p.align_x * ts.x, p.y0 - p.align_y * ts.y), colourOf(p.role, p.alpha), p.text.c_str());
         } else {
           // Turned 90° counter-clockwise: the text's x runs up the screen, its y to the right.
-          addTextVertical(dl, ImVec2(p.x0 - p.align_y * ts.y, p.y0 + p.align_x * ts.x), colourOf(p.role), p.text.c_str(), p.size);
+          addTextVertical(dl, ImVec2(p.x0 - p.align_y * ts.y, p.y0 + p.align_x * ts.x), colourOf(p.role, p.alpha), p.text.c_str(), p.size);
         }
         break;
       }

@@ -99,7 +99,8 @@ std::string stepError(const Lesson& l, size_t i, const std::string& what) {
 int cmdLessonExport(int argc, char** argv, const LessonExportOptions& o) {
   const Lesson lesson = findLesson(o.name);
   const auto [width, height] = parseSize(o.size, "--size");
-  if (std::filesystem::path(o.out).extension() != ".pdf") throw InputError("--out " + o.out + ": a handout is a .pdf file");
+  if (width < 288 || height < 288)
+    throw InputError("--size: a handout page needs at least 288x288 points (4 in), got '" + o.size + "'");
   // Every step computed first (a bad step fails before anything is written), then painted.
   std::shared_ptr<const Model> model;
   std::vector<StepFigure> figures;

@@ -198,7 +198,7 @@ void drawPrimitives(Painter& ctx, const Primitives& prims) {
         const QString text = qs(pr.text);
         const double w = fm.horizontalAdvance(text), h = fm.height();
         p.setFont(font);
-        p.setPen(colourOf(pr.role));
+        p.setPen(colourOf(pr.role, pr.alpha));
         p.save();
         p.translate(pr.x0, pr.y0);
         if (pr.vertical) p.rotate(-90);  // reads bottom to top, as on screen
@@ -779,6 +779,7 @@ void drawFamily(Painter& ctx, const QRectF& body, const std::vector<Result>& res
     MatrixPanel m = weightsPanel(r, 0, range);
     m.title = qs(r.variant);
     const QRectF cells = drawMatrixPanel(ctx, grid[i], m);
+    if (i == 0) drawMarks(ctx, cells, r.queries(), r.keys(), o.marks);  // the subject, as the screen marks it
     top = std::min(top, cells.top());
     bottom = std::max(bottom, cells.bottom());
   }
@@ -1187,6 +1188,7 @@ int extrasPanels(const Result& r) {
 }
 
 void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureOptions& o) {
+  bool marked = false;  // a lesson's marks drawn (on the first weights panel)
   std::vector<const Extra*> shown, scalars;
   splitExtras(r, shown, scalars);
   if (shown.empty() && scalars.empty()) throw InputError("--view extras: variant '" + r.variant + "' has no extras to show");
@@ -1260,7 +1262,12 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
       m.col_labels = &indices;
     }
     if (e.categories.empty()) {
-      panelWithBar(ctx, cell, m);
+      const QRectF cells = panelWithBar(ctx, cell, m);
+      // A lesson's marks go on the first weights panel (the screen puts them on the weights beside it: same axes).
+      if (e.kind == ExtraKind::Weights && !marked) {
+        drawMarks(ctx, cells, rows, cols, o.marks);
+        marked = true;
+      }
       continue;
     }
     // Categories (which pattern each layer × head uses): distinct colours, a legend in place of the colorbar.

@@ -35,7 +35,7 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const 
     case ModelView::Model: {
       titled(name + " \xE2\x80\x94 " + std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) + " heads");
       fo.view = ViewKind::Heads;
-      fo.head = static_cast<int>(sel.layer * r.heads + sel.head);  // the focused head's panel carries the marks
+      if (!fo.marks.empty()) fo.head = static_cast<int>(sel.layer * r.heads + sel.head);  // the focused head's panel carries the marks
       fo.panel_titles = layerHeadNames(r);
       return prepareFigure({allHeadsResult(r, name)}, fo);
     }

@@ -29,9 +29,10 @@ TextBlock measureText(const HandoutPage& page, double width, double px) {
   TextBlock t;
   t.px = px;
   t.gap = px * 0.6;
-  t.narration = wrappedHeight(figureFont(px), width, qstr(page.narration));
+  // Narration and prompt are typeset as the screen sets them (p_t, q_i·k_j).
+  t.narration = formulaHeight(figureFont(px), width, qstr(page.narration));
   t.formula = formulaHeight(figureFont(px * 1.1), width, qstr(page.formula));
-  t.prompt = page.prompt.empty() ? 0 : wrappedHeight(figureFont(px * 0.95, true), width, qstr("Try it: " + page.prompt));
+  t.prompt = page.prompt.empty() ? 0 : formulaHeight(figureFont(px * 0.95, true), width, qstr("Try it: " + page.prompt));
   return t;
 }
 
@@ -74,16 +75,11 @@ void paintPage(QPainter& p, const HandoutPage& page, int width, int height) {
   p.restore();
   // Narration, formula, prompt.
   double ty = bottom + t.gap;
-  p.setFont(figureFont(t.px));
-  p.setPen(text);
-  p.drawText(QRectF(kMargin, ty, w, t.narration), Qt::TextWordWrap | Qt::TextDontClip, qstr(page.narration));
-  ty += t.narration + t.gap;
+  ty += drawFormula(p, QRectF(kMargin, ty, w, t.narration), qstr(page.narration), figureFont(t.px), text) + t.gap;
   ty += drawFormula(p, QRectF(kMargin, ty, w, t.formula), qstr(page.formula), figureFont(t.px * 1.1), QColor(25, 75, 160));
   if (!page.prompt.empty()) {
     ty += t.gap;
-    p.setFont(figureFont(t.px * 0.95, true));
-    p.setPen(accent);
-    p.drawText(QRectF(kMargin, ty, w, t.prompt), Qt::TextWordWrap | Qt::TextDontClip, qstr("Try it: " + page.prompt));
+    drawFormula(p, QRectF(kMargin, ty, w, t.prompt), qstr("Try it: " + page.prompt), figureFont(t.px * 0.95, true), accent);
   }
 }
 

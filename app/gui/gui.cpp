@@ -43,8 +43,8 @@ namespace {
 
 constexpr double kFirstJobTimeout = 60.0;
 
-// A key of --keys by name: Right, Left, Space, PageDown, PageUp, Home, Tab,
-// Escape, F1, F5, Comma, Period, a letter or a digit. Throws InputError.
+// A key of --keys by name: Right, Left, Up, Down, Space, PageDown, PageUp,
+// Home, Tab, Escape, F1, F5, Comma, Period, a letter or a digit. Throws InputError.
 int keyFromName(const std::string& name) {
   static const std::pair<const char*, int> kNamed[] = {
       {"Right", GLFW_KEY_RIGHT}, {"Left", GLFW_KEY_LEFT},     {"Up", GLFW_KEY_UP},         {"Down", GLFW_KEY_DOWN},
@@ -373,8 +373,12 @@ void GuiApp::applySettingsIfChanged() {
   g.font_size = std::clamp(g.font_size, 8.0f, 48.0f);
   // While a slider is dragged, keep the old atlas: rebuild on release.
   if (ImGui::GetCurrentContext() && ImGui::IsAnyItemActive() && settings_applied_) return;
-  // Presentation mode sets text 1.5× larger for the back of the room (not saved).
-  const float px = std::round(g.font_size * g.ui_scale * (state_.present.on ? 1.5f : 1.0f));
+  // Presentation mode sets text larger for the back of the room (not saved):
+  // 1.5× on a 1080-line projector, 1.25× at 720 lines, where the view needs the room.
+  int win_w = 0, win_h = 0;
+  if (window_) glfwGetWindowSize(window_, &win_w, &win_h);
+  const float present = std::clamp(static_cast<float>(win_h) / 720.0f * 1.25f, 1.0f, 1.5f);
+  const float px = std::round(g.font_size * g.ui_scale * (state_.present.on ? present : 1.0f));
   if (!settings_applied_ || g.dark != applied_settings_.dark || g.ui_scale != applied_settings_.ui_scale) applyTheme(g);
   if (fonts_.needsRebuild(px)) fonts_.rebuild(px);
   applied_settings_ = g;
@@ -689,7 +693,7 @@ void GuiApp::applyScene(const SceneOptions& o, bool initial) {
                  : !in.text.empty()              ? InputMode::Text
                                                  : InputMode::Synthetic;
     if (scene.input.text.empty()) scene.input.text = d.text;  // kept for a switch to text input
-    if (!initial) state_.undo.push(state_.scene);  // a lesson's step is one undoable change
+    if (!initial && !sameScene(scene, state_.scene)) state_.undo.push(state_.committed);  // a lesson's step is one undoable change
     state_.scene = scene;
     state_.committed = scene;
     state_.view.view = view;
@@ -725,8 +729,9 @@ void GuiApp::showLessonStep() {
 
 void GuiApp::openLesson(const std::string& name) {
   try {
+    auto lesson = std::make_shared<const Lesson>(findLesson(name));  // a lesson that fails to open leaves the current one
     state_.lesson = LessonState{};
-    state_.lesson.lesson = std::make_shared<const Lesson>(findLesson(name));
+    state_.lesson.lesson = std::move(lesson);
     showLessonStep();
   } catch (const InputError& e) {
     qt_->showError("Cannot open lesson", e.what());

@@ -74,9 +74,10 @@ float lessonStripHeight(const AppState& s, float width) {
   const float wrap = std::max(50.0f, width - st.WindowPadding.x * 2);
   const float line = ImGui::GetTextLineHeightWithSpacing();
   float h = st.WindowPadding.y * 2 + std::max(line, ImGui::GetFrameHeightWithSpacing()) + st.ItemSpacing.y;
-  h += ImGui::CalcTextSize(step->narration.c_str(), nullptr, false, wrap).y + st.ItemSpacing.y;
-  if (!step->formula.empty()) h += line * 1.6f;  // a line of formula with its scripts
-  if (!step->prompt.empty()) h += ImGui::CalcTextSize(("Try it: " + step->prompt).c_str(), nullptr, false, wrap).y + st.ItemSpacing.y;
+  // Narration and prompt are typeset like formulas (p_t, q_i·k_j), broken at spaces only.
+  h += formulaTextHeight(step->narration, wrap) + st.ItemSpacing.y;
+  if (!step->formula.empty()) h += formulaTextHeight(step->formula, wrap) + st.ItemSpacing.y;
+  if (!step->prompt.empty()) h += formulaTextHeight("Try it: " + step->prompt, wrap) + st.ItemSpacing.y;
   return std::ceil(h + 2);
 }
 
@@ -119,12 +120,10 @@ void drawLessonStrip(AppState& s, ImVec2 pos, ImVec2 size) {
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("close the lesson; the scene stays open");
   }
-  ImGui::TextWrapped("%s", step->narration.c_str());
+  formulaText(step->narration, ImGui::GetColorU32(ImGuiCol_Text));
   if (!step->formula.empty()) formulaText(step->formula, ImGui::GetColorU32(ImGuiCol_PlotLinesHovered));
   if (!step->prompt.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, accent);
-    ImGui::TextWrapped("Try it: %s", step->prompt.c_str());
-    ImGui::PopStyleColor();
+    formulaText("Try it: " + step->prompt, accent);
   }
   ImGui::End();
 }
@@ -185,14 +184,17 @@ std::string drawLessonOverlay(AppState& s, ImVec2 pos, ImVec2 size, float animat
 
 void lessonMenu(AppState& s) {
   if (!ImGui::BeginMenu("Lessons")) return;
-  std::vector<std::string> errors;
-  for (const Lesson& l : allLessons(errors)) {
+  if (ImGui::IsWindowAppearing()) {
+    s.menu_errors.clear();
+    s.menu_lessons = allLessons(s.menu_errors);
+  }
+  for (const Lesson& l : s.menu_lessons) {
     const bool open = s.lesson.lesson && s.lesson.lesson->name == l.name;
     if (ImGui::MenuItem(l.title.c_str(), nullptr, open)) s.request = {Request::Kind::OpenLesson, l.name};
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("%s\n%zu steps  (%s)", l.summary.c_str(), l.steps.size(), l.file.c_str());
   }
-  for (const std::string& e : errors) ImGui::TextDisabled("%s", e.c_str());
+  for (const std::string& e : s.menu_errors) ImGui::TextDisabled("%s", e.c_str());
   ImGui::Separator();
   if (ImGui::MenuItem("Next step", "\xE2\x86\x92", false, s.lesson.lesson != nullptr)) goToStep(s, s.lesson.step + 1);
   if (ImGui::MenuItem("Previous step", "\xE2\x86\x90", false, s.lesson.lesson != nullptr)) goToStep(s, s.lesson.step - 1);

@@ -253,8 +253,15 @@ namespace {
 void header(const AppState& s, const std::string& what) {
   const ModelState& m = s.model;
   ImGui::TextUnformatted(m.output && m.output->model ? modelShortName(*m.output->model).c_str() : "model");
+  // The description on the same line while it fits, else wrapped under it: never past the window's edge.
+  const std::string rest = "\xE2\x80\x94 " + what;
   ImGui::SameLine();
-  ImGui::TextDisabled("\xE2\x80\x94 %s", what.c_str());
+  if (ImGui::CalcTextSize(rest.c_str()).x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(rest.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
   if (!m.output_current) {
     ImGui::SameLine();
     ImGui::TextDisabled("(previous result)");

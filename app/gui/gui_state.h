@@ -183,6 +183,9 @@ struct AppState {
   ColorScale scale;        // how weights map to colours, in both workspaces
   LessonState lesson;
   PresentState present;
+  // The Lessons menu's list, read when the menu opens (not every frame it stays open).
+  std::vector<Lesson> menu_lessons;
+  std::vector<std::string> menu_errors;
   // The view's main matrix as drawn this frame (the first a view offers):
   // where a lesson's marks go. Reset at the start of every frame.
   MatrixPlacement anchor;

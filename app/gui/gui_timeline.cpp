@@ -47,14 +47,14 @@ ActiveTimeline activeTimeline(const AppState& s, const Result& r) {
   }
   if (s.view.view == ViewKind::Extras) {
     for (const Extra& e : r.extras) {
-      if (e.kind == ExtraKind::Weights && e.slice_axis != "head" && e.value.rank() == 3) {
+      if (e.kind == ExtraKind::Weights && e.slice_axis != "head" && e.value.rank() == 3 && e.value.shape[0] > 0) {
         t.kind = ActiveTimeline::Kind::Slice;
         t.count = e.value.shape[0];
         t.position = std::clamp<int64_t>(stage, 0, t.count - 1);
         t.label = e.slice_axis + " " + std::to_string(t.position + 1) + " of " + std::to_string(t.count);
         return t;
       }
-      if (e.kind == ExtraKind::Curves && e.stepwise && !e.value.shape.empty()) {
+      if (e.kind == ExtraKind::Curves && e.stepwise && !e.value.shape.empty() && e.value.shape.back() > 0) {
         t.kind = ActiveTimeline::Kind::Reveal;
         t.count = e.value.shape.back();
         t.position = std::clamp<int64_t>(stage, 0, t.count - 1);
@@ -125,7 +125,7 @@ void timelineControl(AppState& s, const Result& r) {
     return;
   }
   const double now = ImGui::GetTime();
-  const bool at_end = t.position >= t.count - 1 && s.view.stage >= 0;
+  const bool at_end = t.position >= t.count - 1 && (s.view.stage >= 0 || t.kind == ActiveTimeline::Kind::Param);
   // Playing: one step per 1/speed seconds; a parameter step waits for its result; stops at the end.
   if (tl.playing && now - tl.last >= 1.0 / kTimelineSpeeds[tl.speed] &&
       (t.kind != ActiveTimeline::Kind::Param || s.output_current)) {

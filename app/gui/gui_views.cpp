@@ -181,7 +181,7 @@ void matrixExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& 
 void weightsExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& gl, ImVec2 size) {
   // [H, Lq, Lk] next to the main weights of the same head, chosen per extra;
   // or [n, Lq, Lk] over the extra's own axis (slice_axis "step"), alone.
-  if (e.value.rank() != 3) return;
+  if (e.value.rank() != 3 || e.value.shape[0] < 1) return;
   const int64_t hs = e.value.shape[0], lq = e.value.shape[1], lk = e.value.shape[2];
   const bool by_head = e.slice_axis == "head";
   // Over its own axis, the timeline (gui_timeline.h) picks the slice.
@@ -212,7 +212,7 @@ void weightsExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer&
   }
   const ImVec2 half((size.x - ImGui::GetStyle().ItemSpacing.x) * 0.5f, size.y - ImGui::GetTextLineHeightWithSpacing());
   ImGui::BeginGroup();
-  ImGui::TextDisabled("%s, head %d", r.weights_label.c_str(), h);
+  formulaText(r.weights_label + ", head " + std::to_string(h), ImGui::GetColorU32(ImGuiCol_TextDisabled));
   offerAnchor(s, heatmap("main", weightsView(r, h), weightsStyle(s, r), s.view.extra_zoom[e.name], gl, half).placed);
   ImGui::EndGroup();
   ImGui::SameLine();
@@ -293,7 +293,7 @@ void extrasView(AppState& s, const Result& r, HeatmapRenderer& gl) {
       panels.push_back(&e);
     }
   }
-  if (!overlays.empty()) ImGui::TextDisabled("drawn as overlays on the heatmap: %s", overlays.c_str());
+  if (!overlays.empty()) formulaText("drawn as overlays on the heatmap: " + overlays, ImGui::GetColorU32(ImGuiCol_TextDisabled));
   if (!outlines.empty()) ImGui::TextDisabled("outlined around the selected query in the image view: %s", outlines.c_str());
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (panels.empty()) {
@@ -315,8 +315,11 @@ void extrasView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     }
     const ImVec2 top_left = ImGui::GetCursorScreenPos();
     const float w = ImGui::GetContentRegionAvail().x;
-    formulaText(labelOf(*e), ImGui::GetColorU32(ImGuiCol_Text), w * 0.75f);
-    ImGui::SameLine();
+    // A per-head Weights extra's halves are captioned each (the weights, the extra): no title over both.
+    if (!(e->kind == ExtraKind::Weights && e->slice_axis == "head")) {
+      formulaText(labelOf(*e), ImGui::GetColorU32(ImGuiCol_Text), w * 0.75f);
+      ImGui::SameLine();
+    }
     ImGui::TextDisabled("%s  %s", e->name.c_str(), e->value.shapeString().c_str());
     extraPanel(s, r, *e, gl, ImVec2(w, panel_h - ImGui::GetTextLineHeightWithSpacing() * 2));
     if (framed) {  // the panel a lesson's step points at
@@ -370,9 +373,15 @@ void familyView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     ImGui::BeginGroup();
     const bool selected = m.variant == s.scene.variant;
     if (selected) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_PlotHistogram]);
-    ImGui::TextUnformatted(v ? v->title.c_str() : m.variant.c_str());
+    // A title wider than its cell wraps (never runs into the next one); the matrix takes what is left.
+    const char* title = v ? v->title.c_str() : m.variant.c_str();
+    const float title_w = cell.x - ImGui::GetFontSize();
+    const float title_h = ImGui::CalcTextSize(title, nullptr, false, title_w).y;
+    ImGui::PushTextWrapPos(p.x - ImGui::GetWindowPos().x + title_w);  // window-local x
+    ImGui::TextUnformatted(title);
+    ImGui::PopTextWrapPos();
     if (selected) ImGui::PopStyleColor();
-    const ImVec2 size(cell.x - ImGui::GetFontSize(), cell.y - ImGui::GetTextLineHeightWithSpacing() - ImGui::GetFontSize() * 0.5f);
+    const ImVec2 size(cell.x - ImGui::GetFontSize(), cell.y - title_h - ImGui::GetStyle().ItemSpacing.y - ImGui::GetFontSize() * 0.5f);
     if (!m.result || m.result->heads() == 0) {
       ImGui::PushTextWrapPos(p.x - ImGui::GetWindowPos().x + size.x);  // window-local x
       ImGui::TextColored(ImVec4(0.95f, 0.35f, 0.3f, 1.0f), "%s", m.error.empty() ? "no weights" : m.error.c_str());

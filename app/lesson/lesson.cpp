@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <map>
-#include <sstream>
 
 namespace attn {
 
@@ -23,39 +22,46 @@ const std::vector<std::string>& sceneKeys() {
   return keys;
 }
 
+// A value as an error shows it: a scalar as written (at most 60 characters),
+// anything else by its type, so a hostile file cannot make a huge message
+// nor recurse (dump() would, on deeply nested arrays).
+std::string shown(const json& j) {
+  if (!j.is_primitive()) return "a JSON " + std::string(j.type_name());
+  const std::string d = j.dump();
+  return d.size() <= 60 ? d : d.substr(0, 57) + "...";
+}
+
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
   for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
   return s;
 }
 
-// A parameter value as --set writes it: true, 4, 0.5, general, or 1,0,0 for a list.
+// A parameter value as --set writes it: true, 4, 0.5, general, or 1,0,0 for
+// a flat list of numbers. Numbers are written as JSON writes them (every digit).
 std::string setValue(const json& v, const std::string& key) {
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
-  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
-  if (v.is_number()) {
-    std::ostringstream o;
-    o << v.get<double>();
-    return o.str();
-  }
-  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number() || v.is_string()) return v.is_string() ? v.get<std::string>() : v.dump();
   if (v.is_array()) {
     std::string s;
-    for (const json& x : v) s += (s.empty() ? "" : ",") + setValue(x, key);
+    for (const json& x : v) {
+      if (!x.is_number()) throw InputError("\"set\": \"" + key + "\": a list holds numbers only, got " + shown(x));
+      s += (s.empty() ? "" : ",") + x.dump();
+    }
     return s;
   }
-  throw InputError("\"set\": \"" + key + "\": expected a boolean, a number, a string or a list");
+  throw InputError("\"set\": \"" + key + "\": expected a boolean, a number, a string or a list of numbers, got " + shown(v));
 }
 
 int64_t integer(const json& j, const std::string& key, int64_t lo, int64_t hi) {
   if (!j.is_number_integer() || j.get<int64_t>() < lo || j.get<int64_t>() > hi)
     throw InputError("\"" + key + "\": expected a whole number " + std::to_string(lo) + ".." + std::to_string(hi) +
-                     ", got " + j.dump());
+                     ", got " + shown(j));
   return j.get<int64_t>();
 }
 
 std::string text(const json& j, const std::string& key) {
-  if (!j.is_string()) throw InputError("\"" + key + "\": expected a string, got " + j.dump());
+  if (!j.is_string()) throw InputError("\"" + key + "\": expected a string, got " + shown(j));
   return j.get<std::string>();
 }
 
@@ -74,7 +80,7 @@ SceneOptions sceneOf(const json& s) {
     throw InputError("\"scene\": a step of the variants workspace needs \"variant\" (or \"workspace\": \"model\")");
   if (s.contains("variant") && !o.model_workspace) o.variant = text(s["variant"], "variant");
   if (s.contains("set")) {
-    if (!s["set"].is_object()) throw InputError("\"set\": expected an object of parameter values, got " + s["set"].dump());
+    if (!s["set"].is_object()) throw InputError("\"set\": expected an object of parameter values, got " + shown(s["set"]));
     for (auto it = s["set"].begin(); it != s["set"].end(); ++it) o.sets.push_back(it.key() + "=" + setValue(*it, it.key()));
   }
   if (s.contains("view")) o.view = text(s["view"], "view");
@@ -105,7 +111,7 @@ SceneOptions sceneOf(const json& s) {
 }
 
 Annotation highlightOf(const json& h) {
-  if (!h.is_object()) throw InputError("\"highlights\": expected objects such as {\"ring\": [3, 5]}, got " + h.dump());
+  if (!h.is_object()) throw InputError("\"highlights\": expected objects such as {\"ring\": [3, 5]}, got " + shown(h));
   static const std::map<std::string, std::pair<Annotation::Kind, size_t>> kinds = {
       {"ring", {Annotation::Kind::Ring, 2}},     {"row", {Annotation::Kind::Row, 1}},
       {"column", {Annotation::Kind::Column, 1}}, {"box", {Annotation::Kind::Box, 4}},
@@ -131,7 +137,7 @@ Annotation highlightOf(const json& h) {
       const char* shape = n == 1 ? "an index" : n == 2 ? "[query, key]" : a.kind == Annotation::Kind::Box
                                                                                ? "[query, key, query_end, key_end]"
                                                                                : "[from_query, from_key, to_query, to_key]";
-      throw InputError("\"" + it.key() + "\": expected " + shape + ", got " + it->dump());
+      throw InputError("\"" + it.key() + "\": expected " + shape + ", got " + shown(*it));
     }
     switch (a.kind) {
       case Annotation::Kind::Column: a.key = v[0]; break;
@@ -150,14 +156,16 @@ Annotation highlightOf(const json& h) {
         break;
     }
   }
-  if (found != 1) throw InputError("\"highlights\": each mark needs exactly one of ring, row, column, box, arrow or token, got " + h.dump());
+  if (found != 1) throw InputError("\"highlights\": each mark needs exactly one of ring, row, column, box, arrow or token, got " + shown(h));
   return a;
 }
 
 // Scene objects merge key by key, "set" too; null removes a key.
 void mergeScene(json& scene, const json& change) {
-  // A new variant starts from its own defaults, with only this step's "set".
-  if (change.contains("variant") && (!scene.contains("variant") || scene["variant"] != change["variant"])) scene.erase("set");
+  // A new variant starts from its own defaults, with only this step's "set",
+  // and none of the previous variant's stage or framed panel.
+  if (change.contains("variant") && (!scene.contains("variant") || scene["variant"] != change["variant"]))
+    for (const char* key : {"set", "stage", "panel"}) scene.erase(key);
   for (auto it = change.begin(); it != change.end(); ++it) {
     if (it->is_null()) {
       scene.erase(it.key());

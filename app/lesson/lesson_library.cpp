@@ -60,6 +60,8 @@ std::vector<Lesson> allLessons(std::vector<std::string>& errors) {
       try {
         by_name[p.stem().string()] = parseLesson(readText(p), p.stem().string(), p.string());
       } catch (const InputError& e) {
+        // A teacher's broken copy is an error, not a silent fall-back to the shipped lesson.
+        by_name.erase(p.stem().string());
         errors.push_back(e.what());
       }
     }
