@@ -5,6 +5,7 @@
 // narration, every word on the page.
 #include "tests/test_support.h"
 
+#include <QImage>
 #include <nlohmann/json.hpp>
 
 #include <gtest/gtest.h>
@@ -116,7 +117,12 @@ TEST(LessonErrors, ABadLessonIsOneLineNamingTheFileAndTheStep) {
        "step 1: parameter 'stride': got '0'"},
       {"view", lesson(ok_step + R"(, {"title": "t", "narration": "n", "scene": {"view": "walkthrough"}})"),
        "step 2: --view: variant 'multi-head' has no 'walkthrough' view"},
-      {"model_view", lesson(R"({"title": "t", "narration": "n", "scene": {"workspace": "model", "view": "nope"}})"), "step 1:"},
+      {"model_view", lesson(R"({"title": "t", "narration": "n", "scene": {"workspace": "model", "view": "nope"}})"),
+       "step 1: --view: the model workspace has no view 'nope' (expected model, heads"},
+      {"list_of_lists", lesson(R"({"title": "t", "narration": "n", "scene": {"variant": "act", "set": {"h": [[0.5]]}}})"),
+       "step 1: \"set\": \"h\": a list holds numbers only, got a JSON array"},
+      {"nested", lesson(R"({"title": )" + std::string(100000, '[') + std::string(100000, ']') + R"(, "narration": "n"})"),
+       "step 1: \"title\": expected a string, got a JSON array"},
       {"scene_key", lesson(R"({"title": "t", "narration": "n", "scene": {"variant": "multi-head", "colour": 1}})"),
        "step 1: \"scene\": unknown key \"colour\""},
       {"mark", lesson(ok_step + R"(, {"title": "t", "narration": "n", "highlights": [{"ring": [1]}]})"),
@@ -152,6 +158,22 @@ TEST(LessonErrors, ABadLessonIsOneLineNamingTheFileAndTheStep) {
     EXPECT_NE(l.out.find("self-attention"), std::string::npos);
     EXPECT_NE(l.err.find(file + ": "), std::string::npos) << l.err;
   }
+}
+
+// A teacher's copy that does not load is an error naming it, not a silent
+// fall-back to the shipped lesson of its name.
+TEST(LessonErrors, ABrokenUserCopyOfAShippedLessonIsAnError) {
+  const TempDir dir;
+  const std::vector<std::string> env = userLessons(dir, {{"self-attention.json", R"({"title": "mine", "steps": [{"title": "a"}]})"}});
+  const RunResult r = runAttnlab({"gui", "--lesson", "self-attention"}, env);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(countLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find((dir / "lessons" / "self-attention.json").string() + ": step 1: needs \"title\" and \"narration\""),
+            std::string::npos)
+      << r.err;
+  const RunResult list = runAttnlab({"lesson", "list", "--json"}, env);
+  EXPECT_EQ(list.status, 2);
+  for (const json& l : json::parse(list.out)) EXPECT_NE(l.at("name"), "self-attention") << "the shipped one stood in";
 }
 
 TEST(LessonErrors, AFileTooLargeForALessonIsRefusedUnread) {
@@ -236,15 +258,49 @@ TEST(LessonHandout, OnePagePerStepWithItsNarration) {
   }
 }
 
+// The step's marks are on its handout page, as on screen: the same scene
+// with a ring and a box, and without, differ by the accent colour's pixels.
+TEST(LessonHandout, MarksAreDrawnOnTheFigure) {
+  const TempDir dir;
+  const std::string scene = R"("scene": {"variant": "scaled-dot-product", "text": "a b c d e f"})";
+  const std::string text = R"({"title": "Marks", "steps": [
+    {"title": "with", "narration": "One. Two.", )" + scene + R"(, "highlights": [{"ring": [2, 3]}, {"box": [0, 0, 1, 1]}]},
+    {"title": "without", "narration": "One. Two.", )" + scene + "}]}";
+  const std::vector<std::string> env = userLessons(dir, {{"marks.json", text}});
+  const std::string pdf = (dir / "m.pdf").string();
+  const RunResult r = runAttnlab({"lesson", "export", "marks", "--out", pdf}, env);
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto accent = [&](int page) {
+    const std::string number = std::to_string(page), stem = (dir / "page").string() + number;
+    const RunResult png = runProgram("/usr/bin/pdftoppm", {"-r", "72", "-png", "-singlefile", "-f", number, "-l",
+                                                           number, pdf, stem});
+    EXPECT_EQ(png.status, 0) << png.err;
+    const QImage img(QString::fromStdString(stem + ".png"));
+    EXPECT_FALSE(img.isNull());
+    size_t n = 0;
+    for (int y = 0; y < img.height(); ++y)
+      for (int x = 0; x < img.width(); ++x) {
+        const QRgb p = img.pixel(x, y);
+        n += std::abs(qRed(p) - 230) + std::abs(qGreen(p) - 110) + std::abs(qBlue(p) - 0) < 60;
+      }
+    return n;
+  };
+  const size_t with = accent(1), without = accent(2);
+  EXPECT_GT(with, 300u);
+  EXPECT_LT(without, 20u);
+}
+
 TEST(LessonHandout, BadOutputIsOneLineAndWritesNothing) {
   const TempDir dir;
   const std::vector<std::string> env = userLessons(dir, {});
   const RunResult png = runAttnlab({"lesson", "export", "self-attention", "--out", (dir / "h.png").string()}, env);
   EXPECT_EQ(png.status, 2);
   EXPECT_NE(png.err.find("a handout is a .pdf file"), std::string::npos) << png.err;
-  const RunResult size = runAttnlab({"lesson", "export", "self-attention", "--out", (dir / "h.pdf").string(), "--size", "10x10"}, env);
-  EXPECT_EQ(size.status, 2);
-  EXPECT_EQ(countLines(size.err), 1);
+  for (const std::string bad : {"10x10", "200x900"}) {
+    const RunResult size = runAttnlab({"lesson", "export", "self-attention", "--out", (dir / "h.pdf").string(), "--size", bad}, env);
+    EXPECT_EQ(size.status, 2) << bad;
+    EXPECT_EQ(countLines(size.err), 1) << size.err;
+  }
   const RunResult folder = runAttnlab({"lesson", "export", "self-attention", "--out", (dir / "no" / "h.pdf").string()}, env);
   EXPECT_EQ(folder.status, 2);
   EXPECT_EQ(countLines(folder.err), 1) << folder.err;

@@ -5,6 +5,7 @@
 #include "app/export/figure_model.h"
 #include "app/qt/qt_messages.h"
 #include "app/cli/staged_dir.h"
+#include "app/gui/scene_options.h"
 
 #include "engine/attention_math.h"
 #include "engine/compare.h"
@@ -218,9 +219,7 @@ int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   FigureOptions fig = figureOptions(o);
   fig.heads_visible.clear();
   const VariantInfo* pattern = o.pattern.empty() ? defaultPatternVariant() : &variantOrThrow(o.pattern);
-  const std::vector<const VariantInfo*> patterns = headPatternVariants();
-  if (view == ModelView::Pattern && std::find(patterns.begin(), patterns.end(), pattern) == patterns.end())
-    throw InputError("--pattern: '" + (pattern ? pattern->name : o.pattern) + "' cannot run on a real head (it has no compare view)");
+  if (view == ModelView::Pattern && pattern) pattern = &headPattern(pattern->name);
   ModelScene scene;
   scene.model = loadModel(o.default_model ? embeddedModelFiles() : filesOnDisk(o.model));
   scene.text = o.input.text.empty() ? defaultModelText() : o.input.text;
@@ -270,13 +269,7 @@ int cmdRender(int argc, char** argv, const RenderOptions& o) {
   const VariantInfo& info = variantOrThrow(o.variant);
   const Params params = resolveParams(info, o.sets);
   FigureOptions fig = figureOptions(o);
-  const std::string view_name = o.view.empty() ? "heatmap" : o.view;
-  fig.view = viewFromName(view_name);
-  if (std::find(info.views.begin(), info.views.end(), fig.view) == info.views.end()) {
-    std::string have;
-    for (ViewKind k : info.views) have += (have.empty() ? "" : ", ") + viewName(k);
-    throw InputError("--view: variant '" + info.name + "' has no '" + view_name + "' view (it has: " + have + ")");
-  }
+  fig.view = variantView(info, o.view.empty() ? "heatmap" : o.view);
   const std::vector<Result> results = figureResults(info, resolveInputs(o.input), params, fig.view);
   fig.head = o.head;
   fig.query = o.query;

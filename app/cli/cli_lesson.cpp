@@ -49,7 +49,7 @@ namespace {
 // What one step's figure needs, computed before Qt starts.
 struct StepFigure {
   FigureOptions options;
-  std::vector<Result> results;               // a variant's step
+  std::shared_ptr<const std::vector<Result>> results;  // a variant's step
   std::unique_ptr<Comparison> comparison;    // its compare view
   std::unique_ptr<ModelOutput> model;        // a model step
   ModelView model_view = ModelView::Model;
@@ -85,8 +85,9 @@ StepFigure computeStep(const LessonStep& step, std::shared_ptr<const Model>& mod
   f.options.view = viewFromName(scene.view.empty() ? "heatmap" : scene.view);
   f.options.head = std::max(0, scene.head);
   f.options.query = scene.query;
-  f.results = figureResults(info, resolveInputs(sceneInput(scene)), resolveParams(info, scene.sets), f.options.view);
-  if (f.options.view == ViewKind::Compare) f.comparison = std::make_unique<Comparison>(compareWithFull(f.results[0]));
+  f.results = std::make_shared<const std::vector<Result>>(
+      figureResults(info, resolveInputs(sceneInput(scene)), resolveParams(info, scene.sets), f.options.view));
+  if (f.options.view == ViewKind::Compare) f.comparison = std::make_unique<Comparison>(compareWithFull((*f.results)[0]));
   return f;
 }
 

@@ -1875,11 +1875,12 @@ void applyFigureSize(const std::string& size, const std::string& flag, FigureOpt
   o.height = h;
 }
 
-PreparedFigure prepareFigure(std::vector<Result> results, const FigureOptions& options, const Comparison* comparison) {
-  if (results.empty() || results[0].heads() == 0) throw InputError("export: nothing to draw");
-  const Result& r = results[0];
+PreparedFigure prepareFigure(std::shared_ptr<const std::vector<Result>> results, const FigureOptions& options,
+                             const Comparison* comparison) {
+  if (!results || results->empty() || (*results)[0].heads() == 0) throw InputError("export: nothing to draw");
+  const Result& r = (*results)[0];
   FigureOptions o = options;
-  if (o.height == 0) o.height = figureHeightFor(results, o, figureTitle(r, o), o.subtitle.empty() ? subtitleFor(r) : qs(o.subtitle));
+  if (o.height == 0) o.height = figureHeightFor(*results, o, figureTitle(r, o), o.subtitle.empty() ? subtitleFor(r) : qs(o.subtitle));
   if (o.head < 0 || o.head >= r.heads())
     throw InputError("--head: expected 0.." + std::to_string(r.heads() - 1) + ", got " + std::to_string(o.head));
   if (o.view == ViewKind::Lines && r.weights.empty())
@@ -1895,8 +1896,7 @@ PreparedFigure prepareFigure(std::vector<Result> results, const FigureOptions& o
   PreparedFigure f;
   f.options = o;
   f.name = r.variant;
-  auto shared = std::make_shared<const std::vector<Result>>(std::move(results));
-  f.paint = [shared, o, comparison](QPainter& p, double scale) { paintFigure(p, *shared, o, comparison, scale); };
+  f.paint = [results, o, comparison](QPainter& p, double scale) { paintFigure(p, *results, o, comparison, scale); };
   return f;
 }
 
@@ -1922,7 +1922,8 @@ void writeFigure(const PreparedFigure& f, const std::string& path) { writeFigure
 
 int exportFigure(const std::vector<Result>& results, const FigureOptions& options, const std::string& path,
                  const Comparison* comparison) {
-  const PreparedFigure f = prepareFigure(results, options, comparison);
+  // Painted before this returns: the results are borrowed, not copied (a shared_ptr that owns nothing).
+  const PreparedFigure f = prepareFigure(std::shared_ptr<const std::vector<Result>>(std::shared_ptr<void>(), &results), options, comparison);
   writeFigure(f, path);
   return f.options.height;
 }

@@ -13,6 +13,7 @@
 #include "widgets/value_range.h"
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,7 +66,7 @@ struct PreparedFigure {
 // The compare view draws `comparison` (compareWithFull(results[0]), computed
 // by the caller: it can take seconds at large L; it must outlive the
 // prepared figure). Throws InputError for a view the results cannot show.
-PreparedFigure prepareFigure(std::vector<Result> results, const FigureOptions& options,
+PreparedFigure prepareFigure(std::shared_ptr<const std::vector<Result>> results, const FigureOptions& options,
                              const Comparison* comparison = nullptr);
 
 // A table of text (the model workspace's head summaries): a header row and

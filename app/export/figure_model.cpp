@@ -2,7 +2,10 @@
 
 #include "engine/error.h"
 
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace attn {
 
@@ -11,6 +14,11 @@ namespace {
 void checkRange(const char* flag, int64_t v, int64_t n) {
   if (v < 0 || v >= n)
     throw InputError(std::string(flag) + ": expected 0.." + std::to_string(n - 1) + ", got " + std::to_string(v));
+}
+
+// One result as a figure's results.
+std::shared_ptr<const std::vector<Result>> alone(Result r) {
+  return std::make_shared<const std::vector<Result>>(std::vector<Result>{std::move(r)});
 }
 
 }  // namespace
@@ -37,12 +45,12 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const 
       fo.view = ViewKind::Heads;
       if (!fo.marks.empty()) fo.head = static_cast<int>(sel.layer * r.heads + sel.head);  // the focused head's panel carries the marks
       fo.panel_titles = layerHeadNames(r);
-      return prepareFigure({allHeadsResult(r, name)}, fo);
+      return prepareFigure(alone(allHeadsResult(r, name)), fo);
     }
     case ModelView::Heads:
       titled(name + " \xE2\x80\x94 layer " + std::to_string(sel.layer) + ", heads as colours");
       fo.view = ViewKind::Lines;
-      return prepareFigure({layerResult(r, sel.layer, name)}, fo);
+      return prepareFigure(alone(layerResult(r, sel.layer, name)), fo);
     case ModelView::Qk: {
       const int64_t n = static_cast<int64_t>(r.tokens.size());
       const int64_t q = sel.query < 0 ? n - 1 : sel.query;
@@ -56,12 +64,12 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const 
       checkRange("--key", k, n);
       titled(name + " \xE2\x80\x94 " + head + ": q, k and q\xE2\x88\x98k");
       fo.view = ViewKind::Extras;
-      return prepareFigure({qkResult(r, qkTerms(r, sel.layer, sel.head, q, k), name)}, fo);
+      return prepareFigure(alone(qkResult(r, qkTerms(r, sel.layer, sel.head, q, k), name)), fo);
     }
     case ModelView::Rollout:
       titled(name + " \xE2\x80\x94 attention rollout through layer " + std::to_string(sel.layer));
       fo.view = ViewKind::Heatmap;
-      return prepareFigure({rolloutResult(a, sel.layer, name)}, fo);
+      return prepareFigure(alone(rolloutResult(a, sel.layer, name)), fo);
     case ModelView::Table:
       titled(name + " \xE2\x80\x94 head summaries");
       return prepareTableFigure(headTableColumns(), headTableRows(a.summaries), fo);
@@ -70,7 +78,7 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const 
         throw InputError("--view pattern: " + (out.pattern_error.empty() ? std::string("no pattern computed") : out.pattern_error));
       titled(out.pattern->result.variant + " on " + name + " " + head);
       fo.view = ViewKind::Extras;
-      return prepareFigure({patternResult(*out.pattern, r, name)}, fo);
+      return prepareFigure(alone(patternResult(*out.pattern, r, name)), fo);
   }
   throw std::logic_error("prepareModelFigure: unknown view");
 }

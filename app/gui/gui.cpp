@@ -653,10 +653,7 @@ void GuiApp::applyScene(const SceneOptions& o, bool initial) {
   const DefaultScene d = defaultScene();
   ModelState& m = state_.model;
   if (o.model_workspace || initial) {
-    const VariantInfo& pattern = variantOrThrow(o.pattern.empty() ? d.pattern : o.pattern);
-    const std::vector<const VariantInfo*> patterns = headPatternVariants();
-    if (std::find(patterns.begin(), patterns.end(), &pattern) == patterns.end())
-      throw InputError("--pattern: '" + pattern.name + "' cannot run on a real head (it has no compare view)");
+    const VariantInfo& pattern = headPattern(o.pattern.empty() ? d.pattern : o.pattern);
     const Params params = o.model_workspace ? resolveParams(pattern, o.sets) : Params::defaults(pattern.params);
     const ModelView view = modelViewFromName(o.model_workspace && !o.view.empty() ? o.view : d.model_view);
     if (!o.model.empty()) filesOnDisk(o.model);  // a missing path is a usage error
@@ -681,12 +678,7 @@ void GuiApp::applyScene(const SceneOptions& o, bool initial) {
     Scene scene;
     scene.variant = info.name;
     scene.params = o.model_workspace ? Params::defaults(info.params) : resolveParams(info, o.sets);
-    const ViewKind view = o.model_workspace ? info.views.front() : viewFromName(o.view.empty() ? "heatmap" : o.view);
-    if (std::find(info.views.begin(), info.views.end(), view) == info.views.end()) {
-      std::string names;
-      for (ViewKind v : info.views) names += (names.empty() ? "" : ", ") + viewName(v);
-      throw InputError("--view: variant '" + info.name + "' has no '" + viewName(view) + "' view (it has: " + names + ")");
-    }
+    const ViewKind view = o.model_workspace ? info.views.front() : variantView(info, o.view.empty() ? "heatmap" : o.view);
     scene.input = o.model_workspace ? sceneInput(SceneOptions{}) : sceneInput(o);
     const InputOptions& in = scene.input;
     scene.mode = !in.x.empty() || !in.q.empty() ? InputMode::Files

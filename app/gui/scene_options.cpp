@@ -7,28 +7,34 @@
 
 namespace attn {
 
+ViewKind variantView(const VariantInfo& info, const std::string& name) {
+  const ViewKind v = viewFromName(name);
+  if (std::find(info.views.begin(), info.views.end(), v) != info.views.end()) return v;
+  std::string names;
+  for (ViewKind k : info.views) names += (names.empty() ? "" : ", ") + viewName(k);
+  throw InputError("--view: variant '" + info.name + "' has no '" + name + "' view (it has: " + names + ")");
+}
+
+const VariantInfo& headPattern(const std::string& name) {
+  const VariantInfo& pattern = variantOrThrow(name);
+  const std::vector<const VariantInfo*> patterns = headPatternVariants();
+  if (std::find(patterns.begin(), patterns.end(), &pattern) == patterns.end())
+    throw InputError("--pattern: '" + pattern.name + "' cannot run on a real head (it has no compare view)");
+  return pattern;
+}
+
 void validateScene(const SceneOptions& o) {
   if (!o.model.empty() && !o.variant.empty())
     throw InputError("--model and --variant: choose one workspace (a real model or a variant)");
   if (!o.variant.empty()) {
     const VariantInfo& info = variantOrThrow(o.variant);
     resolveParams(info, o.sets);
-    if (!o.model_workspace && !o.view.empty()) {
-      const ViewKind v = viewFromName(o.view);
-      if (std::find(info.views.begin(), info.views.end(), v) == info.views.end()) {
-        std::string names;
-        for (ViewKind k : info.views) names += (names.empty() ? "" : ", ") + viewName(k);
-        throw InputError("--view: variant '" + info.name + "' has no '" + o.view + "' view (it has: " + names + ")");
-      }
-    }
+    if (!o.model_workspace && !o.view.empty()) variantView(info, o.view);
   }
   if (o.model_workspace && !o.view.empty()) modelViewFromName(o.view);
   if (!o.model_workspace && !o.view.empty()) viewFromName(o.view);
   if (!o.pattern.empty()) {
-    const VariantInfo& pattern = variantOrThrow(o.pattern);
-    const std::vector<const VariantInfo*> patterns = headPatternVariants();
-    if (std::find(patterns.begin(), patterns.end(), &pattern) == patterns.end())
-      throw InputError("--pattern: '" + pattern.name + "' cannot run on a real head (it has no compare view)");
+    const VariantInfo& pattern = headPattern(o.pattern);
     if (o.model_workspace) resolveParams(pattern, o.sets);
   }
   if (o.layer < -1 || o.head < -1 || o.query < -1 || o.key < -1 || o.stage < -1)

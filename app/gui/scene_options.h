@@ -44,6 +44,14 @@ const DefaultScene& defaultScene();
 // (cross-attention) where none is given.
 InputOptions sceneInput(const SceneOptions& o);
 
+// The view `name` of `info`. Throws InputError: "--view: variant 'x' has no
+// 'y' view (it has: …)", or viewFromName's for a name that is no view.
+ViewKind variantView(const VariantInfo& info, const std::string& name);
+
+// The variant `name` as a pattern applied to a real head. Throws InputError:
+// "--pattern: 'x' cannot run on a real head (it has no compare view)".
+const VariantInfo& headPattern(const std::string& name);
+
 // Throws InputError naming the flag for an unknown variant, parameter,
 // value, view or pattern (the checks that need no computation).
 void validateScene(const SceneOptions& o);
