@@ -132,6 +132,7 @@ TEST(LessonErrors, ABadLessonIsOneLineNamingTheFileAndTheStep) {
       {"narration", lesson(R"({"title": "t", "scene": {"variant": "dot"}})"), "step 1: needs \"title\" and \"narration\""},
       {"first_scene", lesson(R"({"title": "t", "narration": "n"})"), "step 1: the first step needs a \"scene\""},
       {"not_json", "{\"title\": \"T\", \"steps\": [", "not valid JSON"},
+      {"huge_number", R"({"title": 1e400, "steps": []})", "not valid JSON ([json.exception.out_of_range.406] number overflow"},
       {"no_steps", R"({"title": "T", "steps": []})", "\"steps\": expected a non-empty list"},
   };
   for (const BadLesson& c : cases) {

@@ -1,5 +1,6 @@
 #include "app/gui/gui_lesson.h"
 
+#include "app/gui/gui_panels.h"
 #include "widgets/annotations.h"
 #include "widgets/formula_view.h"
 #include "widgets/primitives_imgui.h"
@@ -84,12 +85,7 @@ float lessonStripHeight(const AppState& s, float width) {
 void drawLessonStrip(AppState& s, ImVec2 pos, ImVec2 size) {
   const LessonStep* step = currentStep(s);
   if (!step) return;
-  ImGui::SetNextWindowPos(pos);
-  ImGui::SetNextWindowSize(size);
-  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
-                                 ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar |
-                                 ImGuiWindowFlags_NoBringToFrontOnFocus;
-  ImGui::Begin("##lesson", nullptr, flags);
+  beginFixedWindow("##lesson", pos, size, false);
   const ImU32 accent = ImGui::GetColorU32(ImGuiCol_PlotHistogram);
   ImGui::PushStyleColor(ImGuiCol_Text, accent);
   ImGui::TextUnformatted(step->title.c_str());

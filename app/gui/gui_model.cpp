@@ -443,6 +443,7 @@ void rolloutView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
   HeatmapStyle st;
   st.range = valueRange(a.rollout_stats[static_cast<size_t>(v.layer)], false);
   st.colormap = s.settings.colormap;
+  st.max_cell_aspect = s.present.on ? 1.6f : 1.0f;  // presentation mode fills the wide screen
   offerAnchor(s, heatmap("rollout", m, st, v.rollout_zoom, gl, ImGui::GetContentRegionAvail()).placed);
 }
 

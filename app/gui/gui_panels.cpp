@@ -542,12 +542,7 @@ void drawControlPanel(AppState& s, ImVec2 pos, ImVec2 size) {
 // [SECTION] Status bar and help overlay
 
 void drawStatusBar(AppState& s, JobRunner& runner, ImVec2 pos, ImVec2 size) {
-  ImGui::SetNextWindowPos(pos);
-  ImGui::SetNextWindowSize(size);
-  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
-                                 ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar |
-                                 ImGuiWindowFlags_NoBringToFrontOnFocus;
-  ImGui::Begin("##status", nullptr, flags);
+  beginFixedWindow("##status", pos, size, false);
   if (runner.busy()) {
     ImGui::ProgressBar(runner.progress(), ImVec2(ImGui::GetFontSize() * 8, 0));
     ImGui::SameLine();

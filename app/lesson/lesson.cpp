@@ -201,7 +201,7 @@ Lesson parseLesson(const std::string& source, const std::string& name, const std
   json j;
   try {
     j = json::parse(source);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number too large for a double (1e400)
     throw InputError(file + ": not valid JSON (" + std::string(e.what()) + ")");
   }
   Lesson l;
