@@ -60,5 +60,25 @@ TEST(ColorbarPrimitives, StripFrameTicksAndACaptionTurnedUp) {
   EXPECT_GT(caption.x0, 22.0f) << "right of the strip and its labels";
 }
 
+// A caption longer than its bar is set smaller to fit it; past 0.6× it is left out, never run past the bar.
+TEST(ColorbarPrimitives, ACaptionLongerThanItsBarShrinksOrIsLeftOut) {
+  const std::string caption(30, 'x');
+  const float wide = monospace(caption, 1.0f);  // 240 units at the caption's size
+  Primitives prims;
+  auto captionOf = [&](float h) -> const Primitive* {
+    prims.clear();
+    colorbarPrimitives(prims, 0, 0, 10, h, Colormap::Viridis, ValueRange{0.0f, 1.0f, false}, caption, 14, monospace);
+    return prims.back().kind == Primitive::Kind::Text && prims.back().vertical ? &prims.back() : nullptr;
+  };
+  const Primitive* full = captionOf(wide * 2);
+  ASSERT_NE(full, nullptr);
+  EXPECT_FLOAT_EQ(full->size, 14.0f);
+  const Primitive* smaller = captionOf(wide * 0.8f);
+  ASSERT_NE(smaller, nullptr);
+  EXPECT_NEAR(smaller->size, 14.0f * 0.8f, 1e-3f);
+  EXPECT_LE(monospace(caption, smaller->size / 14.0f), wide * 0.8f + 1e-3f) << "it fits the bar";
+  EXPECT_EQ(captionOf(wide * 0.5f), nullptr) << "too short even at 0.6x: no caption";
+}
+
 }  // namespace
 }  // namespace attn

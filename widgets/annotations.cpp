@@ -104,7 +104,10 @@ void annotationPrimitives(Primitives& out, const MatrixPlacement& m, const std::
         const float x0 = m.colX(a.key), x1 = m.colX(a.key + 1);
         push(Primitive::Kind::FillRect, x0, m.y0, x1, m.y1, 0.28f * ease, 0);
         push(Primitive::Kind::StrokeRect, x0, m.y0, x1, m.y1, ease, thick * 0.6f);
-        label(a.label, std::clamp((x0 + x1) * 0.5f, m.x0, m.x1), m.y0 + text_px * 0.4f, 0.5f, 0.0f);  // inside, at its top
+        // Inside, at its top, kept within the matrix (never over the row labels or the colour bar).
+        const float half = a.label.empty() ? 0.0f : measure(a.label, 1.0f) * 0.5f + text_px * 0.3f;
+        const float cx = half * 2 < m.x1 - m.x0 ? std::clamp((x0 + x1) * 0.5f, m.x0 + half, m.x1 - half) : (m.x0 + m.x1) * 0.5f;
+        label(a.label, cx, m.y0 + text_px * 0.4f, 0.5f, 0.0f);
         break;
       }
       case K::Box: {

@@ -51,15 +51,16 @@ void colorbarPrimitives(Primitives& out, float x, float y, float w, float h, Col
     out.push_back(label);
     label_w = std::max(label_w, measure(label.text, 1.0f));
   }
-  if (caption.empty()) return;
+  // The caption reads along the bar, set smaller (down to 0.6×) where it would run past the bar's ends;
+  // a bar too short even for that goes without it (the panel's title names what it shows).
+  const float caption_w = caption.empty() ? 0.0f : measure(caption, 1.0f);
+  if (caption.empty() || caption_w * 0.6f > h) return;
   Primitive c;
   c.kind = Primitive::Kind::Text;
   c.text = caption;
   c.role = Role::Muted;
   c.vertical = true;
-  // Set smaller (down to 0.6×) where it would run past the bar's ends.
-  const float caption_w = measure(caption, 1.0f);
-  c.size = caption_w > h ? text_px * std::max(0.6f, h / caption_w) : text_px;
+  c.size = caption_w > h ? text_px * h / caption_w : text_px;
   c.x0 = right + tick * 1.5f + label_w + text_px * 0.5f;  // the caption's top edge (it is turned)
   c.y0 = y + h * 0.5f;
   c.align_x = 0.5f;

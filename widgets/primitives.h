@@ -53,8 +53,9 @@ ArrowHead arrowHead(const Primitive& arrow);
 
 // A vertical colour bar at (x, y, w, h) for `range`: the strip, its frame,
 // ticks (scaleTicks: as many as fit, at least two) with their labels at
-// `text_px`, and `caption` (a formula) turned along its right side. The width
-// it takes right of the strip is colorbarLabelWidth(); `measure` sets text.
+// `text_px`, and `caption` turned along its right side: smaller where it is
+// longer than the bar, left out where it would not fit even at 0.6× (the
+// panel's title names what the bar shows). `measure` sets text.
 void colorbarPrimitives(Primitives& out, float x, float y, float w, float h, Colormap cmap, const ValueRange& range,
                         const std::string& caption, float text_px, const MeasureText& measure);
 

@@ -644,7 +644,7 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   float header_h = 0;
   for (const Stage& stage : r.stages)
     header_h = std::max(header_h, ImGui::CalcTextSize(stage.title.c_str(), nullptr, false, g.cell_w - gap).y +
-                                      ImGui::CalcTextSize(stage.caption.c_str(), nullptr, false, g.cell_w - gap).y);
+                                      formulaTextHeight(stage.caption, g.cell_w - gap));
   const float title = header_h + gap * 2;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   HeatmapStyle st;
@@ -659,8 +659,8 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     ImGui::BeginGroup();
     ImGui::PushTextWrapPos(p.x - ImGui::GetWindowPos().x + g.cell_w - gap);  // window-local x
     ImGui::TextUnformatted(stage.title.c_str());
-    ImGui::TextDisabled("%s", stage.caption.c_str());
     ImGui::PopTextWrapPos();
+    formulaText(stage.caption, ImGui::GetColorU32(ImGuiCol_TextDisabled), g.cell_w - gap);  // q_i·k_j typeset
     ImGui::SetCursorScreenPos(ImVec2(p.x, p.y + title));
     MatrixView v = MatrixView::of(stage.matrix);
     v.row_labels = &stage.row_labels;

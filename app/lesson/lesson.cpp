@@ -162,6 +162,14 @@ Annotation highlightOf(const json& h) {
 
 // Scene objects merge key by key, "set" too; null removes a key.
 void mergeScene(json& scene, const json& change) {
+  // A move between the workspaces starts with no selection of the other's (a model's head 2 is no variant's head).
+  const auto workspaceOf = [](const json& j, const std::string& fallback) {
+    if (j.contains("workspace") && j["workspace"].is_string()) return j["workspace"].get<std::string>();
+    return j.contains("variant") ? std::string("variants") : fallback;
+  };
+  const std::string before = workspaceOf(scene, "variants");
+  if (workspaceOf(change, before) != before)
+    for (const char* key : {"layer", "head", "query", "key", "pattern", "stage", "panel"}) scene.erase(key);
   // A new variant starts from its own defaults, with only this step's "set",
   // and none of the previous variant's stage or framed panel.
   if (change.contains("variant") && (!scene.contains("variant") || scene["variant"] != change["variant"]))
