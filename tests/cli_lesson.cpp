@@ -82,7 +82,8 @@ TEST(LessonList, EveryFamilyHasALessonOfFourToTenNarratedSteps) {
     EXPECT_GE(steps, 4u) << l.at("name");
     EXPECT_LE(steps, 10u) << l.at("name");
     for (const json& v : l.at("variants")) taught.insert(v);
-    for (const json& s : readJson(lessonDir() / (l.at("name").get<std::string>() + ".json")).at("steps")) {
+    const json lesson = readJson(lessonDir() / (l.at("name").get<std::string>() + ".json"));  // alive through the loop
+    for (const json& s : lesson.at("steps")) {
       const std::string n = s.at("narration");
       // Sentences end in . ! or ? before a space or the end ("e.g." and "2.5" do not end one).
       const std::regex end(R"([.!?](\s+[A-Z'"‘“(]|$))");
