@@ -57,16 +57,21 @@ void paintPage(QPainter& p, const HandoutPage& page, int width, int height) {
   TextBlock t = measureText(page, w, 11);
   while (t.height() > (height - 2 * kMargin) * 0.45 && t.px > 7) t = measureText(page, w, t.px - 0.5);
   const double bottom = height - kMargin - t.height();
-  // The figure in the room between: laid out narrower while it is too tall
-  // (a square heatmap's height follows its width), then scaled down to fit, centred.
+  // The figure in the room between. A layout narrower than the page is tried
+  // while the figure is too tall (a heatmap's height follows its width; a
+  // stack of panels' does not), and the one drawn largest is kept: its text
+  // is set at one size, so the largest scale reads best. Scaled down, centred.
   const double room_h = std::max(10.0, bottom - y - t.gap);
+  auto scaleOf = [&](const PreparedFigure& g) { return std::min({1.0, w / g.options.width, room_h / g.options.height}); };
   PreparedFigure f = page.figure(static_cast<int>(w));
-  for (int i = 0; i < 3 && f.options.height > room_h; ++i) {
-    const int narrower = static_cast<int>(f.options.width * std::max(0.3, room_h / f.options.height));
+  PreparedFigure candidate = f;
+  for (int i = 0; i < 3 && candidate.options.height > room_h; ++i) {
+    const int narrower = static_cast<int>(candidate.options.width * std::max(0.3, room_h / candidate.options.height));
     if (narrower < 160) break;
-    f = page.figure(narrower);
+    candidate = page.figure(narrower);
+    if (scaleOf(candidate) > scaleOf(f) * 1.05) f = candidate;  // clearly larger, else keep the wider
   }
-  const double scale = std::min({1.0, w / f.options.width, room_h / f.options.height});
+  const double scale = scaleOf(f);
   const double fx = kMargin + (w - f.options.width * scale) * 0.5;
   p.save();
   p.translate(fx, y);
