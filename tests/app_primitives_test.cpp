@@ -80,5 +80,72 @@ TEST(ColorbarPrimitives, ACaptionLongerThanItsBarShrinksOrIsLeftOut) {
   EXPECT_EQ(captionOf(wide * 0.5f), nullptr) << "too short even at 0.6x: no caption";
 }
 
+// A monospace canvas: 0.5 px of advance per px of size and character, ascent 0.8 px.
+Canvas monoCanvas() {
+  Canvas c;
+  c.unit = 10;
+  c.width_of = [](const std::string& s, float px, bool bold) { return static_cast<float>(s.size()) * px * (bold ? 0.6f : 0.5f); };
+  c.ascent_of = [](float px) { return px * 0.8f; };
+  return c;
+}
+
+TEST(WrapLines, BreaksAtSpacesWithinTheWidthAndKeepsEveryWord) {
+  const Canvas c = monoCanvas();
+  const std::string text = "the pattern keeps every key within the window";
+  const std::vector<std::string> lines = wrapLines(c, text, 10, 80);  // 16 characters a line
+  ASSERT_GT(lines.size(), 2u);
+  std::string joined;
+  for (const std::string& l : lines) {
+    EXPECT_LE(c.textWidth(l, 10), 80.0f) << l;
+    joined += (joined.empty() ? "" : " ") + l;
+  }
+  EXPECT_EQ(joined, text);
+  // A word longer than the line gets a line of its own; explicit breaks break.
+  EXPECT_EQ(wrapLines(c, "a incomprehensibilities b", 10, 40), (std::vector<std::string>{"a", "incomprehensibilities", "b"}));
+  EXPECT_EQ(wrapLines(c, "one\ntwo", 10, 0), (std::vector<std::string>{"one", "two"}));
+  EXPECT_EQ(wrapLines(c, "", 10, 50), (std::vector<std::string>{""}));
+}
+
+TEST(AddFormula, RunsSitOnBaselinesInsideTheWidthAndItsHeightIsMeasuredAlike) {
+  const Canvas c = monoCanvas();
+  Primitives prims;
+  const float h = addFormula(prims, c, "W^q_i x_t and more words to wrap here", 5, 7, 10, 60);
+  EXPECT_FLOAT_EQ(h, formulaHeight(c, "W^q_i x_t and more words to wrap here", 10, 60));
+  EXPECT_GT(h, formulaLineHeight(10) * 1.5f) << "it wrapped";
+  ASSERT_FALSE(prims.empty());
+  bool scripted = false;
+  for (const Primitive& p : prims) {
+    EXPECT_EQ(p.kind, Primitive::Kind::Text);
+    EXPECT_TRUE(p.baseline);
+    EXPECT_GE(p.x0, 5.0f);
+    EXPECT_LE(p.x0 + c.textWidth(p.text, p.size), 5.0f + 60.0f + 1e-3f) << p.text;
+    EXPECT_GT(p.y0, 7.0f);
+    EXPECT_LT(p.y0, 7.0f + h);
+    scripted |= p.size < 10.0f;
+  }
+  EXPECT_TRUE(scripted) << "q and i are scripts";
+  EXPECT_EQ(formulaHeight(c, "", 10, 60), 0.0f);
+}
+
+TEST(PrimitiveBuilders, ClipsPairAndDataColoursOverrideRoles) {
+  Primitives prims;
+  pushClip(prims, 0, 0, 10, 10);
+  addFill(prims, 1, 2, 3, 4, Rgb8{1, 2, 3}, 0.5f);
+  addLine(prims, 0, 0, 5, 5, Role::Muted, 2).dashed = true;
+  addText(prims, 3, 4, "x", 12, Role::Text, 0.5f, 1.0f);
+  popClip(prims);
+  ASSERT_EQ(prims.size(), 5u);
+  EXPECT_EQ(prims[0].kind, Primitive::Kind::PushClip);
+  EXPECT_EQ(prims[1].kind, Primitive::Kind::FillRect);
+  ASSERT_TRUE(prims[1].colour.has_value());
+  EXPECT_EQ(prims[1].colour->g, 2);
+  EXPECT_FLOAT_EQ(prims[1].alpha, 0.5f);
+  EXPECT_TRUE(prims[2].dashed);
+  EXPECT_FALSE(prims[2].colour.has_value());
+  EXPECT_EQ(prims[3].size, 12.0f);
+  EXPECT_FLOAT_EQ(prims[3].align_x, 0.5f);
+  EXPECT_EQ(prims[4].kind, Primitive::Kind::PopClip);
+}
+
 }  // namespace
 }  // namespace attn

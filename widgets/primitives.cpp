@@ -5,6 +5,111 @@
 
 namespace attn {
 
+MeasureText Canvas::measure(float px, bool bold) const {
+  return [this, px, bold](const std::string& s, float scale) { return width_of(s, px * scale, bold); };
+}
+
+Primitive& addRect(Primitives& out, float x0, float y0, float x1, float y1, Role role, float thickness) {
+  Primitive& p = out.emplace_back();
+  p.kind = Primitive::Kind::StrokeRect;
+  p.x0 = x0, p.y0 = y0, p.x1 = x1, p.y1 = y1;
+  p.role = role;
+  p.thickness = thickness;
+  return p;
+}
+
+Primitive& addFill(Primitives& out, float x0, float y0, float x1, float y1, Role role, float alpha) {
+  Primitive& p = addRect(out, x0, y0, x1, y1, role);
+  p.kind = Primitive::Kind::FillRect;
+  p.alpha = alpha;
+  return p;
+}
+
+Primitive& addFill(Primitives& out, float x0, float y0, float x1, float y1, Rgb8 colour, float alpha) {
+  Primitive& p = addFill(out, x0, y0, x1, y1, Role::Text, alpha);
+  p.colour = colour;
+  return p;
+}
+
+Primitive& addLine(Primitives& out, float x0, float y0, float x1, float y1, Role role, float thickness) {
+  Primitive& p = addRect(out, x0, y0, x1, y1, role, thickness);
+  p.kind = Primitive::Kind::Line;
+  return p;
+}
+
+Primitive& addLine(Primitives& out, float x0, float y0, float x1, float y1, Rgb8 colour, float thickness) {
+  Primitive& p = addLine(out, x0, y0, x1, y1, Role::Text, thickness);
+  p.colour = colour;
+  return p;
+}
+
+Primitive& addText(Primitives& out, float x, float y, std::string text, float px, Role role, float align_x, float align_y) {
+  Primitive& p = out.emplace_back();
+  p.kind = Primitive::Kind::Text;
+  p.x0 = x, p.y0 = y;
+  p.text = std::move(text);
+  p.size = px;
+  p.role = role;
+  p.align_x = align_x, p.align_y = align_y;
+  return p;
+}
+
+void pushClip(Primitives& out, float x0, float y0, float x1, float y1) {
+  addRect(out, x0, y0, x1, y1, Role::Frame).kind = Primitive::Kind::PushClip;
+}
+
+void popClip(Primitives& out) { out.emplace_back().kind = Primitive::Kind::PopClip; }
+
+float addFormula(Primitives& out, const Canvas& c, const std::string& text, float x, float y, float px, float max_width,
+                 Role role, bool bold, bool draw) {
+  if (text.empty()) return 0;
+  const std::vector<FormulaLine> lines = layoutFormula(text, px, max_width, c.measure(px, bold));
+  const float line_h = formulaLineHeight(px), ascent = c.ascent_of(px);
+  if (draw)
+    for (size_t l = 0; l < lines.size(); ++l) {
+      // The baseline leaves the headroom a superscript needs.
+      const float baseline = y + line_h * static_cast<float>(l) + (line_h - px) + ascent;
+      for (const FormulaRun& r : lines[l].runs) {
+        Primitive& t = addText(out, x + r.x, baseline + r.dy, r.text, px * r.scale, role);
+        t.baseline = true;
+        t.bold = bold;
+      }
+    }
+  return line_h * static_cast<float>(lines.size());
+}
+
+float formulaHeight(const Canvas& c, const std::string& text, float px, float max_width, bool bold) {
+  Primitives none;
+  return addFormula(none, c, text, 0, 0, px, max_width, Role::Text, bold, false);
+}
+
+std::vector<std::string> wrapLines(const Canvas& c, const std::string& text, float px, float max_width, bool bold) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t nl = text.find('\n', start);
+    const std::string para = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    std::string line;
+    size_t i = 0;
+    while (i <= para.size()) {
+      const size_t sp = std::min(para.find(' ', i), para.size());
+      const std::string word = para.substr(i, sp - i);
+      const std::string joined = line.empty() ? word : line + " " + word;
+      if (!line.empty() && max_width > 0 && c.textWidth(joined, px, bold) > max_width) {
+        lines.push_back(line);
+        line = word;
+      } else {
+        line = joined;
+      }
+      i = sp + 1;
+    }
+    lines.push_back(line);
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  return lines;
+}
+
 ArrowHead arrowHead(const Primitive& a) {
   const float dx = a.x1 - a.x0, dy = a.y1 - a.y0, len = std::max(1e-3f, std::sqrt(dx * dx + dy * dy));
   const float ux = dx / len, uy = dy / len;

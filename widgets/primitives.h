@@ -1,21 +1,28 @@
 // A view drawn once, as primitives, and replayed by a backend: the screen
-// (widgets/primitives_imgui.h: an ImGui draw list) and the figures
-// (app/export: QPainter onto PNG, SVG and PDF). Layout code emits rects,
-// lines, colormap strips and text with a size and an anchor; what a figure
-// shows is then the screen's drawing by construction. Coordinates and text
-// sizes are pixels on screen, layout units in a figure. Colours of text and
-// frames are roles the backend's theme resolves.
+// (widgets/primitives_imgui.h: an ImGui draw list, matrices through the GL
+// colormap shader) and the figures (app/export/primitives_qt.h: QPainter
+// onto PNG, SVG and PDF). Layout code emits rects, lines, polylines,
+// polygons, text with a size and an anchor, colormap strips, rasters of a
+// matrix and clip regions; what a figure shows is then the screen's drawing
+// by construction. Coordinates and text sizes are pixels on screen, layout
+// units in a figure. Colours of text and frames are roles the backend's
+// theme resolves; data colours (a head's, a category's) are given as such.
 //
-// Drawn this way so far: the colour bar (colorbarPrimitives) and the
-// annotations a lesson draws over a matrix (widgets/annotations.h). Plots'
-// marker labels share their placement (stackLabels). The other views are
-// still drawn twice, by widgets/ and by app/export/figure.cpp.
+// A layout takes a Canvas (the base text size, how text measures, the
+// raster resolution) and an area, appends primitives, and returns the
+// geometry a screen view needs for hover and clicks.
 #pragma once
 
+#include "engine/sparse.h"
+#include "engine/tensor.h"
 #include "widgets/colormap.h"
 #include "widgets/formula.h"
 #include "widgets/value_range.h"
 
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,24 +32,86 @@ namespace attn {
 // accent that marks what a lesson points at.
 enum class Role { Text, Muted, Frame, Background, Accent };
 
+// A matrix drawn as an image into a primitive's rect: values through a
+// colour scale, category indices in headColor(), or colours given per cell.
+// Nothing is owned but `pixels`: the data outlives the drawing (a result).
+struct Raster {
+  const float* values = nullptr;       // dense [rows, cols], row-major
+  const SparseRows* sparse = nullptr;  // or CSR rows, pooled by rasterize() (cells without an entry: no entry)
+  const Mat* mask = nullptr;           // cells where it is 0 are drawn as no entry (grey at every length)
+  int64_t rows = 0, cols = 0;
+  ValueRange range;
+  Colormap cmap = Colormap::Viridis;
+  bool categories = false;            // values are category indices (headColor); < 0: no entry
+  std::vector<uint32_t> pixels;       // when not empty: rows × cols colours 0xAABBGGRR (IM_COL32 order)
+  std::string key;                    // pixels and categories: names them across frames (the screen's texture cache)
+  float u0 = 0, v0 = 0, u1 = 1, v1 = 1;  // the window of the data shown, ⊂ [0, 1]² (zoom)
+  bool grid = false;                  // hairlines between cells where cells are large
+};
+
 struct Primitive {
   // FillRect: `alpha` of the role's colour. Ellipse: inscribed in the rect.
-  // Arrow: a line from (x0, y0) with a head at (x1, y1).
-  enum class Kind { StrokeRect, FillRect, Line, Arrow, Ellipse, Text, ColormapStrip } kind = Kind::Line;
+  // Arrow: a line from (x0, y0) with a head at (x1, y1). Polyline (open) and
+  // Polygon (filled): `points`. Raster: `raster` into the rect. PushClip:
+  // later primitives are clipped to the rect until the matching PopClip.
+  enum class Kind {
+    StrokeRect, FillRect, Line, Arrow, Ellipse, FillEllipse, Polyline, Polygon, Text, ColormapStrip, Raster, PushClip, PopClip
+  } kind = Kind::Line;
   float x0 = 0, y0 = 0, x1 = 0, y1 = 0;  // rect corners, line ends; text: the anchor point (x0, y0)
   Role role = Role::Text;
+  std::optional<Rgb8> colour;  // a data colour in place of the role's
   float thickness = 0;  // strokes: 0 is a hairline
-  float alpha = 1;      // 0..1, multiplies the role's colour
+  float alpha = 1;      // 0..1, multiplies the colour
+  bool dashed = false;  // Line, Polyline
+  std::vector<float> points;  // Polyline, Polygon: x, y pairs
   // Text: size, which point of its box sits at the anchor (0 left/top,
   // 0.5 centre, 1 right/bottom, along the text's own axes) and whether it
   // reads bottom to top (turned 90° counter-clockwise, as an axis title).
+  // `baseline`: y0 is the baseline (align_y unused): formula runs.
   std::string text;
   float size = 0, align_x = 0, align_y = 0;
-  bool vertical = false;
+  bool vertical = false, bold = false, baseline = false;
   Colormap cmap = Colormap::Viridis;  // ColormapStrip: bottom is 0, top is 1
+  std::shared_ptr<const Raster> raster;
 };
 
 using Primitives = std::vector<Primitive>;
+
+// Labels and ticks are set at kLabelScale × Canvas::unit: on screen that is
+// the font's size, in a figure 0.85 of its base text size.
+constexpr float kLabelScale = 0.85f;
+
+// What a layout knows of the device it lays out for.
+struct Canvas {
+  float unit = 14;          // the base text size: titles, labels and ticks are set relative to it
+  float raster_scale = 1;   // device pixels per unit: matrices are pooled to this resolution
+  Colormap cmap = Colormap::Viridis;
+  std::function<float(const std::string& text, float px, bool bold)> width_of;  // text advance
+  std::function<float(float px)> ascent_of;                                   // baseline below a line's top
+  float textWidth(const std::string& text, float px, bool bold = false) const { return width_of(text, px, bold); }
+  MeasureText measure(float px, bool bold = false) const;
+};
+
+// Builders: append one primitive and return it for the rarer fields.
+Primitive& addRect(Primitives& out, float x0, float y0, float x1, float y1, Role role, float thickness = 0);
+Primitive& addFill(Primitives& out, float x0, float y0, float x1, float y1, Rgb8 colour, float alpha = 1);
+Primitive& addFill(Primitives& out, float x0, float y0, float x1, float y1, Role role, float alpha = 1);
+Primitive& addLine(Primitives& out, float x0, float y0, float x1, float y1, Role role, float thickness = 0);
+Primitive& addLine(Primitives& out, float x0, float y0, float x1, float y1, Rgb8 colour, float thickness = 0);
+Primitive& addText(Primitives& out, float x, float y, std::string text, float px, Role role = Role::Text, float align_x = 0,
+                   float align_y = 0);
+void pushClip(Primitives& out, float x0, float y0, float x1, float y1);
+void popClip(Primitives& out);
+
+// A formula (widgets/formula.h: scripts, wrapped at spaces to `max_width`,
+// ≤ 0 for one line) from its top-left (x, y) at `px`: one Text run per
+// script. Returns its height; `draw` false only measures.
+float addFormula(Primitives& out, const Canvas& c, const std::string& text, float x, float y, float px, float max_width,
+                 Role role = Role::Text, bool bold = false, bool draw = true);
+float formulaHeight(const Canvas& c, const std::string& text, float px, float max_width, bool bold = false);
+// Plain text broken at spaces into lines at most `max_width` wide (a word
+// longer than a line gets a line of its own); explicit '\n' breaks too.
+std::vector<std::string> wrapLines(const Canvas& c, const std::string& text, float px, float max_width, bool bold = false);
 
 // The head of an Arrow primitive: the triangle's tip is (x1, y1), its base
 // centre is where the shaft ends; both backends draw this one shape.

@@ -12,9 +12,82 @@ MeasureText imguiMeasure(float px) {
   return [px](const std::string& s, float scale) { return ImGui::GetFont()->CalcTextSizeA(px * scale, FLT_MAX, 0.0f, s.c_str()).x; };
 }
 
-void drawPrimitives(ImDrawList* dl, const Primitives& prims) {
+Canvas imguiCanvas() {
+  Canvas c;
+  c.unit = ImGui::GetFontSize() / kLabelScale;
+  c.raster_scale = ImGui::GetIO().DisplayFramebufferScale.y;
+  c.width_of = [](const std::string& s, float px, bool) { return ImGui::GetFont()->CalcTextSizeA(px, FLT_MAX, 0.0f, s.c_str()).x; };
+  c.ascent_of = [](float px) {
+    const ImFont* f = ImGui::GetFont();
+    return f->Ascent * px / f->FontSize;
+  };
+  return c;
+}
+
+namespace {
+
+// A dashed line as dashes of about 4 × its thickness (ImGui draws only solid lines).
+void dashedLine(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 col, float thick) {
+  const float dx = b.x - a.x, dy = b.y - a.y, len = std::sqrt(dx * dx + dy * dy);
+  const float dash = std::max(4.0f, thick * 4.0f);
+  for (float t = 0; t < len; t += 2 * dash) {
+    const float e = std::min(len, t + dash);
+    dl->AddLine(ImVec2(a.x + dx * t / len, a.y + dy * t / len), ImVec2(a.x + dx * e / len, a.y + dy * e / len), col, thick);
+  }
+}
+
+// A raster into [p0, p1]: values through the colormap shader (the data
+// uploaded once per result), a sparse matrix's visible tile pooled to about
+// its on-screen pixels, categories and given colours as an RGBA texture.
+void drawRaster(ImDrawList* dl, HeatmapRenderer& gl, const Raster& r, ImVec2 p0, ImVec2 p1) {
+  if (r.rows <= 0 || r.cols <= 0 || p1.x <= p0.x || p1.y <= p0.y) return;
+  const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  const ImVec4 grid(bg.x, bg.y, bg.z, r.grid ? 0.55f : 0.0f);
+  const ImVec2 uv0(r.u0, r.v0), uv1(r.u1, r.v1);
+  if (!r.pixels.empty() || r.categories) {
+    const int w = static_cast<int>(r.cols), h = static_cast<int>(r.rows);
+    const std::string version = r.pixels.empty() ? std::to_string(reinterpret_cast<uintptr_t>(r.values)) + "/" + r.key : r.key;
+    const ImTextureID tex = gl.rgbaTexture(r.key, version, w, h, [&](std::vector<uint32_t>& px) {
+      if (!r.pixels.empty()) {
+        std::copy(r.pixels.begin(), r.pixels.end(), px.begin());
+        return;
+      }
+      for (size_t i = 0; i < px.size(); ++i) {
+        const float v = r.values[i];
+        const bool none = !(v >= 0) || (r.mask && r.mask->size() && r.mask->data()[i] == 0.0f);
+        px[i] = none ? ImGui::GetColorU32(ImGuiCol_FrameBg) : toU32(headColor(static_cast<int>(v)));
+      }
+    });
+    dl->AddImage(tex, p0, p1, uv0, uv1);
+    return;
+  }
+  if (r.sparse) {
+    // The visible tile only, at about its on-screen pixel size; never L×L.
+    const auto clampi = [](float v, int64_t n) { return std::clamp<int64_t>(static_cast<int64_t>(v), 0, n); };
+    const int64_t r0 = clampi(std::floor(r.v0 * r.rows), r.rows), r1 = std::max(r0 + 1, clampi(std::ceil(r.v1 * r.rows), r.rows));
+    const int64_t c0 = clampi(std::floor(r.u0 * r.cols), r.cols), c1 = std::max(c0 + 1, clampi(std::ceil(r.u1 * r.cols), r.cols));
+    const auto x = [&](double c) { return p0.x + static_cast<float>((c / r.cols - r.u0) / (r.u1 - r.u0)) * (p1.x - p0.x); };
+    const auto y = [&](double row) { return p0.y + static_cast<float>((row / r.rows - r.v0) / (r.v1 - r.v0)) * (p1.y - p0.y); };
+    const ImVec2 a(x(static_cast<double>(c0)), y(static_cast<double>(r0))), b(x(static_cast<double>(c1)), y(static_cast<double>(r1)));
+    const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
+    const int64_t out_cols = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((b.x - a.x) * scale.x)));
+    const int64_t out_rows = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((b.y - a.y) * scale.y)));
+    const Mat& tile = gl.sparseTile(*r.sparse, r0, r1, c0, c1, out_rows, out_cols, RasterValue::Values);
+    dl->PushClipRect(p0, p1, true);
+    gl.draw(dl, tile.data(), tile.rows(), tile.cols(), a, b, ImVec2(0, 0), ImVec2(1, 1), r.range, r.cmap, grid);
+    dl->PopClipRect();
+    return;
+  }
+  if (!r.values) return;
+  const float* data = r.mask && r.mask->size() ? gl.maskedData(r.values, r.rows, r.cols, *r.mask) : r.values;
+  gl.draw(dl, data, r.rows, r.cols, p0, p1, uv0, uv1, r.range, r.cmap, grid);
+}
+
+}  // namespace
+
+void drawPrimitives(ImDrawList* dl, const Primitives& prims, HeatmapRenderer* gl) {
   ImFont* font = ImGui::GetFont();
-  auto colourOf = [](Role r, float alpha = 1.0f) {
+  auto roleColour = [](Role r, float alpha = 1.0f) {
     const ImGuiCol col = r == Role::Text    ? ImGuiCol_Text
                          : r == Role::Muted ? ImGuiCol_TextDisabled
                          : r == Role::Frame ? ImGuiCol_Border
@@ -22,19 +95,70 @@ void drawPrimitives(ImDrawList* dl, const Primitives& prims) {
                                             : ImGuiCol_PlotHistogram;  // the accent: focus frames
     return ImGui::GetColorU32(col, alpha);
   };
+  auto colourOf = [&](const Primitive& p) {
+    if (!p.colour) return roleColour(p.role, p.alpha);
+    return toU32(*p.colour, static_cast<int>(std::lround(255.0f * std::clamp(p.alpha, 0.0f, 1.0f))));
+  };
+  int clips = 0;
   for (const Primitive& p : prims) {
     const float thick = std::max(1.0f, p.thickness);
     switch (p.kind) {
       case Primitive::Kind::StrokeRect:
-        dl->AddRect(ImVec2(p.x0, p.y0), ImVec2(p.x1, p.y1), colourOf(p.role, p.alpha), 0.0f, 0, thick);
+        dl->AddRect(ImVec2(p.x0, p.y0), ImVec2(p.x1, p.y1), colourOf(p), 0.0f, 0, thick);
         break;
-      case Primitive::Kind::FillRect: dl->AddRectFilled(ImVec2(p.x0, p.y0), ImVec2(p.x1, p.y1), colourOf(p.role, p.alpha)); break;
-      case Primitive::Kind::Line: dl->AddLine(ImVec2(p.x0, p.y0), ImVec2(p.x1, p.y1), colourOf(p.role, p.alpha), thick); break;
+      case Primitive::Kind::FillRect: dl->AddRectFilled(ImVec2(p.x0, p.y0), ImVec2(p.x1, p.y1), colourOf(p)); break;
+      case Primitive::Kind::Line:
+        if (p.dashed) dashedLine(dl, ImVec2(p.x0, p.y0), ImVec2(p.x1, p.y1), colourOf(p), thick);
+        else dl->AddLine(ImVec2(p.x0, p.y0), ImVec2(p.x1, p.y1), colourOf(p), thick);
+        break;
+      case Primitive::Kind::Polyline:
+        for (size_t i = 2; i + 1 < p.points.size(); i += 2) {
+          const ImVec2 a(p.points[i - 2], p.points[i - 1]), b(p.points[i], p.points[i + 1]);
+          if (p.dashed) dashedLine(dl, a, b, colourOf(p), thick);
+          else dl->AddLine(a, b, colourOf(p), thick);
+        }
+        break;
+      case Primitive::Kind::Polygon: {
+        // ImGui fills convex polygons only: a fan from the first point, which
+        // is exact for the convex shapes layouts emit (sectors, diamonds).
+        for (size_t i = 4; i + 1 < p.points.size(); i += 2)
+          dl->AddTriangleFilled(ImVec2(p.points[0], p.points[1]), ImVec2(p.points[i - 2], p.points[i - 1]),
+                                ImVec2(p.points[i], p.points[i + 1]), colourOf(p));
+        break;
+      }
+      case Primitive::Kind::FillEllipse: {
+        const ImVec2 c((p.x0 + p.x1) * 0.5f, (p.y0 + p.y1) * 0.5f);
+        const float rx = std::abs(p.x1 - p.x0) * 0.5f, ry = std::abs(p.y1 - p.y0) * 0.5f;
+        if (std::abs(rx - ry) < 0.5f) {
+          dl->AddCircleFilled(c, rx, colourOf(p));
+          break;
+        }
+        constexpr int n = 48;
+        for (int i = 0; i < n; ++i) {
+          const float a = 6.2831853f * static_cast<float>(i) / n;
+          dl->PathLineTo(ImVec2(c.x + rx * std::cos(a), c.y + ry * std::sin(a)));
+        }
+        dl->PathFillConvex(colourOf(p));
+        break;
+      }
+      case Primitive::Kind::Raster:
+        if (gl && p.raster) drawRaster(dl, *gl, *p.raster, ImVec2(p.x0, p.y0), ImVec2(p.x1, p.y1));
+        break;
+      case Primitive::Kind::PushClip:
+        dl->PushClipRect(ImVec2(p.x0, p.y0), ImVec2(p.x1, p.y1), true);
+        ++clips;
+        break;
+      case Primitive::Kind::PopClip:
+        if (clips > 0) {
+          dl->PopClipRect();
+          --clips;
+        }
+        break;
       case Primitive::Kind::Arrow: {
         const ArrowHead h = arrowHead(p);
-        dl->AddLine(ImVec2(p.x0, p.y0), ImVec2(h.base_x, h.base_y), colourOf(p.role, p.alpha), thick);
+        dl->AddLine(ImVec2(p.x0, p.y0), ImVec2(h.base_x, h.base_y), colourOf(p), thick);
         dl->AddTriangleFilled(ImVec2(p.x1, p.y1), ImVec2(h.left_x, h.left_y), ImVec2(h.right_x, h.right_y),
-                              colourOf(p.role, p.alpha));
+                              colourOf(p));
         break;
       }
       case Primitive::Kind::Ellipse: {
@@ -45,7 +169,7 @@ void drawPrimitives(ImDrawList* dl, const Primitives& prims) {
           const float a = 6.2831853f * static_cast<float>(i) / n;
           dl->PathLineTo(ImVec2(c.x + rx * std::cos(a), c.y + ry * std::sin(a)));
         }
-        dl->PathStroke(colourOf(p.role, p.alpha), ImDrawFlags_Closed, thick);
+        dl->PathStroke(colourOf(p), ImDrawFlags_Closed, thick);
         break;
       }
       case Primitive::Kind::ColormapStrip: {
@@ -63,16 +187,20 @@ void drawPrimitives(ImDrawList* dl, const Primitives& prims) {
       }
       case Primitive::Kind::Text: {
         const ImVec2 ts = font->CalcTextSizeA(p.size, FLT_MAX, 0.0f, p.text.c_str());
-        if (!p.vertical) {
-          dl->AddText(font, p.size, ImVec2(p.x0 - p.align_x * ts.x, p.y0 - p.align_y * ts.y), colourOf(p.role, p.alpha), p.text.c_str());
+        if (p.baseline) {
+          dl->AddText(font, p.size, ImVec2(p.x0 - p.align_x * ts.x, p.y0 - font->Ascent * p.size / font->FontSize), colourOf(p),
+                      p.text.c_str());
+        } else if (!p.vertical) {
+          dl->AddText(font, p.size, ImVec2(p.x0 - p.align_x * ts.x, p.y0 - p.align_y * ts.y), colourOf(p), p.text.c_str());
         } else {
           // Turned 90° counter-clockwise: the text's x runs up the screen, its y to the right.
-          addTextVertical(dl, ImVec2(p.x0 - p.align_y * ts.y, p.y0 + p.align_x * ts.x), colourOf(p.role, p.alpha), p.text.c_str(), p.size);
+          addTextVertical(dl, ImVec2(p.x0 - p.align_y * ts.y, p.y0 + p.align_x * ts.x), colourOf(p), p.text.c_str(), p.size);
         }
         break;
       }
     }
   }
+  for (; clips > 0; --clips) dl->PopClipRect();
 }
 
 }  // namespace attn

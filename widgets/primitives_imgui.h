@@ -1,5 +1,6 @@
 // The screen's backend for widgets/primitives.h: replays primitives into an
-// ImGui draw list, text and frame colours from the current ImGui style.
+// ImGui draw list, text and frame colours from the current ImGui style,
+// rasters through the heatmap renderer's colormap shader.
 #pragma once
 
 #include "widgets/primitives.h"
@@ -8,10 +9,16 @@
 
 namespace attn {
 
-void drawPrimitives(ImDrawList* dl, const Primitives& prims);
+class HeatmapRenderer;
+
+// `gl` draws Raster primitives (skipped without it).
+void drawPrimitives(ImDrawList* dl, const Primitives& prims, HeatmapRenderer* gl = nullptr);
 // A colormap colour as an ImGui colour.
 inline ImU32 toU32(Rgb8 c, int alpha = 255) { return IM_COL32(c.r, c.g, c.b, alpha); }
 // Text widths in the current ImGui font at `px` × scale, for the layouts.
 MeasureText imguiMeasure(float px);
+// The screen as a layout's canvas: text in the current ImGui font, labels
+// (kLabelScale units) at its size, rasters at the framebuffer's resolution.
+Canvas imguiCanvas();
 
 }  // namespace attn

@@ -11,6 +11,7 @@
 // [SECTION] Output devices and atomic write
 #include "app/export/figure.h"
 #include "app/export/figure_paint.h"
+#include "app/export/primitives_qt.h"
 
 #include "engine/attention_math.h"
 #include "engine/error.h"
@@ -96,20 +97,6 @@ double drawFormula(QPainter& p, const QRectF& area, const QString& text, const Q
 namespace {
 
 // [SECTION] Painting helpers
-struct Theme {
-  QColor background, text, muted, frame, accent;
-};
-
-Theme themeFor(bool dark) {
-  const QColor accent(255, 158, 38);  // the screen's focus colour (ImGuiCol_PlotHistogram)
-  if (dark) return {QColor(24, 26, 30), QColor(235, 235, 235), QColor(150, 150, 155), QColor(90, 90, 95), accent};
-  return {QColor(255, 255, 255), QColor(20, 20, 20), QColor(110, 110, 115), QColor(160, 160, 165), QColor(230, 110, 0)};
-}
-
-QColor toQColor(Rgb8 c, int alpha = 255) { return QColor(c.r, c.g, c.b, alpha); }
-
-QString qs(const std::string& s) { return QString::fromStdString(s); }
-
 // The margin token labels take beside a matrix: the longest label at the
 // largest label size (0.85 units) and a gap, capped at `cap` so long tokens
 // cannot squeeze the matrix away. The figure's height and the matrix panel
@@ -131,92 +118,6 @@ QString grouped(int64_t n) {
 QString formatTick(float v) { return QString::fromStdString(formatValueShort(v)); }
 
 
-struct Painter {
-  QPainter& p;
-  Theme theme;
-  Colormap cmap;
-  double unit;          // base text size in device units; scales with the figure
-  double raster_scale;  // image pixels per device unit: 1 for PNG, 2 for SVG/PDF (sharp when zoomed in)
-};
-
-// Vertical colorbar with ticks in `area` (fewer ticks on a short bar, so labels never overlap).
-// Replays primitives (widgets/primitives.h) with the figure's theme: the
-// figures' backend, the screen's is widgets/primitives_imgui.h.
-void drawPrimitives(Painter& ctx, const Primitives& prims) {
-  QPainter& p = ctx.p;
-  auto colourOf = [&](Role r, float alpha = 1.0f) {
-    QColor c = r == Role::Text    ? ctx.theme.text
-               : r == Role::Muted ? ctx.theme.muted
-               : r == Role::Frame ? ctx.theme.frame
-               : r == Role::Background ? ctx.theme.background
-                                  : ctx.theme.accent;
-    c.setAlphaF(c.alphaF() * std::clamp(alpha, 0.0f, 1.0f));
-    return c;
-  };
-  p.save();
-  p.setRenderHint(QPainter::Antialiasing, true);
-  for (const Primitive& pr : prims) {
-    const QRectF rect(QPointF(pr.x0, pr.y0), QPointF(pr.x1, pr.y1));
-    const QPen pen(colourOf(pr.role, pr.alpha), pr.thickness);
-    p.setBrush(Qt::NoBrush);
-    switch (pr.kind) {
-      case Primitive::Kind::StrokeRect:
-        p.setPen(pen);
-        p.drawRect(rect);
-        break;
-      case Primitive::Kind::FillRect: p.fillRect(rect, colourOf(pr.role, pr.alpha)); break;
-      case Primitive::Kind::Line:
-        p.setPen(pen);
-        p.drawLine(QPointF(pr.x0, pr.y0), QPointF(pr.x1, pr.y1));
-        break;
-      case Primitive::Kind::Arrow: {
-        const ArrowHead h = arrowHead(pr);
-        p.setPen(pen);
-        p.drawLine(QPointF(pr.x0, pr.y0), QPointF(h.base_x, h.base_y));
-        p.setPen(Qt::NoPen);
-        p.setBrush(colourOf(pr.role, pr.alpha));
-        const QPointF tri[3] = {QPointF(pr.x1, pr.y1), QPointF(h.left_x, h.left_y), QPointF(h.right_x, h.right_y)};
-        p.drawPolygon(tri, 3);
-        break;
-      }
-      case Primitive::Kind::Ellipse:
-        p.setPen(pen);
-        p.drawEllipse(rect.normalized());
-        break;
-      case Primitive::Kind::ColormapStrip: {
-        // One gradient-filled rect (a <linearGradient> in SVG), bottom = 0.
-        QLinearGradient g(rect.bottomLeft(), rect.topLeft());
-        constexpr int stops = 32;
-        for (int i = 0; i <= stops; ++i)
-          g.setColorAt(static_cast<double>(i) / stops, toQColor(colormapAt(pr.cmap, static_cast<float>(i) / stops)));
-        p.fillRect(rect, g);
-        break;
-      }
-      case Primitive::Kind::Text: {
-        const QFont font = figureFont(pr.size);
-        const QFontMetricsF fm(font);
-        const QString text = qs(pr.text);
-        const double w = fm.horizontalAdvance(text), h = fm.height();
-        p.setFont(font);
-        p.setPen(colourOf(pr.role, pr.alpha));
-        p.save();
-        p.translate(pr.x0, pr.y0);
-        if (pr.vertical) p.rotate(-90);  // reads bottom to top, as on screen
-        p.drawText(QPointF(-pr.align_x * w, -pr.align_y * h + fm.ascent()), text);
-        p.restore();
-        break;
-      }
-    }
-  }
-  p.restore();
-}
-
-MeasureText figureMeasure(double px) {
-  return [px](const std::string& s, float scale) {
-    return static_cast<float>(QFontMetricsF(figureFont(px * scale)).horizontalAdvance(qs(s)));
-  };
-}
-
 // The colour bar: the screen's own layout (colorbarPrimitives), in figure units.
 void drawColorbar(Painter& ctx, const QRectF& area, const ValueRange& range, const QString& label) {
   const double px = ctx.unit * 0.8;
@@ -225,35 +126,6 @@ void drawColorbar(Painter& ctx, const QRectF& area, const ValueRange& range, con
                      static_cast<float>(area.height()), ctx.cmap, range, label.toStdString(), static_cast<float>(px),
                      figureMeasure(px));
   drawPrimitives(ctx, prims);
-}
-
-// [rows, cols] → an image of the same size, one colour per value.
-template <class ColourOf>
-QImage colourise(const Mat& m, ColourOf colour) {
-  QImage img(static_cast<int>(m.cols()), static_cast<int>(m.rows()), QImage::Format_RGB32);
-  for (int64_t i = 0; i < m.rows(); ++i) {
-    QRgb* line = reinterpret_cast<QRgb*>(img.scanLine(static_cast<int>(i)));
-    for (int64_t j = 0; j < m.cols(); ++j) line[j] = colour(m(i, j));
-  }
-  return img;
-}
-
-// Draws `img` into `target` with hard pixel edges: upscaled by a whole factor
-// (nearest neighbour) to about device resolution first, so an SVG or PDF
-// viewer's smoothing cannot blur a 64×64 image into mush.
-void drawCrispImage(Painter& ctx, const QRectF& target, QImage img) {
-  const double k = std::floor(std::min(target.width() * ctx.raster_scale / img.width(),
-                                       target.height() * ctx.raster_scale / img.height()));
-  if (k >= 2)
-    img = img.scaled(static_cast<int>(img.width() * k), static_cast<int>(img.height() * k), Qt::IgnoreAspectRatio,
-                     Qt::FastTransformation);
-  // What is left is a scale below 2: nearest neighbour would double every
-  // n-th pixel and draw bands; a smooth scale blends one pixel at each edge.
-  const double rest = std::max(target.width() * ctx.raster_scale / img.width(), target.height() * ctx.raster_scale / img.height());
-  ctx.p.save();
-  ctx.p.setRenderHint(QPainter::SmoothPixmapTransform, std::abs(rest - std::round(rest)) > 0.01);
-  ctx.p.drawImage(target, img);
-  ctx.p.restore();
 }
 
 // A legend: swatches with names in a row (wrapped) or a column. Returns its
@@ -357,34 +229,6 @@ struct MatrixPanel {
   int64_t rows() const { return values ? values->rows() : sparse->rows; }
   int64_t cols() const { return values ? values->cols() : sparse->cols; }
 };
-
-// Cells become one rect each up to this many; beyond, one image (a vector
-// file with a million rects helps nobody).
-constexpr int64_t kMaxVectorCells = 512 * 512;
-
-// A cell of a pooled image that holds no entry (masked, or not in the pattern).
-constexpr float kNoEntry = -std::numeric_limits<float>::infinity();
-
-// Pools dense [rows, cols] into at most [out_rows, out_cols] cells of whole
-// blockSize() blocks, keeping the value of largest magnitude (the max for
-// weights, as rasterize() does for sparse rows; a signed matrix keeps its
-// extremes of either sign). Masked cells are left out; a cell with nothing
-// left holds kNoEntry.
-Mat poolDense(const Mat& v, const Mat* mask, int64_t out_rows, int64_t out_cols) {
-  const int64_t rows = v.rows(), cols = v.cols();
-  const int64_t k_r = blockSize(rows, out_rows), k_c = blockSize(cols, out_cols);
-  Mat out = Mat::Constant(std::max<int64_t>(1, (rows + k_r - 1) / k_r), std::max<int64_t>(1, (cols + k_c - 1) / k_c), kNoEntry);
-  const bool masked = mask && mask->size();
-  for (int64_t i = 0; i < rows; ++i) {
-    const int64_t y = i / k_r;
-    for (int64_t j = 0; j < cols; ++j) {
-      if (masked && (*mask)(i, j) == 0.0f) continue;
-      float& cell = out(y, j / k_c);
-      if (cell == kNoEntry || std::abs(v(i, j)) > std::abs(cell)) cell = v(i, j);
-    }
-  }
-  return out;
-}
 
 // Draws `m` into `area` (including labels); returns the cell rectangle.
 QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
