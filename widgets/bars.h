@@ -1,5 +1,6 @@
 // One value per item (ExtraKind::TokenValues per token, HeadValues per head)
-// as vertical bars with item labels and a hover tooltip.
+// as vertical bars with item labels and a hover tooltip: the layout of
+// widgets/plot_layouts.h (barsPrimitives) on screen.
 #pragma once
 
 #include "engine/tensor.h"
@@ -13,7 +14,9 @@
 
 namespace attn {
 
+// `colour_per_bar`: bar i in headColor(i) (one per head), else coloured by value through `cmap`.
 void valueBars(const char* id, const Array& values, const std::vector<std::string>* labels, const ValueRange& range,
-               Colormap cmap, const std::string& value_label, ImVec2 size, const std::string& item_axis = "token");
+               Colormap cmap, const std::string& value_label, ImVec2 size, const std::string& item_axis = "token",
+               bool colour_per_bar = false);
 
 }  // namespace attn

@@ -77,6 +77,13 @@ struct Primitive {
 
 using Primitives = std::vector<Primitive>;
 
+// An area a layout fills: its top-left corner and size.
+struct Box {
+  float x = 0, y = 0, w = 0, h = 0;
+  float right() const { return x + w; }
+  float bottom() const { return y + h; }
+};
+
 // Labels and ticks are set at kLabelScale × Canvas::unit: on screen that is
 // the font's size, in a figure 0.85 of its base text size.
 constexpr float kLabelScale = 0.85f;

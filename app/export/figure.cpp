@@ -18,6 +18,7 @@
 #include "engine/files.h"
 #include "widgets/annotations.h"
 #include "widgets/formula.h"
+#include "widgets/plot_layouts.h"
 #include "widgets/primitives.h"
 #include "widgets/value_range.h"
 
@@ -109,13 +110,8 @@ double labelMargin(double unit, const std::vector<std::string>& labels, double c
 }
 
 // "16384" → "16,384".
-QString grouped(int64_t n) {
-  QString s = QString::number(n);
-  for (int i = static_cast<int>(s.size()) - 3; i > (n < 0 ? 1 : 0); i -= 3) s.insert(i, ',');
-  return s;
-}
+QString grouped(int64_t n) { return qs(formatScalar(static_cast<double>(n))); }
 
-QString formatTick(float v) { return QString::fromStdString(formatValueShort(v)); }
 
 
 // The colour bar: the screen's own layout (colorbarPrimitives), in figure units.
@@ -128,53 +124,20 @@ void drawColorbar(Painter& ctx, const QRectF& area, const ValueRange& range, con
   drawPrimitives(ctx, prims);
 }
 
-// A legend: swatches with names in a row (wrapped) or a column. Returns its
-// height; with draw = false only measures.
-struct LegendEntry {
-  QColor colour;
-  QString name;
-  bool outline = false;  // an outlined box (the query block) rather than a filled swatch
-};
-
-double layoutLegend(Painter& ctx, const QRectF& area, const std::vector<LegendEntry>& entries, bool vertical, bool draw) {
-  QPainter& p = ctx.p;
-  const QFont font = figureFont(ctx.unit * 0.85);
-  const QFontMetricsF fm(font);
-  p.setFont(font);
-  const double sw = ctx.unit, row_h = ctx.unit * 1.6;
-  double x = area.left(), y = area.top();
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const LegendEntry& e = entries[i];
-    const double w = sw + ctx.unit * 0.5 + fm.horizontalAdvance(e.name) + ctx.unit * 1.5;
-    if (i > 0 && (vertical || x + w > area.right())) {
-      x = area.left();
-      y += row_h;
-    }
-    if (draw) {
-      const QRectF swatch(x, y + (row_h - sw) / 2, sw, sw);
-      if (e.outline) {
-        p.setPen(QPen(e.colour, ctx.unit * 0.2));
-        p.setBrush(Qt::NoBrush);
-      } else {
-        p.setPen(QPen(ctx.theme.frame, 0));
-        p.setBrush(e.colour);
-      }
-      p.drawRect(swatch);
-      p.setBrush(Qt::NoBrush);
-      p.setPen(ctx.theme.text);
-      p.drawText(QRectF(x + sw + ctx.unit * 0.5, y, w, row_h), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, e.name);
-    }
-    x += w;
-  }
-  return entries.empty() ? 0 : y + row_h - area.top();
+Box boxOf(const QRectF& r) {
+  return {static_cast<float>(r.left()), static_cast<float>(r.top()), static_cast<float>(r.width()), static_cast<float>(r.height())};
+}
+Rgb8 toRgb8(const QColor& c) {
+  return {static_cast<uint8_t>(c.red()), static_cast<uint8_t>(c.green()), static_cast<uint8_t>(c.blue())};
 }
 
-// Widest legend entry (swatch and name), for a legend in a column.
-double legendWidth(Painter& ctx, const std::vector<LegendEntry>& entries) {
-  const QFontMetricsF fm(figureFont(ctx.unit * 0.85));
-  double w = 0;
-  for (const LegendEntry& e : entries) w = std::max(w, fm.horizontalAdvance(e.name));
-  return w + ctx.unit * 2.0;
+// The shared legend (legendPrimitives): swatches with names in a row
+// (wrapped) or a column. Returns its height; with draw = false only measures.
+double layoutLegend(Painter& ctx, const QRectF& area, const std::vector<LegendEntry>& entries, bool vertical, bool draw) {
+  Primitives prims;
+  const float h = legendPrimitives(prims, figureCanvas(ctx), boxOf(area), entries, vertical, draw);
+  drawPrimitives(ctx, prims);
+  return h;
 }
 
 // Connections are coloured by the sub-patterns that admit them
@@ -186,9 +149,9 @@ std::vector<LegendEntry> setLegend(const Result& r, const SparseRows& s) {
   const int n = std::max<int>(1, static_cast<int>(r.set_names.size()));
   std::vector<LegendEntry> out;
   for (int k = 0; k < n; ++k)
-    out.push_back({setColour(1 << k), r.set_names.empty() ? QString("attended key") : qs(r.set_names[static_cast<size_t>(k)])});
+    out.push_back({setColor(1u << k), r.set_names.empty() ? std::string("attended key") : r.set_names[static_cast<size_t>(k)]});
   const bool several = std::any_of(s.sets.begin(), s.sets.end(), [](uint8_t b) { return (b & (b - 1)) != 0; });
-  if (several) out.push_back({setColour(3), n == 2 ? "both" : "several"});
+  if (several) out.push_back({setColor(3), n == 2 ? "both" : "several"});
   return out;
 }
 
@@ -633,374 +596,38 @@ void drawFamily(Painter& ctx, const QRectF& body, const std::vector<Result>& res
 
 // [SECTION] Extras
 
-// One bar per value (TokenValues [L], HeadValues [H]), coloured headColor(i)
-// when `colour_per_bar`. More values than device pixels are averaged in
-// groups, one bar per pixel (a 16,384-long span strip stays readable).
-void drawBars(Painter& ctx, const QRectF& area, const Extra& e, const std::vector<std::string>& labels,
-              bool colour_per_bar) {
-  QPainter& p = ctx.p;
-  const double title_h = drawPanelTitle(ctx, area, qs(e.label));
-  const QRectF plot(area.left() + ctx.unit * 3, area.top() + title_h + ctx.unit * 0.4, area.width() - ctx.unit * 3,
-                    area.height() - title_h - ctx.unit * 5.4);
-  const int64_t n = e.value.size();
-  const int64_t bars = std::clamp<int64_t>(static_cast<int64_t>(plot.width() * ctx.raster_scale), 1, std::max<int64_t>(n, 1));
-  const ValueRange range = extraRange(e);
-  const float lo = range.lo, hi = range.hi;
-  const double bw = plot.width() / static_cast<double>(bars);
-  const double zero_y = plot.bottom() - plot.height() * (0 - lo) / (hi - lo);
-  p.setRenderHint(QPainter::Antialiasing, false);
-  for (int64_t b = 0; b < bars; ++b) {
-    const int64_t first = b * n / bars, last = (b + 1) * n / bars;
-    double sum = 0;
-    for (int64_t i = first; i < last; ++i) sum += e.value.data[static_cast<size_t>(i)];
-    const double v = sum / static_cast<double>(std::max<int64_t>(last - first, 1));
-    const double y = plot.bottom() - plot.height() * (v - lo) / (hi - lo);
-    const QColor c = colour_per_bar ? toQColor(headColor(static_cast<int>(b))) : toQColor(colormapAt(ctx.cmap, 0.35f));
-    const double gap = bars == n && bw > 3 ? bw * 0.1 : 0;  // averaged bars touch, like a strip
-    p.fillRect(QRectF(plot.left() + b * bw + gap, std::min(y, zero_y), bw - 2 * gap, std::abs(zero_y - y)), c);
-  }
-  p.setRenderHint(QPainter::Antialiasing, true);
-  p.setPen(QPen(ctx.theme.frame, 0));
-  p.drawLine(QPointF(plot.left(), zero_y), QPointF(plot.right(), zero_y));
-  p.setFont(figureFont(ctx.unit * 0.7));
-  p.setPen(ctx.theme.text);
-  for (const float t : niceTicks(lo, hi, 4)) {
-    const double y = plot.bottom() - plot.height() * (t - lo) / (hi - lo);
-    p.drawText(QRectF(area.left(), y - ctx.unit, ctx.unit * 2.7, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip,
-               formatTick(t));
-  }
-  // Labels of the bars' first values; upright when they fit under a bar.
-  const QFontMetricsF fm(p.font());
-  double widest = 0;
-  for (const std::string& l : labels) widest = std::max(widest, fm.horizontalAdvance(qs(l)));
-  const bool upright = widest <= bw * 0.95;
-  const int stride = labelStride(static_cast<float>(bw), static_cast<float>(upright ? widest + ctx.unit * 0.4 : ctx.unit * 0.8));
-  for (int64_t b = 0; b < bars; b += stride) {
-    const size_t i = static_cast<size_t>(b * n / bars);
-    if (i >= labels.size()) break;
-    if (upright) {
-      p.drawText(QRectF(plot.left() + b * bw, plot.bottom() + ctx.unit * 0.2, bw, ctx.unit * 1.2), Qt::AlignHCenter | Qt::AlignTop | Qt::TextDontClip,
-                 qs(labels[i]));
-      continue;
-    }
-    p.save();
-    p.translate(plot.left() + (b + 0.5) * bw, plot.bottom() + ctx.unit * 0.3);
-    p.rotate(-90);
-    p.drawText(QRectF(-ctx.unit * 4.6, -ctx.unit * 0.5, ctx.unit * 4.5, ctx.unit), Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip,
-               qs(labels[i]));
-    p.restore();
-  }
-}
-
-// Curves [S, n]: series s is y over x = 0 … n−1, drawn in headColor(s) with
-// axes, ticks, a legend (S > 1) and the extra's markers as labelled dashed
-// lines (adaptive span: R and z on the ramp m_z(x)). Marker labels that
-// would collide are stacked on up to three rows above the plot, in their
-// line's colour; the lines stop at the plot so they never cross a label.
-void drawCurves(Painter& ctx, const QRectF& area, const Extra& e) {
-  QPainter& p = ctx.p;
-  const double title_h = drawPanelTitle(ctx, area, qs(e.label));
-  const int64_t series = e.value.rank() >= 2 ? e.value.shape[0] : 1;
-  const int64_t n = e.value.shape.empty() ? 0 : e.value.shape.back();
-  const double left = area.left() + ctx.unit * 3.6, right = area.right() - ctx.unit * 1.2;
-  const double x_hi = std::max<double>(static_cast<double>(n - 1), 1.0);
-  auto xAt = [&](double x) { return left + (right - left) * x / x_hi; };
-
-  // Marker labels in rows above the plot (stackLabels: the screen's rule too).
-  p.setFont(figureFont(ctx.unit * 0.8));
-  const QFontMetricsF fm(p.font());
-  std::vector<float> centres, widths;
-  for (const Marker& mk : e.markers) {
-    centres.push_back(static_cast<float>(xAt(mk.x)));
-    widths.push_back(static_cast<float>(fm.horizontalAdvance(qs(mk.label))));
-  }
-  const LabelRows labels = stackLabels(centres, widths, static_cast<float>(left), static_cast<float>(right),
-                                       static_cast<float>(ctx.unit * 0.5));
-  std::vector<LegendEntry> legend;
-  if (series > 1)
-    for (int64_t s = 0; s < series; ++s)
-      legend.push_back({toQColor(headColor(static_cast<int>(s))),
-                        s < static_cast<int64_t>(e.categories.size())
-                            ? qs(e.categories[static_cast<size_t>(s)])
-                            : QString("%1 %2").arg(qs(e.row_axis.empty() ? "series" : e.row_axis)).arg(s)});
-  const QRectF legend_area(left, 0, right - left, 0);
-  const double legend_h = layoutLegend(ctx, legend_area, legend, false, false);
-  const double row_h = ctx.unit * 1.25;
-  const QRectF plot(left, area.top() + title_h + ctx.unit * 0.4 + labels.rows * row_h, right - left,
-                    area.height() - title_h - ctx.unit * 0.4 - labels.rows * row_h - ctx.unit * 3.2 - legend_h);
-  if (plot.height() <= ctx.unit) return;
-  float top = e.stats.max;
-  for (const Marker& l : e.levels) top = std::max(top, static_cast<float>(l.x));
-  const float lo = std::min(0.0f, e.stats.min), hi = top > lo ? top : lo + 1.0f;
-  auto yAt = [&](double y) { return plot.bottom() - plot.height() * (y - lo) / (hi - lo); };
-
-  // Grid, axes and ticks.
-  p.setFont(figureFont(ctx.unit * 0.75));
-  const QColor grid(ctx.theme.frame.red(), ctx.theme.frame.green(), ctx.theme.frame.blue(), 70);
-  for (const float t : niceTicks(lo, hi, std::clamp(static_cast<int>(plot.height() / (ctx.unit * 2.2)), 2, 6))) {
-    p.setPen(QPen(grid, 0));
-    p.drawLine(QPointF(plot.left(), yAt(t)), QPointF(plot.right(), yAt(t)));
-    p.setPen(ctx.theme.text);
-    p.drawText(QRectF(area.left(), yAt(t) - ctx.unit, ctx.unit * 3.2, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip,
-               formatTick(t));
-  }
-  for (const float t : niceTicks(0, static_cast<float>(x_hi), std::clamp(static_cast<int>(plot.width() / (ctx.unit * 4.5)), 2, 8))) {
-    p.setPen(QPen(ctx.theme.frame, 0));
-    p.drawLine(QPointF(xAt(t), plot.bottom()), QPointF(xAt(t), plot.bottom() + ctx.unit * 0.3));
-    p.setPen(ctx.theme.text);
-    p.drawText(QRectF(xAt(t) - ctx.unit * 3, plot.bottom() + ctx.unit * 0.35, ctx.unit * 6, ctx.unit * 1.2),
-               Qt::AlignHCenter | Qt::AlignTop | Qt::TextDontClip, formatTick(t));
-  }
-  p.setPen(QPen(ctx.theme.frame, 0));
-  p.drawLine(plot.bottomLeft(), plot.bottomRight());
-  p.drawLine(plot.bottomLeft(), plot.topLeft());
-  p.setPen(ctx.theme.muted);
-  p.setFont(figureFont(ctx.unit * 0.85));
-  p.drawText(QRectF(plot.left(), plot.bottom() + ctx.unit * 1.6, plot.width(), ctx.unit * 1.4), Qt::AlignCenter | Qt::TextDontClip,
-             qs(e.col_axis));
-
-  // Series.
-  for (int64_t s = 0; s < series; ++s) {
-    QPolygonF line;
-    for (int64_t x = 0; x < n; ++x) line << QPointF(xAt(static_cast<double>(x)), yAt(e.value.data[static_cast<size_t>(s * n + x)]));
-    p.setPen(QPen(toQColor(headColor(static_cast<int>(s))), std::max(1.0, ctx.unit * 0.18)));
-    p.drawPolyline(line);
-  }
-  // Markers: a dashed line through the plot, the label above it.
-  p.setFont(figureFont(ctx.unit * 0.8));
-  for (size_t k = 0; k < e.markers.size(); ++k) {
-    const Marker& mk = e.markers[k];
-    const QColor c = mk.series >= 0 ? toQColor(headColor(mk.series)) : ctx.theme.muted;
-    const double x = xAt(mk.x);
-    const double label_top = area.top() + title_h + ctx.unit * 0.4 + labels.placed[k].row * row_h;
-    QPen dashed(c, std::max(1.0, ctx.unit * 0.12), Qt::DashLine);
-    p.setPen(dashed);
-    p.drawLine(QPointF(x, plot.top() - ctx.unit * 0.3), QPointF(x, plot.bottom()));
-    p.setPen(c);
-    p.drawText(QRectF(labels.placed[k].left, label_top, widths[k] + 1, row_h), Qt::AlignCenter | Qt::TextDontClip, qs(mk.label));
-  }
-  // Levels: a dashed line across, the label at its right end above it.
-  for (const Marker& l : e.levels) {
-    const double y = yAt(l.x);
-    p.setPen(QPen(ctx.theme.text, std::max(1.0, ctx.unit * 0.12), Qt::DashLine));
-    p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y));
-    p.setPen(ctx.theme.text);
-    p.drawText(QRectF(plot.left(), y - ctx.unit * 1.3, plot.width() - ctx.unit * 0.3, ctx.unit * 1.2),
-               Qt::AlignRight | Qt::AlignBottom | Qt::TextDontClip, qs(l.label));
-  }
-  layoutLegend(ctx, QRectF(left, area.bottom() - legend_h, right - left, legend_h), legend, false, true);
-}
-
-// Points [n, 3] (x, y, category) around the origin with tinted sectors
-// between the rays (markers: angle, category) and arrows from the origin;
-// equal scale on both axes, as the GUI's pointPlot().
-void drawPoints(Painter& ctx, const QRectF& area, const Extra& e, const QString& title) {
-  QPainter& p = ctx.p;
+// A plot panel: its title, then the screen's layout `fill` (widgets/plot_layouts.h) in the rest, replayed.
+template <class Fill>
+void drawPlotPanel(Painter& ctx, const QRectF& area, const QString& title, Fill fill) {
   const double title_h = drawPanelTitle(ctx, area, title);
-  const int64_t n = e.value.rank() == 2 && e.value.shape[1] == 3 ? e.value.shape[0] : 0;
-  float radius = 1e-6f;
-  for (int64_t i = 0; i < n; ++i)
-    radius = std::max(radius, std::hypot(e.value.data[static_cast<size_t>(3 * i)], e.value.data[static_cast<size_t>(3 * i + 1)]));
-  for (const Arrow& a : e.arrows) radius = std::max(radius, std::hypot(a.x, a.y));
-  const double half = std::max(1.0, std::min(area.width(), area.height() - title_h) * 0.5 - ctx.unit);
-  const QPointF c(area.center().x(), area.top() + title_h + half + ctx.unit);  // right under the title
-  const double k = half / (radius * 1.05);
-  std::vector<Marker> rays = e.markers;
-  std::sort(rays.begin(), rays.end(), [](const Marker& a, const Marker& b) { return a.x < b.x; });
-  const QRectF disc(c.x() - half, c.y() - half, 2 * half, 2 * half);
-  p.setPen(Qt::NoPen);
-  for (size_t i = 0; i < rays.size(); ++i) {
-    const double a0 = rays[i].x, a1 = i + 1 < rays.size() ? rays[i + 1].x : rays[0].x + 2 * std::numbers::pi;
-    QPainterPath pie(c);
-    pie.arcTo(disc, a0 * 180 / std::numbers::pi, (a1 - a0) * 180 / std::numbers::pi);  // QPainter angles are counter-clockwise, in degrees
-    pie.closeSubpath();
-    p.fillPath(pie, toQColor(headColor(rays[i].series), 45));
-  }
-  for (const Marker& ray : rays) {
-    p.setPen(QPen(toQColor(headColor(ray.series), 200), std::max(1.0, ctx.unit * 0.1)));
-    p.drawLine(c, QPointF(c.x() + half * std::cos(ray.x), c.y() - half * std::sin(ray.x)));
-  }
-  p.setPen(QPen(ctx.theme.frame, 0));
-  p.setBrush(Qt::NoBrush);
-  p.drawEllipse(disc);
-  p.setPen(Qt::NoPen);
-  const double dot = std::max(1.2, ctx.unit * 0.17);
-  for (int64_t i = 0; i < n; ++i) {
-    const float* q = e.value.data.data() + 3 * i;
-    p.setBrush(toQColor(headColor(static_cast<int>(q[2]))));
-    p.drawEllipse(QPointF(c.x() + q[0] * k, c.y() - q[1] * k), dot, dot);
-  }
-  p.setFont(figureFont(ctx.unit * 0.75));
-  for (const Arrow& a : e.arrows) {
-    const QPointF tip(c.x() + a.x * k, c.y() - a.y * k);
-    p.setPen(QPen(QColor(20, 20, 20), std::max(1.5, ctx.unit * 0.16)));
-    p.drawLine(c, tip);
-    p.setPen(QPen(a.category >= 0 ? toQColor(headColor(a.category)) : ctx.theme.text, std::max(0.8, ctx.unit * 0.08)));
-    p.drawLine(c, tip);
-    p.setPen(ctx.theme.text);
-    p.drawText(QPointF(tip.x() + ctx.unit * 0.2, tip.y() - ctx.unit * 0.2), qs(a.label));
-  }
+  Primitives prims;
+  fill(prims, figureCanvas(ctx), boxOf(area.adjusted(0, title_h, 0, 0)));
+  drawPrimitives(ctx, prims);
+}
+
+// One bar per value (TokenValues [L], HeadValues [H] in headColor(h)).
+void drawBars(Painter& ctx, const QRectF& area, const Extra& e, const std::vector<std::string>& labels, bool colour_per_bar) {
+  const ValueRange range = extraRange(e);
+  drawPlotPanel(ctx, area, qs(e.label), [&](Primitives& prims, const Canvas& c, Box box) {
+    barsPrimitives(prims, c, box, e.value, &labels, range, colormapFor(range, ctx.cmap), colour_per_bar);
+  });
+}
+
+void drawPoints(Painter& ctx, const QRectF& area, const Extra& e, const QString& title) {
+  drawPlotPanel(ctx, area, title, [&](Primitives& prims, const Canvas& c, Box box) { pointsPrimitives(prims, c, box, e); });
 }
 
 // CategoryValues [n]: one bar per category in its colour, numbered.
 void drawCategoryBars(Painter& ctx, const QRectF& area, const Extra& e) {
-  QPainter& p = ctx.p;
-  const double title_h = drawPanelTitle(ctx, area, qs(e.label));
-  const QRectF plot(area.left() + ctx.unit * 3, area.top() + title_h + ctx.unit * 0.6, area.width() - ctx.unit * 3,
-                    area.height() - title_h - ctx.unit * 2.4);
-  const int64_t n = e.value.size();
-  const float hi = std::max(1e-6f, e.stats.max);
-  if (n == 0 || plot.height() <= ctx.unit) return;
-  p.setFont(figureFont(ctx.unit * 0.7));
-  for (const float t : niceTicks(0, hi, 4)) {
-    const double y = plot.bottom() - plot.height() * t / hi;
-    p.setPen(QPen(ctx.theme.frame, 0));
-    p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y));
-    p.setPen(ctx.theme.text);
-    p.drawText(QRectF(area.left(), y - ctx.unit, ctx.unit * 2.7, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip, formatTick(t));
-  }
-  const double bw = plot.width() / static_cast<double>(n);
-  const int stride = labelStride(static_cast<float>(bw), static_cast<float>(ctx.unit * 1.6));
-  for (int64_t i = 0; i < n; ++i) {
-    const double h = plot.height() * e.value.data[static_cast<size_t>(i)] / hi;
-    p.fillRect(QRectF(plot.left() + i * bw + bw * 0.1, plot.bottom() - h, bw * 0.8, h), toQColor(headColor(static_cast<int>(i))));
-    if (i % stride == 0)
-      p.drawText(QRectF(plot.left() + i * bw, plot.bottom() + ctx.unit * 0.2, bw * stride, ctx.unit * 1.2), Qt::AlignLeft | Qt::AlignTop | Qt::TextDontClip,
-                 QString::number(i));
-  }
+  drawPlotPanel(ctx, area, qs(e.label), [&](Primitives& prims, const Canvas& c, Box box) {
+    barsPrimitives(prims, c, box, e.value, nullptr, ValueRange{0.0f, std::max(1e-6f, e.stats.max)}, ctx.cmap, true);
+  });
 }
 
-// TokenCategories [L]: the tokens on their categories' colours, wrapped;
-// when they do not fit as text, one cell per token in rows.
 void drawTokenStrip(Painter& ctx, const QRectF& area, const Extra& e, const std::vector<std::string>& tokens) {
-  QPainter& p = ctx.p;
-  const double title_h = drawPanelTitle(ctx, area, qs(e.label));
-  const QRectF box(area.left(), area.top() + title_h, area.width(), area.height() - title_h);
-  const int64_t n = e.value.size();
-  const QFont font = figureFont(ctx.unit * 0.85);
-  const QFontMetricsF fm(font);
-  const double row_h = ctx.unit * 1.6, pad = ctx.unit * 0.3;
-  std::vector<QRectF> boxes;
-  double x = box.left(), y = box.top();
-  for (int64_t i = 0; i < n && y + row_h <= box.bottom(); ++i) {
-    const double w = fm.horizontalAdvance(i < static_cast<int64_t>(tokens.size()) ? qs(tokens[static_cast<size_t>(i)]) : QString()) + 2 * pad;
-    if (x + w > box.right() && x > box.left()) {
-      x = box.left();
-      y += row_h + pad;
-    }
-    boxes.emplace_back(x, y, w, row_h);
-    x += w + pad;
-  }
-  p.setFont(font);
-  if (static_cast<int64_t>(boxes.size()) == n && (boxes.empty() || boxes.back().bottom() <= box.bottom())) {
-    for (int64_t i = 0; i < n; ++i) {
-      p.fillRect(boxes[static_cast<size_t>(i)], toQColor(headColor(static_cast<int>(e.value.data[static_cast<size_t>(i)]))));
-      p.setPen(QColor(255, 255, 255));
-      p.drawText(boxes[static_cast<size_t>(i)], Qt::AlignCenter | Qt::TextDontClip, qs(tokens[static_cast<size_t>(i)]));
-    }
-    return;
-  }
-  const Mat cats = Eigen::Map<const Mat>(e.value.data.data(), 1, n);
-  const int64_t cols = std::max<int64_t>(1, static_cast<int64_t>(box.width() * ctx.raster_scale));
-  const int64_t rows = (n + cols - 1) / cols;
-  Mat grid = Mat::Constant(rows, std::min(n, cols), -1.0f);
-  for (int64_t i = 0; i < n; ++i) grid(i / cols, i % cols) = cats(0, i);
-  const double h = std::min(box.height(), rows * row_h);
-  drawCrispImage(ctx, QRectF(box.left(), box.top(), box.width(), h), colourise(grid, [&](float v) {
-    return v < 0 ? ctx.theme.background.rgb() : toQColor(headColor(static_cast<int>(v))).rgb();
-  }));
-}
-
-// Stacked [T, n]: bar t stacks its n values bottom to top in headColor(k), as
-// the GUI's stackedBars; the legend names the used segments (col_axis k+1),
-// each bar's caption (several lines) is written under it, thinned to fit.
-void drawStacked(Painter& ctx, const QRectF& area, const Extra& e) {
-  QPainter& p = ctx.p;
-  const double title_h = drawPanelTitle(ctx, area, qs(e.label));
-  const int64_t rows = e.value.rank() == 2 ? e.value.shape[0] : 0, n = e.value.rank() == 2 ? e.value.shape[1] : 0;
-  auto at = [&](int64_t t, int64_t k) { return e.value.data[static_cast<size_t>(t * n + k)]; };
-  int64_t used = 0;
-  double hi = 0;
-  for (int64_t t = 0; t < rows; ++t) {
-    double sum = 0;
-    for (int64_t k = 0; k < n; ++k)
-      if (std::isfinite(at(t, k)) && at(t, k) > 0) {
-        used = std::max(used, k + 1);
-        sum += at(t, k);
-      }
-    hi = std::max(hi, sum);
-  }
-  if (!(hi > 0)) hi = 1;
-  std::vector<LegendEntry> legend;
-  for (int64_t k = 0; k < used; ++k)
-    legend.push_back({toQColor(headColor(static_cast<int>(k))), QString("%1 %2").arg(qs(e.col_axis)).arg(k + 1)});
-  const double left = area.left() + ctx.unit * 3, right = area.right() - ctx.unit * 0.5;
-  const double legend_h = layoutLegend(ctx, QRectF(left, 0, right - left, 0), legend, false, false);
-  int lines = 1;
-  for (const std::string& l : e.row_labels) lines = std::max(lines, 1 + static_cast<int>(std::count(l.begin(), l.end(), '\n')));
-  const double label_h = ctx.unit * 0.85 * lines + ctx.unit * 0.4;
-  const QRectF plot(left, area.top() + title_h + ctx.unit * 0.4 + legend_h, right - left,
-                    area.height() - title_h - ctx.unit * 0.4 - legend_h - label_h - ctx.unit * 1.6);
-  if (rows == 0 || plot.height() <= ctx.unit) return;
-  layoutLegend(ctx, QRectF(left, area.top() + title_h, right - left, legend_h), legend, false, true);
-  auto yAt = [&](double v) { return plot.bottom() - plot.height() * v / hi; };
-  p.setFont(figureFont(ctx.unit * 0.7));
-  const QColor grid(ctx.theme.frame.red(), ctx.theme.frame.green(), ctx.theme.frame.blue(), 70);
-  for (const float t : niceTicks(0, static_cast<float>(hi), 4)) {
-    p.setPen(QPen(grid, 0));
-    p.drawLine(QPointF(plot.left(), yAt(t)), QPointF(plot.right(), yAt(t)));
-    p.setPen(ctx.theme.text);
-    p.drawText(QRectF(area.left(), yAt(t) - ctx.unit, ctx.unit * 2.7, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip,
-               formatTick(t));
-  }
-  const double bw = plot.width() / static_cast<double>(rows), gap = std::min(bw * 0.12, ctx.unit * 0.3);
-  p.setRenderHint(QPainter::Antialiasing, false);
-  for (int64_t t = 0; t < rows; ++t) {
-    double base = 0;
-    for (int64_t k = 0; k < used; ++k) {
-      const double v = at(t, k);
-      if (!std::isfinite(v) || v <= 0) continue;
-      p.fillRect(QRectF(QPointF(plot.left() + t * bw + gap, yAt(base + v)), QPointF(plot.left() + (t + 1) * bw - gap, yAt(base))),
-                 toQColor(headColor(static_cast<int>(k))));
-      base += v;
-    }
-  }
-  p.setRenderHint(QPainter::Antialiasing, true);
-  p.setPen(QPen(ctx.theme.frame, 0));
-  p.drawLine(plot.bottomLeft(), plot.bottomRight());
-  p.setPen(ctx.theme.text);
-  const QFontMetricsF fm(p.font());
-  double widest = 0;
-  for (const std::string& l : e.row_labels)
-    for (const QString& part : qs(l).split('\n')) widest = std::max(widest, fm.horizontalAdvance(part));
-  const int stride = labelStride(static_cast<float>(bw), static_cast<float>(widest + ctx.unit * 0.4));
-  for (int64_t t = 0; t < rows && t < static_cast<int64_t>(e.row_labels.size()); t += stride)
-    p.drawText(QRectF(plot.left() + t * bw - ctx.unit, plot.bottom() + ctx.unit * 0.2, bw + 2 * ctx.unit, label_h),
-               Qt::AlignHCenter | Qt::AlignTop | Qt::TextDontClip, qs(e.row_labels[static_cast<size_t>(t)]));
-  p.setPen(ctx.theme.muted);
-  p.setFont(figureFont(ctx.unit * 0.85));
-  p.drawText(QRectF(plot.left(), plot.bottom() + label_h + ctx.unit * 0.2, plot.width(), ctx.unit * 1.4), Qt::AlignCenter | Qt::TextDontClip,
-             qs(e.row_axis));
-}
-
-// Scalar extras ("FLOPs saved against full span") as a list of values.
-void drawScalars(Painter& ctx, const QRectF& area, const std::vector<const Extra*>& scalars) {
-  double y = area.top() + drawPanelTitle(ctx, area, "values");
-  const QFont font = figureFont(ctx.unit * 0.9);
-  ctx.p.setFont(font);
-  for (const Extra* e : scalars) {
-    ctx.p.setPen(ctx.theme.muted);
-    const double label_h = wrappedHeight(font, area.width(), qs(e->label));
-    ctx.p.drawText(QRectF(area.left(), y, area.width(), label_h), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, qs(e->label));
-    y += label_h;
-    ctx.p.setPen(ctx.theme.text);
-    const double v = e->value.size() ? e->value.data[0] : 0.0;
-    // Counts (connections, FLOPs, bytes) in full with thousands separators; the rest to 4 digits.
-    const bool count = v == std::floor(v) && std::abs(v) >= 1000 && std::abs(v) < 1e15;
-    ctx.p.drawText(QRectF(area.left(), y, area.width(), ctx.unit * 1.5), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip,
-                   count ? grouped(static_cast<int64_t>(v)) : QString::number(v, 'g', 4));
-    y += ctx.unit * 2.2;
-  }
+  drawPlotPanel(ctx, area, qs(e.label), [&](Primitives& prims, const Canvas& c, Box box) {
+    tokenStripPrimitives(prims, c, box, e.value, tokens, e.name);
+  });
 }
 
 // The extras a figure draws as panels, and the scalars it lists in one more.
@@ -1061,7 +688,10 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
       continue;
     }
     if (e.kind == ExtraKind::Curves) {
-      drawCurves(ctx, cell, e);
+      drawPlotPanel(ctx, cell, qs(e.label), [&](Primitives& prims, const Canvas& c, Box box) {
+        curvesPrimitives(prims, c, box, e.value, seriesNames(e.value.rank() == 2 ? e.value.shape[0] : 1, e.categories, e.row_axis.empty() ? "series" : e.row_axis),
+                         e.col_axis.empty() ? "x" : e.col_axis, e.markers, e.levels);
+      });
       continue;
     }
     if (e.kind == ExtraKind::Points) {
@@ -1077,7 +707,10 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
       continue;
     }
     if (e.kind == ExtraKind::Stacked) {
-      drawStacked(ctx, cell, e);
+      drawPlotPanel(ctx, cell, qs(e.label), [&](Primitives& prims, const Canvas& c, Box box) {
+        stackedPrimitives(prims, c, box, e.value, e.row_labels, e.row_axis.empty() ? "row" : e.row_axis,
+                          e.col_axis.empty() ? "segment" : e.col_axis);
+      });
       continue;
     }
     // Matrix [R, C], or head o.head of Weights [H, Lq, Lk] (the one the main panel shows).
@@ -1117,13 +750,13 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
     // Categories (which pattern each layer × head uses): distinct colours, a legend in place of the colorbar.
     m.categories = &e.categories;
     std::vector<LegendEntry> legend;
-    for (size_t k = 0; k < e.categories.size(); ++k) legend.push_back({toQColor(headColor(static_cast<int>(k))), qs(e.categories[k])});
+    for (size_t k = 0; k < e.categories.size(); ++k) legend.push_back({headColor(static_cast<int>(k)), e.categories[k]});
     // The title spans the cell; the legend sits beside the matrix, or under it
     // when beside it would take more than a third of the width.
     const double title_h = drawPanelTitle(ctx, cell, m.title);
     m.title.clear();
     const QRectF body(cell.left(), cell.top() + title_h, cell.width(), cell.height() - title_h);
-    const double legend_w = legendWidth(ctx, legend) + ctx.unit;
+    const double legend_w = legendWidth(figureCanvas(ctx), legend) + ctx.unit;
     if (legend_w <= body.width() / 3) {
       const QRectF cells = drawMatrixPanel(ctx, QRectF(body.left(), body.top(), body.width() - legend_w, body.height()), m);
       layoutLegend(ctx, QRectF(cells.right() + ctx.unit, cells.top(), legend_w, cells.height()), legend, true, true);
@@ -1133,7 +766,11 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
       layoutLegend(ctx, QRectF(body.left(), body.bottom() - legend_h, body.width(), legend_h), legend, false, true);
     }
   }
-  if (!scalars.empty()) drawScalars(ctx, grid.back(), scalars);
+  if (!scalars.empty()) {
+    std::vector<ScalarItem> items;
+    for (const Extra* e : scalars) items.push_back(scalarItem(*e));
+    drawPlotPanel(ctx, grid.back(), "values", [&](Primitives& prims, const Canvas& c, Box box) { scalarsPrimitives(prims, c, box, items); });
+  }
 }
 
 // [SECTION] Image view
@@ -1198,10 +835,10 @@ void drawImageView(Painter& ctx, const QRectF& body, const Result& r, const Figu
 
   std::vector<LegendEntry> legend = setLegend(r, s);
   if (group) {
-    legend.push_back({shade, "keys of the block's other queries"});
-    legend.push_back({ctx.theme.text, "the query's block", true});
+    legend.push_back({toRgb8(shade), "keys of the block's other queries"});
+    legend.push_back({toRgb8(ctx.theme.text), "the query's block", true});
   }
-  legend.push_back({kQueryMark, QString("query %1").arg(grouped(q)), true});
+  legend.push_back({toRgb8(kQueryMark), "query " + formatScalar(static_cast<double>(q)), true});
   const double legend_h = layoutLegend(ctx, QRectF(body.left(), 0, body.width(), 0), legend, false, false);
 
   // Two square panels side by side; margins for titles, ticks and captions.

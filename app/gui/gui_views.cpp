@@ -19,7 +19,9 @@
 #include "widgets/bars.h"
 #include "widgets/formula_view.h"
 #include "widgets/pattern_image.h"
+#include "widgets/plot_layouts.h"
 #include "widgets/plots.h"
+#include "widgets/primitives_imgui.h"
 #include "widgets/token_lines.h"
 #include "widgets/value_range.h"
 
@@ -249,19 +251,19 @@ void extraPanel(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& g
     }
     case ExtraKind::HeadValues: {
       const std::vector<std::string> labels = headLabels(e.value.size());
-      valueBars("bars", e.value, &labels, range, colormapFor(range, s.settings.colormap), labelOf(e), size, "head");
+      valueBars("bars", e.value, &labels, range, colormapFor(range, s.settings.colormap), labelOf(e), size, "head", true);
       return;
     }
     case ExtraKind::Curves:
-      linePlot("curves", e.value, e.row_axis.empty() ? "series" : e.row_axis, e.col_axis.empty() ? "x" : e.col_axis,
-               "", e.markers, size, e.categories, e.levels, e.stepwise ? s.view.stage : -1);  // titled by the panel
+      linePlot("curves", e.value, e.row_axis.empty() ? "series" : e.row_axis, e.col_axis.empty() ? "x" : e.col_axis, e.markers,
+               size, e.categories, e.levels, e.stepwise ? s.view.stage : -1);
       return;
     case ExtraKind::Points: pointPlot("points", e, size); return;
     case ExtraKind::CategoryValues: categoryBars("bars", e.value, e.categories, e.col_axis, size); return;
-    case ExtraKind::TokenCategories: categoryStrip("strip", e.value, r.q_tokens, e.categories, size); return;
+    case ExtraKind::TokenCategories: categoryStrip("strip", e.value, r.q_tokens, e.categories, gl, size); return;
     case ExtraKind::Stacked:
       stackedBars("stacked", e.value, e.row_labels, e.row_axis.empty() ? "row" : e.row_axis,
-                  e.col_axis.empty() ? "segment" : e.col_axis, "", size);  // the panel's title is the label
+                  e.col_axis.empty() ? "segment" : e.col_axis, size);
       return;
     case ExtraKind::QueryPosition:
     case ExtraKind::QueryWindow:
@@ -274,17 +276,11 @@ void extraPanel(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& g
 void extrasView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   header(s, r, "extras");
   std::vector<const Extra*> panels;
+  std::vector<ScalarItem> scalars;
   std::string overlays, outlines;
   for (const Extra& e : r.extras) {
     if (e.kind == ExtraKind::Scalar && !e.value.data.empty()) {
-      // On the header's line while they fit, then on the next lines: never past the window's edge.
-      const std::string item = labelOf(e) + " = " + formatValueShort(e.value.data[0]);
-      ImGui::SameLine();
-      if (ImGui::GetCursorPosX() + ImGui::CalcTextSize(item.c_str()).x + ImGui::GetFontSize() * 2 > ImGui::GetWindowWidth())
-        ImGui::NewLine();
-      else
-        ImGui::SameLine(0.0f, ImGui::GetFontSize() * 1.5f);
-      ImGui::TextUnformatted(item.c_str());
+      scalars.push_back(scalarItem(e));
     } else if (e.kind == ExtraKind::QueryPosition || e.kind == ExtraKind::QueryWindow) {
       overlays += (overlays.empty() ? "" : ", ") + labelOf(e);
     } else if (e.kind == ExtraKind::QueryGroup) {
@@ -292,6 +288,14 @@ void extrasView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     } else {
       panels.push_back(&e);
     }
+  }
+  if (!scalars.empty()) {  // the figure's "values" panel: the same layout, in columns across the view
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float w = ImGui::GetContentRegionAvail().x;
+    Primitives prims;
+    const float h = scalarsPrimitives(prims, imguiCanvas(), Box{p.x, p.y, w, 0}, scalars);
+    drawPrimitives(ImGui::GetWindowDrawList(), prims);
+    ImGui::Dummy(ImVec2(w, h));
   }
   if (!overlays.empty()) formulaText("drawn as overlays on the heatmap: " + overlays, ImGui::GetColorU32(ImGuiCol_TextDisabled));
   if (!outlines.empty()) ImGui::TextDisabled("outlined around the selected query in the image view: %s", outlines.c_str());
@@ -723,7 +727,7 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     ImGui::TextDisabled("%s", labelOf(e).c_str());
     const ImVec2 size(column_w, each - line - gap);
     if (e.kind == ExtraKind::CategoryValues) categoryBars("bars", e.value, e.categories, e.col_axis, size);
-    else categoryStrip("strip", e.value, r.q_tokens, e.categories, size);
+    else categoryStrip("strip", e.value, r.q_tokens, e.categories, gl, size);
     ImGui::EndGroup();
     ImGui::PopID();
   }

@@ -1,0 +1,526 @@
+#include "widgets/plot_layouts.h"
+
+#include "widgets/colormap.h"
+#include "widgets/value_range.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <numbers>
+
+namespace attn {
+
+namespace {
+
+float labelPx(const Canvas& c) { return c.unit * kLabelScale; }
+
+// A value axis on the left of a plot: nice ticks two label lines apart at
+// the least (two to six), and the margin their labels take — the widest of
+// any tick count, so the margin can be fixed before the plot's height is.
+struct ValueAxis {
+  std::vector<float> ticks;
+  float margin = 0;
+};
+ValueAxis valueAxis(const Canvas& c, float lo, float hi, float height) {
+  const float px = labelPx(c);
+  ValueAxis a;
+  a.ticks = niceTicks(lo, hi, std::clamp(static_cast<int>(height / (px * 2.2f)), 2, 6));
+  for (int n = 2; n <= 6; ++n)
+    for (const float t : niceTicks(lo, hi, n)) a.margin = std::max(a.margin, c.textWidth(formatValueShort(t), px));
+  a.margin += px * 0.6f;
+  return a;
+}
+
+// The ticks' grid lines across the plot and their labels left of it.
+template <class YOf>
+void drawValueAxis(Primitives& out, const Canvas& c, const Box& plot, const ValueAxis& a, YOf yOf) {
+  const float px = labelPx(c);
+  for (const float t : a.ticks) {
+    const float y = yOf(t);
+    addLine(out, plot.x, y, plot.right(), y, Role::Frame).alpha = 0.45f;
+    addText(out, plot.x - px * 0.3f, y, formatValueShort(t), px, Role::Text, 1.0f, 0.5f);
+  }
+}
+
+// The lines of a label split at '\n'.
+std::vector<std::string> splitLines(const std::string& s) {
+  std::vector<std::string> out;
+  size_t a = 0;
+  while (true) {
+    const size_t b = s.find('\n', a);
+    out.push_back(s.substr(a, b == std::string::npos ? std::string::npos : b - a));
+    if (b == std::string::npos) return out;
+    a = b + 1;
+  }
+}
+
+}  // namespace
+
+// [SECTION] Legend
+
+float legendPrimitives(Primitives& out, const Canvas& c, Box area, const std::vector<LegendEntry>& entries, bool vertical,
+                       bool draw) {
+  if (entries.empty()) return 0;
+  const float px = labelPx(c), sw = px, row_h = px * 1.7f, gap = px * 0.5f;
+  float x = area.x, y = area.y;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const LegendEntry& e = entries[i];
+    const float w = sw + gap + c.textWidth(e.name, px) + px * 1.5f;
+    if (i > 0 && (vertical || x + w - px * 1.5f > area.right())) {
+      x = area.x;
+      y += row_h;
+    }
+    if (draw) {
+      const float top = y + (row_h - sw) / 2;
+      if (e.outline) {
+        addRect(out, x, top, x + sw, top + sw, Role::Text, c.unit * 0.2f).colour = e.colour;
+      } else {
+        addFill(out, x, top, x + sw, top + sw, e.colour);
+        addRect(out, x, top, x + sw, top + sw, Role::Frame);
+      }
+      addText(out, x + sw + gap, y + row_h / 2, e.name, px, Role::Text, 0.0f, 0.5f);
+    }
+    x += w;
+  }
+  return y + row_h - area.y;
+}
+
+float legendWidth(const Canvas& c, const std::vector<LegendEntry>& entries) {
+  const float px = labelPx(c);
+  float w = 0;
+  for (const LegendEntry& e : entries) w = std::max(w, c.textWidth(e.name, px));
+  return px * 2.0f + w;
+}
+
+// [SECTION] Bars
+
+int64_t BarsLayout::barAt(float x) const {
+  if (bars <= 0 || x < plot.x || x >= plot.right()) return -1;
+  return std::min<int64_t>(bars - 1, static_cast<int64_t>((x - plot.x) / bar_w));
+}
+
+BarsLayout barsPrimitives(Primitives& out, const Canvas& c, Box area, const Array& values,
+                          const std::vector<std::string>* labels, const ValueRange& range, Colormap cmap,
+                          bool colour_per_bar) {
+  BarsLayout g;
+  const float px = labelPx(c);
+  const int64_t n = values.size();
+  const float lo = range.lo, hi = range.hi > range.lo ? range.hi : range.lo + 1.0f;
+  auto label = [&](int64_t i) {
+    return labels && i < static_cast<int64_t>(labels->size()) ? (*labels)[static_cast<size_t>(i)] : std::to_string(i);
+  };
+  // The margin from the ticks of the whole height; the ticks drawn are those of the plot's.
+  const float top = area.y + px * 0.6f;
+  const float margin = valueAxis(c, lo, hi, area.h).margin;
+  g.plot = {area.x + margin, top, area.w - margin - px * 0.5f, 0};
+  g.items = n;
+  if (n == 0 || g.plot.w <= 0) return g;
+  // One bar per value; more values than device pixels: one bar per pixel, their mean.
+  g.bars = std::clamp<int64_t>(static_cast<int64_t>(g.plot.w * c.raster_scale), 1, n);
+  g.bar_w = g.plot.w / static_cast<float>(g.bars);
+  // Labels of the bars' first items: upright when each fits its bar, else
+  // turned; turned labels longer than a third of the area are set smaller
+  // (to 0.6×) so the plot keeps its height.
+  float widest = 0;
+  for (int64_t b = 0; b < g.bars; b += std::max<int64_t>(1, g.bars / 256))
+    widest = std::max(widest, c.textWidth(label(g.first(b)), px));
+  const bool upright = widest <= g.bar_w * 0.95f;
+  float label_px = px;
+  if (!upright && widest > area.h / 3) label_px = px * std::max(0.6f, area.h / 3 / widest);
+  // Turned labels start under the lowest tick's label, which they would touch at the plot's left corner.
+  const float label_top = upright ? px * 0.3f : px * 0.7f;
+  const float band = label_top + (upright ? px * 1.2f : widest * label_px / px + px * 0.3f);
+  g.plot.h = area.bottom() - band - top;
+  if (g.plot.h <= px) return g;
+  const ValueAxis axis = valueAxis(c, lo, hi, g.plot.h);
+  auto yOf = [&](float v) { return g.plot.bottom() - (std::clamp(v, lo, hi) - lo) / (hi - lo) * g.plot.h; };
+  drawValueAxis(out, c, g.plot, axis, yOf);
+  const float zero = yOf(0.0f);
+  const float gap = g.bars == n ? std::min(g.bar_w * 0.12f, px * 0.3f) : 0.0f;  // averaged bars touch, like a strip
+  for (int64_t b = 0; b < g.bars; ++b) {
+    double sum = 0;
+    int64_t count = 0;
+    for (int64_t i = g.first(b); i < g.first(b + 1); ++i) {
+      const float v = values.data[static_cast<size_t>(i)];
+      if (std::isfinite(v)) sum += v, ++count;
+    }
+    if (count == 0) continue;
+    const auto v = static_cast<float>(sum / static_cast<double>(count));
+    const Rgb8 colour = colour_per_bar ? headColor(static_cast<int>(b)) : colormapAt(cmap, scaleToUnit(range, v));
+    const float x0 = g.plot.x + g.bar_w * static_cast<float>(b);
+    addFill(out, x0 + gap, std::min(yOf(v), zero), x0 + g.bar_w - gap, std::max(yOf(v), zero), colour);
+  }
+  addLine(out, g.plot.x, zero, g.plot.right(), zero, Role::Frame);
+  const int64_t stride = labelStride(g.bar_w, upright ? widest + px * 0.5f : label_px * 1.2f);
+  for (int64_t b = 0; b < g.bars; b += stride) {
+    const float x = g.plot.x + g.bar_w * (static_cast<float>(b) + 0.5f);
+    if (upright) {
+      addText(out, x, g.plot.bottom() + label_top, label(g.first(b)), px, Role::Text, 0.5f, 0.0f);
+    } else {
+      Primitive& t = addText(out, x, g.plot.bottom() + label_top, label(g.first(b)), label_px, Role::Text, 1.0f, 0.5f);
+      t.vertical = true;  // reads upwards, ending under its bar
+    }
+  }
+  return g;
+}
+
+// [SECTION] Curves
+
+int64_t CurvesLayout::indexAt(float x) const {
+  if (n <= 0 || plot.w <= 0) return -1;
+  return std::clamp<int64_t>(std::lround((x - plot.x) / plot.w * x_hi), 0, n - 1);
+}
+
+std::vector<std::string> seriesNames(int64_t series, const std::vector<std::string>& categories, const std::string& series_axis) {
+  std::vector<std::string> names;
+  for (int64_t s = 0; s < series; ++s)
+    names.push_back(s < static_cast<int64_t>(categories.size()) ? categories[static_cast<size_t>(s)]
+                                                                : series_axis + " " + std::to_string(s));
+  return names;
+}
+
+CurvesLayout curvesPrimitives(Primitives& out, const Canvas& c, Box area, const Array& curves,
+                              const std::vector<std::string>& names, const std::string& x_axis,
+                              const std::vector<Marker>& markers, const std::vector<Marker>& levels, int64_t reveal) {
+  CurvesLayout g;
+  const float px = labelPx(c);
+  const int64_t series = curves.rank() == 2 ? curves.shape[0] : 1;
+  g.n = curves.rank() == 2 ? curves.shape[1] : curves.size();
+  g.x_hi = std::max<double>(1.0, static_cast<double>(g.n - 1));
+  float lo = 0.0f, hi = 0.0f;
+  for (const float v : curves.data)
+    if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  for (const Marker& l : levels) hi = std::max(hi, static_cast<float>(l.x));
+  if (!(hi > lo)) hi = lo + 1.0f;
+  // One series needs no legend.
+  std::vector<LegendEntry> legend;
+  if (series > 1)
+    for (int64_t s = 0; s < series; ++s)
+      legend.push_back({headColor(static_cast<int>(s)), s < static_cast<int64_t>(names.size()) ? names[static_cast<size_t>(s)] : ""});
+  const float legend_h = legendPrimitives(out, c, area, legend, false);
+  const float margin = valueAxis(c, lo, hi, area.h).margin;
+  const float left = area.x + margin, right = area.right() - px * 1.2f;
+  g.plot = {left, 0, right - left, 0};
+  // Marker labels in rows above the plot, none overlapping (stackLabels).
+  std::vector<float> centres, widths;
+  for (const Marker& m : markers) {
+    centres.push_back(g.xAt(m.x));
+    widths.push_back(c.textWidth(m.label, px));
+  }
+  const LabelRows rows = stackLabels(centres, widths, left, right, px * 0.5f);
+  const float row_h = px * 1.3f, labels_top = area.y + legend_h + (legend_h > 0 ? px * 0.3f : 0.0f);
+  g.plot.y = labels_top + row_h * static_cast<float>(rows.rows) + px * 0.6f;
+  g.plot.h = area.bottom() - px * 3.0f - g.plot.y;  // x ticks and the x axis's name under it
+  if (g.n < 1 || g.plot.w <= px || g.plot.h <= px) return g;
+  const Box& p = g.plot;
+  auto yOf = [&](float y) { return p.bottom() - (y - lo) / (hi - lo) * p.h; };
+  drawValueAxis(out, c, p, valueAxis(c, lo, hi, p.h), yOf);
+  for (const float t : niceTicks(0.0f, static_cast<float>(g.x_hi), std::clamp(static_cast<int>(p.w / (px * 5.0f)), 2, 8))) {
+    const float x = g.xAt(t);
+    addLine(out, x, p.bottom(), x, p.bottom() + px * 0.3f, Role::Frame);
+    addText(out, x, p.bottom() + px * 0.35f, formatValueShort(t), px, Role::Text, 0.5f, 0.0f);
+  }
+  addLine(out, p.x, p.bottom(), p.right(), p.bottom(), Role::Frame);
+  addLine(out, p.x, p.y, p.x, p.bottom(), Role::Frame);
+  addText(out, p.x + p.w / 2, p.bottom() + px * 1.6f, x_axis, px, Role::Muted, 0.5f, 0.0f);
+  const float stroke = std::max(1.0f, px * 0.1f);
+  // Markers: a dashed line through the plot, its label in the rows above.
+  for (size_t i = 0; i < markers.size(); ++i) {
+    const Marker& m = markers[i];
+    const float x = g.xAt(m.x);
+    Primitive& l = addLine(out, x, p.y - px * 0.3f, x, p.bottom(), Role::Muted, stroke);
+    l.dashed = true;
+    Primitive& t = addText(out, rows.placed[i].left, labels_top + row_h * static_cast<float>(rows.placed[i].row), m.label, px);
+    if (m.series >= 0) l.colour = t.colour = headColor(m.series);
+  }
+  // Levels: a dashed line across, the label at its right end above it (under
+  // it where above would leave the plot: ACT's 1 − ε near the top).
+  for (const Marker& l : levels) {
+    const float y = yOf(static_cast<float>(l.x));
+    addLine(out, p.x, y, p.right(), y, Role::Text, stroke).dashed = true;
+    const bool under = y - px * 1.4f < p.y;
+    addText(out, p.right() - px * 0.3f, under ? y + px * 0.15f : y - px * 0.15f, l.label, px, Role::Text, 1.0f, under ? 0.0f : 1.0f);
+  }
+  const int64_t shown = reveal >= 0 ? std::min(reveal + 1, g.n) : g.n;
+  if (reveal >= 0) {  // the step the timeline is at
+    const float x = g.xAt(static_cast<double>(shown - 1)), half = std::max(1.5f, px * 0.15f);
+    addFill(out, x - half, p.y, x + half, p.bottom(), Role::Accent, 0.6f);
+  }
+  // About one sample per device pixel.
+  const int64_t step = std::max<int64_t>(1, g.n / std::max<int64_t>(1, static_cast<int64_t>(p.w * c.raster_scale)));
+  for (int64_t s = 0; s < series; ++s) {
+    Primitive line;
+    line.kind = Primitive::Kind::Polyline;
+    line.colour = headColor(static_cast<int>(s));
+    line.thickness = std::max(1.5f, px * 0.15f);
+    auto sample = [&](int64_t x) {
+      const float v = curves.data[static_cast<size_t>(s * g.n + x)];
+      if (std::isfinite(v)) line.points.insert(line.points.end(), {g.xAt(static_cast<double>(x)), yOf(v)});
+    };
+    for (int64_t x = 0; x < shown; x += step) sample(x);
+    if ((shown - 1) % step != 0) sample(shown - 1);  // the curve ends where the data (or the timeline) does
+    if (line.points.empty()) continue;
+    if (g.n == 1 || reveal >= 0) {
+      const float x = line.points[line.points.size() - 2], y = line.points.back(), r = std::max(3.0f, px * 0.3f);
+      addFill(out, x - r, y - r, x + r, y + r, *line.colour).kind = Primitive::Kind::FillEllipse;
+    }
+    out.push_back(std::move(line));
+  }
+  return g;
+}
+
+// [SECTION] Points
+
+PointsLayout pointsPrimitives(Primitives& out, const Canvas& c, Box area, const Extra& e) {
+  const float px = labelPx(c);
+  const int64_t n = e.value.rank() == 2 && e.value.shape[1] == 3 ? e.value.shape[0] : 0;
+  float radius = 1e-6f;
+  for (int64_t i = 0; i < n; ++i)
+    radius = std::max(radius, std::hypot(e.value.data[static_cast<size_t>(3 * i)], e.value.data[static_cast<size_t>(3 * i + 1)]));
+  for (const Arrow& a : e.arrows) radius = std::max(radius, std::hypot(a.x, a.y));
+  PointsLayout g;
+  g.radius = std::max(1.0f, std::min(area.w, area.h) * 0.5f - px);
+  g.cx = area.x + area.w * 0.5f;
+  g.cy = area.y + px + g.radius;
+  g.scale = g.radius / (radius * 1.05f);
+  // Sectors between consecutive rays in the category counter-clockwise of
+  // each, as convex pieces of at most 90° (a polygon fills convex shapes in
+  // both backends). Screen y grows downwards: θ is drawn counter-clockwise.
+  std::vector<Marker> rays = e.markers;
+  std::sort(rays.begin(), rays.end(), [](const Marker& a, const Marker& b) { return a.x < b.x; });
+  auto at = [&](double th, float r) { return std::pair(g.cx + r * static_cast<float>(std::cos(th)), g.cy - r * static_cast<float>(std::sin(th))); };
+  for (size_t i = 0; i < rays.size(); ++i) {
+    const double a0 = rays[i].x, a1 = i + 1 < rays.size() ? rays[i + 1].x : rays[0].x + 2 * std::numbers::pi;
+    const int pieces = std::max(1, static_cast<int>(std::ceil((a1 - a0) / (std::numbers::pi / 2))));
+    for (int k = 0; k < pieces; ++k) {
+      const double b0 = a0 + (a1 - a0) * k / pieces, b1 = a0 + (a1 - a0) * (k + 1) / pieces;
+      Primitive fan;
+      fan.kind = Primitive::Kind::Polygon;
+      fan.colour = headColor(rays[i].series);
+      fan.alpha = 0.17f;
+      fan.points = {g.cx, g.cy};
+      for (int t = 0; t <= 24; ++t) {
+        const auto [x, y] = at(b0 + (b1 - b0) * t / 24, g.radius);
+        fan.points.insert(fan.points.end(), {x, y});
+      }
+      out.push_back(std::move(fan));
+    }
+  }
+  for (const Marker& ray : rays) {
+    const auto [x, y] = at(ray.x, g.radius);
+    Primitive& l = addLine(out, g.cx, g.cy, x, y, headColor(ray.series), std::max(1.0f, px * 0.1f));
+    l.alpha = 0.8f;
+  }
+  addRect(out, g.cx - g.radius, g.cy - g.radius, g.cx + g.radius, g.cy + g.radius, Role::Frame).kind = Primitive::Kind::Ellipse;
+  const float dot = std::max(1.5f, px * 0.18f);
+  for (int64_t i = 0; i < n; ++i) {
+    const float* q = e.value.data.data() + 3 * i;
+    const float x = g.cx + q[0] * g.scale, y = g.cy - q[1] * g.scale;
+    addFill(out, x - dot, y - dot, x + dot, y + dot, headColor(static_cast<int>(q[2]))).kind = Primitive::Kind::FillEllipse;
+  }
+  // Arrows: a dark casing under the coloured shaft, so they read over the dots.
+  for (const Arrow& a : e.arrows) {
+    const float x = g.cx + a.x * g.scale, y = g.cy - a.y * g.scale;
+    Primitive& casing = addLine(out, g.cx, g.cy, x, y, Rgb8{20, 20, 20}, std::max(3.0f, px * 0.25f));
+    casing.kind = Primitive::Kind::Arrow;
+    casing.alpha = 0.8f;
+    Primitive& shaft = addLine(out, g.cx, g.cy, x, y, Role::Text, std::max(1.5f, px * 0.12f));
+    shaft.kind = Primitive::Kind::Arrow;
+    if (a.category >= 0) shaft.colour = headColor(a.category);
+    // The label beside the tip, on the side that keeps it inside the area.
+    const bool left = x + px * 0.3f + c.textWidth(a.label, px) > area.right();
+    addText(out, left ? x - px * 0.3f : x + px * 0.3f, std::max(y - px * 0.2f, area.y + px * 1.2f), a.label, px, Role::Text,
+            left ? 1.0f : 0.0f, 1.0f);
+  }
+  return g;
+}
+
+// [SECTION] Token strip
+
+int64_t TokenStripLayout::tokenAt(float x, float y) const {
+  for (size_t i = 0; i < boxes.size(); ++i)
+    if (x >= boxes[i].x && x < boxes[i].right() && y >= boxes[i].y && y < boxes[i].bottom()) return static_cast<int64_t>(i);
+  if (!boxes.empty() || cols <= 0 || x < area.x || y < area.y || cell_w <= 0 || cell_h <= 0) return -1;
+  const int64_t col = static_cast<int64_t>((x - area.x) / cell_w), row = static_cast<int64_t>((y - area.y) / cell_h);
+  const int64_t i = row * cols + col;
+  return col < cols && i < n ? i : -1;
+}
+
+TokenStripLayout tokenStripPrimitives(Primitives& out, const Canvas& c, Box area, const Array& categories_of,
+                                      const std::vector<std::string>& tokens, const std::string& key) {
+  TokenStripLayout g;
+  g.area = area;
+  g.n = categories_of.size();
+  const float px = labelPx(c), pad = px * 0.3f, row_h = px * 1.5f;
+  auto token = [&](int64_t i) { return i < static_cast<int64_t>(tokens.size()) ? tokens[static_cast<size_t>(i)] : std::string(); };
+  auto category = [&](int64_t i) { return static_cast<int>(categories_of.data[static_cast<size_t>(i)]); };
+  // Text boxes, wrapped, while they all fit.
+  float x = area.x, y = area.y;
+  bool fits = true;
+  for (int64_t i = 0; i < g.n && fits; ++i) {
+    const float w = c.textWidth(token(i), px) + pad * 2;
+    if (x + w > area.right() && x > area.x) {
+      x = area.x;
+      y += row_h + pad;
+    }
+    fits = y + row_h <= area.bottom() && w <= area.w;
+    g.boxes.push_back({x, y, w, row_h});
+    x += w + pad;
+  }
+  if (fits) {
+    for (int64_t i = 0; i < g.n; ++i) {
+      const Box& b = g.boxes[static_cast<size_t>(i)];
+      if (category(i) >= 0) addFill(out, b.x, b.y, b.right(), b.bottom(), headColor(category(i)));
+      else addRect(out, b.x, b.y, b.right(), b.bottom(), Role::Frame);
+      Primitive& t = addText(out, b.x + b.w / 2, b.y + b.h / 2, token(i), px, Role::Text, 0.5f, 0.5f);
+      if (category(i) >= 0) t.colour = Rgb8{255, 255, 255};
+    }
+    return g;
+  }
+  // One cell per token, rows of about one device pixel per cell: the full
+  // rows as one category raster of the data in place, the last row as another.
+  g.boxes.clear();
+  if (g.n == 0 || area.w <= 0 || area.h <= 0) return g;
+  g.cols = std::clamp<int64_t>(static_cast<int64_t>(area.w * c.raster_scale), 1, g.n);
+  const int64_t full = g.n / g.cols, rest = g.n % g.cols, rows = full + (rest > 0 ? 1 : 0);
+  g.cell_w = area.w / static_cast<float>(g.cols);
+  g.cell_h = std::min(row_h, area.h / static_cast<float>(rows));
+  auto raster = [&](int64_t first, int64_t r, int64_t cols, const char* part) {
+    auto ras = std::make_shared<Raster>();
+    ras->values = categories_of.data.data() + first;
+    ras->rows = r;
+    ras->cols = cols;
+    ras->categories = true;
+    ras->key = key + part;
+    const float top = area.y + g.cell_h * static_cast<float>(first / g.cols);
+    Primitive& p = addFill(out, area.x, top, area.x + g.cell_w * static_cast<float>(cols), top + g.cell_h * static_cast<float>(r),
+                           Role::Text);
+    p.kind = Primitive::Kind::Raster;
+    p.raster = std::move(ras);
+  };
+  if (full > 0) raster(0, full, g.cols, "/rows");
+  if (rest > 0) raster(full * g.cols, 1, rest, "/last");
+  return g;
+}
+
+// [SECTION] Stacked bars
+
+int64_t StackedLayout::barAt(float x) const {
+  if (rows <= 0 || x < plot.x || x >= plot.right()) return -1;
+  return std::min<int64_t>(rows - 1, static_cast<int64_t>((x - plot.x) / bar_w));
+}
+
+StackedLayout stackedPrimitives(Primitives& out, const Canvas& c, Box area, const Array& values,
+                                const std::vector<std::string>& row_labels, const std::string& row_axis,
+                                const std::string& segment_axis) {
+  StackedLayout g;
+  const float px = labelPx(c);
+  g.rows = values.rank() == 2 ? values.shape[0] : 0;
+  const int64_t n = values.rank() == 2 ? values.shape[1] : 0;
+  auto at = [&](int64_t t, int64_t k) { return values.data[static_cast<size_t>(t * n + k)]; };
+  // Segments used anywhere, and the tallest stack.
+  float hi = 0.0f;
+  for (int64_t t = 0; t < g.rows; ++t) {
+    float sum = 0.0f;
+    for (int64_t k = 0; k < n; ++k)
+      if (std::isfinite(at(t, k)) && at(t, k) > 0.0f) {
+        g.used = std::max(g.used, k + 1);
+        sum += at(t, k);
+      }
+    hi = std::max(hi, sum);
+  }
+  if (!(hi > 0.0f)) hi = 1.0f;
+  std::vector<LegendEntry> legend;
+  for (int64_t k = 0; k < g.used; ++k) legend.push_back({headColor(static_cast<int>(k)), segment_axis + " " + std::to_string(k + 1)});
+  const float legend_h = legendPrimitives(out, c, area, legend, false);
+  int lines = 1;
+  float widest = 0;
+  for (const std::string& l : row_labels) {
+    const std::vector<std::string> parts = splitLines(l);
+    lines = std::max(lines, static_cast<int>(parts.size()));
+    for (const std::string& part : parts) widest = std::max(widest, c.textWidth(part, px));
+  }
+  const float line_h = px * 1.2f, labels_h = line_h * static_cast<float>(lines) + px * 0.3f;
+  const float margin = valueAxis(c, 0.0f, hi, area.h).margin;
+  g.plot.x = area.x + margin;
+  g.plot.y = area.y + legend_h + px * 0.9f;
+  g.plot.w = area.right() - px * 0.5f - g.plot.x;
+  g.plot.h = area.bottom() - labels_h - px * 1.5f - g.plot.y;
+  if (g.rows == 0 || g.plot.w <= px || g.plot.h <= px) return g;
+  const Box& p = g.plot;
+  auto yOf = [&](float v) { return p.bottom() - v / hi * p.h; };
+  drawValueAxis(out, c, p, valueAxis(c, 0.0f, hi, p.h), yOf);
+  g.bar_w = p.w / static_cast<float>(g.rows);
+  const float gap = std::min(g.bar_w * 0.12f, px * 0.3f);
+  for (int64_t t = 0; t < g.rows; ++t) {
+    float base = 0.0f;
+    const float x0 = p.x + g.bar_w * static_cast<float>(t) + gap, x1 = p.x + g.bar_w * static_cast<float>(t + 1) - gap;
+    for (int64_t k = 0; k < g.used; ++k) {
+      const float v = at(t, k);
+      if (!std::isfinite(v) || v <= 0.0f) continue;
+      addFill(out, x0, yOf(base + v), x1, yOf(base), headColor(static_cast<int>(k)));
+      // A light seam between segments where the bars are wide enough to show it.
+      if (g.bar_w > px * 0.5f) addLine(out, x0, yOf(base + v), x1, yOf(base + v), Rgb8{255, 255, 255}).alpha = 0.55f;
+      base += v;
+    }
+  }
+  addLine(out, p.x, p.bottom(), p.right(), p.bottom(), Role::Frame);
+  // Captions under the bars, thinned so they do not overlap.
+  const int64_t stride = labelStride(g.bar_w, widest + px * 0.5f);
+  for (int64_t t = 0; t < g.rows && t < static_cast<int64_t>(row_labels.size()); t += stride) {
+    float y = p.bottom() + px * 0.3f;
+    for (const std::string& part : splitLines(row_labels[static_cast<size_t>(t)])) {
+      addText(out, p.x + g.bar_w * (static_cast<float>(t) + 0.5f), y, part, px, Role::Text, 0.5f, 0.0f);
+      y += line_h;
+    }
+  }
+  addText(out, p.x + p.w / 2, p.bottom() + labels_h + px * 0.2f, row_axis, px, Role::Muted, 0.5f, 0.0f);
+  return g;
+}
+
+// [SECTION] Scalars
+
+std::string formatScalar(double v) {
+  if (v == std::floor(v) && std::abs(v) >= 1000 && std::abs(v) < 1e15) {
+    const std::string digits = std::to_string(static_cast<int64_t>(std::abs(v)));
+    std::string s = v < 0 ? "-" : "";
+    for (size_t i = 0; i < digits.size(); ++i) {
+      if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
+      s += digits[i];
+    }
+    return s;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+ScalarItem scalarItem(const Extra& e) {
+  return {e.label.empty() ? e.name : e.label, e.value.data.empty() ? 0.0 : static_cast<double>(e.value.data[0])};
+}
+
+float scalarsPrimitives(Primitives& out, const Canvas& c, Box area, const std::vector<ScalarItem>& items, bool draw) {
+  if (items.empty() || area.w <= 0) return 0;
+  const float px = labelPx(c), value_px = c.unit, gap = px * 1.5f;
+  // Columns as wide as the widest item (label on one line), as many as fit.
+  float widest = 0;
+  for (const ScalarItem& s : items)
+    widest = std::max({widest, c.textWidth(s.label, px), c.textWidth(formatScalar(s.value), value_px, true)});
+  const int cols = std::max(1, static_cast<int>((area.w + gap) / (std::min(widest, area.w) + gap)));
+  const float col_w = (area.w - gap * static_cast<float>(cols - 1)) / static_cast<float>(cols);
+  float y = area.y;
+  for (size_t first = 0; first < items.size(); first += static_cast<size_t>(cols)) {
+    float row_h = 0;
+    for (size_t k = first; k < std::min(items.size(), first + static_cast<size_t>(cols)); ++k) {
+      const float x = area.x + (col_w + gap) * static_cast<float>(k - first);
+      const float label_h = addFormula(out, c, items[k].label, x, y, px, col_w, Role::Muted, false, draw);
+      if (draw) addText(out, x, y + label_h + px * 0.2f, formatScalar(items[k].value), value_px).bold = true;
+      row_h = std::max(row_h, label_h + px * 0.2f + value_px * 1.3f);
+    }
+    y += row_h + px * 0.4f;
+  }
+  return y - px * 0.4f - area.y;
+}
+
+}  // namespace attn
