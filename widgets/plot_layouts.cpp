@@ -224,30 +224,12 @@ CurvesLayout curvesPrimitives(Primitives& out, const Canvas& c, Box area, const 
   addLine(out, p.x, p.bottom(), p.right(), p.bottom(), Role::Frame);
   addLine(out, p.x, p.y, p.x, p.bottom(), Role::Frame);
   addText(out, p.x + p.w / 2, p.bottom() + px * 1.6f, x_axis, px, Role::Muted, 0.5f, 0.0f);
-  const float stroke = std::max(1.0f, px * 0.1f);
-  // Markers: a dashed line through the plot, its label in the rows above.
-  for (size_t i = 0; i < markers.size(); ++i) {
-    const Marker& m = markers[i];
-    const float x = g.xAt(m.x);
-    Primitive& l = addLine(out, x, p.y - px * 0.3f, x, p.bottom(), Role::Muted, stroke);
-    l.dashed = true;
-    Primitive& t = addText(out, rows.placed[i].left, labels_top + row_h * static_cast<float>(rows.placed[i].row), m.label, px);
-    if (m.series >= 0) l.colour = t.colour = headColor(m.series);
-  }
-  // Levels: a dashed line across, the label at its right end above it (under
-  // it where above would leave the plot: ACT's 1 − ε near the top).
-  for (const Marker& l : levels) {
-    const float y = yOf(static_cast<float>(l.x));
-    addLine(out, p.x, y, p.right(), y, Role::Text, stroke).dashed = true;
-    const bool under = y - px * 1.4f < p.y;
-    addText(out, p.right() - px * 0.3f, under ? y + px * 0.15f : y - px * 0.15f, l.label, px, Role::Text, 1.0f, under ? 0.0f : 1.0f);
-  }
   const int64_t shown = reveal >= 0 ? std::min(reveal + 1, g.n) : g.n;
   if (reveal >= 0) {  // the step the timeline is at
     const float x = g.xAt(static_cast<double>(shown - 1)), half = std::max(1.5f, px * 0.15f);
     addFill(out, x - half, p.y, x + half, p.bottom(), Role::Accent, 0.6f);
   }
-  // About one sample per device pixel.
+  // The series under the marks: about one sample per device pixel.
   const int64_t step = std::max<int64_t>(1, g.n / std::max<int64_t>(1, static_cast<int64_t>(p.w * c.raster_scale)));
   for (int64_t s = 0; s < series; ++s) {
     Primitive line;
@@ -266,6 +248,27 @@ CurvesLayout curvesPrimitives(Primitives& out, const Canvas& c, Box area, const 
       addFill(out, x - r, y - r, x + r, y + r, *line.colour).kind = Primitive::Kind::FillEllipse;
     }
     out.push_back(std::move(line));
+  }
+  const float stroke = std::max(1.0f, px * 0.1f);
+  // Markers: a dashed line through the plot, its label in the rows above.
+  for (size_t i = 0; i < markers.size(); ++i) {
+    const Marker& m = markers[i];
+    const float x = g.xAt(m.x);
+    Primitive& l = addLine(out, x, p.y - px * 0.3f, x, p.bottom(), Role::Muted, stroke);
+    l.dashed = true;
+    Primitive& t = addText(out, rows.placed[i].left, labels_top + row_h * static_cast<float>(rows.placed[i].row), m.label, px);
+    if (m.series >= 0) l.colour = t.colour = headColor(m.series);
+  }
+  // Levels: a dashed line across, the label at its right end above it (under
+  // it where above would leave the plot: ACT's 1 − ε near the top).
+  for (const Marker& l : levels) {
+    const float y = yOf(static_cast<float>(l.x));
+    addLine(out, p.x, y, p.right(), y, Role::Text, stroke).dashed = true;
+    const bool under = y - px * 1.4f < p.y;
+    // On a plate of the background: the series run through the label's corner of the plot.
+    const float w = c.textWidth(l.label, px), top = under ? y + px * 0.15f : y - px * 1.35f;
+    addFill(out, p.right() - px * 0.45f - w, top, p.right() - px * 0.15f, top + px * 1.2f, Role::Background, 0.85f);
+    addText(out, p.right() - px * 0.3f, top, l.label, px, Role::Text, 1.0f, 0.0f);
   }
   return g;
 }
@@ -322,12 +325,14 @@ PointsLayout pointsPrimitives(Primitives& out, const Canvas& c, Box area, const 
   // Arrows: a dark casing under the coloured shaft, so they read over the dots.
   for (const Arrow& a : e.arrows) {
     const float x = g.cx + a.x * g.scale, y = g.cy - a.y * g.scale;
-    Primitive& casing = addLine(out, g.cx, g.cy, x, y, Rgb8{20, 20, 20}, std::max(3.0f, px * 0.25f));
-    casing.kind = Primitive::Kind::Arrow;
-    casing.alpha = 0.8f;
-    Primitive& shaft = addLine(out, g.cx, g.cy, x, y, Role::Text, std::max(1.5f, px * 0.12f));
+    Primitive shaft;
     shaft.kind = Primitive::Kind::Arrow;
+    shaft.x0 = g.cx, shaft.y0 = g.cy, shaft.x1 = x, shaft.y1 = y;
+    shaft.thickness = std::max(1.5f, px * 0.12f);
     if (a.category >= 0) shaft.colour = headColor(a.category);
+    const ArrowHead head = arrowHead(shaft);  // the casing stops under the head
+    addLine(out, g.cx, g.cy, head.base_x, head.base_y, Rgb8{20, 20, 20}, std::max(3.0f, px * 0.25f)).alpha = 0.8f;
+    out.push_back(shaft);
     // The label beside the tip, on the side that keeps it inside the area.
     const bool left = x + px * 0.3f + c.textWidth(a.label, px) > area.right();
     addText(out, left ? x - px * 0.3f : x + px * 0.3f, std::max(y - px * 0.2f, area.y + px * 1.2f), a.label, px, Role::Text,
