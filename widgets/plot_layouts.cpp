@@ -148,8 +148,9 @@ BarsLayout barsPrimitives(Primitives& out, const Canvas& c, Box area, const Arra
     if (count == 0) continue;
     const auto v = static_cast<float>(sum / static_cast<double>(count));
     const Rgb8 colour = colour_per_bar ? headColor(static_cast<int>(b)) : colormapAt(cmap, scaleToUnit(range, v));
-    const float x0 = g.plot.x + g.bar_w * static_cast<float>(b);
-    addFill(out, x0 + gap, std::min(yOf(v), zero), x0 + g.bar_w - gap, std::max(yOf(v), zero), colour);
+    // Averaged bars overlap their neighbour a little: no hairline seams between them in a viewer.
+    const float x0 = g.plot.x + g.bar_w * static_cast<float>(b), overlap = gap > 0 || b + 1 == g.bars ? 0.0f : g.bar_w * 0.3f;
+    addFill(out, x0 + gap, std::min(yOf(v), zero), x0 + g.bar_w - gap + overlap, std::max(yOf(v), zero), colour);
   }
   addLine(out, g.plot.x, zero, g.plot.right(), zero, Role::Frame);
   const int64_t stride = labelStride(g.bar_w, upright ? widest + px * 0.5f : label_px * 1.2f);
@@ -208,8 +209,15 @@ CurvesLayout curvesPrimitives(Primitives& out, const Canvas& c, Box area, const 
     centres.push_back(g.xAt(m.x));
     widths.push_back(c.textWidth(m.label, px));
   }
-  const LabelRows rows = stackLabels(centres, widths, left, right, px * 0.5f);
   const float row_h = px * 1.3f, labels_top = area.y + legend_h + (legend_h > 0 ? px * 0.3f : 0.0f);
+  const LabelRows rows = stackLabels(centres, widths, left, right, px * 0.5f, std::max(3, static_cast<int>(area.h * 0.2f / row_h)));
+  // Past the last row a label would overlap another: it is left out (its dashed line stays).
+  std::vector<bool> labelled(markers.size(), true);
+  for (size_t i = 0; i < markers.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (labelled[j] && rows.placed[j].row == rows.placed[i].row && rows.placed[i].left < rows.placed[j].left + widths[j] &&
+          rows.placed[j].left < rows.placed[i].left + widths[i])
+        labelled[i] = false;
   g.plot.y = labels_top + row_h * static_cast<float>(rows.rows) + px * 0.6f;
   g.plot.h = area.bottom() - px * 3.0f - g.plot.y;  // x ticks and the x axis's name under it
   if (g.n < 1 || g.plot.w <= px || g.plot.h <= px) return g;
@@ -256,8 +264,10 @@ CurvesLayout curvesPrimitives(Primitives& out, const Canvas& c, Box area, const 
     const float x = g.xAt(m.x);
     Primitive& l = addLine(out, x, p.y - px * 0.3f, x, p.bottom(), Role::Muted, stroke);
     l.dashed = true;
+    if (m.series >= 0) l.colour = headColor(m.series);
+    if (!labelled[i]) continue;
     Primitive& t = addText(out, rows.placed[i].left, labels_top + row_h * static_cast<float>(rows.placed[i].row), m.label, px);
-    if (m.series >= 0) l.colour = t.colour = headColor(m.series);
+    t.colour = l.colour;
   }
   // Levels: a dashed line across, the label at its right end above it (under
   // it where above would leave the plot: ACT's 1 − ε near the top).
