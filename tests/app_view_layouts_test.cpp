@@ -227,7 +227,7 @@ Comparison smallComparison(int64_t n, bool matrices) {
 
 TEST(CompareLayout, NumbersAndStripFitWithoutCoveringTheMatrices) {
   const Canvas c = monoCanvas(10);
-  for (const auto& [area, matrices] : {std::pair{Box{0, 0, 1150, 720}, true}, std::pair{Box{0, 0, 230, 330}, true},
+  for (const auto& [area, matrices] : {std::pair{Box{0, 0, 1150, 720}, true}, std::pair{Box{0, 0, 230, compareHeight(230, 10)}, true},
                                        std::pair{Box{0, 0, 1150, 720}, false}}) {
     const Comparison cmp = smallComparison(600, matrices);
     Primitives prims;
@@ -252,6 +252,13 @@ TEST(CompareLayout, NumbersAndStripFitWithoutCoveringTheMatrices) {
       }
     expectInside(prims, c, area);
   }
+}
+
+TEST(CompareLayout, ArrangementGivesTheLargestMatrices) {
+  EXPECT_EQ(compareColumns(1000, 1000, 10), 2) << "a square area: 2 × 2, the numbers in the fourth cell";
+  EXPECT_EQ(compareColumns(2000, 700, 10), 3) << "a wide area: the three in a row";
+  EXPECT_EQ(compareColumns(230, 0, 10), 1) << "a paper's column: one above the other";
+  EXPECT_GT(compareHeight(230, 10), compareHeight(1200, 10) / 2) << "a column stacks three panels";
 }
 
 TEST(WalkthroughLayout, StagesInAGridWithTheExtrasBesideOrUnder) {

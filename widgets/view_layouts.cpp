@@ -88,12 +88,16 @@ void cellAxesPrimitives(Primitives& out, const Canvas& c, const Box& pic, int64_
   const float px = labelPx(c), tick = c.unit * 0.3f;
   const float ch = pic.h / static_cast<float>(rows), cw = pic.w / static_cast<float>(cols);
   // Ticks three label heights apart at the least; few rows tall enough (heads) each get one.
-  std::vector<float> row_ticks = niceTicks(0, static_cast<float>(rows - 1), std::clamp(static_cast<int>(pic.h / (px * 3.5f)), 2, 6));
-  if (rows > 1 && rows <= 16 && ch >= px * 1.3f) {
-    row_ticks.clear();
-    for (int64_t i = 0; i < rows; ++i) row_ticks.push_back(static_cast<float>(i));
-  }
-  if (rows == 1) row_ticks = {0.0f};
+  // A few cells (up to 64): every k-th, as many as fit a label apart (labelStride); more: nice ticks.
+  auto ticks = [](int64_t n, float cell, float label, int max_ticks) {
+    std::vector<float> t;
+    if (n <= 64) {
+      for (int64_t i = 0, k = labelStride(cell, label); i < n; i += k) t.push_back(static_cast<float>(i));
+      return t;
+    }
+    return niceTicks(0, static_cast<float>(n - 1), max_ticks);
+  };
+  const std::vector<float> row_ticks = ticks(rows, ch, px * 1.3f, std::clamp(static_cast<int>(pic.h / (px * 3.5f)), 2, 6));
   float widest = 0;
   for (const float t : row_ticks) {
     const float y = pic.y + (t + 0.5f) * ch;
@@ -105,7 +109,7 @@ void cellAxesPrimitives(Primitives& out, const Canvas& c, const Box& pic, int64_
   // Column ticks: as many as their widest label allows, a label's width apart at the least.
   const float col_label_w = c.textWidth(groupDigits(cols - 1), px) + px * 1.5f;
   const int max_cols = std::clamp(static_cast<int>(pic.w / std::max(col_label_w, c.unit * 4)), 2, 6);
-  const std::vector<float> col_ticks = cols == 1 ? std::vector<float>{0.0f} : niceTicks(0, static_cast<float>(cols - 1), max_cols);
+  const std::vector<float> col_ticks = ticks(cols, cw, col_label_w, max_cols);
   for (const float t : col_ticks) {
     const float x = pic.x + (t + 0.5f) * cw;
     addLine(out, x, pic.bottom(), x, pic.bottom() + tick, Role::Frame);
@@ -447,39 +451,31 @@ WalkthroughLayout walkthroughPrimitives(Primitives& out, const Canvas& c, const 
   colorbarPrimitives(out, bar_x, matrices_top + line, c.unit * 0.8f, std::max(line, matrices_bottom - matrices_top - line * 3), cmap,
                      range, r.weights_label, px, c.measure(px));
   if (!side) return g;
+  // The extras' box, beside or under the grid: the pictures in a grid on its
+  // upper half, then the token strips (the rows their tokens need) and the
+  // bars (the rest).
   const size_t np = g.picture_extras.size(), no = g.other_extras.size();
-  if (wide) {
-    // A column: the pictures in a grid on the upper half, then the token
-    // strips (the rows their tokens need) and the bars (the rest).
-    const float x0 = grid_area.right() + gap, column_w = area.right() - x0;
-    float y = area.y;
-    if (np > 0) {
-      const float pictures_h = no == 0 ? area.h : area.h * 0.5f;
-      const GridLayout pg = bestGrid(static_cast<int>(np), column_w, pictures_h, 0, line);
-      for (size_t k = 0; k < np; ++k)
-        g.pictures.push_back({x0 + pg.cell_w * static_cast<float>(k % static_cast<size_t>(pg.cols)),
-                              y + pg.cell_h * static_cast<float>(k / static_cast<size_t>(pg.cols)), pg.cell_w - gap, pg.cell_h - gap});
-      y += pictures_h;
-    }
-    const float rest_h = area.bottom() - y, strip_h = std::min(rest_h / 3.0f, line * 5.0f);
-    const auto strips = static_cast<size_t>(std::count_if(g.other_extras.begin(), g.other_extras.end(),
-                                                          [](const Extra* e) { return e->kind == ExtraKind::TokenCategories; }));
-    const size_t bars = no - strips;
-    const float bars_h = bars ? (rest_h - strip_h * static_cast<float>(strips)) / static_cast<float>(bars) : 0.0f;
-    for (const Extra* e : g.other_extras) {
-      const float each = e->kind == ExtraKind::TokenCategories ? (bars ? strip_h : rest_h / static_cast<float>(strips)) : bars_h;
-      g.others.push_back({x0, y, column_w, each - gap});
-      y += each;
-    }
-    return g;
+  const Box box = wide ? Box{grid_area.right() + gap, area.y, area.right() - grid_area.right() - gap, area.h}
+                       : Box{area.x, grid_area.bottom() + gap, area.w, area.bottom() - grid_area.bottom() - gap};
+  float y = box.y;
+  if (np > 0) {
+    const float pictures_h = no == 0 ? box.h : box.h * 0.5f;
+    const GridLayout pg = bestGrid(static_cast<int>(np), box.w, pictures_h, 0, line);
+    for (size_t k = 0; k < np; ++k)
+      g.pictures.push_back({box.x + pg.cell_w * static_cast<float>(k % static_cast<size_t>(pg.cols)),
+                            y + pg.cell_h * static_cast<float>(k / static_cast<size_t>(pg.cols)), pg.cell_w - gap, pg.cell_h - gap});
+    y += pictures_h;
   }
-  // A row under the stages: the pictures square, the bars and strips stacked right of them.
-  const float y0 = grid_area.bottom() + gap, h = area.bottom() - y0;
-  const float each_side = std::min(h, area.w * 0.6f / static_cast<float>(std::max<size_t>(1, np)));
-  for (size_t k = 0; k < np; ++k) g.pictures.push_back({area.x + static_cast<float>(k) * each_side, y0, each_side - gap, h});
-  const float x0 = area.x + static_cast<float>(np) * each_side + (np ? gap : 0.0f);
-  const float each = h / static_cast<float>(std::max<size_t>(1, no));
-  for (size_t k = 0; k < no; ++k) g.others.push_back({x0, y0 + static_cast<float>(k) * each, area.right() - x0, each - gap});
+  const float rest_h = box.bottom() - y, strip_h = std::min(rest_h / 3.0f, line * 5.0f);
+  const auto strips = static_cast<size_t>(std::count_if(g.other_extras.begin(), g.other_extras.end(),
+                                                        [](const Extra* e) { return e->kind == ExtraKind::TokenCategories; }));
+  const size_t bars = no - strips;
+  const float bars_h = bars ? (rest_h - strip_h * static_cast<float>(strips)) / static_cast<float>(bars) : 0.0f;
+  for (const Extra* e : g.other_extras) {
+    const float each = e->kind == ExtraKind::TokenCategories ? (bars ? strip_h : rest_h / static_cast<float>(strips)) : bars_h;
+    g.others.push_back({box.x, y, box.w, each - gap});
+    y += each;
+  }
   return g;
 }
 
@@ -594,29 +590,61 @@ Box massStrip(Primitives& out, const Canvas& c, const Box& area, const Mat& kept
 
 }  // namespace
 
+namespace {
+
+// A matrix panel's overhead beside and under its cells (labels, colour bar,
+// title), and what the numbers and the strip under a row of panels take; units.
+constexpr float kPanelOverW = 9, kPanelOverH = 6, kNumbersH = 26;
+
+float compareSide(int cols, float w, float h, float unit) {
+  const float gap = unit, cell_w = (w - static_cast<float>(cols - 1) * gap) / static_cast<float>(cols);
+  const float cell_h = cols == 1 ? (h - kNumbersH * unit - 3 * gap) / 3 : cols == 2 ? (h - gap) / 2 : h - kNumbersH * unit - gap;
+  if (h > 0 && cols == 2 && cell_h < kNumbersH * unit) return 0;  // the fourth cell holds the numbers
+  return std::min(cell_w - kPanelOverW * unit, h > 0 ? cell_h - kPanelOverH * unit : cell_w);
+}
+
+}  // namespace
+
+int compareColumns(float w, float h, float unit) {
+  if (h <= 0) {
+    for (int cols = 3; cols > 1; --cols)
+      if (compareSide(cols, w, 0, unit) >= 16 * unit) return cols;
+    return 1;
+  }
+  int best = 3;
+  for (int cols = 1; cols <= 3; ++cols)
+    if (compareSide(cols, w, h, unit) > compareSide(best, w, h, unit)) best = cols;
+  return best;
+}
+
+float compareHeight(float w, float unit) {
+  const int cols = compareColumns(w, 0, unit);
+  const float side = compareSide(cols, w, 0, unit) + kPanelOverH * unit;
+  return cols == 1 ? 3 * side + (kNumbersH + 3) * unit : cols == 2 ? 2 * std::max(side, kNumbersH * unit) + unit : side + (kNumbersH + 1) * unit;
+}
+
 CompareLayout comparePrimitives(Primitives& out, const Canvas& c, const Box& area, const Comparison& cmp, Colormap cmap) {
   CompareLayout g;
   const float gap = c.unit, px = labelPx(c);
   const std::vector<std::vector<std::string>> rows = comparisonRows(cmp);
   Box numbers = area;
   const char* titles[] = {"full attention", "pattern", "pattern − full"};
-  if (!cmp.full.empty() && area.w >= kCompareWide * c.unit) {
-    const float cell_w = (area.w - gap) * 0.5f, cell_h = (area.h - gap) * 0.5f;
+  if (!cmp.full.empty()) {
+    const int cols = compareColumns(area.w, area.h, c.unit);
+    const float cell_w = (area.w - static_cast<float>(cols - 1) * gap) / static_cast<float>(cols);
+    const float cell_h = std::max(c.unit * 4, cols == 1   ? (area.h - kNumbersH * c.unit - 3 * gap) / 3
+                                              : cols == 2 ? (area.h - gap) / 2
+                                                          : area.h - kNumbersH * c.unit - gap);
     for (int i = 0; i < 3; ++i) {
-      const float x = area.x + (cell_w + gap) * static_cast<float>(i % 2), y = area.y + (cell_h + gap) * static_cast<float>(i / 2);
+      const float x = area.x + (cell_w + gap) * static_cast<float>(i % cols), y = area.y + (cell_h + gap) * static_cast<float>(i / cols);
       const float title_h = panelTitle(out, c, titles[i], x, y, cell_w);
       g.panels.push_back({x, y + title_h, cell_w, cell_h - title_h});
     }
-    numbers = {area.x + cell_w + gap, area.y + cell_h + gap, cell_w, cell_h};
-  } else if (!cmp.full.empty()) {
-    // Narrow (a column of a paper): the three in a row, the numbers under them at the full width.
-    const float cell_w = (area.w - 2 * gap) / 3.0f, cell_h = std::max(area.h - kCompareNumbers * c.unit, cell_w);
-    for (int i = 0; i < 3; ++i) {
-      const float x = area.x + (cell_w + gap) * static_cast<float>(i);
-      const float title_h = panelTitle(out, c, titles[i], x, area.y, cell_w);
-      g.panels.push_back({x, area.y + title_h, cell_w, cell_h - title_h});
+    if (cols == 2) numbers = {area.x + cell_w + gap, area.y + cell_h + gap, cell_w, cell_h};
+    else {
+      const float top = area.y + (cell_h + gap) * static_cast<float>(3 / cols);
+      numbers = {area.x, top, area.w, area.bottom() - top};
     }
-    numbers = {area.x, area.y + cell_h + gap, area.w, area.bottom() - cell_h - gap};
   } else {
     const std::string msg = "L = " + groupDigits(cmp.length) +
                             ": the L×L matrices are not kept (they would not fit); the numbers and the per-query strip "

@@ -126,9 +126,13 @@ struct CompareLayout {
   Box strip;                    // the mass strip's cells
   int64_t strip_rows = 0, strip_cols = 0;  // heads × queries
 };
-// An area narrower than kCompareWide units puts the three matrices in a row
-// and the numbers and strip (about kCompareNumbers units) under them.
-constexpr float kCompareWide = 60, kCompareNumbers = 26;
+// The three matrices in 1, 2 (a 2 × 2 with the numbers in the fourth cell)
+// or 3 columns: the arrangement whose matrices come out largest in `w` × `h`
+// (h ≤ 0: a figure whose height follows its content, where the widest
+// arrangement whose matrices are at least 16 units is taken), and the
+// height that arrangement wants at width `w`.
+int compareColumns(float w, float h, float unit);
+float compareHeight(float w, float unit);
 // `cmap`: the mass strip's colours (0 … 1).
 CompareLayout comparePrimitives(Primitives& out, const Canvas& c, const Box& area, const Comparison& cmp, Colormap cmap);
 // What each row of the numbers table means (the screen's tooltips), in table_rows order after the header.

@@ -1275,10 +1275,7 @@ int figureHeightFor(const std::vector<Result>& results, const FigureOptions& o, 
     }
     case ViewKind::Lines: body_h = std::max(body_w * 0.6, std::max(r.queries(), r.keys()) * unit * 1.3 + unit * 2); break;
     case ViewKind::Image: body_h = body_w * 0.62 + unit * 8; break;
-    case ViewKind::Compare:
-      // comparePrimitives: a 2 × 2 of about square panels, or (narrow) three in a row over the numbers.
-      body_h = body_w >= kCompareWide * unit ? body_w * 0.92 : body_w / 3 + unit * (kCompareNumbers + 2);
-      break;
+    case ViewKind::Compare: body_h = compareHeight(static_cast<float>(body_w), static_cast<float>(unit)); break;
     case ViewKind::Extras:
     case ViewKind::Walkthrough:
     case ViewKind::Heads:

@@ -568,10 +568,12 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     const Box& b = g.pictures[k];
     ImGui::PushID(static_cast<int>(k) + 100);
     ImGui::SetCursorScreenPos(ImVec2(b.x, b.y));
+    ImGui::BeginGroup();  // the plot under its title at the rect's x, not the window's
     ImGui::TextDisabled("b = %zu", e.categories.size());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", labelOf(e).c_str());
     const float d = std::max(1.0f, std::min(b.w, b.h - line));
     pointPlot("points", e, ImVec2(d, d));
+    ImGui::EndGroup();
     ImGui::PopID();
   }
   for (size_t k = 0; k < g.others.size(); ++k) {
@@ -579,10 +581,12 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     const Box& b = g.others[k];
     ImGui::PushID(static_cast<int>(k) + 200);
     ImGui::SetCursorScreenPos(ImVec2(b.x, b.y));
+    ImGui::BeginGroup();
     ImGui::TextDisabled("%s", labelOf(e).c_str());
     const ImVec2 size(b.w, std::max(1.0f, b.h - line - gap));
     if (e.kind == ExtraKind::CategoryValues) categoryBars("bars", e.value, e.categories, e.col_axis, size);
     else categoryStrip("strip", e.value, r.q_tokens, e.categories, size);
+    ImGui::EndGroup();
     ImGui::PopID();
   }
   ImGui::SetCursorScreenPos(origin);
