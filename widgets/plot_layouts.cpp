@@ -13,8 +13,6 @@ namespace attn {
 
 namespace {
 
-float labelPx(const Canvas& c) { return c.unit * kLabelScale; }
-
 // A value axis on the left of a plot: nice ticks two label lines apart at
 // the least (two to six), and the margin their labels take — the widest of
 // any tick count, so the margin can be fixed before the plot's height is.
@@ -60,7 +58,7 @@ std::vector<std::string> splitLines(const std::string& s) {
 // [SECTION] Legend
 
 float legendPrimitives(Primitives& out, const Canvas& c, Box area, const std::vector<LegendEntry>& entries, bool vertical,
-                       bool draw) {
+                       bool draw, std::vector<Box>* hit) {
   if (entries.empty()) return 0;
   const float px = labelPx(c), sw = px, row_h = px * 1.7f, gap = px * 0.5f;
   float x = area.x, y = area.y;
@@ -76,11 +74,12 @@ float legendPrimitives(Primitives& out, const Canvas& c, Box area, const std::ve
       if (e.outline) {
         addRect(out, x, top, x + sw, top + sw, Role::Text, c.unit * 0.2f).colour = e.colour;
       } else {
-        addFill(out, x, top, x + sw, top + sw, e.colour);
+        addFill(out, x, top, x + sw, top + sw, e.colour, e.alpha);
         addRect(out, x, top, x + sw, top + sw, Role::Frame);
       }
-      addText(out, x + sw + gap, y + row_h / 2, e.name, px, Role::Text, 0.0f, 0.5f);
+      addText(out, x + sw + gap, y + row_h / 2, e.name, px, e.alpha < 1 ? Role::Muted : Role::Text, 0.0f, 0.5f);
     }
+    if (hit) hit->push_back({x, y, w - px * 1.5f, row_h});
     x += w;
   }
   return y + row_h - area.y;
@@ -497,15 +496,7 @@ StackedLayout stackedPrimitives(Primitives& out, const Canvas& c, Box area, cons
 // [SECTION] Scalars
 
 std::string formatScalar(double v) {
-  if (v == std::floor(v) && std::abs(v) >= 1000 && std::abs(v) < 1e15) {
-    const std::string digits = std::to_string(static_cast<int64_t>(std::abs(v)));
-    std::string s = v < 0 ? "-" : "";
-    for (size_t i = 0; i < digits.size(); ++i) {
-      if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
-      s += digits[i];
-    }
-    return s;
-  }
+  if (v == std::floor(v) && std::abs(v) >= 1000 && std::abs(v) < 1e15) return groupDigits(static_cast<int64_t>(v));
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", v);
   return buf;

@@ -21,12 +21,14 @@ struct LegendEntry {
   Rgb8 colour;
   std::string name;
   bool outline = false;  // an outlined box (the query block) rather than a filled swatch
+  float alpha = 1;       // a swatch drawn faded, its name muted (a hidden head)
 };
 // Swatches with names in rows that wrap at the area's right edge, or in a
 // column (`vertical`), from the area's top-left. Returns the height it
-// takes; `draw` false only measures.
+// takes; `draw` false only measures. `hit` (optional) receives each entry's
+// rect, for clicks.
 float legendPrimitives(Primitives& out, const Canvas& c, Box area, const std::vector<LegendEntry>& entries, bool vertical,
-                       bool draw = true);
+                       bool draw = true, std::vector<Box>* hit = nullptr);
 // The widest entry (swatch, gap and name): the width of a legend in a column.
 float legendWidth(const Canvas& c, const std::vector<LegendEntry>& entries);
 

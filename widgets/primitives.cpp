@@ -5,6 +5,8 @@
 
 namespace attn {
 
+Rgb8 patternBackground(bool dark) { return dark ? Rgb8{46, 49, 56} : Rgb8{232, 232, 236}; }
+
 MeasureText Canvas::measure(float px, bool bold) const {
   return [this, px, bold](const std::string& s, float scale) { return width_of(s, px * scale, bold); };
 }

@@ -47,7 +47,15 @@ struct Raster {
   std::string key;                    // pixels and categories: names them across frames (the screen's texture cache)
   float u0 = 0, v0 = 0, u1 = 1, v1 = 1;  // the window of the data shown, ⊂ [0, 1]² (zoom)
   bool grid = false;                  // hairlines between cells where cells are large
+  // `sparse` only: each cell coloured by the sub-patterns of its entries
+  // (setColor of the OR of their SparseRows::sets bits, rasterize() with
+  // RasterValue::Sets); a cell without an entry takes patternBackground().
+  bool sets = false;
 };
+
+// Where a pattern has no key (a connectivity cell, an image pixel): a grey a
+// step off the theme's background. Set colours are setColor().
+Rgb8 patternBackground(bool dark);
 
 struct Primitive {
   // FillRect: `alpha` of the role's colour. Ellipse: inscribed in the rect.
@@ -93,11 +101,15 @@ struct Canvas {
   float unit = 14;          // the base text size: titles, labels and ticks are set relative to it
   float raster_scale = 1;   // device pixels per unit: matrices are pooled to this resolution
   Colormap cmap = Colormap::Viridis;
+  bool dark = true;         // the theme's background is dark (colours of pictures drawn as pixels follow it)
   std::function<float(const std::string& text, float px, bool bold)> width_of;  // text advance
   std::function<float(float px)> ascent_of;                                   // baseline below a line's top
   float textWidth(const std::string& text, float px, bool bold = false) const { return width_of(text, px, bold); }
   MeasureText measure(float px, bool bold = false) const;
 };
+
+// The size of labels and ticks on `c`.
+inline float labelPx(const Canvas& c) { return c.unit * kLabelScale; }
 
 // Builders: append one primitive and return it for the rarer fields.
 Primitive& addRect(Primitives& out, float x0, float y0, float x1, float y1, Role role, float thickness = 0);

@@ -16,6 +16,8 @@ Canvas imguiCanvas() {
   Canvas c;
   c.unit = ImGui::GetFontSize() / kLabelScale;
   c.raster_scale = ImGui::GetIO().DisplayFramebufferScale.y;
+  const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  c.dark = bg.x * 0.3f + bg.y * 0.59f + bg.z * 0.11f < 0.5f;
   c.width_of = [](const std::string& s, float px, bool) { return ImGui::GetFont()->CalcTextSizeA(px, FLT_MAX, 0.0f, s.c_str()).x; };
   c.ascent_of = [](float px) {
     const ImFont* f = ImGui::GetFont();
@@ -74,9 +76,24 @@ void drawRaster(ImDrawList* dl, HeatmapRenderer& gl, const Raster& r, ImVec2 p0,
     const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
     const int64_t out_cols = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((b.x - a.x) * scale.x)));
     const int64_t out_rows = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((b.y - a.y) * scale.y)));
-    const Mat& tile = gl.sparseTile(*r.sparse, r0, r1, c0, c1, out_rows, out_cols, RasterValue::Values);
+    const Mat& tile = gl.sparseTile(*r.sparse, r0, r1, c0, c1, out_rows, out_cols, r.sets ? RasterValue::Sets : RasterValue::Values);
     dl->PushClipRect(p0, p1, true);
-    gl.draw(dl, tile.data(), tile.rows(), tile.cols(), a, b, ImVec2(0, 0), ImVec2(1, 1), r.range, r.cmap, grid);
+    if (r.sets) {
+      // Coloured once per tile (the tile is re-rasterized only when it changes).
+      const std::string version = std::to_string(reinterpret_cast<uintptr_t>(tile.data())) + ":" + std::to_string(tile.rows()) +
+                                  "x" + std::to_string(tile.cols()) + (imguiCanvas().dark ? "d" : "l");
+      const ImU32 none = toU32(patternBackground(imguiCanvas().dark));
+      const ImTextureID tex = gl.rgbaTexture(r.key, version, static_cast<int>(tile.cols()), static_cast<int>(tile.rows()),
+                                             [&](std::vector<uint32_t>& px) {
+                                               for (int64_t i = 0; i < tile.size(); ++i) {
+                                                 const auto bits = static_cast<unsigned>(tile.data()[i]);
+                                                 px[static_cast<size_t>(i)] = bits ? toU32(setColor(bits)) : none;
+                                               }
+                                             });
+      dl->AddImage(tex, a, b);
+    } else {
+      gl.draw(dl, tile.data(), tile.rows(), tile.cols(), a, b, ImVec2(0, 0), ImVec2(1, 1), r.range, r.cmap, grid);
+    }
     dl->PopClipRect();
     return;
   }

@@ -1,6 +1,7 @@
-// BertViz-style token lines: queries in a left column, keys in a right
-// column, one line per (query, key, head) whose opacity is the weight, one
-// colour per head. Hovering a token isolates its lines.
+// BertViz-style token lines on screen: the layout of widgets/view_layouts.h
+// (queries left, keys right, a line per (query, key, head) whose opacity is
+// the weight, a colour per head), replayed into the window. Hovering a token
+// isolates its lines; a click on a head's legend entry hides or shows it.
 #pragma once
 
 #include "engine/result.h"
@@ -16,10 +17,6 @@ struct TokenLinesState {
   std::vector<bool> heads_visible;  // resized to the result's head count; new heads start visible
 };
 
-// Draws head toggles (checkboxes in the head colours) and the lines in `size`.
 void tokenLines(const char* id, const Result& r, TokenLinesState& state, ImVec2 size);
-
-// A legend swatch + checkbox per head; returns true when one was toggled.
-bool headToggles(int heads, std::vector<bool>& visible);
 
 }  // namespace attn

@@ -169,6 +169,17 @@ std::vector<float> niceTicks(float lo, float hi, int max_ticks) {
   return out;
 }
 
+std::string groupDigits(int64_t n) {
+  const std::string digits = std::to_string(n);
+  const size_t sign = n < 0 ? 1 : 0;
+  std::string out = digits.substr(0, sign);
+  for (size_t i = sign; i < digits.size(); ++i) {
+    if (i > sign && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 std::string formatValueShort(double v) {
   char buf[32];
   const double a = std::abs(v);

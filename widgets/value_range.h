@@ -79,6 +79,8 @@ int labelStride(float cell_px, float label_px);
 // "Nice" tick values (1, 2, 2.5, 5 × 10^k steps) inside [lo, hi], at most `max_ticks`;
 // a range symmetric about 0 (a signed scale) gets symmetric ticks, 0 and at least ±one step.
 std::vector<float> niceTicks(float lo, float hi, int max_ticks);
+// "16384" → "16,384".
+std::string groupDigits(int64_t n);
 // Short label for a tick or a hovered value: "0.25", "1e-04", "-3.2".
 std::string formatValueShort(double v);
 // Opacity (0..0.9) of a token line of weight w, the same on screen and in

@@ -21,6 +21,7 @@
 #include "widgets/plot_layouts.h"
 #include "widgets/primitives.h"
 #include "widgets/value_range.h"
+#include "widgets/view_layouts.h"
 
 #include <QFontMetricsF>
 #include <QImage>
@@ -110,7 +111,9 @@ double labelMargin(double unit, const std::vector<std::string>& labels, double c
 }
 
 // "16384" → "16,384".
-QString grouped(int64_t n) { return qs(formatScalar(static_cast<double>(n))); }
+QString grouped(int64_t n) { return qs(groupDigits(n)); }
+
+QRectF rectOf(const Box& b) { return QRectF(b.x, b.y, b.w, b.h); }
 
 
 
@@ -127,10 +130,6 @@ void drawColorbar(Painter& ctx, const QRectF& area, const ValueRange& range, con
 Box boxOf(const QRectF& r) {
   return {static_cast<float>(r.left()), static_cast<float>(r.top()), static_cast<float>(r.width()), static_cast<float>(r.height())};
 }
-Rgb8 toRgb8(const QColor& c) {
-  return {static_cast<uint8_t>(c.red()), static_cast<uint8_t>(c.green()), static_cast<uint8_t>(c.blue())};
-}
-
 // The shared legend (legendPrimitives): swatches with names in a row
 // (wrapped) or a column. Returns its height; with draw = false only measures.
 double layoutLegend(Painter& ctx, const QRectF& area, const std::vector<LegendEntry>& entries, bool vertical, bool draw) {
@@ -138,21 +137,6 @@ double layoutLegend(Painter& ctx, const QRectF& area, const std::vector<LegendEn
   const float h = legendPrimitives(prims, figureCanvas(ctx), boxOf(area), entries, vertical, draw);
   drawPrimitives(ctx, prims);
   return h;
-}
-
-// Connections are coloured by the sub-patterns that admit them
-// (SparseRows::sets, named by Result::set_names), as in the GUI: setColor().
-QColor setColour(int bits) { return toQColor(setColor(static_cast<unsigned>(bits))); }
-
-// One entry per named set, and one for entries in several sets where any exist.
-std::vector<LegendEntry> setLegend(const Result& r, const SparseRows& s) {
-  const int n = std::max<int>(1, static_cast<int>(r.set_names.size()));
-  std::vector<LegendEntry> out;
-  for (int k = 0; k < n; ++k)
-    out.push_back({setColor(1u << k), r.set_names.empty() ? std::string("attended key") : r.set_names[static_cast<size_t>(k)]});
-  const bool several = std::any_of(s.sets.begin(), s.sets.end(), [](uint8_t b) { return (b & (b - 1)) != 0; });
-  if (several) out.push_back({setColor(3), n == 2 ? "both" : "several"});
-  return out;
 }
 
 // A panel's title, bold, wrapped to the panel's width: its height with the
@@ -167,8 +151,6 @@ double drawPanelTitle(Painter& ctx, const QRectF& area, const QString& title) {
   return drawFormula(ctx.p, area, title, figureFont(ctx.unit * 1.05, true), ctx.theme.text) + ctx.unit * 0.4;
 }
 
-// The query the image and compare views mark.
-const QColor kQueryMark(220, 20, 60);
 
 // [SECTION] Matrix panel
 struct MatrixPanel {
@@ -527,48 +509,11 @@ void drawHeads(Painter& ctx, const QRectF& body, const Result& r, const FigureOp
                qs(r.weights_label));
 }
 
+// The screen's token lines (tokenLinesPrimitives), the shown heads in the legend.
 void drawLines(Painter& ctx, const QRectF& body, const Result& r, const FigureOptions& o) {
-  QPainter& p = ctx.p;
-  const int64_t lq = r.queries(), lk = r.keys();
-  const double legend_h = ctx.unit * 2;
-  const QRectF area(body.left(), body.top() + legend_h, body.width(), body.height() - legend_h);
-  const double col_w = std::min(area.width() * 0.3, ctx.unit * 12);
-  const double left_x = area.center().x() - ctx.unit * 8, right_x = area.center().x() + ctx.unit * 8;
-  const double row_q = area.height() / std::max<int64_t>(lq, 1), row_k = area.height() / std::max<int64_t>(lk, 1);
-  auto visible = [&](int h) { return o.heads_visible.empty() || (h < static_cast<int>(o.heads_visible.size()) && o.heads_visible[static_cast<size_t>(h)]); };
-  // Legend: one colour per head.
-  p.setFont(figureFont(ctx.unit * 0.85));
-  double x = body.left();
-  for (int h = 0; h < r.heads(); ++h) {
-    if (!visible(h)) continue;
-    p.fillRect(QRectF(x, body.top() + ctx.unit * 0.4, ctx.unit, ctx.unit), toQColor(headColor(h)));
-    p.setPen(ctx.theme.text);
-    p.drawText(QRectF(x + ctx.unit * 1.3, body.top(), ctx.unit * 5, ctx.unit * 1.8), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip,
-               QString("head %1").arg(h));
-    x += ctx.unit * 6.5;
-  }
-  for (int h = 0; h < r.heads(); ++h) {
-    if (!visible(h)) continue;
-    const Mat& w = r.weights[static_cast<size_t>(h)];
-    for (int64_t i = 0; i < lq; ++i)
-      for (int64_t j = 0; j < lk; ++j) {
-        const float a = lineOpacity(w(i, j), r.weights_stats);
-        if (a < 0.01f) continue;  // invisible; keeps vector files small
-        p.setPen(QPen(toQColor(headColor(h), static_cast<int>(a * 255)), ctx.unit * 0.18));
-        p.drawLine(QPointF(left_x, area.top() + (i + 0.5) * row_q), QPointF(right_x, area.top() + (j + 0.5) * row_k));
-      }
-  }
-  const double font_px = std::clamp(std::min(row_q, row_k) * 0.7, ctx.unit * 0.45, ctx.unit * 1.0);
-  p.setFont(figureFont(font_px));
-  p.setPen(ctx.theme.text);
-  const int sq = labelStride(static_cast<float>(row_q), static_cast<float>(font_px * 1.1));
-  const int sk = labelStride(static_cast<float>(row_k), static_cast<float>(font_px * 1.1));
-  for (int64_t i = 0; i < lq; i += sq)
-    p.drawText(QRectF(left_x - col_w - ctx.unit * 0.4, area.top() + (i + 0.5) * row_q - font_px, col_w, font_px * 2),
-               Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip, qs(r.q_tokens[static_cast<size_t>(i)]));
-  for (int64_t j = 0; j < lk; j += sk)
-    p.drawText(QRectF(right_x + ctx.unit * 0.4, area.top() + (j + 0.5) * row_k - font_px, col_w, font_px * 2),
-               Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, qs(r.k_tokens[static_cast<size_t>(j)]));
+  Primitives prims;
+  tokenLinesPrimitives(prims, figureCanvas(ctx), boxOf(body), r, o.heads_visible, false);
+  drawPrimitives(ctx, prims);
 }
 
 // Every member on one colour scale (the union of their ranges, so equal
@@ -774,190 +719,25 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
 }
 
 // [SECTION] Image view
-// Width of the raster image a sequence is drawn as: Result::image_width, or
-// the smallest square that holds the keys.
-int64_t imageWidth(const Result& r) {
-  if (r.image_width > 0) return r.image_width;
-  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(r.keys())))));
-}
-
-// Nice ticks along the left and bottom of `rect`, which shows `rows` × `cols`
-// cells (positions 0 … n−1 at cell centres), with axis captions.
-void drawCellAxes(Painter& ctx, const QRectF& rect, int64_t rows, int64_t cols, const QString& row_caption,
-                  const QString& col_caption) {
-  QPainter& p = ctx.p;
-  p.setFont(figureFont(ctx.unit * 0.75));
-  const double ch = rect.height() / static_cast<double>(rows), cw = rect.width() / static_cast<double>(cols);
-  std::vector<float> row_ticks = niceTicks(0, static_cast<float>(rows - 1), std::clamp(static_cast<int>(rect.height() / (ctx.unit * 3)), 2, 6));
-  if (rows > 1 && rows <= 16 && rect.height() / static_cast<double>(rows) >= ctx.unit * 1.1) {  // few rows (heads): each one
-    row_ticks.clear();
-    for (int64_t i = 0; i < rows; ++i) row_ticks.push_back(static_cast<float>(i));
-  }
-  for (const float t : row_ticks) {
-    const double y = rect.top() + (t + 0.5) * ch;
-    p.setPen(QPen(ctx.theme.frame, 0));
-    p.drawLine(QPointF(rect.left() - ctx.unit * 0.3, y), QPointF(rect.left(), y));
-    p.setPen(ctx.theme.text);
-    p.drawText(QRectF(rect.left() - ctx.unit * 4.4, y - ctx.unit, ctx.unit * 4, ctx.unit * 2), Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip,
-               grouped(static_cast<int64_t>(t)));
-  }
-  for (const float t : niceTicks(0, static_cast<float>(cols - 1), std::clamp(static_cast<int>(rect.width() / (ctx.unit * 5)), 2, 6))) {
-    const double x = rect.left() + (t + 0.5) * cw;
-    p.setPen(QPen(ctx.theme.frame, 0));
-    p.drawLine(QPointF(x, rect.bottom()), QPointF(x, rect.bottom() + ctx.unit * 0.3));
-    p.setPen(ctx.theme.text);
-    p.drawText(QRectF(x - ctx.unit * 3, rect.bottom() + ctx.unit * 0.35, ctx.unit * 6, ctx.unit * 1.2), Qt::AlignHCenter | Qt::AlignTop | Qt::TextDontClip,
-               grouped(static_cast<int64_t>(t)));
-  }
-  p.setPen(ctx.theme.muted);
-  p.setFont(figureFont(ctx.unit * 0.85));
-  p.drawText(QRectF(rect.left(), rect.bottom() + ctx.unit * 1.6, rect.width(), ctx.unit * 1.4), Qt::AlignCenter | Qt::TextDontClip, col_caption);
-  p.save();
-  p.translate(rect.left() - ctx.unit * 5.2, rect.center().y());
-  p.rotate(-90);
-  p.drawText(QRectF(-rect.height() / 2, -ctx.unit * 0.7, rect.height(), ctx.unit * 1.4), Qt::AlignCenter | Qt::TextDontClip, row_caption);
-  p.restore();
-}
-
-// The Sparse Transformer paper's figure: the sequence as a w×w raster
-// image with the query's keys coloured by the sub-pattern that admits them
-// (Image Transformer: the query block outlined, the block's memory shaded),
-// next to the L×L connectivity matrix coloured by set with the query's row
-// marked. Both come from the CSR rows; nothing is L×L.
+// The screen's image view (imageViewPrimitives): the pattern on the raster
+// image beside the connectivity, query q marked.
 void drawImageView(Painter& ctx, const QRectF& body, const Result& r, const FigureOptions& o, int64_t q) {
-  QPainter& p = ctx.p;
-  const SparseRows& s = r.sparse[static_cast<size_t>(o.head)];
-  const int64_t lq = s.rows, lk = s.cols, w = imageWidth(r), h = (lk + w - 1) / w;
-  const Extra* group = r.firstExtra(ExtraKind::QueryGroup);
-  const bool light = ctx.theme.background.lightness() > 128;
-  const QColor base = light ? QColor(236, 236, 239) : QColor(58, 58, 64);     // a position of the sequence
-  const QColor shade = light ? QColor(190, 190, 198) : QColor(105, 105, 115);  // memory of the query's block
-
-  std::vector<LegendEntry> legend = setLegend(r, s);
-  if (group) {
-    legend.push_back({toRgb8(shade), "keys of the block's other queries"});
-    legend.push_back({toRgb8(ctx.theme.text), "the query's block", true});
-  }
-  legend.push_back({toRgb8(kQueryMark), "query " + formatScalar(static_cast<double>(q)), true});
-  const double legend_h = layoutLegend(ctx, QRectF(body.left(), 0, body.width(), 0), legend, false, false);
-
-  // Two square panels side by side; margins for titles, ticks and captions.
-  const double margin_l = ctx.unit * 6, axis_h = ctx.unit * 3.4, gap = ctx.unit * 2;
-  const double panel_w = (body.width() - gap) / 2;
-  const QString image_title = QString("%1 × %2 image: query %3 (row %4, column %5)").arg(w).arg(h).arg(grouped(q)).arg(q / w).arg(q % w);
-  const QString matrix_title = QString("connectivity %1 × %2: %3 connections").arg(grouped(lq), grouped(lk), grouped(s.nnz()));
-  const double title_h = std::max(panelTitleHeight(ctx, panel_w, image_title), panelTitleHeight(ctx, panel_w, matrix_title));
-  const double side = std::max(ctx.unit, std::min(panel_w - margin_l, body.height() - legend_h - ctx.unit - title_h - axis_h));
-  const double px = side / static_cast<double>(std::max(w, h));
-  const QRectF image_rect(body.left() + margin_l, body.top() + title_h, px * w, px * h);
-  const double matrix_h = side * std::min(1.0, static_cast<double>(lq) / static_cast<double>(lk));
-  const QRectF matrix_rect(body.left() + panel_w + gap + margin_l, body.top() + title_h, side, matrix_h);
-
-  // [image] Sequence positions, the block's memory, the query's keys by set, the query.
-  QImage img(static_cast<int>(w), static_cast<int>(h), QImage::Format_RGB32);
-  img.fill(ctx.theme.background);
-  auto pixel = [&](int64_t i, const QColor& c) { img.setPixel(static_cast<int>(i % w), static_cast<int>(i / w), c.rgb()); };
-  for (int64_t i = 0; i < lk; ++i) pixel(i, base);
-  std::vector<int64_t> block;  // queries of the query's block
-  if (group && q < group->value.size()) {
-    const float id = group->value.data[static_cast<size_t>(q)];
-    for (int64_t i = 0; i < std::min(lq, group->value.size()); ++i)
-      if (group->value.data[static_cast<size_t>(i)] == id) block.push_back(i);
-    for (const int64_t i : block)
-      for (int64_t e = s.rowBegin(i); e < s.rowEnd(i); ++e) pixel(s.indices[static_cast<size_t>(e)], shade);
-  }
-  for (int64_t e = s.rowBegin(q); e < s.rowEnd(q); ++e)
-    pixel(s.indices[static_cast<size_t>(e)], setColour(s.sets.empty() ? 1 : s.sets[static_cast<size_t>(e)]));
-  if (q < lk) pixel(q, kQueryMark);
-  drawCrispImage(ctx, image_rect, img);
-  auto X = [&](int64_t x) { return image_rect.left() + static_cast<double>(x) * px; };
-  auto Y = [&](int64_t y) { return image_rect.top() + static_cast<double>(y) * px; };
-  if (px >= ctx.unit * 0.45) {  // pixel grid, where pixels are big enough to count
-    QVector<QLineF> lines;
-    for (int64_t x = 1; x < w; ++x) lines << QLineF(X(x), image_rect.top(), X(x), image_rect.bottom());
-    for (int64_t y = 1; y < h; ++y) lines << QLineF(image_rect.left(), Y(y), image_rect.right(), Y(y));
-    p.setPen(QPen(light ? QColor(255, 255, 255, 150) : QColor(0, 0, 0, 120), 0));
-    p.drawLines(lines);
-  }
-  p.setPen(QPen(ctx.theme.frame, 0));
-  p.drawRect(image_rect);
-  if (!block.empty()) {
-    // The block's outline: every pixel edge between a member and a non-member.
-    std::vector<uint8_t> in_block(static_cast<size_t>(w * h), 0);
-    for (const int64_t i : block)
-      if (i < w * h) in_block[static_cast<size_t>(i)] = 1;
-    auto inside = [&](int64_t x, int64_t y) { return x >= 0 && x < w && y >= 0 && y < h && in_block[static_cast<size_t>(y * w + x)]; };
-    QVector<QLineF> edges;
-    for (const int64_t i : block) {
-      const int64_t x = i % w, y = i / w;
-      if (!inside(x, y - 1)) edges << QLineF(X(x), Y(y), X(x + 1), Y(y));
-      if (!inside(x, y + 1)) edges << QLineF(X(x), Y(y + 1), X(x + 1), Y(y + 1));
-      if (!inside(x - 1, y)) edges << QLineF(X(x), Y(y), X(x), Y(y + 1));
-      if (!inside(x + 1, y)) edges << QLineF(X(x + 1), Y(y), X(x + 1), Y(y + 1));
-    }
-    p.setPen(QPen(ctx.theme.text, std::max(1.5, ctx.unit * 0.22), Qt::SolidLine, Qt::SquareCap));
-    p.drawLines(edges);
-  }
-  const QPointF qc(X(q % w) + px / 2, Y(q / w) + px / 2);
-  const double ring = std::max(px * 0.95, ctx.unit * 0.8);
-  p.setPen(QPen(kQueryMark, std::max(1.5, ctx.unit * 0.2)));
-  p.drawEllipse(qc, ring, ring);
-  drawCellAxes(ctx, image_rect, h, w, "row", "column");
-  drawPanelTitle(ctx, QRectF(body.left(), body.top(), panel_w, title_h), image_title);
-
-  // [connectivity] rasterize() ORs the set bits of each pixel's entries.
-  const Mat sets = rasterize(s, 0, lq, 0, lk, static_cast<int64_t>(std::ceil(matrix_rect.height() * ctx.raster_scale)),
-                             static_cast<int64_t>(std::ceil(matrix_rect.width() * ctx.raster_scale)), RasterValue::Sets, 0.0f);
-  const QRgb empty = (light ? QColor(247, 247, 249) : QColor(40, 40, 45)).rgb();
-  drawCrispImage(ctx, matrix_rect, colourise(sets, [&](float bits) {
-                   return bits == 0.0f ? empty : setColour(static_cast<int>(bits)).rgb();
-                 }));
-  p.setPen(QPen(ctx.theme.frame, 0));
-  p.drawRect(matrix_rect);
-  const double row_y = matrix_rect.top() + (static_cast<double>(q) + 0.5) * matrix_rect.height() / static_cast<double>(lq);
-  p.setPen(QPen(QColor(kQueryMark.red(), kQueryMark.green(), kQueryMark.blue(), 150), std::max(1.0, ctx.unit * 0.1)));
-  p.drawLine(QPointF(matrix_rect.left(), row_y), QPointF(matrix_rect.right(), row_y));
-  const double t = ctx.unit * 0.55;
-  p.setPen(Qt::NoPen);
-  p.setBrush(kQueryMark);
-  p.drawPolygon(QPolygonF({QPointF(matrix_rect.right() + 1, row_y), QPointF(matrix_rect.right() + 1 + 1.6 * t, row_y - t),
-                           QPointF(matrix_rect.right() + 1 + 1.6 * t, row_y + t)}));
-  p.setBrush(Qt::NoBrush);
-  drawCellAxes(ctx, matrix_rect, lq, lk, "query", "key");
-  drawPanelTitle(ctx, QRectF(matrix_rect.left() - margin_l, body.top(), panel_w, title_h), matrix_title);
-
-  const double legend_top = body.top() + title_h + side + axis_h;
-  layoutLegend(ctx, QRectF(body.left() + margin_l, legend_top, body.width() - margin_l, legend_h), legend, false, true);
+  Primitives prims;
+  imageViewPrimitives(prims, figureCanvas(ctx), boxOf(body), r.sparse[static_cast<size_t>(o.head)], r.set_names, imageWidth(r), q,
+                      r.firstExtra(ExtraKind::QueryGroup), "figure");
+  drawPrimitives(ctx, prims);
 }
 
 // [SECTION] Walkthrough view
-// The stages in a grid, each in its own order with category strips and
-// dividers (sparse: pooled by rasterize()), the points pictures, bars and
-// token strip in a row below: the GUI's walkthrough layout.
+// The screen's walkthrough (walkthroughPrimitives): headers, colour bar and
+// the rects the stages' matrices and the extras plots go into.
 void drawWalkthrough(Painter& ctx, const QRectF& body, const Result& r, const FigureOptions& o) {
-  std::vector<const Extra*> pictures, others;
-  for (const Extra& e : r.extras) {
-    if (e.kind == ExtraKind::Points) pictures.push_back(&e);
-    if (e.kind == ExtraKind::CategoryValues || e.kind == ExtraKind::TokenCategories) others.push_back(&e);
-  }
-  const double bottom_h = pictures.empty() && others.empty() ? 0 : body.height() * 0.36;
-  const QRectF top(body.left(), body.top(), body.width(), body.height() - bottom_h);
-  const std::vector<QRectF> grid = gridCells(top, static_cast<int>(r.stages.size()), ctx.unit * 1.5, ctx.unit * 12);
   const ValueRange range = withScale({0.0f, std::max(1e-6f, r.weights_stats.max), false}, o.scale, r.keys(), nullptr, 0);
-  // Titles and captions wrap; every panel's matrix starts under the tallest
-  // header, so the stages line up.
-  const QFont caption_font = figureFont(ctx.unit * 0.75);
-  double header_h = 0;
-  for (size_t i = 0; i < r.stages.size(); ++i)
-    header_h = std::max(header_h, panelTitleHeight(ctx, grid[i].width(), qs(r.stages[i].title)) +
-                                      formulaHeight(caption_font, grid[i].width(), qs(r.stages[i].caption)));
-  header_h += ctx.unit * 0.3;
-  for (size_t i = 0; i < r.stages.size(); ++i) {
+  Primitives prims;
+  const WalkthroughLayout g = walkthroughPrimitives(prims, figureCanvas(ctx), boxOf(body), r, range, colormapFor(range, ctx.cmap));
+  drawPrimitives(ctx, prims);
+  for (size_t i = 0; i < g.stages.size(); ++i) {
     const Stage& st = r.stages[i];
-    const QRectF& cell = grid[i];
-    const double title_h = drawPanelTitle(ctx, cell, qs(st.title));
-    drawFormula(ctx.p, QRectF(cell.left(), cell.top() + title_h, cell.width(), header_h - title_h), qs(st.caption),
-                caption_font, ctx.theme.muted);
     MatrixPanel m;
     m.sparse = &st.matrix;
     m.range = range;
@@ -970,165 +750,52 @@ void drawWalkthrough(Painter& ctx, const QRectF& body, const Result& r, const Fi
     m.row_dividers = &st.row_dividers;
     m.col_dividers = &st.col_dividers;
     m.labels = st.matrix.rows <= 64;
-    // Every panel leaves room for a colour bar so all get the same size; the last one draws it.
-    const double bar_w = ctx.unit * 7;
-    const QRectF cells = drawMatrixPanel(ctx, QRectF(cell.left(), cell.top() + header_h, cell.width() - bar_w, cell.height() - header_h), m);
-    if (i + 1 == r.stages.size())
-      drawColorbar(ctx, QRectF(cells.right() + ctx.unit, cells.top(), ctx.unit * 0.9, cells.height()), range, "weight");
+    drawMatrixPanel(ctx, rectOf(g.stages[i]), m);
   }
-  if (bottom_h <= 0) return;
-  const double y0 = body.bottom() - bottom_h + ctx.unit, h = bottom_h - ctx.unit;
-  const double side = std::min(h, body.width() * 0.6 / std::max<size_t>(1, pictures.size()));
-  for (size_t k = 0; k < pictures.size(); ++k)
-    drawPoints(ctx, QRectF(body.left() + k * side, y0, side - ctx.unit * 0.5, h), *pictures[k],
-               QString("b = %1").arg(pictures[k]->categories.size()));
-  const double x0 = body.left() + pictures.size() * side + ctx.unit;
-  const double each = h / std::max<size_t>(1, others.size());
-  for (size_t k = 0; k < others.size(); ++k) {
-    const QRectF area(x0, y0 + k * each, body.right() - x0, each - ctx.unit * 0.5);
-    if (others[k]->kind == ExtraKind::CategoryValues) drawCategoryBars(ctx, area, *others[k]);
-    else drawTokenStrip(ctx, area, *others[k], r.q_tokens);
+  for (size_t k = 0; k < g.pictures.size(); ++k)
+    drawPoints(ctx, rectOf(g.pictures[k]), *g.picture_extras[k], QString("b = %1").arg(g.picture_extras[k]->categories.size()));
+  for (size_t k = 0; k < g.others.size(); ++k) {
+    const Extra& e = *g.other_extras[k];
+    if (e.kind == ExtraKind::CategoryValues) drawCategoryBars(ctx, rectOf(g.others[k]), e);
+    else drawTokenStrip(ctx, rectOf(g.others[k]), e, r.q_tokens);
   }
 }
 
 // [SECTION] Compare view
-// Per-query mass kept [H, L] as one strip per head; more queries than device
-// pixels keep the smallest share of each pixel's queries (a loss stays visible).
-void drawMassStrip(Painter& ctx, const QRectF& area, const Mat& kept, const QString& title) {
-  QPainter& p = ctx.p;
-  const int64_t heads = kept.rows(), n = kept.cols();
-  const double bar_w = ctx.unit * 6.5;
-  const double title_h = panelTitleHeight(ctx, area.width(), title);
-  const QRectF strip(area.left() + ctx.unit * 6, area.top() + title_h, area.width() - ctx.unit * 6 - bar_w,
-                     area.height() - title_h - ctx.unit * 3.4);
-  const int64_t out_cols = std::clamp<int64_t>(static_cast<int64_t>(strip.width() * ctx.raster_scale), 1, std::max<int64_t>(n, 1));
-  Mat pooled(heads, out_cols);
-  for (int64_t h = 0; h < heads; ++h)
-    for (int64_t b = 0; b < out_cols; ++b)
-      pooled(h, b) = kept.row(h).segment(b * n / out_cols, std::max<int64_t>((b + 1) * n / out_cols - b * n / out_cols, 1)).minCoeff();
-  const ValueRange range{0.0f, 1.0f, false};
-  drawPanelTitle(ctx, area, title);
-  drawCrispImage(ctx, strip, colourise(pooled, [&](float v) { return toQColor(colormapAt(ctx.cmap, v)).rgb(); }));
-  p.setPen(QPen(ctx.theme.frame, 0));
-  p.drawRect(strip);
-  drawCellAxes(ctx, strip, heads, n, heads > 1 ? "head" : "",
-               out_cols < n ? "query (a pixel shows the smallest share among its queries)" : "query");
-  drawColorbar(ctx, QRectF(strip.right() + ctx.unit * 0.8, strip.top(), ctx.unit * 0.8, strip.height()), range, "");
-}
-
-// The numbers of a Comparison: mass kept, KL (∞ stated with its finite
-// count and mean), output error, and FLOPs / memory / connections of each.
-void drawComparisonText(Painter& ctx, const QRectF& area, const Comparison& c) {
-  QPainter& p = ctx.p;
-  const double line_h = ctx.unit * 1.55;
-  const QFont label_font = figureFont(ctx.unit * 0.9), value_font = figureFont(ctx.unit * 0.9, true);
-  const int64_t pairs = static_cast<int64_t>(c.heads) * c.length;
-  QString kl;
-  if (std::isinf(c.kl_mean))
-    kl = QString("∞ (full attention puts mass on dropped keys); finite for %1 of %2 (head, query) pairs, mean %3 nats")
-             .arg(grouped(c.kl_finite), grouped(pairs), QString::number(c.kl_finite_mean, 'g', 3));
-  else
-    kl = QString("%1 nats (mean over heads and queries)").arg(QString::number(c.kl_mean, 'g', 3));
-  const std::vector<std::pair<QString, QString>> metrics = {
-      {"mass kept", QString("%1 % of full attention's mass (mean over heads and queries)").arg(c.mass_kept_mean * 100, 0, 'f', 1)},
-      {"KL(full ‖ pattern)", kl},
-      {"output relative error", QString("%1  (‖O_pattern − O_full‖ / ‖O_full‖)").arg(QString::number(c.output_rel_error, 'g', 3))},
-  };
-  p.setFont(label_font);
-  const QFontMetricsF fm(label_font);
-  double label_w = 0;
-  for (const auto& [k, v] : metrics) label_w = std::max(label_w, fm.horizontalAdvance(k));
-  double y = area.top();
-  for (const auto& [k, v] : metrics) {
-    p.setFont(label_font);
-    p.setPen(ctx.theme.muted);
-    p.drawText(QRectF(area.left(), y, label_w, line_h), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, k);
-    p.setFont(value_font);
-    p.setPen(ctx.theme.text);
-    const double vx = area.left() + label_w + ctx.unit;
-    const double h = std::max(line_h, wrappedHeight(value_font, area.right() - vx, v));
-    p.drawText(QRectF(vx, y, area.right() - vx, h), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, v);
-    y += h;
-  }
-  // Costs of attention alone (scores, softmax, weighted sum), full against pattern.
-  y += line_h * 0.5;
-  auto ratio = [](double a, double b) { return b > 0 ? QString("%1 %").arg(100.0 * a / b, 0, 'f', 1) : QString("–"); };
-  const std::vector<std::vector<QString>> table = {
-      {"", "full", "pattern", "pattern / full"},
-      {"FLOPs", qs(formatFlops(c.full_flops)), qs(formatFlops(c.pattern_flops)), ratio(c.pattern_flops, c.full_flops)},
-      {"memory (weights held)", qs(formatBytes(c.full_bytes)), qs(formatBytes(c.pattern_bytes)), ratio(c.pattern_bytes, c.full_bytes)},
-      {"connections", grouped(c.full_connections), grouped(c.pattern_connections),
-       ratio(static_cast<double>(c.pattern_connections), static_cast<double>(c.full_connections))},
-  };
-  std::vector<double> col_w(4, 0);
-  for (const auto& row : table)
-    for (size_t k = 0; k < row.size(); ++k) col_w[k] = std::max(col_w[k], fm.horizontalAdvance(row[k]) * 1.08 + ctx.unit * 2);
-  // A narrow figure sets the table smaller rather than letting it run off the page.
-  const double table_w = col_w[0] + col_w[1] + col_w[2] + col_w[3] - ctx.unit;
-  const double shrink = std::min(1.0, area.width() / table_w);
-  for (double& w : col_w) w *= shrink;
-  const QFont table_label_font = figureFont(ctx.unit * 0.9 * shrink), table_value_font = figureFont(ctx.unit * 0.9 * shrink, true);
-  for (size_t r = 0; r < table.size(); ++r) {
-    double x = area.left();
-    for (size_t k = 0; k < table[r].size(); ++k) {
-      p.setFont(r == 0 || k == 0 ? table_label_font : table_value_font);
-      p.setPen(r == 0 || k == 0 ? ctx.theme.muted : ctx.theme.text);
-      p.drawText(QRectF(x, y, col_w[k] - ctx.unit, line_h), (k == 0 ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter | Qt::TextDontClip, table[r][k]);
-      x += col_w[k];
-    }
-    y += line_h;
-  }
-}
-
-// Full attention, the pattern, their difference (where the L×L matrices
-// exist), the per-query mass kept and the numbers.
+// The screen's comparison (comparePrimitives): the numbers, the mass strip
+// and the rects full attention, the pattern and their difference go into.
 void drawCompare(Painter& ctx, const QRectF& body, const Result& r, const Comparison& c, const FigureOptions& o) {
   const size_t h = static_cast<size_t>(std::clamp(o.head, 0, std::max(c.heads - 1, 0)));
-  const double text_h = ctx.unit * 1.55 * 8.5;
-  const bool matrices = !c.full.empty() && h < c.full.size();
-  const double strip_h = ctx.unit * (5.4 + std::clamp(c.heads * (matrices ? 1.2 : 2.0), matrices ? 2.5 : 5.0, 12.0));
-  double strip_top = body.top();
-  if (matrices) {
-    const QRectF top(body.left(), body.top(), body.width(), body.height() - text_h - strip_h - ctx.unit);
-    const double panel_w = (top.width() - ctx.unit * 2) / 3;
-    const float hi = std::max({c.full[h].maxCoeff(), c.pattern[h].maxCoeff(), 1e-12f});
-    const ValueRange weights = withScale({0.0f, hi, false}, o.scale, c.length, c.full[h].data(), c.full[h].size());
-    const Mat& diff = c.difference[h];
-    const ValueRange signed_range = valueRange(ValueStats::of(diff.data(), diff.size()), true);
-    const bool labels = c.length <= 32;
-    auto panel = [&](int k, const Mat& m, const QString& title, const ValueRange& range, const Mat* mask) {
-      MatrixPanel mp;
-      mp.values = &m;
-      mp.mask = mask;
-      mp.range = range;
-      mp.title = title;
-      mp.row_axis = "query";
-      mp.col_axis = "key";
-      mp.labels = labels;
-      if (labels) {
-        mp.row_labels = &r.q_tokens;
-        mp.col_labels = &r.k_tokens;
-      }
-      const QRectF cells = panelWithBar(ctx, QRectF(top.left() + k * (panel_w + ctx.unit), top.top(), panel_w, top.height()), mp);
-      if (k == 0) drawMarks(ctx, cells, m.rows(), m.cols(), o.marks);
-      return cells.bottom();
-    };
-    const bool mask_fits = r.mask.rows() == c.length && r.mask.cols() == c.length;
-    const double bottom = std::max({panel(0, c.full[h], "full attention", weights, nullptr),
-                                    panel(1, c.pattern[h], "pattern", weights, mask_fits ? &r.mask : nullptr),
-                                    panel(2, diff, "pattern − full", signed_range, nullptr)});
-    strip_top = bottom + ctx.unit * (labels ? 1.5 : 2.5);
-  } else {
-    ctx.p.setPen(ctx.theme.muted);
-    ctx.p.setFont(figureFont(ctx.unit * 0.85));
-    ctx.p.drawText(QRectF(body.left(), body.top(), body.width(), ctx.unit * 1.5), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip,
-                   QString("L = %1: the L×L matrices are not materialised; the numbers come from full attention in row blocks")
-                       .arg(grouped(c.length)));
-    strip_top += ctx.unit * 2.5;
+  Primitives prims;
+  const CompareLayout g = comparePrimitives(prims, figureCanvas(ctx), boxOf(body), c, ctx.cmap);
+  drawPrimitives(ctx, prims);
+  if (g.panels.empty() || h >= c.full.size()) return;
+  const float hi = std::max({c.full[h].maxCoeff(), c.pattern[h].maxCoeff(), 1e-12f});
+  const ValueRange weights = withScale({0.0f, hi, false}, o.scale, c.length, c.full[h].data(), c.full[h].size());
+  const Mat& diff = c.difference[h];
+  const ValueRange signed_range = valueRange(ValueStats::of(diff.data(), diff.size()), true);
+  const bool labels = c.length <= 32;
+  const bool mask_fits = r.mask.rows() == c.length && r.mask.cols() == c.length;
+  const struct {
+    const Mat& m;
+    const ValueRange& range;
+    const Mat* mask;
+  } panels[] = {{c.full[h], weights, nullptr}, {c.pattern[h], weights, mask_fits ? &r.mask : nullptr}, {diff, signed_range, nullptr}};
+  for (size_t k = 0; k < 3; ++k) {
+    MatrixPanel mp;
+    mp.values = &panels[k].m;
+    mp.mask = panels[k].mask;
+    mp.range = panels[k].range;
+    mp.row_axis = "query";
+    mp.col_axis = "key";
+    mp.labels = labels;
+    if (labels) {
+      mp.row_labels = &r.q_tokens;
+      mp.col_labels = &r.k_tokens;
+    }
+    const QRectF cells = panelWithBar(ctx, rectOf(g.panels[k]), mp);
+    if (k == 0) drawMarks(ctx, cells, panels[k].m.rows(), panels[k].m.cols(), o.marks);
   }
-  drawMassStrip(ctx, QRectF(body.left(), strip_top, body.width(), strip_h), c.mass_kept,
-                "share of full attention's mass the pattern keeps, per query");
-  drawComparisonText(ctx, QRectF(body.left(), strip_top + strip_h + ctx.unit * 0.5, body.width(), text_h), c);
 }
 
 // The painter of a figure of o.width × o.height: background filled, text
@@ -1241,7 +908,7 @@ int figureHeightFor(const std::vector<Result>& results, const FigureOptions& o, 
     }
     case ViewKind::Lines: body_h = std::max(body_w * 0.6, std::max(r.queries(), r.keys()) * unit * 1.3 + unit * 2); break;
     case ViewKind::Image: body_h = body_w * 0.62 + unit * 8; break;
-    case ViewKind::Compare: body_h = body_w * 0.45 + unit * 24; break;
+    case ViewKind::Compare: body_h = compareHeight(static_cast<float>(body_w), static_cast<float>(unit)); break;
     case ViewKind::Extras:
     case ViewKind::Walkthrough:
     case ViewKind::Heads:

@@ -65,6 +65,7 @@ Canvas figureCanvas(const Painter& ctx) {
   c.unit = static_cast<float>(ctx.unit);
   c.raster_scale = static_cast<float>(ctx.raster_scale);
   c.cmap = ctx.cmap;
+  c.dark = ctx.theme.background.lightness() < 128;
   c.width_of = [](const std::string& s, float px, bool bold) {
     return static_cast<float>(QFontMetricsF(figureFont(px, bold)).horizontalAdvance(qs(s)));
   };
@@ -117,6 +118,16 @@ void drawRaster(Painter& ctx, const Raster& r, const QRectF& target) {
     const auto out_rows = static_cast<int64_t>(std::ceil(target.height() * ctx.raster_scale));
     const auto out_cols = static_cast<int64_t>(std::ceil(target.width() * ctx.raster_scale));
     Mat pooled;
+    if (r.sparse && r.sets) {
+      // rasterize() ORs the set bits of each pixel's entries; 0: no entry.
+      const Mat bits = rasterize(*r.sparse, r0, r1, c0, c1, out_rows, out_cols, RasterValue::Sets, 0.0f);
+      const QRgb background = toQColor(patternBackground(ctx.theme.background.lightness() < 128)).rgb();
+      drawCrispImage(ctx, target, colourise(bits, [&](float b) {
+                       return b == 0.0f ? background : toQColor(setColor(static_cast<unsigned>(b))).rgb();
+                     }));
+      p.restore();
+      return;
+    }
     if (r.sparse) {
       pooled = rasterize(*r.sparse, r0, r1, c0, c1, out_rows, out_cols, RasterValue::Values, kNoEntry);
     } else {

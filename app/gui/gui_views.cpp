@@ -24,6 +24,7 @@
 #include "widgets/primitives_imgui.h"
 #include "widgets/token_lines.h"
 #include "widgets/value_range.h"
+#include "widgets/view_layouts.h"
 
 #include <algorithm>
 #include <cmath>
@@ -447,90 +448,11 @@ void imageView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   s.view.image_query = std::clamp<int64_t>(s.view.image_query, 0, n - 1);
   const int64_t q = s.view.image_query;
   const Extra* groups = r.firstExtra(ExtraKind::QueryGroup);
-  if (groups && groups->value.size() != n) groups = nullptr;
-  patternLegend(r.set_names, groups != nullptr);
-  // Keys of the query per set bit: one CSR row.
-  std::vector<int64_t> per_set(std::max<size_t>(1, r.set_names.size()), 0);
-  for (int64_t e = p.rowBegin(q); e < p.rowEnd(q); ++e)
-    for (size_t b = 0; b < per_set.size(); ++b)
-      per_set[b] += p.sets.empty() ? b == 0 : (p.sets[static_cast<size_t>(e)] >> b & 1);
-  std::string counts;
-  for (size_t b = 0; b < r.set_names.size() && r.set_names.size() > 1; ++b)
-    counts += (b ? ", " : " — ") + r.set_names[b] + " " + std::to_string(per_set[b]);
-  ImGui::Text("query %lld (x %lld, y %lld): %lld keys%s", static_cast<long long>(q), static_cast<long long>(q % w),
-              static_cast<long long>(q / w), static_cast<long long>(p.rowEnd(q) - p.rowBegin(q)), counts.c_str());
-  if (groups) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("  %s %s", labelOf(*groups).c_str(), formatValueShort(groups->value.data[static_cast<size_t>(q)]).c_str());
-  }
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float gap = ImGui::GetFontSize() * 2.0f, caption = ImGui::GetTextLineHeightWithSpacing();
-  // Two panels side by side at the full height: the image keeps square pixels, the connectivity matrix fills.
-  const float side = std::max(8.0f, (avail.x - gap) * 0.5f), height = std::max(8.0f, avail.y - caption);
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  ImGui::BeginGroup();
-  ImGui::TextDisabled("image %lld × %lld (raster order)", static_cast<long long>(w), static_cast<long long>((n + w - 1) / w));
-  const int64_t picked = patternImage("image", p, w, q, groups ? &groups->value : nullptr, gl, ImVec2(side, height));
-  ImGui::EndGroup();
-  ImGui::SetCursorScreenPos(ImVec2(origin.x + side + gap, origin.y));
-  ImGui::BeginGroup();
-  ImGui::TextDisabled("connectivity %lld × %lld (query row marked)", static_cast<long long>(p.rows),
-                      static_cast<long long>(p.cols));
-  const int64_t row = connectivityMatrix("connectivity", p, q, r.set_names, gl, ImVec2(side, height));
-  ImGui::EndGroup();
+  const int64_t picked = patternView("image", p, r.set_names, w, q, groups, gl, ImGui::GetContentRegionAvail());
   if (picked >= 0) s.view.image_query = picked;
-  if (row >= 0) s.view.image_query = row;
 }
 
 // [SECTION] Compare view
-
-std::string formatCount(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f", v);
-  return buf;
-}
-
-// The numbers of a Comparison, full attention against the pattern.
-// The numbers of a comparison in `width`; what each one means is the
-// tooltip of its name, and the pattern's values wrap.
-void compareTable(const Comparison& c, float width) {
-  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
-  if (!ImGui::BeginTable("##numbers", 3, flags, ImVec2(width, 0))) return;
-  ImGui::TableSetupColumn("hover a name for its meaning");
-  ImGui::TableSetupColumn("full attention");
-  ImGui::TableSetupColumn("pattern", ImGuiTableColumnFlags_WidthStretch);
-  ImGui::TableHeadersRow();
-  auto row = [](const char* what, const std::string& full, const std::string& pattern, const std::string& note) {
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(what);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", note.c_str());
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(full.c_str());
-    ImGui::TableNextColumn();
-    ImGui::TextWrapped("%s", pattern.c_str());
-  };
-  const int64_t pairs = static_cast<int64_t>(c.heads) * c.length;
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%.2f %%", 100.0 * c.mass_kept_mean);
-  row("mass kept", "100 %", buf, "share of full attention's weight on the pattern's keys, mean over heads and queries");
-  std::string kl = formatValueShort(c.kl_mean) + " nats";
-  if (!std::isfinite(c.kl_mean)) {
-    std::snprintf(buf, sizeof buf, "\xE2\x88\x9E; finite for %lld of %lld pairs (mean %s nats)",
-                  static_cast<long long>(c.kl_finite), static_cast<long long>(pairs), formatValueShort(c.kl_finite_mean).c_str());
-    kl = buf;
-  }
-  row("KL(full \xE2\x80\x96 pattern)", "0", kl, "\xE2\x88\x9E where full attention puts weight on a dropped key");
-  std::snprintf(buf, sizeof buf, "%.3g", c.output_rel_error);
-  row("output relative error", "0", buf, "\xE2\x80\x96O_pattern \xE2\x88\x92 O_full\xE2\x80\x96 / \xE2\x80\x96O_full\xE2\x80\x96");
-  std::snprintf(buf, sizeof buf, "%.3g\xC3\x97 fewer", c.full_flops / std::max(1.0, c.pattern_flops));
-  row("FLOPs", formatFlops(c.full_flops), formatFlops(c.pattern_flops), buf);
-  std::snprintf(buf, sizeof buf, "%.3g\xC3\x97 less", c.full_bytes / std::max(1.0, c.pattern_bytes));
-  row("memory (weights held)", formatBytes(c.full_bytes), formatBytes(c.pattern_bytes), buf);
-  std::snprintf(buf, sizeof buf, "%.1f per query", static_cast<double>(c.pattern_connections) / std::max<int64_t>(1, pairs));
-  row("connections", formatCount(static_cast<double>(c.full_connections)), formatCount(static_cast<double>(c.pattern_connections)), buf);
-  ImGui::EndTable();
-}
 
 void compareView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   const SceneOutput& out = *s.output;
@@ -547,125 +469,84 @@ void compareView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   const int h = s.view.head;
   header(s, r, "against full causal attention on the same q, k, v; head " + std::to_string(h));
   headSlider("head##compare", s.view.head, c.heads);
-  // Mass kept per query as a strip: one cell per query, exact value on hover.
-  auto massStrip = [&](float width) {
-    ImGui::TextDisabled("mass kept per query, head %d", h);
-    if (c.mass_kept.rows() <= h) return;
-    MatrixView strip;
-    strip.data = c.mass_kept.data() + static_cast<int64_t>(h) * c.mass_kept.cols();
-    strip.rows = 1;
-    strip.cols = c.mass_kept.cols();
-    strip.row_axis = "head";
-    strip.value_label = "mass kept";
-    HeatmapStyle st;
-    st.range = {0.0f, 1.0f, false};
-    st.colormap = s.settings.colormap;
-    st.labels = false;
-    st.max_cell_aspect = 1e6f;
-    HeatmapZoom flat;
-    heatmap("mass", strip, st, flat, gl, ImVec2(width, ImGui::GetFontSize() * 3.0f));
-  };
-  if (c.full.empty()) {
-    compareTable(c, ImGui::GetContentRegionAvail().x);
-    ImGui::Spacing();
-    massStrip(ImGui::GetContentRegionAvail().x);
-    centeredText(ImGui::GetContentRegionAvail(),
-                 "At this length the full matrices are not kept (they would not fit): the numbers and the "
-                 "per-query strip are computed in row blocks.");
-    return;
-  }
-  // A 2 × 2 layout that fills the view: full attention and the pattern on
-  // top, their difference below left, the numbers and the strip below right.
+  // The layout of widgets/view_layouts.h: the numbers, the mass strip and
+  // the rects the three matrices go into.
   const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
-  const size_t hh = static_cast<size_t>(h);
-  const float gap = ImGui::GetFontSize();
-  const ImVec2 cell((avail.x - gap) * 0.5f, (avail.y - gap) * 0.5f);
-  const ImVec2 map_size(cell.x, cell.y - ImGui::GetTextLineHeightWithSpacing());
-  HeatmapStyle prob;
-  prob.range = valueRange(out.full_stats, false);
-  prob.colormap = colormapFor(prob.range, s.settings.colormap);
-  prob.labels = map_size.y > ImGui::GetFontSize() * 10;
-  prob.max_cell_aspect = 1.6f;
-  HeatmapStyle diff = prob;
-  diff.range = valueRange(out.difference_stats, true);
-  diff.colormap = colormapFor(diff.range, s.settings.colormap);
-  const struct {
-    const char* title;
-    const Mat& m;
-    const HeatmapStyle& style;
-  } panels[] = {{"full attention", c.full[hh], prob},
-                {"pattern", c.pattern[hh], prob},
-                {"pattern \xE2\x88\x92 full", c.difference[hh], diff}};
-  for (int i = 0; i < 3; ++i) {
-    ImGui::SetCursorScreenPos(ImVec2(origin.x + (cell.x + gap) * static_cast<float>(i % 2),
-                                     origin.y + (cell.y + gap) * static_cast<float>(i / 2)));
-    ImGui::BeginGroup();
-    ImGui::PushID(i);
-    ImGui::TextDisabled("%s", panels[i].title);
-    MatrixView v = MatrixView::of(panels[i].m);
-    v.row_labels = &r.q_tokens;
-    v.col_labels = &r.k_tokens;
-    v.value_label = panels[i].title;
-    offerAnchor(s, heatmap("cmp", v, panels[i].style, s.view.compare_zoom, gl, map_size).placed);
-    ImGui::PopID();
-    ImGui::EndGroup();
+  Primitives prims;
+  const CompareLayout g = comparePrimitives(prims, imguiCanvas(), {origin.x, origin.y, avail.x, avail.y}, c, s.settings.colormap);
+  drawPrimitives(ImGui::GetWindowDrawList(), prims, &gl);
+  if (!g.panels.empty()) {
+    const size_t hh = static_cast<size_t>(h);
+    HeatmapStyle prob;
+    prob.range = valueRange(out.full_stats, false);
+    prob.colormap = colormapFor(prob.range, s.settings.colormap);
+    prob.labels = g.panels[0].h > ImGui::GetFontSize() * 10;
+    prob.max_cell_aspect = 1.6f;
+    HeatmapStyle diff = prob;
+    diff.range = valueRange(out.difference_stats, true);
+    diff.colormap = colormapFor(diff.range, s.settings.colormap);
+    const struct {
+      const char* title;
+      const Mat& m;
+      const HeatmapStyle& style;
+    } panels[] = {{"full attention", c.full[hh], prob},
+                  {"pattern", c.pattern[hh], prob},
+                  {"pattern \xE2\x88\x92 full", c.difference[hh], diff}};
+    for (int i = 0; i < 3; ++i) {
+      const Box& b = g.panels[static_cast<size_t>(i)];
+      ImGui::SetCursorScreenPos(ImVec2(b.x, b.y));
+      ImGui::PushID(i);
+      MatrixView v = MatrixView::of(panels[i].m);
+      v.row_labels = &r.q_tokens;
+      v.col_labels = &r.k_tokens;
+      v.value_label = panels[i].title;
+      offerAnchor(s, heatmap("cmp", v, panels[i].style, s.view.compare_zoom, gl, ImVec2(b.w, b.h)).placed);
+      ImGui::PopID();
+    }
   }
-  ImGui::SetCursorScreenPos(ImVec2(origin.x + cell.x + gap, origin.y + cell.y + gap));
-  ImGui::BeginGroup();
-  compareTable(c, cell.x);
-  ImGui::Spacing();
-  massStrip(cell.x);
-  ImGui::EndGroup();
+  // What a number means, on its name; a strip cell's exact share.
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  const bool inside = ImGui::IsWindowHovered() && !ImGui::IsAnyItemHovered();
+  for (size_t k = 1; k < g.table_rows.size() && inside; ++k) {
+    const Box& b = g.table_rows[k];
+    if (m.x >= b.x && m.x < b.right() && m.y >= b.y && m.y < b.bottom()) ImGui::SetTooltip("%s", comparisonNotes()[k - 1].c_str());
+  }
+  const Box& st = g.strip;
+  if (inside && g.strip_cols > 0 && m.x >= st.x && m.x < st.right() && m.y >= st.y && m.y < st.bottom()) {
+    const int64_t row = std::min<int64_t>(g.strip_rows - 1, static_cast<int64_t>((m.y - st.y) / st.h * static_cast<float>(g.strip_rows)));
+    const int64_t col = std::min<int64_t>(g.strip_cols - 1, static_cast<int64_t>((m.x - st.x) / st.w * static_cast<float>(g.strip_cols)));
+    ImGui::SetTooltip("head %lld, query %lld: %.2f %% of full attention's mass kept", static_cast<long long>(row),
+                      static_cast<long long>(col), 100.0 * c.mass_kept(row, col));
+  }
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::Dummy(avail);
 }
 
 // [SECTION] Walkthrough view
 
-// The result's stages side by side (one row, or two when they are four and
-// the view is tall), each in its own row/column order with its category
-// strips and dividers; under them the categorical extras (points, bars,
-// token strip), the points pictures in one row.
+// The layout of widgets/view_layouts.h (stages in a grid under their typeset
+// headers, one colour bar, the categorical extras beside or under them);
+// the matrices and plots go into its rects.
 void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   header(s, r, "stage by stage; hover a cell for its tokens and categories, scroll to zoom");
   if (r.stages.empty()) {
     centeredText(ImGui::GetContentRegionAvail(), "This result has no walkthrough stages.");
     return;
   }
-  std::vector<const Extra*> pictures, others;
-  for (const Extra& e : r.extras) {
-    if (e.kind == ExtraKind::Points) pictures.push_back(&e);
-    if (e.kind == ExtraKind::CategoryValues || e.kind == ExtraKind::TokenCategories) others.push_back(&e);
-  }
-  // Two columns: the stages in a grid on the left (62 % when there are
-  // pictures), the hash pictures, the token strip and the bars on the right.
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float gap = ImGui::GetStyle().ItemSpacing.x, line = ImGui::GetTextLineHeightWithSpacing();
-  const float bar_space = ImGui::GetFontSize() * 6.0f;
-  const bool side = !pictures.empty() || !others.empty();
-  const float left_w = side ? avail.x * 0.62f : avail.x;
-  const int n = static_cast<int>(r.stages.size());
-  const GridLayout g = bestGrid(n, left_w - bar_space, avail.y, 0, line * 4);
-  // Titles and captions wrap inside their panel: the header is as tall as the tallest.
-  float header_h = 0;
-  for (const Stage& stage : r.stages)
-    header_h = std::max(header_h, ImGui::CalcTextSize(stage.title.c_str(), nullptr, false, g.cell_w - gap).y +
-                                      formulaTextHeight(stage.caption, g.cell_w - gap));
-  const float title = header_h + gap * 2;
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
   HeatmapStyle st;
   st.range = {0.0f, std::max(1e-6f, r.weights_stats.max), false};
   st.colormap = colormapFor(st.range, s.settings.colormap);
   st.colorbar = false;
-  for (int i = 0; i < n; ++i) {
-    const Stage& stage = r.stages[static_cast<size_t>(i)];
-    ImGui::PushID(i);
-    const ImVec2 p(origin.x + g.cell_w * static_cast<float>(i % g.cols), origin.y + g.cell_h * static_cast<float>(i / g.cols));
-    ImGui::SetCursorScreenPos(p);
-    ImGui::BeginGroup();
-    ImGui::PushTextWrapPos(p.x - ImGui::GetWindowPos().x + g.cell_w - gap);  // window-local x
-    ImGui::TextUnformatted(stage.title.c_str());
-    ImGui::PopTextWrapPos();
-    formulaText(stage.caption, ImGui::GetColorU32(ImGuiCol_TextDisabled), g.cell_w - gap);  // q_i·k_j typeset
-    ImGui::SetCursorScreenPos(ImVec2(p.x, p.y + title));
+  Primitives prims;
+  const WalkthroughLayout g =
+      walkthroughPrimitives(prims, imguiCanvas(), {origin.x, origin.y, avail.x, avail.y}, r, st.range, st.colormap);
+  drawPrimitives(ImGui::GetWindowDrawList(), prims, &gl);
+  for (size_t i = 0; i < g.stages.size(); ++i) {
+    const Stage& stage = r.stages[i];
+    const Box& b = g.stages[i];
+    ImGui::PushID(static_cast<int>(i));
+    ImGui::SetCursorScreenPos(ImVec2(b.x, b.y));
     MatrixView v = MatrixView::of(stage.matrix);
     v.row_labels = &stage.row_labels;
     v.col_labels = &stage.col_labels;
@@ -676,61 +557,43 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     v.col_dividers = &stage.col_dividers;
     v.value_label = r.weights_label;
     HeatmapStyle cell = st;
-    cell.labels = g.cell_h > ImGui::GetFontSize() * 14;
+    cell.labels = b.h > ImGui::GetFontSize() * 11;
     cell.max_cell_aspect = 1.6f;
-    cell.highlight = i == s.view.stage;  // the stage a lesson points at is framed, and its marks go on it
-    const HeatmapEvents ev =
-        heatmap("stage", v, cell, s.view.extra_zoom["stage" + std::to_string(i)], gl, ImVec2(g.cell_w - gap, g.cell_h - title - gap));
-    if (i == s.view.stage) offerAnchor(s, ev.placed);
+    const int stage_i = static_cast<int>(i);
+    cell.highlight = stage_i == s.view.stage;  // the stage a lesson points at is framed, and its marks go on it
+    const HeatmapEvents ev = heatmap("stage", v, cell, s.view.extra_zoom["stage" + std::to_string(i)], gl, ImVec2(b.w, b.h));
+    if (stage_i == s.view.stage) offerAnchor(s, ev.placed);
+    ImGui::PopID();
+  }
+  const float line = ImGui::GetTextLineHeightWithSpacing(), gap = ImGui::GetStyle().ItemSpacing.y;
+  for (size_t k = 0; k < g.pictures.size(); ++k) {
+    const Extra& e = *g.picture_extras[k];
+    const Box& b = g.pictures[k];
+    ImGui::PushID(static_cast<int>(k) + 100);
+    ImGui::SetCursorScreenPos(ImVec2(b.x, b.y));
+    ImGui::BeginGroup();  // the plot under its title at the rect's x, not the window's
+    ImGui::TextDisabled("b = %zu", e.categories.size());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", labelOf(e).c_str());
+    const float d = std::max(1.0f, std::min(b.w, b.h - line));
+    pointPlot("points", e, ImVec2(d, d));
     ImGui::EndGroup();
     ImGui::PopID();
   }
-  const float grid_h = g.cell_h * static_cast<float>(g.rows);
-  colorbar(ImGui::GetWindowDrawList(), ImVec2(origin.x + left_w - bar_space + line, origin.y + title + line),
-           ImVec2(line * 0.7f, std::max(line, grid_h - title - line * 3)), st.colormap, st.range, r.weights_label);
-  if (!side) return;
-  // Right column: the pictures in a grid on the upper half, then the token
-  // strips (the rows their tokens need) and the bars (the rest).
-  const float x0 = origin.x + left_w + gap, column_w = avail.x - left_w - gap;
-  float y = origin.y;
-  if (!pictures.empty()) {
-    const float pictures_h = others.empty() ? avail.y : avail.y * 0.5f;
-    const GridLayout pg = bestGrid(static_cast<int>(pictures.size()), column_w, pictures_h, 0, line);
-    for (size_t k = 0; k < pictures.size(); ++k) {
-      ImGui::PushID(static_cast<int>(k) + 100);
-      ImGui::SetCursorScreenPos(ImVec2(x0 + pg.cell_w * static_cast<float>(k % static_cast<size_t>(pg.cols)),
-                                       y + pg.cell_h * static_cast<float>(k / static_cast<size_t>(pg.cols))));
-      ImGui::BeginGroup();
-      ImGui::TextDisabled("b = %zu", pictures[k]->categories.size());
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", labelOf(*pictures[k]).c_str());
-      const float d = std::min(pg.cell_w, pg.cell_h - line) - gap;
-      pointPlot("points", *pictures[k], ImVec2(d, d));
-      ImGui::EndGroup();
-      ImGui::PopID();
-    }
-    y += pictures_h;
-  }
-  const float rest_h = origin.y + avail.y - y;
-  const float strip_h = std::min(rest_h / 3.0f, line * 4.0f);
-  const size_t strips = static_cast<size_t>(std::count_if(others.begin(), others.end(), [](const Extra* e) {
-    return e->kind == ExtraKind::TokenCategories;
-  }));
-  const size_t bars = others.size() - strips;
-  const float bars_h = bars ? (rest_h - strip_h * static_cast<float>(strips)) / static_cast<float>(bars) : 0.0f;
-  for (size_t k = 0; k < others.size(); ++k) {
-    const Extra& e = *others[k];
-    const float each = e.kind == ExtraKind::TokenCategories ? (bars ? strip_h : rest_h / static_cast<float>(strips)) : bars_h;
+  for (size_t k = 0; k < g.others.size(); ++k) {
+    const Extra& e = *g.other_extras[k];
+    const Box& b = g.others[k];
     ImGui::PushID(static_cast<int>(k) + 200);
-    ImGui::SetCursorScreenPos(ImVec2(x0, y));
-    y += each;
+    ImGui::SetCursorScreenPos(ImVec2(b.x, b.y));
     ImGui::BeginGroup();
     ImGui::TextDisabled("%s", labelOf(e).c_str());
-    const ImVec2 size(column_w, each - line - gap);
+    const ImVec2 size(b.w, std::max(1.0f, b.h - line - gap));
     if (e.kind == ExtraKind::CategoryValues) categoryBars("bars", e.value, e.categories, e.col_axis, size);
     else categoryStrip("strip", e.value, r.q_tokens, e.categories, gl, size);
     ImGui::EndGroup();
     ImGui::PopID();
   }
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::Dummy(avail);
 }
 
 }  // namespace
