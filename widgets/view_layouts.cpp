@@ -319,10 +319,7 @@ ImageViewLayout imageViewPrimitives(Primitives& out, const Canvas& c, const Box&
   const float gap = c.unit * 2, panel_w = (area.w - gap) * 0.5f;
   std::string image_title = std::to_string(w) + " × " + std::to_string(h) + " image: query " + groupDigits(q) + " (row " +
                             std::to_string(q / w) + ", column " + std::to_string(q % w) + ")";
-  if (groups) {
-    const std::string& name = groups->label.empty() ? groups->name : groups->label;
-    image_title += ", " + name + " " + formatValueShort(groups->value.data[static_cast<size_t>(q)]);
-  }
+  if (groups) image_title += " in block " + formatValueShort(groups->value.data[static_cast<size_t>(q)]);
   const std::string matrix_title = "connectivity " + groupDigits(lq) + " × " + groupDigits(lk) + ": " + groupDigits(s.nnz()) +
                                    " connections";
   const float title_h = std::max(panelTitle(none, c, image_title, 0, 0, panel_w, false),
