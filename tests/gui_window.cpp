@@ -206,11 +206,14 @@ TEST_F(GuiTest, BadParameterIsUsageError) {
 // [SECTION] Long-range pattern views
 
 
-// The first run of at least `min_len` indices whose count passes `min_count`.
+// The first run of at least `min_len` indices whose count passes `min_count`;
+// a run bridges one or two indices below it (the hairlines of a pixel grid).
 std::pair<int, int> firstRun(const std::vector<int>& counts, int min_count, int min_len) {
+  auto passes = [&](size_t k) { return k < counts.size() && counts[k] >= min_count; };
   for (size_t i = 0; i < counts.size(); ++i) {
+    if (!passes(i)) continue;
     size_t j = i;
-    while (j < counts.size() && counts[j] >= min_count) ++j;
+    while (passes(j) || (j > i && (passes(j + 1) || passes(j + 2)))) ++j;
     if (static_cast<int>(j - i) >= min_len) return {static_cast<int>(i), static_cast<int>(j)};
     i = j;
   }

@@ -80,9 +80,10 @@ void drawRaster(ImDrawList* dl, HeatmapRenderer& gl, const Raster& r, ImVec2 p0,
     dl->PushClipRect(p0, p1, true);
     if (r.sets) {
       // Coloured once per tile (the tile is re-rasterized only when it changes).
+      const bool dark = imguiCanvas().dark;
       const std::string version = std::to_string(reinterpret_cast<uintptr_t>(tile.data())) + ":" + std::to_string(tile.rows()) +
-                                  "x" + std::to_string(tile.cols()) + (imguiCanvas().dark ? "d" : "l");
-      const ImU32 none = toU32(patternBackground(imguiCanvas().dark));
+                                  "x" + std::to_string(tile.cols()) + (dark ? "d" : "l");
+      const ImU32 none = toU32(patternBackground(dark));
       const ImTextureID tex = gl.rgbaTexture(r.key, version, static_cast<int>(tile.cols()), static_cast<int>(tile.rows()),
                                              [&](std::vector<uint32_t>& px) {
                                                for (int64_t i = 0; i < tile.size(); ++i) {

@@ -177,8 +177,16 @@ TokenLinesLayout tokenLinesPrimitives(Primitives& out, const Canvas& c, const Bo
   addText(out, g.xq, body.y + line * 0.2f, "queries", px, Role::Muted, 1.0f, 0.0f);
   addText(out, g.xk, body.y + line * 0.2f, "keys", px, Role::Muted, 0.0f, 0.0f);
 
-  // Opacity is |w| / max |w| over the result (its precomputed stats).
+  // Opacity is |w| / max |w| over the result (its precomputed stats). The
+  // faintest lines are drawn first, so a head's strong lines stay on top of
+  // the other heads' faint ones.
   const float thick = std::clamp(std::min(g.sq, g.sk) * 0.18f, c.unit * 0.07f, c.unit * 0.2f);
+  struct Link {
+    float alpha;
+    int head;
+    int64_t i, j;
+  };
+  std::vector<Link> links;
   for (int h = 0; h < r.heads(); ++h) {
     if (!shown(h)) continue;
     const Mat& w = r.weights[static_cast<size_t>(h)];
@@ -187,11 +195,13 @@ TokenLinesLayout tokenLinesPrimitives(Primitives& out, const Canvas& c, const Bo
       for (int64_t j = 0; j < lk; ++j) {
         if (hover_k >= 0 && j != hover_k) continue;
         const float a = lineOpacity(w(i, j), r.weights_stats);
-        if (!(a > 0.02f)) continue;  // invisible; keeps vector files small
-        addLine(out, g.xq + line * 0.3f, yq(i), g.xk - line * 0.3f, yk(j), headColor(h), thick).alpha = a;
+        if (a > 0.02f) links.push_back({a, h, i, j});  // fainter: invisible; keeps vector files small
       }
     }
   }
+  std::stable_sort(links.begin(), links.end(), [](const Link& a, const Link& b) { return a.alpha < b.alpha; });
+  for (const Link& k : links)
+    addLine(out, g.xq + line * 0.3f, yq(k.i), g.xk - line * 0.3f, yk(k.j), headColor(k.head), thick).alpha = k.alpha;
   // Labels, thinned when rows are denser than the text; the hovered one on a plate.
   const int64_t step_q = labelStride(g.sq, g.label_px * 1.1f), step_k = labelStride(g.sk, g.label_px * 1.1f);
   auto label = [&](const std::string& s, float x, float y, float align_x, bool hovered, bool dim) {
@@ -271,10 +281,7 @@ ImageViewLayout imageViewPrimitives(Primitives& out, const Canvas& c, const Box&
   const float gap = c.unit * 2, panel_w = (area.w - gap) * 0.5f;
   std::string image_title = std::to_string(w) + " × " + std::to_string(h) + " image: query " + groupDigits(q) + " (row " +
                             std::to_string(q / w) + ", column " + std::to_string(q % w) + ")";
-  if (groups) {
-    const std::string& name = groups->label.empty() ? groups->name : groups->label;
-    image_title += ", " + name + " " + formatValueShort(groups->value.data[static_cast<size_t>(q)]);
-  }
+  if (groups) image_title += " in block " + formatValueShort(groups->value.data[static_cast<size_t>(q)]);
   const std::string matrix_title = "connectivity " + groupDigits(lq) + " × " + groupDigits(lk) + ": " + groupDigits(s.nnz()) +
                                    " connections";
   const float title_h = std::max(panelTitle(none, c, image_title, 0, 0, panel_w, false),
