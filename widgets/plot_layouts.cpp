@@ -342,10 +342,13 @@ PointsLayout pointsPrimitives(Primitives& out, const Canvas& c, Box area, const 
     const ArrowHead head = arrowHead(shaft);  // the casing stops under the head
     addLine(out, g.cx, g.cy, head.base_x, head.base_y, Rgb8{20, 20, 20}, std::max(3.0f, px * 0.25f)).alpha = 0.8f;
     out.push_back(shaft);
-    // The label beside the tip, on the side that keeps it inside the area.
-    const bool left = x + px * 0.3f + c.textWidth(a.label, px) > area.right();
-    addText(out, left ? x - px * 0.3f : x + px * 0.3f, std::max(y - px * 0.2f, area.y + px * 1.2f), a.label, px, Role::Text,
-            left ? 1.0f : 0.0f, 1.0f);
+    // The label past the tip, along the arrow (±r pairs point apart, so
+    // their labels do), kept inside the area.
+    const float len = std::max(1e-3f, std::hypot(x - g.cx, y - g.cy)), dx = (x - g.cx) / len, dy = (y - g.cy) / len;
+    const float w = c.textWidth(a.label, px), h = px * 1.2f, ax = 0.5f - 0.5f * dx, ay = 0.5f - 0.5f * dy;
+    const float lx = std::clamp(x + dx * px * 0.4f, area.x + ax * w, area.right() - (1 - ax) * w);
+    const float ly = std::clamp(y + dy * px * 0.4f, area.y + ay * h, area.bottom() - (1 - ay) * h);
+    addText(out, lx, ly, a.label, px, Role::Text, ax, ay);
   }
   return g;
 }

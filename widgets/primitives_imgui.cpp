@@ -139,11 +139,11 @@ void drawPrimitives(ImDrawList* dl, const Primitives& prims, HeatmapRenderer* gl
         }
         break;
       case Primitive::Kind::Polygon: {
-        // ImGui fills convex polygons only: a fan from the first point, which
-        // is exact for the convex shapes layouts emit (sectors, diamonds).
-        for (size_t i = 4; i + 1 < p.points.size(); i += 2)
-          dl->AddTriangleFilled(ImVec2(p.points[0], p.points[1]), ImVec2(p.points[i - 2], p.points[i - 1]),
-                                ImVec2(p.points[i], p.points[i + 1]), colourOf(p));
+        // ImGui fills convex polygons only, which the layouts emit (sectors,
+        // diamonds): one path, anti-aliased at its outline only (a fan of
+        // triangles would show its seams through a translucent fill).
+        for (size_t i = 0; i + 1 < p.points.size(); i += 2) dl->PathLineTo(ImVec2(p.points[i], p.points[i + 1]));
+        dl->PathFillConvex(colourOf(p));
         break;
       }
       case Primitive::Kind::FillEllipse: {
