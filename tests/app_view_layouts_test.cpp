@@ -301,5 +301,33 @@ TEST(WalkthroughLayout, StagesInAGridWithTheExtrasBesideOrUnder) {
   }
 }
 
+TEST(ColumnsTableLayout, EveryCellInsideRightAlignedInItsColumnRowsApart) {
+  const Canvas c = monoCanvas(10);
+  const std::vector<std::string> columns{"layer", "head", "previous-token score", "entropy"};
+  std::vector<std::vector<std::string>> rows;
+  for (int i = 0; i < 12; ++i) rows.push_back({std::to_string(i / 4), std::to_string(i % 4), "0." + std::to_string(100 + i), "1.25"});
+  for (const Box area : {Box{10, 20, 600, 400}, Box{0, 0, 160, 120}}) {
+    Primitives prims;
+    const float h = columnsTablePrimitives(prims, c, area, columns, rows);
+    EXPECT_LE(h, area.h + 0.5f);
+    expectInside(prims, c, area);
+    std::vector<const Primitive*> texts;
+    for (const Primitive& p : prims)
+      if (p.kind == Primitive::Kind::Text) texts.push_back(&p);
+    ASSERT_EQ(texts.size(), (rows.size() + 1) * columns.size());
+    for (size_t r = 0; r <= rows.size(); ++r)
+      for (size_t k = 0; k < columns.size(); ++k) {
+        const Primitive& t = *texts[r * columns.size() + k];
+        EXPECT_FLOAT_EQ(t.align_x, 1.0f) << "right-aligned";
+        EXPECT_FLOAT_EQ(t.x0, texts[k]->x0) << "row " << r << " column " << k << " lines up with its header";
+        if (r > 0) {
+          EXPECT_GT(t.y0, texts[(r - 1) * columns.size() + k]->y0) << "rows go down";
+        }
+      }
+    EXPECT_TRUE(texts[0]->bold) << "the header is bold";
+    EXPECT_FALSE(texts[columns.size()]->bold);
+  }
+}
+
 }  // namespace
 }  // namespace attn

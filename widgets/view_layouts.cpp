@@ -517,6 +517,45 @@ std::vector<Box> textTable(Primitives& out, const Canvas& c, float x, float y, f
   return boxes;
 }
 
+}  // namespace
+
+float columnsTablePrimitives(Primitives& out, const Canvas& c, const Box& area, const std::vector<std::string>& columns,
+                             const std::vector<std::vector<std::string>>& rows) {
+  if (columns.empty()) return 0;
+  const float row_h = std::min(c.unit * 1.8f, area.h / static_cast<float>(rows.size() + 1));
+  float px = row_h * 0.6f, total = 0;
+  std::vector<float> width(columns.size(), 0.0f);
+  for (int pass = 0; pass < 2; ++pass) {
+    total = 0;
+    for (size_t k = 0; k < columns.size(); ++k) {
+      width[k] = c.textWidth(columns[k], px, true);
+      for (const auto& row : rows) width[k] = std::max(width[k], c.textWidth(k < row.size() ? row[k] : std::string(), px, true));
+      total += width[k];
+    }
+    const float needed = total + row_h * 0.6f * static_cast<float>(columns.size());
+    if (needed <= area.w) break;
+    px *= area.w / needed;
+  }
+  const float pad = std::max(row_h * 0.6f, (area.w - total) / static_cast<float>(columns.size()));
+  auto row = [&](float y, const std::vector<std::string>& cells, bool bold) {
+    float x = area.x;
+    for (size_t k = 0; k < cells.size() && k < width.size(); ++k) {
+      addText(out, x + width[k] + pad * 0.8f, y + row_h * 0.5f, cells[k], px, Role::Text, 1.0f, 0.5f).bold = bold;
+      x += width[k] + pad;
+    }
+  };
+  row(area.y, columns, true);
+  addLine(out, area.x, area.y + row_h, area.right(), area.y + row_h, Role::Frame);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const float y = area.y + row_h * static_cast<float>(i + 1);
+    if (i % 2) addFill(out, area.x, y, area.right(), y + row_h, Role::Frame, 0.2f);
+    row(y, rows[i], false);
+  }
+  return row_h * static_cast<float>(rows.size() + 1);
+}
+
+namespace {
+
 // Per-query mass kept [H, L] as one strip per head under a title, with axes
 // and a colour bar; more queries than device pixels keep the smallest share
 // of each pixel's queries (a loss stays visible). Returns the strip's cells.

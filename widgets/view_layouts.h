@@ -99,6 +99,16 @@ struct WalkthroughLayout {
 WalkthroughLayout walkthroughPrimitives(Primitives& out, const Canvas& c, const Box& area, const Result& r,
                                         const ValueRange& range, Colormap cmap);
 
+// [SECTION] Table
+
+// A table of text (the model's head summaries): a bold header row, a rule
+// under it, alternate rows shaded, each column right-aligned and as wide as
+// its widest cell; rows `row_h` = min(1.8 units, the area's height / rows)
+// apart, the text 0.6 of that and smaller where the columns would not fit the
+// width. Returns the height taken.
+float columnsTablePrimitives(Primitives& out, const Canvas& c, const Box& area, const std::vector<std::string>& columns,
+                             const std::vector<std::vector<std::string>>& rows);
+
 // [SECTION] Compare
 
 // Full attention and the pattern on top, their difference below left, the

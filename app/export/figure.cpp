@@ -110,9 +110,6 @@ double labelMargin(double unit, const std::vector<std::string>& labels, double c
   return std::min(w + unit * 0.8, cap);
 }
 
-// "16384" → "16,384".
-QString grouped(int64_t n) { return qs(groupDigits(n)); }
-
 QRectF rectOf(const Box& b) { return QRectF(b.x, b.y, b.w, b.h); }
 
 
@@ -847,42 +844,10 @@ void paintTable(QPainter& p, const std::vector<std::string>& columns, const std:
   QRectF page;
   Painter ctx = beginPage(p, o, raster_scale, page);
   const double title_h = drawTitle(ctx, page, qs(o.title.value_or("")), qs(o.subtitle));
-  const QRectF body(page.left(), page.top() + title_h, page.width(), page.height() - title_h);
-  const double row_h = std::min(ctx.unit * 1.8, body.height() / static_cast<double>(rows.size() + 1));
-  // The text is 0.6 rows high, smaller where the columns would not fit the width.
-  double font_px = row_h * 0.6, total = 0;
-  std::vector<double> width(columns.size(), 0.0);
-  for (int pass = 0; pass < 2; ++pass) {
-    const QFontMetricsF fm(figureFont(font_px, true));
-    total = 0;
-    for (size_t c = 0; c < columns.size(); ++c) {
-      width[c] = fm.horizontalAdvance(qs(columns[c]));
-      for (const auto& row : rows) width[c] = std::max(width[c], fm.horizontalAdvance(qs(row[c])));
-      total += width[c];
-    }
-    const double needed = total + row_h * 0.6 * static_cast<double>(columns.size());
-    if (needed <= body.width()) break;
-    font_px *= body.width() / needed;
-  }
-  const double pad = std::max(row_h * 0.6, (body.width() - total) / static_cast<double>(columns.size()));
-  auto drawRow = [&](double y, const std::vector<std::string>& cells, bool bold) {
-    p.setFont(figureFont(font_px, bold));
-    double x = body.left();
-    for (size_t c = 0; c < cells.size(); ++c) {
-      p.drawText(QRectF(x, y, width[c] + pad * 0.8, row_h), Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip, qs(cells[c]));
-      x += width[c] + pad;
-    }
-  };
-  p.setPen(ctx.theme.text);
-  drawRow(body.top(), columns, true);
-  p.setPen(QPen(ctx.theme.frame, 0));
-  p.drawLine(QPointF(body.left(), body.top() + row_h), QPointF(body.right(), body.top() + row_h));
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const double y = body.top() + row_h * static_cast<double>(i + 1);
-    if (i % 2) p.fillRect(QRectF(body.left(), y, body.width(), row_h), ctx.theme.frame.lighter(o.dark ? 60 : 150));
-    p.setPen(ctx.theme.text);
-    drawRow(y, rows[i], false);
-  }
+  Primitives prims;
+  columnsTablePrimitives(prims, figureCanvas(ctx), boxOf(QRectF(page.left(), page.top() + title_h, page.width(), page.height() - title_h)),
+                         columns, rows);
+  drawPrimitives(ctx, prims);
 }
 
 // [SECTION] Output devices and atomic write
