@@ -1,7 +1,7 @@
 // Small plots for extras: line plots of Curves [S, n] with labelled marker
-// lines (the adaptive-span ramp m_z(x) with R and z), and category matrices
-// (values are category indices) drawn in distinct colours with a legend (the
-// layer × head picture of which pattern each head uses).
+// lines (the adaptive-span ramp m_z(x) with R and z), points, category bars
+// and strips, stacked bars. (Category matrices are matrix panels:
+// widgets/matrix_panel.h.)
 #pragma once
 
 #include "engine/result.h"
@@ -40,11 +40,6 @@ void categoryBars(const char* id, const Array& values, const std::vector<std::st
 // category's colour; when they do not fit as text, one cell per token.
 void categoryStrip(const char* id, const Array& categories_of, const std::vector<std::string>& tokens,
                    const std::vector<std::string>& categories, ImVec2 size);
-
-// `values` is [rows, cols] of category indices 0 … categories.size()−1,
-// each drawn in headColor(index); axes are numbered, the legend names them.
-void categoryGrid(const char* id, const Array& values, const std::vector<std::string>& categories,
-                  const std::string& row_axis, const std::string& col_axis, ImVec2 size);
 
 // `values` is [T, n] ≥ 0 (ExtraKind::Stacked): bar t stacks values[t, 0 … n−1]
 // bottom to top, segment k in headColor(k) and named `segment_axis` k+1 in the

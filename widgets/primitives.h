@@ -77,6 +77,11 @@ struct Primitive {
 
 using Primitives = std::vector<Primitive>;
 
+// The area a layout is given: its top-left corner and size.
+struct Box {
+  float x = 0, y = 0, w = 0, h = 0;
+};
+
 // Labels and ticks are set at kLabelScale × Canvas::unit: on screen that is
 // the font's size, in a figure 0.85 of its base text size.
 constexpr float kLabelScale = 0.85f;

@@ -60,11 +60,13 @@ MeasureText figureMeasure(double px) {
   };
 }
 
-Canvas figureCanvas(const Painter& ctx) {
+Canvas figureCanvas(const Painter& ctx) { return figureCanvas(ctx.unit, ctx.raster_scale, ctx.cmap); }
+
+Canvas figureCanvas(double unit, double raster_scale, Colormap cmap) {
   Canvas c;
-  c.unit = static_cast<float>(ctx.unit);
-  c.raster_scale = static_cast<float>(ctx.raster_scale);
-  c.cmap = ctx.cmap;
+  c.unit = static_cast<float>(unit);
+  c.raster_scale = static_cast<float>(raster_scale);
+  c.cmap = cmap;
   c.width_of = [](const std::string& s, float px, bool bold) {
     return static_cast<float>(QFontMetricsF(figureFont(px, bold)).horizontalAdvance(qs(s)));
   };
