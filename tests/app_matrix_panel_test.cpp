@@ -17,7 +17,7 @@
 namespace attn {
 namespace {
 
-// Every glyph 0.6 of the text size wide; lines 1.2 high.
+// Every glyph 0.6 of the text size wide.
 Canvas monospace() {
   Canvas c;
   c.unit = 12;
@@ -31,9 +31,10 @@ struct Rect {
   bool overlaps(const Rect& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
 };
 
-// The box a text primitive covers, as the backends place it.
+// The box a text primitive's glyphs cover, as the backends place it: its
+// advance wide, one em high (a label's letters and digits stay within it).
 Rect textBox(const Canvas& c, const Primitive& p) {
-  const float w = c.textWidth(p.text, p.size), h = p.size * 1.2f;
+  const float w = c.textWidth(p.text, p.size), h = p.size;
   if (p.baseline) return {p.x0, p.y0 - c.ascent_of(p.size), p.x0 + w, p.y0 - c.ascent_of(p.size) + h};
   if (!p.vertical) return {p.x0 - p.align_x * w, p.y0 - p.align_y * h, p.x0 - p.align_x * w + w, p.y0 - p.align_y * h + h};
   // Turned up: the text's own x runs up the page, its y to the right.

@@ -395,7 +395,8 @@ MatrixPlacement matrixPanelPrimitives(Primitives& out, const Canvas& c, const Bo
     // Row labels, right-aligned against the strip; every n-th where cells are small.
     const float row_right = p.x0 - g.row_strip - g.gap;
     pushClip(out, area.x, p.y0 - g.lp, p.x0 - g.row_strip, p.y1 + g.lp);
-    const int64_t row_step = labelStride(g.ch, g.row_px * 1.1f);
+    // A label's glyphs fit in 1.05 of its size (lower-case letters and digits leave room above and below).
+    const int64_t row_step = labelStride(g.ch, g.row_px * 1.05f);
     for (int64_t r = first_row / row_step * row_step; r <= last_row; r += row_step)
       addText(out, row_right, Y(r + 0.5), axisLabel(m.row_labels, r), g.row_px, Role::Text, 1.0f, 0.5f);
     if (s.hover_row >= 0) {
@@ -409,7 +410,7 @@ MatrixPlacement matrixPanelPrimitives(Primitives& out, const Canvas& c, const Bo
     const float col_bottom = p.y0 - g.col_strip - g.gap;
     pushClip(out, p.x0 - g.lp, band_top + g.band_h, p.x1 + g.lp, p.y0 - g.col_strip);
     const int64_t col_step =
-        labelStride(g.cw, g.col_vertical ? g.col_px * 1.1f : widestLabel(c, m.col_labels, m.cols, g.col_px) + g.col_px * 0.5f);
+        labelStride(g.cw, g.col_vertical ? g.col_px * 1.05f : widestLabel(c, m.col_labels, m.cols, g.col_px) + g.col_px * 0.5f);
     auto colLabel = [&](int64_t k) {
       Primitive& t = addText(out, X(k + 0.5), col_bottom, axisLabel(m.col_labels, k), g.col_px, Role::Text, 0.5f, 1.0f);
       if (g.col_vertical) t.vertical = true, t.align_x = 0.0f, t.align_y = 0.5f;
