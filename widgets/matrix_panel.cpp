@@ -98,6 +98,8 @@ void categoryLegend(Primitives& out, const CategoryLegendLayout& l, const std::v
   }
 }
 
+std::string cornerTitle(const std::string& axis) { return axis + " \xE2\x86\x92"; }
+
 // Where everything goes; computed before anything is drawn.
 struct Geometry {
   float unit = 0, lp = 0, gap = 0;  // the base unit, the label size, the gap between a label and what it names
@@ -105,7 +107,8 @@ struct Geometry {
   float row_margin = 0, col_margin = 0;  // room for the row labels (left), column labels (above)
   float row_px = 0, col_px = 0;          // their sizes
   bool col_vertical = false;
-  float band_h = 0, band_px = 0;
+  bool col_title_corner = false;  // the column axis title left of the column labels, not above them
+  float band_h = 0;
   float strip = 0, row_strip = 0, col_strip = 0;  // category strips: width, and the room each takes
   float bar_w = 0, bar_gap = 0;
   bool legend = false, legend_beside = false;
@@ -151,7 +154,6 @@ Geometry layout(const Canvas& c, const Box& area, const MatrixSpec& m, const Mat
   const bool labels = s.labels;
   g.axis_h = g.lp * 1.5f;
   const float row_title = labels && !m.row_axis.empty() ? g.axis_h : 0.0f;
-  const float col_title = labels && !m.col_axis.empty() ? g.axis_h : 0.0f;
   // Long tokens cannot squeeze the matrix away: their margin is capped (and they shrink to it).
   const float cap = 0.3f * std::min(area.w, area.h);
   const float row_w = labels ? widestLabel(c, m.row_labels, m.rows, g.lp) : 0.0f;
@@ -178,6 +180,11 @@ Geometry layout(const Canvas& c, const Box& area, const MatrixSpec& m, const Mat
     right = g.bar_gap + g.bar_w + g.lp * 0.35f * 1.5f + c.textWidth("-0.0000", g.lp) + g.lp * 1.7f;
   }
   const float left = area.x + row_title + g.row_margin + g.row_strip;
+  // The column axis title goes in the corner left of the column labels where it fits ("key →", as the
+  // screen always had it), else in a row of its own above them.
+  g.col_title_corner = labels && !m.col_axis.empty() &&
+                       c.textWidth(cornerTitle(m.col_axis), g.lp) + g.gap <= row_title + g.row_margin + g.row_strip;
+  const float col_title = labels && !m.col_axis.empty() && !g.col_title_corner ? g.axis_h : 0.0f;
   auto fit = [&](float top) {
     const float aw = std::max(1.0f, area.x + area.w - right - left), ah = std::max(1.0f, area.y + area.h - bottom - top);
     float cw = aw / static_cast<float>(m.cols), ch = ah / static_cast<float>(m.rows);
@@ -211,14 +218,14 @@ Geometry layout(const Canvas& c, const Box& area, const MatrixSpec& m, const Mat
     g.band_h = g.lp * 1.25f * static_cast<float>(lines) + u * 0.5f;
   }
   fit(top());
-  // Labels on small cells are set smaller (down to min_label units) and thinned by labelStride.
-  const float cell_px = std::clamp(std::min(g.cw, g.ch) * 0.8f, std::min(g.lp, s.min_label * u), g.lp);
-  auto fitted = [&](float widest_at_lp, float room) {
-    const float w = widest_at_lp * cell_px / g.lp;
-    return w > room ? std::max(u * 0.3f, cell_px * room / w) : cell_px;
+  // Labels across small cells are set smaller (down to min_label units) and thinned by labelStride;
+  // long ones shrink to their margin.
+  auto fitted = [&](float cell, float widest_at_lp, float room) {
+    const float px = std::clamp(cell * 0.8f, std::min(g.lp, s.min_label * u), g.lp), w = widest_at_lp * px / g.lp;
+    return w > room ? std::max(u * 0.3f, px * room / w) : px;
   };
-  g.row_px = fitted(row_w, g.row_margin - g.gap * 2);
-  g.col_px = g.col_vertical ? fitted(col_w, g.col_margin - g.gap * 2) : cell_px;
+  g.row_px = fitted(g.ch, row_w, g.row_margin - g.gap * 2);
+  g.col_px = g.col_vertical ? fitted(g.cw, col_w, g.col_margin - g.gap * 2) : g.lp;
   g.band_top = top0;
   g.bottom = g.y1 + bottom;
   return g;
@@ -424,12 +431,14 @@ MatrixPlacement matrixPanelPrimitives(Primitives& out, const Canvas& c, const Bo
       colLabel(s.hover_col);
     }
     popClip(out);
-    // Axis titles: the column's centred above everything over the cells, the row's turned along the left edge;
-    // set smaller where longer than their side, down to half size.
+    // Axis titles: the column's in the corner or centred above everything over the cells, the row's turned
+    // beside the row labels; set smaller where longer than their side, down to half size.
     auto titlePx = [&](const std::string& t, float side) {
       return g.lp * std::clamp(side / std::max(1.0f, c.textWidth(t, g.lp)), 0.5f, 1.0f);
     };
-    if (!m.col_axis.empty()) {
+    if (g.col_title_corner) {
+      addText(out, p.x0 - g.row_strip - g.gap, col_bottom, cornerTitle(m.col_axis), g.lp, Role::Muted, 1.0f, 1.0f);
+    } else if (!m.col_axis.empty()) {
       const float px = titlePx(m.col_axis, p.x1 - area.x);
       const float half = c.textWidth(m.col_axis, px) * 0.5f;
       const float cx = std::clamp((p.x0 + p.x1) * 0.5f, area.x + half, std::max(area.x + half, area.x + area.w - half));

@@ -4,7 +4,8 @@
 // the placement it returns; app/export/figure.cpp replays it with QPainter.
 //
 // What it draws, top to bottom: the panel's title (a typeset formula), the
-// column axis title, key-band labels (wrapped to their band), column labels
+// column axis title (in the corner left of the column labels where it fits,
+// "key →"), key-band labels (wrapped to their band), column labels
 // (flat where they fit a cell, else turned up; thinned by labelStride), a
 // column category strip, the cells (values through the colour scale, masked
 // cells and a sparse matrix's missing entries grey, or category colours),
