@@ -9,7 +9,7 @@
 namespace attn {
 
 HeadPick headGrid(const char* id, const std::vector<std::vector<Mat>>& attention, const Mat* mask,
-                  const HeatmapStyle& style, int focus_layer, int focus_head, HeatmapZoom& zoom, HeatmapRenderer& gl,
+                  const MatrixStyle& style, int focus_layer, int focus_head, HeatmapZoom& zoom, HeatmapRenderer& gl,
                   ImVec2 size) {
   HeadPick pick;
   const int layers = static_cast<int>(attention.size());
@@ -37,7 +37,7 @@ HeadPick headGrid(const char* id, const std::vector<std::vector<Mat>>& attention
     const float w = ImGui::CalcTextSize(s).x;
     dl->AddText(ImVec2(origin.x + left + cell * (h + 0.5f) - w * 0.5f, origin.y), h == focus_head ? text : dim, s);
   }
-  HeatmapStyle st = style;
+  MatrixStyle st = style;
   st.labels = false;
   st.colorbar = false;
   st.tooltip = false;
@@ -49,7 +49,7 @@ HeadPick headGrid(const char* id, const std::vector<std::vector<Mat>>& attention
     for (int h = 0; h < heads; ++h) {
       ImGui::PushID(l * heads + h);
       ImGui::SetCursorScreenPos(ImVec2(origin.x + left + cell * h, origin.y + top + cell * l));
-      MatrixView v = MatrixView::of(attention[static_cast<size_t>(l)][static_cast<size_t>(h)]);
+      MatrixSpec v = MatrixSpec::of(attention[static_cast<size_t>(l)][static_cast<size_t>(h)]);
       v.mask = mask;
       st.highlight = l == focus_layer && h == focus_head;
       const HeatmapEvents ev = heatmap("thumb", v, st, zoom, gl, ImVec2(cell - gap, cell - gap));

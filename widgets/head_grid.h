@@ -18,7 +18,7 @@ struct HeadPick {
 
 // `attention[l][h]` is [L, L]; `mask` (may be null) is drawn as in the heatmap.
 HeadPick headGrid(const char* id, const std::vector<std::vector<Mat>>& attention, const Mat* mask,
-                  const HeatmapStyle& style, int focus_layer, int focus_head, HeatmapZoom& zoom, HeatmapRenderer& gl,
+                  const MatrixStyle& style, int focus_layer, int focus_head, HeatmapZoom& zoom, HeatmapRenderer& gl,
                   ImVec2 size);
 
 }  // namespace attn

@@ -1,7 +1,7 @@
-// The heatmap view: a matrix colourised at screen resolution by a GLSL
-// colormap shader (through an ImDrawList callback), with token axes,
-// colorbar, zoom/pan, hover tooltip and overlays (p_t markers, windows, key
-// bands). A sparse matrix (SparseRows) is drawn through engine rasterize():
+// The heatmap view: the matrix panel (widgets/matrix_panel.h: token axes,
+// colour bar, overlays, key bands) on screen, its cells colourised at screen
+// resolution by a GLSL colormap shader (through an ImDrawList callback),
+// with zoom/pan, hover highlight and tooltip. A sparse matrix (SparseRows) is drawn through engine rasterize():
 // only the visible tile, at about its on-screen pixel size, cached until the
 // tile or the result changes; L×L is never materialised.
 //
@@ -13,6 +13,7 @@
 #include "engine/result.h"
 #include "widgets/annotations.h"
 #include "widgets/colormap.h"
+#include "widgets/matrix_panel.h"
 #include "widgets/value_range.h"
 
 #include <imgui.h>
@@ -116,54 +117,6 @@ struct HeatmapZoom {
   void reset() { *this = HeatmapZoom{}; }
 };
 
-// What to draw; nothing is owned. Either `data` (dense, row-major) or `sparse`.
-struct MatrixView {
-  const float* data = nullptr;
-  const SparseRows* sparse = nullptr;  // drawn tile by tile; the tooltip looks up the exact entry
-  int64_t rows = 0, cols = 0;
-  const Mat* scores = nullptr;  // shown in the tooltip
-  const Mat* mask = nullptr;    // 1 = allowed; shown in the tooltip
-  const std::vector<std::string>* row_labels = nullptr;  // empty: indices
-  const std::vector<std::string>* col_labels = nullptr;
-  std::string row_axis = "query", col_axis = "key";
-  std::string value_label = "weight", score_label = "score";
-  const Array* query_position = nullptr;  // [rows]: key position marker per row
-  const Array* query_window = nullptr;    // [rows, 2]: first/last allowed key per row
-  const std::vector<KeyBand>* key_bands = nullptr;      // dividers and labels above the columns
-  const std::vector<std::string>* set_names = nullptr;  // sparse: names of SparseRows::sets bits
-  // A category per row / column (headColor), drawn as a colour strip beside the axis (LSH buckets).
-  const std::vector<int32_t>* row_categories = nullptr;
-  const std::vector<int32_t>* col_categories = nullptr;
-  std::string category_axis = "category";
-  const std::vector<int64_t>* row_dividers = nullptr;  // a line before each of these rows (chunk boundaries)
-  const std::vector<int64_t>* col_dividers = nullptr;  // and columns
-
-  static MatrixView of(const Mat& m) {
-    MatrixView v;
-    v.data = m.data();
-    v.rows = m.rows();
-    v.cols = m.cols();
-    return v;
-  }
-  static MatrixView of(const SparseRows& s) {
-    MatrixView v;
-    v.sparse = &s;
-    v.rows = s.rows;
-    v.cols = s.cols;
-    return v;
-  }
-};
-
-struct HeatmapStyle {
-  Colormap colormap = Colormap::Viridis;
-  ValueRange range;
-  bool labels = true;       // token labels on both axes
-  bool colorbar = true;
-  bool tooltip = true;
-  float max_cell_aspect = 1.0f;  // 1: square cells; larger lets a thin matrix stretch
-  bool highlight = false;   // draw a focus frame (selected thumbnail)
-};
-
 struct HeatmapEvents {
   bool hovered = false;
   bool clicked = false;     // released without dragging
@@ -171,7 +124,10 @@ struct HeatmapEvents {
   MatrixPlacement placed;   // where the cells were drawn (annotations go over them)
 };
 
-HeatmapEvents heatmap(const char* id, const MatrixView& view, const HeatmapStyle& style, HeatmapZoom& zoom,
+// The matrix panel (widgets/matrix_panel.h) in `size` at the cursor, its
+// labels at the font's size, with zoom (wheel), pan (drag), reset (double
+// click), the hovered cell and its labels highlighted and a tooltip.
+HeatmapEvents heatmap(const char* id, const MatrixSpec& view, const MatrixStyle& style, HeatmapZoom& zoom,
                       HeatmapRenderer& gl, ImVec2 size);
 
 // Tooltip lines for entry (r, c) of a sparse matrix: its exact value (or "not

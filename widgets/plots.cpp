@@ -13,24 +13,6 @@ namespace attn {
 
 namespace {
 
-// The shared legend (legendPrimitives, when `entries` is not empty) above a
-// hoverable plot area that fills the rest of `size`.
-struct PlotArea {
-  ImVec2 origin, size;
-  bool hovered = false;
-};
-PlotArea legendAndArea(const char* button, const std::vector<LegendEntry>& entries, ImVec2 size) {
-  const ImVec2 top_left = ImGui::GetCursorScreenPos();
-  Primitives prims;
-  const float legend_h = legendPrimitives(prims, imguiCanvas(), Box{top_left.x, top_left.y, size.x, 0}, entries, false);
-  drawPrimitives(ImGui::GetWindowDrawList(), prims);
-  if (legend_h > 0) ImGui::Dummy(ImVec2(size.x, legend_h));
-  PlotArea a{ImGui::GetCursorScreenPos(), ImVec2(size.x, std::max(1.0f, size.y - (ImGui::GetCursorScreenPos().y - top_left.y)))};
-  ImGui::InvisibleButton(button, a.size);
-  a.hovered = ImGui::IsItemHovered();
-  return a;
-}
-
 // Reserves `size` as one hoverable item at the cursor: the area a layout fills.
 Box reserve(const char* button, ImVec2 size, bool& hovered) {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -64,63 +46,6 @@ void linePlot(const char* id, const Array& curves, const std::string& series_axi
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(toU32(headColor(static_cast<int>(s)))), "%s: %s",
                          names[static_cast<size_t>(s)].c_str(), formatValueShort(curves.data[static_cast<size_t>(s * g.n + x)]).c_str());
     ImGui::EndTooltip();
-  }
-  ImGui::PopID();
-}
-
-void categoryGrid(const char* id, const Array& values, const std::vector<std::string>& categories,
-                  const std::string& row_axis, const std::string& col_axis, ImVec2 size) {
-  ImGui::PushID(id);
-  std::vector<Rgb8> colours;
-  std::vector<LegendEntry> legend;
-  for (size_t i = 0; i < categories.size(); ++i) {
-    colours.push_back(headColor(static_cast<int>(i)));
-    legend.push_back({colours.back(), categories[i]});
-  }
-  const PlotArea grid = legendAndArea("##grid", legend, size);
-  const ImVec2 origin = grid.origin, area = grid.size;
-  const bool hovered = grid.hovered;
-  const int64_t rows = values.rank() == 2 ? values.shape[0] : 0, cols = values.rank() == 2 ? values.shape[1] : 0;
-  const float line = ImGui::GetTextLineHeight();
-  const float left = ImGui::CalcTextSize((row_axis + " 000").c_str()).x + line * 0.5f, top = line * 1.4f;
-  if (rows == 0 || cols == 0 || area.x <= left || area.y <= top) {
-    ImGui::PopID();
-    return;
-  }
-  // Square cells; many cells are sampled to at most one per pixel.
-  const float cell = std::min((area.x - left) / static_cast<float>(cols), (area.y - top) / static_cast<float>(rows));
-  const ImVec2 p0(origin.x + left, origin.y + top);
-  const int64_t step_r = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(1.0f / cell))), step_c = step_r;
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float gap = cell >= 8.0f ? 1.0f : 0.0f;
-  for (int64_t r = 0; r < rows; r += step_r)
-    for (int64_t c = 0; c < cols; c += step_c) {
-      const float v = values.data[static_cast<size_t>(r * cols + c)];
-      const int k = std::isfinite(v) ? static_cast<int>(v) : -1;
-      const ImU32 col = k >= 0 && k < static_cast<int>(colours.size()) ? toU32(colours[static_cast<size_t>(k)]) : IM_COL32(128, 128, 128, 255);
-      const ImVec2 a(p0.x + cell * static_cast<float>(c), p0.y + cell * static_cast<float>(r));
-      dl->AddRectFilled(ImVec2(a.x + gap, a.y + gap), ImVec2(a.x + cell * static_cast<float>(step_c), a.y + cell * static_cast<float>(step_r)), col);
-    }
-  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  const int64_t label_r = labelStride(cell, line * 1.1f);
-  for (int64_t r = 0; r < rows; r += label_r) {
-    const std::string s = row_axis + " " + std::to_string(r);
-    dl->AddText(ImVec2(p0.x - ImGui::CalcTextSize(s.c_str()).x - line * 0.3f, p0.y + cell * (static_cast<float>(r) + 0.5f) - line * 0.5f), text, s.c_str());
-  }
-  const int64_t label_c = labelStride(cell, ImGui::CalcTextSize("000").x * 1.5f);
-  for (int64_t c = 0; c < cols; c += label_c) {
-    const std::string s = std::to_string(c);
-    dl->AddText(ImVec2(p0.x + cell * (static_cast<float>(c) + 0.5f) - ImGui::CalcTextSize(s.c_str()).x * 0.5f, origin.y), text, s.c_str());
-  }
-  dl->AddText(ImVec2(origin.x, origin.y), dim, (col_axis + " \xE2\x86\x92").c_str());
-  const ImVec2 m = ImGui::GetIO().MousePos;
-  const int64_t r = static_cast<int64_t>(std::floor((m.y - p0.y) / cell)), c = static_cast<int64_t>(std::floor((m.x - p0.x) / cell));
-  if (hovered && r >= 0 && r < rows && c >= 0 && c < cols) {
-    const float v = values.data[static_cast<size_t>(r * cols + c)];
-    const int k = std::isfinite(v) ? static_cast<int>(v) : -1;
-    ImGui::SetTooltip("%s %lld, %s %lld: %s", row_axis.c_str(), static_cast<long long>(r), col_axis.c_str(),
-                      static_cast<long long>(c),
-                      k >= 0 && k < static_cast<int>(categories.size()) ? categories[static_cast<size_t>(k)].c_str() : "?");
   }
   ImGui::PopID();
 }

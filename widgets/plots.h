@@ -1,9 +1,8 @@
 // Small plots for extras on screen: line plots of Curves [S, n] with
 // labelled marker lines (the adaptive-span ramp m_z(x) with R and z), points,
 // bars per category, token strips, stacked bars — each the layout of
-// widgets/plot_layouts.h replayed, with its hover — and category matrices
-// (values are category indices) drawn in distinct colours with a legend (the
-// layer × head picture of which pattern each head uses).
+// widgets/plot_layouts.h replayed, with its hover. (Category matrices are
+// matrix panels: widgets/matrix_panel.h.)
 #pragma once
 
 #include "engine/result.h"
@@ -44,11 +43,6 @@ void categoryBars(const char* id, const Array& values, const std::vector<std::st
 // (drawn by `gl`).
 void categoryStrip(const char* id, const Array& categories_of, const std::vector<std::string>& tokens,
                    const std::vector<std::string>& categories, HeatmapRenderer& gl, ImVec2 size);
-
-// `values` is [rows, cols] of category indices 0 … categories.size()−1,
-// each drawn in headColor(index); axes are numbered, the legend names them.
-void categoryGrid(const char* id, const Array& values, const std::vector<std::string>& categories,
-                  const std::string& row_axis, const std::string& col_axis, ImVec2 size);
 
 // `values` is [T, n] ≥ 0 (ExtraKind::Stacked): bar t stacks values[t, 0 … n−1]
 // bottom to top, segment k in headColor(k) and named `segment_axis` k+1 in the

@@ -19,6 +19,7 @@
 #include "widgets/annotations.h"
 #include "widgets/formula.h"
 #include "widgets/plot_layouts.h"
+#include "widgets/matrix_panel.h"
 #include "widgets/primitives.h"
 #include "widgets/value_range.h"
 #include "widgets/view_layouts.h"
@@ -99,20 +100,11 @@ double drawFormula(QPainter& p, const QRectF& area, const QString& text, const Q
 namespace {
 
 // [SECTION] Painting helpers
-// The margin token labels take beside a matrix: the longest label at the
-// largest label size (0.85 units) and a gap, capped at `cap` so long tokens
-// cannot squeeze the matrix away. The figure's height and the matrix panel
-// measure it alike.
-double labelMargin(double unit, const std::vector<std::string>& labels, double cap) {
-  const QFontMetricsF fm(figureFont(unit * 0.85));
-  double w = 0;
-  for (const std::string& l : labels) w = std::max(w, fm.horizontalAdvance(qs(l)));
-  return std::min(w + unit * 0.8, cap);
+// A layout's area and a painter's rect.
+Box boxOf(const QRectF& r) {
+  return {static_cast<float>(r.left()), static_cast<float>(r.top()), static_cast<float>(r.width()), static_cast<float>(r.height())};
 }
-
 QRectF rectOf(const Box& b) { return QRectF(b.x, b.y, b.w, b.h); }
-
-
 
 // The colour bar: the screen's own layout (colorbarPrimitives), in figure units.
 void drawColorbar(Painter& ctx, const QRectF& area, const ValueRange& range, const QString& label) {
@@ -124,25 +116,8 @@ void drawColorbar(Painter& ctx, const QRectF& area, const ValueRange& range, con
   drawPrimitives(ctx, prims);
 }
 
-Box boxOf(const QRectF& r) {
-  return {static_cast<float>(r.left()), static_cast<float>(r.top()), static_cast<float>(r.width()), static_cast<float>(r.height())};
-}
-// The shared legend (legendPrimitives): swatches with names in a row
-// (wrapped) or a column. Returns its height; with draw = false only measures.
-double layoutLegend(Painter& ctx, const QRectF& area, const std::vector<LegendEntry>& entries, bool vertical, bool draw) {
-  Primitives prims;
-  const float h = legendPrimitives(prims, figureCanvas(ctx), boxOf(area), entries, vertical, draw);
-  drawPrimitives(ctx, prims);
-  return h;
-}
-
-// A panel's title, bold, wrapped to the panel's width: its height with the
-// space under it (0 for no title), and drawing it.
-double panelTitleHeight(Painter& ctx, double width, const QString& title) {
-  if (title.isEmpty()) return 0;
-  return formulaHeight(figureFont(ctx.unit * 1.05, true), width, title) + ctx.unit * 0.4;
-}
-
+// A panel's title, bold, wrapped to the panel's width; returns its height
+// with the space under it (0 for no title).
 double drawPanelTitle(Painter& ctx, const QRectF& area, const QString& title) {
   if (title.isEmpty()) return 0;
   return drawFormula(ctx.p, area, title, figureFont(ctx.unit * 1.05, true), ctx.theme.text) + ctx.unit * 0.4;
@@ -150,236 +125,31 @@ double drawPanelTitle(Painter& ctx, const QRectF& area, const QString& title) {
 
 
 // [SECTION] Matrix panel
-struct MatrixPanel {
-  const Mat* values = nullptr;         // dense [rows, cols]; may be null when `sparse` is set
-  const SparseRows* sparse = nullptr;  // the same matrix as CSR: drawn through rasterize() when there is
-                                       // no dense copy or it is too large for one rect per cell
-  const Mat* mask = nullptr;           // optional: masked cells are grey
-  const std::vector<std::string>* row_labels = nullptr;
-  const std::vector<std::string>* col_labels = nullptr;
-  ValueRange range;
-  QString title, row_axis, col_axis;
-  const Extra* position = nullptr;                        // QueryPosition overlay
-  const Extra* window = nullptr;                          // QueryWindow overlay
-  const std::vector<KeyBand>* bands = nullptr;            // key bands: dividers, labels above the columns
-  const std::vector<std::string>* categories = nullptr;  // values are category indices, colour headColor(k)
-  const std::vector<int32_t>* row_categories = nullptr;  // category per row / column: colour strips beside the axes
-  const std::vector<int32_t>* col_categories = nullptr;
-  const std::vector<int64_t>* row_dividers = nullptr;    // lines before these rows / columns
-  const std::vector<int64_t>* col_dividers = nullptr;
-  bool labels = true;
-  int64_t rows() const { return values ? values->rows() : sparse->rows; }
-  int64_t cols() const { return values ? values->cols() : sparse->cols; }
-};
 
-// Draws `m` into `area` (including labels); returns the cell rectangle.
-QRectF drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixPanel& m) {
-  QPainter& p = ctx.p;
-  const int64_t rows = m.rows(), cols = m.cols();
-  const double title_h = m.title.isEmpty() ? 0 : panelTitleHeight(ctx, area.width(), m.title);
-  const bool has_bands = m.bands && !m.bands->empty();
-  auto labelSpace = [&](const std::vector<std::string>* labels, double cap) {
-    return m.labels && labels ? labelMargin(ctx.unit, *labels, cap) : ctx.unit * 0.5;
-  };
-  const double label_w = labelSpace(m.row_labels, area.width() * 0.3);
-  const double label_h = labelSpace(m.col_labels, area.height() * 0.3);
-  const double axis = m.labels ? ctx.unit * 1.4 : 0;
-  const double strip = ctx.unit * 0.6, row_strip = m.row_categories ? strip + ctx.unit * 0.15 : 0,
-               col_strip = m.col_categories ? strip + ctx.unit * 0.15 : 0;
-  // The cells under `band_h` of key-band labels; cell width cw, height ch.
-  double cw = 0, ch = 0;
-  auto layoutCells = [&](double band_h) {
-    QRectF c(area.left() + axis + label_w + row_strip, area.top() + title_h + band_h + col_strip,
-             area.width() - axis - label_w - row_strip, area.height() - title_h - band_h - col_strip - label_h - axis);
-    // Square cells where the aspect allows, as in the papers' figures.
-    const double cell = std::min(c.width() / std::max<int64_t>(cols, 1), c.height() / std::max<int64_t>(rows, 1));
-    const double aspect_cols = c.width() / std::max<int64_t>(cols, 1);
-    cw = rows == cols || cols <= rows ? cell : std::max(cell, std::min(aspect_cols, cell * 4));
-    // A wide matrix (an extra [L, d]) may stretch its rows up to 4× as well,
-    // so a 12 × 64 gate map is not drawn as a thin strip.
-    ch = cols > rows ? std::max(cell, std::min(c.height() / std::max<int64_t>(rows, 1), cell * 4)) : cell;
-    c.setWidth(cw * cols);
-    c.setHeight(ch * rows);
-    return c;
-  };
-  // Key-band labels wrap to their band's width: the space above the cells
-  // grows to the tallest label (measured on a first layout).
-  const QFont band_font = figureFont(ctx.unit * 0.8);
-  auto bandLabelWidth = [&](const KeyBand& b) { return std::max(ctx.unit, (b.end - b.begin) * cw - ctx.unit * 0.3); };
-  double band_h = has_bands ? ctx.unit * 1.5 : 0;
-  QRectF cells = layoutCells(band_h);
-  if (has_bands) {
-    double text_h = 0;
-    for (const KeyBand& b : *m.bands) text_h = std::max(text_h, wrappedHeight(band_font, bandLabelWidth(b), qs(b.label)));
-    if (text_h + ctx.unit * 0.5 > band_h) cells = layoutCells(band_h = text_h + ctx.unit * 0.5);
-  }
+// A figure's matrix panel: square cells, as in the papers' figures; a wide
+// matrix may stretch its cells up to 4:1 (a 12 × 64 gate map is not drawn
+// as a thin strip).
+MatrixStyle panelStyle(const MatrixSpec& m, const ValueRange& range, bool colorbar) {
+  MatrixStyle s;
+  s.range = range;
+  s.colorbar = colorbar;
+  s.max_cell_aspect = m.cols > m.rows ? 4.0f : 1.0f;
+  return s;
+}
 
-  drawPanelTitle(ctx, area, m.title);
-  const Colormap cmap = colormapFor(m.range, ctx.cmap);
-  const QColor masked_colour = ctx.theme.background.lightness() > 128 ? QColor(225, 225, 228) : QColor(50, 50, 55);
-  auto colourOf = [&](float v) {
-    if (v == kNoEntry) return masked_colour;
-    if (m.categories) return toQColor(headColor(static_cast<int>(v)));
-    return toQColor(colormapAt(cmap, scaleToUnit(m.range, v)));
-  };
-  p.setRenderHint(QPainter::Antialiasing, false);  // crisp cells, no seams between them
-  if (m.values && rows * cols <= kMaxVectorCells) {
-    p.setPen(Qt::NoPen);
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < cols; ++j) {
-        const bool is_masked = m.mask && m.mask->size() && (*m.mask)(i, j) == 0.0f;
-        // Slight overlap hides hairline seams between rects in viewers.
-        p.fillRect(QRectF(cells.left() + j * cw, cells.top() + i * ch, cw + 0.02, ch + 0.02),
-                   is_masked ? masked_colour : colourOf((*m.values)(i, j)));
-      }
-  } else {
-    // Large matrices become one embedded image (an <image> in SVG) at the
-    // figure's resolution: one rect per cell is impossible at L = 16,384
-    // (2^28 cells). A sparse result is pooled by rasterize() straight from
-    // its CSR rows, never through an L×L copy.
-    // Each image pixel pools whole blocks of rows and columns (blockSize),
-    // as rasterize() does: blocks of a fractional size beat against a
-    // periodic pattern and draw moiré that is not in the data.
-    const auto out_rows = static_cast<int64_t>(std::ceil(cells.height() * ctx.raster_scale));
-    const auto out_cols = static_cast<int64_t>(std::ceil(cells.width() * ctx.raster_scale));
-    const Mat pooled = m.sparse ? rasterize(*m.sparse, 0, rows, 0, cols, out_rows, out_cols, RasterValue::Values, kNoEntry)
-                                : poolDense(*m.values, m.mask, out_rows, out_cols);
-    drawCrispImage(ctx, cells, colourise(pooled, [&](float v) { return colourOf(v).rgb(); }));
-  }
-  p.setPen(QPen(ctx.theme.frame, 0));
-  p.setBrush(Qt::NoBrush);
-  p.drawRect(cells);
-  // Category strips (runs of equal categories) beside the rows and above the columns.
-  auto strips = [&](const std::vector<int32_t>& cats, double extent, auto&& rect) {
-    for (size_t a = 0; a < cats.size();) {
-      size_t b = a + 1;
-      // Runs thinner than a device pixel merge into their neighbour's colour: a 4,096-long axis stays a few hundred rects.
-      while (b < cats.size() && (cats[b] == cats[a] || (b - a) * extent / cats.size() < 0.5 / ctx.raster_scale)) ++b;
-      p.fillRect(rect(static_cast<double>(a) / cats.size() * extent, static_cast<double>(b) / cats.size() * extent),
-                 toQColor(headColor(cats[a])));
-      a = b;
-    }
-  };
-  if (m.row_categories)
-    strips(*m.row_categories, cells.height(), [&](double y0, double y1) {
-      return QRectF(cells.left() - row_strip, cells.top() + y0, strip, y1 - y0);
-    });
-  if (m.col_categories)
-    strips(*m.col_categories, cells.width(), [&](double x0, double x1) {
-      return QRectF(cells.left() + x0, cells.top() - col_strip, x1 - x0, strip);
-    });
-  // Dividers (chunk boundaries): dark under light, visible on any colour.
-  for (const bool dark : {true, false}) {
-    p.setPen(dark ? QPen(QColor(20, 20, 20), std::max(1.5, ctx.unit * 0.22)) : QPen(QColor(255, 255, 255), std::max(0.7, ctx.unit * 0.08)));
-    // Dividers closer than 0.3 text units are thinned: a chunk of 64 at L = 65,536 would paint a solid sheet.
-    double last = -1e9;
-    if (m.col_dividers)
-      for (const int64_t c : *m.col_dividers)
-        if (cells.left() + c * cw - last >= ctx.unit * 0.3) {
-          last = cells.left() + c * cw;
-          p.drawLine(QPointF(last, cells.top()), QPointF(last, cells.bottom()));
-        }
-    last = -1e9;
-    if (m.row_dividers)
-      for (const int64_t r : *m.row_dividers)
-        if (cells.top() + r * ch - last >= ctx.unit * 0.3) {
-          last = cells.top() + r * ch;
-          p.drawLine(QPointF(cells.left(), last), QPointF(cells.right(), last));
-        }
-  }
-  p.setRenderHint(QPainter::Antialiasing, true);
-
-  // Overlays: predicted positions (p_t) and windows [first, last] per query.
-  if (m.window) {
-    p.setPen(QPen(QColor(255, 255, 255), std::max(1.0, ctx.unit * 0.12)));
-    for (int64_t i = 0; i < rows && 2 * i + 1 < m.window->value.size(); ++i) {
-      const double a = m.window->value.data[2 * i], b = m.window->value.data[2 * i + 1];
-      p.drawRect(QRectF(cells.left() + a * cw, cells.top() + i * ch, (b - a + 1) * cw, ch));
-    }
-  }
-  if (m.position) {
-    p.setPen(QPen(QColor(230, 30, 30), std::max(1.0, ctx.unit * 0.12)));
-    p.setBrush(QColor(255, 80, 80));
-    const double r = std::max(1.5, std::min(cw, ch) * 0.22);
-    for (int64_t i = 0; i < rows && i < m.position->value.size(); ++i)
-      p.drawEllipse(QPointF(cells.left() + (m.position->value.data[i] + 0.5) * cw, cells.top() + (i + 0.5) * ch), r, r);
-    p.setBrush(Qt::NoBrush);
-  }
-  // Key bands (Transformer-XL: memory | segment τ): a divider through the
-  // matrix at each band's first column, the band's name above its columns.
-  if (has_bands) {
-    p.setFont(band_font);
-    for (const KeyBand& b : *m.bands) {
-      const double x0 = cells.left() + b.begin * cw, x1 = cells.left() + b.end * cw;
-      p.setPen(QPen(ctx.theme.muted, std::max(1.0, ctx.unit * 0.1)));
-      p.drawLine(QPointF(x0 + ctx.unit * 0.15, cells.top() - ctx.unit * 0.3), QPointF(x1 - ctx.unit * 0.15, cells.top() - ctx.unit * 0.3));
-      p.setPen(ctx.theme.text);
-      const double label_w = bandLabelWidth(b);
-      p.drawText(QRectF((x0 + x1 - label_w) / 2, cells.top() - band_h, label_w, band_h - ctx.unit * 0.45),
-                 Qt::AlignHCenter | Qt::AlignBottom | Qt::TextWordWrap | Qt::TextDontClip, qs(b.label));
-      if (b.begin <= 0 || b.begin >= cols) continue;
-      // Dark under light: the divider shows on any colour of the colormap.
-      p.setPen(QPen(ctx.theme.text, std::max(1.0, ctx.unit * 0.1)));
-      p.drawLine(QPointF(x0, cells.top() - band_h * 0.8), QPointF(x0, cells.top()));
-      p.setPen(QPen(QColor(20, 20, 20), std::max(2.0, ctx.unit * 0.3)));
-      p.drawLine(QPointF(x0, cells.top()), QPointF(x0, cells.bottom()));
-      p.setPen(QPen(QColor(255, 255, 255), std::max(1.0, ctx.unit * 0.12)));
-      p.drawLine(QPointF(x0, cells.top()), QPointF(x0, cells.bottom()));
-    }
-  }
-
-  if (!m.labels) return cells;
-  p.setPen(ctx.theme.text);
-  // Labels stay readable on small cells: every n-th is written (labelStride).
-  const double cell_px = std::clamp(std::min(cw, ch) * 0.8, ctx.unit * 0.6, ctx.unit * 0.85);
-  // Labels longer than their (capped) margin are set smaller until they fit, never cut.
-  auto fittedPx = [&](const std::vector<std::string>& labels, double room) {
-    const QFontMetricsF fm(figureFont(cell_px));
-    double w = 0;
-    for (const std::string& l : labels) w = std::max(w, fm.horizontalAdvance(qs(l)));
-    return w > room ? std::max(ctx.unit * 0.3, cell_px * room / w) : cell_px;
-  };
-  if (m.row_labels) {
-    const double font_px = fittedPx(*m.row_labels, label_w - ctx.unit * 0.3);
-    p.setFont(figureFont(font_px));
-    const int stride = labelStride(static_cast<float>(ch), static_cast<float>(font_px * 1.1));
-    for (int64_t i = 0; i < rows && i < static_cast<int64_t>(m.row_labels->size()); i += stride)
-      p.drawText(QRectF(cells.left() - row_strip - label_w, cells.top() + i * ch + ch / 2 - font_px, label_w - ctx.unit * 0.3,
-                        font_px * 2),
-                 Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip, qs((*m.row_labels)[static_cast<size_t>(i)]));
-  }
-  if (m.col_labels) {
-    const double font_px = fittedPx(*m.col_labels, label_h - ctx.unit * 0.4);
-    p.setFont(figureFont(font_px));
-    const int stride = labelStride(static_cast<float>(cw), static_cast<float>(font_px * 1.1));
-    for (int64_t j = 0; j < cols && j < static_cast<int64_t>(m.col_labels->size()); j += stride) {
-      p.save();
-      p.translate(cells.left() + j * cw + cw / 2, cells.bottom() + ctx.unit * 0.3);
-      p.rotate(-90);
-      p.drawText(QRectF(-label_h, -font_px, label_h - ctx.unit * 0.1, font_px * 2), Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip,
-                 qs((*m.col_labels)[static_cast<size_t>(j)]));
-      p.restore();
-    }
-  }
-  // Axis titles: set smaller when longer than their side (a 4-row matrix), never past it.
-  p.setPen(ctx.theme.muted);
-  auto axisFont = [&](const QString& t, double side) {
-    const double w = QFontMetricsF(figureFont(ctx.unit * 0.85)).horizontalAdvance(t);
-    return figureFont(ctx.unit * 0.85 * std::clamp(side / std::max(w, 1.0), 0.5, 1.0));
-  };
-  if (!m.col_axis.isEmpty()) {
-    p.setFont(axisFont(m.col_axis, cells.width() + label_w));
-    p.drawText(QRectF(cells.left(), cells.bottom() + label_h, cells.width(), axis), Qt::AlignCenter | Qt::TextDontClip, m.col_axis);
-  }
-  if (!m.row_axis.isEmpty()) {
-    p.setFont(axisFont(m.row_axis, cells.height()));
-    p.save();
-    p.translate(area.left() + axis / 2, cells.center().y());
-    p.rotate(-90);
-    p.drawText(QRectF(-cells.height() / 2, -axis / 2, cells.height(), axis), Qt::AlignCenter | Qt::TextDontClip, m.row_axis);
-    p.restore();
-  }
-  return cells;
+// The matrix panel (widgets/matrix_panel.h), the screen's layout in the
+// figure's units and colours, and a lesson's marks over its cells
+// (widgets/annotations.h). Returns where the cells are.
+MatrixPlacement drawMatrixPanel(Painter& ctx, const QRectF& area, const MatrixSpec& m, MatrixStyle s,
+                                const std::vector<Annotation>& marks = {}) {
+  s.colormap = ctx.cmap;
+  const Canvas c = figureCanvas(ctx);
+  Primitives prims;
+  const MatrixPlacement placed = matrixPanelPrimitives(prims, c, boxOf(area), m, s);
+  const float px = kLabelScale * c.unit;
+  annotationPrimitives(prims, placed, marks, 1.0f, px, c.measure(px));
+  drawPrimitives(ctx, prims);
+  return placed;
 }
 
 QString defaultTitle(const Result& r, const FigureOptions& o) {
@@ -425,23 +195,6 @@ QString subtitleFor(const Result& r) {
   return s;
 }
 
-MatrixPanel weightsPanel(const Result& r, int head, const ValueRange& range) {
-  MatrixPanel m;
-  if (!r.weights.empty()) m.values = &r.weights[static_cast<size_t>(head)];
-  if (r.isSparse()) m.sparse = &r.sparse[static_cast<size_t>(head)];
-  m.mask = &r.mask;
-  m.row_labels = &r.q_tokens;
-  m.col_labels = &r.k_tokens;
-  m.range = range;
-  const WeightAxes axes = weightAxes(r);
-  m.row_axis = qs(axes.rows);
-  m.col_axis = qs(axes.cols);
-  m.position = r.firstExtra(ExtraKind::QueryPosition);
-  m.window = r.firstExtra(ExtraKind::QueryWindow);
-  m.bands = &r.key_bands;
-  return m;
-}
-
 // Cells of `n` panels in `area` (the same layout rule as the GUI's grids).
 std::vector<QRectF> gridCells(const QRectF& area, int n, double gap, double overhead) {
   const GridLayout g = bestGrid(n, static_cast<float>(area.width() + gap), static_cast<float>(area.height() + gap),
@@ -453,37 +206,10 @@ std::vector<QRectF> gridCells(const QRectF& area, int n, double gap, double over
   return out;
 }
 
-// A matrix panel with its colorbar at the right of `cell`; the title spans both.
-QRectF panelWithBar(Painter& ctx, const QRectF& cell, MatrixPanel m, const QString& bar_label = {}) {
-  const double bar_w = ctx.unit * 7, title_h = drawPanelTitle(ctx, cell, m.title);
-  m.title.clear();
-  const QRectF cells = drawMatrixPanel(
-      ctx, QRectF(cell.left(), cell.top() + title_h, cell.width() - bar_w, cell.height() - title_h), m);
-  drawColorbar(ctx, QRectF(cells.right() + ctx.unit * 1.0, cells.top(), ctx.unit * 0.9, cells.height()), m.range, bar_label);
-  return cells;
-}
-
 // [SECTION] Views
-// The marks of a lesson's step (widgets/annotations.h) over the cells of a
-// rows × cols matrix drawn whole into `cells`: the screen's layout, replayed.
-void drawMarks(Painter& ctx, const QRectF& cells, int64_t rows, int64_t cols, const std::vector<Annotation>& marks) {
-  if (marks.empty()) return;
-  const MatrixPlacement m{static_cast<float>(cells.left()), static_cast<float>(cells.top()), static_cast<float>(cells.right()),
-                          static_cast<float>(cells.bottom()), 0, 0, 1, 1, rows, cols};
-  Primitives prims;
-  const double px = ctx.unit * 0.85;
-  annotationPrimitives(prims, m, marks, 1.0f, static_cast<float>(px), figureMeasure(px));
-  drawPrimitives(ctx, prims);
-}
-
 void drawHeatmap(Painter& ctx, const QRectF& body, const Result& r, const FigureOptions& o) {
-  const ValueRange range = scaledWeightsRange(weightsRange(r), o.scale, r, o.head);
-  MatrixPanel m = weightsPanel(r, o.head, range);
-  const double bar_w = ctx.unit * 7;
-  const QRectF cells = drawMatrixPanel(ctx, QRectF(body.left(), body.top(), body.width() - bar_w, body.height()), m);
-  drawColorbar(ctx, QRectF(cells.right() + ctx.unit * 1.2, cells.top(), ctx.unit * 1.1, cells.height()), range,
-               qs(r.weights_label));
-  drawMarks(ctx, cells, r.queries(), r.keys(), o.marks);
+  const MatrixSpec m = weightsSpec(r, o.head);
+  drawMatrixPanel(ctx, body, m, panelStyle(m, scaledWeightsRange(weightsRange(r), o.scale, r, o.head), true), o.marks);
 }
 
 void drawHeads(Painter& ctx, const QRectF& body, const Result& r, const FigureOptions& o) {
@@ -493,14 +219,13 @@ void drawHeads(Painter& ctx, const QRectF& body, const Result& r, const FigureOp
                                              r.heads(), ctx.unit, ctx.unit * 3);
   double top = body.bottom(), bottom = body.top();
   for (int h = 0; h < r.heads(); ++h) {
-    MatrixPanel m = weightsPanel(r, h, range);
-    m.title = static_cast<size_t>(h) < o.panel_titles.size() ? qs(o.panel_titles[static_cast<size_t>(h)])
-                                                             : QString("head %1").arg(h);
-    m.labels = r.queries() <= 24 && grid[static_cast<size_t>(h)].width() > ctx.unit * 16;
-    const QRectF cells = drawMatrixPanel(ctx, grid[static_cast<size_t>(h)], m);
-    if (h == o.head) drawMarks(ctx, cells, r.queries(), r.keys(), o.marks);
-    top = std::min(top, cells.top());
-    bottom = std::max(bottom, cells.bottom());
+    MatrixSpec m = weightsSpec(r, h);
+    m.title = static_cast<size_t>(h) < o.panel_titles.size() ? o.panel_titles[static_cast<size_t>(h)] : "head " + std::to_string(h);
+    MatrixStyle st = panelStyle(m, range, false);
+    st.labels = r.queries() <= 24 && grid[static_cast<size_t>(h)].width() > ctx.unit * 16;
+    const MatrixPlacement cells = drawMatrixPanel(ctx, grid[static_cast<size_t>(h)], m, st, h == o.head ? o.marks : std::vector<Annotation>{});
+    top = std::min<double>(top, cells.y0);
+    bottom = std::max<double>(bottom, cells.y1);
   }
   drawColorbar(ctx, QRectF(body.right() - bar_w + ctx.unit * 1.2, top, ctx.unit * 1.1, bottom - top), range,
                qs(r.weights_label));
@@ -525,12 +250,12 @@ void drawFamily(Painter& ctx, const QRectF& body, const std::vector<Result>& res
   double top = body.bottom(), bottom = body.top();
   for (size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
-    MatrixPanel m = weightsPanel(r, 0, range);
-    m.title = qs(r.variant);
-    const QRectF cells = drawMatrixPanel(ctx, grid[i], m);
-    if (i == 0) drawMarks(ctx, cells, r.queries(), r.keys(), o.marks);  // the subject, as the screen marks it
-    top = std::min(top, cells.top());
-    bottom = std::max(bottom, cells.bottom());
+    MatrixSpec m = weightsSpec(r, 0);
+    m.title = r.variant;
+    // The subject carries a lesson's marks, as the screen marks it.
+    const MatrixPlacement cells = drawMatrixPanel(ctx, grid[i], m, panelStyle(m, range, false), i == 0 ? o.marks : std::vector<Annotation>{});
+    top = std::min<double>(top, cells.y0);
+    bottom = std::max<double>(bottom, cells.y1);
   }
   drawColorbar(ctx, QRectF(body.right() - bar_w + ctx.unit * 1.2, top, ctx.unit * 1.1, bottom - top), range,
                "weight (shared scale)");
@@ -607,9 +332,10 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
   if (shown.empty() && scalars.empty()) throw InputError("--view extras: variant '" + r.variant + "' has no extras to show");
   // The main weights come first so extras are read against them.
   const std::vector<QRectF> grid = gridCells(body, extrasPanels(r), ctx.unit * 1.5, ctx.unit * 12);
-  MatrixPanel main = weightsPanel(r, o.head, scaledWeightsRange(weightsRange(r), o.scale, r, o.head));
-  main.title = qs(r.weights_label) + (r.heads() > 1 ? QString(" — head %1").arg(o.head) : QString());
-  panelWithBar(ctx, grid[0], main);
+  MatrixSpec main = weightsSpec(r, o.head);
+  main.title = r.weights_label + (r.heads() > 1 ? " — head " + std::to_string(o.head) : std::string());
+  main.value_label.clear();  // the title names what the bar shows
+  drawMatrixPanel(ctx, grid[0], main, panelStyle(main, scaledWeightsRange(weightsRange(r), o.scale, r, o.head), true));
   std::vector<std::string> indices;
   int64_t longest = 64;
   for (const Extra* e : shown) longest = std::max(longest, e->value.size());
@@ -660,53 +386,31 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
     const int64_t heads = e.value.rank() == 3 ? e.value.shape[0] : 1;
     const int64_t head = std::min<int64_t>(o.head, heads - 1);
     mats[i] = Eigen::Map<const Mat>(e.value.data.data() + head * rows * cols, rows, cols);
-    MatrixPanel m;
-    m.values = &mats[i];
-    m.range = extraRange(e);
+    MatrixSpec m = MatrixSpec::of(mats[i]);
     // A head of Weights [H, Lq, Lk], or the first of another axis (slice_axis "step", counted from 1).
     const bool by_head = e.slice_axis == "head";
-    m.title = qs(e.label) + (heads <= 1 ? QString()
-                             : by_head ? QString(" — head %1").arg(head)
-                                       : QString(" — %1 %2 of %3").arg(qs(e.slice_axis)).arg(head + 1).arg(heads));
-    m.row_axis = qs(e.row_axis.empty() ? "query" : e.row_axis);
-    m.col_axis = qs(e.col_axis.empty() ? "key" : e.col_axis);
+    m.title = e.label + (heads <= 1 ? std::string()
+                         : by_head ? " — head " + std::to_string(head)
+                                   : " — " + e.slice_axis + " " + std::to_string(head + 1) + " of " + std::to_string(heads));
+    m.value_label.clear();  // the title names it
+    m.row_axis = e.row_axis.empty() ? "query" : e.row_axis;
+    m.col_axis = e.col_axis.empty() ? "key" : e.col_axis;
     if (e.kind == ExtraKind::Weights) {
       m.row_labels = &r.q_tokens;
       m.col_labels = &r.k_tokens;
-      m.bands = &r.key_bands;
+      m.key_bands = &r.key_bands;
     } else if (r.rowsAreTokens(e)) {
       m.row_labels = &r.q_tokens;
-    } else if (rows <= 64 && cols <= 64) {  // a small picture (layer × head): number its rows and columns
-      m.row_labels = &indices;
-      m.col_labels = &indices;
     }
-    if (e.categories.empty()) {
-      const QRectF cells = panelWithBar(ctx, cell, m);
-      // A lesson's marks go on the first weights panel (the screen puts them on the weights beside it: same axes).
-      if (e.kind == ExtraKind::Weights && !marked) {
-        drawMarks(ctx, cells, rows, cols, o.marks);
-        marked = true;
-      }
-      continue;
+    // Categories (which pattern each layer × head uses): distinct colours, a legend in place of the colour bar.
+    if (!e.categories.empty()) {
+      m.categories = true;
+      m.category_names = &e.categories;
     }
-    // Categories (which pattern each layer × head uses): distinct colours, a legend in place of the colorbar.
-    m.categories = &e.categories;
-    std::vector<LegendEntry> legend;
-    for (size_t k = 0; k < e.categories.size(); ++k) legend.push_back({headColor(static_cast<int>(k)), e.categories[k]});
-    // The title spans the cell; the legend sits beside the matrix, or under it
-    // when beside it would take more than a third of the width.
-    const double title_h = drawPanelTitle(ctx, cell, m.title);
-    m.title.clear();
-    const QRectF body(cell.left(), cell.top() + title_h, cell.width(), cell.height() - title_h);
-    const double legend_w = legendWidth(figureCanvas(ctx), legend) + ctx.unit;
-    if (legend_w <= body.width() / 3) {
-      const QRectF cells = drawMatrixPanel(ctx, QRectF(body.left(), body.top(), body.width() - legend_w, body.height()), m);
-      layoutLegend(ctx, QRectF(cells.right() + ctx.unit, cells.top(), legend_w, cells.height()), legend, true, true);
-    } else {
-      const double legend_h = layoutLegend(ctx, QRectF(body.left(), 0, body.width(), 0), legend, false, false);
-      drawMatrixPanel(ctx, QRectF(body.left(), body.top(), body.width(), body.height() - legend_h - ctx.unit * 0.5), m);
-      layoutLegend(ctx, QRectF(body.left(), body.bottom() - legend_h, body.width(), legend_h), legend, false, true);
-    }
+    // A lesson's marks go on the first weights panel (the screen puts them on the weights beside it: same axes).
+    const bool marks_here = e.kind == ExtraKind::Weights && !marked;
+    drawMatrixPanel(ctx, cell, m, panelStyle(m, extraRange(e), true), marks_here ? o.marks : std::vector<Annotation>{});
+    marked = marked || marks_here;
   }
   if (!scalars.empty()) {
     std::vector<ScalarItem> items;
@@ -735,19 +439,16 @@ void drawWalkthrough(Painter& ctx, const QRectF& body, const Result& r, const Fi
   drawPrimitives(ctx, prims);
   for (size_t i = 0; i < g.stages.size(); ++i) {
     const Stage& st = r.stages[i];
-    MatrixPanel m;
-    m.sparse = &st.matrix;
-    m.range = range;
+    MatrixSpec m = MatrixSpec::of(st.matrix);
     m.row_labels = &st.row_labels;
     m.col_labels = &st.col_labels;
-    m.row_axis = "query";
-    m.col_axis = "key";
     m.row_categories = st.row_categories.empty() ? nullptr : &st.row_categories;
     m.col_categories = st.col_categories.empty() ? nullptr : &st.col_categories;
     m.row_dividers = &st.row_dividers;
     m.col_dividers = &st.col_dividers;
-    m.labels = st.matrix.rows <= 64;
-    drawMatrixPanel(ctx, rectOf(g.stages[i]), m);
+    MatrixStyle style = panelStyle(m, range, false);
+    style.labels = st.matrix.rows <= 64;
+    drawMatrixPanel(ctx, rectOf(g.stages[i]), m, style);
   }
   for (size_t k = 0; k < g.pictures.size(); ++k)
     drawPoints(ctx, rectOf(g.pictures[k]), *g.picture_extras[k], QString("b = %1").arg(g.picture_extras[k]->categories.size()));
@@ -779,19 +480,15 @@ void drawCompare(Painter& ctx, const QRectF& body, const Result& r, const Compar
     const Mat* mask;
   } panels[] = {{c.full[h], weights, nullptr}, {c.pattern[h], weights, mask_fits ? &r.mask : nullptr}, {diff, signed_range, nullptr}};
   for (size_t k = 0; k < 3; ++k) {
-    MatrixPanel mp;
-    mp.values = &panels[k].m;
+    MatrixSpec mp = MatrixSpec::of(panels[k].m);
     mp.mask = panels[k].mask;
-    mp.range = panels[k].range;
-    mp.row_axis = "query";
-    mp.col_axis = "key";
-    mp.labels = labels;
     if (labels) {
       mp.row_labels = &r.q_tokens;
       mp.col_labels = &r.k_tokens;
     }
-    const QRectF cells = panelWithBar(ctx, rectOf(g.panels[k]), mp);
-    if (k == 0) drawMarks(ctx, cells, panels[k].m.rows(), panels[k].m.cols(), o.marks);
+    MatrixStyle style = panelStyle(mp, panels[k].range, true);
+    style.labels = labels;
+    drawMatrixPanel(ctx, rectOf(g.panels[k]), mp, style, k == 0 ? o.marks : std::vector<Annotation>{});
   }
 }
 
@@ -864,11 +561,9 @@ int figureHeightFor(const std::vector<Result>& results, const FigureOptions& o, 
   double body_h = body_w * 0.8;
   switch (o.view) {
     case ViewKind::Heatmap: {
-      // The matrix panel's margins: labels (labelMargin) and the axis title.
-      auto labels = [&](const std::vector<std::string>& l, double cap) { return labelMargin(unit, l, cap) + unit * 1.4; };
-      const double cells_w = body_w - unit * 7 - labels(r.q_tokens, body_w * 0.3);
-      body_h = cells_w * static_cast<double>(r.queries()) / static_cast<double>(std::max<int64_t>(r.keys(), 1)) +
-               labels(r.k_tokens, body_w * 0.3) + (r.key_bands.empty() ? 0 : unit * 3);
+      // The matrix panel with square cells across the width (widgets/matrix_panel.h measures its margins).
+      const MatrixSpec m = weightsSpec(r, std::clamp(o.head, 0, std::max(0, r.heads() - 1)));
+      body_h = matrixPanelHeight(figureCanvas(unit), static_cast<float>(body_w), m, panelStyle(m, {}, true));
       break;
     }
     case ViewKind::Lines: body_h = std::max(body_w * 0.6, std::max(r.queries(), r.keys()) * unit * 1.3 + unit * 2); break;

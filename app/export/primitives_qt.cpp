@@ -61,11 +61,15 @@ MeasureText figureMeasure(double px) {
 }
 
 Canvas figureCanvas(const Painter& ctx) {
+  return figureCanvas(ctx.unit, ctx.raster_scale, ctx.cmap, ctx.theme.background.lightness() < 128);
+}
+
+Canvas figureCanvas(double unit, double raster_scale, Colormap cmap, bool dark) {
   Canvas c;
-  c.unit = static_cast<float>(ctx.unit);
-  c.raster_scale = static_cast<float>(ctx.raster_scale);
-  c.cmap = ctx.cmap;
-  c.dark = ctx.theme.background.lightness() < 128;
+  c.unit = static_cast<float>(unit);
+  c.raster_scale = static_cast<float>(raster_scale);
+  c.cmap = cmap;
+  c.dark = dark;
   c.width_of = [](const std::string& s, float px, bool bold) {
     return static_cast<float>(QFontMetricsF(figureFont(px, bold)).horizontalAdvance(qs(s)));
   };

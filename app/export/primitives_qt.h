@@ -42,6 +42,8 @@ void drawPrimitives(Painter& ctx, const Primitives& prims);
 MeasureText figureMeasure(double px);
 // The page as a layout's canvas: the figure font, base size ctx.unit.
 Canvas figureCanvas(const Painter& ctx);
+// A page's canvas before there is a painter (a figure measuring its height).
+Canvas figureCanvas(double unit, double raster_scale = 1.0, Colormap cmap = Colormap::Viridis, bool dark = false);
 
 // Cells become one rect each up to this many; beyond, one image (a vector
 // file with a million rects helps nobody).

@@ -57,8 +57,8 @@ int64_t strongestKey(const ModelRun& r, int layer, int head, int64_t query) {
   return j;
 }
 
-HeatmapStyle probabilityStyle(const AppState& s) {
-  HeatmapStyle st;
+MatrixStyle probabilityStyle(const AppState& s) {
+  MatrixStyle st;
   const ModelRun* r = currentRun(s);
   const size_t layer = static_cast<size_t>(std::max(0, s.model.view.layer)), head = static_cast<size_t>(std::max(0, s.model.view.head));
   const Mat* focus = r && layer < r->attention.size() && head < r->attention[layer].size() ? &r->attention[layer][head] : nullptr;
@@ -307,8 +307,8 @@ void strongestKeys(const ModelRun& r, int layer, int head, int64_t query, float 
   for (size_t i = 0; i < shown; ++i) shareRow(w(keys[i]), tokenCaption(r, keys[i]), width);
 }
 
-MatrixView headView(const ModelRun& r, int layer, int head) {
-  MatrixView v = MatrixView::of(r.attention[static_cast<size_t>(layer)][static_cast<size_t>(head)]);
+MatrixSpec headView(const ModelRun& r, int layer, int head) {
+  MatrixSpec v = MatrixSpec::of(r.attention[static_cast<size_t>(layer)][static_cast<size_t>(head)]);
   v.row_labels = &r.tokens;
   v.col_labels = &r.tokens;
   return v;
@@ -328,7 +328,7 @@ void modelGridView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   const float grid_w = std::min(avail.x * 0.4f, (avail.y * 0.7f - font * 2) * heads / layers + font * 3);
   const float grid_h = std::min(avail.y * 0.7f, (grid_w - font * 3) * layers / heads + font * 2);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const HeatmapStyle st = probabilityStyle(s);
+  const MatrixStyle st = probabilityStyle(s);
   const HeadPick pick = headGrid("grid", r.attention, nullptr, st, v.layer, v.head, v.grid_zoom, gl, ImVec2(grid_w, grid_h));
   if (pick.layer >= 0) {
     v.layer = pick.layer;
@@ -344,7 +344,7 @@ void modelGridView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   ImGui::SetCursorScreenPos(ImVec2(origin.x + grid_w + gap, origin.y));
   ImGui::BeginGroup();
   ImGui::Text("layer %d, head %d", v.layer, v.head);
-  HeatmapStyle focus = st;
+  MatrixStyle focus = st;
   focus.max_cell_aspect = 1.6f;
   offerAnchor(s, heatmap("focus", headView(r, v.layer, v.head), focus, v.focus_zoom, gl,
                          ImVec2(avail.x - grid_w - gap, avail.y - ImGui::GetTextLineHeightWithSpacing()))
@@ -390,7 +390,7 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   // the q, k and product bars the rest.
   const float side = avail.x * 0.5f;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  HeatmapStyle st = probabilityStyle(s);
+  MatrixStyle st = probabilityStyle(s);
   st.max_cell_aspect = 2.2f;
   const HeatmapEvents ev = heatmap("pairs", headView(r, v.layer, v.head), st, v.qk_zoom, gl, ImVec2(side, avail.y));
   offerAnchor(s, ev.placed);
@@ -436,11 +436,11 @@ void rolloutView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
                 " (\xC2\xBD mean of heads + \xC2\xBD identity, multiplied layer by layer)");
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
   ImGui::SliderInt("up to layer##rollout", &v.layer, 0, static_cast<int>(a.rollout.size()) - 1);
-  MatrixView m = MatrixView::of(a.rollout[static_cast<size_t>(v.layer)]);
+  MatrixSpec m = MatrixSpec::of(a.rollout[static_cast<size_t>(v.layer)]);
   m.row_labels = &a.run.tokens;
   m.col_labels = &a.run.tokens;
   m.value_label = "rollout weight";
-  HeatmapStyle st;
+  MatrixStyle st;
   st.range = valueRange(a.rollout_stats[static_cast<size_t>(v.layer)], false);
   st.colormap = s.settings.colormap;
   st.max_cell_aspect = s.present.on ? 1.6f : 1.0f;  // presentation mode fills the wide screen
@@ -482,17 +482,17 @@ void patternView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   const float gap = ImGui::GetFontSize() * 1.2f, caption = ImGui::GetTextLineHeightWithSpacing();
   const float strip = ImGui::GetFontSize() * 9.0f;
   const float side = std::max(8.0f, std::min((avail.x - gap) * 0.5f, avail.y - strip - caption * 2));
-  const HeatmapStyle st = probabilityStyle(s);
+  const MatrixStyle st = probabilityStyle(s);
   ImGui::BeginGroup();
   ImGui::TextDisabled("real head %s", headLabel(v.layer, v.head).c_str());
-  MatrixView real = MatrixView::of(p.real);
+  MatrixSpec real = MatrixSpec::of(p.real);
   real.row_labels = real.col_labels = &r.tokens;
   offerAnchor(s, heatmap("real", real, st, v.pattern_zoom, gl, ImVec2(side, side)).placed);
   ImGui::EndGroup();
   ImGui::SameLine(0, gap);
   ImGui::BeginGroup();
   ImGui::TextDisabled("%s weights on the same q, k", info ? info->title.c_str() : "pattern");
-  MatrixView pat = p.result.weights.empty() ? MatrixView::of(p.result.sparse[0]) : MatrixView::of(p.result.weights[0]);
+  MatrixSpec pat = p.result.weights.empty() ? MatrixSpec::of(p.result.sparse[0]) : MatrixSpec::of(p.result.weights[0]);
   pat.row_labels = pat.col_labels = &r.tokens;
   heatmap("pattern", pat, st, v.pattern_zoom, gl, ImVec2(side, side));
   ImGui::EndGroup();

@@ -36,27 +36,6 @@ namespace attn {
 
 namespace {
 
-// Head h of the main weights (dense, or sparse drawn tile by tile), with
-// scores, mask, tokens, key bands and overlays.
-MatrixView weightsView(const Result& r, int h) {
-  const size_t hh = static_cast<size_t>(h);
-  MatrixView v = r.weights.empty() ? MatrixView::of(r.sparse[hh]) : MatrixView::of(r.weights[hh]);
-  if (hh < r.scores.size() && r.scores[hh].size()) v.scores = &r.scores[hh];
-  if (r.mask.size()) v.mask = &r.mask;
-  v.row_labels = &r.q_tokens;
-  v.col_labels = &r.k_tokens;
-  v.value_label = r.weights_label;
-  v.score_label = r.scores_label;
-  v.key_bands = &r.key_bands;
-  v.set_names = &r.set_names;
-  const WeightAxes axes = weightAxes(r);
-  v.row_axis = axes.rows;
-  v.col_axis = axes.cols;
-  if (const Extra* e = r.firstExtra(ExtraKind::QueryPosition)) v.query_position = &e->value;
-  if (const Extra* e = r.firstExtra(ExtraKind::QueryWindow)) v.query_window = &e->value;
-  return v;
-}
-
 std::string labelOf(const Extra& e) { return e.label.empty() ? e.name : e.label; }
 
 // A head slider at the right end of the header line.
@@ -73,8 +52,8 @@ void headSlider(const char* id, int& head, int heads) {
 
 int clampHead(const Result& r, int h) { return std::clamp(h, 0, std::max(0, r.heads() - 1)); }
 
-HeatmapStyle weightsStyle(const AppState& s, const Result& r) {
-  HeatmapStyle st;
+MatrixStyle weightsStyle(const AppState& s, const Result& r) {
+  MatrixStyle st;
   st.range = scaledWeightsRange(weightsRange(r), s.scale, r, s.view.head);
   st.colormap = colormapFor(st.range, s.settings.colormap);
   return st;
@@ -109,17 +88,17 @@ void heatmapView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   headSlider("head##view", s.view.head, r.heads());
   ImGui::Spacing();
   // The view takes its area: a matrix that is not square may stretch its cells up to 1.6:1.
-  HeatmapStyle st = weightsStyle(s, r);
+  MatrixStyle st = weightsStyle(s, r);
   // Presentation mode fills the wide screen: square matrices may stretch too.
   st.max_cell_aspect = r.queries() == r.keys() && !s.present.on ? 1.0f : 1.6f;
-  offerAnchor(s, heatmap("main", weightsView(r, s.view.head), st, s.view.main_zoom, gl, ImGui::GetContentRegionAvail()).placed);
+  offerAnchor(s, heatmap("main", weightsSpec(r, s.view.head), st, s.view.main_zoom, gl, ImGui::GetContentRegionAvail()).placed);
 }
 
 // [SECTION] Heads view
 
 void headsView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   header(s, r, std::to_string(r.heads()) + " heads, linked zoom; click one to focus it");
-  const HeatmapStyle base = weightsStyle(s, r);
+  const MatrixStyle base = weightsStyle(s, r);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float bar_space = ImGui::GetFontSize() * 6.0f;
   const GridLayout g = bestGrid(r.heads(), avail.x - bar_space, avail.y, 0, ImGui::GetTextLineHeightWithSpacing());
@@ -132,14 +111,14 @@ void headsView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     ImGui::SetCursorScreenPos(p);
     ImGui::BeginGroup();
     ImGui::Text("head %d", h);
-    HeatmapStyle st = base;
+    MatrixStyle st = base;
     st.labels = false;
     st.colorbar = false;
     st.max_cell_aspect = 1.5f;  // thumbnails fill their grid cell
     st.highlight = h == s.view.head;
     const float pad = ImGui::GetFontSize() * 0.5f;
     const ImVec2 size(cell_w - pad, cell_h - ImGui::GetTextLineHeightWithSpacing() - pad);
-    const HeatmapEvents ev = heatmap("thumb", weightsView(r, h), st, s.view.heads_zoom, gl, size);
+    const HeatmapEvents ev = heatmap("thumb", weightsSpec(r, h), st, s.view.heads_zoom, gl, size);
     if (h == s.view.head) offerAnchor(s, ev.placed);
     if (ev.clicked) {
       s.view.head = h;
@@ -166,7 +145,7 @@ void linesView(AppState& s, const Result& r) {
 // [SECTION] Extras view
 
 void matrixExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& gl, ImVec2 size) {
-  MatrixView v;
+  MatrixSpec v;
   v.data = e.value.data.data();
   v.rows = e.value.shape[0];
   v.cols = e.value.shape[1];
@@ -174,11 +153,26 @@ void matrixExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& 
   v.row_axis = e.row_axis.empty() ? "row" : e.row_axis;
   v.col_axis = e.col_axis.empty() ? "column" : e.col_axis;
   v.value_label = labelOf(e);
-  HeatmapStyle st;
+  MatrixStyle st;
   st.range = extraRange(e);
   st.colormap = colormapFor(st.range, s.settings.colormap);
   st.max_cell_aspect = 8.0f;
   heatmap(e.name.c_str(), v, st, s.view.extra_zoom[e.name], gl, size);
+}
+
+// A matrix of category indices (which pattern each layer × head uses): the
+// categories' colours, named in a legend in place of the colour bar.
+void categoryExtra(AppState& s, const Extra& e, HeatmapRenderer& gl, ImVec2 size) {
+  MatrixSpec v;
+  v.data = e.value.data.data();
+  v.rows = e.value.shape[0];
+  v.cols = e.value.shape[1];
+  v.categories = true;
+  v.category_names = &e.categories;
+  v.row_axis = e.row_axis.empty() ? "row" : e.row_axis;
+  v.col_axis = e.col_axis.empty() ? "column" : e.col_axis;
+  v.value_label = labelOf(e);
+  heatmap(e.name.c_str(), v, MatrixStyle{}, s.view.extra_zoom[e.name], gl, size);  // square cells, as a grid of choices
 }
 
 void weightsExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& gl, ImVec2 size) {
@@ -198,7 +192,7 @@ void weightsExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer&
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("the head shown for %s (and the main weights beside it)", labelOf(e).c_str());
   }
   const int h = head;
-  MatrixView v;
+  MatrixSpec v;
   v.data = e.value.data.data() + h * lq * lk;
   v.rows = lq;
   v.cols = lk;
@@ -206,7 +200,7 @@ void weightsExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer&
   v.col_labels = &r.k_tokens;
   if (lk == r.keys()) v.key_bands = &r.key_bands;
   v.value_label = labelOf(e);
-  HeatmapStyle st;
+  MatrixStyle st;
   st.range = extraRange(e);
   st.colormap = colormapFor(st.range, s.settings.colormap);
   if (!by_head) {
@@ -216,7 +210,7 @@ void weightsExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer&
   const ImVec2 half((size.x - ImGui::GetStyle().ItemSpacing.x) * 0.5f, size.y - ImGui::GetTextLineHeightWithSpacing());
   ImGui::BeginGroup();
   formulaText(r.weights_label + ", head " + std::to_string(h), ImGui::GetColorU32(ImGuiCol_TextDisabled));
-  offerAnchor(s, heatmap("main", weightsView(r, h), weightsStyle(s, r), s.view.extra_zoom[e.name], gl, half).placed);
+  offerAnchor(s, heatmap("main", weightsSpec(r, h), weightsStyle(s, r), s.view.extra_zoom[e.name], gl, half).placed);
   ImGui::EndGroup();
   ImGui::SameLine();
   ImGui::BeginGroup();
@@ -239,8 +233,7 @@ void extraPanel(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& g
     case ExtraKind::Matrix:
       if (e.value.rank() != 2) break;
       if (!e.categories.empty())
-        categoryGrid("categories", e.value, e.categories, e.row_axis.empty() ? "row" : e.row_axis,
-                     e.col_axis.empty() ? "column" : e.col_axis, size);
+        categoryExtra(s, e, gl, size);
       else
         matrixExtra(s, r, e, gl, size);
       return;
@@ -393,7 +386,7 @@ void familyView(AppState& s, const Result& r, HeatmapRenderer& gl) {
       ImGui::PopTextWrapPos();
     } else {
       const Result& r = *m.result;
-      HeatmapStyle st = weightsStyle(s, r);
+      MatrixStyle st = weightsStyle(s, r);
       if (shared) {
         st.range = shared_range;
         st.colormap = colormapFor(shared_range, s.settings.colormap);
@@ -402,7 +395,7 @@ void familyView(AppState& s, const Result& r, HeatmapRenderer& gl) {
       st.max_cell_aspect = 1.5f;
       st.highlight = selected;
       st.labels = size.y > ImGui::GetFontSize() * 14;
-      const HeatmapEvents ev = heatmap("member", weightsView(r, clampHead(r, s.view.head)), st, s.view.family_zoom, gl, size);
+      const HeatmapEvents ev = heatmap("member", weightsSpec(r, clampHead(r, s.view.head)), st, s.view.family_zoom, gl, size);
       if (selected) offerAnchor(s, ev.placed);
       if (ev.clicked && v) selectVariant(s, *v);
     }
@@ -477,18 +470,18 @@ void compareView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   drawPrimitives(ImGui::GetWindowDrawList(), prims, &gl);
   if (!g.panels.empty()) {
     const size_t hh = static_cast<size_t>(h);
-    HeatmapStyle prob;
+    MatrixStyle prob;
     prob.range = valueRange(out.full_stats, false);
     prob.colormap = colormapFor(prob.range, s.settings.colormap);
     prob.labels = g.panels[0].h > ImGui::GetFontSize() * 10;
     prob.max_cell_aspect = 1.6f;
-    HeatmapStyle diff = prob;
+    MatrixStyle diff = prob;
     diff.range = valueRange(out.difference_stats, true);
     diff.colormap = colormapFor(diff.range, s.settings.colormap);
     const struct {
       const char* title;
       const Mat& m;
-      const HeatmapStyle& style;
+      const MatrixStyle& style;
     } panels[] = {{"full attention", c.full[hh], prob},
                   {"pattern", c.pattern[hh], prob},
                   {"pattern \xE2\x88\x92 full", c.difference[hh], diff}};
@@ -496,7 +489,7 @@ void compareView(AppState& s, const Result& r, HeatmapRenderer& gl) {
       const Box& b = g.panels[static_cast<size_t>(i)];
       ImGui::SetCursorScreenPos(ImVec2(b.x, b.y));
       ImGui::PushID(i);
-      MatrixView v = MatrixView::of(panels[i].m);
+      MatrixSpec v = MatrixSpec::of(panels[i].m);
       v.row_labels = &r.q_tokens;
       v.col_labels = &r.k_tokens;
       v.value_label = panels[i].title;
@@ -534,7 +527,7 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     return;
   }
   const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
-  HeatmapStyle st;
+  MatrixStyle st;
   st.range = {0.0f, std::max(1e-6f, r.weights_stats.max), false};
   st.colormap = colormapFor(st.range, s.settings.colormap);
   st.colorbar = false;
@@ -547,7 +540,7 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     const Box& b = g.stages[i];
     ImGui::PushID(static_cast<int>(i));
     ImGui::SetCursorScreenPos(ImVec2(b.x, b.y));
-    MatrixView v = MatrixView::of(stage.matrix);
+    MatrixSpec v = MatrixSpec::of(stage.matrix);
     v.row_labels = &stage.row_labels;
     v.col_labels = &stage.col_labels;
     v.row_categories = stage.row_categories.empty() ? nullptr : &stage.row_categories;
@@ -556,7 +549,7 @@ void walkthroughView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     v.row_dividers = &stage.row_dividers;
     v.col_dividers = &stage.col_dividers;
     v.value_label = r.weights_label;
-    HeatmapStyle cell = st;
+    MatrixStyle cell = st;
     cell.labels = b.h > ImGui::GetFontSize() * 11;
     cell.max_cell_aspect = 1.6f;
     const int stage_i = static_cast<int>(i);
