@@ -133,7 +133,7 @@ void checkGivenQkv(const VariantInfo& info, const Inputs& in) {
   if (info.given_qkv == GivenQkv::Refused)
     throw InputError("--q/--k/--v: " + info.name + " " +
                      (info.input == InputKind::PositionsOnly
-                          ? "encodes positions from L and d, it reads no queries, keys or values (give --length and --dim)"
+                          ? "encodes positions and reads no queries, keys or values (leave the files out)"
                           : "reads an input sequence and makes its own queries, keys and values (give --x X.npy)"));
   if (info.given_qkv == GivenQkv::OneHead && in.per_head_files && in.heads > 1)
     throw InputError("--q/--k/--v: " + info.name + " takes one head [L, d], the files hold " +

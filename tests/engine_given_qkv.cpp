@@ -128,7 +128,7 @@ TEST(GivenQkv, VariantsThatReadASequenceRefuseThemInOneLine) {
   }
   // act, universal-transformer, gtrxl-gate, transformer-xl, reversible, sinusoidal-pe, learned-pe.
   EXPECT_EQ(refused, 7);
-  ref::expectInputError([&] { ref::run("sinusoidal-pe", g.in); }, {"--q/--k/--v: sinusoidal-pe", "--length"});
+  ref::expectInputError([&] { ref::run("sinusoidal-pe", g.in); }, {"--q/--k/--v: sinusoidal-pe", "reads no queries"});
   ref::expectInputError([&] { ref::run("act", g.in); }, {"--q/--k/--v: act", "--x"});
   // A one-head variant takes [L, d]; files of H > 1 heads are refused.
   Inputs per_head = g.in;
