@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <tuple>
 
 namespace attn {
 
@@ -140,14 +141,30 @@ void checkInputMagnitude(std::span<const float> values, const std::string& where
 
 namespace {
 
-// A user's [L, d] input file, checked for shape and magnitude.
-Mat readInputMatrix(const std::string& path, const std::string& flag) {
-  const std::string where = path + " (" + flag + ")";
-  const Array a = readNpy(path, flag);
+// A user's [L, d] array read from `where` ("X.npy (--x)"), checked for shape and magnitude.
+Mat inputMatrix(const Array& a, const std::string& where) {
   if (a.rank() != 2 || a.shape[0] == 0 || a.shape[1] == 0)
     throw InputError(where + ": expected a non-empty 2-D array [L, d], got shape " + a.shapeString());
   checkInputMagnitude(a.data, where);
   return a.toMat(where);
+}
+
+// A user's --q/--k/--v file: [L, d], or [H, L, d_head] laid out as
+// [L, H·d_head] (head h in columns h·d_head …), its H in `file_heads` (0 for [L, d]).
+Mat readQkvMatrix(const std::string& path, const std::string& flag, int64_t& file_heads) {
+  const std::string where = path + " (" + flag + ")";
+  const Array a = readNpy(path, flag);
+  file_heads = 0;
+  if (a.rank() != 3) return inputMatrix(a, where);
+  const int64_t H = a.shape[0], L = a.shape[1], dh = a.shape[2];
+  if (H == 0 || L == 0 || dh == 0)
+    throw InputError(where + ": expected a non-empty [H, L, d_head] array, got shape " + a.shapeString());
+  checkInputMagnitude(a.data, where);
+  Mat m(L, H * dh);
+  for (int64_t h = 0; h < H; ++h)
+    m.middleCols(h * dh, dh) = Eigen::Map<const Mat>(a.data.data() + h * L * dh, L, dh);
+  file_heads = H;
+  return m;
 }
 
 }  // namespace
@@ -165,6 +182,7 @@ Inputs makeFromMatrices(Mat x, std::optional<Mat> q, std::optional<Mat> k, std::
     in.q = std::move(q);
     in.k = std::move(k);
     in.v = std::move(v);
+    in.projected = true;
   }
   if (in.x.size() == 0) throw InputError("input: expected --x X.npy or --q/--k/--v files");
   in.tokens = positionTokens(in.query().rows(), "t");
@@ -179,15 +197,25 @@ Inputs makeFromFiles(const std::string& x_path, const std::string& q_path, const
   if (any_qkv && (q_path.empty() || k_path.empty() || v_path.empty()))
     throw InputError("--q/--k/--v: give all three files (missing " +
                      std::string(q_path.empty() ? "--q" : k_path.empty() ? "--k" : "--v") + ")");
-  auto read = [](const std::string& path, const char* flag) {
-    return path.empty() ? std::optional<Mat>() : std::optional<Mat>(readInputMatrix(path, flag));
-  };
+  if (any_qkv && !x_path.empty())
+    throw InputError("--x: give --x (an input the variant projects) or --q/--k/--v (projected queries, keys and "
+                     "values), not both");
+  if (!any_qkv) return makeFromMatrices(inputMatrix(readNpy(x_path, "--x"), x_path + " (--x)"), {}, {}, {}, heads, seed);
   // Read in this order (function arguments have none), so the first bad file is the one named.
-  std::optional<Mat> x = read(x_path, "--x");
-  std::optional<Mat> q = read(q_path, "--q");
-  std::optional<Mat> k = read(k_path, "--k");
-  std::optional<Mat> v = read(v_path, "--v");
-  return makeFromMatrices(x ? std::move(*x) : Mat(), std::move(q), std::move(k), std::move(v), heads, seed);
+  int64_t hq = 0, hk = 0, hv = 0;
+  Mat q = readQkvMatrix(q_path, "--q", hq);
+  Mat k = readQkvMatrix(k_path, "--k", hk);
+  Mat v = readQkvMatrix(v_path, "--v", hv);
+  // Heads come from [H, L, d_head] files or from --heads, never from a mix.
+  for (const auto& [h, path, flag] : {std::tuple{hk, k_path, "--k"}, std::tuple{hv, v_path, "--v"}})
+    if (h != hq)
+      throw InputError(path + " (" + flag + "): expected " +
+                       (hq ? "[H, L, d_head] with H = " + std::to_string(hq) + " like --q"
+                           : std::string("a 2-D array [L, d] like --q")) +
+                       ", got " + (h ? "H = " + std::to_string(h) : std::string("a 2-D array")));
+  Inputs in = makeFromMatrices(Mat(), std::move(q), std::move(k), std::move(v), hq ? hq : heads, seed);
+  in.per_head_files = hq > 0;
+  return in;
 }
 
 void Inputs::validate() const {

@@ -35,10 +35,13 @@ struct Inputs {
   std::vector<std::string> tokens, source_tokens;
   uint64_t seed = 0;  // seeds generated weights (W^q, W_a, ...)
   int64_t heads = 4;
-  // q, k, v are already projected per head (a real model's head, head h in
-  // columns [h·d_head, (h+1)·d_head)): variants that project with their own
-  // seeded W^q, W^k, W^v use them as they are.
+  // q, k, v are the projected queries, keys and values (--q/--k/--v, a real
+  // model's head), head h in columns [h·d_head, (h+1)·d_head): variants use
+  // them as they are, with no seeded W^q, W^k, W^v and no W^o; a variant
+  // that reads an input sequence refuses them (VariantInfo::given_qkv).
   bool projected = false;
+  // q, k, v were given as [H, L, d_head] (heads = H), held here side by side as [L, H·d_head].
+  bool per_head_files = false;
 
   const Mat& query() const { return q ? *q : x; }
   const Mat& key() const { return k ? *k : (x_kv.size() ? x_kv : x); }
@@ -73,12 +76,14 @@ std::vector<std::string> splitWhitespace(const std::string& text);
 std::vector<std::string> positionTokens(int64_t n, const std::string& prefix);  // "t0", "t1", ...
 
 // Inputs from matrices already admitted (finite, within kMaxInputMagnitude):
-// x, or q, k and v together (x is then q); token labels are positions.
-// Validated; throws InputError.
+// x, or q, k and v together (projected; x is then q); token labels are
+// positions. Validated; throws InputError.
 Inputs makeFromMatrices(Mat x, std::optional<Mat> q, std::optional<Mat> k, std::optional<Mat> v, int64_t heads,
                         uint64_t seed);
 
-// Loads --x / --q --k --v files (each checked by checkInputMagnitude) into makeFromMatrices.
+// Loads --x or --q --k --v files (each checked by checkInputMagnitude) into
+// makeFromMatrices. q, k, v are [L, d] (split into `heads` heads) or all
+// three [H, L, d_head], which sets heads = H.
 Inputs makeFromFiles(const std::string& x_path, const std::string& q_path, const std::string& k_path,
                      const std::string& v_path, int64_t heads, uint64_t seed);
 

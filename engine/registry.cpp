@@ -117,8 +117,34 @@ ViewKind viewFromName(const std::string& name) {
 }
 
 // [SECTION] Running
+std::string givenQkvName(GivenQkv g) {
+  switch (g) {
+    case GivenQkv::Refused: return "refused";
+    case GivenQkv::OneHead: return "one-head";
+    case GivenQkv::Heads: return "heads";
+  }
+  return "?";
+}
+
+namespace {
+
+void checkGivenQkv(const VariantInfo& info, const Inputs& in) {
+  if (!in.projected) return;
+  if (info.given_qkv == GivenQkv::Refused)
+    throw InputError("--q/--k/--v: " + info.name + " " +
+                     (info.input == InputKind::PositionsOnly
+                          ? "encodes positions and reads no queries, keys or values (leave the files out)"
+                          : "reads an input sequence and makes its own queries, keys and values (give --x X.npy)"));
+  if (info.given_qkv == GivenQkv::OneHead && in.per_head_files && in.heads > 1)
+    throw InputError("--q/--k/--v: " + info.name + " takes one head [L, d], the files hold " +
+                     std::to_string(in.heads) + " heads [H, L, d_head] (multi-head and the pattern variants take them)");
+}
+
+}  // namespace
+
 Result runVariant(const VariantInfo& info, const Inputs& inputs, const Params& params, const RunContext& ctx) {
   inputs.validate();
+  checkGivenQkv(info, inputs);
   if (info.input == InputKind::CrossAttention && inputs.x_kv.size() == 0 && !inputs.k)
     throw InputError(info.name + ": needs a source sequence (--source-length, or --k/--v files)");
   // Self-attention reads x for keys and values (inputs.h): synthetic and
@@ -197,6 +223,7 @@ nlohmann::json registryToJson() {
     j["input"] = v.input == InputKind::SelfAttention    ? "self"
                  : v.input == InputKind::CrossAttention ? "cross"
                                                          : "positions";
+    j["given_qkv"] = givenQkvName(v.given_qkv);
     j["params"] = nlohmann::json::array();
     for (const ParamSpec& p : v.params) j["params"].push_back(specToJson(p));
     j["views"] = nlohmann::json::array();

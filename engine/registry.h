@@ -42,6 +42,15 @@ enum class InputKind {
   PositionsOnly,   // only L and d are used (positional encodings)
 };
 
+// What a variant does with queries, keys and values given as they are
+// (--q/--k/--v files, a real model's head: Inputs::projected).
+enum class GivenQkv {
+  Refused,  // it reads an input sequence x and makes its own; given q, k, v are refused in one line
+  OneHead,  // used as given, one head over all their columns ([H, L, d_head] files with H > 1 are refused)
+  Heads,    // used as given, head h in columns [h·d_head, (h+1)·d_head): no W^q, W^k, W^v, no W^o
+};
+std::string givenQkvName(GivenQkv g);  // "refused", "one-head", "heads"
+
 struct VariantInfo {
   std::string name;      // CLI name: "scaled-dot-product"
   std::string family;    // "core", "score functions", "positions", ...
@@ -49,6 +58,7 @@ struct VariantInfo {
   std::string summary;   // formula line shown in the UI
   std::string citation;  // "Vaswani et al. 2017"
   InputKind input = InputKind::SelfAttention;
+  GivenQkv given_qkv = GivenQkv::Refused;
   std::vector<ParamSpec> params;
   std::vector<ViewKind> views;
   std::function<Result(const Inputs&, const Params&, const RunContext&)> run;
@@ -70,7 +80,7 @@ struct WeightAxes {
 };
 WeightAxes weightAxes(const Result& r);
 
-// Validates inputs, times the run (compute_seconds) and fills variant/params.
+// Validates inputs (given q, k, v against given_qkv), times the run (compute_seconds) and fills variant/params.
 Result runVariant(const VariantInfo& info, const Inputs& inputs, const Params& params, const RunContext& ctx = {});
 
 // [SECTION] Families: every variant of one family on the same input.

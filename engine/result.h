@@ -30,6 +30,8 @@ enum class ExtraKind {
                     // origin at angle x radians (sector boundaries), `arrows` vectors from the origin
   Stacked,        // [T, n] ≥ 0: one bar per row t stacking its n values in headColor(k), captioned
                   // row_labels[t] (ACT halting weights p_t^n with N(t), R(t))
+  Data,           // any shape: numbers to take away (compute's extras/<name>.npy) that views show
+                  // another way or not at all (ACT's N(t) is in the stacked bars' captions)
 };
 
 std::string extraKindName(ExtraKind k);
@@ -77,6 +79,7 @@ struct Extra {
   // ("step") is the extra's own axis with its own slider.
   std::string slice_axis = "head";
   std::vector<std::string> row_labels;  // Stacked: caption under each row's bar
+  bool integer = false;            // whole numbers (steps, bucket ids): compute writes them as int32
   ValueStats stats;                // filled by runVariant
 };
 

@@ -205,8 +205,6 @@ void sparseMultiHeadAttention(const Inputs& in, std::vector<SparseRows> patterns
   r.inputs["v"] = std::move(v);
   if (!in.projected) {
     r.inputs["x"] = xq;
-    if (in.k) r.inputs["x_k"] = xk;
-    if (in.v) r.inputs["x_v"] = xv;
     r.inputs["w_q"] = w.w_q;
     r.inputs["w_k"] = w.w_k;
     r.inputs["w_v"] = w.w_v;

@@ -42,6 +42,29 @@ TEST(CliAct, ActWritesHaltingWeightsAndPonderCost) {
     EXPECT_TRUE(std::filesystem::exists(t / "run/inputs" / (std::string(in) + ".npy"))) << in;
   const nlohmann::json meta = readMeta(t / "run/meta.json");
   EXPECT_EQ(meta["extras"]["p"]["kind"], "stacked");
+  // N(t) as int32 and R(t) as float32 [T]: ρ_t = N(t) + R(t).
+  std::vector<int64_t> shape;
+  const std::vector<int32_t> n = readTyped<int32_t>(t / "run/extras/n.npy", "<i4", shape);
+  EXPECT_EQ(shape, (std::vector<int64_t>{9}));
+  const Array rem = readNpy(t / "run/extras/r.npy", "r");
+  ASSERT_EQ(rem.shape, (std::vector<int64_t>{9}));
+  ASSERT_EQ(n.size(), 9u);
+  for (size_t i = 0; i < 9; ++i) EXPECT_NEAR(ponder.data[i], n[i] + rem.data[i], 1e-5) << i;
+  EXPECT_EQ(meta["extras"]["n"]["kind"], "data");
+  EXPECT_EQ(meta["extras"]["n"]["dtype"], "int32");
+  EXPECT_EQ(meta["extras"]["r"]["dtype"], "float32");
+}
+
+// p_t^n alone is ambiguous: h = 0, 0, 1 gives p = [0, 0, 1] with N = 3 (not 1), R = 1.
+TEST(CliAct, ActWritesNAndRThatPAloneDoesNotGive) {
+  TempDir t;
+  const RunResult r = runAttnlab({"compute", "act", "--set", "mode=manual", "--set", "h=0,0,1", "--set", "max_steps=4",
+                                  "--out", (t / "run").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(readNpy(t / "run/extras/p.npy", "p").data, (std::vector<float>{0, 0, 1, 0}));
+  std::vector<int64_t> shape;
+  EXPECT_EQ(readTyped<int32_t>(t / "run/extras/n.npy", "<i4", shape), (std::vector<int32_t>{3}));
+  EXPECT_EQ(readNpy(t / "run/extras/r.npy", "r").data, (std::vector<float>{1}));
 }
 
 TEST(CliAct, UniversalTransformerAndGateWriteTheirExtras) {
@@ -54,6 +77,15 @@ TEST(CliAct, UniversalTransformerAndGateWriteTheirExtras) {
   EXPECT_EQ(map.shape[0], 10);
   EXPECT_EQ(readNpy(t / "ut/extras/attention_steps.npy", "steps").shape,
             (std::vector<int64_t>{map.shape[1], 10, 10}));
+  // Each position's halting step [L] as int32: the step its ponder map row marks "halts here" (1).
+  std::vector<int64_t> shape;
+  const std::vector<int32_t> halting = readTyped<int32_t>(t / "ut/extras/halting_step.npy", "<i4", shape);
+  EXPECT_EQ(shape, (std::vector<int64_t>{10}));
+  ASSERT_EQ(halting.size(), 10u);
+  for (int64_t i = 0; i < 10; ++i)
+    for (int64_t s = 0; s < map.shape[1]; ++s)
+      EXPECT_EQ(map.data[static_cast<size_t>(i * map.shape[1] + s)] == 1.0f, s + 1 == halting[static_cast<size_t>(i)])
+          << i << " " << s;
   const RunResult g = runAttnlab({"compute", "gtrxl-gate", "--length", "10", "--dim", "16", "--heads", "2", "--set",
                                   "b_g=20", "--out", (t / "g").string()});
   ASSERT_EQ(g.status, 0) << g.err;

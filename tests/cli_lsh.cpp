@@ -29,16 +29,30 @@ TEST(CliLsh, ComputeWritesRAndAGivenRReproducesTheBuckets) {
   const Array rot = readNpy(t / "a/inputs/R.npy", "R");
   EXPECT_EQ(rot.shape, (std::vector<int64_t>{16, 12}));  // [d_head, rounds · b/2]
   EXPECT_EQ(readNpy(t / "a/weights.npy", "weights").shape, (std::vector<int64_t>{2, 48, 48}));
-  for (const char* e : {"buckets", "bucket_sizes", "angular_b2", "angular_b4", "angular_b6", "angular_b8", "topk_share"})
+  for (const char* e : {"buckets", "round_buckets", "bucket_sizes", "angular_b2", "angular_b4", "angular_b6", "angular_b8", "topk_share"})
     EXPECT_TRUE(std::filesystem::exists(t / "a/extras" / (std::string(e) + ".npy"))) << e;
   for (const char* in : {"x", "q", "k", "v", "w_q", "w_v"})
     EXPECT_TRUE(std::filesystem::exists(t / "a/inputs" / (std::string(in) + ".npy"))) << in;
   EXPECT_TRUE(std::filesystem::exists(t / "a/compare.json"));
   EXPECT_NE(r.out.find("lsh against full attention: mass kept"), std::string::npos) << r.out;
 
-  r = runAttnlab(cat({"compute", "lsh"}, lshArgs({"--set", "R=" + (t / "a/inputs/R.npy").string(), "--out", (t / "b").string()})));
+  // Every round's buckets as int32 [rounds, L]; the strip shows the chosen round's row.
+  std::vector<int64_t> shape;
+  const std::vector<int32_t> buckets = readTyped<int32_t>(t / "a/extras/buckets.npy", "<i4", shape);
+  EXPECT_EQ(shape, (std::vector<int64_t>{3, 48}));
+  ASSERT_EQ(buckets.size(), 3u * 48u);
+  const Array strip = readNpy(t / "a/extras/round_buckets.npy", "strip");
+  for (size_t i = 0; i < 48; ++i) EXPECT_EQ(strip.data[i], static_cast<float>(buckets[i])) << i;
+  EXPECT_NE(std::vector<int32_t>(buckets.begin(), buckets.begin() + 48),
+            std::vector<int32_t>(buckets.begin() + 48, buckets.begin() + 96))
+      << "rounds hash with their own R";
+
+  r = runAttnlab(cat({"compute", "lsh"}, lshArgs({"--set", "R=" + (t / "a/inputs/R.npy").string(), "--set", "round=2",
+                                                  "--out", (t / "b").string()})));
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(readNpy(t / "b/extras/buckets.npy", "b").data, readNpy(t / "a/extras/buckets.npy", "a").data);
+  EXPECT_EQ(readTyped<int32_t>(t / "b/extras/buckets.npy", "<i4", shape), buckets);
+  const Array strip2 = readNpy(t / "b/extras/round_buckets.npy", "strip");
+  for (size_t i = 0; i < 48; ++i) EXPECT_EQ(strip2.data[i], static_cast<float>(buckets[96 + i])) << i;
   EXPECT_EQ(readNpy(t / "b/weights.npy", "b").data, readNpy(t / "a/weights.npy", "a").data);
 }
 

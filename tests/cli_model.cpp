@@ -146,6 +146,12 @@ TEST(ModelCli, BadInputExitsTwoWithoutOutput) {
   expectBadInput({"model", "run", m, "--text", "the", "--out", out}, dir.path, "T5ForConditionalGeneration");
   expectBadInput({"model", "info", m}, dir.path, "config.json");
   test::setConfigField(tm, "architectures", R"(["GPT2LMHeadModel"])");
+  // GPT-2 tensors described as another family are refused, naming the field and the family expected.
+  test::setConfigField(tm, "model_type", R"("mamba")");
+  expectBadInput({"model", "run", m, "--text", "the", "--out", out}, dir.path,
+                 "config.json: field 'model_type' is 'mamba', but 'architectures' names GPT2LMHeadModel (expected "
+                 "model_type 'gpt2')");
+  test::setConfigField(tm, "model_type", R"("gpt2")");
   fs::resize_file(tm.dir / "model.safetensors", fs::file_size(tm.dir / "model.safetensors") / 2);
   expectBadInput({"model", "run", m, "--text", "the", "--out", out}, dir.path, "model.safetensors");
 }

@@ -9,42 +9,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstring>
 #include <fstream>
-#include <iterator>
 
 namespace attn {
 namespace {
 
+using test::readTyped;
 using test::RunResult;
 using test::runAttnlab;
 using test::TempDir;
-
-// A .npy file of the given dtype ('<i8', '<i4', '<f4'), read by hand: the
-// engine's reader accepts float inputs only, on purpose.
-template <class T>
-std::vector<T> readTyped(const std::filesystem::path& path, const std::string& descr, std::vector<int64_t>& shape) {
-  std::ifstream in(path, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_GE(bytes.size(), 10u) << path;
-  if (bytes.size() < 10) return {};
-  const size_t header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
-  const std::string header = bytes.substr(10, header_len);
-  EXPECT_NE(header.find("'descr': '" + descr + "'"), std::string::npos) << path << ": " << header;
-  const size_t open = header.find("'shape': (") + 10;
-  shape.clear();
-  for (size_t p = open; header[p] != ')';) {
-    size_t used = 0;
-    shape.push_back(std::stoll(header.substr(p), &used));
-    p += used;
-    while (header[p] == ',' || header[p] == ' ') ++p;
-  }
-  const size_t data = 10 + header_len;
-  EXPECT_EQ(data % 64, 0u);
-  std::vector<T> out((bytes.size() - data) / sizeof(T));
-  std::memcpy(out.data(), bytes.data() + data, out.size() * sizeof(T));
-  return out;
-}
 
 nlohmann::json readMeta(const std::filesystem::path& dir) {
   std::ifstream in(dir / "meta.json");

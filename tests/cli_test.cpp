@@ -251,6 +251,7 @@ TEST_P(CliBadInput, ExitsTwoWithOneClearLineAndNoFiles) {
   writeNpy(t / "v5.npy", Array{{5, 6}, std::vector<float>(30, 0.1f)});
   writeNpy(t / "mask_bad.npy", Array{{3, 3}, std::vector<float>(9, 1.0f)});
   writeNpy(t / "k0.npy", Array{{0, 8}, {}});
+  writeNpy(t / "q3.npy", Array{{2, 4, 4}, std::vector<float>(32, 0.1f)});  // [H, L, d_head]
   const auto before = listFiles(t.path);
 
   std::vector<std::string> args;
@@ -274,6 +275,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"not_npy", {"compute", "multi-head", "--x", "{dir}/garbage.npy", "--out", "{dir}/o"}, "garbage.npy (--x): not a .npy"},
         BadCase{"missing_file", {"compute", "multi-head", "--x", "{dir}/nope.npy", "--out", "{dir}/o"}, "nope.npy (--x): no such file"},
         BadCase{"dk_mismatch", {"compute", "scaled-dot-product", "--q", "{dir}/q8.npy", "--k", "{dir}/k6.npy", "--v", "{dir}/v5.npy", "--out", "{dir}/o"}, "d_k of q is 8 but d_k of k is 6"},
+        BadCase{"qkv_to_a_sequence_variant", {"compute", "act", "--q", "{dir}/q8.npy", "--k", "{dir}/q8.npy", "--v", "{dir}/q8.npy", "--out", "{dir}/o"}, "--q/--k/--v: act reads an input sequence"},
+        BadCase{"qkv_to_positions", {"render", "sinusoidal-pe", "--q", "{dir}/q8.npy", "--k", "{dir}/q8.npy", "--v", "{dir}/q8.npy", "--out", "{dir}/f.png"}, "--q/--k/--v: sinusoidal-pe encodes positions"},
+        BadCase{"x_and_qkv", {"compute", "multi-head", "--x", "{dir}/q8.npy", "--q", "{dir}/q8.npy", "--k", "{dir}/q8.npy", "--v", "{dir}/q8.npy", "--out", "{dir}/o"}, "--x: give --x"},
+        BadCase{"heads_mixed", {"compute", "sparse-strided", "--q", "{dir}/q3.npy", "--k", "{dir}/q8.npy", "--v", "{dir}/q8.npy", "--out", "{dir}/o"}, "q8.npy (--k): expected [H, L, d_head] with H = 2 like --q, got a 2-D array"},
+        BadCase{"heads_to_one_head", {"compute", "scaled-dot-product", "--q", "{dir}/q3.npy", "--k", "{dir}/q3.npy", "--v", "{dir}/q3.npy", "--out", "{dir}/o"}, "--q/--k/--v: scaled-dot-product takes one head [L, d], the files hold 2 heads"},
         BadCase{"heads_not_dividing", {"compute", "multi-head", "--dim", "10", "--heads", "3", "--out", "{dir}/o"}, "h=3 does not divide d=10"},
         BadCase{"unknown_variant", {"compute", "flash", "--out", "{dir}/o"}, "unknown variant 'flash'"},
         BadCase{"unknown_param", {"compute", "multi-head", "--set", "temperature=2", "--out", "{dir}/o"}, "unknown parameter 'temperature'"},

@@ -139,6 +139,29 @@ TEST(Act, ManualModeShowsTheRuleOnTheUsersValues) {
   EXPECT_NEAR(r2.findExtra("ponder_cost")->value.data[0], 2.5f, 1e-6);
 }
 
+// p_t^n alone is ambiguous: h = 0, 0, 1 gives p = 0, 0, 1 and N = 3, R = 1.
+// N(t) and R(t) are extras of their own, as data (not drawn: N and R caption the stacked bars).
+TEST(Act, StepsAndRemainderAreDataExtras) {
+  const VariantInfo& v = variantOrThrow("act");
+  Params p = Params::defaults(v.params);
+  p.set(v.params, "mode", "manual");
+  p.set(v.params, "h", "0,0,1");
+  const Result r = runVariant(v, makeSynthetic({.length = 4, .dim = 8, .heads = 1}), p);
+  const Halting want = haltingByDefinition({0, 0, 1, 1, 1, 1, 1, 1, 1, 1}, 0.01, 10);
+  ASSERT_EQ(want.n, 3);
+  const Extra* n = r.findExtra("n");
+  const Extra* rem = r.findExtra("r");
+  ASSERT_NE(n, nullptr);
+  ASSERT_NE(rem, nullptr);
+  EXPECT_EQ(n->kind, ExtraKind::Data);
+  EXPECT_TRUE(n->integer);
+  EXPECT_EQ(rem->kind, ExtraKind::Data);
+  EXPECT_FALSE(rem->integer);
+  EXPECT_EQ(n->value.data, (std::vector<float>{3.0f}));
+  EXPECT_EQ(rem->value.data, (std::vector<float>{static_cast<float>(want.r)}));
+  EXPECT_EQ(std::vector<float>(r.weights[0].data(), r.weights[0].data() + 3), (std::vector<float>{0, 0, 1}));
+}
+
 // The halting rule as it runs: Σ_{n′≤n} h^n′ over n = 0 … M, against 1 − ε,
 // recomputed by a plain loop; it crosses the line exactly at N.
 TEST(Act, RunningSumCrossesOneMinusEpsilonAtN) {
@@ -243,6 +266,9 @@ TEST(Act, RnnMatchesAPlainLoopReference) {
       for (int64_t k = 0; k < d; ++k) mean[static_cast<size_t>(k)] += pn * s[static_cast<size_t>(k)];
       if (halt) {
         cost += static_cast<double>(n) + pn;
+        // N(t) and R(t) as numbers (extras n, r), not read back from p.
+        EXPECT_EQ(r.findExtra("n")->value.data[static_cast<size_t>(t)], static_cast<float>(n)) << "t=" << t;
+        EXPECT_NEAR(r.findExtra("r")->value.data[static_cast<size_t>(t)], pn, 1e-5) << "t=" << t;
         break;
       }
       sum += h;
@@ -390,6 +416,23 @@ TEST(UniversalTransformer, VariantShowsPonderMapStepsAndTimeSignal) {
     cost += ponder->value.data[static_cast<size_t>(i)];
   }
   EXPECT_NEAR(r.findExtra("ponder_cost")->value.data[0], cost, 1e-3);
+}
+
+// Each position's halting step N_i as data [L], against the recurrence's own steps.
+TEST(UniversalTransformer, HaltingStepIsADataExtra) {
+  const VariantInfo& v = variantOrThrow("universal-transformer");
+  const Inputs in = makeSynthetic({.seed = 1, .length = 12, .dim = 16, .heads = 2});
+  const Params p = Params::defaults(v.params);
+  const Result r = runVariant(v, in, p);
+  const UtRun run = universalTransformer(in.x, makeUtWeights(16, 2, 1), 2, p.getFloat("epsilon"),
+                                         p.getInt("max_steps"), p.getFloat("halt_bias"), RunContext{});
+  const Extra* e = r.findExtra("halting_step");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->kind, ExtraKind::Data);
+  EXPECT_TRUE(e->integer);
+  ASSERT_EQ(e->value.shape, (std::vector<int64_t>{12}));
+  for (size_t i = 0; i < 12; ++i) EXPECT_EQ(e->value.data[i], static_cast<float>(run.steps[i])) << i;
+  EXPECT_GT(std::set<float>(e->value.data.begin(), e->value.data.end()).size(), 1u);
 }
 
 // [SECTION] GTrXL gate

@@ -103,16 +103,22 @@ TEST(ExtremeValues, EveryVariantIsFiniteAtTheLimitAndAtDenormals) {
                         {"1e15", Mat::Constant(16, 8, kMaxInputMagnitude)},
                         {"denormals", extremeMatrix(16, 8, 1e-40f, 4)}};
   for (const Case& c : cases) {
-    const Inputs in = makeFromMatrices(Mat(), c.qkv, c.qkv, c.qkv, 2, 7);
+    // As an input x the variant projects, and as given q, k, v where the variant takes them.
+    Inputs x = makeFromMatrices(c.qkv, {}, {}, {}, 2, 7);
+    x.x_kv = c.qkv;  // the source of the cross-attention variants
+    x.source_tokens = positionTokens(c.qkv.rows(), "s");
+    const Inputs qkv = makeFromMatrices(Mat(), c.qkv, c.qkv, c.qkv, 2, 7);
     for (const VariantInfo& info : variants()) {
       SCOPED_TRACE(info.name + " at " + c.name);
       const Params p = Params::defaults(info.params);
       if (info.name == "learned-pe") {  // the one variant that cannot run without its file
-        EXPECT_THROW(runVariant(info, in, p), InputError);
+        EXPECT_THROW(runVariant(info, x, p), InputError);
         continue;
       }
-      const Result r = runVariant(info, in, p);
-      EXPECT_EQ(r.firstNonFinite(true), "");
+      EXPECT_EQ(runVariant(info, x, p).firstNonFinite(true), "");
+      if (info.given_qkv != GivenQkv::Refused) {
+        EXPECT_EQ(runVariant(info, qkv, p).firstNonFinite(true), "");
+      }
     }
   }
 }
@@ -148,7 +154,9 @@ TEST(ExtremeValues, LshCsrRowsAreExactlyFilledWhenLogitsAreNotFinite) {
 
 // Found by fuzz_engine: v with another width than q and k reached the
 // sparse variants' V = X_v W^v with W^v [d, d] (an Eigen assert, and a read
-// past the end of v in a Release build). Every variant now refuses or copes.
+// past the end of v in a Release build). Every variant now refuses or copes;
+// given q, k, v are used as they are, so the pattern variants and adaptive
+// span (which reads v per head) refuse a v unlike q.
 TEST(HostileShapes, ValueWidthUnlikeTheQueriesIsRefusedOrHandled) {
   const Mat q = extremeMatrix(8, 8, 1.0f, 6), v = extremeMatrix(8, 5, 1.0f, 7);
   const Inputs in = makeFromMatrices(Mat(), q, q, v, 2, 3);
@@ -161,7 +169,9 @@ TEST(HostileShapes, ValueWidthUnlikeTheQueriesIsRefusedOrHandled) {
     }
   }
   expectInputError([&] { runVariant(variantOrThrow("sparse-strided"), in, Params::defaults(variantOrThrow("sparse-strided").params)); },
-                   {"sparse-strided", "inputs must share d_model", "v has 5"});
+                   {"sparse-strided", "projected v must be [8, 8]"});
+  expectInputError([&] { runVariant(variantOrThrow("adaptive-span"), in, Params::defaults(variantOrThrow("adaptive-span").params)); },
+                   {"adaptive-span", "v must be [8, 8] like q, got [8, 5]"});
 }
 
 // [SECTION] config.json sizes

@@ -102,21 +102,31 @@ TEST(Lsh, VariantRecordsRAndAGivenRReproducesTheBuckets) {
   const Mat& rot = ref::recorded(a, "R");
   ASSERT_EQ(rot.rows(), 8);  // d_head
   ASSERT_EQ(rot.cols(), 8);  // rounds · b/2
-  // The strip's buckets are round 1's hash of head 0's q.
+  // The strip's buckets are round 1's hash of head 0's q; `buckets` [rounds, L] holds every round's.
   const Mat q0 = ref::recorded(a, "q").leftCols(8);
   const std::vector<int32_t> want = loopHash(q0, rot.middleCols(4, 4));
-  const Extra* strip = a.findExtra("buckets");
+  const Extra* strip = a.findExtra("round_buckets");
   ASSERT_NE(strip, nullptr);
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(strip->value.data[i], static_cast<float>(want[i]));
+  const Extra* all = a.findExtra("buckets");
+  ASSERT_NE(all, nullptr);
+  EXPECT_EQ(all->kind, ExtraKind::Data);
+  EXPECT_TRUE(all->integer);
+  ASSERT_EQ(all->value.shape, (std::vector<int64_t>{2, 40}));
+  for (int64_t round = 0; round < 2; ++round) {
+    const std::vector<int32_t> hashed = loopHash(q0, rot.middleCols(round * 4, 4));
+    for (size_t i = 0; i < hashed.size(); ++i)
+      EXPECT_EQ(all->value.data[static_cast<size_t>(round) * 40 + i], static_cast<float>(hashed[i])) << round << " " << i;
+  }
   // Loading R from a file gives the same run; another R other buckets.
   ref::TempPath file("lsh_R.npy");
   writeNpy(file.path, Array::fromMat(rot));
   const Result b = ref::run("lsh", in, {{"n_buckets", "8"}, {"chunk", "8"}, {"rounds", "2"}, {"round", "1"}, {"R", file.path.string()}});
-  EXPECT_EQ(b.findExtra("buckets")->value.data, strip->value.data);
+  EXPECT_EQ(b.findExtra("buckets")->value.data, all->value.data);
   EXPECT_EQ(dense(b.sparse[1]), dense(a.sparse[1]));
   writeNpy(file.path, Array::fromMat(Mat(-rot)));
   const Result c = ref::run("lsh", in, {{"n_buckets", "8"}, {"chunk", "8"}, {"rounds", "2"}, {"round", "1"}, {"R", file.path.string()}});
-  EXPECT_NE(c.findExtra("buckets")->value.data, strip->value.data);
+  EXPECT_NE(c.findExtra("buckets")->value.data, all->value.data);
 }
 
 // [SECTION] Attention against references
@@ -158,6 +168,29 @@ TEST(Lsh, MatchesTheLoopReferenceWithChunksAndRounds) {
   ref::expectClose(dense(h.weights), loopLsh(q, rot, b, m, rounds), 1e-5, "weights");
   // The log-sum-exp combination of the rounds' outputs is Σ_j w_ij v_j.
   ref::expectClose(h.output, ref::matmul(ref::fromMat(dense(h.weights)), ref::fromMat(v)), 1e-5, "output");
+}
+
+// Given q, k, v (--q/--k/--v) are hashed and attended as they are, per head: head h's
+// weights are the loop reference on columns [h·d_head, (h+1)·d_head) of the given q.
+TEST(Lsh, GivenQkvAreHashedAndAttendedAsTheyAre) {
+  const int64_t L = 32, H = 2, dh = 8;
+  const Mat q = randomNormal(L, H * dh, 7, "given.q"), k = randomNormal(L, H * dh, 7, "given.k"),
+            v = randomNormal(L, H * dh, 7, "given.v");
+  const Inputs in = makeFromMatrices(Mat(), q, k, v, H, 3);
+  const Result r = ref::run("lsh", in, {{"n_buckets", "4"}, {"chunk", "4"}, {"rounds", "2"}});
+  const Mat& rot = ref::recorded(r, "R");
+  ASSERT_EQ(r.sparse.size(), static_cast<size_t>(H));
+  for (int64_t h = 0; h < H; ++h) {
+    const Mat qh = q.middleCols(h * dh, dh), vh = v.middleCols(h * dh, dh);
+    const ref::DMat w = loopLsh(qh, rot, 4, 4, 2);
+    ref::expectClose(dense(r.sparse[static_cast<size_t>(h)]), w, 1e-5, "head " + std::to_string(h));
+    ref::expectClose(Mat(r.output.middleCols(h * dh, dh)), ref::matmul(w, ref::fromMat(vh)), 1e-5,
+                     "output, head " + std::to_string(h));
+  }
+  EXPECT_EQ(ref::recorded(r, "q"), q);
+  EXPECT_EQ(ref::recorded(r, "v"), v);
+  EXPECT_EQ(ref::recorded(r, "k_separate"), k);  // the walkthrough's panels (a), (b)
+  for (const char* seeded : {"x", "w_q", "w_k", "w_v"}) EXPECT_EQ(r.inputs.count(seeded), 0u) << seeded;
 }
 
 TEST(Lsh, MultiRoundWeightsSumToOnePerQuery) {

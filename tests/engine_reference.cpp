@@ -128,6 +128,7 @@ Inputs givenQkv(const Mat& q, const Mat& k, const Mat& v) {
   in.tokens = positionTokens(q.rows(), "t");
   in.source_tokens = positionTokens(k.rows(), "s");
   in.heads = 1;
+  in.projected = true;  // as makeFromMatrices: given q, k, v are used as they are
   return in;
 }
 

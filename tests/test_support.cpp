@@ -1,5 +1,7 @@
 #include "tests/test_support.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -18,6 +20,33 @@
 extern char** environ;
 
 namespace attn::test {
+
+template <class T>
+std::vector<T> readTyped(const std::filesystem::path& path, const std::string& descr, std::vector<int64_t>& shape) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_GE(bytes.size(), 10u) << path;
+  if (bytes.size() < 10) return {};
+  const size_t header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+  const std::string header = bytes.substr(10, header_len);
+  EXPECT_NE(header.find("'descr': '" + descr + "'"), std::string::npos) << path << ": " << header;
+  const size_t open = header.find("'shape': (") + 10;
+  shape.clear();
+  for (size_t p = open; header[p] != ')';) {
+    size_t used = 0;
+    shape.push_back(std::stoll(header.substr(p), &used));
+    p += used;
+    while (header[p] == ',' || header[p] == ' ') ++p;
+  }
+  const size_t data = 10 + header_len;
+  EXPECT_EQ(data % 64, 0u);
+  std::vector<T> out((bytes.size() - data) / sizeof(T));
+  std::memcpy(out.data(), bytes.data() + data, out.size() * sizeof(T));
+  return out;
+}
+template std::vector<int64_t> readTyped(const std::filesystem::path&, const std::string&, std::vector<int64_t>&);
+template std::vector<int32_t> readTyped(const std::filesystem::path&, const std::string&, std::vector<int64_t>&);
+template std::vector<float> readTyped(const std::filesystem::path&, const std::string&, std::vector<int64_t>&);
 
 RunResult runAttnlab(const std::vector<std::string>& args, const std::vector<std::string>& env, int timeout_seconds) {
   return runProgram(ATTNLAB_BIN, args, env, timeout_seconds);

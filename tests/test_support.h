@@ -39,6 +39,12 @@ int countLines(const std::string& s);
 // Every regular file below `dir`, as relative paths, sorted.
 std::vector<std::string> listFiles(const std::filesystem::path& dir);
 
+// A .npy file of the given dtype ('<i8', '<i4', '<f4'), read by hand: the
+// engine's reader accepts float inputs only, on purpose. Fills `shape`;
+// a test failure when the dtype is another. Defined for int64_t, int32_t, float.
+template <class T>
+std::vector<T> readTyped(const std::filesystem::path& path, const std::string& descr, std::vector<int64_t>& shape);
+
 // An Xvfb server started with -displayfd; DISPLAY string ":N". Stopped by
 // the destructor. `ok()` is false (with `error`) when Xvfb cannot start.
 struct Xvfb {

@@ -147,8 +147,16 @@ int cmdCompute(const ComputeOptions& o) {
   meta["inputs"] = in_json;
   nlohmann::json ex_json = nlohmann::json::object();
   for (const Extra& e : r.extras) {
-    ex_json[e.name] = {{"kind", extraKindName(e.kind)}, {"label", e.label}, {"shape", shapeJson(e.value)}};
-    dir.writeNpy("extras/" + e.name + ".npy", e.value);
+    ex_json[e.name] = {{"kind", extraKindName(e.kind)}, {"label", e.label}, {"shape", shapeJson(e.value)},
+                       {"dtype", e.integer ? "int32" : "float32"}};
+    if (!e.integer) {
+      dir.writeNpy("extras/" + e.name + ".npy", e.value);
+      continue;
+    }
+    std::vector<int32_t> whole(e.value.data.size());
+    std::transform(e.value.data.begin(), e.value.data.end(), whole.begin(),
+                   [](float x) { return static_cast<int32_t>(std::lround(x)); });
+    dir.writeNpy("extras/" + e.name + ".npy", e.value.shape, std::vector{std::span<const int32_t>(whole)});
   }
   meta["extras"] = ex_json;
   meta["shapes"] = shapes;

@@ -14,10 +14,10 @@ void addInputFlags(CLI::App& cmd, InputOptions& o) {
       ->capture_default_str();
   cmd.add_option("--text", o.text, "Text input: whitespace tokens with deterministic embeddings");
   cmd.add_option("--source-text", o.source_text, "Source text for cross-attention variants");
-  cmd.add_option("--x", o.x, "X.npy [L, d] input sequence");
-  cmd.add_option("--q", o.q, "Q.npy [Lq, d_k]");
-  cmd.add_option("--k", o.k, "K.npy [Lk, d_k]");
-  cmd.add_option("--v", o.v, "V.npy [Lk, d_v]");
+  cmd.add_option("--x", o.x, "X.npy [L, d] input sequence, projected by the variant");
+  cmd.add_option("--q", o.q, "Q.npy projected queries, used as they are: [Lq, d] (split into --heads) or [H, Lq, d_head]");
+  cmd.add_option("--k", o.k, "K.npy projected keys: [Lk, d] or [H, Lk, d_head]");
+  cmd.add_option("--v", o.v, "V.npy projected values: [Lk, d] or [H, Lk, d_head]");
 }
 
 Inputs resolveInputs(const InputOptions& o) {

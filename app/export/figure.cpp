@@ -314,6 +314,7 @@ void splitExtras(const Result& r, std::vector<const Extra*>& shown, std::vector<
       case ExtraKind::QueryPosition:
       case ExtraKind::QueryWindow:
       case ExtraKind::QueryGroup: break;  // overlays of the matrix and image views
+      case ExtraKind::Data: break;        // written by compute, not drawn
     }
   }
 }

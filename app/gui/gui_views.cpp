@@ -262,7 +262,8 @@ void extraPanel(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& g
     case ExtraKind::QueryPosition:
     case ExtraKind::QueryWindow:
     case ExtraKind::QueryGroup:
-    case ExtraKind::Scalar: break;
+    case ExtraKind::Scalar:
+    case ExtraKind::Data: break;
   }
   ImGui::TextDisabled("(no view for shape %s)", e.value.shapeString().c_str());
 }
@@ -279,7 +280,7 @@ void extrasView(AppState& s, const Result& r, HeatmapRenderer& gl) {
       overlays += (overlays.empty() ? "" : ", ") + labelOf(e);
     } else if (e.kind == ExtraKind::QueryGroup) {
       outlines += (outlines.empty() ? "" : ", ") + labelOf(e);
-    } else {
+    } else if (e.kind != ExtraKind::Data) {  // Data is for compute's files only
       panels.push_back(&e);
     }
   }

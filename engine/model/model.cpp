@@ -174,6 +174,12 @@ ModelConfig parseConfig(const std::string& text, const std::string& where) {
     throw InputError(where + ": architecture '" + c.arch_name +
                      "' is not supported (expected GPT2LMHeadModel, GPT2Model, BertModel or BertForMaskedLM)");
   }
+  // A config names its family twice: the two must agree, or the tensors
+  // were saved for one model and described as another.
+  const std::string family = c.arch == Architecture::Gpt2 ? "gpt2" : "bert";
+  if (const std::string type = r.text("model_type", family); archs && type != family)
+    throw InputError(where + ": field 'model_type' is '" + type + "', but 'architectures' names " + c.arch_name +
+                     " (expected model_type '" + family + "')");
   if (c.d_model % c.heads != 0)
     throw InputError(where + ": the heads (" + std::to_string(c.heads) + ") must divide the model width (" +
                      std::to_string(c.d_model) + ")");

@@ -166,6 +166,16 @@ Result act(const Inputs& in, const Params& p, const RunContext& ctx) {
                       .value = Array::fromVector(ponder)});
   r.extras.push_back({.name = "ponder_cost", .label = "ponder cost Σ_t N(t) + R(t)", .kind = ExtraKind::Scalar,
                       .value = Array::fromVector({static_cast<float>(cost)})});
+  // N(t) and R(t) as numbers: p_t^n alone does not give them (h = 0, 0, 1 has p = 0, 0, 1 and N = 3).
+  std::vector<float> steps, remainders;
+  for (const ActHalting& a : halts) {
+    steps.push_back(static_cast<float>(a.steps()));
+    remainders.push_back(static_cast<float>(a.remainder()));
+  }
+  r.extras.push_back({.name = "n", .label = "ponder steps N(t)", .kind = ExtraKind::Data,
+                      .value = Array::fromVector(steps), .integer = true});
+  r.extras.push_back({.name = "r", .label = "remainder R(t)", .kind = ExtraKind::Data,
+                      .value = Array::fromVector(remainders)});
   return r;
 }
 

@@ -51,6 +51,9 @@ Result adaptiveSpan(const Inputs& in, const Params& p, const RunContext& ctx) {
   const Mat k = in.projected ? in.key() : Mat(x * w.w_k);
   const Mat v = in.projected ? in.value() : Mat(x * w.w_v);
   if (k.rows() != L) throw InputError("adaptive-span: self-attention needs as many keys as queries");
+  if (v.cols() != d)
+    throw InputError("adaptive-span: v must be [" + std::to_string(L) + ", " + std::to_string(d) + "] like q, got [" +
+                     std::to_string(v.rows()) + ", " + std::to_string(v.cols()) + "]");
   ctx.progress(0.05f);
 
   // z [H, L]: the span of head h at query t. Static: z_h for every t (the
@@ -200,6 +203,7 @@ VariantInfo makeAdaptiveSpanVariant() {
   v.summary = "w_ij ∝ m_z(i−j) exp(q_i·k_j/√d_head) over distances 1…S,  m_z(x) = clamp((R + z − x)/R, 0, 1)";
   v.citation = "Sukhbaatar et al. 2019";
   v.input = InputKind::SelfAttention;
+  v.given_qkv = GivenQkv::Heads;
   v.params = {
       {.key = "max_span", .symbol = "S", .type = ParamType::Int,
        .help = "Maximum span S: query i attends to the distances 1 … S (not to itself)", .min = 1, .max = 65536,

@@ -128,6 +128,7 @@ Result local2d(const Inputs& in, const Params& p, const RunContext& ctx) {
 VariantInfo localInfo(bool two_d) {
   VariantInfo v;
   v.family = "local";
+  v.given_qkv = GivenQkv::Heads;
   v.citation = "Parmar et al. 2018, §3.2";
   // No extras view: the block ids are the image view's overlay and the connection counts are in the compare view.
   v.views = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Image, ViewKind::Compare};

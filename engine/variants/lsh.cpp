@@ -311,12 +311,14 @@ Result lsh(const Inputs& in, const Params& p, const RunContext& ctx) {
   const int64_t round = std::min(p.getInt("round"), o.rounds - 1);
 
   // Q = X W^q, V = X W^v (and K = X W^k for the walkthrough's panels a, b)     [L, d]
+  // (given projections: Q, V and the panels' K as they are)
   Result r;
   Mat q, v, k_sep;
   if (in.projected) {
     q = in.query();
     v = in.value();
     k_sep = in.key();
+    r.inputs["k_separate"] = k_sep;  // hashing and attention use k = q/‖q‖ (shared-QK): the given k only in panels a, b
   } else {
     const MultiHeadWeights w = makeMultiHeadWeights(d, H, in.seed);
     q = x * w.w_q;
@@ -345,7 +347,7 @@ Result lsh(const Inputs& in, const Params& p, const RunContext& ctx) {
   r.q_tokens = r.k_tokens = in.tokens;
   Mat out(L, v.cols() / H * H), k_norm(L, dh * H);
   const int64_t dv = v.cols() / H;
-  std::vector<int32_t> buckets0;
+  std::vector<std::vector<int32_t>> buckets0;  // head 0's bucket of each position, per round
   double nnz = 0;
   for (int64_t h = 0; h < H; ++h) {
     RunContext part;
@@ -353,14 +355,14 @@ Result lsh(const Inputs& in, const Params& p, const RunContext& ctx) {
     LshHead head = lshAttentionHead(q.middleCols(h * dh, dh), v.middleCols(h * dv, dv), rot, o, part);
     out.middleCols(h * dv, dv) = head.output;
     k_norm.middleCols(h * dh, dh) = normalizedRows(q.middleCols(h * dh, dh));
-    if (h == 0) buckets0 = head.buckets[static_cast<size_t>(round)];
+    if (h == 0) buckets0 = head.buckets;
     r.flops += head.flops;
     nnz += static_cast<double>(head.weights.nnz());
     r.sparse.push_back(std::move(head.weights));
     ctx.progress(0.05f + 0.6f * static_cast<float>(h + 1) / static_cast<float>(H));
   }
   r.output = std::move(out);
-  r.flops += 2.0 * 2.0 * static_cast<double>(L) * d * d;  // Q and V projections
+  if (!in.projected) r.flops += 2.0 * 2.0 * static_cast<double>(L) * d * d;  // Q and V projections
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   if (denseViewsFit(ctx, H, L, L)) {
     for (int64_t h = 0; h < H; ++h) {
@@ -377,11 +379,18 @@ Result lsh(const Inputs& in, const Params& p, const RunContext& ctx) {
   const auto r_round = rot.middleCols(round * half, half);
   r.stages = walkthrough(q0, k0, v0, r_round, o, in.tokens, round, ctx);
   ctx.progress(0.8f);
-  std::vector<float> bucket_of(buckets0.begin(), buckets0.end()), sizes(static_cast<size_t>(o.n_buckets), 0.0f);
-  for (const int32_t b : buckets0) sizes[static_cast<size_t>(b)] += 1;
-  r.extras.push_back({.name = "buckets", .label = "bucket of each token (head 0, round " + std::to_string(round) + ")",
+  const std::vector<int32_t>& shown = buckets0[static_cast<size_t>(round)];
+  std::vector<float> bucket_of(shown.begin(), shown.end()), sizes(static_cast<size_t>(o.n_buckets), 0.0f);
+  for (const int32_t b : shown) sizes[static_cast<size_t>(b)] += 1;
+  r.extras.push_back({.name = "round_buckets", .label = "bucket of each token (head 0, round " + std::to_string(round) + ")",
                       .kind = ExtraKind::TokenCategories, .value = Array::fromVector(bucket_of),
                       .categories = bucketNames(o.n_buckets)});
+  // Every round's buckets [rounds, L] to take away; the views play them one round at a time.
+  Array all_rounds{{o.rounds, L}, {}};
+  for (const std::vector<int32_t>& b : buckets0) all_rounds.data.insert(all_rounds.data.end(), b.begin(), b.end());
+  r.extras.push_back({.name = "buckets", .label = "bucket of each position in every round (head 0)",
+                      .kind = ExtraKind::Data, .value = std::move(all_rounds), .row_axis = "round",
+                      .col_axis = "position", .categories = bucketNames(o.n_buckets), .integer = true});
   r.extras.push_back({.name = "bucket_sizes", .label = "bucket sizes (head 0, round " + std::to_string(round) + ")",
                       .kind = ExtraKind::CategoryValues, .value = Array::fromVector(sizes),
                       .row_axis = "bucket", .col_axis = "tokens", .categories = bucketNames(o.n_buckets)});
@@ -412,6 +421,7 @@ VariantInfo makeLshVariant() {
               "themselves and the previous chunk within the bucket; rounds combined by log-sum-exp";
   v.citation = "Kitaev et al. 2020";
   v.input = InputKind::SelfAttention;
+  v.given_qkv = GivenQkv::Heads;
   v.params = lshParamSpecs();
   v.params.insert(v.params.end(), {
       {.key = "round", .symbol = "r", .type = ParamType::Int,

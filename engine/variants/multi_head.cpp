@@ -50,9 +50,11 @@ void multiHeadAttention(const Mat& xq, const Mat& xk, const Mat& xv, const Multi
   if (keep) checkDenseBudget(heads, lq, lk, 2, what);
 
   // Q = X W^q, K = X_kv W^k, V = X_kv W^v          [L, d] each, all heads at once
-  const Mat q = product(xq, w.w_q);
-  const Mat k = product(xk, w.w_k);
-  const Mat v = product(xv, w.w_v);
+  // (given projections: Q, K, V as they are)
+  const bool given = w.w_q.size() == 0;
+  const Mat q = given ? xq : product(xq, w.w_q);
+  const Mat k = given ? xk : product(xk, w.w_k);
+  const Mat v = given ? xv : product(xv, w.w_v);
   ctx.progress(0.1f);
 
   const Mat mask = causal && keep ? causalMask(lq, lk) : Mat();
@@ -97,11 +99,18 @@ void multiHeadAttention(const Mat& xq, const Mat& xk, const Mat& xv, const Multi
     }
   });
   for (int64_t h = 0; h < heads; ++h) concat.middleCols(h * dk, dk) = oh[h];
+  r.mask = mask;
+  r.flops = 4.0 * lq * lk * d;  // Q_h K_hᵀ and P_h V_h over all heads
+  if (given) {
+    r.output = std::move(concat);
+    r.inputs["q"] = q;
+    r.inputs["k"] = k;
+    r.inputs["v"] = v;
+    return;
+  }
   // MultiHead = Concat(head_1 … head_h) W^o          [Lq, d]
   r.output = product(concat, w.w_o);
-  r.mask = mask;
-  r.flops = 2.0 * (lq + 2.0 * lk + lq) * d * d  // the four projections
-            + 4.0 * lq * lk * d;                 // Q_h K_hᵀ and P_h V_h over all heads
+  r.flops += 2.0 * (lq + 2.0 * lk + lq) * d * d;  // the four projections
   r.inputs["w_q"] = w.w_q;
   r.inputs["w_k"] = w.w_k;
   r.inputs["w_v"] = w.w_v;
@@ -115,6 +124,7 @@ VariantInfo makeMultiHeadInfo(bool cross) {
   VariantInfo v;
   v.family = "core";
   v.input = cross ? InputKind::CrossAttention : InputKind::SelfAttention;
+  v.given_qkv = GivenQkv::Heads;
   v.params = {causalParam(), scaleParam()};
   v.views = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Lines, ViewKind::Family};
   if (cross) {
@@ -134,15 +144,12 @@ VariantInfo makeMultiHeadInfo(bool cross) {
     r.variant = name;  // named in errors
     r.q_tokens = in.tokens;
     r.k_tokens = cross || in.k ? in.source_tokens : in.tokens;
-    const MultiHeadWeights w = makeMultiHeadWeights(in.dim(), in.heads, in.seed);
+    // Given q, k, v are the heads' projections: no seeded weights (multiHeadAttention records them).
+    const MultiHeadWeights w = in.projected ? MultiHeadWeights{} : makeMultiHeadWeights(in.dim(), in.heads, in.seed);
     multiHeadAttention(in.query(), in.key(), in.value(), w, in.heads, p.getBool("causal"), p.getBool("scale"), ctx, r);
+    if (in.projected) return r;
     r.inputs["x"] = in.query();
-    if (cross) {
-      r.inputs["x_kv"] = in.key();
-    } else {
-      if (in.k) r.inputs["x_k"] = in.key();
-      if (in.v) r.inputs["x_v"] = in.value();
-    }
+    if (cross) r.inputs["x_kv"] = in.key();
     return r;
   };
   return v;

@@ -31,7 +31,9 @@ void checkSharedModelWidth(const std::string& what, const Mat& xq, const Mat& xk
 // MultiHead(Q, K, V) = Concat(head_1 … head_h) W^o,
 // head_i = softmax(Q W^q_i (K W^k_i)ᵀ / √d_k) V W^v_i.
 // Fills weights/scores/output/inputs/flops of `r`; `r.variant`, when set,
-// names the variant in errors. `xq` [Lq, d], `xk`, `xv` [Lk, d]. With
+// names the variant in errors. `xq` [Lq, d], `xk`, `xv` [Lk, d]. Empty
+// weights (MultiHeadWeights{}): xq, xk, xv are the projected Q, K, V, used as
+// given, and the output is Concat(head_1 … head_h) with no W^o. With
 // ctx.keep_weights off only the output is formed (attendRowsStreaming: no
 // [h, Lq, Lk] array; r.streamed_shape says what it would have been).
 void multiHeadAttention(const Mat& xq, const Mat& xk, const Mat& xv, const MultiHeadWeights& w, int64_t heads,

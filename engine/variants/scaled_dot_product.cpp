@@ -21,6 +21,7 @@ VariantInfo makeScaledDotProductVariant() {
   v.summary = "Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V";
   v.citation = "Vaswani et al. 2017, eq. 1";
   v.input = InputKind::SelfAttention;
+  v.given_qkv = GivenQkv::OneHead;
   v.params = {
       scaleParam(),
       causalParam(),

@@ -192,7 +192,7 @@ VariantInfo crossVariant(std::string name, std::string family, std::string title
                          decltype(VariantInfo::run) run) {
   return {.name = std::move(name), .family = std::move(family), .title = std::move(title),
           .summary = std::move(summary), .citation = std::move(citation), .input = InputKind::CrossAttention,
-          .params = std::move(params), .views = std::move(views), .run = std::move(run)};
+          .given_qkv = GivenQkv::OneHead, .params = std::move(params), .views = std::move(views), .run = std::move(run)};
 }
 
 // One of the six: soft attention with a fixed score.

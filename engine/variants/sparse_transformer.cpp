@@ -156,6 +156,7 @@ std::vector<ParamSpec> commonParams() {
 VariantInfo sparseInfo(Factorization f) {
   VariantInfo v;
   v.family = "sparse";
+  v.given_qkv = GivenQkv::Heads;
   v.citation = "Child et al. 2019, §4.2–4.3";
   v.views = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Image, ViewKind::Extras, ViewKind::Compare};
   if (f == Factorization::Strided) {

@@ -139,6 +139,9 @@ Result universalTransformerVariant(const Inputs& in, const Params& p, const RunC
   r.extras.push_back({.name = "time_signal", .label = "time signal PE(t) of P^t = PE(position) + PE(t)",
                       .kind = ExtraKind::Matrix, .value = Array::fromMat(run.time_signal), .row_axis = "step",
                       .col_axis = "dimension", .signed_values = true});
+  std::vector<float> halting(run.steps.begin(), run.steps.end());
+  r.extras.push_back({.name = "halting_step", .label = "halting step N_i of each position", .kind = ExtraKind::Data,
+                      .value = Array::fromVector(halting), .integer = true});
   r.extras.push_back({.name = "steps_run", .label = "steps run", .kind = ExtraKind::Scalar,
                       .value = Array::fromVector({static_cast<float>(T)})});
   r.extras.push_back({.name = "ponder_cost", .label = "ponder cost Σ N + R", .kind = ExtraKind::Scalar,
