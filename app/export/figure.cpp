@@ -110,9 +110,6 @@ double labelMargin(double unit, const std::vector<std::string>& labels, double c
   return std::min(w + unit * 0.8, cap);
 }
 
-// "16384" → "16,384".
-QString grouped(int64_t n) { return qs(groupDigits(n)); }
-
 QRectF rectOf(const Box& b) { return QRectF(b.x, b.y, b.w, b.h); }
 
 
