@@ -138,19 +138,14 @@ void checkInputMagnitude(std::span<const float> values, const std::string& where
   throw InputError(where + buf);
 }
 
-namespace {
-
-// A user's [L, d] input file, checked for shape and magnitude.
-Mat readInputMatrix(const std::string& path, const std::string& flag) {
+Mat readInputMatrix(const std::string& path, const std::string& flag, const std::string& shape) {
   const std::string where = path + " (" + flag + ")";
   const Array a = readNpy(path, flag);
   if (a.rank() != 2 || a.shape[0] == 0 || a.shape[1] == 0)
-    throw InputError(where + ": expected a non-empty 2-D array [L, d], got shape " + a.shapeString());
+    throw InputError(where + ": expected a non-empty 2-D array " + shape + ", got shape " + a.shapeString());
   checkInputMagnitude(a.data, where);
   return a.toMat(where);
 }
-
-}  // namespace
 
 Inputs makeFromMatrices(Mat x, std::optional<Mat> q, std::optional<Mat> k, std::optional<Mat> v, int64_t heads,
                         uint64_t seed) {
