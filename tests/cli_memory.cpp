@@ -13,20 +13,20 @@ using Shape = std::vector<int64_t>;
 
 TEST(CliMemory, NtmWritesStagesAndInputsWithTheirShapes) {
   TempDir t;
-  const RunResult r = runAttnlab({"compute", "ntm", "--seed", "3", "--length", "11", "--dim", "6", "--set",
+  const RunResult r = runAttnlab({"compute", "ntm", "--seed", "3", "--length", "11", "--dim", "8", "--set",
                                   "shift=0.1,0.1,0.6,0.1,0.1", "--out", (t / "run").string()});
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* e : {"w_c", "w_g", "w_tilde", "w"})
     EXPECT_EQ(readNpy(t / "run/extras" / (std::string(e) + ".npy"), e).shape, Shape{11}) << e;
-  EXPECT_EQ(readNpy(t / "run/inputs/memory.npy", "memory").shape, (Shape{11, 6}));
-  EXPECT_EQ(readNpy(t / "run/inputs/key.npy", "key").shape, Shape{6});
+  EXPECT_EQ(readNpy(t / "run/inputs/memory.npy", "memory").shape, (Shape{11, 8}));
+  EXPECT_EQ(readNpy(t / "run/inputs/key.npy", "key").shape, Shape{8});
   EXPECT_EQ(readNpy(t / "run/inputs/w_prev.npy", "w_prev").shape, Shape{11});
   const Array w = readNpy(t / "run/weights.npy", "weights");
   EXPECT_EQ(w.shape, (Shape{1, 1, 11}));
   EXPECT_EQ(w.data, readNpy(t / "run/extras/w.npy", "w").data);
 
   // The written inputs replay the run.
-  const RunResult again = runAttnlab({"compute", "ntm", "--dim", "6", "--set", "shift=0.1,0.1,0.6,0.1,0.1", "--set",
+  const RunResult again = runAttnlab({"compute", "ntm", "--set", "shift=0.1,0.1,0.6,0.1,0.1", "--set",
                                       "memory=" + (t / "run/inputs/memory.npy").string(), "--set",
                                       "key=" + (t / "run/inputs/key.npy").string(), "--set",
                                       "w_prev=" + (t / "run/inputs/w_prev.npy").string(), "--out",
