@@ -34,8 +34,6 @@ VariantInfo makeReversibleVariant();
 VariantInfo makeActVariant();
 VariantInfo makeUniversalTransformerVariant();
 VariantInfo makeGtrxlGateVariant();
-VariantInfo makeNtmVariant();
-VariantInfo makePointerVariant();
 
 const std::vector<VariantInfo>& variants() {
   static const std::vector<VariantInfo> all = {
@@ -47,7 +45,7 @@ const std::vector<VariantInfo>& variants() {
       makeSparseFixedVariant(),      makeLocal1dVariant(),    makeLocal2dVariant(),
       makeAdaptiveSpanVariant(),     makeTransformerXlVariant(), makeLshVariant(),
       makeReversibleVariant(),       makeActVariant(),        makeUniversalTransformerVariant(),
-      makeGtrxlGateVariant(),        makeNtmVariant(),        makePointerVariant(),
+      makeGtrxlGateVariant(),
   };
   return all;
 }
@@ -71,7 +69,6 @@ const VariantInfo* findVariant(const std::string& name) {
 
 WeightAxes weightAxes(const Result& r) {
   const VariantInfo* info = findVariant(r.variant);
-  if (info && !info->row_axis.empty()) return {info->row_axis, info->col_axis};
   if (info && info->input == InputKind::CrossAttention) return {"query (target)", "key (source)"};
   return {"query", "key"};
 }
