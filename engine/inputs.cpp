@@ -141,10 +141,10 @@ void checkInputMagnitude(std::span<const float> values, const std::string& where
 
 namespace {
 
-// A user's [L, d] array read from `where` ("X.npy (--x)"), checked for shape and magnitude.
-Mat inputMatrix(const Array& a, const std::string& where) {
+// A user's 2-D array read from `where` ("X.npy (--x)"), checked for shape and magnitude.
+Mat inputMatrix(const Array& a, const std::string& where, const std::string& shape = "[L, d]") {
   if (a.rank() != 2 || a.shape[0] == 0 || a.shape[1] == 0)
-    throw InputError(where + ": expected a non-empty 2-D array [L, d], got shape " + a.shapeString());
+    throw InputError(where + ": expected a non-empty 2-D array " + shape + ", got shape " + a.shapeString());
   checkInputMagnitude(a.data, where);
   return a.toMat(where);
 }
@@ -168,6 +168,10 @@ Mat readQkvMatrix(const std::string& path, const std::string& flag, int64_t& fil
 }
 
 }  // namespace
+
+Mat readInputMatrix(const std::string& path, const std::string& flag, const std::string& shape) {
+  return inputMatrix(readNpy(path, flag), path + " (" + flag + ")", shape);
+}
 
 Inputs makeFromMatrices(Mat x, std::optional<Mat> q, std::optional<Mat> k, std::optional<Mat> v, int64_t heads,
                         uint64_t seed) {

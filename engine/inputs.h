@@ -81,6 +81,11 @@ std::vector<std::string> positionTokens(int64_t n, const std::string& prefix);  
 Inputs makeFromMatrices(Mat x, std::optional<Mat> q, std::optional<Mat> k, std::optional<Mat> v, int64_t heads,
                         uint64_t seed);
 
+// A user's 2-D array file (an input or a file parameter such as ntm's memory),
+// checked for rank, emptiness and magnitude; errors name the file, `flag`
+// and the expected `shape`.
+Mat readInputMatrix(const std::string& path, const std::string& flag, const std::string& shape = "[L, d]");
+
 // Loads --x or --q --k --v files (each checked by checkInputMagnitude) into
 // makeFromMatrices. q, k, v are [L, d] (split into `heads` heads) or all
 // three [H, L, d_head], which sets heads = H.

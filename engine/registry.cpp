@@ -34,6 +34,8 @@ VariantInfo makeReversibleVariant();
 VariantInfo makeActVariant();
 VariantInfo makeUniversalTransformerVariant();
 VariantInfo makeGtrxlGateVariant();
+VariantInfo makeNtmVariant();
+VariantInfo makePointerVariant();
 
 const std::vector<VariantInfo>& variants() {
   static const std::vector<VariantInfo> all = {
@@ -45,7 +47,7 @@ const std::vector<VariantInfo>& variants() {
       makeSparseFixedVariant(),      makeLocal1dVariant(),    makeLocal2dVariant(),
       makeAdaptiveSpanVariant(),     makeTransformerXlVariant(), makeLshVariant(),
       makeReversibleVariant(),       makeActVariant(),        makeUniversalTransformerVariant(),
-      makeGtrxlGateVariant(),
+      makeGtrxlGateVariant(),        makeNtmVariant(),        makePointerVariant(),
   };
   return all;
 }
@@ -69,6 +71,7 @@ const VariantInfo* findVariant(const std::string& name) {
 
 WeightAxes weightAxes(const Result& r) {
   const VariantInfo* info = findVariant(r.variant);
+  if (info && !info->row_axis.empty()) return {info->row_axis, info->col_axis};
   if (info && info->input == InputKind::CrossAttention) return {"query (target)", "key (source)"};
   return {"query", "key"};
 }

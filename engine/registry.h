@@ -61,6 +61,7 @@ struct VariantInfo {
   GivenQkv given_qkv = GivenQkv::Refused;
   std::vector<ParamSpec> params;
   std::vector<ViewKind> views;
+  std::string row_axis, col_axis;  // titles of the weights' axes; empty: from `input` (weightAxes)
   std::function<Result(const Inputs&, const Params&, const RunContext&)> run;
 };
 

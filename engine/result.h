@@ -143,6 +143,7 @@ struct Result {
   std::vector<Extra> extras;
   std::vector<Stage> stages;  // the walkthrough's panels, in order
   std::map<std::string, Mat> inputs;  // every tensor used, by paper symbol: q, k, v, x, w_q, ...
+  std::vector<std::string> vector_inputs;  // names in `inputs` that are vectors [n, 1], written as 1-D [n]
 
   double flops = 0;            // floating-point operations of the computation
   double compute_seconds = 0;  // engine time alone, set by runVariant

@@ -83,6 +83,11 @@ TEST(CliDegenerateFiles, EveryFileInputRefusesEmptyScalarAndNanInOneLine) {
       {"mask", {"compute", "scaled-dot-product", "--length", "4", "--set", "mask={f}"}, "(mask)"},
       {"pe", {"compute", "learned-pe", "--set", "pe={f}"}, "(pe)"},
       {"R", {"compute", "lsh", "--length", "8", "--dim", "8", "--heads", "1", "--set", "R={f}"}, "(R)"},
+      {"memory", {"compute", "ntm", "--set", "memory={f}"}, "(memory)"},
+      {"key", {"compute", "ntm", "--set", "key={f}"}, "(key)"},
+      {"w_prev", {"compute", "ntm", "--set", "w_prev={f}"}, "(w_prev)"},
+      {"enc", {"compute", "pointer", "--set", "enc={f}"}, "(enc)"},
+      {"dec", {"compute", "pointer", "--set", "dec={f}"}, "(dec)"},
   };
   std::string nan_file = encodeNpy(Array{{4, 8}, std::vector<float>(32, 0.5f)});
   const float nan = std::numeric_limits<float>::quiet_NaN();

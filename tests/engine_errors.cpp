@@ -51,6 +51,7 @@ TEST(BadInput, DenseMemoryGuard) {
     if (v.name == "learned-pe") continue;  // L comes from its file; covered below
     if (v.name == "transformer-xl") continue;  // [H, segment, memory + segment]: independent of the input length
     if (v.name == "act") continue;  // [T, M] halting weights: no L×L array
+    if (v.name == "ntm") continue;  // [1, 1, N]: one weighting over the memory rows
     if (v.family == "sparse" || v.family == "local" || v.family == "adaptive span" || v.family == "reformer") {
       const Result r = ref::run(v.name, in);
       EXPECT_TRUE(r.isSparse() && r.weights.empty() && r.scores.empty()) << v.name;

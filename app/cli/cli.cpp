@@ -141,8 +141,10 @@ int cmdCompute(const ComputeOptions& o) {
   }
   nlohmann::json in_json = nlohmann::json::object();
   for (const auto& [name, m] : r.inputs) {
-    in_json[name] = {m.rows(), m.cols()};
-    dir.writeNpy("inputs/" + name + ".npy", m);
+    const bool vector = std::find(r.vector_inputs.begin(), r.vector_inputs.end(), name) != r.vector_inputs.end();
+    const std::vector<int64_t> shape = vector ? std::vector<int64_t>{m.size()} : std::vector<int64_t>{m.rows(), m.cols()};
+    in_json[name] = shape;
+    dir.writeNpy("inputs/" + name + ".npy", shape, std::vector{values(m)});
   }
   meta["inputs"] = in_json;
   nlohmann::json ex_json = nlohmann::json::object();

@@ -65,6 +65,15 @@ std::vector<ParamSpec> scoreParams(const std::string& def) {
 ScoreOptions scoreOptions(const Params& p) { return optionsFor(scoreFromName(p.getString("score")), p); }
 
 // [SECTION] Scores
+Mat tanhScores(const Mat& a, const Mat& b, const Vec& v) {
+  Mat scores(a.rows(), b.rows());
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < a.rows(); ++t)
+    for (int64_t i = 0; i < b.rows(); ++i)
+      scores(t, i) = (a.row(t).array() + b.row(i).array()).tanh().matrix().dot(v.transpose());
+  return scores;
+}
+
 namespace {
 
 // score(s_t, h_i) = v_aᵀ tanh(W_a [s_t; h_i]) = v_aᵀ tanh(W_s s_t + W_h h_i)
@@ -78,11 +87,7 @@ Mat additiveScores(const Mat& s, const Mat& h, int64_t d_a, uint64_t seed, Resul
   const Mat v_a = randomNormal(d_a, 1, seed, "v_a", 3.0f / std::sqrt(static_cast<float>(d_a)));
   const Mat ws = s * w_a.leftCols(d).transpose();   // W_s s_t   [Lq, d_a]
   const Mat wh = h * w_a.rightCols(d).transpose();  // W_h h_i   [Lk, d_a]
-  Mat scores(lq, lk);
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < lq; ++t)
-    for (int64_t i = 0; i < lk; ++i)
-      scores(t, i) = (ws.row(t).array() + wh.row(i).array()).tanh().matrix().dot(v_a.col(0).transpose());
+  Mat scores = tanhScores(ws, wh, v_a.col(0));
   r.inputs["w_a"] = w_a;
   r.inputs["v_a"] = v_a;
   r.flops += 2.0 * (lq + lk) * d * d_a  // W_s s_t, W_h h_i

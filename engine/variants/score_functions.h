@@ -42,6 +42,11 @@ ScoreOptions scoreOptions(const Params& p);
 // (w_a, v_a) go into r.inputs and the work into r.flops.
 Mat alignmentScores(const Mat& s, const Mat& h, const ScoreOptions& o, uint64_t seed, Result& r);
 
+// vᵀ tanh(a_t + b_i) for rows a_t of `a` [Lq, d_a] and b_i of `b` [Lk, d_a],
+// v [d_a]: the additive score once both sides are projected (W_s s_t, W_h h_i;
+// a pointer network's W₂ d_i, W₁ e_j). Returns [Lq, Lk].
+Mat tanhScores(const Mat& a, const Mat& b, const Vec& v);
+
 // Records the tensors an encoder–decoder run read (q/k/v when given as
 // files, else x and x_kv) and the token axes.
 void recordCrossInputs(const Inputs& in, Result& r);

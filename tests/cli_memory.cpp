@@ -1,0 +1,102 @@
+// CLI: ntm and pointer computed and rendered by the real binary; bad shift
+// lists and bad memory, key, enc and dec files are one-line usage errors
+// that leave no output behind.
+#include "engine/npy.h"
+#include "tests/test_support.h"
+
+#include <gtest/gtest.h>
+
+namespace attn::test {
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+TEST(CliMemory, NtmWritesStagesAndInputsWithTheirShapes) {
+  TempDir t;
+  const RunResult r = runAttnlab({"compute", "ntm", "--seed", "3", "--length", "11", "--dim", "8", "--set",
+                                  "shift=0.1,0.1,0.6,0.1,0.1", "--out", (t / "run").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* e : {"w_c", "w_g", "w_tilde", "w"})
+    EXPECT_EQ(readNpy(t / "run/extras" / (std::string(e) + ".npy"), e).shape, Shape{11}) << e;
+  EXPECT_EQ(readNpy(t / "run/inputs/memory.npy", "memory").shape, (Shape{11, 8}));
+  EXPECT_EQ(readNpy(t / "run/inputs/key.npy", "key").shape, Shape{8});
+  EXPECT_EQ(readNpy(t / "run/inputs/w_prev.npy", "w_prev").shape, Shape{11});
+  const Array w = readNpy(t / "run/weights.npy", "weights");
+  EXPECT_EQ(w.shape, (Shape{1, 1, 11}));
+  EXPECT_EQ(w.data, readNpy(t / "run/extras/w.npy", "w").data);
+
+  // The written inputs replay the run.
+  const RunResult again = runAttnlab({"compute", "ntm", "--set", "shift=0.1,0.1,0.6,0.1,0.1", "--set",
+                                      "memory=" + (t / "run/inputs/memory.npy").string(), "--set",
+                                      "key=" + (t / "run/inputs/key.npy").string(), "--set",
+                                      "w_prev=" + (t / "run/inputs/w_prev.npy").string(), "--out",
+                                      (t / "again").string()});
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(readNpy(t / "again/weights.npy", "weights").data, w.data);
+}
+
+TEST(CliMemory, PointerWritesScoresWeightsAndProjections) {
+  TempDir t;
+  const RunResult r = runAttnlab({"compute", "pointer", "--length", "9", "--source-length", "4", "--dim", "8", "--set",
+                                  "d_a=5", "--out", (t / "run").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(readNpy(t / "run/scores.npy", "scores").shape, (Shape{1, 4, 9}));
+  EXPECT_EQ(readNpy(t / "run/weights.npy", "weights").shape, (Shape{1, 4, 9}));
+  EXPECT_EQ(readNpy(t / "run/inputs/w_1.npy", "w_1").shape, (Shape{5, 8}));
+  EXPECT_EQ(readNpy(t / "run/inputs/w_2.npy", "w_2").shape, (Shape{5, 8}));
+  EXPECT_EQ(readNpy(t / "run/inputs/v.npy", "v").shape, Shape{5});
+
+  // Given encoder and decoder states decide n, m and the widths.
+  writeNpy(t / "enc.npy", Array{{3, 2}, {1, 0, 0, 1, 1, 1}});
+  writeNpy(t / "dec.npy", Array{{2, 3}, {1, 2, 3, 0, 0, 1}});
+  const RunResult f = runAttnlab({"compute", "pointer", "--set", "enc=" + (t / "enc.npy").string(), "--set",
+                                  "dec=" + (t / "dec.npy").string(), "--out", (t / "files").string()});
+  ASSERT_EQ(f.status, 0) << f.err;
+  EXPECT_EQ(readNpy(t / "files/weights.npy", "weights").shape, (Shape{1, 2, 3}));
+  EXPECT_EQ(readNpy(t / "files/inputs/w_2.npy", "w_2").shape, (Shape{32, 3}));
+}
+
+void expectUsageError(const std::vector<std::string>& args, const std::string& needle, const TempDir& t) {
+  const RunResult r = runAttnlab(args);
+  EXPECT_EQ(r.status, 2) << needle << ": " << r.err;
+  EXPECT_EQ(countLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(t / "out")) << needle;
+}
+
+TEST(CliMemory, BadShiftListsExitTwoWithOneLine) {
+  TempDir t;
+  const std::string out = (t / "out").string();
+  expectUsageError({"compute", "ntm", "--set", "shift=0.5,0.5", "--out", out}, "odd number", t);
+  expectUsageError({"compute", "ntm", "--set", "shift=0.5,-0.5,1", "--out", out}, "shift", t);
+  expectUsageError({"compute", "ntm", "--set", "shift=0.2,0.2,0.2", "--out", out}, "sum to 1", t);
+}
+
+TEST(CliMemory, BadFilesExitTwoNamingTheFileAndTheShape) {
+  TempDir t;
+  const std::string out = (t / "out").string();
+  const std::string cube = (t / "cube.npy").string(), row = (t / "row.npy").string();
+  writeNpy(cube, Array{{1, 2, 2}, {1, 2, 3, 4}});
+  writeNpy(row, Array{{3}, {1, 2, 3}});
+  expectUsageError({"compute", "ntm", "--set", "memory=" + cube, "--out", out}, cube + " (memory): expected a non-empty 2-D array [N, W]", t);
+  // --dim 4 gives W = 4; a key of 3 entries does not fit.
+  expectUsageError({"compute", "ntm", "--dim", "4", "--set", "key=" + row, "--out", out}, row + " (key): expected shape [W] = [4]", t);
+  expectUsageError({"compute", "ntm", "--length", "5", "--set", "w_prev=" + row, "--out", out}, row + " (w_prev): expected shape [N] = [5]", t);
+  expectUsageError({"compute", "pointer", "--set", "enc=" + row, "--out", out}, row + " (enc): expected a non-empty 2-D array [n, d_e]", t);
+  expectUsageError({"compute", "pointer", "--set", "dec=" + cube, "--out", out}, cube + " (dec): expected a non-empty 2-D array [m, d_d]", t);
+  expectUsageError({"compute", "pointer", "--set", "dec=" + (t / "missing.npy").string(), "--out", out}, "missing.npy", t);
+}
+
+TEST(CliMemory, RenderExtrasAndHeatmap) {
+  TempDir t;
+  for (const auto& [v, view] : {std::pair{"ntm", "extras"}, {"ntm", "heatmap"}, {"pointer", "heatmap"}}) {
+    const std::string out = (t / (std::string(v) + "_" + view + ".svg")).string();
+    const RunResult r = runAttnlab({"render", v, "--view", view, "--out", out});
+    ASSERT_EQ(r.status, 0) << v << " " << view << ": " << r.err;
+    EXPECT_GT(slurp(out).size(), 5000u) << v << " " << view;
+  }
+  EXPECT_NE(slurp(t / "pointer_heatmap.svg").find("decoder step"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace attn::test
