@@ -264,9 +264,9 @@ CurvesLayout curvesPrimitives(Primitives& out, const Canvas& c, Box area, const 
     Primitive& l = addLine(out, x, p.y - px * 0.3f, x, p.bottom(), Role::Muted, stroke);
     l.dashed = true;
     if (m.series >= 0) l.colour = headColor(m.series);
+    const std::optional<Rgb8> colour = l.colour;  // l dangles once addText grows out
     if (!labelled[i]) continue;
-    Primitive& t = addText(out, rows.placed[i].left, labels_top + row_h * static_cast<float>(rows.placed[i].row), m.label, px);
-    t.colour = l.colour;
+    addText(out, rows.placed[i].left, labels_top + row_h * static_cast<float>(rows.placed[i].row), m.label, px).colour = colour;
   }
   // Levels: a dashed line across, the label at its right end above it (under
   // it where above would leave the plot: ACT's 1 − ε near the top).
