@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <sstream>
 
 namespace attn {
@@ -67,7 +68,10 @@ std::string expected(const ParamSpec& s) {
       return "one of: " + c;
     }
     case ParamType::File: return "a path to a .npy file" + (s.file_shape.empty() ? "" : " of shape " + s.file_shape);
-    case ParamType::FloatList: os << "comma-separated numbers in [" << s.min << ", " << s.max << "]" << (s.per_head ? ", one per head" : ""); return os.str();
+    case ParamType::FloatList:
+      os << "comma-separated numbers in [" << s.min << ", " << s.max << "]" << (s.per_head ? ", one per head" : "")
+         << (s.centred ? ", an odd number of them" : "") << (s.sums_to_one ? ", summing to 1" : "");
+      return os.str();
   }
   return "";
 }
@@ -124,6 +128,14 @@ void Params::setValue(const std::vector<ParamSpec>& specs, const std::string& ke
           os << s->key << ": element " << e << " must be in " << s->min << ".." << s->max << ", got " << d;
           throw InputError(os.str());
         }
+      }
+      if (s->centred && list->size() % 2 == 0)
+        throw InputError("parameter '" + s->key + "' (" + s->symbol + "): expected an odd number of entries around the " +
+                         "middle one, got " + std::to_string(list->size()));
+      if (s->sums_to_one) {
+        const double sum = std::accumulate(list->begin(), list->end(), 0.0);
+        if (std::abs(sum - 1.0) > 1e-3)
+          throw InputError("parameter '" + s->key + "' (" + s->symbol + "): entries must sum to 1, got " + formatValue(sum));
       }
       break;
     }
@@ -190,6 +202,19 @@ const std::vector<double>& Params::getFloatList(const std::string& key) const {
   return std::get<std::vector<double>>(get(key));
 }
 
+void rescaleOthersToSumOne(std::vector<double>& list, size_t keep) {
+  if (list.size() == 1) {
+    list[0] = 1;
+    return;
+  }
+  const double target = 1.0 - list[keep];
+  double rest = 0;
+  for (size_t i = 0; i < list.size(); ++i)
+    if (i != keep) rest += list[i];
+  for (size_t i = 0; i < list.size(); ++i)
+    if (i != keep) list[i] = rest > 0 ? list[i] * target / rest : target / static_cast<double>(list.size() - 1);
+}
+
 double Params::floatForHead(const std::string& key, int64_t head) const {
   const std::vector<double>& list = getFloatList(key);
   return list[std::min(static_cast<size_t>(head), list.size() - 1)];
@@ -210,7 +235,11 @@ nlohmann::json specToJson(const ParamSpec& s) {
   }
   if (s.type == ParamType::Choice) j["choices"] = s.choices;
   if (s.type == ParamType::File) j["shape"] = s.file_shape;
-  if (s.type == ParamType::FloatList) j["per_head"] = s.per_head;
+  if (s.type == ParamType::FloatList) {
+    j["per_head"] = s.per_head;
+    j["sums_to_one"] = s.sums_to_one;
+    j["centred"] = s.centred;
+  }
   return j;
 }
 

@@ -34,7 +34,16 @@ struct ParamSpec {
   std::string file_shape;                 // File: expected shape, e.g. "[Lq, Lk]"
   bool per_head = true;                   // FloatList: element h is head h's; false: a plain list
                                           // (the GUI shows one slider per element, with add/remove)
+  bool sums_to_one = false;               // plain FloatList: a distribution (the variant checks it;
+                                          // the GUI rescales the other entries when one moves)
+  bool centred = false;                   // plain FloatList: odd length around its middle entry (the
+                                          // GUI adds and removes an entry at both ends)
 };
+
+// A distribution (ParamSpec::sums_to_one) after its entry `keep` was moved
+// within [0, 1]: the other entries are rescaled so that the list sums to 1,
+// or share what is left evenly where they are all 0. A single entry becomes 1.
+void rescaleOthersToSumOne(std::vector<double>& list, size_t keep);
 
 // The values of one run, always complete: defaults are filled in for every
 // key of the variant's spec, so readers never see a missing key.

@@ -40,8 +40,8 @@ TEST(CliMemory, PointerWritesScoresWeightsAndProjections) {
   const RunResult r = runAttnlab({"compute", "pointer", "--length", "9", "--source-length", "4", "--dim", "8", "--set",
                                   "d_a=5", "--out", (t / "run").string()});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(readNpy(t / "run/scores.npy", "scores").shape, (Shape{1, 4, 9}));
-  EXPECT_EQ(readNpy(t / "run/weights.npy", "weights").shape, (Shape{1, 4, 9}));
+  EXPECT_EQ(readNpy(t / "run/scores.npy", "scores").shape, (Shape{1, 9, 4}));
+  EXPECT_EQ(readNpy(t / "run/weights.npy", "weights").shape, (Shape{1, 9, 4}));
   EXPECT_EQ(readNpy(t / "run/inputs/w_1.npy", "w_1").shape, (Shape{5, 8}));
   EXPECT_EQ(readNpy(t / "run/inputs/w_2.npy", "w_2").shape, (Shape{5, 8}));
   EXPECT_EQ(readNpy(t / "run/inputs/v.npy", "v").shape, Shape{5});

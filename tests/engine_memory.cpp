@@ -170,6 +170,34 @@ TEST(Ntm, BadShiftAndFilesAreRefusedNamingThem) {
   ref::expectInputError([&] { ref::run("ntm", in, {{"w_prev", prev.path.string()}}); }, {"(w_prev)", "sum to 1"});
 }
 
+// The GUI's shift sliders (ParamSpec::sums_to_one): moving one entry rescales
+// the others so the list still passes the variant's own check.
+TEST(Ntm, MovingOneShiftEntryKeepsTheSumAtOne) {
+  const VariantInfo& ntm = variantOrThrow("ntm");
+  const ParamSpec* spec = nullptr;
+  for (const ParamSpec& p : ntm.params) spec = p.key == "shift" ? &p : spec;
+  ASSERT_NE(spec, nullptr);
+  EXPECT_TRUE(spec->sums_to_one && spec->centred);
+  struct Case {
+    std::vector<double> list;
+    size_t keep;
+    std::vector<double> expected;
+  };
+  for (const Case& c : {Case{{0.1, 0.2, 0.7}, 2, {0.1, 0.2, 0.7}},      // already 1: unchanged
+                        Case{{0.1, 0.3, 0.7}, 1, {0.07, 0.3, 0.63}},    // the rest keeps its proportions
+                        Case{{0.0, 1.0, 0.0}, 1, {0.0, 1.0, 0.0}},
+                        Case{{0.0, 0.4, 0.0}, 1, {0.3, 0.4, 0.3}},      // the rest all 0: shared evenly
+                        Case{{0.2, 0.8, 1.0}, 2, {0.0, 0.0, 1.0}},
+                        Case{{0.25}, 0, {1.0}}}) {
+    std::vector<double> list = c.list;
+    rescaleOthersToSumOne(list, c.keep);
+    ASSERT_EQ(list.size(), c.expected.size());
+    for (size_t i = 0; i < list.size(); ++i) EXPECT_NEAR(list[i], c.expected[i], 1e-12) << i;
+    Params p = Params::defaults(ntm.params);
+    EXPECT_NO_THROW(p.setValue(ntm.params, "shift", list));
+  }
+}
+
 TEST(Ntm, ExtremeMemoryAndKeyGiveFiniteWeightings) {
   for (float scale : {kMaxInputMagnitude, 1e-40f}) {
     SCOPED_TRACE(scale);
@@ -206,15 +234,15 @@ TEST(Pointer, ScoresAndSoftmaxRowsMatchTheLoop) {
   const Inputs in = ref::gaussianInputs(8, 7, 5, 6, 1);
   const Result r = ref::run("pointer", in, {{"d_a", "9"}});
   const DMat e = ref::fromMat(ref::recorded(r, "enc")), d = ref::fromMat(ref::recorded(r, "dec"));
-  EXPECT_EQ(e.rows, 7);
-  EXPECT_EQ(d.rows, 5);
+  EXPECT_EQ(e.rows, 5);  // the source x_kv is pointed into
+  EXPECT_EQ(d.rows, 7);  // the target x asks
   const DMat u = pointerScoresRef(e, d, ref::fromMat(ref::recorded(r, "w_1")), ref::fromMat(ref::recorded(r, "w_2")),
                                   ref::fromMat(ref::recorded(r, "v")));
   ref::expectClose(r.scores[0], u, 1e-4, "u");
   ref::expectClose(r.weights[0], ref::softmaxRows(u), 1e-5, "p");
   for (int64_t i = 0; i < r.weights[0].rows(); ++i) EXPECT_NEAR(r.weights[0].row(i).sum(), 1.0, 1e-5) << i;
-  EXPECT_EQ(r.weights[0].rows(), 5);  // decoder steps
-  EXPECT_EQ(r.weights[0].cols(), 7);  // input positions
+  EXPECT_EQ(r.weights[0].rows(), 7);  // decoder steps
+  EXPECT_EQ(r.weights[0].cols(), 5);  // input positions
   EXPECT_EQ(weightAxes(r).rows, "decoder step");
   EXPECT_EQ(weightAxes(r).cols, "input position");
 }

@@ -279,23 +279,38 @@ void variantCard(const VariantInfo& v) {
 
 // A plain float list (ParamSpec::per_head false): one slider per element,
 // "name 1", "name 2", …, with buttons that add an element (a copy of the
-// last) or remove the last one.
+// last) or remove the last one. A centred list (NTM's shift s(−K)…s(K)) is
+// labelled by offset and grows and shrinks at both ends; a distribution
+// keeps its sum at 1: moving one entry rescales the others, and an entry
+// added at an end starts at 0.
 void floatListControl(const ParamSpec& p, std::vector<double> list, const std::function<void(const ParamValue&)>& set) {
   const std::string name = p.symbol.empty() ? p.key : p.symbol;
   const ImGuiSliderFlags flags = ImGuiSliderFlags_AlwaysClamp | (p.log_scale ? ImGuiSliderFlags_Logarithmic : 0);
+  const int64_t half = static_cast<int64_t>(list.size()) / 2;
   bool changed = false;
   for (size_t i = 0; i < list.size(); ++i) {
-    const std::string label = name + " " + std::to_string(i + 1) + "##" + p.key + std::to_string(i);
-    changed |= ImGui::SliderScalar(label.c_str(), ImGuiDataType_Double, &list[i], &p.min, &p.max, "%.3g", flags);
+    const int64_t offset = static_cast<int64_t>(i) - half;
+    const std::string index = p.centred ? "(" + std::string(offset > 0 ? "+" : "") + std::to_string(offset) + ")"
+                                        : " " + std::to_string(i + 1);
+    const std::string label = name + index + "##" + p.key + std::to_string(i);
+    if (ImGui::SliderScalar(label.c_str(), ImGuiDataType_Double, &list[i], &p.min, &p.max, "%.3g", flags)) {
+      if (p.sums_to_one) rescaleOthersToSumOne(list, i);
+      changed = true;
+    }
     helpTooltip(p);
   }
+  const double added = p.sums_to_one ? 0.0 : list.back();
   if (ImGui::SmallButton(("+##" + p.key).c_str())) {
-    list.push_back(list.back());
+    if (p.centred) list.insert(list.begin(), p.sums_to_one ? 0.0 : list.front());
+    list.push_back(added);
     changed = true;
   }
   ImGui::SameLine();
-  if (list.size() > 1 && ImGui::SmallButton(("-##" + p.key).c_str())) {
+  const size_t step = p.centred ? 2 : 1;
+  if (list.size() > step && ImGui::SmallButton(("-##" + p.key).c_str())) {
     list.pop_back();
+    if (p.centred) list.erase(list.begin());
+    if (p.sums_to_one) rescaleOthersToSumOne(list, list.size() / 2);
     changed = true;
   }
   ImGui::SameLine();

@@ -299,12 +299,23 @@ void extrasView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     centeredText(avail, "This variant returns no matrix, weights or per-token extras.");
     return;
   }
-  // Up to two panels fill the view; more scroll.
-  const float panel_h = std::max(avail.y / static_cast<float>(std::min<size_t>(panels.size(), 2)),
-                                 ImGui::GetFontSize() * 16.0f);
+  // Up to two panels fill the view. More sit in a grid where each cell stays
+  // readable (NTM's four stages and its memory at 1600×1000); else they scroll.
+  const float font = ImGui::GetFontSize();
+  const GridLayout grid = bestGrid(static_cast<int>(panels.size()), avail.x, avail.y, 0, 0);
+  const bool tiled = panels.size() > 2 && grid.cell_w >= font * 20 && grid.cell_h >= font * 13;
+  const float panel_h = tiled ? grid.cell_h - font * 0.5f
+                              : std::max(avail.y / static_cast<float>(std::min<size_t>(panels.size(), 2)), font * 16.0f);
   ImGui::BeginChild("##extras", avail, false);
-  for (const Extra* e : panels) {
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  for (size_t i = 0; i < panels.size(); ++i) {
+    const Extra* e = panels[i];
     ImGui::PushID(e->name.c_str());
+    if (tiled) {
+      const int col = static_cast<int>(i) % grid.cols, row = static_cast<int>(i) / grid.cols;
+      ImGui::SetCursorScreenPos(ImVec2(origin.x + grid.cell_w * static_cast<float>(col), origin.y + grid.cell_h * static_cast<float>(row)));
+    }
+    ImGui::BeginGroup();  // a wrapped title's next line starts at the cell's left edge
     // The panel the timeline plays scrolls into view when it moves (or a lesson's step opens on it).
     const bool played = (e->kind == ExtraKind::Weights && e->slice_axis != "head") || (e->kind == ExtraKind::Curves && e->stepwise);
     const bool framed = e->name == s.view.focus_panel;
@@ -313,7 +324,7 @@ void extrasView(AppState& s, const Result& r, HeatmapRenderer& gl) {
       s.view.scroll_to_played = false;
     }
     const ImVec2 top_left = ImGui::GetCursorScreenPos();
-    const float w = ImGui::GetContentRegionAvail().x;
+    const float w = tiled ? grid.cell_w - font : ImGui::GetContentRegionAvail().x;
     // A per-head Weights extra's halves are captioned each (the weights, the extra): no title over both.
     if (!(e->kind == ExtraKind::Weights && e->slice_axis == "head")) {
       formulaText(labelOf(*e), ImGui::GetColorU32(ImGuiCol_Text), w * 0.75f);
@@ -326,6 +337,7 @@ void extrasView(AppState& s, const Result& r, HeatmapRenderer& gl) {
       ImGui::GetWindowDrawList()->AddRect(ImVec2(top_left.x - 2, top_left.y - 2), bottom_right,
                                           ImGui::GetColorU32(ImGuiCol_PlotHistogram), 4.0f, 0, 3.0f);
     }
+    ImGui::EndGroup();
     ImGui::Spacing();
     ImGui::PopID();
   }

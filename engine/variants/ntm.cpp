@@ -75,7 +75,7 @@ Array readParamFile(const std::string& path, const std::string& key, const std::
   return a;
 }
 
-// Entries ≥ 0 summing to 1 (within 1e-3): a weighting (w_prev) or a shift distribution (s).
+// Entries ≥ 0 summing to 1 (within 1e-3): the previous weighting w_prev.
 void checkDistribution(const std::vector<double>& v, const std::string& what) {
   double sum = 0;
   for (double x : v) {
@@ -86,11 +86,7 @@ void checkDistribution(const std::vector<double>& v, const std::string& what) {
 }
 
 Result ntm(const Inputs& in, const Params& p, const RunContext& ctx) {
-  const std::vector<double>& shift = p.getFloatList("shift");
-  if (shift.size() % 2 == 0)
-    throw InputError("parameter 'shift' (s): expected an odd number of entries [s(−K), …, s(0), …, s(K)], got " +
-                     std::to_string(shift.size()));
-  checkDistribution(shift, "parameter 'shift' (s)");
+  const std::vector<double>& shift = p.getFloatList("shift");  // odd length, summing to 1: checked by Params
 
   // M [N, W]: the file, or the input x (N = L tokens, W = d).
   const std::string& memory_path = p.getString("memory");
@@ -174,7 +170,8 @@ VariantInfo makeNtmVariant() {
       {.key = "shift", .symbol = "s", .type = ParamType::FloatList,
        .help = "Shift weighting [s(−K), …, s(0), …, s(K)]: an odd number of entries ≥ 0 summing to 1; the middle "
                "one is no shift, the next one moves the focus one row down",
-       .min = 0, .max = 1, .def = std::vector<double>{0.1, 0.2, 0.7}, .per_head = false},
+       .min = 0, .max = 1, .def = std::vector<double>{0.1, 0.2, 0.7}, .per_head = false, .sums_to_one = true,
+       .centred = true},
       {.key = "gamma", .symbol = "γ", .type = ParamType::Float,
        .help = "Sharpening γ ≥ 1: w ∝ w̃^γ undoes the blur of the shift", .min = 1, .max = 100, .log_scale = true,
        .def = 2.0},

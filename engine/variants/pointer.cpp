@@ -16,11 +16,13 @@ namespace attn {
 namespace {
 
 Result pointer(const Inputs& in, const Params& p, const RunContext& ctx) {
-  // e [n, d_e], d [m, d_d]: the files, else the input x and the source x_kv (n = L, m = S).
+  // e [n, d_e], d [m, d_d]: the files, else as in cross-attention the source
+  // x_kv is what is attended to (the encoded input, n = S) and the target x
+  // asks (the decoder steps, m = L).
   const std::string& enc_path = p.getString("enc");
   const std::string& dec_path = p.getString("dec");
-  const Mat e = enc_path.empty() ? in.query() : readInputMatrix(enc_path, "enc", "[n, d_e]");
-  const Mat d = dec_path.empty() ? in.key() : readInputMatrix(dec_path, "dec", "[m, d_d]");
+  const Mat e = enc_path.empty() ? in.key() : readInputMatrix(enc_path, "enc", "[n, d_e]");
+  const Mat d = dec_path.empty() ? in.query() : readInputMatrix(dec_path, "dec", "[m, d_d]");
   const int64_t n = e.rows(), m = d.rows(), d_a = p.getInt("d_a");
   checkDenseBudget(1, m, n, 2, "pointer");  // u, p
   // W₁, W₂ ~ N(0, 1/d) give unit-variance projections of unit-variance
@@ -39,9 +41,9 @@ Result pointer(const Inputs& in, const Params& p, const RunContext& ctx) {
   maskedSoftmaxRows(r.scores[0], Mat(), r.weights[0]);
   r.weights_label = "pointer p(C_i = j)";
   r.scores_label = "score u_j^i";
-  r.q_tokens = !dec_path.empty() || static_cast<int64_t>(in.source_tokens.size()) != m ? positionTokens(m, "d")
+  r.q_tokens = !dec_path.empty() || static_cast<int64_t>(in.tokens.size()) != m ? positionTokens(m, "d") : in.tokens;
+  r.k_tokens = !enc_path.empty() || static_cast<int64_t>(in.source_tokens.size()) != n ? positionTokens(n, "e")
                                                                                          : in.source_tokens;
-  r.k_tokens = !enc_path.empty() || static_cast<int64_t>(in.tokens.size()) != n ? positionTokens(n, "e") : in.tokens;
   // argmax_j p(C_i = j): the position each decoder step points to    [m]
   Vec pointed(m);
   for (int64_t i = 0; i < m; ++i) {
