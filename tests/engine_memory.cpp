@@ -184,7 +184,7 @@ TEST(Ntm, MovingOneShiftEntryKeepsTheSumAtOne) {
     std::vector<double> expected;
   };
   for (const Case& c : {Case{{0.1, 0.2, 0.7}, 2, {0.1, 0.2, 0.7}},      // already 1: unchanged
-                        Case{{0.1, 0.3, 0.7}, 1, {0.07, 0.3, 0.63}},    // the rest keeps its proportions
+                        Case{{0.1, 0.3, 0.7}, 1, {0.0875, 0.3, 0.6125}},  // the rest keeps its proportions
                         Case{{0.0, 1.0, 0.0}, 1, {0.0, 1.0, 0.0}},
                         Case{{0.0, 0.4, 0.0}, 1, {0.3, 0.4, 0.3}},      // the rest all 0: shared evenly
                         Case{{0.2, 0.8, 1.0}, 2, {0.0, 0.0, 1.0}},
