@@ -67,7 +67,7 @@ void expectUsageError(const std::vector<std::string>& args, const std::string& n
 TEST(CliMemory, SnailWritesAttentionReceptiveFieldsAndEveryBlocksWeights) {
   TempDir t;
   // T = 8: the TC block has ⌈log2 8⌉ = 3 dense blocks (dilations 1, 2, 4).
-  const RunResult r = runAttnlab({"compute", "snail", "--seed", "2", "--length", "8", "--dim", "6", "--set",
+  const RunResult r = runAttnlab({"compute", "snail", "--seed", "2", "--length", "8", "--dim", "8", "--set",
                                   "blocks=attn(5,4),tc(3),dense(2,2),attn(7,3)", "--out", (t / "run").string()});
   ASSERT_EQ(r.status, 0) << r.err;
   const Array w = readNpy(t / "run/weights.npy", "weights");
@@ -80,22 +80,22 @@ TEST(CliMemory, SnailWritesAttentionReceptiveFieldsAndEveryBlocksWeights) {
   EXPECT_EQ(field.data[7], 0.0f);             // block 0, (0, 7)
   EXPECT_EQ(field.data[1 * 8 + 0], 0.0f);     // block 0, (1, 0)
   EXPECT_EQ(field.data[64 + 7 * 8 + 0], 1.0f);  // block 3, (7, 0): 7 back
-  EXPECT_EQ(readNpy(t / "run/output.npy", "output").shape, (Shape{8, 6 + 4 + 3 * 3 + 2 + 3}));
-  EXPECT_EQ(readNpy(t / "run/inputs/x.npy", "x").shape, (Shape{8, 6}));
-  EXPECT_EQ(readNpy(t / "run/inputs/block0_w_q.npy", "w_q").shape, (Shape{6, 5}));
-  EXPECT_EQ(readNpy(t / "run/inputs/block0_w_k.npy", "w_k").shape, (Shape{6, 5}));
-  EXPECT_EQ(readNpy(t / "run/inputs/block0_w_v.npy", "w_v").shape, (Shape{6, 4}));
+  EXPECT_EQ(readNpy(t / "run/output.npy", "output").shape, (Shape{8, 8 + 4 + 3 * 3 + 2 + 3}));
+  EXPECT_EQ(readNpy(t / "run/inputs/x.npy", "x").shape, (Shape{8, 8}));
+  EXPECT_EQ(readNpy(t / "run/inputs/block0_w_q.npy", "w_q").shape, (Shape{8, 5}));
+  EXPECT_EQ(readNpy(t / "run/inputs/block0_w_k.npy", "w_k").shape, (Shape{8, 5}));
+  EXPECT_EQ(readNpy(t / "run/inputs/block0_w_v.npy", "w_v").shape, (Shape{8, 4}));
   for (int i = 0; i < 3; ++i) {
     const std::string b = "run/inputs/block1_dense" + std::to_string(i) + "_";
-    const int64_t c = 10 + 3 * i;  // x, attention, earlier dense blocks
+    const int64_t c = 12 + 3 * i;  // x, attention, earlier dense blocks
     EXPECT_EQ(readNpy(t / (b + "w_f.npy"), "w_f").shape, (Shape{2 * c, 3})) << i;
     EXPECT_EQ(readNpy(t / (b + "w_g.npy"), "w_g").shape, (Shape{2 * c, 3})) << i;
     EXPECT_EQ(readNpy(t / (b + "b_f.npy"), "b_f").shape, Shape{3}) << i;
     EXPECT_EQ(readNpy(t / (b + "b_g.npy"), "b_g").shape, Shape{3}) << i;
   }
-  EXPECT_EQ(readNpy(t / "run/inputs/block2_w_f.npy", "w_f").shape, (Shape{38, 2}));
+  EXPECT_EQ(readNpy(t / "run/inputs/block2_w_f.npy", "w_f").shape, (Shape{42, 2}));
   EXPECT_EQ(readNpy(t / "run/inputs/block2_b_g.npy", "b_g").shape, Shape{2});
-  EXPECT_EQ(readNpy(t / "run/inputs/block3_w_v.npy", "w_v").shape, (Shape{21, 3}));
+  EXPECT_EQ(readNpy(t / "run/inputs/block3_w_v.npy", "w_v").shape, (Shape{23, 3}));
 
   // The written x replays the run.
   const RunResult again = runAttnlab({"compute", "snail", "--seed", "2", "--x", (t / "run/inputs/x.npy").string(),

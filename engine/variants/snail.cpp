@@ -259,8 +259,8 @@ Result snail(const Inputs& in, const Params& p, const RunContext& ctx) {
       std::string ds;
       for (size_t i = 0; i < dilations.size() && i < 12; ++i) ds += (i ? ", " : "") + std::to_string(dilations[i]);
       if (dilations.size() > 12) ds += ", …";
-      reach_caption.push_back(dilations.empty() ? "no convolution yet: position t only"
-                                                : "dilations " + ds + ": " + std::to_string(reach.back()) + " back");
+      reach_caption.push_back(dilations.empty() ? "no convolution yet: t itself"
+                                                : "convolutions of dilation " + ds + ": " + std::to_string(reach.back()) + " back");
       r.inputs[prefix + "w_q"] = w_q;
       r.inputs[prefix + "w_k"] = w_k;
       r.inputs[prefix + "w_v"] = w_v;
@@ -293,13 +293,13 @@ Result snail(const Inputs& in, const Params& p, const RunContext& ctx) {
     std::vector<Stage> weights_row;
     for (size_t a = 0; a < fields.size(); ++a) {
       const SnailBlock& blk = *attention_at[a];
-      const std::string name = blk.text + ", block " + std::to_string(attention_index[a]);
-      Stage field{.title = name + ": convolutions' reach",
+      const std::string block = "block " + std::to_string(attention_index[a]);
+      Stage field{.title = block + ": receptive field",
                   .caption = reach_caption[a],
                   .matrix = sparseFromDense(fields[a], Mat()),
                   .row_labels = r.q_tokens, .col_labels = r.k_tokens};
-      Stage att{.title = name + ": attention",
-                .caption = "softmax(QKᵀ/√" + std::to_string(blk.key_size) + ") over every j ≤ t",
+      Stage att{.title = block + ": " + blk.text,
+                .caption = "softmax(QKᵀ/√" + std::to_string(blk.key_size) + ") over all j ≤ t",
                 .matrix = sparseFromDense(r.weights[a], r.mask),
                 .row_labels = r.q_tokens, .col_labels = r.k_tokens};
       r.stages.push_back(std::move(field));
@@ -308,9 +308,10 @@ Result snail(const Inputs& in, const Params& p, const RunContext& ctx) {
     for (Stage& st : weights_row) r.stages.push_back(std::move(st));
   }
 
-  r.extras.push_back({.name = "receptive_field",
-                      .label = "receptive field of the convolutions before the block (1: x_j reaches position t)",
-                      .kind = ExtraKind::Weights, .value = Array::fromMats(fields)});
+  // One slice per attention block, paired with its weights (the result's "head" of the same number).
+  r.extras.push_back({.name = "receptive_field", .label = "convolutions' receptive field (1: position j reaches t)",
+                      .kind = ExtraKind::Weights, .value = Array::fromMats(fields), .row_axis = "query position t",
+                      .col_axis = "key position j"});
   r.extras.push_back({.name = "attention", .label = "attention weights of each attention block",
                       .kind = ExtraKind::Data, .value = Array::fromMats(r.weights)});
   for (size_t a = 0; a < reach.size(); ++a)
