@@ -231,7 +231,7 @@ Result snail(const Inputs& in, const Params& p, const RunContext& ctx) {
   std::vector<int64_t> reach;  // per attention block: the farthest offset t − j its field reaches
   std::vector<const SnailBlock*> attention_at;  // per attention block: its entry in `blocks`
   std::vector<size_t> attention_index;          // and its number there
-  std::vector<std::string> reach_caption;       // "dilations 1, 2, 4: 7 back"
+  std::vector<std::string> reach_caption;       // "convolutions of dilation 1, 2, 4: 7 back"
   for (size_t b = 0; b < blocks.size(); ++b) {
     const SnailBlock& blk = blocks[b];
     const std::string prefix = "block" + std::to_string(b) + "_";
@@ -252,7 +252,7 @@ Result snail(const Inputs& in, const Params& p, const RunContext& ctx) {
       r.scores.push_back(std::move(scores));
       fields.push_back(snailReceptiveField(dilations, T));
       int64_t first = 0;  // the last position's first reached key
-      while (fields.back()(T - 1, first) == 0.0f) ++first;
+      while (first + 1 < T && fields.back()(T - 1, first) == 0.0f) ++first;
       reach.push_back(T - 1 - first);
       attention_at.push_back(&blk);
       attention_index.push_back(b);
