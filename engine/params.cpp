@@ -26,6 +26,7 @@ std::string paramTypeName(ParamType t) {
     case ParamType::Choice: return "choice";
     case ParamType::File: return "file";
     case ParamType::FloatList: return "float list";
+    case ParamType::Text: return "text";
   }
   return "?";
 }
@@ -72,6 +73,7 @@ std::string expected(const ParamSpec& s) {
       os << "comma-separated numbers in [" << s.min << ", " << s.max << "]" << (s.per_head ? ", one per head" : "")
          << (s.centred ? ", an odd number of them" : "") << (s.sums_to_one ? ", summing to 1" : "");
       return os.str();
+    case ParamType::Text: return s.file_shape.empty() ? std::string("text") : s.file_shape;
   }
   return "";
 }
@@ -115,6 +117,7 @@ void Params::setValue(const std::vector<ParamSpec>& specs, const std::string& ke
       break;
     }
     case ParamType::File:
+    case ParamType::Text:  // the variant checks the syntax, naming the parameter
       if (!std::holds_alternative<std::string>(v)) bad(*s, formatValue(v));
       break;
     case ParamType::FloatList: {
@@ -166,6 +169,7 @@ void Params::set(const std::vector<ParamSpec>& specs, const std::string& key, co
     }
     case ParamType::Choice:
     case ParamType::File:
+    case ParamType::Text:
       return setValue(specs, key, value);
     case ParamType::FloatList: {
       // "8,16,32,64": elements numbered from 0 in errors, like heads.
@@ -235,6 +239,7 @@ nlohmann::json specToJson(const ParamSpec& s) {
   }
   if (s.type == ParamType::Choice) j["choices"] = s.choices;
   if (s.type == ParamType::File) j["shape"] = s.file_shape;
+  if (s.type == ParamType::Text && !s.file_shape.empty()) j["syntax"] = s.file_shape;
   if (s.type == ParamType::FloatList) {
     j["per_head"] = s.per_head;
     j["sums_to_one"] = s.sums_to_one;

@@ -16,8 +16,9 @@ namespace attn {
 // FloatList: one number per head ("--set z=8,16,32,64"), or a plain list of
 // numbers (ParamSpec::per_head false: ACT's halting values); min/max bound each
 // element. A variant with H heads reads element h for head h and the last
-// element for heads beyond the list (floatForHead()).
-enum class ParamType { Bool, Int, Float, Choice, File, FloatList };
+// element for heads beyond the list (floatForHead()). Text: a free-form
+// string whose syntax the variant checks (SNAIL's block list "attn(16,8),tc(32)").
+enum class ParamType { Bool, Int, Float, Choice, File, FloatList, Text };
 bool hasRange(ParamType t);  // Int, Float, FloatList: min/max apply
 
 using ParamValue = std::variant<bool, int64_t, double, std::string, std::vector<double>>;
@@ -31,7 +32,7 @@ struct ParamSpec {
   bool log_scale = false;                 // slider hint for wide ranges
   ParamValue def;                         // default value
   std::vector<std::string> choices;       // Choice values
-  std::string file_shape;                 // File: expected shape, e.g. "[Lq, Lk]"
+  std::string file_shape;                 // File: expected shape, e.g. "[Lq, Lk]"; Text: the expected syntax
   bool per_head = true;                   // FloatList: element h is head h's; false: a plain list
                                           // (the GUI shows one slider per element, with add/remove)
   bool sums_to_one = false;               // plain FloatList: a distribution (the variant checks it;
@@ -61,7 +62,7 @@ class Params {
   bool getBool(const std::string& key) const;
   int64_t getInt(const std::string& key) const;
   double getFloat(const std::string& key) const;
-  const std::string& getString(const std::string& key) const;  // Choice and File
+  const std::string& getString(const std::string& key) const;  // Choice, File and Text
   const std::vector<double>& getFloatList(const std::string& key) const;
   // Element `head` of a FloatList, or its last element for heads beyond the list.
   double floatForHead(const std::string& key, int64_t head) const;

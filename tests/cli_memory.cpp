@@ -1,6 +1,6 @@
-// CLI: ntm and pointer computed and rendered by the real binary; bad shift
-// lists and bad memory, key, enc and dec files are one-line usage errors
-// that leave no output behind.
+// CLI: ntm, pointer and snail computed and rendered by the real binary; bad
+// shift lists, bad memory, key, enc and dec files and malformed SNAIL block
+// lists are one-line usage errors that leave no output behind.
 #include "engine/npy.h"
 #include "tests/test_support.h"
 
@@ -64,6 +64,47 @@ void expectUsageError(const std::vector<std::string>& args, const std::string& n
   EXPECT_FALSE(std::filesystem::exists(t / "out")) << needle;
 }
 
+TEST(CliMemory, SnailWritesAttentionReceptiveFieldsAndEveryBlocksWeights) {
+  TempDir t;
+  // T = 8: the TC block has ⌈log2 8⌉ = 3 dense blocks (dilations 1, 2, 4).
+  const RunResult r = runAttnlab({"compute", "snail", "--seed", "2", "--length", "8", "--dim", "8", "--set",
+                                  "blocks=attn(5,4),tc(3),dense(2,2),attn(7,3)", "--out", (t / "run").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Array w = readNpy(t / "run/weights.npy", "weights");
+  EXPECT_EQ(w.shape, (Shape{2, 8, 8}));
+  EXPECT_EQ(readNpy(t / "run/scores.npy", "scores").shape, (Shape{2, 8, 8}));
+  EXPECT_EQ(readNpy(t / "run/extras/attention.npy", "attention").data, w.data);
+  const Array field = readNpy(t / "run/extras/receptive_field.npy", "receptive_field");
+  EXPECT_EQ(field.shape, (Shape{2, 8, 8}));
+  // Before attention block 3: dilations 1, 2, 4 and 2 reach every earlier position; block 0 sees only itself.
+  EXPECT_EQ(field.data[7], 0.0f);             // block 0, (0, 7)
+  EXPECT_EQ(field.data[1 * 8 + 0], 0.0f);     // block 0, (1, 0)
+  EXPECT_EQ(field.data[64 + 7 * 8 + 0], 1.0f);  // block 3, (7, 0): 7 back
+  EXPECT_EQ(readNpy(t / "run/output.npy", "output").shape, (Shape{8, 8 + 4 + 3 * 3 + 2 + 3}));
+  EXPECT_EQ(readNpy(t / "run/inputs/x.npy", "x").shape, (Shape{8, 8}));
+  EXPECT_EQ(readNpy(t / "run/inputs/block0_w_q.npy", "w_q").shape, (Shape{8, 5}));
+  EXPECT_EQ(readNpy(t / "run/inputs/block0_w_k.npy", "w_k").shape, (Shape{8, 5}));
+  EXPECT_EQ(readNpy(t / "run/inputs/block0_w_v.npy", "w_v").shape, (Shape{8, 4}));
+  for (int i = 0; i < 3; ++i) {
+    const std::string b = "run/inputs/block1_dense" + std::to_string(i) + "_";
+    const int64_t c = 12 + 3 * i;  // x, attention, earlier dense blocks
+    EXPECT_EQ(readNpy(t / (b + "w_f.npy"), "w_f").shape, (Shape{2 * c, 3})) << i;
+    EXPECT_EQ(readNpy(t / (b + "w_g.npy"), "w_g").shape, (Shape{2 * c, 3})) << i;
+    EXPECT_EQ(readNpy(t / (b + "b_f.npy"), "b_f").shape, Shape{3}) << i;
+    EXPECT_EQ(readNpy(t / (b + "b_g.npy"), "b_g").shape, Shape{3}) << i;
+  }
+  EXPECT_EQ(readNpy(t / "run/inputs/block2_w_f.npy", "w_f").shape, (Shape{42, 2}));
+  EXPECT_EQ(readNpy(t / "run/inputs/block2_b_g.npy", "b_g").shape, Shape{2});
+  EXPECT_EQ(readNpy(t / "run/inputs/block3_w_v.npy", "w_v").shape, (Shape{23, 3}));
+
+  // The written x replays the run.
+  const RunResult again = runAttnlab({"compute", "snail", "--seed", "2", "--x", (t / "run/inputs/x.npy").string(),
+                                      "--set", "blocks=attn(5,4),tc(3),dense(2,2),attn(7,3)", "--out",
+                                      (t / "again").string()});
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(readNpy(t / "again/weights.npy", "weights").data, w.data);
+}
+
 TEST(CliMemory, BadShiftListsExitTwoWithOneLine) {
   TempDir t;
   const std::string out = (t / "out").string();
@@ -96,6 +137,32 @@ TEST(CliMemory, RenderExtrasAndHeatmap) {
     EXPECT_GT(slurp(out).size(), 5000u) << v << " " << view;
   }
   EXPECT_NE(slurp(t / "pointer_heatmap.svg").find("decoder step"), std::string::npos);
+}
+
+TEST(CliMemory, SnailMalformedBlockListsExitTwoNamingTheField) {
+  TempDir t;
+  const std::string out = (t / "out").string();
+  expectUsageError({"compute", "snail", "--set", "blocks=attn(8,8),lstm(4)", "--out", out},
+                   "parameter 'blocks': block 1 'lstm(4)': unknown block 'lstm', expected attn(K, V), tc(D) or dense(R, D)", t);
+  expectUsageError({"compute", "snail", "--set", "blocks=attn(8)", "--out", out}, "expected attn(K, V)", t);
+  expectUsageError({"compute", "snail", "--set", "blocks=attn(8,8", "--out", out}, "unclosed '('", t);
+  expectUsageError({"compute", "snail", "--set", "blocks=tc(8)", "--out", out}, "no attn(K, V) block", t);
+  expectUsageError({"compute", "snail", "--set", "dilation_exp0=9", "--out", out}, "'dilation_exp0'", t);
+  // It projects its own queries, keys and values.
+  const std::string x = (t / "x.npy").string();
+  writeNpy(x, Array{{4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}});
+  expectUsageError({"compute", "snail", "--q", x, "--k", x, "--v", x, "--out", out}, "snail", t);
+}
+
+TEST(CliMemory, SnailRendersItsViews) {
+  TempDir t;
+  for (const char* view : {"walkthrough", "extras", "heads", "heatmap"}) {
+    const std::string out = (t / (std::string(view) + ".svg")).string();
+    const RunResult r = runAttnlab({"render", "snail", "--view", view, "--out", out});
+    ASSERT_EQ(r.status, 0) << view << ": " << r.err;
+    EXPECT_GT(slurp(out).size(), 5000u) << view;
+  }
+  EXPECT_NE(slurp(t / "extras.svg").find("receptive field"), std::string::npos);
 }
 
 }  // namespace

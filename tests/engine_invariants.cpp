@@ -98,6 +98,18 @@ TEST(Invariants, IndependentOfThreadCount) {
   }
 }
 
+// SNAIL's default blocks at L = 6: attention blocks 0, 2, 4 (W_q, W_k, W_v)
+// and TC blocks 1, 3 of ⌈log2 6⌉ = 3 dense blocks each (W_f, b_f, W_g, b_g).
+std::set<std::string> snailSymbols() {
+  std::set<std::string> s = {"x"};
+  for (const char* b : {"block0_", "block2_", "block4_"})
+    for (const char* w : {"w_q", "w_k", "w_v"}) s.insert(std::string(b) + w);
+  for (const char* b : {"block1_", "block3_"})
+    for (int i = 0; i < 3; ++i)
+      for (const char* w : {"w_f", "b_f", "w_g", "b_g"}) s.insert(std::string(b) + "dense" + std::to_string(i) + "_" + w);
+  return s;
+}
+
 TEST(Invariants, EveryVariantRecordsWhatItNeedsToReplay) {
   // Every tensor a variant reads or generates, by the paper's symbol.
   const std::map<std::string, std::set<std::string>> expected = {
@@ -127,6 +139,7 @@ TEST(Invariants, EveryVariantRecordsWhatItNeedsToReplay) {
       {"universal-transformer", {"x", "w_q", "w_k", "w_v", "w_o", "w_1", "w_2", "w_h"}},
       {"gtrxl-gate", {"x", "y", "w_q", "w_k", "w_v", "w_o", "w_r", "u_r", "w_z", "u_z", "w_g", "u_g"}},
       {"pointer", {"enc", "dec", "w_1", "w_2", "v"}},
+      {"snail", snailSymbols()},
   };
   const Inputs in = ref::gaussianInputs(24, 6, 8, 16, 4);
   for (const VariantInfo& v : variants()) {

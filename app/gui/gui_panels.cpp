@@ -371,6 +371,12 @@ void paramControl(AppState& s, Params& params, const VariantInfo& info, const Pa
       ImGui::TextUnformatted(p.symbol.empty() ? p.key.c_str() : p.symbol.c_str());
       break;
     }
+    case ParamType::Text: {
+      // Applied on Enter: a half-typed spec ("attn(16,") would fail every keystroke.
+      std::string text = params.getString(p.key);
+      if (ImGui::InputText(label.c_str(), &text, ImGuiInputTextFlags_EnterReturnsTrue)) set(text);
+      break;
+    }
     case ParamType::FloatList: {
       if (!p.per_head) {
         floatListControl(p, params.getFloatList(p.key), set);

@@ -198,6 +198,8 @@ void weightsExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer&
   v.cols = lk;
   v.row_labels = &r.q_tokens;
   v.col_labels = &r.k_tokens;
+  if (!e.row_axis.empty()) v.row_axis = e.row_axis;  // as the figures caption it
+  if (!e.col_axis.empty()) v.col_axis = e.col_axis;
   if (lk == r.keys()) v.key_bands = &r.key_bands;
   v.value_label = labelOf(e);
   MatrixStyle st;
