@@ -36,6 +36,7 @@ VariantInfo makeUniversalTransformerVariant();
 VariantInfo makeGtrxlGateVariant();
 VariantInfo makeNtmVariant();
 VariantInfo makePointerVariant();
+VariantInfo makeSaganVariant();
 
 const std::vector<VariantInfo>& variants() {
   static const std::vector<VariantInfo> all = {
@@ -48,6 +49,7 @@ const std::vector<VariantInfo>& variants() {
       makeAdaptiveSpanVariant(),     makeTransformerXlVariant(), makeLshVariant(),
       makeReversibleVariant(),       makeActVariant(),        makeUniversalTransformerVariant(),
       makeGtrxlGateVariant(),        makeNtmVariant(),        makePointerVariant(),
+      makeSaganVariant(),
   };
   return all;
 }
