@@ -410,35 +410,46 @@ PictureViewLayout pictureViewPrimitives(Primitives& out, const Canvas& c, const 
   const int nq = static_cast<int>(queries.size());
   auto rgb = [&](int64_t p, int k) { return picture.data[static_cast<size_t>(p * 3 + k)]; };
   auto byte = [](float v) { return static_cast<uint8_t>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255.0f)); };
-  auto where = [&](int64_t q) { return "row " + std::to_string(q / w) + ", column " + std::to_string(q % w); };
+  // A map's title: "query 1 (11, 9): max weight 0.0126", or only "1 (11, 9)" where that would take over two lines.
+  auto mapTitle = [&](int k, int64_t q, float top, float width = 0) {
+    const std::string at = std::to_string(k + 1) + " (" + std::to_string(q / w) + ", " + std::to_string(q % w) + ")";
+    const std::string full = "query " + at + ": max weight " + printf1("%.3g", top);
+    return width <= 0 || c.textWidth(full, c.unit, true) <= 1.6f * width ? full : at;
+  };
 
-  // The picture left, the maps in a grid right of it, one colour bar at the
-  // far right. The picture's share of the width (25–50 %) is the one that
-  // makes the maps largest while the picture stays at least 1.5× a map.
+  // The picture left and the maps in a grid right of it (a wide area), or
+  // the picture on top and the maps under it (a narrow one); one colour bar
+  // at the far right. Of the picture's shares of the width or height tried,
+  // the one that makes the maps largest while the picture stays at least
+  // 1.5× a map.
   Primitives none;
   const float gap = c.unit * 1.5f, bar_w = c.unit * 0.9f, bar_space = bar_w + c.unit * 5.0f;
-  const std::string image_title = std::to_string(w) + " × " + std::to_string(h) + " image: " + std::to_string(nq) +
-                                  " query pixels (click to move the selected one)";
+  const std::string image_title = std::to_string(w) + " × " + std::to_string(h) + " image, " + std::to_string(nq) +
+                                  " query pixels (row, column)";
   const float aspect_h = static_cast<float>(h), aspect_w = static_cast<float>(w);
-  float side_w = 0, image_title_h = 0, maps_x = 0, map_title_h = 0, map_px = 0, image_px = 0, best = -1;
+  const std::string longest = mapTitle(nq - 1, n - 1, 0.0001234f);
+  float image_title_w = 0, image_title_h = 0, maps_x = 0, maps_y = 0, map_title_h = 0, map_px = 0, image_px = 0, best = -1;
   GridLayout grid;
-  for (const float share : {0.25f, 0.3f, 0.35f, 0.4f, 0.45f, 0.5f}) {
-    const float sw = std::min(area.w * share, area.h * aspect_w / aspect_h);
-    const float ith = panelTitle(none, c, image_title, 0, 0, sw, false);
-    const float mx = area.x + sw + gap, mw = std::max(c.unit, area.w - sw - gap - bar_space);
-    // The maps' titles wrap to their cells: sized at two columns, then at the grid's.
-    const std::string longest = "query " + std::to_string(nq) + ": row " + std::to_string(h - 1) + ", column " +
-                                std::to_string(w - 1) + ", largest weight 0.0000";
-    const GridLayout first = bestGrid(std::max(1, nq), mw, area.h, gap, panelTitle(none, c, longest, 0, 0, mw / 2 - gap, false) + gap);
-    const float mth = panelTitle(none, c, longest, 0, 0, first.cell_w - gap, false);
-    const GridLayout gl = bestGrid(std::max(1, nq), mw, area.h, gap, mth + gap);
-    const float mpx = std::max(0.1f, std::min((gl.cell_w - gap) / aspect_w, (gl.cell_h - mth - gap) / aspect_h));
-    const float ipx = std::max(0.1f, std::min(sw / aspect_w, (area.h - ith) / aspect_h));
-    const float score = std::min(mpx, ipx / 1.5f);
-    if (score <= best) continue;
-    best = score;
-    side_w = sw, image_title_h = ith, maps_x = mx, map_title_h = mth, map_px = mpx, image_px = ipx, grid = gl;
-  }
+  for (int stacked = 0; stacked < 2; ++stacked)
+    for (const float share : {0.25f, 0.3f, 0.35f, 0.4f, 0.45f, 0.5f, 0.55f}) {
+      // The picture's box (under its title) and the maps' area.
+      const float sw = stacked ? area.w - bar_space : std::min(area.w * share, area.h * aspect_w / aspect_h);
+      const float ith = panelTitle(none, c, image_title, 0, 0, sw, false);
+      const float sh = stacked ? area.h * share - ith : area.h - ith;
+      const float ipx = std::max(0.1f, std::min(sw / aspect_w, sh / aspect_h));
+      const float mx = stacked ? area.x : area.x + sw + gap, my = stacked ? area.y + ith + ipx * aspect_h + gap : area.y;
+      const float mw = std::max(c.unit, stacked ? area.w - bar_space : area.w - sw - gap - bar_space);
+      const float mh = std::max(c.unit, area.bottom() - my);
+      // The maps' titles wrap to their cells: sized at two columns, then at the grid's.
+      const GridLayout first = bestGrid(std::max(1, nq), mw, mh, gap, panelTitle(none, c, longest, 0, 0, mw / 2 - gap, false) + gap);
+      const float mth = panelTitle(none, c, mapTitle(nq - 1, n - 1, 0.0001234f, first.cell_w - gap), 0, 0, first.cell_w - gap, false);
+      const GridLayout gl = bestGrid(std::max(1, nq), mw, mh, gap, mth + gap);
+      const float mpx = std::max(0.1f, std::min((gl.cell_w - gap) / aspect_w, (gl.cell_h - mth - gap) / aspect_h));
+      const float score = std::min(mpx, ipx / 1.5f);
+      if (score <= best) continue;
+      best = score;
+      image_title_w = sw, image_title_h = ith, maps_x = mx, maps_y = my, map_title_h = mth, map_px = mpx, image_px = ipx, grid = gl;
+    }
   const float cell_w = grid.cell_w - gap;
 
   // [picture] As it is, the queries marked in their colours and numbered.
@@ -453,11 +464,11 @@ PictureViewLayout pictureViewPrimitives(Primitives& out, const Canvas& c, const 
   image.kind = Primitive::Kind::Raster;
   image.raster = std::move(pic);
   addRect(out, g.image.x, g.image.y, g.image.right(), g.image.bottom(), Role::Frame);
-  panelTitle(out, c, image_title, area.x, area.y, side_w);
-  const float thick = std::max(1.5f, c.unit * 0.15f);
+  panelTitle(out, c, image_title, area.x, area.y, image_title_w);
+  const float thick = std::max(1.0f, c.unit * 0.12f);
   auto mark = [&](const Box& b, float px, int64_t q, Rgb8 colour, bool selected, const std::string& label) {
     const float cx = b.x + (static_cast<float>(q % w) + 0.5f) * px, cy = b.y + (static_cast<float>(q / w) + 0.5f) * px;
-    const float half = std::max(px * 0.5f + thick, c.unit * 0.5f), t = selected ? thick * 2 : thick;
+    const float half = std::max(px * 0.5f + thick, c.unit * 0.35f), t = selected ? thick * 2 : thick;
     addRect(out, cx - half - t, cy - half - t, cx + half + t, cy + half + t, Role::Frame, t).colour = Rgb8{255, 255, 255};
     addRect(out, cx - half, cy - half, cx + half, cy + half, Role::Text, t).colour = colour;
     if (!label.empty()) addText(out, cx + half + t * 2, cy - half - labelPx(c) * 0.2f, label, labelPx(c) * 1.2f).colour = colour;
@@ -470,7 +481,7 @@ PictureViewLayout pictureViewPrimitives(Primitives& out, const Canvas& c, const 
   for (int k = 0; k < nq; ++k) {
     const int64_t q = std::clamp<int64_t>(queries[static_cast<size_t>(k)], 0, n - 1);
     const float cx = maps_x + static_cast<float>(k % grid.cols) * grid.cell_w;
-    const float cy = area.y + static_cast<float>(k / grid.cols) * grid.cell_h;
+    const float cy = maps_y + static_cast<float>(k / grid.cols) * grid.cell_h;
     const Box b{cx, cy + map_title_h, map_px * static_cast<float>(w), map_px * static_cast<float>(h)};
     g.maps.push_back(b);
     const float top = weights.row(q).maxCoeff();
@@ -494,8 +505,7 @@ PictureViewLayout pictureViewPrimitives(Primitives& out, const Canvas& c, const 
     m.raster = std::move(map);
     addRect(out, b.x, b.y, b.right(), b.bottom(), Role::Text, k == active ? thick * 2 : thick).colour = headColor(k);
     mark(b, map_px, q, headColor(k), k == active, "");
-    panelTitle(out, c, "query " + std::to_string(k + 1) + ": " + where(q) + ", largest weight " + printf1("%.3g", top), cx,
-               cy, std::max(cell_w, b.w));
+    panelTitle(out, c, mapTitle(k, q, top, std::max(cell_w, b.w)), cx, cy, std::max(cell_w, b.w));
   }
   if (nq > 0) {  // beside the maps, from the first's top to the last's bottom
     const float bar_top = g.maps.front().y, bar_h = std::max(c.unit * 4, g.maps.back().bottom() - bar_top);

@@ -430,7 +430,7 @@ const SparseRows& patternOf(AppState& s, const Result& r, int h) {
 
 // A result with a Picture extra: the picture with several query pixels, each beside its map.
 void pictureImageView(AppState& s, const Result& r, const Extra& picture, HeatmapRenderer& gl) {
-  header(s, r, "click a pixel to move the selected query there, a map to select its query; arrow keys move it");
+  header(s, r, "click the image: move the selected query; a map: select it; arrows move it");
   const int64_t n = r.queries();
   std::vector<int64_t>& qs = s.view.picture_queries;
   int& slot = s.view.picture_slot;

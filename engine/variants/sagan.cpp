@@ -250,7 +250,7 @@ VariantInfo makeSaganVariant() {
       {.key = "gamma", .symbol = "γ", .type = ParamType::Float,
        .help = "Scale γ of the attention output in y = x + γ o (learned from 0 in the paper)", .min = -10,
        .max = 10, .def = 1.0},
-      {.key = "c_bar", .symbol = "C̄", .type = ParamType::Int,
+      {.key = "c_bar", .symbol = "c_bar", .type = ParamType::Int,
        .help = "Channels C̄ of f(x) and g(x) (0 = C/8, at least 1, as in the paper)", .min = 0, .max = 4096,
        .def = int64_t{0}},
       {.key = "pool", .symbol = "pool", .type = ParamType::Bool,
