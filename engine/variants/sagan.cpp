@@ -63,7 +63,9 @@ Mat pictureFeatures(const Array& picture) {
     if (sd > 1e-6f) z.row(c) /= sd;
     else z.row(c).setZero();
   }
-  auto coord = [](int64_t k, int64_t size) { return size > 1 ? 2.0f * static_cast<float>(k) / static_cast<float>(size - 1) - 1.0f : 0.0f; };
+  auto coord = [](int64_t k, int64_t size) {
+    return size > 1 ? 2.0f * static_cast<float>(k) / static_cast<float>(size - 1) - 1.0f : 0.0f;
+  };
   for (int64_t p = 0; p < n; ++p) {
     z(3, p) = coord(p / w, h);
     z(4, p) = coord(p % w, w);
@@ -263,7 +265,7 @@ VariantInfo makeSaganVariant() {
       {.key = "image", .symbol = "image", .type = ParamType::File,
        .help = "A PNG or JPEG (at most 128 × 128 pixels), made into 32 channels: standardised RGB, the "
                "coordinates and 27 fixed random features of those; empty: a 32 × 32 scene of coloured shapes",
-       .def = std::string(), .file_shape = "image"},
+       .def = std::string(), .file_shape = "image"},  // "image": the GUI's file dialog offers pictures
       {.key = "x", .symbol = "x", .type = ParamType::File,
        .help = "The feature map x as a .npy [C, H, W] (instead of an image)", .def = std::string(),
        .file_shape = "[C, H, W]"},
