@@ -36,6 +36,7 @@ VariantInfo makeUniversalTransformerVariant();
 VariantInfo makeGtrxlGateVariant();
 VariantInfo makeNtmVariant();
 VariantInfo makePointerVariant();
+VariantInfo makeSaganVariant();
 VariantInfo makeSnailVariant();
 
 const std::vector<VariantInfo>& variants() {
@@ -49,7 +50,7 @@ const std::vector<VariantInfo>& variants() {
       makeAdaptiveSpanVariant(),     makeTransformerXlVariant(), makeLshVariant(),
       makeReversibleVariant(),       makeActVariant(),        makeUniversalTransformerVariant(),
       makeGtrxlGateVariant(),        makeNtmVariant(),        makePointerVariant(),
-      makeSnailVariant(),
+      makeSaganVariant(),            makeSnailVariant(),
   };
   return all;
 }

@@ -21,6 +21,7 @@ std::string extraKindName(ExtraKind k) {
     case ExtraKind::CategoryValues: return "category_values";
     case ExtraKind::Points: return "points";
     case ExtraKind::Stacked: return "stacked";
+    case ExtraKind::Picture: return "picture";
     case ExtraKind::Data: return "data";
   }
   return "?";

@@ -30,6 +30,8 @@ enum class ExtraKind {
                     // origin at angle x radians (sector boundaries), `arrows` vectors from the origin
   Stacked,        // [T, n] ≥ 0: one bar per row t stacking its n values in headColor(k), captioned
                   // row_labels[t] (ACT halting weights p_t^n with N(t), R(t))
+  Picture,        // [h, w, 3] RGB in [0, 1]: the image a raster-order sequence is (Result::image_width
+                  // wide); the image view draws each query's weights over it (SAGAN)
   Data,           // any shape: numbers to take away (compute's extras/<name>.npy) that views show
                   // another way or not at all (ACT's N(t) is in the stacked bars' captions)
 };
@@ -131,6 +133,11 @@ struct Result {
   std::vector<SparseRows> sparse;
   std::vector<std::string> set_names;  // bit s of SparseRows::sets ("A¹ local", "A² strided")
   int64_t image_width = 0;  // > 0: the sequence is a raster-order image this many pixels wide
+  // > 0: the keys are a coarser raster-order grid this many cells wide that
+  // covers the same image (SAGAN's 2×2-pooled keys); 0: the keys are the pixels.
+  int64_t key_image_width = 0;
+  // Query pixels the image view shows at first, each with its own map (SAGAN: one per shape of its scene).
+  std::vector<int64_t> image_queries;
   std::vector<KeyBand> key_bands;
   Timeline timeline;  // the process this result is one step of, where there is one
   Mat output;  // [Lq, d_out]; empty where the variant has no output
@@ -144,6 +151,8 @@ struct Result {
   std::vector<Stage> stages;  // the walkthrough's panels, in order
   std::map<std::string, Mat> inputs;  // every tensor used, by paper symbol: q, k, v, x, w_q, ...
   std::vector<std::string> vector_inputs;  // names in `inputs` that are vectors [n, 1], written as 1-D [n]
+  // Names in `inputs` written with another shape of the same C-order values (SAGAN's x [C, H, W] held as [C, H·W]).
+  std::map<std::string, std::vector<int64_t>> input_shapes;
 
   double flops = 0;            // floating-point operations of the computation
   double compute_seconds = 0;  // engine time alone, set by runVariant

@@ -199,6 +199,40 @@ TEST(ImageViewLayout, SquarePixelsClickableAndEverythingInside) {
   }
 }
 
+TEST(PictureViewLayout, MapsBesideThePictureSquarePixelsClicksAndTextInside) {
+  const Canvas c = monoCanvas(10);
+  // A 12 × 8 picture, keys pooled to a 6 × 4 grid; query j attends to key cell j mod 24 alone.
+  constexpr int64_t kW = 12, kH = 8, kN = kW * kH;
+  const Array picture{{kH, kW, 3}, std::vector<float>(kN * 3, 0.5f)};
+  Mat weights = Mat::Zero(kN, 24);
+  for (int64_t j = 0; j < kN; ++j) weights(j, j % 24) = 1.0f;
+  const std::vector<int64_t> queries = {0, 13, 50, 95};
+  for (const Box area : {Box{0, 0, 1100, 600}, Box{20, 30, 420, 300}, Box{0, 0, 500, 900}}) {
+    Primitives prims;
+    const PictureViewLayout g = pictureViewPrimitives(prims, c, area, picture, weights, 6, queries, 1, "t");
+    ASSERT_EQ(g.maps.size(), queries.size());
+    EXPECT_NEAR(g.image.w / kW, g.image.h / kH, 1e-3f) << "square pixels";
+    for (const Box& m : g.maps) {
+      EXPECT_NEAR(m.w / kW, m.h / kH, 1e-3f);
+      EXPECT_FALSE(overlap(m, g.image));
+      EXPECT_LE(m.right(), area.right() + 0.5f);
+      EXPECT_LE(m.bottom(), area.bottom() + 0.5f);
+    }
+    for (size_t a = 0; a < g.maps.size(); ++a)
+      for (size_t b = a + 1; b < g.maps.size(); ++b) EXPECT_FALSE(overlap(g.maps[a], g.maps[b]));
+    // Pixel (row 4, column 2) = 50 in the picture and in map 3.
+    const float px = g.image.w / kW;
+    int panel = 7;
+    EXPECT_EQ(g.pixelAt(g.image.x + 2.5f * px, g.image.y + 4.5f * px, &panel), 50);
+    EXPECT_EQ(panel, -1);
+    const float mpx = g.maps[2].w / kW;
+    EXPECT_EQ(g.pixelAt(g.maps[2].x + 2.5f * mpx, g.maps[2].y + 4.5f * mpx, &panel), 50);
+    EXPECT_EQ(panel, 2);
+    EXPECT_EQ(g.pixelAt(area.x - 5, area.y - 5), -1);
+    expectInside(prims, c, area);
+  }
+}
+
 Comparison smallComparison(int64_t n, bool matrices) {
   Comparison cmp;
   cmp.heads = 2;

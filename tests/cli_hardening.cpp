@@ -88,6 +88,7 @@ TEST(CliDegenerateFiles, EveryFileInputRefusesEmptyScalarAndNanInOneLine) {
       {"w_prev", {"compute", "ntm", "--set", "w_prev={f}"}, "(w_prev)"},
       {"enc", {"compute", "pointer", "--set", "enc={f}"}, "(enc)"},
       {"dec", {"compute", "pointer", "--set", "dec={f}"}, "(dec)"},
+      {"x", {"compute", "sagan", "--set", "x={f}"}, "(x)"},
   };
   std::string nan_file = encodeNpy(Array{{4, 8}, std::vector<float>(32, 0.5f)});
   const float nan = std::numeric_limits<float>::quiet_NaN();

@@ -250,6 +250,29 @@ TEST_F(GuiTest, ImageViewColoursTheQueryKeysBySet) {
     EXPECT_TRUE(near(at(x, y), none)) << "no key at (" << x << ", " << y << ")";
 }
 
+TEST_F(GuiTest, PictureViewDrawsTheSceneAndEachQuerysMap) {
+  // sagan's default scene: the picture in its own colours (the red disc, the
+  // yellow square) and four maps over the greyed picture whose largest
+  // weight takes the colormap's top colour; each map framed in its query's colour.
+  const QImage img = shoot({"--variant", "sagan", "--view", "image"});
+  ASSERT_FALSE(img.isNull());
+  const Rgb8 red{230, 38, 31}, yellow{250, 217, 26}, top = colormapAt(Colormap::Viridis, 1.0f);
+  int reds = 0, yellows = 0, tops = 0;
+  std::array<int, 4> frames{};
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = 0; x < img.width(); ++x) {
+      const QRgb p = img.pixel(x, y);
+      reds += near(p, red, 30);
+      yellows += near(p, yellow, 30);
+      tops += near(p, top, 40);
+      for (int k = 0; k < 4; ++k) frames[static_cast<size_t>(k)] += near(p, headColor(k), 12);
+    }
+  EXPECT_GT(reds, 2000) << "the red disc";
+  EXPECT_GT(yellows, 1500) << "the yellow square";
+  EXPECT_GT(tops, 20) << "no map reaches its largest weight's colour";
+  for (int k = 0; k < 4; ++k) EXPECT_GT(frames[static_cast<size_t>(k)], 400) << "query " << k + 1 << "'s frame";
+}
+
 TEST_F(GuiTest, SparseHeatmapAtLargeLengthDrawsTheCausalTriangle) {
   // 4 heads × 4096²: no dense weights, the heatmap draws the CSR through rasterize().
   const QImage img =

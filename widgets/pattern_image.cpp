@@ -50,4 +50,38 @@ int64_t patternView(const char* id, const SparseRows& s, const std::vector<std::
   return picked;
 }
 
+int64_t pictureView(const char* id, const Array& picture, const Mat& weights, int64_t key_width,
+                    const std::vector<int64_t>& queries, int active, HeatmapRenderer& gl, ImVec2 size, int& panel) {
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImGui::PushID(id);
+  size = ImVec2(std::max(1.0f, size.x), std::max(1.0f, size.y));
+  ImGui::InvisibleButton("##picture", size);
+  const bool hovered = ImGui::IsItemHovered(), held = ImGui::IsItemActive();
+  Primitives prims;
+  const PictureViewLayout g = pictureViewPrimitives(prims, imguiCanvas(), {origin.x, origin.y, size.x, size.y}, picture, weights,
+                                                    key_width, queries, active, std::to_string(ImGui::GetID("pictures")));
+  drawPrimitives(ImGui::GetWindowDrawList(), prims, &gl);
+  int64_t picked = -1;
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  int under_panel = -1;
+  if (const int64_t under = g.pixelAt(m.x, m.y, &under_panel); under >= 0) {
+    if (held) {
+      picked = under;
+      panel = under_panel;
+    }
+    if (hovered) {
+      ImGui::BeginTooltip();
+      ImGui::Text("pixel (row %lld, column %lld)", static_cast<long long>(under / g.width), static_cast<long long>(under % g.width));
+      if (under_panel >= 0) {
+        ImGui::TextDisabled("click to select query %d", under_panel + 1);
+      } else {
+        ImGui::TextDisabled("click or drag to move query %d here", active + 1);
+      }
+      ImGui::EndTooltip();
+    }
+  }
+  ImGui::PopID();
+  return picked;
+}
+
 }  // namespace attn

@@ -29,4 +29,10 @@ Rgb8 patternSetColor(unsigned bits, bool dark = true);
 int64_t patternView(const char* id, const SparseRows& s, const std::vector<std::string>& set_names, int64_t width, int64_t query,
                     const Extra* groups, HeatmapRenderer& gl, ImVec2 size);
 
+// The picture view on screen (pictureViewPrimitives): the picture with
+// `queries` marked beside each one's map. Returns the pixel under a pressed
+// mouse button, else −1; `panel` gets the map it was pressed on (−1: the picture).
+int64_t pictureView(const char* id, const Array& picture, const Mat& weights, int64_t key_width,
+                    const std::vector<int64_t>& queries, int active, HeatmapRenderer& gl, ImVec2 size, int& panel);
+
 }  // namespace attn

@@ -379,6 +379,143 @@ ImageViewLayout imageViewPrimitives(Primitives& out, const Canvas& c, const Box&
   return g;
 }
 
+// [SECTION] Picture view
+
+int64_t PictureViewLayout::pixelAt(float x, float y, int* panel) const {
+  auto under = [&](const Box& b) -> int64_t {
+    if (b.w <= 0 || b.h <= 0 || x < b.x || y < b.y || x >= b.right() || y >= b.bottom()) return -1;
+    const int64_t px = std::min<int64_t>(static_cast<int64_t>((x - b.x) / b.w * static_cast<float>(width)), width - 1);
+    const int64_t py = std::min<int64_t>(static_cast<int64_t>((y - b.y) / b.h * static_cast<float>(height)), height - 1);
+    return py * width + px;
+  };
+  if (panel) *panel = -1;
+  if (const int64_t p = under(image); p >= 0) return p;
+  for (size_t k = 0; k < maps.size(); ++k)
+    if (const int64_t p = under(maps[k]); p >= 0) {
+      if (panel) *panel = static_cast<int>(k);
+      return p;
+    }
+  return -1;
+}
+
+PictureViewLayout pictureViewPrimitives(Primitives& out, const Canvas& c, const Box& area, const Array& picture,
+                                        const Mat& weights, int64_t key_width, const std::vector<int64_t>& queries,
+                                        int active, const std::string& key) {
+  PictureViewLayout g;
+  if (picture.rank() != 3 || picture.shape[2] != 3 || picture.shape[0] <= 0 || picture.shape[1] <= 0) return g;
+  const int64_t h = picture.shape[0], w = picture.shape[1], n = h * w;
+  g.width = w;
+  g.height = h;
+  if (weights.rows() != n || weights.cols() <= 0) return g;
+  const int64_t kw = key_width > 0 ? key_width : w, kh = (weights.cols() + kw - 1) / kw;
+  const int nq = static_cast<int>(queries.size());
+  auto rgb = [&](int64_t p, int k) { return picture.data[static_cast<size_t>(p * 3 + k)]; };
+  auto byte = [](float v) { return static_cast<uint8_t>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255.0f)); };
+  // A map's title: "query 1 (11, 9): max weight 0.0126", or only "1 (11, 9)" where that would take over two lines.
+  auto mapTitle = [&](int k, int64_t q, float top, float width = 0) {
+    const std::string at = std::to_string(k + 1) + " (" + std::to_string(q / w) + ", " + std::to_string(q % w) + ")";
+    const std::string full = "query " + at + ": max weight " + printf1("%.3g", top);
+    return width <= 0 || c.textWidth(full, c.unit, true) <= 1.6f * width ? full : at;
+  };
+
+  // The picture left and the maps in a grid right of it (a wide area), or
+  // the picture on top and the maps under it (a narrow one); one colour bar
+  // at the far right. Of the picture's shares of the width or height tried,
+  // the one that makes the maps largest while the picture stays at least
+  // 1.5× a map.
+  Primitives none;
+  const float gap = c.unit * 1.5f, bar_w = c.unit * 0.9f, bar_space = bar_w + c.unit * 5.0f;
+  const std::string image_title = std::to_string(w) + " × " + std::to_string(h) + " image, " + std::to_string(nq) +
+                                  " query pixels (row, column)";
+  const float aspect_h = static_cast<float>(h), aspect_w = static_cast<float>(w);
+  const std::string longest = mapTitle(nq - 1, n - 1, 0.0001234f);
+  float image_title_w = 0, image_title_h = 0, maps_x = 0, maps_y = 0, map_title_h = 0, map_px = 0, image_px = 0, best = -1;
+  GridLayout grid;
+  for (int stacked = 0; stacked < 2; ++stacked)
+    for (const float share : {0.25f, 0.3f, 0.35f, 0.4f, 0.45f, 0.5f, 0.55f}) {
+      // The picture's box (under its title) and the maps' area.
+      const float sw = stacked ? area.w - bar_space : std::min(area.w * share, area.h * aspect_w / aspect_h);
+      const float ith = panelTitle(none, c, image_title, 0, 0, sw, false);
+      const float sh = stacked ? area.h * share - ith : area.h - ith;
+      const float ipx = std::max(0.1f, std::min(sw / aspect_w, sh / aspect_h));
+      const float mx = stacked ? area.x : area.x + sw + gap, my = stacked ? area.y + ith + ipx * aspect_h + gap : area.y;
+      const float mw = std::max(c.unit, stacked ? area.w - bar_space : area.w - sw - gap - bar_space);
+      const float mh = std::max(c.unit, area.bottom() - my);
+      // The maps' titles wrap to their cells: sized at two columns, then at the grid's.
+      const GridLayout first = bestGrid(std::max(1, nq), mw, mh, gap, panelTitle(none, c, longest, 0, 0, mw / 2 - gap, false) + gap);
+      const float mth = panelTitle(none, c, mapTitle(nq - 1, n - 1, 0.0001234f, first.cell_w - gap), 0, 0, first.cell_w - gap, false);
+      const GridLayout gl = bestGrid(std::max(1, nq), mw, mh, gap, mth + gap);
+      const float mpx = std::max(0.1f, std::min((gl.cell_w - gap) / aspect_w, (gl.cell_h - mth - gap) / aspect_h));
+      const float score = std::min(mpx, ipx / 1.5f);
+      if (score <= best) continue;
+      best = score;
+      image_title_w = sw, image_title_h = ith, maps_x = mx, maps_y = my, map_title_h = mth, map_px = mpx, image_px = ipx, grid = gl;
+    }
+  const float cell_w = grid.cell_w - gap;
+
+  // [picture] As it is, the queries marked in their colours and numbered.
+  g.image = {area.x, area.y + image_title_h, image_px * static_cast<float>(w), image_px * static_cast<float>(h)};
+  auto pic = std::make_shared<Raster>();
+  pic->rows = h;
+  pic->cols = w;
+  pic->pixels.resize(static_cast<size_t>(n));
+  for (int64_t p = 0; p < n; ++p) pic->pixels[static_cast<size_t>(p)] = rgba({byte(rgb(p, 0)), byte(rgb(p, 1)), byte(rgb(p, 2))});
+  pic->key = key + "/picture:" + std::to_string(reinterpret_cast<uintptr_t>(picture.data.data())) + ":" + std::to_string(n);
+  Primitive& image = addRect(out, g.image.x, g.image.y, g.image.right(), g.image.bottom(), Role::Frame);
+  image.kind = Primitive::Kind::Raster;
+  image.raster = std::move(pic);
+  addRect(out, g.image.x, g.image.y, g.image.right(), g.image.bottom(), Role::Frame);
+  panelTitle(out, c, image_title, area.x, area.y, image_title_w);
+  const float thick = std::max(1.0f, c.unit * 0.12f);
+  auto mark = [&](const Box& b, float px, int64_t q, Rgb8 colour, bool selected, const std::string& label) {
+    const float cx = b.x + (static_cast<float>(q % w) + 0.5f) * px, cy = b.y + (static_cast<float>(q / w) + 0.5f) * px;
+    const float half = std::max(px * 0.5f + thick, c.unit * 0.35f), t = selected ? thick * 2 : thick;
+    addRect(out, cx - half - t, cy - half - t, cx + half + t, cy + half + t, Role::Frame, t).colour = Rgb8{255, 255, 255};
+    addRect(out, cx - half, cy - half, cx + half, cy + half, Role::Text, t).colour = colour;
+    if (!label.empty()) addText(out, cx + half + t * 2, cy - half - labelPx(c) * 0.2f, label, labelPx(c) * 1.2f).colour = colour;
+  };
+  for (int k = 0; k < nq; ++k)
+    if (queries[static_cast<size_t>(k)] >= 0 && queries[static_cast<size_t>(k)] < n)
+      mark(g.image, image_px, queries[static_cast<size_t>(k)], headColor(k), k == active, std::to_string(k + 1));
+
+  // [maps] Query k's weights over the grey picture: a key cell colours the pixels it covers.
+  for (int k = 0; k < nq; ++k) {
+    const int64_t q = std::clamp<int64_t>(queries[static_cast<size_t>(k)], 0, n - 1);
+    const float cx = maps_x + static_cast<float>(k % grid.cols) * grid.cell_w;
+    const float cy = maps_y + static_cast<float>(k / grid.cols) * grid.cell_h;
+    const Box b{cx, cy + map_title_h, map_px * static_cast<float>(w), map_px * static_cast<float>(h)};
+    g.maps.push_back(b);
+    const float top = weights.row(q).maxCoeff();
+    auto map = std::make_shared<Raster>();
+    map->rows = h;
+    map->cols = w;
+    map->pixels.resize(static_cast<size_t>(n));
+    for (int64_t p = 0; p < n; ++p) {
+      const int64_t cell = (p / w) * kh / h * kw + (p % w) * kw / w;
+      const float t = top > 0 ? weights(q, std::min<int64_t>(cell, weights.cols() - 1)) / top : 0.0f;
+      const float grey = 0.3f + 0.35f * (0.3f * rgb(p, 0) + 0.59f * rgb(p, 1) + 0.11f * rgb(p, 2));
+      const Rgb8 heat = colormapAt(c.cmap, t);
+      const float a = std::sqrt(std::clamp(t, 0.0f, 1.0f));
+      auto mix = [&](uint8_t v) { return byte(grey * (1 - a) + static_cast<float>(v) / 255.0f * a); };
+      map->pixels[static_cast<size_t>(p)] = rgba({mix(heat.r), mix(heat.g), mix(heat.b)});
+    }
+    map->key = key + "/map:" + std::to_string(reinterpret_cast<uintptr_t>(&weights)) + ":" + std::to_string(q) + ":" +
+               std::to_string(static_cast<int>(c.cmap));
+    Primitive& m = addRect(out, b.x, b.y, b.right(), b.bottom(), Role::Frame);
+    m.kind = Primitive::Kind::Raster;
+    m.raster = std::move(map);
+    addRect(out, b.x, b.y, b.right(), b.bottom(), Role::Text, k == active ? thick * 2 : thick).colour = headColor(k);
+    mark(b, map_px, q, headColor(k), k == active, "");
+    panelTitle(out, c, mapTitle(k, q, top, std::max(cell_w, b.w)), cx, cy, std::max(cell_w, b.w));
+  }
+  if (nq > 0) {  // beside the maps, from the first's top to the last's bottom
+    const float bar_top = g.maps.front().y, bar_h = std::max(c.unit * 4, g.maps.back().bottom() - bar_top);
+    colorbarPrimitives(out, area.right() - bar_space + c.unit * 0.8f, bar_top, bar_w, bar_h, c.cmap, ValueRange{0, 1},
+                       "weight ÷ the map's largest", labelPx(c), c.measure(labelPx(c)));
+  }
+  return g;
+}
+
 // [SECTION] Walkthrough
 
 WalkthroughLayout walkthroughPrimitives(Primitives& out, const Canvas& c, const Box& area, const Result& r,

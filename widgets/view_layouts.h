@@ -84,6 +84,28 @@ ImageViewLayout imageViewPrimitives(Primitives& out, const Canvas& c, const Box&
 // the smallest square that holds the keys.
 int64_t imageWidth(const Result& r);
 
+// [SECTION] Picture view
+
+// The SAGAN paper's figure: the picture (a Picture extra, [h, w, 3]) with
+// several query pixels marked, each in its own colour, beside one panel per
+// query: the picture in grey under that query's weights, a key cell (the
+// keys may be a coarser grid, Result::key_image_width) colouring the pixels
+// it covers, scaled to the map's largest weight. Weights are [Lq, Lk] with
+// Lq = w·h queries in raster order.
+struct PictureViewLayout {
+  Box image;               // the marked picture's pixels
+  std::vector<Box> maps;   // each query's map, in `queries` order
+  int64_t width = 1, height = 1;
+  // The pixel under (x, y) in the picture or any map, −1 outside; `panel`
+  // gets the map's index (−1: the picture).
+  int64_t pixelAt(float x, float y, int* panel = nullptr) const;
+};
+// `active`: the query a click moves (drawn with a thicker mark). `key` names
+// the rasters across frames (the screen's texture cache).
+PictureViewLayout pictureViewPrimitives(Primitives& out, const Canvas& c, const Box& area, const Array& picture,
+                                        const Mat& weights, int64_t key_width, const std::vector<int64_t>& queries,
+                                        int active, const std::string& key);
+
 // [SECTION] Walkthrough
 
 // The stages in a grid, each under its title and typeset caption, one

@@ -142,7 +142,10 @@ int cmdCompute(const ComputeOptions& o) {
   nlohmann::json in_json = nlohmann::json::object();
   for (const auto& [name, m] : r.inputs) {
     const bool vector = std::find(r.vector_inputs.begin(), r.vector_inputs.end(), name) != r.vector_inputs.end();
-    const std::vector<int64_t> shape = vector ? std::vector<int64_t>{m.size()} : std::vector<int64_t>{m.rows(), m.cols()};
+    const auto given = r.input_shapes.find(name);
+    const std::vector<int64_t> shape = given != r.input_shapes.end() ? given->second
+                                       : vector ? std::vector<int64_t>{m.size()}
+                                                : std::vector<int64_t>{m.rows(), m.cols()};
     in_json[name] = shape;
     dir.writeNpy("inputs/" + name + ".npy", shape, std::vector{values(m)});
   }

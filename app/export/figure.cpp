@@ -314,6 +314,7 @@ void splitExtras(const Result& r, std::vector<const Extra*>& shown, std::vector<
       case ExtraKind::QueryPosition:
       case ExtraKind::QueryWindow:
       case ExtraKind::QueryGroup: break;  // overlays of the matrix and image views
+      case ExtraKind::Picture:            // under the image view
       case ExtraKind::Data: break;        // written by compute, not drawn
     }
   }
@@ -423,8 +424,18 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
 // [SECTION] Image view
 // The screen's image view (imageViewPrimitives): the pattern on the raster
 // image beside the connectivity, query q marked.
+// With a Picture extra: the picture with Result::image_queries marked
+// (--query moves the first), beside each one's map (pictureViewPrimitives).
 void drawImageView(Painter& ctx, const QRectF& body, const Result& r, const FigureOptions& o, int64_t q) {
   Primitives prims;
+  if (const Extra* picture = r.firstExtra(ExtraKind::Picture); picture && !r.weights.empty()) {
+    std::vector<int64_t> queries = r.image_queries.empty() ? std::vector<int64_t>{q} : r.image_queries;
+    if (o.query >= 0) queries[0] = o.query;
+    pictureViewPrimitives(prims, figureCanvas(ctx), boxOf(body), picture->value, r.weights[static_cast<size_t>(o.head)],
+                          r.key_image_width, queries, 0, "figure");
+    drawPrimitives(ctx, prims);
+    return;
+  }
   imageViewPrimitives(prims, figureCanvas(ctx), boxOf(body), r.sparse[static_cast<size_t>(o.head)], r.set_names, imageWidth(r), q,
                       r.firstExtra(ExtraKind::QueryGroup), "figure");
   drawPrimitives(ctx, prims);
@@ -695,7 +706,8 @@ PreparedFigure prepareFigure(std::shared_ptr<const std::vector<Result>> results,
   if (o.view == ViewKind::Lines && r.weights.empty())
     throw InputError("--view lines: " + std::to_string(r.queries()) + " queries are too many for token lines; use heatmap");
   if (o.view == ViewKind::Image) {
-    if (!r.isSparse()) throw InputError("--view image: variant '" + r.variant + "' has no sparse pattern to draw");
+    if (!r.isSparse() && !(r.firstExtra(ExtraKind::Picture) && !r.weights.empty()))
+      throw InputError("--view image: variant '" + r.variant + "' has no sparse pattern or picture to draw");
     if (o.query < -1 || o.query >= r.queries())
       throw InputError("--query: expected a query 0.." + std::to_string(r.queries() - 1) + ", got " + std::to_string(o.query));
   }

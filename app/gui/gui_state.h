@@ -84,6 +84,11 @@ struct ViewState {
   std::map<std::string, HeatmapZoom> extra_zoom;
   std::map<std::string, int> extra_head;  // the head each per-head Weights extra shows
   int64_t image_query = -1;  // the image view's query pixel (−1: defaultImageQuery); kept across recomputes (clamped)
+  // The picture view (a result with a Picture extra): its query pixels (empty:
+  // Result::image_queries) and which of them is image_query, moved by a click or the arrows.
+  std::vector<int64_t> picture_queries;
+  std::vector<int64_t> picture_defaults;  // the Result::image_queries picture_queries started from
+  int picture_slot = 0;
   // The timeline's position where the view plays its own steps: the
   // walkthrough stage framed, the step of a Weights extra over steps, the
   // ponder step a stepwise curve is drawn up to (a lesson's "stage"); −1: all.

@@ -265,6 +265,7 @@ void extraPanel(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& g
     case ExtraKind::QueryWindow:
     case ExtraKind::QueryGroup:
     case ExtraKind::Scalar:
+    case ExtraKind::Picture:
     case ExtraKind::Data: break;
   }
   ImGui::TextDisabled("(no view for shape %s)", e.value.shapeString().c_str());
@@ -282,7 +283,7 @@ void extrasView(AppState& s, const Result& r, HeatmapRenderer& gl) {
       overlays += (overlays.empty() ? "" : ", ") + labelOf(e);
     } else if (e.kind == ExtraKind::QueryGroup) {
       outlines += (outlines.empty() ? "" : ", ") + labelOf(e);
-    } else if (e.kind != ExtraKind::Data) {  // Data is for compute's files only
+    } else if (e.kind != ExtraKind::Data && e.kind != ExtraKind::Picture) {  // Data: compute's files; Picture: the image view's
       panels.push_back(&e);
     }
   }
@@ -441,9 +442,42 @@ const SparseRows& patternOf(AppState& s, const Result& r, int h) {
   return d.rows;
 }
 
+// A result with a Picture extra: the picture with several query pixels, each beside its map.
+void pictureImageView(AppState& s, const Result& r, const Extra& picture, HeatmapRenderer& gl) {
+  header(s, r, "click the image: move the selected query; a map: select it; arrows move it");
+  const int64_t n = r.queries();
+  std::vector<int64_t>& qs = s.view.picture_queries;
+  int& slot = s.view.picture_slot;
+  if (qs.empty() || s.view.picture_defaults != r.image_queries) {  // another picture: its own queries
+    qs = r.image_queries.empty() ? std::vector<int64_t>{defaultImageQuery(r)} : r.image_queries;
+    s.view.picture_defaults = r.image_queries;
+    slot = 0;
+    s.view.image_query = -1;
+  }
+  for (int64_t& q : qs) q = std::clamp<int64_t>(q, 0, n - 1);
+  slot = std::clamp(slot, 0, static_cast<int>(qs.size()) - 1);
+  if (s.view.image_query < 0) s.view.image_query = qs[static_cast<size_t>(slot)];
+  s.view.image_query = std::clamp<int64_t>(s.view.image_query, 0, n - 1);
+  qs[static_cast<size_t>(slot)] = s.view.image_query;
+  int panel = -1;
+  const int64_t picked = pictureView("picture", picture.value, r.weights[static_cast<size_t>(s.view.head)], r.key_image_width, qs,
+                                     slot, gl, ImGui::GetContentRegionAvail(), panel);
+  if (picked < 0) return;
+  if (panel >= 0) {  // a map: select its query
+    slot = panel;
+    s.view.image_query = qs[static_cast<size_t>(panel)];
+  } else {
+    s.view.image_query = picked;
+  }
+}
+
 void imageView(AppState& s, const Result& r, HeatmapRenderer& gl) {
   s.view.head = clampHead(r, s.view.head);
   const int64_t n = r.queries(), w = r.image_width;
+  if (const Extra* picture = r.firstExtra(ExtraKind::Picture); picture && !r.weights.empty() && w > 0) {
+    pictureImageView(s, r, *picture, gl);
+    return;
+  }
   header(s, r, "the sequence as an image; click or drag on a query pixel, arrow keys move it");
   headSlider("head##image", s.view.head, r.heads());
   if (w <= 0 || n == 0) {
