@@ -207,14 +207,17 @@ std::string formatBytes(double bytes) {
   return buf;
 }
 
-void checkDenseBudget(int64_t heads, int64_t lq, int64_t lk, int copies, const std::string& what) {
-  const double need = static_cast<double>(heads) * static_cast<double>(lq) * static_cast<double>(lk) * 4.0 * copies;
+void checkMemoryBudget(double bytes, const std::string& what) {
   const double have = static_cast<double>(availableMemoryBytes());
   // Leave a quarter of what is free for everything else the run allocates.
-  if (need > 0.75 * have)
-    throw InputError(what + ": dense attention [" + std::to_string(heads) + ", " + std::to_string(lq) + ", " +
-                     std::to_string(lk) + "] needs " + formatBytes(need) + " (" + std::to_string(copies) +
-                     " float32 copies), more than the " + formatBytes(have) + " of memory available");
+  if (bytes > 0.75 * have)
+    throw InputError(what + " need " + formatBytes(bytes) + ", more than the " + formatBytes(have) + " of memory available");
+}
+
+void checkDenseBudget(int64_t heads, int64_t lq, int64_t lk, int copies, const std::string& what) {
+  const double need = static_cast<double>(heads) * static_cast<double>(lq) * static_cast<double>(lk) * 4.0 * copies;
+  checkMemoryBudget(need, what + ": dense attention [" + std::to_string(heads) + ", " + std::to_string(lq) + ", " +
+                              std::to_string(lk) + "] (" + std::to_string(copies) + " float32 copies) would");
 }
 
 }  // namespace attn

@@ -39,6 +39,10 @@ Mat causalMask(int64_t lq, int64_t lk);
 // not fit in available memory, naming the size they would need.
 void checkDenseBudget(int64_t heads, int64_t lq, int64_t lk, int copies, const std::string& what);
 
+// Throws InputError "<what> need N, more than the M of memory available"
+// when `bytes` would take more than three quarters of what is free.
+void checkMemoryBudget(double bytes, const std::string& what);
+
 // Bytes of memory available to this process (MemAvailable, or the
 // ATTNLAB_MEMORY_LIMIT_MB override used by tests).
 int64_t availableMemoryBytes();

@@ -68,7 +68,9 @@ std::string expected(const ParamSpec& s) {
       for (const std::string& x : s.choices) c += (c.empty() ? "" : ", ") + x;
       return "one of: " + c;
     }
-    case ParamType::File: return "a path to a .npy file" + (s.file_shape.empty() ? "" : " of shape " + s.file_shape);
+    case ParamType::File:
+      if (s.file_shape == "image") return "a path to a PNG or JPEG picture";
+      return "a path to a .npy file" + (s.file_shape.empty() ? "" : " of shape " + s.file_shape);
     case ParamType::FloatList:
       os << "comma-separated numbers in [" << s.min << ", " << s.max << "]" << (s.per_head ? ", one per head" : "")
          << (s.centred ? ", an odd number of them" : "") << (s.sums_to_one ? ", summing to 1" : "");
@@ -135,11 +137,7 @@ void Params::setValue(const std::vector<ParamSpec>& specs, const std::string& ke
       if (s->centred && list->size() % 2 == 0)
         throw InputError("parameter '" + s->key + "' (" + s->symbol + "): expected an odd number of entries around the " +
                          "middle one, got " + std::to_string(list->size()));
-      if (s->sums_to_one) {
-        const double sum = std::accumulate(list->begin(), list->end(), 0.0);
-        if (std::abs(sum - 1.0) > 1e-3)
-          throw InputError("parameter '" + s->key + "' (" + s->symbol + "): entries must sum to 1, got " + formatValue(sum));
-      }
+      if (s->sums_to_one) checkDistribution(*list, "parameter '" + s->key + "' (" + s->symbol + ")");
       break;
     }
   }
@@ -204,6 +202,13 @@ double Params::getFloat(const std::string& key) const { return std::get<double>(
 const std::string& Params::getString(const std::string& key) const { return std::get<std::string>(get(key)); }
 const std::vector<double>& Params::getFloatList(const std::string& key) const {
   return std::get<std::vector<double>>(get(key));
+}
+
+void checkDistribution(const std::vector<double>& v, const std::string& what) {
+  for (const double x : v)
+    if (x < 0) throw InputError(what + ": entries must be ≥ 0, got " + formatValue(x));
+  const double sum = std::accumulate(v.begin(), v.end(), 0.0);
+  if (std::abs(sum - 1.0) > 1e-3) throw InputError(what + ": entries must sum to 1, got " + formatValue(sum));
 }
 
 void rescaleOthersToSumOne(std::vector<double>& list, size_t keep) {

@@ -32,7 +32,8 @@ struct ParamSpec {
   bool log_scale = false;                 // slider hint for wide ranges
   ParamValue def;                         // default value
   std::vector<std::string> choices;       // Choice values
-  std::string file_shape;                 // File: expected shape, e.g. "[Lq, Lk]"; Text: the expected syntax
+  std::string file_shape;                 // File: expected shape, e.g. "[Lq, Lk]", or "image" for a PNG or
+                                          // JPEG picture in place of a .npy; Text: the expected syntax
   bool per_head = true;                   // FloatList: element h is head h's; false: a plain list
                                           // (the GUI shows one slider per element, with add/remove)
   bool sums_to_one = false;               // plain FloatList: a distribution (the variant checks it;
@@ -40,6 +41,11 @@ struct ParamSpec {
   bool centred = false;                   // plain FloatList: odd length around its middle entry (the
                                           // GUI adds and removes an entry at both ends)
 };
+
+// Throws InputError "<what>: entries must be ≥ 0" or "…: entries must sum to
+// 1, got S" unless `v` is a distribution (within 1e-3): a sums_to_one list,
+// NTM's w_prev file.
+void checkDistribution(const std::vector<double>& v, const std::string& what);
 
 // A distribution (ParamSpec::sums_to_one) after its entry `keep` was moved
 // within [0, 1]: the other entries are rescaled so that the list sums to 1,

@@ -183,6 +183,14 @@ TEST(Sagan, BadFilesAreRefusedNamingTheFileAndWhatWasExpected) {
   std::ofstream(huge.path, std::ios::binary).write(reinterpret_cast<const char*>(header), sizeof header);
   ref::expectInputError([&] { ref::run("sagan", someInputs(), {{"image", huge.path.string()}}); },
                         {huge.path.string() + " (image)", "4000 × 3000", "at most 16384"});
+  // 20,000 channels of one pixel: an 80 kB file whose W_h [C, C] would take 1.6 GB, refused before allocating.
+  const ref::TempPath deep("sagan_deep.npy");
+  writeNpy(deep.path, Array{{20000, 1, 1}, std::vector<float>(20000, 0.5f)});
+  {
+    const ref::ScopedEnv limit("ATTNLAB_MEMORY_LIMIT_MB", "100");
+    ref::expectInputError([&] { ref::run("sagan", someInputs(), {{"x", deep.path.string()}}); },
+                          {"sagan: C = 20000 channels", "more than the 100.0 MiB"});
+  }
   ref::expectInputError([&] { ref::run("sagan", someInputs(), {{"image", "/nonexistent/cat.png"}}); },
                         {"/nonexistent/cat.png (image)", "no such file"});
   ref::expectInputError(

@@ -45,6 +45,8 @@ struct Raster {
   bool categories = false;            // values are category indices (headColor); < 0: no entry
   std::vector<uint32_t> pixels;       // when not empty: rows × cols colours 0xAABBGGRR (IM_COL32 order)
   std::string key;                    // pixels and categories: names them across frames (the screen's texture cache)
+  std::string version;                // what changes the picture under the same key (the data, the query):
+                                      // a new version replaces the texture of that key, never adds one
   float u0 = 0, v0 = 0, u1 = 1, v1 = 1;  // the window of the data shown, ⊂ [0, 1]² (zoom)
   bool grid = false;                  // hairlines between cells where cells are large
   // `sparse` only: each cell coloured by the sub-patterns of its entries

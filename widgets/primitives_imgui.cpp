@@ -49,8 +49,8 @@ void drawRaster(ImDrawList* dl, HeatmapRenderer& gl, const Raster& r, ImVec2 p0,
   if (!r.pixels.empty() || r.categories) {
     const int w = static_cast<int>(r.cols), h = static_cast<int>(r.rows);
     // A new shape is a new picture under the same name (a strip re-wrapped to a new width).
-    const std::string version = (r.pixels.empty() ? std::to_string(reinterpret_cast<uintptr_t>(r.values)) + "/" + r.key : r.key) + "/" +
-                                std::to_string(w) + "x" + std::to_string(h);
+    const std::string version = (r.pixels.empty() ? std::to_string(reinterpret_cast<uintptr_t>(r.values)) + "/" : std::string()) +
+                                r.version + "/" + std::to_string(w) + "x" + std::to_string(h);
     const ImTextureID tex = gl.rgbaTexture(r.key, version, w, h, [&](std::vector<uint32_t>& px) {
       if (!r.pixels.empty()) {
         std::copy(r.pixels.begin(), r.pixels.end(), px.begin());

@@ -320,8 +320,9 @@ ImageViewLayout imageViewPrimitives(Primitives& out, const Canvas& c, const Box&
   for (int64_t e = s.rowBegin(q); e < s.rowEnd(q); ++e)
     raster->pixels[static_cast<size_t>(s.indices[static_cast<size_t>(e)])] =
         rgba(setColor(s.sets.empty() ? 1u : s.sets[static_cast<size_t>(e)]));
-  raster->key = key + "/image:" + std::to_string(reinterpret_cast<uintptr_t>(&s)) + ":" + std::to_string(q) + ":" +
-                std::to_string(w) + (groups ? "g" : "") + (c.dark ? "d" : "l");
+  raster->key = key + "/image";
+  raster->version = std::to_string(reinterpret_cast<uintptr_t>(&s)) + ":" + std::to_string(q) + ":" + std::to_string(w) +
+                    (groups ? "g" : "") + (c.dark ? "d" : "l");
   Primitive& image = addRect(out, g.image.x, g.image.y, g.image.right(), g.image.bottom(), Role::Frame);
   image.kind = Primitive::Kind::Raster;
   image.raster = std::move(raster);
@@ -460,7 +461,8 @@ PictureViewLayout pictureViewPrimitives(Primitives& out, const Canvas& c, const 
   pic->cols = w;
   pic->pixels.resize(static_cast<size_t>(n));
   for (int64_t p = 0; p < n; ++p) pic->pixels[static_cast<size_t>(p)] = rgba({byte(rgb(p, 0)), byte(rgb(p, 1)), byte(rgb(p, 2))});
-  pic->key = key + "/picture:" + std::to_string(reinterpret_cast<uintptr_t>(picture.data.data())) + ":" + std::to_string(n);
+  pic->key = key + "/picture";
+  pic->version = std::to_string(reinterpret_cast<uintptr_t>(picture.data.data())) + ":" + std::to_string(n);
   Primitive& image = addRect(out, g.image.x, g.image.y, g.image.right(), g.image.bottom(), Role::Frame);
   image.kind = Primitive::Kind::Raster;
   image.raster = std::move(pic);
@@ -499,8 +501,9 @@ PictureViewLayout pictureViewPrimitives(Primitives& out, const Canvas& c, const 
       auto mix = [&](uint8_t v) { return byte(grey * (1 - a) + static_cast<float>(v) / 255.0f * a); };
       map->pixels[static_cast<size_t>(p)] = rgba({mix(heat.r), mix(heat.g), mix(heat.b)});
     }
-    map->key = key + "/map:" + std::to_string(reinterpret_cast<uintptr_t>(&weights)) + ":" + std::to_string(q) + ":" +
-               std::to_string(static_cast<int>(c.cmap));
+    map->key = key + "/map" + std::to_string(k);
+    map->version = std::to_string(reinterpret_cast<uintptr_t>(&weights)) + ":" + std::to_string(q) + ":" +
+                   std::to_string(static_cast<int>(c.cmap));
     Primitive& m = addRect(out, b.x, b.y, b.right(), b.bottom(), Role::Frame);
     m.kind = Primitive::Kind::Raster;
     m.raster = std::move(map);
@@ -721,8 +724,8 @@ Box massStrip(Primitives& out, const Canvas& c, const Box& area, const Mat& kept
       const int64_t j0 = b * n / out_cols, j1 = std::max((b + 1) * n / out_cols, j0 + 1);
       raster->pixels[static_cast<size_t>(hh * out_cols + b)] = rgba(colormapAt(cmap, kept.row(hh).segment(j0, j1 - j0).minCoeff()));
     }
-  raster->key = "mass:" + std::to_string(reinterpret_cast<uintptr_t>(kept.data())) + ":" + std::to_string(out_cols) + ":" +
-                std::to_string(static_cast<int>(cmap));
+  raster->key = "mass";
+  raster->version = std::to_string(reinterpret_cast<uintptr_t>(kept.data())) + ":" + std::to_string(static_cast<int>(cmap));
   Primitive& p = addRect(out, strip.x, strip.y, strip.right(), strip.bottom(), Role::Frame);
   p.kind = Primitive::Kind::Raster;
   p.raster = std::move(raster);

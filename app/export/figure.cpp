@@ -429,8 +429,10 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
 void drawImageView(Painter& ctx, const QRectF& body, const Result& r, const FigureOptions& o, int64_t q) {
   Primitives prims;
   if (const Extra* picture = r.firstExtra(ExtraKind::Picture); picture && !r.weights.empty()) {
-    std::vector<int64_t> queries = r.image_queries.empty() ? std::vector<int64_t>{q} : r.image_queries;
-    if (o.query >= 0) queries[0] = o.query;
+    std::vector<int64_t> queries = !o.queries.empty()        ? o.queries
+                                   : r.image_queries.empty() ? std::vector<int64_t>{q}
+                                                             : r.image_queries;
+    if (o.queries.empty() && o.query >= 0) queries[0] = o.query;
     pictureViewPrimitives(prims, figureCanvas(ctx), boxOf(body), picture->value, r.weights[static_cast<size_t>(o.head)],
                           r.key_image_width, queries, 0, "figure");
     drawPrimitives(ctx, prims);

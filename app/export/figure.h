@@ -35,6 +35,7 @@ struct FigureOptions {
   bool dark = false;
   std::vector<bool> heads_visible;  // lines: empty means all
   int64_t query = -1;               // image: the query pixel; -1: defaultImageQuery()
+  std::vector<int64_t> queries;     // image of a picture: the query pixels (the GUI's); empty: Result::image_queries
   std::vector<std::string> panel_titles;  // heads: one per head (a model's "L0 H0", …); empty: "head h"
   std::string subtitle;             // empty: the variant's formula and citation
   // A lesson step's marks, drawn over the main matrix (heatmap; heads: head

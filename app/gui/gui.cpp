@@ -549,6 +549,7 @@ void GuiApp::exportView() {
   fo.scale = state_.scale;
   fo.heads_visible = state_.view.lines.heads_visible;
   fo.query = state_.view.image_query;
+  fo.queries = state_.view.picture_queries;  // a picture's maps as the screen shows them
   std::vector<Result> results = {*state_.output->result};
   if (fo.view == ViewKind::Family)
     for (const FamilyMember& m : state_.output->family)

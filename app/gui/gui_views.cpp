@@ -302,11 +302,15 @@ void extrasView(AppState& s, const Result& r, HeatmapRenderer& gl) {
     centeredText(avail, "This variant returns no matrix, weights or per-token extras.");
     return;
   }
-  // Up to two panels fill the view. More sit in a grid where each cell stays
-  // readable (NTM's four stages and its memory at 1600×1000); else they scroll.
+  // Up to two panels fill the view. Four or more sit in a grid where each
+  // cell stays readable (NTM's four stages and its memory at 1600×1000);
+  // else they scroll (three in a row would squeeze a wide matrix such as PE,
+  // and a per-head pair of matrices, Transformer-XL's terms, needs the width).
   const float font = ImGui::GetFontSize();
   const GridLayout grid = bestGrid(static_cast<int>(panels.size()), avail.x, avail.y, 0, 0);
-  const bool tiled = panels.size() > 2 && grid.cell_w >= font * 20 && grid.cell_h >= font * 13;
+  const bool pairs = std::any_of(panels.begin(), panels.end(),
+                                 [](const Extra* e) { return e->kind == ExtraKind::Weights && e->slice_axis == "head"; });
+  const bool tiled = panels.size() >= 4 && !pairs && grid.cell_w >= font * 20 && grid.cell_h >= font * 13;
   const float panel_h = tiled ? grid.cell_h - font * 0.5f
                               : std::max(avail.y / static_cast<float>(std::min<size_t>(panels.size(), 2)), font * 16.0f);
   ImGui::BeginChild("##extras", avail, false);
@@ -449,10 +453,11 @@ void pictureImageView(AppState& s, const Result& r, const Extra& picture, Heatma
   std::vector<int64_t>& qs = s.view.picture_queries;
   int& slot = s.view.picture_slot;
   if (qs.empty() || s.view.picture_defaults != r.image_queries) {  // another picture: its own queries
+    // The first picture keeps a query given on the command line (gui --query) in the first slot.
+    if (!qs.empty()) s.view.image_query = -1;
     qs = r.image_queries.empty() ? std::vector<int64_t>{defaultImageQuery(r)} : r.image_queries;
     s.view.picture_defaults = r.image_queries;
     slot = 0;
-    s.view.image_query = -1;
   }
   for (int64_t& q : qs) q = std::clamp<int64_t>(q, 0, n - 1);
   slot = std::clamp(slot, 0, static_cast<int>(qs.size()) - 1);

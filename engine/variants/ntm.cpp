@@ -75,16 +75,6 @@ Array readParamFile(const std::string& path, const std::string& key, const std::
   return a;
 }
 
-// Entries ≥ 0 summing to 1 (within 1e-3): the previous weighting w_prev.
-void checkDistribution(const std::vector<double>& v, const std::string& what) {
-  double sum = 0;
-  for (double x : v) {
-    if (x < 0) throw InputError(what + ": entries must be ≥ 0, got " + formatValue(x));
-    sum += x;
-  }
-  if (std::abs(sum - 1.0) > 1e-3) throw InputError(what + ": entries must sum to 1, got " + formatValue(sum));
-}
-
 Result ntm(const Inputs& in, const Params& p, const RunContext& ctx) {
   const std::vector<double>& shift = p.getFloatList("shift");  // odd length, summing to 1: checked by Params
 

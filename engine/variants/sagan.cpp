@@ -138,7 +138,14 @@ Result sagan(const Inputs& in, const Params& p, const RunContext& ctx) {
   const int64_t c = x.rows(), n = x.cols();
   const int64_t c_bar = p.getInt("c_bar") > 0 ? p.getInt("c_bar") : std::max<int64_t>(1, c / 8);
   const bool pool = p.getBool("pool");
-  checkDenseBudget(1, n, pool ? (h + 1) / 2 * ((w + 1) / 2) : n, 2, "sagan");  // scores, β
+  const int64_t n_keys = pool ? (h + 1) / 2 * ((w + 1) / 2) : n;
+  checkDenseBudget(1, n, n_keys, 2, "sagan");  // scores, β
+  // With the weights and features: W_h [C, C], W_f and W_g [C̄, C], f, g, gᵀ
+  // [C̄, N], and x, h, o, y with their extras and output copies [C, N].
+  const double cd = static_cast<double>(c), cbd = static_cast<double>(c_bar), nd = static_cast<double>(n);
+  checkMemoryBudget(4.0 * (2.0 * nd * static_cast<double>(n_keys) + cd * cd + 2.0 * cbd * cd + 3.0 * cbd * nd + 8.0 * cd * nd),
+                    "sagan: C = " + std::to_string(c) + " channels over N = " + std::to_string(n) + " pixels (C̄ = " +
+                        std::to_string(c_bar) + ") would");
 
   const float scale = 1.0f / std::sqrt(static_cast<float>(c));
   const Mat w_f = randomNormal(c_bar, c, in.seed, "w_f", scale);
@@ -147,7 +154,6 @@ Result sagan(const Inputs& in, const Params& p, const RunContext& ctx) {
   const float gamma = static_cast<float>(p.getFloat("gamma"));
   ctx.check();
   SaganAttention a = saganAttention(x, h, w, w_f, w_g, w_h, gamma, pool);
-  const int64_t n_keys = a.beta.cols();
 
   Result r;
   r.q_tokens = positionTokens(n, "");
@@ -198,12 +204,10 @@ SaganAttention saganAttention(const Mat& x, int64_t height, int64_t width, const
   // f(x) = W_f x [C̄, N], g(x) = W_g x [C̄, N], h(x) = W_h x [C, N]
   Mat f = product(w_f, x), h = product(w_h, x);
   const Mat g = product(w_g, x);
-  a.key_height = height;
   a.key_width = width;
   if (pool) {  // keys and values over 2×2 cells               [C̄, N/4], [C, N/4]
     f = maxPool2x2(f, height, width);
     h = maxPool2x2(h, height, width);
-    a.key_height = (height + 1) / 2;
     a.key_width = (width + 1) / 2;
   }
   // s_ij = f(x_i)ᵀ g(x_j), row j: sᵀ = g(x)ᵀ f(x)                [N, N_keys]

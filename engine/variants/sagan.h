@@ -15,7 +15,7 @@ struct SaganAttention {
   Mat beta;    // β [N, N_keys]: softmax over i of row j
   Mat o;       // o [C, N]
   Mat y;       // y = x + γ o   [C, N]
-  int64_t key_height = 0, key_width = 0;  // the key grid: height × width, or ⌈height/2⌉ × ⌈width/2⌉ pooled
+  int64_t key_width = 0;  // the key grid's width: width, or ⌈width/2⌉ pooled
 };
 
 // w_f, w_g [C̄, C], w_h [C, C]. `pool`: 2×2 max-pooling (stride 2, edge
