@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 
 namespace attn {
 
@@ -748,8 +747,7 @@ constexpr float kPanelOverW = 9, kPanelOverH = 6, kNumbersH = 26;
 float compareSide(int cols, float w, float h, float unit) {
   const float gap = unit, cell_w = (w - static_cast<float>(cols - 1) * gap) / static_cast<float>(cols);
   const float cell_h = cols == 1 ? (h - kNumbersH * unit - 3 * gap) / 3 : cols == 2 ? (h - gap) / 2 : h - kNumbersH * unit - gap;
-  // The fourth cell holds the numbers and the strip: where they do not fit, 2×2 is never the choice.
-  if (h > 0 && cols == 2 && cell_h < kNumbersH * unit) return -std::numeric_limits<float>::infinity();
+  if (h > 0 && cols == 2 && cell_h < kNumbersH * unit) return 0;  // the fourth cell holds the numbers
   return std::min(cell_w - kPanelOverW * unit, h > 0 ? cell_h - kPanelOverH * unit : cell_w);
 }
 
