@@ -331,8 +331,9 @@ class Gpt2(nn.Module):
 # [SECTION] Files: safetensors by hand, HF config
 # ---------------------------------------------------------------------------
 
-def write_safetensors(path, tensors, dtype):
-    """8-byte little-endian header length, JSON header, then the raw data."""
+def write_safetensors(path, tensors, dtype, metadata=None):
+    """8-byte little-endian header length, JSON header, then the raw data.
+    `metadata`: strings for __metadata__ (the trained models' configuration)."""
     torch_dtype, name = {"F16": (torch.float16, "F16"), "F32": (torch.float32, "F32")}[dtype]
     header, blobs, offset = {}, [], 0
     for key in sorted(tensors):
@@ -340,7 +341,7 @@ def write_safetensors(path, tensors, dtype):
         header[key] = {"dtype": name, "shape": list(tensors[key].shape), "data_offsets": [offset, offset + len(data)]}
         blobs.append(data)
         offset += len(data)
-    header["__metadata__"] = {"format": "pt"}
+    header["__metadata__"] = {"format": "pt", **{k: str(v) for k, v in (metadata or {}).items()}}
     head = json.dumps(header, separators=(",", ":")).encode("utf-8")
     head += b" " * (-len(head) % 8)  # data starts 8-byte aligned
     with open(path, "wb") as f:

@@ -1,5 +1,6 @@
 #include "app/model/embedded_model.h"
 
+#include "engine/embedded_files.h"
 #include "engine/error.h"
 
 #include <embedded_assets.h>
@@ -8,18 +9,7 @@
 #include <cstdint>
 #include <optional>
 
-namespace {
-
-// Laid out by cmake/embed_binary.cmake; the table ends with a null entry.
-struct EmbeddedFile {
-  const char* name;
-  const uint8_t* begin;
-  const uint8_t* end;
-};
-
-}  // namespace
-
-extern "C" const EmbeddedFile attn_embedded_files[];
+extern "C" const attn::EmbeddedFile attn_embedded_files[];
 extern "C" const uint64_t attn_embedded_file_count;
 
 namespace attn {
@@ -29,9 +19,7 @@ const char* const kEmbeddedModelLabel = "embedded default model";
 namespace {
 
 const EmbeddedFile* findEmbedded(const std::string& name) {
-  for (uint64_t i = 0; i < attn_embedded_file_count; ++i)
-    if (name == attn_embedded_files[i].name) return &attn_embedded_files[i];
-  return nullptr;
+  return findEmbeddedFile(attn_embedded_files, attn_embedded_file_count, name);
 }
 
 }  // namespace
