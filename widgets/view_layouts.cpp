@@ -411,25 +411,29 @@ PictureViewLayout pictureViewPrimitives(Primitives& out, const Canvas& c, const 
   const int nq = static_cast<int>(queries.size());
   auto rgb = [&](int64_t p, int k) { return picture.data[static_cast<size_t>(p * 3 + k)]; };
   auto byte = [](float v) { return static_cast<uint8_t>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255.0f)); };
-  // A map's title: "query 1 (11, 9): max weight 0.0126", or only "1 (11, 9)" where that would take over two lines.
+  // A map's title: "query 1 (11, 9): max weight 0.0126", or only "1 (11,9)" (no space to break the pixel
+  // apart at) where that would take over two lines.
   auto mapTitle = [&](int k, int64_t q, float top, float width = 0) {
-    const std::string at = std::to_string(k + 1) + " (" + std::to_string(q / w) + ", " + std::to_string(q % w) + ")";
-    const std::string full = "query " + at + ": max weight " + printf1("%.3g", top);
-    return width <= 0 || c.textWidth(full, c.unit, true) <= 1.6f * width ? full : at;
+    const std::string row = std::to_string(q / w), col = std::to_string(q % w);
+    const std::string full = "query " + std::to_string(k + 1) + " (" + row + ", " + col + "): max weight " + printf1("%.3g", top);
+    return width <= 0 || c.textWidth(full, c.unit, true) <= 1.6f * width ? full
+                                                                          : std::to_string(k + 1) + " (" + row + "," + col + ")";
   };
 
-  // The picture left and the maps in a grid right of it (a wide area), or
-  // the picture on top and the maps under it (a narrow one); one colour bar
-  // at the far right. Of the picture's shares of the width or height tried,
-  // the one that makes the maps largest while the picture stays at least
-  // 1.5× a map.
+  // The picture left and the maps in a grid right of it, or the picture on
+  // top (centred over them) and the maps under it; one colour bar at the far
+  // right. Of the picture's shares of the width or height tried, the one
+  // that covers the most of the area with pixels, counting a map only up to
+  // two thirds of the picture's scale (the picture stays the anchor) and the
+  // picture only up to twice a map's (the maps are what the view is for).
   Primitives none;
   const float gap = c.unit * 1.5f, bar_w = c.unit * 0.9f, bar_space = bar_w + c.unit * 5.0f;
   const std::string image_title = std::to_string(w) + " × " + std::to_string(h) + " image, " + std::to_string(nq) +
                                   " query pixels (row, column)";
   const float aspect_h = static_cast<float>(h), aspect_w = static_cast<float>(w);
   const std::string longest = mapTitle(nq - 1, n - 1, 0.0001234f);
-  float image_title_w = 0, image_title_h = 0, maps_x = 0, maps_y = 0, map_title_h = 0, map_px = 0, image_px = 0, best = -1;
+  float image_title_w = 0, image_title_h = 0, image_x = area.x, maps_x = 0, maps_y = 0, map_title_h = 0, map_px = 0,
+        image_px = 0, best = -1;
   GridLayout grid;
   for (int stacked = 0; stacked < 2; ++stacked)
     for (const float share : {0.25f, 0.3f, 0.35f, 0.4f, 0.45f, 0.5f, 0.55f}) {
@@ -446,15 +450,19 @@ PictureViewLayout pictureViewPrimitives(Primitives& out, const Canvas& c, const 
       const float mth = panelTitle(none, c, mapTitle(nq - 1, n - 1, 0.0001234f, first.cell_w - gap), 0, 0, first.cell_w - gap, false);
       const GridLayout gl = bestGrid(std::max(1, nq), mw, mh, gap, mth + gap);
       const float mpx = std::max(0.1f, std::min((gl.cell_w - gap) / aspect_w, (gl.cell_h - mth - gap) / aspect_h));
-      const float score = std::min(mpx, ipx / 1.5f);
+      const float map_counted = std::min(mpx, ipx / 1.5f), image_counted = std::min(ipx, 2 * mpx);
+      const float score = image_counted * image_counted + static_cast<float>(nq) * map_counted * map_counted;
       if (score <= best) continue;
       best = score;
       image_title_w = sw, image_title_h = ith, maps_x = mx, maps_y = my, map_title_h = mth, map_px = mpx, image_px = ipx, grid = gl;
+      image_x = stacked ? area.x + std::max(0.0f, (sw - ipx * aspect_w) / 2) : area.x;
     }
   const float cell_w = grid.cell_w - gap;
+  // The maps' rows one under the other, no taller than a map and its title.
+  const float row_pitch = std::min(grid.cell_h, map_title_h + map_px * aspect_h + gap);
 
   // [picture] As it is, the queries marked in their colours and numbered.
-  g.image = {area.x, area.y + image_title_h, image_px * static_cast<float>(w), image_px * static_cast<float>(h)};
+  g.image = {image_x, area.y + image_title_h, image_px * static_cast<float>(w), image_px * static_cast<float>(h)};
   auto pic = std::make_shared<Raster>();
   pic->rows = h;
   pic->cols = w;
@@ -483,7 +491,7 @@ PictureViewLayout pictureViewPrimitives(Primitives& out, const Canvas& c, const 
   for (int k = 0; k < nq; ++k) {
     const int64_t q = std::clamp<int64_t>(queries[static_cast<size_t>(k)], 0, n - 1);
     const float cx = maps_x + static_cast<float>(k % grid.cols) * grid.cell_w;
-    const float cy = maps_y + static_cast<float>(k / grid.cols) * grid.cell_h;
+    const float cy = maps_y + static_cast<float>(k / grid.cols) * row_pitch;
     const Box b{cx, cy + map_title_h, map_px * static_cast<float>(w), map_px * static_cast<float>(h)};
     g.maps.push_back(b);
     const float top = weights.row(q).maxCoeff();
@@ -627,34 +635,46 @@ std::vector<std::vector<std::string>> comparisonRows(const Comparison& c) {
 
 // A table of text in `width` from (x, y): columns as wide as their widest
 // cell, the last one wrapped; set smaller (down to 0.6×) where the first two
-// would leave the last less than 35 % of the width. Returns each row's box.
-std::vector<Box> textTable(Primitives& out, const Canvas& c, float x, float y, float width, const std::vector<std::vector<std::string>>& rows) {
-  float px = labelPx(c);
+// would leave the last less than 35 % of the width, or where the table would
+// be taller than `max_h`. Returns each row's box.
+std::vector<Box> textTable(Primitives& out, const Canvas& c, float x, float y, float width, float max_h,
+                           const std::vector<std::vector<std::string>>& rows) {
   const float pad = c.unit * 0.8f;
   auto columnWidth = [&](size_t k, float size) {
     float w = 0;
     for (const auto& row : rows) w = std::max(w, c.textWidth(row[k], size, k > 0 && &row != &rows[0]));
     return w + pad;
   };
+  auto layout = [&](Primitives& o, float px) {
+    const float w0 = columnWidth(0, px), w1 = columnWidth(1, px), w2 = std::max(px * 4, width - w0 - w1);
+    const float line_h = px * 1.45f;
+    std::vector<Box> boxes;
+    float top = y;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const bool header = r == 0;
+      const std::vector<std::string> last = wrapLines(c, rows[r][2], px, w2 - pad * 0.5f, !header);
+      const float h = line_h * static_cast<float>(std::max<size_t>(1, last.size())) + px * 0.2f;
+      if (r % 2 == 1) addFill(o, x, top, x + width, top + h, Role::Frame, 0.15f);
+      const float ty = top + px * 0.1f + line_h * 0.5f;
+      addText(o, x + pad * 0.25f, ty, rows[r][0], px, Role::Muted, 0, 0.5f);
+      addText(o, x + w0, ty, rows[r][1], px, header ? Role::Muted : Role::Text, 0, 0.5f).bold = !header;
+      for (size_t l = 0; l < last.size(); ++l)
+        addText(o, x + w0 + w1, ty + line_h * static_cast<float>(l), last[l], px, header ? Role::Muted : Role::Text, 0, 0.5f).bold = !header;
+      boxes.push_back({x, top, width, h});
+      top += h;
+    }
+    return boxes;
+  };
+  const float full = labelPx(c);
+  float px = full;
   const float fixed = columnWidth(0, px) + columnWidth(1, px);
   if (fixed > width * 0.65f) px *= std::max(0.6f, width * 0.65f / fixed);
-  const float w0 = columnWidth(0, px), w1 = columnWidth(1, px), w2 = std::max(px * 4, width - w0 - w1);
-  const float line_h = px * 1.45f;
-  std::vector<Box> boxes;
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const bool header = r == 0;
-    const std::vector<std::string> last = wrapLines(c, rows[r][2], px, w2 - pad * 0.5f, !header);
-    const float h = line_h * static_cast<float>(std::max<size_t>(1, last.size())) + px * 0.2f;
-    if (r % 2 == 1) addFill(out, x, y, x + width, y + h, Role::Frame, 0.15f);
-    const float ty = y + px * 0.1f + line_h * 0.5f;
-    addText(out, x + pad * 0.25f, ty, rows[r][0], px, Role::Muted, 0, 0.5f);
-    addText(out, x + w0, ty, rows[r][1], px, header ? Role::Muted : Role::Text, 0, 0.5f).bold = !header;
-    for (size_t l = 0; l < last.size(); ++l)
-      addText(out, x + w0 + w1, ty + line_h * static_cast<float>(l), last[l], px, header ? Role::Muted : Role::Text, 0, 0.5f).bold = !header;
-    boxes.push_back({x, y, width, h});
-    y += h;
+  Primitives none;
+  while (px > full * 0.6f && layout(none, px).back().bottom() - y > max_h) {
+    px = std::max(full * 0.6f, px * 0.92f);
+    none.clear();
   }
-  return boxes;
+  return layout(out, px);
 }
 
 }  // namespace
@@ -804,7 +824,9 @@ CompareLayout comparePrimitives(Primitives& out, const Canvas& c, const Box& are
     }
     numbers = {area.x, y + px * 0.5f, area.w, area.bottom() - y - px * 0.5f};
   }
-  g.table_rows = textTable(out, c, numbers.x, numbers.y, numbers.w, rows);
+  // The table leaves the strip under it room for its title and a thin strip.
+  const float strip_min = c.unit * 6.5f;
+  g.table_rows = textTable(out, c, numbers.x, numbers.y, numbers.w, numbers.h - strip_min, rows);
   const float strip_top = g.table_rows.back().bottom() + c.unit * 0.8f;
   g.strip = massStrip(out, c, {numbers.x, strip_top, numbers.w, numbers.bottom() - strip_top}, cmp.mass_kept, cmap);
   g.strip_rows = cmp.mass_kept.rows();
