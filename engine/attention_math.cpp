@@ -220,4 +220,26 @@ void checkDenseBudget(int64_t heads, int64_t lq, int64_t lk, int copies, const s
                               std::to_string(lk) + "] (" + std::to_string(copies) + " float32 copies) would");
 }
 
+// [SECTION] RoPE
+std::vector<double> ropeFrequencies(int64_t d_head, double base) {
+  std::vector<double> theta(static_cast<size_t>(d_head / 2));
+  for (size_t i = 0; i < theta.size(); ++i)
+    theta[i] = std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(d_head));
+  return theta;
+}
+
+void rotateHalf(Eigen::Ref<Mat> x, const std::vector<double>& theta, int64_t first_position) {
+  const int64_t half = static_cast<int64_t>(theta.size());
+  for (int64_t r = 0; r < x.rows(); ++r) {
+    const double m = static_cast<double>(first_position + r);
+    for (int64_t i = 0; i < half; ++i) {
+      // The angle in double: m θ_i reaches 10⁴ rad at m = 10⁴, where a float keeps ~3 digits of its sine.
+      const double a = m * theta[static_cast<size_t>(i)], c = std::cos(a), s = std::sin(a);
+      const double lo = x(r, i), hi = x(r, i + half);
+      x(r, i) = static_cast<float>(lo * c - hi * s);
+      x(r, i + half) = static_cast<float>(hi * c + lo * s);
+    }
+  }
+}
+
 }  // namespace attn

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace attn {
 
@@ -20,6 +21,13 @@ Mat randomNormal(int64_t rows, int64_t cols, uint64_t seed, const std::string& s
 // Sinusoidal positional encoding (Vaswani et al. 2017, §3.5), positions from 0:
 //   PE(pos, 2i) = sin(pos / base^(2i/d)),  PE(pos, 2i+1) = cos(pos / base^(2i/d))   [length, dim]
 Mat sinusoidalEncoding(int64_t length, int64_t dim, double base = 10000.0);
+
+// RoPE's frequencies θ_i = base^(−2i/d_head), i = 0 … d_head/2 − 1 (Su et al. 2021).
+std::vector<double> ropeFrequencies(int64_t d_head, double base);
+// Rotates each row r of x [n, d_head] (position first_position + r = m) in the
+// `rotate_half` layout of LLaMA and Hugging Face: dimension i pairs with
+// i + d_head/2, turned by the angle m·θ_i (computed in double).
+void rotateHalf(Eigen::Ref<Mat> x, const std::vector<double>& theta, int64_t first_position);
 
 // LayerNorm over each row without gain and bias (Ba et al. 2016):
 //   LN(x)_i = (x_i − mean(x_i)) / √(var(x_i) + eps)                [rows, d]

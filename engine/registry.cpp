@@ -1,6 +1,7 @@
 #include "engine/registry.h"
 
 #include "engine/error.h"
+#include "engine/parallel.h"
 
 #include <nlohmann/json.hpp>
 
@@ -38,6 +39,8 @@ VariantInfo makeNtmVariant();
 VariantInfo makePointerVariant();
 VariantInfo makeSaganVariant();
 VariantInfo makeSnailVariant();
+VariantInfo makeAlibiVariant();
+VariantInfo makeRopeVariant();
 
 const std::vector<VariantInfo>& variants() {
   static const std::vector<VariantInfo> all = {
@@ -45,7 +48,8 @@ const std::vector<VariantInfo>& variants() {
       makeAdditiveVariant(),         makeGeneralVariant(),   makeDotVariant(),
       makeScaledDotVariant(),        makeCosineVariant(),    makeLocationVariant(),
       makeGlobalVariant(),           makeLocalPVariant(),    makeHardVariant(),
-      makeSinusoidalPeVariant(),     makeLearnedPeVariant(),  makeSparseStridedVariant(),
+      makeSinusoidalPeVariant(),     makeLearnedPeVariant(),  makeAlibiVariant(),
+      makeRopeVariant(),             makeSparseStridedVariant(),
       makeSparseFixedVariant(),      makeLocal1dVariant(),    makeLocal2dVariant(),
       makeAdaptiveSpanVariant(),     makeTransformerXlVariant(), makeLshVariant(),
       makeReversibleVariant(),       makeActVariant(),        makeUniversalTransformerVariant(),
@@ -161,6 +165,7 @@ Result runVariant(const VariantInfo& info, const Inputs& inputs, const Params& p
     self.source_tokens = self.k ? inputs.source_tokens : inputs.tokens;
     return runVariant(info, self, params, ctx);
   }
+  const ThreadScope threads(ctx.adapt_threads ? threadsAvailable() : omp_get_max_threads());
   const auto t0 = std::chrono::steady_clock::now();
   Result r = info.run(inputs, params, ctx);
   r.compute_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

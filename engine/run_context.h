@@ -25,6 +25,11 @@ struct RunContext {
   // Where large buffers (the [Lq, Lk] weights and scores) come from and,
   // through shareResult, go back to: the GUI keeps one across its jobs. Null: fresh memory.
   std::shared_ptr<MatPool> pool;
+  // runVariant runs on the cores free now (threadsAvailable: a variant's
+  // small OpenMP loops on a core another process holds wait for it, and on a
+  // busy 2-core machine snail took 375 ms on 2 threads against 14 ms on 1).
+  // Off: on exactly OpenMP's count (the tests that vary it).
+  bool adapt_threads = true;
 
   // Call between units of work (a head, a block of rows).
   void check() const {

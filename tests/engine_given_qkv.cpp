@@ -8,6 +8,7 @@
 #include "engine/error.h"
 #include "engine/inputs.h"
 #include "engine/registry.h"
+#include "engine/variants/alibi.h"
 #include "tests/engine_reference.h"
 
 #include <gtest/gtest.h>
@@ -107,6 +108,17 @@ TEST(GivenQkv, AdaptiveSpanMasksTheGivenProjections) {
                          return x < 1 || x > S ? 0.0 : std::clamp((R + z[h] - static_cast<double>(x)) / R, 0.0, 1.0);
                        },
                        "adaptive-span");
+}
+
+TEST(GivenQkv, AlibiBiasesTheGivenProjections) {
+  // softmax_j(s_ij − m_h (i − j)) over j ≤ i is the soft mask exp(−m_h (i − j)) on softmax(s).
+  const Given g = given(4);
+  const std::vector<double> m = alibiSlopes(kHeads);
+  expectPatternOnGiven(ref::run("alibi", g.in), g,
+                       [&](int64_t h, int64_t i, int64_t j) {
+                         return j <= i ? std::exp(-m[static_cast<size_t>(h)] * static_cast<double>(i - j)) : 0.0;
+                       },
+                       "alibi");
 }
 
 TEST(GivenQkv, MultiHeadAndCrossAttentionUseThemWithoutWo) {

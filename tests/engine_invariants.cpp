@@ -92,7 +92,9 @@ TEST(Invariants, IndependentOfThreadCount) {
     if (v.name == "hard") set["score"] = "additive";
     auto runOn = [&](int threads) {
       const ThreadScope scope(threads);
-      return ref::run(v.name, in, set);
+      RunContext ctx;
+      ctx.adapt_threads = false;  // exactly `threads`, however busy the machine is
+      return ref::run(v.name, in, set, ctx);
     };
     expectSameResult(runOn(1), runOn(2), v.name);
   }
@@ -126,6 +128,8 @@ TEST(Invariants, EveryVariantRecordsWhatItNeedsToReplay) {
       {"local-p", {"x", "x_kv", "w_a", "w_p", "v_p"}},
       {"hard", {"x", "x_kv", "w_a", "u"}},
       {"adaptive-span", {"x", "w_q", "w_k", "w_v", "q", "k", "v"}},
+      {"alibi", {"x", "w_q", "w_k", "w_v", "q", "k", "v"}},
+      {"rope", {"x", "w_q", "w_k", "w_v", "q", "k", "v", "q_rot", "k_rot"}},
       {"transformer-xl", {"x", "w_q", "w_k", "w_v", "w_o", "w_r", "u", "v"}},
       // Sparse patterns record q, k, v projected (the compare contract) next to x and the weights.
       {"sparse-strided", {"x", "q", "k", "v", "w_q", "w_k", "w_v"}},

@@ -46,14 +46,8 @@ Result adaptiveSpan(const Inputs& in, const Params& p, const RunContext& ctx) {
 
   // Q = X W^q, K = X W^k, V = X W^v             [L, d]; head h is columns [h·d_head, (h+1)·d_head)
   // (projected inputs, a real model's head: Q, K, V as given, no seeded W)
-  const MultiHeadWeights w = in.projected ? MultiHeadWeights{} : makeMultiHeadWeights(d, H, in.seed);
-  const Mat q = in.projected ? in.query() : Mat(x * w.w_q);
-  const Mat k = in.projected ? in.key() : Mat(x * w.w_k);
-  const Mat v = in.projected ? in.value() : Mat(x * w.w_v);
-  if (k.rows() != L) throw InputError("adaptive-span: self-attention needs as many keys as queries");
-  if (v.cols() != d)
-    throw InputError("adaptive-span: v must be [" + std::to_string(L) + ", " + std::to_string(d) + "] like q, got [" +
-                     std::to_string(v.rows()) + ", " + std::to_string(v.cols()) + "]");
+  const SelfProjections proj = selfProjections(in, "adaptive-span");
+  const Mat &q = proj.q, &k = proj.k, &v = proj.v;
   ctx.progress(0.05f);
 
   // z [H, L]: the span of head h at query t. Static: z_h for every t (the
@@ -175,15 +169,7 @@ Result adaptiveSpan(const Inputs& in, const Params& p, const RunContext& ctx) {
                       .value = Array::fromVector({static_cast<float>(flops_full > 0 ? 1.0 - flops_used / flops_full
                                                                                     : 0.0)})});
 
-  if (!in.projected) {
-    r.inputs["x"] = x;
-    r.inputs["w_q"] = w.w_q;
-    r.inputs["w_k"] = w.w_k;
-    r.inputs["w_v"] = w.w_v;
-  }
-  r.inputs["q"] = q;
-  r.inputs["k"] = k;
-  r.inputs["v"] = v;
+  recordSelfProjections(in, proj, r);
   if (dynamic) r.inputs["span_v"] = span_v;
   if (!dynamic) {  // the span growing: every head's z set to 0, 1, … S in turn
     r.timeline.param = "z";

@@ -40,6 +40,33 @@ void checkSharedModelWidth(const std::string& what, const Mat& xq, const Mat& xk
                      std::to_string(xk.cols()) + ", v has " + std::to_string(xv.cols()) + ")");
 }
 
+SelfProjections selfProjections(const Inputs& in, const std::string& variant) {
+  const Mat& x = in.query();
+  const int64_t L = x.rows(), d = x.cols();
+  SelfProjections p;
+  if (!in.projected) p.w = makeMultiHeadWeights(d, in.heads, in.seed);
+  p.q = in.projected ? x : Mat(x * p.w.w_q);
+  p.k = in.projected ? in.key() : Mat(x * p.w.w_k);
+  p.v = in.projected ? in.value() : Mat(x * p.w.w_v);
+  if (p.k.rows() != L) throw InputError(variant + ": self-attention needs as many keys as queries");
+  if (p.v.cols() != d)
+    throw InputError(variant + ": v must be [" + std::to_string(L) + ", " + std::to_string(d) + "] like q, got [" +
+                     std::to_string(p.v.rows()) + ", " + std::to_string(p.v.cols()) + "]");
+  return p;
+}
+
+void recordSelfProjections(const Inputs& in, const SelfProjections& p, Result& r) {
+  if (!in.projected) {
+    r.inputs["x"] = in.query();
+    r.inputs["w_q"] = p.w.w_q;
+    r.inputs["w_k"] = p.w.w_k;
+    r.inputs["w_v"] = p.w.w_v;
+  }
+  r.inputs["q"] = p.q;
+  r.inputs["k"] = p.k;
+  r.inputs["v"] = p.v;
+}
+
 void multiHeadAttention(const Mat& xq, const Mat& xk, const Mat& xv, const MultiHeadWeights& w, int64_t heads,
                         bool causal, bool scale, const RunContext& ctx, Result& r) {
   const int64_t lq = xq.rows(), lk = xk.rows(), d = xq.cols();

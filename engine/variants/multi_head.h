@@ -3,6 +3,7 @@
 // callable directly with given weights (tests, benchmarks).
 #pragma once
 
+#include "engine/inputs.h"
 #include "engine/result.h"
 #include "engine/run_context.h"
 #include "engine/tensor.h"
@@ -27,6 +28,18 @@ MultiHeadWeights makeMultiHeadWeights(int64_t d, int64_t heads, uint64_t seed);
 // The seeded W^q, W^k, W^v are [d, d]: q, k and v must all have d columns.
 // Throws InputError naming `what` and the three widths.
 void checkSharedModelWidth(const std::string& what, const Mat& xq, const Mat& xk, const Mat& xv);
+
+// Q, K, V of a self-attention variant that works head by head (adaptive-span,
+// alibi): the given ones when in.projected (--q/--k/--v, a real model's head),
+// else X W^q, X W^k, X W^v with the seeded weights. Throws InputError naming
+// `variant` unless there are as many keys as queries and v is as wide as q.
+struct SelfProjections {
+  Mat q, k, v;         // [L, d]: head h is columns [h·d_head, (h+1)·d_head)
+  MultiHeadWeights w;  // empty when given (no W^o either)
+};
+SelfProjections selfProjections(const Inputs& in, const std::string& variant);
+// What was used, into r.inputs: q, k, v, and x with W^q, W^k, W^v when projected here.
+void recordSelfProjections(const Inputs& in, const SelfProjections& p, Result& r);
 
 // MultiHead(Q, K, V) = Concat(head_1 … head_h) W^o,
 // head_i = softmax(Q W^q_i (K W^k_i)ᵀ / √d_k) V W^v_i.
