@@ -214,9 +214,9 @@ def write_crosscheck(model, bits, length, seed, path):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=int, default=2)
     p.add_argument("--bits", type=int, default=8)
-    p.add_argument("--max-length", type=int, default=12)
+    p.add_argument("--max-length", type=int, default=16)
     p.add_argument("--rows", type=int, default=32, help="memory rows N")
     p.add_argument("--width", type=int, default=12, help="memory width W")
     p.add_argument("--controller", type=int, default=80, help="LSTM hidden size")
@@ -226,13 +226,15 @@ def main():
                    help="initial logit of row 0 in both heads' w_0 (the others 0): 6 gives w_0(0) ≈ 0.93 for N = 32")
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--steps", type=int, default=12000, help="most training steps (batches)")
-    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--clip", type=float, default=10.0, help="gradient norm clipping")
     p.add_argument("--eval-every", type=int, default=100)
-    p.add_argument("--start-length", type=int, default=3,
+    p.add_argument("--start-length", type=int, default=6,
                    help="curriculum: the longest sequence at first (--max-length: no curriculum)")
-    p.add_argument("--promote", type=float, default=0.1,
+    p.add_argument("--promote", type=float, default=0.3,
                    help="curriculum: lengthen when the bits wrong per sequence of the last window are below this")
+    p.add_argument("--finish", type=float, default=0.02,
+                   help="stop once the bits wrong per sequence of a window at --max-length are below this")
     p.add_argument("--max-seconds", type=float, default=0, help="wall-clock budget of the training loop (0: none)")
     p.add_argument("--eval-sequences", type=int, default=1000)
     p.add_argument("--threads", type=int, default=1)
@@ -264,9 +266,10 @@ def main():
             window = []
             print(f"step {step}  lengths 1…{top}  loss {loss.item():.4f}  bits wrong/seq {err:.3f}  "
                   f"{time.time() - start:.0f} s", flush=True)
-            if err < a.promote:
-                if top == a.max_length:
+            if top == a.max_length:
+                if err < a.finish:
                     break
+            elif err < a.promote:
                 top = min(a.max_length, top + 2)
         if a.max_seconds and time.time() - start > a.max_seconds:
             break
