@@ -35,6 +35,7 @@ VariantInfo makeActVariant();
 VariantInfo makeUniversalTransformerVariant();
 VariantInfo makeGtrxlGateVariant();
 VariantInfo makeNtmVariant();
+VariantInfo makeNtmCopyVariant();
 VariantInfo makePointerVariant();
 VariantInfo makeSaganVariant();
 VariantInfo makeSnailVariant();
@@ -49,8 +50,8 @@ const std::vector<VariantInfo>& variants() {
       makeSparseFixedVariant(),      makeLocal1dVariant(),    makeLocal2dVariant(),
       makeAdaptiveSpanVariant(),     makeTransformerXlVariant(), makeLshVariant(),
       makeReversibleVariant(),       makeActVariant(),        makeUniversalTransformerVariant(),
-      makeGtrxlGateVariant(),        makeNtmVariant(),        makePointerVariant(),
-      makeSaganVariant(),            makeSnailVariant(),
+      makeGtrxlGateVariant(),        makeNtmVariant(),        makeNtmCopyVariant(),
+      makePointerVariant(),          makeSaganVariant(),      makeSnailVariant(),
   };
   return all;
 }
