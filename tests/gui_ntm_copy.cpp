@@ -1,22 +1,24 @@
-// The copy-task NTM in the real window: its extras view draws the weightings
-// over time on a fixed [0, 1] scale, and the timeline's step moves what the
-// stage panels show.
+// The copy-task NTM in the real window: the heatmap view draws the write
+// weighting over time on a fixed [0, 1] scale (the focused rows at the top of
+// the colormap, every other row at the bottom), and the timeline's step
+// changes what the extras view shows.
 #include "tests/gui_support.h"
 
 namespace attn::test {
 namespace {
 
-TEST_F(GuiTest, NtmCopyExtrasDrawWeightingsOnAFixedScaleAndPlayTheSteps) {
-  const QImage img = shoot({"--variant", "ntm-copy", "--view", "extras"});
-  EXPECT_LT(emptyShare(img, viewArea(img)), 0.15);
-  // Focused weightings are near 1 (the top of viridis), the rest near 0; on a
-  // per-panel [0, max] scale a flat weighting of 1/N would be drawn at the top too.
-  const size_t high = endPixels(img, Colormap::Viridis, 24, true), low = endPixels(img, Colormap::Viridis, 24, false);
-  EXPECT_GT(high, 2000u);
-  EXPECT_GT(low, 10 * high);
-  // Another step of the timeline: the memory, stages and erase/add panels change.
+TEST_F(GuiTest, NtmCopyDrawsTheWeightingsAndPlaysTheSteps) {
+  const QImage heat = shoot({"--variant", "ntm-copy", "--view", "heatmap"});
+  // 23 time steps × 32 rows: 13 focused cells of ~1 (the 11 inputs, the
+  // delimiter, the first output), ~700 cells near 0.
+  const size_t high = endPixels(heat, Colormap::Viridis, 24, true), low = endPixels(heat, Colormap::Viridis, 24, false);
+  EXPECT_GT(high, 5000u);
+  EXPECT_GT(low, 20 * high);
+  // Another step of the timeline: the step's values (β, g, γ of each head) change.
+  const QImage now = shoot({"--variant", "ntm-copy", "--view", "extras"});
   const QImage later = shoot({"--variant", "ntm-copy", "--view", "extras", "--set", "step=20"});
-  EXPECT_GT(differingPixels(img, later, viewArea(img)), 20000u);
+  EXPECT_LT(emptyShare(now, viewArea(now)), 0.15);
+  EXPECT_GT(differingPixels(now, later, viewArea(now)), 1500u);
 }
 
 }  // namespace

@@ -10,20 +10,30 @@
 #include "engine/trained.h"
 
 #include <cstdio>
+#include <iterator>
 
 namespace attn {
 
 namespace {
 
-// Each stage's row label with the parameter that made it: "w_c  β = 12.3",
-// "w_g  g = 0.98", "w̃  s = .01 .02 .97", "w  γ = 9.4".
-std::vector<std::string> stageLabels(const NtmHeadStep& p) {
-  char c[48], g[48], s[64], w[48];
-  std::snprintf(c, sizeof c, "w_c  β = %.3g", p.beta);
-  std::snprintf(g, sizeof g, "w_g  g = %.2f", p.g);
-  std::snprintf(s, sizeof s, "w̃  s = %.2f %.2f %.2f", p.s[0], p.s[1], p.s[2]);
-  std::snprintf(w, sizeof w, "w  γ = %.3g", p.gamma);
-  return {c, g, s, w};
+// A head's β, g and γ at one step as scalars "<head>_beta", … (the values
+// panel, captioned "<head> β", …), and its shift weighting s as the array
+// "<head>_s" [3] (the head's panel title shows it).
+void pushHeadValues(std::vector<Extra>& extras, const std::string& head, const NtmHeadStep& p) {
+  const std::pair<const char*, double> values[] = {{"beta", p.beta}, {"g", p.g}, {"gamma", p.gamma}};
+  const char* symbols[] = {"β", "g", "γ"};
+  for (size_t i = 0; i < std::size(values); ++i)
+    extras.push_back({.name = head + "_" + values[i].first, .label = head + " " + symbols[i], .kind = ExtraKind::Scalar,
+                      .value = Array::fromVector({static_cast<float>(values[i].second)})});
+  extras.push_back({.name = head + "_s", .label = head + " s = [s(−1), s(0), s(+1)]", .kind = ExtraKind::Data,
+                    .value = Array::fromVector(std::vector<float>(p.s.begin(), p.s.end()))});
+}
+
+// "write head: s = (0.02, 0.13, 0.85)"
+std::string shiftCaption(const std::string& head, const NtmHeadStep& p) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%s head: s = (%.2f, %.2f, %.2f)", head.c_str(), p.s[0], p.s[1], p.s[2]);
+  return buf;
 }
 
 // The four stages [4, N] of one head at one step, rows w_c, w_g, w̃, w.
@@ -90,20 +100,21 @@ Result ntmCopy(const Inputs& in, const Params& p, const RunContext& ctx) {
                  .value = Array::fromMat(m), .row_axis = std::move(rows), .col_axis = std::move(cols),
                  .unit_range = true};
   };
+  const std::vector<std::string> stage_names = {"w_c", "w_g", "w̃", "w"};
   // In a 3 × 3 grid: the input, the write weighting and the write head's
   // stages; the output, the read weighting and the read head's; the memory
   // with the erase and add vectors that changed it.
   r.extras.push_back(matrix("input", "input x_t (last channel: delimiter)", x, "time step", "channel"));
   r.extras.push_back(matrix("w_write", "write weighting w_t", w_write, "time step", "memory row"));
-  Extra write_stages = matrix("write_stages", "write head" + at, stageRows(now.write.w),
+  Extra write_stages = matrix("write_stages", shiftCaption("write", now.write), stageRows(now.write.w),
                               "stage", "memory row");
-  write_stages.row_labels = stageLabels(now.write);
+  write_stages.row_labels = stage_names;
   r.extras.push_back(std::move(write_stages));
   r.extras.push_back(matrix("output", "output y_t", y, "time step", "bit"));
   r.extras.push_back(matrix("w_read", "read weighting w_t", w_read, "time step", "memory row"));
-  Extra read_stages = matrix("read_stages", "read head" + at, stageRows(now.read.w), "stage",
+  Extra read_stages = matrix("read_stages", shiftCaption("read", now.read), stageRows(now.read.w), "stage",
                              "memory row");
-  read_stages.row_labels = stageLabels(now.read);
+  read_stages.row_labels = stage_names;
   r.extras.push_back(std::move(read_stages));
   r.extras.push_back({.name = "memory", .label = "memory M_t" + at, .kind = ExtraKind::Matrix,
                       .value = Array::fromMat(now.memory), .row_axis = "memory row", .col_axis = "slot",
@@ -112,8 +123,10 @@ Result ntmCopy(const Inputs& in, const Params& p, const RunContext& ctx) {
                       .value = Array::fromVec(now.write.e), .unit_range = true});
   r.extras.push_back({.name = "add", .label = "add a_t" + at, .kind = ExtraKind::TokenValues,
                       .value = Array::fromVec(now.write.a), .signed_values = true});
-  r.extras.push_back({.name = "bits_wrong", .label = "copy bits wrong (of " + std::to_string(L * bits) + ")",
+  r.extras.push_back({.name = "bits_wrong", .label = "bits wrong",
                       .kind = ExtraKind::Scalar, .value = Array::fromVector({static_cast<float>(wrong)})});
+  pushHeadValues(r.extras, "write", now.write);
+  pushHeadValues(r.extras, "read", now.read);
   r.inputs["sequence"] = sequence;
   r.inputs["x"] = x;
   // Per step: the controller 8H(I + H), the head layers 2H(4W + 12), each head's
