@@ -36,6 +36,7 @@ VariantInfo makeActVariant();
 VariantInfo makeUniversalTransformerVariant();
 VariantInfo makeGtrxlGateVariant();
 VariantInfo makeNtmVariant();
+VariantInfo makeNtmCopyVariant();
 VariantInfo makePointerVariant();
 VariantInfo makeSaganVariant();
 VariantInfo makeSnailVariant();
@@ -53,8 +54,8 @@ const std::vector<VariantInfo>& variants() {
       makeSparseFixedVariant(),      makeLocal1dVariant(),    makeLocal2dVariant(),
       makeAdaptiveSpanVariant(),     makeTransformerXlVariant(), makeLshVariant(),
       makeReversibleVariant(),       makeActVariant(),        makeUniversalTransformerVariant(),
-      makeGtrxlGateVariant(),        makeNtmVariant(),        makePointerVariant(),
-      makeSaganVariant(),            makeSnailVariant(),
+      makeGtrxlGateVariant(),        makeNtmVariant(),        makeNtmCopyVariant(),
+      makePointerVariant(),          makeSaganVariant(),      makeSnailVariant(),
   };
   return all;
 }

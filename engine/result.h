@@ -68,6 +68,8 @@ struct Extra {
   std::string row_axis, col_axis;  // Matrix: axis captions ("position", "dimension");
                                    // Curves: row_axis names the series ("head"), col_axis the x axis
   bool signed_values = false;      // Matrix, Weights: draw with a diverging colormap centred on 0
+  bool unit_range = false;         // Matrix, Weights, TokenValues: probabilities on a fixed [0, 1] scale, not
+                                   // [0, max] (NTM's weightings: a flat one stays pale, not a white column)
   // Matrix: when not empty the values are category indices 0 … n−1 with
   // these names, drawn in distinct colours with a legend ("A¹", "A²", "A¹ ∪ A²").
   std::vector<std::string> categories;
@@ -80,7 +82,7 @@ struct Extra {
   // (the view pairs it with the main weights of that head); anything else
   // ("step") is the extra's own axis with its own slider.
   std::string slice_axis = "head";
-  std::vector<std::string> row_labels;  // Stacked: caption under each row's bar
+  std::vector<std::string> row_labels;  // Stacked: caption under each row's bar; Matrix: each row's label
   bool integer = false;            // whole numbers (steps, bucket ids): compute writes them as int32
   ValueStats stats;                // filled by runVariant
 };
@@ -142,6 +144,7 @@ struct Result {
   Timeline timeline;  // the process this result is one step of, where there is one
   Mat output;  // [Lq, d_out]; empty where the variant has no output
   bool weights_are_probabilities = true;  // false: signed values, diverging colormap
+  bool weights_unit_range = false;        // drawn on a fixed [0, 1] scale, not [0, max] (as Extra::unit_range)
   std::string weights_label = "attention weight";
   std::string scores_label = "pre-softmax score";
 

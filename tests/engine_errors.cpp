@@ -52,6 +52,7 @@ TEST(BadInput, DenseMemoryGuard) {
     if (v.name == "transformer-xl") continue;  // [H, segment, memory + segment]: independent of the input length
     if (v.name == "act") continue;  // [T, M] halting weights: no L×L array
     if (v.name == "ntm") continue;  // [1, 1, N]: one weighting over the memory rows
+    if (v.name == "ntm-copy") continue;  // [2, 2L + 1, N] for L up to the model's max_length (engine_ntm_copy.cpp)
     if (v.family == "sparse" || v.family == "local" || v.family == "adaptive span" || v.family == "reformer") {
       const Result r = ref::run(v.name, in);
       EXPECT_TRUE(r.isSparse() && r.weights.empty() && r.scores.empty()) << v.name;

@@ -114,7 +114,9 @@ ValueRange scaledWeightsRange(const ValueRange& base, const ColorScale& s, const
   return withScale(base, s, r.keys(), values, n);
 }
 
-ValueRange weightsRange(const Result& r) { return valueRange(r.weights_stats, !r.weights_are_probabilities); }
+ValueRange weightsRange(const Result& r) {
+  return r.weights_unit_range ? ValueRange{0.0f, 1.0f} : valueRange(r.weights_stats, !r.weights_are_probabilities);
+}
 
 ValueRange sharedWeightsRange(const std::vector<const Result*>& results) {
   ValueStats all;
@@ -128,7 +130,7 @@ ValueRange sharedWeightsRange(const std::vector<const Result*>& results) {
   return valueRange(all, any_signed);
 }
 
-ValueRange extraRange(const Extra& e) { return valueRange(e.stats, e.signed_values); }
+ValueRange extraRange(const Extra& e) { return e.unit_range ? ValueRange{0.0f, 1.0f} : valueRange(e.stats, e.signed_values); }
 
 Colormap colormapFor(const ValueRange& range, Colormap chosen) {
   if (range.diverging) return colormapIsDiverging(chosen) ? chosen : Colormap::Coolwarm;

@@ -56,7 +56,7 @@ ValueRange withScale(ValueRange base, const ColorScale& s, int64_t keys, const f
 // [0, max] for non-negative data, [−m, m] with m = max |v| for signed data.
 // Constant or empty data still yields a non-empty range.
 ValueRange valueRange(const ValueStats& stats, bool signed_values);
-// The range of a result's main weights, shared by all its heads.
+// The range of a result's main weights, shared by all its heads ([0, 1] where Result::weights_unit_range).
 ValueRange weightsRange(const Result& r);
 // One range over several results' weights (the family view's shared colour
 // scale): their union, diverging when any of them is signed.
@@ -64,7 +64,7 @@ ValueRange sharedWeightsRange(const std::vector<const Result*>& results);
 // A result's weights range under a colour scale, the percentile read from
 // `head`'s weights (dense, or its CSR entries).
 ValueRange scaledWeightsRange(const ValueRange& base, const ColorScale& s, const Result& r, int head);
-// The range of one extra array.
+// The range of one extra array ([0, 1] where Extra::unit_range).
 ValueRange extraRange(const Extra& e);
 
 // The colormap to draw with: the user's choice for non-negative data; for

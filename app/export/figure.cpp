@@ -401,6 +401,8 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
       m.row_labels = &r.q_tokens;
       m.col_labels = &r.k_tokens;
       m.key_bands = &r.key_bands;
+    } else if (!e.row_labels.empty()) {
+      m.row_labels = &e.row_labels;
     } else if (r.rowsAreTokens(e)) {
       m.row_labels = &r.q_tokens;
     }

@@ -149,7 +149,10 @@ void matrixExtra(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& 
   v.data = e.value.data.data();
   v.rows = e.value.shape[0];
   v.cols = e.value.shape[1];
-  if (r.rowsAreTokens(e)) v.row_labels = &r.q_tokens;  // one row per token, as the figures label it
+  if (!e.row_labels.empty())
+    v.row_labels = &e.row_labels;
+  else if (r.rowsAreTokens(e))
+    v.row_labels = &r.q_tokens;  // one row per token, as the figures label it
   v.row_axis = e.row_axis.empty() ? "row" : e.row_axis;
   v.col_axis = e.col_axis.empty() ? "column" : e.col_axis;
   v.value_label = labelOf(e);

@@ -1,0 +1,168 @@
+// The trained copy-task NTM (engine/ntm_copy.h) on a seeded random bit
+// sequence: its write and read weightings over time (the paper's Figure 6),
+// and at one time step, the timeline's, the memory, both heads' four
+// addressing stages with β, g, s, γ, and the write head's erase and add vectors.
+#include "engine/ntm_copy.h"
+
+#include "engine/attention_math.h"
+#include "engine/error.h"
+#include "engine/registry.h"
+#include "engine/trained.h"
+
+#include <cstdio>
+#include <iterator>
+
+namespace attn {
+
+namespace {
+
+// A head's β, g and γ at one step as scalars "<head>_beta", … (the values
+// panel, captioned "<head> β", …), and its shift weighting s as the array
+// "<head>_s" [3] (the head's panel title shows it).
+void pushHeadValues(std::vector<Extra>& extras, const std::string& head, const NtmHeadStep& p) {
+  const std::pair<const char*, double> values[] = {{"beta", p.beta}, {"g", p.g}, {"gamma", p.gamma}};
+  const char* symbols[] = {"β", "g", "γ"};
+  for (size_t i = 0; i < std::size(values); ++i)
+    extras.push_back({.name = head + "_" + values[i].first, .label = head + " " + symbols[i], .kind = ExtraKind::Scalar,
+                      .value = Array::fromVector({static_cast<float>(values[i].second)})});
+  extras.push_back({.name = head + "_s", .label = head + " s = [s(−1), s(0), s(+1)]", .kind = ExtraKind::Data,
+                    .value = Array::fromVector(std::vector<float>(p.s.begin(), p.s.end()))});
+}
+
+// "write head: s = (0.02, 0.13, 0.85)"
+std::string shiftCaption(const std::string& head, const NtmHeadStep& p) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%s head: s = (%.2f, %.2f, %.2f)", head.c_str(), p.s[0], p.s[1], p.s[2]);
+  return buf;
+}
+
+// The four stages [4, N] of one head at one step, rows w_c, w_g, w̃, w.
+Mat stageRows(const NtmAddressing& a) {
+  Mat m(4, a.w.size());
+  m.row(0) = a.w_c.transpose();
+  m.row(1) = a.w_g.transpose();
+  m.row(2) = a.w_tilde.transpose();
+  m.row(3) = a.w.transpose();
+  return m;
+}
+
+Result ntmCopy(const Inputs& in, const Params& p, const RunContext& ctx) {
+  const std::string& path = p.getString("weights");
+  const NtmCopyModel model = NtmCopyModel::load(*openTrainedModel("ntm-copy.safetensors", path));
+  const int64_t L = in.x.rows(), bits = model.bits(), n = model.rows();
+  if (L > model.maxLength())
+    throw InputError("ntm-copy: --length " + std::to_string(L) + " is longer than the sequences the model was trained "
+                     "on (max_length " + std::to_string(model.maxLength()) + ")");
+  const int64_t T = 2 * L + 1, t = p.getInt("step");
+  if (t >= T)
+    throw InputError("ntm-copy: step " + std::to_string(t) + " is past the end: a sequence of length " +
+                     std::to_string(L) + " has steps 0 … " + std::to_string(T - 1));
+
+  // The sequence [L, bits]: seeded fair coin flips.
+  const Mat sequence = (randomNormal(L, bits, in.seed, "ntm-copy bits").array() > 0.0f).cast<float>();
+  const Mat x = model.copyInput(sequence);  // [T, bits + 1]
+  ctx.check();
+  const std::vector<NtmCopyStep> steps = model.run(x);
+
+  Mat y(T, bits), w_write(T, n), w_read(T, n);
+  for (int64_t i = 0; i < T; ++i) {
+    const NtmCopyStep& s = steps[static_cast<size_t>(i)];
+    y.row(i) = s.y.transpose();
+    w_write.row(i) = s.write.w.w.transpose();
+    w_read.row(i) = s.read.w.w.transpose();
+  }
+  // Bits of the copy on the wrong side of 0.5.
+  const Mat copy = y.bottomRows(L);
+  const auto wrong = ((copy.array() > 0.5f).cast<float>() - sequence.array()).abs().sum();
+
+  Result r;
+  // Rows are time steps: the sequence, the delimiter, the copy.
+  for (int64_t i = 0; i < L; ++i) r.q_tokens.push_back("in" + std::to_string(i + 1));
+  r.q_tokens.push_back("delim");
+  for (int64_t i = 0; i < L; ++i) r.q_tokens.push_back("out" + std::to_string(i + 1));
+  r.k_tokens = positionTokens(n, "");
+  r.weights = {w_write, w_read};
+  r.weights_unit_range = true;
+  r.weights_label = "weighting w_t (head 0 writes, head 1 reads)";
+  r.output = y;
+  r.timeline.param = "step";
+  r.timeline.count = T;
+  for (int64_t i = 0; i < T; ++i)
+    r.timeline.labels.push_back("step " + std::to_string(i) + ": " +
+                                (i < L    ? "input " + std::to_string(i + 1) + " of " + std::to_string(L)
+                                 : i == L ? std::string("delimiter")
+                                          : "output " + std::to_string(i - L) + " of " + std::to_string(L)));
+
+  const NtmCopyStep& now = steps[static_cast<size_t>(t)];
+  const std::string at = " at step " + std::to_string(t) + " (" + r.q_tokens[static_cast<size_t>(t)] + ")";
+  auto matrix = [](std::string name, std::string label, const Mat& m, std::string rows, std::string cols) {
+    return Extra{.name = std::move(name), .label = std::move(label), .kind = ExtraKind::Matrix,
+                 .value = Array::fromMat(m), .row_axis = std::move(rows), .col_axis = std::move(cols),
+                 .unit_range = true};
+  };
+  const std::vector<std::string> stage_names = {"w_c", "w_g", "w̃", "w"};
+  // In a 3 × 3 grid: the input, the write weighting and the write head's
+  // stages; the output, the read weighting and the read head's; the memory
+  // with the erase and add vectors that changed it.
+  r.extras.push_back(matrix("input", "input x_t (last channel: delimiter)", x, "time step", "channel"));
+  r.extras.push_back(matrix("w_write", "write weighting w_t", w_write, "time step", "memory row"));
+  Extra write_stages = matrix("write_stages", shiftCaption("write", now.write), stageRows(now.write.w),
+                              "stage", "memory row");
+  write_stages.row_labels = stage_names;
+  r.extras.push_back(std::move(write_stages));
+  r.extras.push_back(matrix("output", "output y_t", y, "time step", "bit"));
+  r.extras.push_back(matrix("w_read", "read weighting w_t", w_read, "time step", "memory row"));
+  Extra read_stages = matrix("read_stages", shiftCaption("read", now.read), stageRows(now.read.w), "stage",
+                             "memory row");
+  read_stages.row_labels = stage_names;
+  r.extras.push_back(std::move(read_stages));
+  r.extras.push_back({.name = "memory", .label = "memory M_t" + at, .kind = ExtraKind::Matrix,
+                      .value = Array::fromMat(now.memory), .row_axis = "memory row", .col_axis = "slot",
+                      .signed_values = true});
+  r.extras.push_back({.name = "erase", .label = "erase e_t = σ(·)" + at, .kind = ExtraKind::TokenValues,
+                      .value = Array::fromVec(now.write.e), .unit_range = true});
+  r.extras.push_back({.name = "add", .label = "add a_t" + at, .kind = ExtraKind::TokenValues,
+                      .value = Array::fromVec(now.write.a), .signed_values = true});
+  r.extras.push_back({.name = "bits_wrong", .label = "bits wrong",
+                      .kind = ExtraKind::Scalar, .value = Array::fromVector({static_cast<float>(wrong)})});
+  pushHeadValues(r.extras, "write", now.write);
+  pushHeadValues(r.extras, "read", now.read);
+  r.inputs["sequence"] = sequence;
+  r.inputs["x"] = x;
+  // Per step: the controller 8H(I + H), the head layers 2H(4W + 12), each head's
+  // addressing ~3NW + 16N, the erase and add 4NW, the read 2NW, the output 2B(H + W).
+  const double H = static_cast<double>(model.controllerSize()), W = static_cast<double>(model.width()),
+               N = static_cast<double>(n), B = static_cast<double>(bits);
+  r.flops = static_cast<double>(T) * (8.0 * H * (B + 1 + W + H) + 2.0 * H * (4 * W + 12) + 2 * (3 * N * W + 16 * N) +
+                                      6 * N * W + 2 * B * (H + W));
+  return r;
+}
+
+}  // namespace
+
+VariantInfo makeNtmCopyVariant() {
+  VariantInfo v;
+  v.name = "ntm-copy";
+  v.family = "memory and pointers";
+  v.title = "Neural Turing Machine trained on the copy task";
+  v.summary = "h_t = LSTM([x_t; r_{t−1}]);  M_t = M_{t−1} ∘ (1 − w^w eᵀ) + w^w aᵀ;  r_t = M_tᵀ w^r;  y_t = σ(W [h_t; r_t])";
+  v.citation = "Graves et al. 2014, §4.1, Figure 6";
+  v.input = InputKind::PositionsOnly;
+  v.params = {
+      {.key = "step", .symbol = "t", .type = ParamType::Int,
+       .help = "The time step whose memory, addressing stages and erase and add vectors are shown: 0 … L − 1 read "
+               "the sequence, L is the delimiter, L + 1 … 2L write the copy",
+       .min = 0, .max = 1024, .def = int64_t{5}},
+      {.key = "weights", .symbol = "weights", .type = ParamType::File,
+       .help = "A model from scripts/train_ntm_copy.py (.safetensors); empty: the one shipped in "
+               "assets/trained/ntm-copy.safetensors",
+       .def = std::string(), .file_shape = "safetensors"},
+  };
+  v.views = {ViewKind::Extras, ViewKind::Heatmap, ViewKind::Heads};
+  v.row_axis = "time step";
+  v.col_axis = "memory row";
+  v.run = ntmCopy;
+  return v;
+}
+
+}  // namespace attn
