@@ -121,7 +121,9 @@ TEST(NtmCopy, IndependentOfThreadCount) {
   const Inputs in = ref::gaussianInputs(5, 9, 9, 8, 1);
   auto runOn = [&](int threads) {
     const ThreadScope scope(threads);
-    return ref::run("ntm-copy", in);
+    RunContext ctx;
+    ctx.adapt_threads = false;  // exactly `threads`, however busy the machine is
+    return ref::run("ntm-copy", in, {}, ctx);
   };
   const Result one = runOn(1), two = runOn(2);
   EXPECT_EQ(one.weights, two.weights);
