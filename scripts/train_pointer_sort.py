@@ -10,7 +10,7 @@ x_1 … x_n drawn uniformly from [0, 1), n in [--min-length, --max-length]; the
 answer is the permutation C_1 … C_n of input positions that lists them in
 ascending order.
 
-The model, in the names the C++ engine reads (engine/pointer_sort.h):
+The model, in the names the C++ engine reads (engine/variants/pointer_sort.h):
   embedding   a_j = W_x x_j + b_x                     embed.weight [E, 1], embed.bias [E]
   encoder     (e_j, c_j) = LSTM(a_j, e_{j-1}, c_{j-1}), from zeros    encoder.* (torch nn.LSTMCell)
   decoder     (d_i, s_i) = LSTM(g_i, d_{i-1}, s_{i-1}), from (e_n, c_n)   decoder.*
@@ -208,7 +208,7 @@ def main():
     meta = {"task": "sort numbers drawn uniformly from [0, 1) into ascending order",
             "min_length": a.min_length, "max_length": a.max_length, "embedding": a.embedding,
             "hidden": a.hidden, "attention": a.attention, "seed": a.seed, "steps": a.steps, "batch": a.batch,
-            "lr": a.lr, "eval_sequences": a.eval_sequences, "train_seconds": round(time.time() - t0)}
+            "lr": a.lr, "eval_sequences": a.eval_sequences}  # no time: the file is the same on every run
     for n in lengths:
         exact, per_step = accuracy(model, n, a.eval_sequences)
         meta[f"accuracy_exact_n{n}"] = f"{exact:.1f}"
