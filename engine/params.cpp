@@ -70,6 +70,7 @@ std::string expected(const ParamSpec& s) {
     }
     case ParamType::File:
       if (s.file_shape == "image") return "a path to a PNG or JPEG picture";
+      if (s.file_shape == "safetensors") return "a path to a .safetensors file";
       return "a path to a .npy file" + (s.file_shape.empty() ? "" : " of shape " + s.file_shape);
     case ParamType::FloatList:
       os << "comma-separated numbers in [" << s.min << ", " << s.max << "]" << (s.per_head ? ", one per head" : "")

@@ -36,6 +36,7 @@ VariantInfo makeUniversalTransformerVariant();
 VariantInfo makeGtrxlGateVariant();
 VariantInfo makeNtmVariant();
 VariantInfo makePointerVariant();
+VariantInfo makePointerSortVariant();
 VariantInfo makeSaganVariant();
 VariantInfo makeSnailVariant();
 
@@ -50,7 +51,7 @@ const std::vector<VariantInfo>& variants() {
       makeAdaptiveSpanVariant(),     makeTransformerXlVariant(), makeLshVariant(),
       makeReversibleVariant(),       makeActVariant(),        makeUniversalTransformerVariant(),
       makeGtrxlGateVariant(),        makeNtmVariant(),        makePointerVariant(),
-      makeSaganVariant(),            makeSnailVariant(),
+      makePointerSortVariant(),      makeSaganVariant(),      makeSnailVariant(),
   };
   return all;
 }

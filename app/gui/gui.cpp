@@ -592,10 +592,13 @@ void GuiApp::afterSwap() {
     case Request::Kind::OpenParamFile:
       if (const VariantInfo* info = findVariant(req.pattern ? state_.model.scene.pattern_variant : state_.scene.variant))
         if (auto p = qt_->openFile("Open " + req.key, [&] {
-              // A File parameter whose shape is "image" takes a picture (sagan's image), the others a .npy.
+              // A File parameter whose shape is "image" takes a picture (sagan's image), "safetensors" a
+              // trained model (pointer-sort's weights), the others a .npy.
               const ParamSpec* spec = findParam(info->params, req.key);
-              return spec && spec->file_shape == "image" ? "Images (*.png *.jpg *.jpeg);;All files (*)"
-                                                         : "NumPy arrays (*.npy);;All files (*)";
+              const std::string shape = spec ? spec->file_shape : std::string();
+              return shape == "image"         ? "Images (*.png *.jpg *.jpeg);;All files (*)"
+                     : shape == "safetensors" ? "Safetensors (*.safetensors);;All files (*)"
+                                              : "NumPy arrays (*.npy);;All files (*)";
             }())) {
           try {
             (req.pattern ? state_.model.scene.pattern_params : state_.scene.params).setValue(info->params, req.key, *p);
