@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 
 namespace attn {
@@ -88,9 +89,11 @@ PointerSortRun pointerSort(const PointerSortModel& m, const std::vector<float>& 
 
 namespace {
 
-// "0.42": the number as the user typed it (six significant digits at most).
+// "0.42", "0.20": two decimals where they say it all (the drawn numbers), else the
+// number as the user typed it ("0.125"; six significant digits at most).
 std::string numberLabel(double x) {
   std::ostringstream os;
+  if (std::round(x * 100.0) / 100.0 == x) os << std::fixed << std::setprecision(2);
   os << x;
   return os.str();
 }
