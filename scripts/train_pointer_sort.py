@@ -44,6 +44,10 @@ Outputs:
 
 Reproducible: --seed drives the initialisation and the training data; with
 the same torch build and --threads the weights come out bit-identical.
+
+The shipped file is --seed 1 with the defaults: 8,000 steps, 8 minutes of CPU
+on one thread (23 minutes of wall time on a 2-core machine shared with two
+builds); exact accuracy 99.7 % at n = 5 down to 98.0 % at n = 12.
 """
 
 import argparse

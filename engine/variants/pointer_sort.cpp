@@ -104,8 +104,8 @@ Result pointerSortVariant(const Inputs& in, const Params& p, const RunContext& c
   const std::string model_name = weights_path.empty() ? "the embedded model" : weights_path;
 
   // x_j: the user's numbers, else n = L drawn uniformly from [0, 1) as Φ(z) of
-  // seeded standard normals z, rounded to two decimals so the labels show
-  // exactly the numbers sorted.
+  // seeded standard normals z, rounded to two decimals (0.00 … 1.00) so the
+  // labels show exactly the numbers sorted.
   std::vector<double> numbers = p.getFloatList("numbers");
   const bool given = !numbers.empty();
   if (!given) {
