@@ -108,7 +108,9 @@ void softmaxRow(const Mat& scores, const Mat& mask, Mat& weights, int64_t i) {
 
 void maskedSoftmaxRows(const Mat& scores, const Mat& mask, Mat& weights) {
   weights.resize(scores.rows(), scores.cols());
-#pragma omp parallel for schedule(static)
+  // Small matrices stay on one thread: a pointer network's one row per decoder
+  // step spent 50 times longer starting threads than computing (a loaded machine).
+#pragma omp parallel for schedule(static) if (scores.size() >= 4096)
   for (int64_t i = 0; i < scores.rows(); ++i) softmaxRow(scores, mask, weights, i);
 }
 

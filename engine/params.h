@@ -33,7 +33,8 @@ struct ParamSpec {
   ParamValue def;                         // default value
   std::vector<std::string> choices;       // Choice values
   std::string file_shape;                 // File: expected shape, e.g. "[Lq, Lk]", or "image" for a PNG or
-                                          // JPEG picture in place of a .npy; Text: the expected syntax
+                                          // JPEG picture in place of a .npy, or "safetensors" for a trained
+                                          // model's weights; Text: the expected syntax
   bool per_head = true;                   // FloatList: element h is head h's; false: a plain list
                                           // (the GUI shows one slider per element, with add/remove)
   bool sums_to_one = false;               // plain FloatList: a distribution (the variant checks it;

@@ -38,6 +38,7 @@ VariantInfo makeGtrxlGateVariant();
 VariantInfo makeNtmVariant();
 VariantInfo makeNtmCopyVariant();
 VariantInfo makePointerVariant();
+VariantInfo makePointerSortVariant();
 VariantInfo makeSaganVariant();
 VariantInfo makeSnailVariant();
 VariantInfo makeAlibiVariant();
@@ -55,7 +56,8 @@ const std::vector<VariantInfo>& variants() {
       makeAdaptiveSpanVariant(),     makeTransformerXlVariant(), makeLshVariant(),
       makeReversibleVariant(),       makeActVariant(),        makeUniversalTransformerVariant(),
       makeGtrxlGateVariant(),        makeNtmVariant(),        makeNtmCopyVariant(),
-      makePointerVariant(),          makeSaganVariant(),      makeSnailVariant(),
+      makePointerVariant(),          makePointerSortVariant(), makeSaganVariant(),
+      makeSnailVariant(),
   };
   return all;
 }

@@ -82,7 +82,9 @@ struct Extra {
   // (the view pairs it with the main weights of that head); anything else
   // ("step") is the extra's own axis with its own slider.
   std::string slice_axis = "head";
-  std::vector<std::string> row_labels;  // Stacked: caption under each row's bar; Matrix: each row's label
+  std::vector<std::string> row_labels;  // Stacked: caption under each row's bar; Matrix: each row's label;
+                                        // TokenValues: under each bar (else the query tokens where there is
+                                        // one value per query)
   bool integer = false;            // whole numbers (steps, bucket ids): compute writes them as int32
   ValueStats stats;                // filled by runVariant
 };

@@ -1,10 +1,13 @@
-// CLI: ntm, pointer and snail computed and rendered by the real binary; bad
-// shift lists, bad memory, key, enc and dec files and malformed SNAIL block
-// lists are one-line usage errors that leave no output behind.
+// CLI: ntm, pointer, pointer-sort and snail computed and rendered by the real
+// binary; bad shift lists, bad memory, key, enc and dec files, bad numbers and
+// weights files for pointer-sort and malformed SNAIL block lists are one-line
+// usage errors that leave no output behind.
 #include "engine/npy.h"
 #include "tests/test_support.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 namespace attn::test {
 namespace {
@@ -137,6 +140,75 @@ TEST(CliMemory, RenderExtrasAndHeatmap) {
     EXPECT_GT(slurp(out).size(), 5000u) << v << " " << view;
   }
   EXPECT_NE(slurp(t / "pointer_heatmap.svg").find("decoder step"), std::string::npos);
+}
+
+TEST(CliPointerSort, ComputeWritesThePointersTheOutputAndTheInputs) {
+  TempDir t;
+  const std::vector<float> numbers = {0.42f, 0.07f, 0.93f, 0.31f, 0.58f, 0.33f, 0.76f, 0.15f};
+  const RunResult r = runAttnlab({"compute", "pointer-sort", "--set", "numbers=0.42,0.07,0.93,0.31,0.58,0.33,0.76,0.15",
+                                  "--out", (t / "run").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Array w = readNpy(t / "run/weights.npy", "weights");
+  EXPECT_EQ(w.shape, (Shape{1, 8, 8}));
+  EXPECT_EQ(readNpy(t / "run/scores.npy", "scores").shape, (Shape{1, 8, 8}));
+  for (const char* e : {"numbers", "pointed"})
+    EXPECT_EQ(readNpy(t / "run/extras" / (std::string(e) + ".npy"), e).shape, Shape{8}) << e;
+  EXPECT_EQ(readNpy(t / "run/extras/numbers.npy", "numbers").data, numbers);
+  // extras/output.npy [2, n]: the numbers sorted, then the output x_{C_i}; here the same.
+  std::vector<float> sorted = numbers;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<float> both = sorted;
+  both.insert(both.end(), sorted.begin(), sorted.end());
+  const Array output = readNpy(t / "run/extras/output.npy", "output");
+  EXPECT_EQ(output.shape, (Shape{2, 8}));
+  EXPECT_EQ(output.data, both);
+  std::vector<int64_t> shape;
+  EXPECT_EQ(readTyped<int32_t>(t / "run/extras/correct.npy", "<i4", shape), std::vector<int32_t>{1});
+  EXPECT_EQ(readTyped<int32_t>(t / "run/extras/steps_correct.npy", "<i4", shape), std::vector<int32_t>{8});
+  EXPECT_EQ(readNpy(t / "run/inputs/numbers.npy", "numbers").data, numbers);
+  const Array enc = readNpy(t / "run/inputs/enc.npy", "enc");
+  ASSERT_EQ(enc.shape.size(), 2u);
+  EXPECT_EQ(enc.shape[0], 8);
+  EXPECT_EQ(readNpy(t / "run/inputs/dec.npy", "dec").shape, enc.shape);
+  EXPECT_EQ(readNpy(t / "run/inputs/w_1.npy", "w_1").shape[1], enc.shape[1]);
+  EXPECT_NE(slurp(t / "run/meta.json").find("pointer-sort"), std::string::npos);
+
+  // Without numbers: --length of them, drawn from --seed, the same each time.
+  for (const char* dir : {"a", "b"}) {
+    const RunResult s = runAttnlab({"compute", "pointer-sort", "--length", "11", "--seed", "5", "--out", (t / dir).string()});
+    ASSERT_EQ(s.status, 0) << s.err;
+  }
+  const Array a = readNpy(t / "a/extras/numbers.npy", "numbers");
+  EXPECT_EQ(a.shape, Shape{11});
+  EXPECT_EQ(a.data, readNpy(t / "b/extras/numbers.npy", "numbers").data);
+  EXPECT_EQ(readNpy(t / "a/weights.npy", "weights").shape, (Shape{1, 11, 11}));
+}
+
+TEST(CliPointerSort, BadNumbersAndWeightsExitTwoWithOneLine) {
+  TempDir t;
+  const std::string out = (t / "out").string();
+  expectUsageError({"compute", "pointer-sort", "--length", "13", "--out", out}, "sorts 5 to 12 numbers, got 13 (--length)", t);
+  expectUsageError({"compute", "pointer-sort", "--set", "numbers=0.1,0.2", "--out", out}, "got 2 (parameter 'numbers')", t);
+  expectUsageError({"compute", "pointer-sort", "--set", "numbers=0.1,0.2,1.2,0.3,0.4", "--out", out}, "must be in 0..1", t);
+  const std::string missing = (t / "missing.safetensors").string();
+  expectUsageError({"compute", "pointer-sort", "--set", "weights=" + missing, "--out", out}, missing, t);
+  writeNpy(t / "not_a_model.npy", Array{{2}, {1, 2}});
+  expectUsageError({"compute", "pointer-sort", "--set", "weights=" + (t / "not_a_model.npy").string(), "--out", out},
+                   "not_a_model.npy", t);
+}
+
+TEST(CliPointerSort, RendersHeatmapAndExtras) {
+  TempDir t;
+  for (const auto& [view, ext] : {std::pair{"heatmap", ".svg"}, {"extras", ".svg"}, {"heatmap", ".png"}}) {
+    const std::string out = (t / (std::string(view) + ext)).string();
+    const RunResult r = runAttnlab({"render", "pointer-sort", "--view", view, "--out", out});
+    ASSERT_EQ(r.status, 0) << view << ext << ": " << r.err;
+    EXPECT_GT(slurp(out).size(), 5000u) << view << ext;
+  }
+  const std::string svg = slurp(t / "heatmap.svg");
+  EXPECT_NE(svg.find("output step: number chosen"), std::string::npos);
+  EXPECT_NE(svg.find("input number"), std::string::npos);
+  EXPECT_NE(slurp(t / "extras.svg").find("the numbers sorted"), std::string::npos);
 }
 
 TEST(CliMemory, SnailMalformedBlockListsExitTwoNamingTheField) {

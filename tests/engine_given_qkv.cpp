@@ -139,8 +139,8 @@ TEST(GivenQkv, VariantsThatReadASequenceRefuseThemInOneLine) {
     ref::expectInputError([&] { runVariant(v, g.in, Params::defaults(v.params)); }, {"--q/--k/--v: " + v.name});
   }
   // act, universal-transformer, gtrxl-gate, transformer-xl, reversible, sinusoidal-pe, learned-pe, ntm, ntm-copy,
-  // pointer, sagan, snail.
-  EXPECT_EQ(refused, 12);
+  // pointer, pointer-sort (it reads numbers, not queries), sagan, snail.
+  EXPECT_EQ(refused, 13);
   ref::expectInputError([&] { ref::run("sinusoidal-pe", g.in); }, {"--q/--k/--v: sinusoidal-pe", "reads no queries"});
   ref::expectInputError([&] { ref::run("act", g.in); }, {"--q/--k/--v: act", "--x"});
   // A one-head variant takes [L, d]; files of H > 1 heads are refused.

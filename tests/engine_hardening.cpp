@@ -111,7 +111,8 @@ TEST(ExtremeValues, EveryVariantIsFiniteAtTheLimitAndAtDenormals) {
     for (const VariantInfo& info : variants()) {
       SCOPED_TRACE(info.name + " at " + c.name);
       const Params p = Params::defaults(info.params);
-      if (info.name == "learned-pe") {  // the one variant that cannot run without its file
+      // learned-pe cannot run without its file; pointer-sort reads only L, and 16 numbers are more than its model sorts.
+      if (info.name == "learned-pe" || info.name == "pointer-sort") {
         EXPECT_THROW(runVariant(info, x, p), InputError);
         continue;
       }

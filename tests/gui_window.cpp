@@ -404,5 +404,33 @@ TEST_F(GuiTest, LshWalkthroughDrawsStagesBucketsAndPictures) {
   EXPECT_GT(countNear(rev, headColor(1), 12), 200u);
 }
 
+// pointer-sort: numbers given in ascending order are pointed to in input order,
+// descending ones in reverse, and every number already chosen is a masked
+// (grey) cell in the rows below it. Cells are read off-centre, beside the
+// diamond that marks the chosen pointer.
+TEST_F(GuiTest, PointerSortPointsAlongTheSortedOrderAndMasksWhatWasChosen) {
+  const int n = 8;
+  for (const bool ascending : {true, false}) {
+    const std::string numbers = ascending ? "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8" : "0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1";
+    const QImage img = shoot({"--variant", "pointer-sort", "--view", "heatmap", "--set", "numbers=" + numbers});
+    ASSERT_FALSE(img.isNull());
+    const QRect r = findHeatmap(img, true);
+    ASSERT_GT(r.width(), 200) << numbers;
+    EXPECT_NEAR(r.width(), r.height(), 4) << "cells should be square";
+    const ColormapMatcher viridis(Colormap::Viridis);
+    auto pixel = [&](int i, int j) {
+      return img.pixel(r.x() + static_cast<int>((j + 0.15) * r.width() / n), r.y() + static_cast<int>((i + 0.15) * r.height() / n));
+    };
+    for (int i = 0; i < n; ++i) {
+      const int pointed = ascending ? i : n - 1 - i;
+      EXPECT_GE(viridis.match(pixel(i, pointed)), 200) << numbers << ": step " << i << " points to " << pointed;
+      for (int j = 0; j < n; ++j) {
+        const bool chosen_before = ascending ? j < i : j > n - 1 - i;
+        EXPECT_EQ(near(pixel(i, j), Rgb8{128, 128, 128}, 8), chosen_before) << numbers << ": cell " << i << ", " << j;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace attn::test

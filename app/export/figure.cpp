@@ -347,8 +347,10 @@ void drawExtras(Painter& ctx, const QRectF& body, const Result& r, const FigureO
     const Extra& e = *shown[i];
     const QRectF& cell = grid[i + 1];
     if (e.kind == ExtraKind::TokenValues) {
-      // Per-token values are labelled by their tokens, other vectors (a head's q, k) by index.
-      drawBars(ctx, cell, e, e.value.size() == r.queries() ? r.q_tokens : indices, false);
+      // Bars are labelled by their own labels, else per-token values by their tokens, other vectors
+      // (a head's q, k) by index.
+      drawBars(ctx, cell, e, !e.row_labels.empty() ? e.row_labels : e.value.size() == r.queries() ? r.q_tokens : indices,
+               false);
       continue;
     }
     if (e.kind == ExtraKind::HeadValues) {

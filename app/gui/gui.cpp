@@ -593,7 +593,7 @@ void GuiApp::afterSwap() {
       if (const VariantInfo* info = findVariant(req.pattern ? state_.model.scene.pattern_variant : state_.scene.variant))
         if (auto p = qt_->openFile("Open " + req.key, [&] {
               // A File parameter whose shape is "image" takes a picture (sagan's image), "safetensors" a
-              // trained model (ntm-copy's weights), the others a .npy.
+              // trained model (ntm-copy's and pointer-sort's weights), the others a .npy.
               const ParamSpec* spec = findParam(info->params, req.key);
               const std::string shape = spec ? spec->file_shape : "";
               return shape == "image"         ? "Images (*.png *.jpg *.jpeg);;All files (*)"

@@ -299,7 +299,9 @@ void floatListControl(const ParamSpec& p, std::vector<double> list, const std::f
     }
     helpTooltip(p);
   }
-  const double added = p.sums_to_one ? 0.0 : list.back();
+  // A new entry repeats the last one; the first entry of an empty list (pointer-sort's numbers, empty
+  // until the user gives some) starts in the middle of the range.
+  const double added = p.sums_to_one ? 0.0 : list.empty() ? 0.5 * (p.min + p.max) : list.back();
   if (ImGui::SmallButton(("+##" + p.key).c_str())) {
     if (p.centred) list.insert(list.begin(), p.sums_to_one ? 0.0 : list.front());
     list.push_back(added);

@@ -244,7 +244,9 @@ void extraPanel(AppState& s, const Result& r, const Extra& e, HeatmapRenderer& g
       return;
     case ExtraKind::Weights: weightsExtra(s, r, e, gl, size); return;
     case ExtraKind::TokenValues: {
-      const std::vector<std::string>* labels = e.value.size() == r.queries() ? &r.q_tokens : nullptr;
+      const std::vector<std::string>* labels = !e.row_labels.empty()            ? &e.row_labels
+                                               : e.value.size() == r.queries() ? &r.q_tokens
+                                                                               : nullptr;
       valueBars("bars", e.value, labels, range, colormapFor(range, s.settings.colormap), labelOf(e), size);
       return;
     }

@@ -67,7 +67,8 @@ ScoreOptions scoreOptions(const Params& p) { return optionsFor(scoreFromName(p.g
 // [SECTION] Scores
 Mat tanhScores(const Mat& a, const Mat& b, const Vec& v) {
   Mat scores(a.rows(), b.rows());
-#pragma omp parallel for schedule(static)
+  // One thread for little work (pointer-sort asks one row per decoder step).
+#pragma omp parallel for schedule(static) if (a.rows() * b.rows() * v.size() >= 65536)
   for (int64_t t = 0; t < a.rows(); ++t)
     for (int64_t i = 0; i < b.rows(); ++i)
       scores(t, i) = (a.row(t).array() + b.row(i).array()).tanh().matrix().dot(v.transpose());
