@@ -283,8 +283,21 @@ void variantCard(const VariantInfo& v) {
 // labelled by offset and grows and shrinks at both ends; a distribution
 // keeps its sum at 1: moving one entry rescales the others, and an entry
 // added at an end starts at 0.
-void floatListControl(const ParamSpec& p, std::vector<double> list, const std::function<void(const ParamValue&)>& set) {
+// `used`: the values the shown result ran with (its inputs/ entry of this name), offered for
+// editing while the list is empty (pointer-sort's numbers drawn from the seed).
+void floatListControl(const ParamSpec& p, std::vector<double> list, const Mat* used,
+                      const std::function<void(const ParamValue&)>& set) {
   const std::string name = p.symbol.empty() ? p.key : p.symbol;
+  if (list.empty() && used && used->size() > 0) {
+    const std::string take = "edit the " + std::to_string(used->size()) + " values used##take" + p.key;
+    if (ImGui::SmallButton(take.c_str())) {
+      for (const float v : values(*used)) list.push_back(std::clamp(static_cast<double>(v), p.min, p.max));
+      set(list);
+      return;
+    }
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Fill %s with the values this result used, one slider each, to drag them", name.c_str());
+  }
   const ImGuiSliderFlags flags = ImGuiSliderFlags_AlwaysClamp | (p.log_scale ? ImGuiSliderFlags_Logarithmic : 0);
   const int64_t half = static_cast<int64_t>(list.size()) / 2;
   bool changed = false;
@@ -381,7 +394,10 @@ void paramControl(AppState& s, Params& params, const VariantInfo& info, const Pa
     }
     case ParamType::FloatList: {
       if (!p.per_head) {
-        floatListControl(p, params.getFloatList(p.key), set);
+        const Mat* used = nullptr;
+        if (!pattern && s.output && s.output->result && s.output->result->variant == info.name)
+          if (const auto it = s.output->result->inputs.find(p.key); it != s.output->result->inputs.end()) used = &it->second;
+        floatListControl(p, params.getFloatList(p.key), used, set);
         break;
       }
       // One slider per head of the current input ("z h0", "z h1", …). Heads
