@@ -42,7 +42,9 @@ TEST(PointerSort, ForwardMatchesTorch) {
   const PointerSortRun run = pointerSort(PointerSortModel::load(*embeddedFile()), x);
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < n; ++j) {
-      EXPECT_NEAR(run.u(i, j), ref["u"][i][j].get<float>(), 1e-4) << "u, step " << i << " position " << j;
+      // u sums 128 float products: 1e-4 relative (the sanitizer build's -O2 differs from Release's -O3 by 3e-5).
+      const float u = ref["u"][i][j].get<float>();
+      EXPECT_NEAR(run.u(i, j), u, 1e-4 * std::max(1.0f, std::abs(u))) << "u, step " << i << " position " << j;
       EXPECT_NEAR(run.p(i, j), ref["p"][i][j].get<float>(), 1e-4) << "p, step " << i << " position " << j;
     }
   EXPECT_EQ(run.chosen, ref["chosen"].get<std::vector<int64_t>>());
