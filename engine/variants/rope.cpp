@@ -92,8 +92,9 @@ Result rope(const Inputs& in, const Params& p, const RunContext& ctx) {
   Mat qd = head0(u, proj.w.w_q);
   rotateHalf(qd, theta, D);
   const Mat q_abs = in.projected ? Mat(u.leftCols(dh) + pe.row(D)) : head0(u + pe.row(D), proj.w.w_q);
+  const Mat k_head0 = head0(u_k, proj.w.w_k);  // the key's content, rotated anew at each distance
   for (int64_t delta = 0; delta <= D; ++delta) {
-    Mat kd = head0(u_k, proj.w.w_k);
+    Mat kd = k_head0;
     rotateHalf(kd, theta, D - delta);
     curves(0, delta) = scale * qd.row(0).dot(kd.row(0));
     const Mat k_abs = in.projected ? Mat(u_k.leftCols(dh) + pe.row(D - delta)) : head0(u_k + pe.row(D - delta), proj.w.w_k);
