@@ -7,6 +7,7 @@
 // with address() the four stages of engine/variants/ntm.cpp.
 #include "engine/ntm_copy.h"
 
+#include "engine/activations.h"
 #include "engine/params.h"
 #include "engine/trained.h"
 
@@ -18,7 +19,6 @@ namespace {
 
 constexpr int64_t kShifts = 3;  // s(−1), s(0), s(+1)
 
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 // torch's softplus (β = 1, threshold 20): log(1 + eˣ), or x itself above 20.
 double softplus(double x) { return x > 20.0 ? x : std::log1p(std::exp(x)); }
 

@@ -9,6 +9,7 @@
 //
 // mode=manual skips the RNN: the user's list gives h^1, h^2, … of one input
 // step directly (past the list, its last value), to teach the halting rule.
+#include "engine/activations.h"
 #include "engine/attention_math.h"
 #include "engine/error.h"
 #include "engine/registry.h"
@@ -46,8 +47,6 @@ bool ActHalting::add(double h) {
 }
 
 namespace {
-
-double sigmoid(double a) { return 1.0 / (1.0 + std::exp(-a)); }
 
 // "N=4\nR=0.40": the caption under a stacked bar.
 std::string haltingCaption(const std::string& token, const ActHalting& a) {
