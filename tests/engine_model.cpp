@@ -420,6 +420,30 @@ TEST(Safetensors, RoundTripAndZeroCopy) {
   EXPECT_EQ(f->find("missing"), nullptr);
 }
 
+// The bench's TinyLlama-shaped checkpoint is BF16 written chunk by chunk:
+// a tensor longer than the writer's 2^20-float chunk is filled at both
+// offsets, and values between two BF16 numbers round to the nearest, ties
+// to the even mantissa (bf16 keeps 8 significant bits: 1 + 2^-7 is 1's neighbour).
+TEST(Safetensors, Bf16RoundsToNearestEvenAcrossChunks) {
+  test::TempDir dir;
+  const int64_t n = (int64_t{1} << 20) + 4;
+  const std::vector<float> given = {1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f, 1.0f + 0x1p-8f + 0x1p-16f, -(1.0f + 3 * 0x1p-8f)};
+  const std::vector<float> stored = {1.0f, 1.0f + 0x1p-6f, 1.0f + 0x1p-7f, -(1.0f + 0x1p-6f)};
+  const int64_t tail = n - static_cast<int64_t>(given.size());
+  auto value = [&](int64_t e) { return e >= tail ? given[static_cast<size_t>(e - tail)] : static_cast<float>(e % 256); };
+  writeSafetensors(dir / "t.safetensors", {{"t", DType::BF16, {n}, [&](int64_t first, int64_t count, float* out) {
+                                              for (int64_t i = 0; i < count; ++i) out[i] = value(first + i);
+                                            }}});
+  const auto f = SafetensorsFile::open((dir / "t.safetensors").string());
+  EXPECT_EQ(f->find("t")->end - f->find("t")->begin, static_cast<uint64_t>(2 * n));
+  std::vector<float> storage;
+  const float* p = f->floats(*f->find("t"), storage);
+  int64_t wrong = 0;
+  for (int64_t e = 0; e < tail; ++e) wrong += p[e] != static_cast<float>(e % 256);  // exact in bf16
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(std::vector<float>(p + tail, p + n), stored);
+}
+
 TEST(Safetensors, BadHeadersNameTheProblem) {
   const std::string ok = R"({"t": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})";
   EXPECT_NO_THROW(parseSafetensorsHeader(reinterpret_cast<const uint8_t*>(fileBytes(ok, std::string(8, 'x')).data()),
