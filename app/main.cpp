@@ -136,11 +136,17 @@ int main(int argc, char** argv) {
   lesson_export_cmd->add_option("--size", lesson_export.size, "Page size WxH in points (default A4 landscape)")
       ->capture_default_str();
 
-  bool bench_json = false;
+  BenchOptions bench;
   CLI::App* bench_cmd = app.add_subcommand("bench", "Benchmark the engine and print a table");
-  std::string bench_only;
-  bench_cmd->add_flag("--json", bench_json, "Print the same data as JSON");
-  bench_cmd->add_option("--only", bench_only, "Run one section (multi_head, ...)");
+  bench_cmd->add_flag("--json", bench.json, "Print the same data as JSON");
+  bench_cmd->add_option("--only", bench.only, "Run one section (multi_head, ..., llama)");
+  bench_cmd->add_option("--write-llama-checkpoint", bench.write_llama_checkpoint,
+                        "Write the llama section's TinyLlama-1.1B-shaped random BF16 checkpoint (2.2 GB) into DIR and exit");
+  bench_cmd->add_option("--llama-checkpoint", bench.llama_checkpoint,
+                        "llama section: run on DIR (from --write-llama-checkpoint) instead of writing a temporary one");
+  bench_cmd->add_option("--llama-fresh", bench.llama_fresh,
+                        "One load and forward of the llama section on DIR, as a JSON line (the cold figure: run it in a "
+                        "fresh process)");
 
   try {
     app.parse(argc, argv);
@@ -163,7 +169,7 @@ int main(int argc, char** argv) {
     if (*list_cmd) return cmdList(list_json);
     if (*compute_cmd) return cmdCompute(compute);
     if (*render_cmd) return cmdRender(argc, argv, render);
-    if (*bench_cmd) return cmdBench(bench_json, bench_only);
+    if (*bench_cmd) return cmdBench(bench);
     if (*model_info_cmd) return cmdModelInfo(model_path, model_json);
     if (*model_run_cmd) return cmdModelRun(model_run);
     if (*lesson_list_cmd) return cmdLessonList(lesson_json);

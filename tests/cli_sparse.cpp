@@ -161,5 +161,17 @@ TEST(CliBench, UnknownSectionIsOneLineError) {
   EXPECT_NE(r.err.find("sparse"), std::string::npos) << "lists the sections: " << r.err;
 }
 
+// The 2.2 GB checkpoint is never written here: a folder without one is refused first.
+TEST(CliBench, LlamaCheckpointWithoutFilesIsOneLineError) {
+  test::TempDir t;
+  const RunResult r = runAttnlab({"bench", "--only", "llama", "--llama-checkpoint", (t / "none").string()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(test::countLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("--llama-checkpoint: " + (t / "none").string() + " holds no config.json"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("--write-llama-checkpoint DIR"), std::string::npos) << "says how to write one: " << r.err;
+  EXPECT_FALSE(std::filesystem::exists(t / "none"));
+}
+
 }  // namespace
 }  // namespace attn

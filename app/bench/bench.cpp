@@ -1,6 +1,6 @@
 // attnlab bench: engine speed against this machine's own Eigen GEMM rate,
 // cold (the first call in a fresh process) and warm (the median of repeated
-// calls), with page faults, plus the sections of app/bench_*.cpp. `--only
+// calls), with page faults, plus the sections of app/bench/bench_*.cpp. `--only
 // NAME` runs one section. Peers (PyTorch) are measured live on the same
 // shapes by scripts/peer_bench.sh, never quoted from elsewhere.
 #include "app/bench/bench.h"
@@ -127,7 +127,8 @@ struct Row {
   Warm kept, streamed;
 };
 
-void benchMultiHead(nlohmann::json& out, bool print) {
+void benchMultiHead(nlohmann::json& out, const BenchOptions& options) {
+  const bool print = options.print();
   const int threads = omp_get_max_threads();
   const double gemm_rate = gemmGflops();
   const int64_t d = 512, heads = 8;
@@ -187,11 +188,14 @@ void benchMultiHead(nlohmann::json& out, bool print) {
 }  // namespace
 
 // [SECTION] Sections and the command
-void benchSparse(nlohmann::json& out, bool print);        // app/bench_sparse.cpp
-void benchAdaptiveSpan(nlohmann::json& out, bool print);  // app/bench_span_xl.cpp
-void benchXlReuse(nlohmann::json& out, bool print);       // app/bench_span_xl.cpp
-void benchModel(nlohmann::json& out, bool print);         // app/bench_model.cpp
-void benchLsh(nlohmann::json& out, bool print);           // app/bench_lsh.cpp
+void benchSparse(nlohmann::json& out, const BenchOptions& options);        // app/bench/bench_sparse.cpp
+void benchAdaptiveSpan(nlohmann::json& out, const BenchOptions& options);  // app/bench/bench_span_xl.cpp
+void benchXlReuse(nlohmann::json& out, const BenchOptions& options);       // app/bench/bench_span_xl.cpp
+void benchModel(nlohmann::json& out, const BenchOptions& options);         // app/bench/bench_model.cpp
+void benchLsh(nlohmann::json& out, const BenchOptions& options);           // app/bench/bench_lsh.cpp
+void benchLlama(nlohmann::json& out, const BenchOptions& options);         // app/bench/bench_llama.cpp
+void writeLlamaCheckpoint(const std::string& dir);                         // app/bench/bench_llama.cpp
+int benchLlamaFreshProcess(const std::string& dir);                        // app/bench/bench_llama.cpp
 
 const std::vector<BenchSection>& benchSections() {
   static const std::vector<BenchSection> all = {
@@ -202,26 +206,34 @@ const std::vector<BenchSection>& benchSections() {
       {"model", "GPT-2-small-shaped checkpoint: mmap load, forward over 128 tokens with every map, peak memory",
        benchModel},
       {"lsh", "Reformer LSH attention (1 and 4 rounds) against L up to 65,536, and dense causal", benchLsh},
+      {"llama", "TinyLlama-1.1B-shaped BF16 checkpoint (2.2 GB): load, peak memory, forward over 128 tokens, cold and warm",
+       benchLlama},
   };
   return all;
 }
 
-int cmdBench(bool json, const std::string& only) {
+int cmdBench(const BenchOptions& o) {
+  if (!o.write_llama_checkpoint.empty()) {
+    writeLlamaCheckpoint(o.write_llama_checkpoint);
+    std::printf("wrote %s: TinyLlama-1.1B-shaped checkpoint, random BF16 weights\n", o.write_llama_checkpoint.c_str());
+    return 0;
+  }
+  if (!o.llama_fresh.empty()) return benchLlamaFreshProcess(o.llama_fresh);
   nlohmann::json j = nlohmann::json::object();
   bool found = false;
   for (const BenchSection& s : benchSections()) {
-    if (!only.empty() && s.name != only) continue;
+    if (!o.only.empty() && s.name != o.only) continue;
     found = true;
-    if (!json) std::printf("== %s: %s\n", s.name.c_str(), s.what.c_str());
-    s.run(j[s.name], !json);
-    if (!json) std::printf("\n");
+    if (o.print()) std::printf("== %s: %s\n", s.name.c_str(), s.what.c_str());
+    s.run(j[s.name], o);
+    if (o.print()) std::printf("\n");
   }
   if (!found) {
     std::string names;
     for (const BenchSection& s : benchSections()) names += (names.empty() ? "" : ", ") + s.name;
-    throw InputError("--only: unknown section '" + only + "' (expected one of: " + names + ")");
+    throw InputError("--only: unknown section '" + o.only + "' (expected one of: " + names + ")");
   }
-  if (json) std::cout << j.dump(2) << "\n";
+  if (o.json) std::cout << j.dump(2) << "\n";
   return 0;
 }
 

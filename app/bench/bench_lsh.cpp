@@ -99,7 +99,8 @@ nlohmann::json pointsJson(const std::vector<Point>& pts) {
 
 }  // namespace
 
-void benchLsh(nlohmann::json& out, bool print) {
+void benchLsh(nlohmann::json& out, const BenchOptions& options) {
+  const bool print = options.print();
   // One thread, as the sparse section: the growth with L is the question.
   const ThreadScope one_thread(1);
   const std::vector<int64_t> lengths = {1024, 2048, 4096, 8192, 16384, 32768, 65536};

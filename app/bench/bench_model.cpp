@@ -22,30 +22,27 @@ namespace fs = std::filesystem;
 
 namespace attn {
 
-namespace {
+// [SECTION] Random checkpoints
+BenchFolder::BenchFolder(const std::string& what)
+    : path(fs::temp_directory_path() / ("attnlab-bench-" + what + "-" + std::to_string(::getpid()))) {
+  fs::create_directories(path);
+}
+BenchFolder::~BenchFolder() {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+}
 
-constexpr int64_t kLayers = 12, kHeads = 12, kD = 768, kVocab = 50257, kPositions = 1024, kTokens = 128;
-
-// The checkpoint's folder, removed however the section ends.
-struct BenchFolder {
-  fs::path path = fs::temp_directory_path() / ("attnlab-bench-model-" + std::to_string(::getpid()));
-  BenchFolder() { fs::create_directories(path); }
-  ~BenchFolder() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  BenchFolder(const BenchFolder&) = delete;
-  BenchFolder& operator=(const BenchFolder&) = delete;
-};
-
-// Random N(offset, scale²) values, produced chunk by chunk as the writer asks
-// (the 0.5 GB of weights are never all in memory).
-TensorToWrite randomTensor(const std::string& name, std::vector<int64_t> shape, float scale, float offset = 0.0f) {
-  return {name, DType::F32, std::move(shape), [name, scale, offset](int64_t first, int64_t count, float* out) {
+TensorToWrite randomTensor(const std::string& name, std::vector<int64_t> shape, float scale, float offset, DType dtype) {
+  return {name, dtype, std::move(shape), [name, scale, offset](int64_t first, int64_t count, float* out) {
             const Mat r = randomNormal(1, count, 11, name + "." + std::to_string(first), scale);
             for (int64_t i = 0; i < count; ++i) out[i] = offset + r(0, i);
           }};
 }
+
+// [SECTION] GPT-2 small
+namespace {
+
+constexpr int64_t kLayers = 12, kHeads = 12, kD = 768, kVocab = 50257, kPositions = 1024, kTokens = 128;
 
 // config.json, vocab.json (the 256 byte symbols), merges.txt and model.safetensors.
 void writeGpt2Small(const fs::path& dir) {
@@ -85,11 +82,12 @@ void writeGpt2Small(const fs::path& dir) {
 
 }  // namespace
 
-void benchModel(nlohmann::json& out, bool print) {
-  BenchFolder folder;
+void benchModel(nlohmann::json& out, const BenchOptions& options) {
+  const bool print = options.print();
+  BenchFolder folder("model");
   const auto w0 = std::chrono::steady_clock::now();
   writeGpt2Small(folder.path);
-  const double write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+  const double write_s = secondsSince(w0);
   const double weight_bytes = static_cast<double>(fs::file_size(folder.path / "model.safetensors"));
 
   // Load through mmap: header, checks, views into the map (no copy of F32).
@@ -98,7 +96,7 @@ void benchModel(nlohmann::json& out, bool print) {
   std::shared_ptr<const Model> model;
   const auto l0 = std::chrono::steady_clock::now();
   model = loadModel(filesOnDisk(folder.path.string()));
-  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - l0).count();
+  const double load_s = secondsSince(l0);
 
   // Forward over 128 tokens, all 144 maps captured, top-5 through the tied LM head.
   std::vector<int32_t> ids(kTokens);
@@ -107,7 +105,7 @@ void benchModel(nlohmann::json& out, bool print) {
   const int64_t faults0 = pageFaults();
   const auto c0_wall = std::chrono::steady_clock::now();
   ModelRun run = runModelIds(*model, ids);
-  const double cold_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0_wall).count();
+  const double cold_s = secondsSince(c0_wall);
   const int64_t cold_faults = pageFaults() - faults0;
   const std::clock_t c0 = std::clock();
   int thread_sum = 0;  // threads the 7 runs used (threadsAvailable)

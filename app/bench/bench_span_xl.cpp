@@ -15,7 +15,8 @@ namespace attn {
 
 // [SECTION] Adaptive span at L = 16,384
 
-void benchAdaptiveSpan(nlohmann::json& out, bool print) {
+void benchAdaptiveSpan(nlohmann::json& out, const BenchOptions& options) {
+  const bool print = options.print();
   const int64_t L = 16384, d = 64;  // one head, d_head = 64
   const double R = 32;              // the paper's ramp
   const std::vector<std::pair<int64_t, double>> cases = {{1024, 64},  {1024, 256},  {1024, 1024},
@@ -56,7 +57,8 @@ void benchAdaptiveSpan(nlohmann::json& out, bool print) {
 
 // [SECTION] Transformer-XL: state reuse against recomputation
 
-void benchXlReuse(nlohmann::json& out, bool print) {
+void benchXlReuse(nlohmann::json& out, const BenchOptions& options) {
+  const bool print = options.print();
   const int64_t layers = 4, d = 256, heads = 4, n = 4096;
   const int windows = 24;  // recomputed windows measured; the total is extrapolated to all N positions
   const Mat x = randomNormal(n, d, 6, "bench.xl.x");

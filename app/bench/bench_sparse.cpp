@@ -106,7 +106,8 @@ double scaling(const std::vector<int64_t>& lengths, const std::function<Case(int
 
 }  // namespace
 
-void benchSparse(nlohmann::json& out, bool print) {
+void benchSparse(nlohmann::json& out, const BenchOptions& options) {
+  const bool print = options.print();
   // One thread: the growth with L is the question, and on a shared 2-core
   // machine every OpenMP barrier can wait a scheduler slice, which swamps the
   // small-L runs (measured: 280 ms for L = 1024 with 2 threads under load).

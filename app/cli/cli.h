@@ -2,6 +2,7 @@
 // can be produced without a window.
 #pragma once
 
+#include "app/bench/bench.h"
 #include "app/export/figure.h"
 #include "app/cli/input_options.h"
 
@@ -66,7 +67,7 @@ int cmdModelInfo(const std::string& path, bool json);
 int cmdModelRun(const ModelRunCliOptions& o);
 int cmdCompute(const ComputeOptions& o);
 int cmdRender(int argc, char** argv, const RenderOptions& o);
-int cmdBench(bool json, const std::string& only);  // only: one section's name, or all
+int cmdBench(const BenchOptions& o);
 
 // The results a figure of `view` draws: the variant's, and for the family
 // view its family's after it (the subject first). Shared by render and lesson export.

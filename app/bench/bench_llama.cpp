@@ -1,0 +1,363 @@
+// attnlab bench section "llama": a checkpoint of TinyLlama-1.1B's shape
+// (22 layers, d = 2048, 32 query heads sharing 4 key/value heads, SwiGLU
+// 5632, vocabulary 32,000, untied LM head) with random BF16 weights, 2.2 GB,
+// written here as a Hugging Face folder and run over 128 token ids with
+// every attention map captured:
+//   load (mmap, checks) in a fresh process, from disk and from the page cache,
+//   and again in this one;
+//   peak RSS of a fresh process over load and forward, against the file;
+//   the forward, cold (a fresh process's first call) and warm (median).
+// The fresh processes are this binary, `attnlab bench --llama-fresh DIR`.
+// scripts/peer_bench.py writes the folder through --write-llama-checkpoint
+// and runs torch on the same files.
+#include "app/bench/bench.h"
+
+#include "engine/attention_math.h"
+#include "engine/error.h"
+#include "engine/model/model.h"
+#include "engine/npy.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <omp.h>
+#include <optional>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace attn {
+
+namespace {
+
+// TinyLlama-1.1B's config.json (TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T).
+constexpr int64_t kLayers = 22, kD = 2048, kHeads = 32, kKvHeads = 4, kFf = 5632, kVocab = 32000, kPositions = 2048;
+constexpr int64_t kTokens = 128;
+constexpr int64_t kKvDim = kKvHeads * (kD / kHeads);  // k_proj / v_proj rows: 4 heads × 64
+
+// The tensors of LlamaForCausalLM in Hugging Face's names, nn.Linear's
+// [out, in] layout, random N(0, 0.02²) (initializer_range) and RMSNorm gains
+// N(1, 0.02²), all BF16.
+std::vector<TensorToWrite> llamaTensors() {
+  const float s = 0.02f;
+  auto bf16 = [s](const std::string& name, std::vector<int64_t> shape, float offset = 0.0f) {
+    return randomTensor(name, std::move(shape), s, offset, DType::BF16);
+  };
+  std::vector<TensorToWrite> t;
+  t.push_back(bf16("model.embed_tokens.weight", {kVocab, kD}));
+  for (int64_t l = 0; l < kLayers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    t.push_back(bf16(p + "input_layernorm.weight", {kD}, 1.0f));
+    t.push_back(bf16(p + "self_attn.q_proj.weight", {kD, kD}));
+    t.push_back(bf16(p + "self_attn.k_proj.weight", {kKvDim, kD}));
+    t.push_back(bf16(p + "self_attn.v_proj.weight", {kKvDim, kD}));
+    t.push_back(bf16(p + "self_attn.o_proj.weight", {kD, kD}));
+    t.push_back(bf16(p + "post_attention_layernorm.weight", {kD}, 1.0f));
+    t.push_back(bf16(p + "mlp.gate_proj.weight", {kFf, kD}));
+    t.push_back(bf16(p + "mlp.up_proj.weight", {kFf, kD}));
+    t.push_back(bf16(p + "mlp.down_proj.weight", {kD, kFf}));
+  }
+  t.push_back(bf16("model.norm.weight", {kD}, 1.0f));
+  t.push_back(bf16("lm_head.weight", {kVocab, kD}));
+  return t;
+}
+
+uint64_t dataBytes(const std::vector<TensorToWrite>& tensors) {
+  uint64_t n = 0;
+  for (const TensorToWrite& t : tensors) {
+    uint64_t e = 1;
+    for (const int64_t s : t.shape) e *= static_cast<uint64_t>(s);
+    n += e * static_cast<uint64_t>(dtypeBytes(t.dtype));
+  }
+  return n;
+}
+
+// SentencePiece-style BPE as TinyLlama's tokenizer.json has it (a "▁"
+// prepended, spaces as "▁", byte fallback), cut down to the specials, the
+// 256 byte tokens and "▁", with no merges: the bench runs on ids, the
+// tokenizer is only loaded.
+std::string llamaTokenizerJson() {
+  nlohmann::ordered_json vocab = {{"<unk>", 0}, {"<s>", 1}, {"</s>", 2}};
+  char piece[8];
+  for (int b = 0; b < 256; ++b) {
+    std::snprintf(piece, sizeof piece, "<0x%02X>", b);
+    vocab[piece] = 3 + b;
+  }
+  vocab["\u2581"] = 259;
+  nlohmann::ordered_json added = nlohmann::ordered_json::array();
+  for (const auto& [content, id] : {std::pair{"<unk>", 0}, {"<s>", 1}, {"</s>", 2}})
+    added.push_back({{"id", id}, {"content", content}, {"single_word", false}, {"lstrip", false}, {"rstrip", false},
+                     {"normalized", false}, {"special", true}});
+  const nlohmann::ordered_json bos = {{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}};
+  const nlohmann::ordered_json tokenizer = {
+      {"version", "1.0"},
+      {"truncation", nullptr},
+      {"padding", nullptr},
+      {"added_tokens", added},
+      {"normalizer",
+       {{"type", "Sequence"},
+        {"normalizers",
+         {{{"type", "Prepend"}, {"prepend", "\u2581"}},
+          {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}}}}}},
+      {"pre_tokenizer", nullptr},
+      {"post_processor",
+       {{"type", "TemplateProcessing"},
+        {"single", {bos, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+        {"pair",
+         {bos, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, bos, {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
+        {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {1}}, {"tokens", {"<s>"}}}}}}}},
+      {"decoder",
+       {{"type", "Sequence"},
+        {"decoders",
+         {{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}}, {"content", " "}},
+          {{"type", "ByteFallback"}},
+          {{"type", "Fuse"}},
+          {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}}}}},
+      {"model",
+       {{"type", "BPE"},
+        {"dropout", nullptr},
+        {"unk_token", "<unk>"},
+        {"continuing_subword_prefix", nullptr},
+        {"end_of_word_suffix", nullptr},
+        {"fuse_unk", true},
+        {"byte_fallback", true},
+        {"vocab", vocab},
+        {"merges", nlohmann::ordered_json::array()}}}};
+  return tokenizer.dump(1);
+}
+
+// The 128 ids both sides run on, spread over the vocabulary; the first is <s>.
+std::vector<int32_t> llamaIds() {
+  std::vector<int32_t> ids(kTokens);
+  for (int64_t i = 0; i < kTokens; ++i)
+    ids[static_cast<size_t>(i)] = i == 0 ? 1 : static_cast<int32_t>((i * 7919 + 13) % kVocab);
+  return ids;
+}
+
+// Every map of every layer and query head, and the untied LM head's top-5
+// after the last token: what a user asking for the next token gets.
+ModelRunOptions llamaRunOptions() {
+  ModelRunOptions o;
+  o.predict_at = {-1};
+  return o;
+}
+
+// The share of the file's pages in the page cache (mincore on a fresh map).
+double cachedFraction(int fd, uint64_t size) {
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) return -1;
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)), pages = (size + page - 1) / page;
+  std::vector<unsigned char> in(pages);
+  uint64_t resident = 0;
+  if (::mincore(map, size, in.data()) == 0)
+    for (const unsigned char c : in) resident += c & 1u;
+  ::munmap(map, size);
+  return static_cast<double>(resident) / static_cast<double>(pages);
+}
+
+// Writes the file's dirty pages back and drops its pages from the page cache
+// (this file's only: other processes keep theirs), so that the next load
+// reads it from disk. Returns the share still cached afterwards.
+double evictFromPageCache(const fs::path& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY);
+  if (fd < 0) return -1;
+  ::fdatasync(fd);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  const double left = cachedFraction(fd, fs::file_size(file));
+  ::close(fd);
+  return left;
+}
+
+std::string shellQuoted(const std::string& s) {
+  std::string q = "'";
+  for (const char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// `attnlab bench --llama-fresh DIR` in a new process: its JSON, or an
+// InputError carrying the child's own one-line message.
+nlohmann::json freshProcess(const fs::path& dir, const fs::path& scratch) {
+  const fs::path out = scratch / "fresh.json", err = scratch / "fresh.err";
+  const std::string cmd = shellQuoted(fs::read_symlink("/proc/self/exe").string()) + " bench --llama-fresh " +
+                          shellQuoted(dir.string()) + " >" + shellQuoted(out.string()) + " 2>" +
+                          shellQuoted(err.string());
+  const int status = std::system(cmd.c_str());
+  std::ifstream in(status == 0 ? out : err);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (status != 0) {
+    if (const size_t nl = text.find('\n'); nl != std::string::npos) text.resize(nl);
+    throw InputError("llama: the fresh-process run failed: " + (text.empty() ? "no message" : text));
+  }
+  return nlohmann::json::parse(text);
+}
+
+}  // namespace
+
+void writeLlamaCheckpoint(const std::string& dir) {
+  const std::vector<TensorToWrite> tensors = llamaTensors();
+  fs::create_directories(dir);
+  // Room for the file and its temporary copy's worst case, plus 1 GiB to spare.
+  const uint64_t need = dataBytes(tensors) + (1ull << 30), have = fs::space(dir).available;
+  if (have < need)
+    throw InputError(dir + ": needs " + formatBytes(static_cast<double>(need)) + " free for the TinyLlama-shaped checkpoint, has " +
+                     formatBytes(static_cast<double>(have)));
+  const nlohmann::ordered_json config = {
+      {"architectures", {"LlamaForCausalLM"}}, {"model_type", "llama"},
+      {"hidden_size", kD}, {"intermediate_size", kFf},
+      {"num_hidden_layers", kLayers}, {"num_attention_heads", kHeads},
+      {"num_key_value_heads", kKvHeads}, {"max_position_embeddings", kPositions},
+      {"vocab_size", kVocab}, {"rms_norm_eps", 1e-5},
+      {"rope_theta", 10000.0}, {"rope_scaling", nullptr},
+      {"hidden_act", "silu"}, {"tie_word_embeddings", false},
+      {"attention_bias", false}, {"initializer_range", 0.02},
+      {"bos_token_id", 1}, {"eos_token_id", 2},
+      {"torch_dtype", "bfloat16"}};
+  writeFileAtomic(fs::path(dir) / "config.json", config.dump(1));
+  writeFileAtomic(fs::path(dir) / "tokenizer.json", llamaTokenizerJson());
+  const nlohmann::ordered_json tokenizer_config = {
+      {"add_bos_token", true}, {"add_eos_token", false}, {"bos_token", "<s>"}, {"eos_token", "</s>"},
+      {"unk_token", "<unk>"}, {"model_max_length", kPositions}, {"tokenizer_class", "LlamaTokenizer"}, {"legacy", false}};
+  writeFileAtomic(fs::path(dir) / "tokenizer_config.json", tokenizer_config.dump(1));
+  writeSafetensors(fs::path(dir) / "model.safetensors", tensors, {{"format", "pt"}});
+}
+
+int benchLlamaFreshProcess(const std::string& dir) {
+  resetPeakMemory();
+  const int64_t f0 = pageFaults();
+  const auto l0 = std::chrono::steady_clock::now();
+  const std::shared_ptr<const Model> model = loadModel(filesOnDisk(dir));
+  const double load_s = secondsSince(l0);
+  const int64_t f1 = pageFaults();
+  const double rss_loaded = currentMemoryBytes();
+  const std::vector<int32_t> ids = llamaIds();
+  const auto c0 = std::chrono::steady_clock::now();
+  const ModelRun run = runModelIds(*model, ids, llamaRunOptions());
+  const double forward_s = secondsSince(c0);
+  const nlohmann::json out = {{"load_seconds", load_s},
+                              {"forward_seconds", forward_s},
+                              {"load_page_faults", f1 - f0},
+                              {"forward_page_faults", pageFaults() - f1},
+                              {"rss_after_load_bytes", rss_loaded},
+                              {"peak_rss_bytes", peakMemoryBytes()},
+                              {"threads", run.threads},
+                              {"flops", run.flops},
+                              {"ids", ids}};
+  std::cout << out.dump() << "\n";
+  return 0;
+}
+
+void benchLlama(nlohmann::json& out, const BenchOptions& options) {
+  BenchFolder scratch("llama");
+  fs::path dir = options.llama_checkpoint;
+  double write_s = 0;
+  if (dir.empty()) {
+    dir = scratch.path / "tinyllama-shape";
+    const auto w0 = std::chrono::steady_clock::now();
+    writeLlamaCheckpoint(dir.string());
+    write_s = secondsSince(w0);
+  } else if (!fs::exists(dir / "config.json") || !fs::exists(dir / "model.safetensors")) {
+    throw InputError("--llama-checkpoint: " + dir.string() +
+                     " holds no config.json and model.safetensors (write them with --write-llama-checkpoint DIR)");
+  }
+  const fs::path file = dir / "model.safetensors";
+  const double file_bytes = static_cast<double>(fs::file_size(file));
+
+  // Cold: fresh processes, the first with the file's pages dropped from the cache.
+  const double cached_before = evictFromPageCache(file);
+  const nlohmann::json disk = freshProcess(dir, scratch.path);
+  const nlohmann::json cached = freshProcess(dir, scratch.path);
+
+  // Warm: this process, three loads (the last kept), then the forwards.
+  std::shared_ptr<const Model> model;
+  std::vector<double> loads;
+  for (int i = 0; i < 3; ++i) {
+    model.reset();
+    const auto l0 = std::chrono::steady_clock::now();
+    model = loadModel(filesOnDisk(dir.string()));
+    loads.push_back(secondsSince(l0));
+  }
+  std::sort(loads.begin(), loads.end());
+  const std::vector<int32_t> ids = llamaIds();
+  const ModelRunOptions run_options = llamaRunOptions();
+  resetPeakMemory();  // VmHWM := the RSS with the model loaded
+  const double rss_loaded = currentMemoryBytes();
+  const auto f0 = std::chrono::steady_clock::now();
+  ModelRun run = runModelIds(*model, ids, run_options);
+  const double first_s = secondsSince(f0);
+  int all_thread_runs = 0;  // runs that found every core free (threadsAvailable)
+  const double forward_s = medianSeconds(5, [&] {
+    run = runModelIds(*model, ids, run_options);
+    all_thread_runs += run.threads == omp_get_max_threads();
+  });
+  const double warm_peak = peakMemoryBytes();
+  const int64_t maps = static_cast<int64_t>(run.attention.size() * run.attention[0].size());
+  model.reset();
+
+  const double load_s = cached.at("load_seconds").get<double>();
+  const double peak_ratio = cached.at("peak_rss_bytes").get<double>() / file_bytes;
+  const bool load_ok = load_s < 2.0, memory_ok = peak_ratio < 1.3;
+  out["threads"] = omp_get_max_threads();
+  out["forward_runs_on_all_threads"] = all_thread_runs;
+  out["file_bytes"] = file_bytes;
+  out["write_seconds"] = write_s;
+  out["fresh_from_disk"] = disk;
+  out["fresh_from_disk"]["file_cached_before"] = cached_before;
+  out["fresh"] = cached;
+  out["load_seconds"] = load_s;
+  out["load_this_process_seconds"] = loads[1];
+  out["cold_forward_ms"] = cached.at("forward_seconds").get<double>() * 1e3;
+  out["first_forward_this_process_ms"] = first_s * 1e3;
+  out["forward_ms"] = forward_s * 1e3;
+  out["forward_gflops"] = run.flops / forward_s / 1e9;
+  out["flops"] = run.flops;
+  out["maps"] = maps;
+  out["tokens"] = kTokens;
+  out["ids"] = ids;
+  out["peak_rss_bytes"] = cached.at("peak_rss_bytes");
+  out["peak_over_file"] = peak_ratio;
+  out["warm_rss_loaded_bytes"] = rss_loaded;
+  out["warm_forward_peak_rss_bytes"] = warm_peak;
+  out["targets_met"] = {{"load_under_2s", load_ok}, {"peak_under_1_3x_file", memory_ok}};
+  if (!options.print()) return;
+  auto met = [](bool ok) { return ok ? "met" : "MISSED"; };
+  auto bytes = [](const nlohmann::json& v) { return formatBytes(v.get<double>()); };
+  const std::string origin = options.llama_checkpoint.empty()
+                                 ? "written in " + std::to_string(static_cast<int>(write_s + 0.5)) + " s"
+                                 : "in " + dir.string();
+  std::printf("TinyLlama-1.1B shape (22 layers, d=2048, 32 query / 4 KV heads, SwiGLU 5632, vocab 32000, untied head),\n"
+              "random BF16 weights %s, %s\n",
+              formatBytes(file_bytes).c_str(), origin.c_str());
+  std::printf("threads %d (the warm forward found them all free in %d of 5 runs)\n", omp_get_max_threads(),
+              all_thread_runs);
+  std::printf("load (mmap, checks), fresh process, file in the page cache %7.2f s   target < 2 s   %s\n", load_s,
+              met(load_ok));
+  std::printf("  fresh process, file dropped from the page cache (%.0f%% left) %7.2f s   (%lld page faults)\n",
+              100.0 * cached_before, disk.at("load_seconds").get<double>(),
+              static_cast<long long>(disk.at("load_page_faults").get<int64_t>()));
+  std::printf("  this process again, median of 3                          %7.2f s\n", loads[1]);
+  std::printf("forward, %lld tokens, %lld maps, top-5 after the last token (%.1f GFLOP):\n",
+              static_cast<long long>(kTokens), static_cast<long long>(maps), run.flops / 1e9);
+  std::printf("  cold: first call in a fresh process                 %9.1f ms   (%lld page faults)\n",
+              cached.at("forward_seconds").get<double>() * 1e3,
+              static_cast<long long>(cached.at("forward_page_faults").get<int64_t>()));
+  std::printf("  cold, the file read from disk                       %9.1f ms\n",
+              disk.at("forward_seconds").get<double>() * 1e3);
+  std::printf("  warm: median of 5                                   %9.1f ms   (%.1f GFLOP/s)\n", forward_s * 1e3,
+              run.flops / forward_s / 1e9);
+  std::printf("peak RSS of a fresh process, load + forward %10s = %.2fx the file   target < 1.3x   %s\n",
+              bytes(cached.at("peak_rss_bytes")).c_str(), peak_ratio, met(memory_ok));
+  std::printf("  (RSS after its load %s; file-backed pages of the map count in RSS)\n",
+              bytes(cached.at("rss_after_load_bytes")).c_str());
+  std::printf("  this process: RSS with the model loaded %s, peak during the warm forwards %s\n",
+              formatBytes(rss_loaded).c_str(), formatBytes(warm_peak).c_str());
+  std::printf("PyTorch on the same folder, cold and warm: scripts/peer_bench.sh --only llama\n");
+}
+
+}  // namespace attn
