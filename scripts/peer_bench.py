@@ -9,10 +9,21 @@ median of repeated calls after a warm-up).
   tokens, random weights written here as a Hugging Face folder:
     attnlab `model run` (every attention map, top-5 at every position) and
     `bench --only model` against a torch forward with the same outputs
+  TinyLlama-1.1B shape (22 layers, d = 2048, 32 query / 4 KV heads, SwiGLU
+  5632, vocabulary 32,000, untied LM head), random BF16 weights (2.2 GB)
+  written once by `attnlab bench --write-llama-checkpoint`, 128 token ids:
+    attnlab `bench --llama-fresh` (load and cold forward in a fresh process)
+    and `bench --only llama` (warm) against a plain-torch LLaMA forward
+    (RMSNorm, RoPE, grouped-query attention, SwiGLU) that keeps every map
+    and runs the LM head after the last token, reading the same files
 
 Cold times are engine times: attnlab's compute_seconds, torch's first call
 after its module is built; process start-up and input generation are left
-out of both. Run through scripts/peer_bench.sh, which installs torch.
+out of both. Load times are from the first byte read to the weights ready.
+torch computes the LLaMA forward in float32 (its BF16 weights converted at
+load): on CPUs without AVX512-BF16 or AMX its bfloat16 GEMM is tens of times
+slower; each run prints both rates, and --llama-bf16 times a whole bfloat16
+forward too. Run through scripts/peer_bench.sh, which installs torch.
 """
 
 import argparse
@@ -24,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 
 D_MHA, H_MHA = 512, 8
 GPT2 = dict(layers=12, heads=12, d=768, vocab=50257, positions=1024)
@@ -57,29 +69,35 @@ def child_mha(length, reps):
 
 
 def load_safetensors(path):
-    """Name -> float32 numpy view into the file (memory-mapped, no copy)."""
+    """Name -> torch tensor viewing the file (memory-mapped, no copy), F32 or BF16."""
     import numpy as np
+    import torch
 
     with open(path, "rb") as f:
         (n,) = struct.unpack("<Q", f.read(8))
         header = json.loads(f.read(n))
     data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + n)
+    # BF16 has no numpy type: its 16 bits are read as int16 and viewed as torch.bfloat16.
+    types = {"F32": (np.float32, None), "BF16": (np.int16, torch.bfloat16)}
     out = {}
-    for name, t in header.items():
-        if name == "__metadata__":
-            continue
-        a, b = t["data_offsets"]
-        out[name] = data[a:b].view(np.float32).reshape(t["shape"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch.from_numpy on the read-only map
+        for name, t in header.items():
+            if name == "__metadata__":
+                continue
+            a, b = t["data_offsets"]
+            np_type, torch_type = types[t["dtype"]]
+            x = torch.from_numpy(data[a:b].view(np_type).reshape(t["shape"]))
+            out[name] = x if torch_type is None else x.view(torch_type)
     return out
 
 
 def child_gpt2(folder, reps):
-    import numpy as np
     import torch
     import torch.nn.functional as F
 
     torch.set_num_threads(os.cpu_count())
-    w = {k: torch.from_numpy(np.asarray(v)) for k, v in load_safetensors(os.path.join(folder, "model.safetensors")).items()}
+    w = load_safetensors(os.path.join(folder, "model.safetensors"))
     L, d, H = TOKENS, GPT2["d"], GPT2["heads"]
     dh = d // H
     ids = torch.tensor(token_ids())
@@ -121,6 +139,95 @@ def child_gpt2(folder, reps):
                 forward(at)
                 times.append((time.perf_counter() - t0) * 1e3)
             out[key] = statistics.median(times)
+    print(json.dumps(out))
+
+
+def llama_forward(c, w, ids, dtype):
+    """LlamaForCausalLM's forward as transformers writes it (eager attention,
+    output_attentions) in plain torch, on config `c` and weights `w` (name ->
+    tensor of `dtype`): every map [H, L, L] per layer, the final hidden
+    states [L, d] and the top-5 after the last token."""
+    import torch
+    import torch.nn.functional as F
+
+    d, H = c["hidden_size"], c["num_attention_heads"]
+    Hkv, dh, eps, L = c.get("num_key_value_heads", H), d // H, c["rms_norm_eps"], len(ids)
+    head = w["model.embed_tokens.weight"] if c.get("tie_word_embeddings", False) else w["lm_head.weight"]
+    # RoPE, rotate_half layout: θ_i = rope_theta^(−2i/dh), angle m·θ_i at position m,
+    # the dh/2 angles repeated for both halves                        [L, dh]
+    inv_freq = 1.0 / c.get("rope_theta", 10000.0) ** (torch.arange(0, dh, 2, dtype=torch.float32) / dh)
+    angles = torch.outer(torch.arange(L, dtype=torch.float32), inv_freq).repeat(1, 2)
+    cos, sin = angles.cos().to(dtype), angles.sin().to(dtype)
+    mask = torch.full((L, L), float("-inf")).triu(1)
+
+    def rms_norm(x, g):
+        # g ⊙ x / sqrt(mean(x²) + ε), computed in float32 as LlamaRMSNorm does
+        x32 = x.float()
+        return g * (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps)).to(dtype)
+
+    def rotate(x):
+        # x·cos + rotate_half(x)·sin, rotate_half(x) = [−x₂, x₁]
+        x1, x2 = x[..., : dh // 2], x[..., dh // 2 :]
+        return x * cos + torch.cat((-x2, x1), dim=-1) * sin
+
+    x = w["model.embed_tokens.weight"][torch.tensor(ids)]  # [L, d]
+    maps = []
+    for layer in range(c["num_hidden_layers"]):
+        p = f"model.layers.{layer}."
+        a = rms_norm(x, w[p + "input_layernorm.weight"])
+        # q [H, L, dh], k and v [Hkv, L, dh]; Qwen2's biases when present
+        q, k, v = (F.linear(a, w[p + f"self_attn.{n}_proj.weight"], w.get(p + f"self_attn.{n}_proj.bias"))
+                   .view(L, h, dh).transpose(0, 1) for n, h in (("q", H), ("k", Hkv), ("v", Hkv)))
+        q, k = rotate(q), rotate(k)
+        # GQA: query head j reads key/value head j // (H / Hkv) (repeat_kv)
+        k, v = k.repeat_interleave(H // Hkv, dim=0), v.repeat_interleave(H // Hkv, dim=0)
+        # softmax(q kᵀ / √dh + causal mask) in float32, kept: every map      [H, L, L]
+        prob = torch.softmax(q @ k.transpose(1, 2) / dh**0.5 + mask, dim=-1, dtype=torch.float32).to(dtype)
+        maps.append(prob)
+        o = (prob @ v).transpose(0, 1).reshape(L, d)
+        x = x + F.linear(o, w[p + "self_attn.o_proj.weight"])
+        a = rms_norm(x, w[p + "post_attention_layernorm.weight"])
+        # SwiGLU: down(silu(gate a) ⊙ up a)
+        f = F.silu(F.linear(a, w[p + "mlp.gate_proj.weight"])) * F.linear(a, w[p + "mlp.up_proj.weight"])
+        x = x + F.linear(f, w[p + "mlp.down_proj.weight"])
+    h = rms_norm(x, w["model.norm.weight"])
+    top = torch.topk(torch.softmax(F.linear(h[-1:], head).float(), dim=-1), 5)  # after the last token
+    return maps, h, top
+
+
+def child_llama(folder, ids, reps, dtype_name):
+    import resource
+
+    import torch
+    import torch.nn.functional as F
+
+    torch.set_num_threads(os.cpu_count())
+    dtype = getattr(torch, dtype_name)
+    with open(os.path.join(folder, "config.json")) as f:
+        c = json.load(f)
+    out = {}
+    t0 = time.perf_counter()
+    w = {k: v.to(dtype) for k, v in load_safetensors(os.path.join(folder, "model.safetensors")).items()}
+    out["load_ms"] = (time.perf_counter() - t0) * 1e3
+    with torch.no_grad():
+        t0 = time.perf_counter()
+        llama_forward(c, w, ids, dtype)
+        out["cold_ms"] = (time.perf_counter() - t0) * 1e3
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            llama_forward(c, w, ids, dtype)
+            times.append((time.perf_counter() - t0) * 1e3)
+        out["warm_ms"] = statistics.median(times) if times else None
+        # The GEMM rate of one projection (layer 0's k_proj on [L, d]) in float32 and bfloat16.
+        a = torch.randn(len(ids), c["hidden_size"])
+        for name, t in (("float32", torch.float32), ("bfloat16", torch.bfloat16)):
+            x, m = a.to(t), w["model.layers.0.self_attn.k_proj.weight"].to(t)
+            F.linear(x, m)
+            t0 = time.perf_counter()
+            F.linear(x, m)
+            out[f"{name}_gemm_gflops"] = 2 * x.shape[0] * x.shape[1] * m.shape[0] / (time.perf_counter() - t0) / 1e9
+    out["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
     print(json.dumps(out))
 
 
@@ -210,20 +317,100 @@ def median_of(n, f):
     return statistics.median(f() for _ in range(n))
 
 
+def compare_mha(attnlab, tmp, colds, reps, result):
+    bench = run_json([attnlab, "bench", "--json", "--only", "multi_head"])["multi_head"]
+    warm = {c["L"]: c for c in bench["cases"]}
+    rows = []
+    for L in (1024, 4096):
+        ours = median_of(colds, lambda: attnlab_cold(attnlab, ["compute", "multi-head", "--seed", "7", "--length", str(L),
+                                                               "--dim", str(D_MHA), "--heads", str(H_MHA), "--no-weights"], tmp))
+        theirs = [torch_child(["--child", "mha", "--length", str(L), "--reps", str(reps)]) for _ in range(colds)]
+        t_cold = statistics.median(t["cold_ms"] for t in theirs)
+        rows.append((f"multi-head L={L}, cold, output only", ours, t_cold, 0.8))
+        rows.append((f"multi-head L={L}, warm, with weights", warm[L]["warm_ms"],
+                     statistics.median(t["warm_weights_ms"] for t in theirs), 0.3))
+        rows.append((f"multi-head L={L}, warm, output only", warm[L]["warm_output_only_ms"],
+                     statistics.median(t["warm_output_only_ms"] for t in theirs), 0.3))
+    peak = bench["long"]["cold_peak_rss_bytes"] / 2**20
+    result["l16384_output_only_peak_rss_mib"] = peak
+    result["notes"].append(f"multi-head L=16384 output only, peak RSS {peak:.0f} MiB "
+                           f"(target < 512 MiB: {'met' if peak < 512 else 'MISSED'})")
+    return rows
+
+
+def compare_gpt2(attnlab, tmp, colds, reps):
+    folder = os.path.join(tmp, "gpt2-small-shape")
+    os.makedirs(folder)
+    write_gpt2_folder(folder)
+    ours = median_of(colds, lambda: attnlab_cold(attnlab, ["model", "run", folder, "--text", text(), "--predict-at", "all"], tmp))
+    theirs = [torch_child(["--child", "gpt2", "--folder", folder, "--reps", str(reps)]) for _ in range(colds)]
+    model = run_json([attnlab, "bench", "--json", "--only", "model"])["model"]
+    return [("GPT-2 small, 128 tokens, cold: maps + top-5 everywhere", ours,
+             statistics.median(t["cold_ms"] for t in theirs), 0.8),
+            ("GPT-2 small, warm: maps + top-5 at the last position", model["forward_last_position_head_ms"],
+             statistics.median(t["warm_last_ms"] for t in theirs), 0.8),
+            ("GPT-2 small, warm: maps + top-5 everywhere", model["forward_with_lm_head_ms"],
+             statistics.median(t["warm_every_ms"] for t in theirs), None)]
+
+
+def compare_llama(attnlab, tmp, colds, reps, bf16, result):
+    """The folder is written once, by attnlab; both sides read it. Cold: fresh
+    processes with the file in the page cache (attnlab `bench --llama-fresh`,
+    torch's child); warm: `bench --only llama` on the same folder."""
+    folder = os.path.join(tmp, "tinyllama-shape")
+    subprocess.run([attnlab, "bench", "--write-llama-checkpoint", folder], check=True, capture_output=True)
+    size = os.path.getsize(os.path.join(folder, "model.safetensors"))
+    ours = [run_json([attnlab, "bench", "--llama-fresh", folder]) for _ in range(colds)]
+    ids = ",".join(str(i) for i in ours[0]["ids"])
+    child = ["--child", "llama", "--folder", folder, "--ids", ids]
+    theirs = [torch_child(child + ["--reps", str(reps)]) for _ in range(colds)]
+    warm = run_json([attnlab, "bench", "--json", "--only", "llama", "--llama-checkpoint", folder])["llama"]
+    med = statistics.median
+    our_cold = med(o["forward_seconds"] for o in ours) * 1e3
+    rows = [("TinyLlama shape, load (attnlab: mmap, checks; torch: to f32)", med(o["load_seconds"] for o in ours) * 1e3,
+             med(t["load_ms"] for t in theirs), None),
+            ("TinyLlama shape, 128 tokens, cold: maps + top-5 at the last", our_cold, med(t["cold_ms"] for t in theirs), 1.0),
+            ("TinyLlama shape, warm: maps + top-5 at the last position", warm["forward_ms"],
+             med(t["warm_ms"] for t in theirs), 1.0)]
+    if bf16:
+        t = torch_child(child + ["--reps", "0", "--dtype", "bfloat16"])
+        rows.append(("TinyLlama shape, cold, torch computing in bfloat16", our_cold, t["cold_ms"], None))
+    ours_peak = med(o["peak_rss_bytes"] for o in ours) / size
+    theirs_peak = med(t["peak_rss_bytes"] for t in theirs) / size
+    f32, b16 = med(t["float32_gemm_gflops"] for t in theirs), med(t["bfloat16_gemm_gflops"] for t in theirs)
+    result["llama"] = {"file_bytes": size, "attnlab_load_warm_ms": warm["load_this_process_seconds"] * 1e3,
+                       "attnlab_peak_rss_over_file": ours_peak, "torch_peak_rss_over_file": theirs_peak,
+                       "torch_float32_gemm_gflops": f32, "torch_bfloat16_gemm_gflops": b16}
+    result["notes"] += [
+        f"TinyLlama shape, file {size / 2**30:.2f} GiB: peak RSS over load + cold forward, attnlab {ours_peak:.2f}x "
+        f"the file (target < 1.3x: {'met' if ours_peak < 1.3 else 'MISSED'}), torch float32 {theirs_peak:.2f}x",
+        f"TinyLlama shape, attnlab load in a warm process {warm['load_this_process_seconds']:.2f} s (target < 2 s)",
+        f"torch's GEMM on a k_proj-sized product: float32 {f32:.1f} GFLOP/s, bfloat16 {b16:.1f} GFLOP/s"]
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--attnlab", help="the attnlab binary (scripts/peer_bench.sh passes build/attnlab)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("--quick", action="store_true", help="one cold process per side and fewer warm repeats")
-    ap.add_argument("--child", choices=["mha", "gpt2"], help=argparse.SUPPRESS)
+    ap.add_argument("--only", choices=["mha", "gpt2", "llama"],
+                    help="one comparison (default: all; llama writes 2.2 GB into the temp folder)")
+    ap.add_argument("--llama-bf16", action="store_true",
+                    help="also time torch's whole LLaMA forward in bfloat16 (one cold process; slow without AVX512-BF16)")
+    ap.add_argument("--child", choices=["mha", "gpt2", "llama"], help=argparse.SUPPRESS)
     ap.add_argument("--length", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--folder", help=argparse.SUPPRESS)
+    ap.add_argument("--ids", help=argparse.SUPPRESS)
+    ap.add_argument("--dtype", default="float32", help=argparse.SUPPRESS)
     ap.add_argument("--reps", type=int, default=7, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child == "mha":
         return child_mha(a.length, a.reps)
     if a.child == "gpt2":
         return child_gpt2(a.folder, a.reps)
+    if a.child == "llama":
+        return child_llama(a.folder, [int(i) for i in a.ids.split(",")], a.reps, a.dtype)
 
     if not a.attnlab:
         ap.error("--attnlab is required")
@@ -232,48 +419,29 @@ def main():
     colds = 1 if a.quick else 3
     reps = 3 if a.quick else 7
     threads = os.cpu_count()
+    result = {"threads": threads, "torch": torch.__version__, "cold_processes": colds, "warm_repeats": reps, "notes": []}
     rows = []
     with tempfile.TemporaryDirectory(prefix="attnlab-peer-") as tmp:
-        bench = run_json([a.attnlab, "bench", "--json", "--only", "multi_head"])["multi_head"]
-        warm = {c["L"]: c for c in bench["cases"]}
-        for L in (1024, 4096):
-            ours = median_of(colds, lambda: attnlab_cold(a.attnlab, ["compute", "multi-head", "--seed", "7", "--length", str(L),
-                                                                     "--dim", str(D_MHA), "--heads", str(H_MHA), "--no-weights"], tmp))
-            theirs = [torch_child(["--child", "mha", "--length", str(L), "--reps", str(reps)]) for _ in range(colds)]
-            t_cold = statistics.median(t["cold_ms"] for t in theirs)
-            rows.append((f"multi-head L={L}, cold, output only", ours, t_cold, 0.8))
-            rows.append((f"multi-head L={L}, warm, with weights", warm[L]["warm_ms"],
-                         statistics.median(t["warm_weights_ms"] for t in theirs), 0.3))
-            rows.append((f"multi-head L={L}, warm, output only", warm[L]["warm_output_only_ms"],
-                         statistics.median(t["warm_output_only_ms"] for t in theirs), 0.3))
+        if a.only in (None, "mha"):
+            rows += compare_mha(a.attnlab, tmp, colds, reps, result)
+        if a.only in (None, "gpt2"):
+            rows += compare_gpt2(a.attnlab, tmp, colds, reps)
+        if a.only in (None, "llama"):
+            rows += compare_llama(a.attnlab, tmp, colds, reps, a.llama_bf16, result)
 
-        folder = os.path.join(tmp, "gpt2-small-shape")
-        os.makedirs(folder)
-        write_gpt2_folder(folder)
-        ours = median_of(colds, lambda: attnlab_cold(a.attnlab, ["model", "run", folder, "--text", text(), "--predict-at", "all"], tmp))
-        theirs = [torch_child(["--child", "gpt2", "--folder", folder, "--reps", str(reps)]) for _ in range(colds)]
-        model = run_json([a.attnlab, "bench", "--json", "--only", "model"])["model"]
-        rows.append(("GPT-2 small, 128 tokens, cold: maps + top-5 everywhere", ours,
-                     statistics.median(t["cold_ms"] for t in theirs), 0.8))
-        rows.append(("GPT-2 small, warm: maps + top-5 at the last position", model["forward_last_position_head_ms"],
-                     statistics.median(t["warm_last_ms"] for t in theirs), 0.8))
-        rows.append(("GPT-2 small, warm: maps + top-5 everywhere", model["forward_with_lm_head_ms"],
-                     statistics.median(t["warm_every_ms"] for t in theirs), None))
-
-    result = {"threads": threads, "torch": torch.__version__, "cold_processes": colds, "warm_repeats": reps,
-              "l16384_output_only_peak_rss_mib": bench["long"]["cold_peak_rss_bytes"] / 2**20,
-              "rows": [{"what": w, "attnlab_ms": o, "torch_ms": t, "ratio": o / t, "target": g} for w, o, t, g in rows]}
+    result["rows"] = [{"what": w, "attnlab_ms": o, "torch_ms": t, "ratio": o / t, "target": g} for w, o, t, g in rows]
     if a.json:
         print(json.dumps(result, indent=2))
         return
     print(f"AttnLab against PyTorch {torch.__version__}, {threads} threads each, same machine, same run")
     print(f"cold: median of {colds} fresh processes (engine time); warm: median of repeated calls\n")
-    print(f"{'':56} {'attnlab ms':>11} {'torch ms':>10} {'ratio':>7}  target")
+    print(f"{'':62} {'attnlab ms':>11} {'torch ms':>10} {'ratio':>7}  target")
     for w, o, t, g in rows:
         verdict = "" if g is None else (f"≤ {g:.1f}  " + ("met" if o / t <= g else "MISSED"))
-        print(f"{w:56} {o:11.1f} {t:10.1f} {o / t:7.2f}  {verdict}")
-    peak = result["l16384_output_only_peak_rss_mib"]
-    print(f"\nmulti-head L=16384 output only, peak RSS {peak:.0f} MiB (target < 512 MiB: {'met' if peak < 512 else 'MISSED'})")
+        print(f"{w:62} {o:11.1f} {t:10.1f} {o / t:7.2f}  {verdict}")
+    print()
+    for note in result["notes"]:
+        print(note)
 
 
 if __name__ == "__main__":
