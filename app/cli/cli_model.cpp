@@ -29,7 +29,7 @@ int cmdModelInfo(const std::string& path, bool json) {
   std::printf("%s\n", info.label.c_str());
   std::printf("  architecture  %s\n", c.arch_name.c_str());
   std::printf("  layers        %lld\n", static_cast<long long>(c.layers));
-  std::printf("  heads         %lld (d_head %lld)\n", static_cast<long long>(c.heads), static_cast<long long>(c.headDim()));
+  std::printf("  heads         %lld (d_head %lld)\n", static_cast<long long>(c.heads), static_cast<long long>(c.head_dim));
   std::printf("  d_model       %lld (d_ff %lld)\n", static_cast<long long>(c.d_model), static_cast<long long>(c.d_ff));
   std::printf("  positions     %lld\n", static_cast<long long>(c.positions));
   std::printf("  vocabulary    %lld\n", static_cast<long long>(c.vocab));
