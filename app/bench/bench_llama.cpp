@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <fcntl.h>
@@ -27,7 +28,6 @@
 #include <fstream>
 #include <iostream>
 #include <omp.h>
-#include <optional>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -79,55 +79,46 @@ uint64_t dataBytes(const std::vector<TensorToWrite>& tensors) {
   return n;
 }
 
-// SentencePiece-style BPE as TinyLlama's tokenizer.json has it (a "▁"
-// prepended, spaces as "▁", byte fallback), cut down to the specials, the
-// 256 byte tokens and "▁", with no merges: the bench runs on ids, the
-// tokenizer is only loaded.
+// A byte-level BPE tokenizer.json (the Llama 3 / Qwen2 family's kind) with
+// the three specials and the 256 byte symbols, no merges. TinyLlama's own is
+// SentencePiece-style; the bench runs on ids, so the tokenizer is only
+// loaded, and this is the smallest one every tokenizer.json reader takes.
 std::string llamaTokenizerJson() {
-  nlohmann::ordered_json vocab = {{"<unk>", 0}, {"<s>", 1}, {"</s>", 2}};
-  char piece[8];
-  for (int b = 0; b < 256; ++b) {
-    std::snprintf(piece, sizeof piece, "<0x%02X>", b);
-    vocab[piece] = 3 + b;
-  }
-  vocab["\u2581"] = 259;
-  nlohmann::ordered_json added = nlohmann::ordered_json::array();
-  for (const auto& [content, id] : {std::pair{"<unk>", 0}, {"<s>", 1}, {"</s>", 2}})
-    added.push_back({{"id", id}, {"content", content}, {"single_word", false}, {"lstrip", false}, {"rstrip", false},
+  const std::array<std::string, 3> specials = {"<unk>", "<s>", "</s>"};
+  nlohmann::ordered_json vocab = nlohmann::ordered_json::object(), added = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < specials.size(); ++i) {
+    vocab[specials[i]] = i;
+    added.push_back({{"id", i}, {"content", specials[i]}, {"single_word", false}, {"lstrip", false}, {"rstrip", false},
                      {"normalized", false}, {"special", true}});
+  }
+  const std::array<std::string, 256> bytes = gpt2ByteSymbols();
+  for (size_t b = 0; b < bytes.size(); ++b) vocab[bytes[b]] = specials.size() + b;
   const nlohmann::ordered_json bos = {{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}};
+  const nlohmann::ordered_json byte_level = {
+      {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
   const nlohmann::ordered_json tokenizer = {
       {"version", "1.0"},
       {"truncation", nullptr},
       {"padding", nullptr},
       {"added_tokens", added},
-      {"normalizer",
-       {{"type", "Sequence"},
-        {"normalizers",
-         {{{"type", "Prepend"}, {"prepend", "\u2581"}},
-          {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}}}}}},
-      {"pre_tokenizer", nullptr},
+      {"normalizer", nullptr},
+      {"pre_tokenizer", byte_level},
       {"post_processor",
        {{"type", "TemplateProcessing"},
         {"single", {bos, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
         {"pair",
          {bos, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, bos, {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
         {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {1}}, {"tokens", {"<s>"}}}}}}}},
-      {"decoder",
-       {{"type", "Sequence"},
-        {"decoders",
-         {{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}}, {"content", " "}},
-          {{"type", "ByteFallback"}},
-          {{"type", "Fuse"}},
-          {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}}}}},
+      {"decoder", byte_level},
       {"model",
        {{"type", "BPE"},
         {"dropout", nullptr},
-        {"unk_token", "<unk>"},
+        {"unk_token", nullptr},
         {"continuing_subword_prefix", nullptr},
         {"end_of_word_suffix", nullptr},
-        {"fuse_unk", true},
-        {"byte_fallback", true},
+        {"fuse_unk", false},
+        {"byte_fallback", false},
+        {"ignore_merges", false},
         {"vocab", vocab},
         {"merges", nlohmann::ordered_json::array()}}}};
   return tokenizer.dump(1);
