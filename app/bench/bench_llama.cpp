@@ -194,7 +194,7 @@ nlohmann::json freshProcess(const fs::path& dir, const fs::path& scratch) {
 void writeLlamaCheckpoint(const std::string& dir) {
   const std::vector<TensorToWrite> tensors = llamaTensors();
   fs::create_directories(dir);
-  // Room for the file and its temporary copy's worst case, plus 1 GiB to spare.
+  // Room for the file (written beside, then renamed) and 1 GiB to spare.
   const uint64_t need = dataBytes(tensors) + (1ull << 30), have = fs::space(dir).available;
   if (have < need)
     throw InputError(dir + ": needs " + formatBytes(static_cast<double>(need)) + " free for the TinyLlama-shaped checkpoint, has " +
@@ -335,9 +335,9 @@ void benchLlama(nlohmann::json& out, const BenchOptions& options) {
   std::printf("  this process again, median of 3                          %7.2f s\n", loads[1]);
   std::printf("forward, %lld tokens, %lld maps, top-5 after the last token (%.1f GFLOP):\n",
               static_cast<long long>(kTokens), static_cast<long long>(maps), run.flops / 1e9);
-  std::printf("  cold: first call in a fresh process                 %9.1f ms   (%lld page faults)\n",
+  std::printf("  cold: first call in a fresh process                 %9.1f ms   (%lld page faults, %d threads)\n",
               cached.at("forward_seconds").get<double>() * 1e3,
-              static_cast<long long>(cached.at("forward_page_faults").get<int64_t>()));
+              static_cast<long long>(cached.at("forward_page_faults").get<int64_t>()), cached.at("threads").get<int>());
   std::printf("  cold, the file read from disk                       %9.1f ms\n",
               disk.at("forward_seconds").get<double>() * 1e3);
   std::printf("  warm: median of 5                                   %9.1f ms   (%.1f GFLOP/s)\n", forward_s * 1e3,
