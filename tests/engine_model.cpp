@@ -764,6 +764,14 @@ void expectHas(const std::string& msg, const std::vector<std::string>& parts) {
   for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
 }
 
+// config.json's `field` set to `bad` is refused naming `parts`; then set back to `good`.
+void expectFieldRefused(const TinyModel& tm, const std::string& field, const std::string& bad, const std::string& good,
+                        const std::vector<std::string>& parts) {
+  test::setConfigField(tm, field, bad);
+  expectHas(loadError(tm.dir), parts);
+  test::setConfigField(tm, field, good);
+}
+
 TEST(ModelErrors, TruncatedWeights) {
   test::TempDir dir;
   test::writeTinyModel(dir.path);
@@ -840,26 +848,21 @@ TEST(ModelErrors, LlamaConfigProblems) {
   test::TempDir dir;
   const TinyModel tm = test::writeTinyModel(dir.path, {.arch = Architecture::Llama});
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
-  test::setConfigField(tm, "num_key_value_heads", "3");
-  expectHas(loadError(dir.path), {"config.json", "num_key_value_heads (3) must divide num_attention_heads (4)"});
-  test::setConfigField(tm, "num_key_value_heads", "2");
-  test::setConfigField(tm, "rope_scaling", R"({"rope_type": "yarn", "factor": 4.0})");
-  expectHas(loadError(dir.path), {"config.json", "rope_scaling' has type 'yarn', but only 'llama3'"});
-  test::setConfigField(tm, "rope_scaling", R"({"rope_type": "llama3", "factor": 8.0})");
-  expectHas(loadError(dir.path), {"config.json", "field 'low_freq_factor' is missing"});
-  test::setConfigField(tm, "rope_scaling", "null");
-  test::setConfigField(tm, "rope_theta", "-1");
-  expectHas(loadError(dir.path), {"config.json", "field 'rope_theta' must be a number from"});
-  test::setConfigField(tm, "rope_theta", "10000");
-  test::setConfigField(tm, "hidden_act", R"("gelu")");
-  expectHas(loadError(dir.path), {"config.json", "field 'hidden_act' is 'gelu'"});
-  test::setConfigField(tm, "hidden_act", R"("silu")");
-  test::setConfigField(tm, "model_type", R"("mistral")");
-  expectHas(loadError(dir.path), {"config.json", "field 'model_type' is 'mistral'", "LlamaForCausalLM"});
-  test::setConfigField(tm, "model_type", R"("llama")");
-  test::setConfigField(tm, "tie_word_embeddings", "true");
-  expectHas(loadError(dir.path), {"lm_head.weight", "does not use"});
-  test::setConfigField(tm, "tie_word_embeddings", "false");
+  expectFieldRefused(tm, "num_key_value_heads", "3", "2",
+                     {"config.json", "num_key_value_heads (3) must divide num_attention_heads (4)"});
+  expectFieldRefused(tm, "rope_scaling", R"({"rope_type": "yarn", "factor": 4.0})", "null",
+                     {"config.json", "rope_scaling' has type 'yarn', but only 'llama3'"});
+  expectFieldRefused(tm, "rope_scaling", R"({"rope_type": "llama3", "factor": 8.0})", "null",
+                     {"config.json", "field 'low_freq_factor' is missing"});
+  expectFieldRefused(tm, "rope_theta", "-1", "10000", {"config.json", "field 'rope_theta' must be a number from"});
+  expectFieldRefused(tm, "hidden_act", R"("gelu")", R"("silu")", {"config.json", "field 'hidden_act' is 'gelu'"});
+  expectFieldRefused(tm, "model_type", R"("mistral")", R"("llama")",
+                     {"config.json", "field 'model_type' is 'mistral'", "LlamaForCausalLM"});
+  expectFieldRefused(tm, "head_dim", "3", "4", {"config.json", "field 'head_dim' must be even"});
+  expectFieldRefused(tm, "mlp_bias", "true", "false", {"config.json", "mlp_bias"});
+  // Tied: a saved lm_head.weight would go unused.
+  expectFieldRefused(tm, "tie_word_embeddings", "true", "false", {"lm_head.weight", "does not use"});
+  ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
   fs::remove(dir / "tokenizer.json");
   expectHas(loadError(dir.path), {"tokenizer.json", "missing", "Llama's tokenizer needs tokenizer.json"});
 }
