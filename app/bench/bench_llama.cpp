@@ -335,7 +335,7 @@ void benchLlama(nlohmann::json& out, const BenchOptions& options) {
   std::printf("  this process again, median of 3                          %7.2f s\n", loads[1]);
   std::printf("forward, %lld tokens, %lld maps, top-5 after the last token (%.1f GFLOP):\n",
               static_cast<long long>(kTokens), static_cast<long long>(maps), run.flops / 1e9);
-  std::printf("  cold: first call in a fresh process                 %9.1f ms   (%lld page faults, %d threads)\n",
+  std::printf("  cold: first call in a fresh process                 %9.1f ms   (%lld page faults, threads %d)\n",
               cached.at("forward_seconds").get<double>() * 1e3,
               static_cast<long long>(cached.at("forward_page_faults").get<int64_t>()), cached.at("threads").get<int>());
   std::printf("  cold, the file read from disk                       %9.1f ms\n",
