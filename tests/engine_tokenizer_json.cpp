@@ -91,28 +91,13 @@ TEST_F(LlamaReference, Llama3MatchesLlama3TokenizerJs) {
 // [SECTION] Small hand-written files
 
 // Byte-level: the 256 byte symbols with ids = byte values (GPT-2's
-// bytes_to_unicode), then "ab" (256, from the merge a b), "abc" (257, from
+// bytes_to_unicode, checked on the real GPT-2 vocabulary in
+// engine_tokenizer.cpp), then "ab" (256, from the merge a b), "abc" (257, from
 // no merge), "34" (258, from 3 4), "Ġa" (259, from Ġ a).
-std::string byteSymbol(int b) {
-  const auto printable = [](int k) { return (k >= '!' && k <= '~') || (k >= 0xA1 && k <= 0xAC) || (k >= 0xAE && k <= 0xFF); };
-  int cp = b;
-  if (!printable(b)) {
-    cp = 256;
-    for (int k = 0; k < b; ++k) cp += !printable(k);
-  }
-  std::string out;  // cp < 0x800
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-  return out;
-}
-
 json byteLevelFile(bool ignore_merges) {
   json vocab = json::object();
-  for (int b = 0; b < 256; ++b) vocab[byteSymbol(b)] = b;
+  const auto symbols = gpt2ByteSymbols();
+  for (int b = 0; b < 256; ++b) vocab[symbols[b]] = b;
   vocab["ab"] = 256;
   vocab["abc"] = 257;
   vocab["34"] = 258;

@@ -116,22 +116,24 @@ std::string replaceAll(std::string s, const std::string& from, const std::string
 
 // Normalizers: Prepend (only to a non-empty span), Replace (a literal
 // string), and the Unicode normal forms.
-struct Prepend {
-  std::string prepend;
+struct NormalizerStep {
+  enum class Kind { prepend, replace, unicode } kind;
+  std::string text, with;  // prepend: text; replace: text → with
+  NormalForm form = NormalForm::NFC;
 };
-struct Replace {
-  std::string from, to;
-};
-using NormalizerStep = std::variant<Prepend, Replace, NormalForm>;
 
 std::string normalize(std::string s, const std::vector<NormalizerStep>& steps) {
   for (const NormalizerStep& step : steps) {
-    if (const auto* p = std::get_if<Prepend>(&step)) {
-      if (!s.empty()) s = p->prepend + s;
-    } else if (const auto* r = std::get_if<Replace>(&step)) {
-      s = replaceAll(std::move(s), r->from, r->to);
-    } else {
-      s = toUtf8(normalized(toCodePoints(s), std::get<NormalForm>(step)));
+    switch (step.kind) {
+      case NormalizerStep::Kind::prepend:
+        if (!s.empty()) s = step.text + s;
+        break;
+      case NormalizerStep::Kind::replace:
+        s = replaceAll(std::move(s), step.text, step.with);
+        break;
+      case NormalizerStep::Kind::unicode:
+        s = toUtf8(normalized(toCodePoints(s), step.form));
+        break;
     }
   }
   return s;
@@ -207,7 +209,7 @@ std::vector<Piece> preTokenize(std::vector<Piece> pieces, const std::vector<PreT
       if (const auto* s = std::get_if<Split>(&step)) {
         cutInto(piece, s->regex ? s->regex->find(piece.text) : literalMatches(piece.text, s->literal), s->remove, next);
       } else if (const auto* b = std::get_if<ByteLevel>(&step)) {
-        if (b->add_prefix_space && piece.text.front() != ' ') piece.text.insert(0, " ");
+        if (b->add_prefix_space && piece.text.front() != ' ') piece.text.insert(piece.text.begin(), ' ');
         if (b->use_regex)
           cutInto(piece, gpt2Pieces(piece.text), false, next);
         else
@@ -261,6 +263,7 @@ struct Model {
   std::vector<NormalizerStep> normalizer;
   std::vector<PreTokenizerStep> pre_tokenizer;
   std::vector<AddedToken> added_tokens;  // longest first
+  std::array<bool, 256> added_first_byte{};  // some added token starts with this byte
 };
 
 class HfBpeTokenizer final : public Tokenizer {
@@ -312,6 +315,10 @@ class HfBpeTokenizer final : public Tokenizer {
     std::vector<Span> spans;
     const auto isSpace = [&](size_t i) { return text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'; };
     for (size_t i = 0; i < text.size() && !m_.added_tokens.empty();) {
+      if (!m_.added_first_byte[static_cast<unsigned char>(text[i])]) {
+        ++i;
+        continue;
+      }
       const auto found = std::find_if(m_.added_tokens.begin(), m_.added_tokens.end(),
                                       [&](const AddedToken& t) { return text.compare(i, t.content.size(), t.content) == 0; });
       if (found == m_.added_tokens.end()) {
@@ -454,14 +461,19 @@ std::vector<NormalizerStep> readNormalizer(const json& v, const std::string& whe
   std::vector<NormalizerStep> out;
   for (const Fields& f : steps(v, where, "normalizers")) {
     const std::string type = f.string("type");
+    using Kind = NormalizerStep::Kind;
     if (type == "Prepend") {
-      out.push_back(Prepend{f.string("prepend")});
+      out.push_back({Kind::prepend, f.string("prepend"), ""});
     } else if (type == "Replace") {
       const auto [from, regex] = pattern(f);
       if (regex) throw InputError(f.at("pattern") + ": a Regex pattern in Replace is not supported (a String is)");
-      out.push_back(Replace{from, f.string("content")});
+      out.push_back({Kind::replace, from, f.string("content")});
     } else if (type == "NFC" || type == "NFD" || type == "NFKC" || type == "NFKD") {
-      out.push_back(type == "NFC" ? NormalForm::NFC : type == "NFD" ? NormalForm::NFD : type == "NFKC" ? NormalForm::NFKC : NormalForm::NFKD);
+      const NormalForm form = type == "NFC"   ? NormalForm::NFC
+                              : type == "NFD" ? NormalForm::NFD
+                              : type == "NFKC" ? NormalForm::NFKC
+                                               : NormalForm::NFKD;
+      out.push_back({Kind::unicode, "", "", form});
     } else {
       throw InputError(f.at("type") + ": normalizer \"" + type +
                        "\" is not supported (supported: Sequence, Prepend, Replace, NFC, NFD, NFKC, NFKD)");
@@ -553,6 +565,7 @@ void readVocabulary(const Fields& model, const json& root, const std::string& wh
     if (t.flag("single_word", false)) throw InputError(t.at("single_word") + ": true is not supported");
     entries.emplace_back(content, tokenId(t.get("id"), t.at("id")));
     m.added_tokens.push_back({content, entries.back().second, t.flag("lstrip", false), t.flag("rstrip", false)});
+    m.added_first_byte[static_cast<unsigned char>(content[0])] = true;
   }
 
   int32_t max_id = 0;
@@ -720,7 +733,7 @@ HfTokenizer makeHfTokenizer(const std::string& tokenizer_json, const std::option
     }
   }
   for (const NormalizerStep& step : m.normalizer)
-    if (const auto* p = std::get_if<Prepend>(&step); p && p->prepend == m.space) m.strip_first_space = true;
+    if (step.kind == NormalizerStep::Kind::prepend && step.text == m.space) m.strip_first_space = true;
   if (m.byte_level) {
     const ByteSymbols symbols;
     for (int b = 0; b < 256; ++b) {

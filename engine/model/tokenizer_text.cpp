@@ -116,7 +116,6 @@ std::string outsideVocab(int32_t id) {
 // [SECTION] Unicode (ICU)
 
 bool inCategory(char32_t cp, uint32_t mask) { return cp != kInvalid && (U_GET_GC_MASK(static_cast<UChar32>(cp)) & mask); }
-bool isLetter(char32_t cp) { return inCategory(cp, U_GC_L_MASK); }
 bool isNumber(char32_t cp) { return inCategory(cp, U_GC_N_MASK); }
 
 namespace {
@@ -174,6 +173,7 @@ std::optional<std::string> ByteSymbols::bytes(const std::string& token) const {
 }
 
 namespace {
+bool isLetter(char32_t cp) { return inCategory(cp, U_GC_L_MASK); }
 // \s of the GPT-2 reference's JavaScript regex (ECMAScript WhiteSpace and
 // LineTerminator): tab, LF, VT, FF, CR, U+FEFF, U+2028, U+2029 and every Zs.
 bool isJsSpace(char32_t cp) {

@@ -38,7 +38,6 @@ std::string outsideVocab(int32_t id);
 // [SECTION] Unicode (ICU)
 
 bool inCategory(char32_t cp, uint32_t mask);  // U_GC_*_MASK
-bool isLetter(char32_t cp);                   // \p{L}
 bool isNumber(char32_t cp);                   // \p{N}
 enum class NormalForm { NFC, NFD, NFKC, NFKD };
 std::u32string normalized(const std::u32string& s, NormalForm form);
