@@ -174,6 +174,26 @@ TEST(TokenizerJson, ByteLevelSplitRegexAndIgnoreMerges) {
   EXPECT_FALSE(whole.add_bos);
 }
 
+// SmolLM's pre-tokenizer (each digit alone, then GPT-2's pattern) and
+// Qwen2's normalizer (NFC).
+TEST(TokenizerJson, DigitsByteLevelRegexAndNfc) {
+  json f = byteLevelFile(false);
+  f["pre_tokenizer"] = {{"type", "Sequence"},
+                        {"pretokenizers",
+                         {{{"type", "Digits"}, {"individual_digits", true}},
+                          {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}}}};
+  EXPECT_EQ(load(f).tokenizer->encode("34"), (Ids{'3', '4'}));
+  EXPECT_EQ(load(f).tokenizer->encode("a b"), (Ids{'a', ' ', 'b'}));
+  f["pre_tokenizer"]["pretokenizers"].erase(0);
+  EXPECT_EQ(load(f).tokenizer->encode("34"), (Ids{258}));
+  // ' ?\p{L}+' keeps the space with the word: "x ab" → "x", "Ġab" → Ġ ab
+  EXPECT_EQ(load(f).tokenizer->encode("x ab"), (Ids{'x', ' ', 256}));
+  f["normalizer"] = {{"type", "NFC"}};
+  EXPECT_EQ(load(f).tokenizer->encode("e\u0301"), (Ids{0xC3, 0xA9}));  // é composed
+  f["normalizer"] = nullptr;
+  EXPECT_EQ(load(f).tokenizer->encode("e\u0301"), (Ids{'e', 0xCC, 0x81}));
+}
+
 TEST(TokenizerJson, SentencePieceByteFallbackAndAddedTokens) {
   const HfTokenizer hf = load(sentencePieceFile());
   const Tokenizer& tok = *hf.tokenizer;
