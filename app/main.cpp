@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
   render_cmd->add_flag("--dark", render.dark, "Dark background");
   addInputFlags(*render_cmd, render.input);
 
-  CLI::App* model_cmd = app.add_subcommand("model", "Real checkpoints (GPT-2, BERT): describe one, or run it on text");
+  CLI::App* model_cmd = app.add_subcommand("model", "Real checkpoints (GPT-2, BERT, Llama, Mistral, Qwen2): describe one, run it on text, or generate");
   model_cmd->require_subcommand(1);
   std::string model_path;
   bool model_json = false;
@@ -122,6 +122,21 @@ int main(int argc, char** argv) {
   model_run_cmd->add_option("--predict-at", model_run.predict_at,
                             "Positions to predict at: all, last, or a list such as 0,7,12 (the LM head runs on these only)")
       ->capture_default_str();
+
+  ModelGenerateCliOptions model_gen;
+  CLI::App* model_gen_cmd = model_cmd->add_subcommand(
+      "generate", "Generate text with a KV cache; write tokens.json, each new token's attention (attention.npy "
+                  "[steps, layers, heads, L_max] with lengths.npy), prompt_attention.npy and meta.json");
+  model_gen_cmd->add_option("path", model_gen.path, "Model folder (GPT-2 or the LLaMA family)")->required();
+  model_gen_cmd->add_option("--text", model_gen.text, "The prompt")->required();
+  model_gen_cmd->add_option("--out", model_gen.out_dir, "Output folder")->required();
+  model_gen_cmd->add_option("--max-new", model_gen.max_new, "New tokens to generate")->capture_default_str();
+  CLI::Option* greedy = model_gen_cmd->add_flag("--greedy", model_gen.greedy, "Take the most probable token (the default)");
+  model_gen_cmd->add_option("--top-k", model_gen.top_k, "Sample among the K most probable tokens")->excludes(greedy);
+  model_gen_cmd->add_option("--temperature", model_gen.temperature, "Sampling temperature τ: softmax(logits / τ)")
+      ->capture_default_str();
+  model_gen_cmd->add_option("--seed", model_gen.seed, "Sampling seed")->capture_default_str();
+  model_gen_cmd->add_flag("--truncate", model_gen.truncate, "Cut a prompt longer than the positions left");
 
   bool lesson_json = false;
   CLI::App* lesson_cmd = app.add_subcommand("lesson", "Guided lessons: list them, or export one as a handout");
@@ -166,6 +181,7 @@ int main(int argc, char** argv) {
     if (*bench_cmd) return cmdBench(bench_json, bench_only);
     if (*model_info_cmd) return cmdModelInfo(model_path, model_json);
     if (*model_run_cmd) return cmdModelRun(model_run);
+    if (*model_gen_cmd) return cmdModelGenerate(model_gen);
     if (*lesson_list_cmd) return cmdLessonList(lesson_json);
     if (*lesson_export_cmd) return cmdLessonExport(argc, argv, lesson_export);
     if (*gui_cmd) {

@@ -231,15 +231,21 @@ std::vector<double> ropeFrequencies(int64_t d_head, double base) {
 }
 
 void rotateHalf(Eigen::Ref<Mat> x, const std::vector<double>& theta, int64_t first_position) {
-  const int64_t half = static_cast<int64_t>(theta.size());
+  rotateHalfHeads(x, 1, theta, first_position);
+}
+
+void rotateHalfHeads(Eigen::Ref<Mat> x, int64_t heads, const std::vector<double>& theta, int64_t first_position) {
+  const int64_t half = static_cast<int64_t>(theta.size()), dh = 2 * half;
   for (int64_t r = 0; r < x.rows(); ++r) {
     const double m = static_cast<double>(first_position + r);
     for (int64_t i = 0; i < half; ++i) {
       // The angle in double: m θ_i reaches 10⁴ rad at m = 10⁴, where a float keeps ~3 digits of its sine.
       const double a = m * theta[static_cast<size_t>(i)], c = std::cos(a), s = std::sin(a);
-      const double lo = x(r, i), hi = x(r, i + half);
-      x(r, i) = static_cast<float>(lo * c - hi * s);
-      x(r, i + half) = static_cast<float>(hi * c + lo * s);
+      for (int64_t h = 0; h < heads; ++h) {
+        const double lo = x(r, h * dh + i), hi = x(r, h * dh + i + half);
+        x(r, h * dh + i) = static_cast<float>(lo * c - hi * s);
+        x(r, h * dh + i + half) = static_cast<float>(hi * c + lo * s);
+      }
     }
   }
 }

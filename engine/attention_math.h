@@ -28,6 +28,9 @@ std::vector<double> ropeFrequencies(int64_t d_head, double base);
 // `rotate_half` layout of LLaMA and Hugging Face: dimension i pairs with
 // i + d_head/2, turned by the angle m·θ_i (computed in double).
 void rotateHalf(Eigen::Ref<Mat> x, const std::vector<double>& theta, int64_t first_position);
+// The same for x [n, heads·d_head], every head turned alike; each angle's
+// sine and cosine are computed once for all the heads.
+void rotateHalfHeads(Eigen::Ref<Mat> x, int64_t heads, const std::vector<double>& theta, int64_t first_position);
 
 // LayerNorm over each row without gain and bias (Ba et al. 2016):
 //   LN(x)_i = (x_i − mean(x_i)) / √(var(x_i) + eps)                [rows, d]

@@ -1,4 +1,5 @@
-// attnlab model info / model run on tiny checkpoints, through the real binary.
+// attnlab model info / run / generate on tiny checkpoints, through the real binary.
+#include "engine/model/generate.h"
 #include "engine/model/model.h"
 #include "engine/npy.h"
 
@@ -7,6 +8,8 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include <cstring>
 
 namespace fs = std::filesystem;
 
@@ -126,6 +129,80 @@ void expectBadInput(const std::vector<std::string>& args, const fs::path& parent
     EXPECT_EQ(e.path().filename().string().find(".out"), std::string::npos) << e.path();
 }
 
+TEST(ModelCli, LlamaFamilyInfoAndRun) {
+  test::TempDir dir;
+  const test::TinyModel tm = test::writeTinyModel(
+      dir / "mistral", {.arch = Architecture::Llama, .prefix = "model.", .family = "mistral", .kv_heads = 2, .sliding_window = 4});
+  const test::RunResult r = runAttnlab({"model", "info", tm.dir.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* s : {"MistralForCausalLM", "kv heads      2 (grouped-query: 2 query heads per key/value head)",
+                        "RoPE, θ base 50", "window        4 keys", "RMSNorm", "SwiGLU", "model.layers.1.mlp.gate_proj.weight"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << " not in:\n" << r.out;
+  const fs::path out = dir / "run";
+  const test::RunResult run = runAttnlab({"model", "run", tm.dir.string(), "--text", "the cat sat", "--out", out.string()});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const nlohmann::json tokens = nlohmann::json::parse(test::slurp(out / "tokens.json"));
+  EXPECT_EQ(tokens["tokens"][0], "<s>");
+  const Array att = readNpy(out / "attention.npy", "attention");
+  EXPECT_EQ(att.shape[0], 2);
+  EXPECT_EQ(att.shape[1], 4) << "a map per query head, not per key/value head";
+}
+
+// Each new token's row over the cache, exactly as the engine's generate() gives it.
+TEST(ModelCli, GenerateWritesEachNewTokensAttention) {
+  test::TempDir dir;
+  const test::TinyModel tm = test::writeTinyModel(dir / "llama", {.arch = Architecture::Llama, .kv_heads = 1});
+  const fs::path out = dir / "gen";
+  const test::RunResult r = runAttnlab({"model", "generate", tm.dir.string(), "--text", "the cat", "--max-new", "5",
+                                        "--greedy", "--out", out.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("+ 5 new"), std::string::npos) << r.out;
+  EXPECT_EQ(test::listFiles(out), (std::vector<std::string>{"attention.npy", "lengths.npy", "meta.json",
+                                                           "prompt_attention.npy", "tokens.json"}));
+  const auto model = loadModel(filesOnDisk(tm.dir.string()));
+  const Generation g = generate(*model, "the cat", {.max_new = 5});
+  const int64_t P = static_cast<int64_t>(g.prompt.ids.size()), S = 5, Lmax = P + S;
+  const nlohmann::json tokens = nlohmann::json::parse(test::slurp(out / "tokens.json"));
+  EXPECT_EQ(tokens["prompt_ids"].get<std::vector<int32_t>>(), g.prompt.ids);
+  ASSERT_EQ(tokens["ids"].size(), 5u);
+  for (size_t s = 0; s < 5; ++s) EXPECT_EQ(tokens["ids"][s], g.tokens[s].id);
+  EXPECT_EQ(tokens["text"], g.text);
+  const Array att = readNpy(out / "attention.npy", "attention");
+  ASSERT_EQ(att.shape, (std::vector<int64_t>{S, 2, 4, Lmax}));
+  // lengths.npy: int32 [S], the last 4·S bytes after the header
+  const std::string lengths = test::slurp(out / "lengths.npy");
+  EXPECT_NE(lengths.find("'descr': '<i4'"), std::string::npos);
+  EXPECT_NE(lengths.find("'shape': (5,)"), std::string::npos);
+  ASSERT_GE(lengths.size(), static_cast<size_t>(4 * S));
+  for (int64_t s = 0; s < S; ++s) {
+    int32_t n = 0;
+    std::memcpy(&n, lengths.data() + lengths.size() - 4 * (S - s), 4);
+    EXPECT_EQ(n, P + s + 1);
+    for (int64_t l = 0; l < 2; ++l)
+      for (int64_t h = 0; h < 4; ++h) {
+        const float* row = att.data.data() + ((s * 2 + l) * 4 + h) * Lmax;
+        for (int64_t j = 0; j < Lmax; ++j)
+          ASSERT_FLOAT_EQ(row[j], j <= P + s ? g.tokens[static_cast<size_t>(s)].step.attention[l][h](0, j) : 0.0f)
+              << "step " << s << " layer " << l << " head " << h << " key " << j;
+      }
+  }
+  const Array prompt = readNpy(out / "prompt_attention.npy", "prompt_attention");
+  EXPECT_EQ(prompt.shape, (std::vector<int64_t>{2, 4, P, P}));
+  const nlohmann::json meta = nlohmann::json::parse(test::slurp(out / "meta.json"));
+  EXPECT_EQ(meta["kv_heads"], 1);
+  EXPECT_EQ(meta["sampling"]["mode"], "greedy");
+  EXPECT_EQ(meta["steps"], 5);
+
+  // Sampling is reproducible through the CLI too.
+  const fs::path a = dir / "a", b = dir / "b";
+  for (const fs::path& o : {a, b})
+    ASSERT_EQ(runAttnlab({"model", "generate", tm.dir.string(), "--text", "the", "--max-new", "6", "--top-k", "40",
+                          "--temperature", "1.5", "--seed", "11", "--out", o.string()})
+                  .status,
+              0);
+  EXPECT_EQ(test::slurp(a / "tokens.json"), test::slurp(b / "tokens.json"));
+}
+
 TEST(ModelCli, BadInputExitsTwoWithoutOutput) {
   test::TempDir dir;
   const test::TinyModel tm = test::writeTinyModel(dir / "gpt2");
@@ -141,6 +218,19 @@ TEST(ModelCli, BadInputExitsTwoWithoutOutput) {
                  "no such model folder");
   expectBadInput({"model", "run", m, "--text", "the"}, dir.path, "--out");
   expectBadInput({"model", "frobnicate"}, dir.path, "model");
+  expectBadInput({"model", "generate", m, "--text", "the", "--out", out, "--greedy", "--top-k", "5"}, dir.path,
+                 "--greedy");
+  expectBadInput({"model", "generate", m, "--text", "the", "--out", out, "--max-new", "0"}, dir.path, "--max-new");
+  expectBadInput({"model", "generate", m, "--text", "the", "--out", out, "--max-new", "3", "--top-k", "3", "--temperature", "0"},
+                 dir.path, "--temperature");
+  expectBadInput({"model", "generate", m, "--text", "the cat sat on the mat", "--out", out, "--max-new", "12"},
+                 dir.path, "positions left");
+  {
+    test::TempDir bert;
+    const test::TinyModel bm = test::writeTinyModel(bert / "bert", {.arch = Architecture::Bert});
+    expectBadInput({"model", "generate", bm.dir.string(), "--text", "the cat", "--out", out}, dir.path,
+                   "generation needs a causal language model");
+  }
 
   test::setConfigField(tm, "architectures", R"(["T5ForConditionalGeneration"])");
   expectBadInput({"model", "run", m, "--text", "the", "--out", out}, dir.path, "T5ForConditionalGeneration");

@@ -1,6 +1,7 @@
 // Real checkpoints: the safetensors reader, GPT-2 and BERT loading and the
 // forward pass against a plain-loop reference written here, head summaries,
 // rollout, patterns on a real head, and every bad input of issue 4.
+#include "engine/model/generate.h"
 #include "engine/model/head_metrics.h"
 #include "engine/model/head_patterns.h"
 #include "engine/model/model.h"
@@ -15,6 +16,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 
 namespace fs = std::filesystem;
 
@@ -64,26 +66,30 @@ Rows linearRef(const Rows& x, const std::vector<float>& w, const std::vector<flo
   return y;
 }
 
+// Query head h reads key/value head h / (heads / kv_heads) (k and v have
+// kv_heads·d_head columns); a sliding window keeps keys j with i − j < window.
 void attentionRef(const Rows& q, const Rows& k, const Rows& v, size_t heads, bool causal, std::vector<Rows>& maps,
-                  Rows& out) {
+                  Rows& out, size_t kv_heads = 0, size_t window = 0) {
   const size_t L = q.size(), d = q[0].size(), dh = d / heads;
+  if (kv_heads == 0) kv_heads = heads;
   out = zeros(L, d);
   maps.assign(heads, zeros(L, L));
   for (size_t h = 0; h < heads; ++h)
     for (size_t i = 0; i < L; ++i) {
-      const size_t last = causal ? i : L - 1;
+      const size_t g = h / (heads / kv_heads), last = causal ? i : L - 1;
+      const size_t first = window > 0 && i + 1 > window ? i + 1 - window : 0;
       std::vector<double> s(last + 1);
       double mx = -1e300, z = 0;
-      for (size_t j = 0; j <= last; ++j) {
+      for (size_t j = first; j <= last; ++j) {
         double dot = 0;
-        for (size_t e = 0; e < dh; ++e) dot += q[i][h * dh + e] * k[j][h * dh + e];
+        for (size_t e = 0; e < dh; ++e) dot += q[i][h * dh + e] * k[j][g * dh + e];
         s[j] = dot / std::sqrt(static_cast<double>(dh));
         mx = std::max(mx, s[j]);
       }
-      for (size_t j = 0; j <= last; ++j) z += std::exp(s[j] - mx);
-      for (size_t j = 0; j <= last; ++j) {
+      for (size_t j = first; j <= last; ++j) z += std::exp(s[j] - mx);
+      for (size_t j = first; j <= last; ++j) {
         maps[h][i][j] = std::exp(s[j] - mx) / z;
-        for (size_t e = 0; e < dh; ++e) out[i][h * dh + e] += maps[h][i][j] * v[j][h * dh + e];
+        for (size_t e = 0; e < dh; ++e) out[i][h * dh + e] += maps[h][i][j] * v[j][g * dh + e];
       }
     }
 }
@@ -171,6 +177,104 @@ Reference bertRef(const TinyModel& m, const std::vector<int32_t>& ids) {
                                                                             : m.w("embeddings.word_embeddings.weight");
     r.logits = linearRef(t, dec, m.w("cls.predictions.bias"), d, static_cast<size_t>(c.vocab), true);
   }
+  return r;
+}
+
+double silu(double u) { return u / (1.0 + std::exp(-u)); }
+
+void rmsNormRef(Rows& x, const std::vector<float>& w, double eps) {
+  for (auto& row : x) {
+    double ms = 0;
+    for (double v : row) ms += v * v;
+    ms /= static_cast<double>(row.size());
+    for (size_t c = 0; c < row.size(); ++c) row[c] = row[c] / std::sqrt(ms + eps) * w[c];
+  }
+}
+
+// RoPE's θ_i = base^(−2i/d_head), then transformers' llama3 rule when scaled:
+// wavelength 2π/θ above original/low: θ/factor; below original/high: θ; between:
+// (1 − s)·θ/factor + s·θ with s = (original/wavelength − low)/(high − low).
+std::vector<double> ropeThetaRef(const ModelConfig& c) {
+  std::vector<double> theta;
+  for (int64_t i = 0; i < c.head_dim / 2; ++i) {
+    double t = 1.0 / std::pow(c.rope_theta, 2.0 * static_cast<double>(i) / static_cast<double>(c.head_dim));
+    if (c.rope_factor > 0) {
+      const double wl = 2 * M_PI / t, orig = static_cast<double>(c.rope_original_positions);
+      if (wl > orig / c.rope_low_freq) t = t / c.rope_factor;
+      else if (wl >= orig / c.rope_high_freq) {
+        const double sm = (orig / wl - c.rope_low_freq) / (c.rope_high_freq - c.rope_low_freq);
+        t = (1 - sm) * t / c.rope_factor + sm * t;
+      }
+    }
+    theta.push_back(t);
+  }
+  return theta;
+}
+
+// rotate_half at position i: x'_e = x_e cos(iθ_e) − x_{e+h} sin(iθ_e), x'_{e+h} = x_{e+h} cos + x_e sin, per head.
+Rows ropeRef(const Rows& x, size_t dh, const std::vector<double>& theta) {
+  Rows y = x;
+  const size_t half = dh / 2;
+  for (size_t i = 0; i < x.size(); ++i)
+    for (size_t h = 0; h < x[i].size() / dh; ++h)
+      for (size_t e = 0; e < half; ++e) {
+        const double a = static_cast<double>(i) * theta[e], lo = x[i][h * dh + e], hi = x[i][h * dh + e + half];
+        y[i][h * dh + e] = lo * std::cos(a) - hi * std::sin(a);
+        y[i][h * dh + e + half] = hi * std::cos(a) + lo * std::sin(a);
+      }
+  return y;
+}
+
+// [L][kv_heads·dh] → [L][heads·dh]: each key/value head once per query head reading it.
+Rows repeatHeadsRef(const Rows& x, size_t heads, size_t kv_heads, size_t dh) {
+  Rows y = zeros(x.size(), heads * dh);
+  for (size_t i = 0; i < x.size(); ++i)
+    for (size_t h = 0; h < heads; ++h)
+      for (size_t e = 0; e < dh; ++e) y[i][h * dh + e] = x[i][h / (heads / kv_heads) * dh + e];
+  return y;
+}
+
+struct LlamaReference : Reference {
+  std::vector<Rows> q_unrotated, k_unrotated;  // [layer], k repeated per query head
+};
+
+LlamaReference llamaRef(const TinyModel& m, const std::vector<int32_t>& ids) {
+  const ModelConfig& c = m.config;
+  const size_t L = ids.size(), d = static_cast<size_t>(c.d_model), ff = static_cast<size_t>(c.d_ff);
+  const size_t H = static_cast<size_t>(c.heads), Hkv = static_cast<size_t>(c.kv_heads), dh = static_cast<size_t>(c.head_dim);
+  const std::vector<double> theta = ropeThetaRef(c);
+  LlamaReference r;
+  Rows x = zeros(L, d);
+  for (size_t i = 0; i < L; ++i)
+    for (size_t e = 0; e < d; ++e) x[i][e] = m.w("embed_tokens.weight")[ids[i] * d + e];
+  for (int64_t l = 0; l < c.layers; ++l) {
+    auto W = [&](const std::string& n) { return m.w("layers." + std::to_string(l) + "." + n); };
+    auto B = [&](const std::string& n) { return c.qkv_bias ? W(n) : std::vector<float>{}; };
+    Rows a = x;
+    rmsNormRef(a, W("input_layernorm.weight"), c.rms_eps);
+    const Rows q0 = linearRef(a, W("self_attn.q_proj.weight"), B("self_attn.q_proj.bias"), d, H * dh, true);
+    const Rows k0 = linearRef(a, W("self_attn.k_proj.weight"), B("self_attn.k_proj.bias"), d, Hkv * dh, true);
+    const Rows v = linearRef(a, W("self_attn.v_proj.weight"), B("self_attn.v_proj.bias"), d, Hkv * dh, true);
+    const Rows q = ropeRef(q0, dh, theta), k = ropeRef(k0, dh, theta);
+    std::vector<Rows> maps;
+    Rows out;
+    attentionRef(q, k, v, H, true, maps, out, Hkv, static_cast<size_t>(c.sliding_window));
+    r.attention.push_back(maps);
+    r.q.push_back(q), r.k.push_back(repeatHeadsRef(k, H, Hkv, dh)), r.v.push_back(repeatHeadsRef(v, H, Hkv, dh));
+    r.q_unrotated.push_back(q0), r.k_unrotated.push_back(repeatHeadsRef(k0, H, Hkv, dh));
+    addInto(x, linearRef(out, W("self_attn.o_proj.weight"), {}, H * dh, d, true));
+    a = x;
+    rmsNormRef(a, W("post_attention_layernorm.weight"), c.rms_eps);
+    Rows g = linearRef(a, W("mlp.gate_proj.weight"), {}, d, ff, true);
+    const Rows u = linearRef(a, W("mlp.up_proj.weight"), {}, d, ff, true);
+    for (size_t i = 0; i < L; ++i)
+      for (size_t e = 0; e < ff; ++e) g[i][e] = silu(g[i][e]) * u[i][e];
+    addInto(x, linearRef(g, W("mlp.down_proj.weight"), {}, ff, d, true));
+  }
+  rmsNormRef(x, m.w("norm.weight"), c.rms_eps);
+  r.hidden = x;
+  const std::vector<float>& head = m.has("lm_head.weight") ? m.w("lm_head.weight") : m.w("embed_tokens.weight");
+  r.logits = linearRef(x, head, {}, d, static_cast<size_t>(c.vocab), true);
   return r;
 }
 
@@ -356,6 +460,166 @@ TEST(ModelForward, F16AndBf16Checkpoints) {
   }
 }
 
+// [SECTION] The LLaMA family against the reference
+// RMSNorm, q/k/v, RoPE (q and k before and after), GQA's head mapping,
+// SwiGLU and every layer's maps and hidden states, on each architecture.
+void expectLlamaMatches(const TinyOptions& o, const std::string& text) {
+  test::TempDir dir;
+  TinyOptions with_prefix = o;
+  with_prefix.arch = Architecture::Llama;
+  with_prefix.prefix = "model.";
+  const TinyModel tm = test::writeTinyModel(dir.path, with_prefix);
+  const auto model = loadModel(filesOnDisk(dir.path.string()));
+  const ModelRun run = runModel(*model, text, {.top_k = 3});
+  ASSERT_GE(run.ids.size(), 2u);
+  EXPECT_EQ(run.ids[0], tm.config.vocab - 2) << "tokenizer_config.json's add_bos_token puts <s> first";
+  EXPECT_EQ(run.tokens[0], "<s>");
+  EXPECT_TRUE(run.rope && run.causal);
+  EXPECT_EQ(run.kv_heads, o.kv_heads);
+  EXPECT_EQ(run.sliding_window, o.sliding_window);
+  const LlamaReference ref = llamaRef(tm, run.ids);
+  ASSERT_EQ(run.rope_theta.size(), 2u);
+  const std::vector<double> theta = ropeThetaRef(tm.config);
+  for (size_t i = 0; i < theta.size(); ++i) EXPECT_NEAR(run.rope_theta[i], theta[i], 1e-12 * theta[i]);
+  expectMatches(run, ref, 3);
+  for (size_t l = 0; l < ref.q_unrotated.size(); ++l)
+    for (size_t i = 0; i < run.ids.size(); ++i)
+      for (size_t e = 0; e < ref.q_unrotated[l][i].size(); ++e) {
+        ASSERT_NEAR(run.q_unrotated[l](i, e), ref.q_unrotated[l][i][e], 2e-4);
+        ASSERT_NEAR(run.k_unrotated[l](i, e), ref.k_unrotated[l][i][e], 2e-4);
+      }
+}
+
+TEST(ModelForward, LlamaMatchesLoopReference) {
+  expectLlamaMatches({.kv_heads = 2}, "the cat sat on the mat");
+}
+
+TEST(ModelForward, LlamaMultiQueryTiedLlama3ScalingBf16) {
+  // One key/value head for all four query heads, the head tied to the
+  // embeddings, llama3 rope_scaling, and BF16 weights converted only while used.
+  expectLlamaMatches({.dtype = DType::BF16, .seed = 4, .kv_heads = 1, .tied = true, .llama3_scaling = true},
+                     "then the hat");
+}
+
+TEST(ModelForward, Qwen2BiasesOnQkv) {
+  expectLlamaMatches({.seed = 5, .family = "qwen2", .kv_heads = 2}, "the the the");
+}
+
+TEST(ModelForward, MistralSlidingWindow) {
+  expectLlamaMatches({.seed = 6, .family = "mistral", .kv_heads = 4, .sliding_window = 3}, "the cat sat on the mat");
+  // The window itself: row i keeps keys i−2 … i only.
+  test::TempDir dir;
+  test::writeTinyModel(dir.path, {.arch = Architecture::Llama, .family = "mistral", .sliding_window = 3});
+  const ModelRun run = runModel(*loadModel(filesOnDisk(dir.path.string())), "a b c d e f", {.top_k = 0});
+  const Mat& a = run.attention[1][2];
+  for (int64_t i = 0; i < a.rows(); ++i)
+    for (int64_t j = 0; j < a.cols(); ++j) {
+      if (j > i || i - j >= 3) EXPECT_EQ(a(i, j), 0.0f) << i << "," << j;
+      else EXPECT_GT(a(i, j), 0.0f) << i << "," << j;
+    }
+}
+
+// [SECTION] Generation with a KV cache against a full forward
+// Each decode step's single query sees every cached key: the prompt's maps
+// plus each step's row equal a full forward over the same tokens, and each
+// greedy token is the full forward's arg-max at the position before it.
+void expectGenerationMatchesFullForward(const TinyOptions& o, const std::string& prompt) {
+  test::TempDir dir;
+  test::writeTinyModel(dir.path, o);
+  const auto model = loadModel(filesOnDisk(dir.path.string()));
+  const Generation g = generate(*model, prompt, {.max_new = 6});
+  ASSERT_EQ(g.tokens.size(), 6u);
+  const size_t P = g.prompt.ids.size();
+  for (size_t s = 0; s < g.tokens.size(); ++s) {
+    const ModelRun& st = g.tokens[s].step;
+    EXPECT_EQ(st.first_position, static_cast<int64_t>(P + s));
+    ASSERT_EQ(st.attention[1].back().rows(), 1);
+    EXPECT_EQ(st.attention[1].back().cols(), static_cast<int64_t>(P + s + 1)) << "the new token sees itself and all before";
+  }
+  const ModelRun grown = generationRun(g, g.tokens.size());
+  const ModelRun full = runModelIds(*model, grown.ids, {.top_k = 1});
+  ASSERT_EQ(full.ids, grown.ids);
+  for (size_t l = 0; l < full.attention.size(); ++l) {
+    for (size_t h = 0; h < full.attention[l].size(); ++h)
+      EXPECT_LT((full.attention[l][h] - grown.attention[l][h]).cwiseAbs().maxCoeff(), 1e-5) << l << "/" << h;
+    EXPECT_LT((full.q[l] - grown.q[l]).cwiseAbs().maxCoeff(), 1e-4);
+    EXPECT_LT((full.k[l] - grown.k[l]).cwiseAbs().maxCoeff(), 1e-4);
+    EXPECT_LT((full.v[l] - grown.v[l]).cwiseAbs().maxCoeff(), 1e-4);
+  }
+  EXPECT_LT((full.hidden - grown.hidden).cwiseAbs().maxCoeff(), 1e-4);
+  for (size_t s = 0; s < g.tokens.size(); ++s) {
+    EXPECT_EQ(g.tokens[s].id, full.top_k[P - 1 + s][0].id) << "step " << s;
+    EXPECT_NEAR(g.tokens[s].probability, full.top_k[P - 1 + s][0].probability, 1e-4);
+  }
+}
+
+TEST(Generate, Gpt2KvCacheMatchesFullForward) {
+  TinyOptions o;
+  expectGenerationMatchesFullForward(o, "the cat");
+}
+
+TEST(Generate, LlamaGqaKvCacheMatchesFullForward) {
+  expectGenerationMatchesFullForward({.arch = Architecture::Llama, .kv_heads = 2}, "the cat sat");
+}
+
+TEST(Generate, MistralWindowSlidesDuringDecoding) {
+  // Window 3 over 4 prompt tokens and 6 new: decode steps drop keys that fall out of the window.
+  expectGenerationMatchesFullForward({.arch = Architecture::Llama, .seed = 3, .family = "mistral", .sliding_window = 3},
+                                     "a cat");
+}
+
+TEST(Generate, SamplingIsSeededAndTopOneIsGreedy) {
+  test::TempDir dir;
+  test::writeTinyModel(dir.path, {.arch = Architecture::Llama});
+  const auto model = loadModel(filesOnDisk(dir.path.string()));
+  auto ids = [&](const GenerateOptions& o) {
+    std::vector<int32_t> out;
+    for (const GeneratedToken& t : generate(*model, "the", o).tokens) out.push_back(t.id);
+    return out;
+  };
+  EXPECT_EQ(ids({.max_new = 8, .top_k = 50, .temperature = 2.0f, .seed = 7}),
+            ids({.max_new = 8, .top_k = 50, .temperature = 2.0f, .seed = 7}));
+  std::set<std::vector<int32_t>> draws;
+  for (uint64_t seed = 0; seed < 5; ++seed) draws.insert(ids({.max_new = 8, .top_k = 50, .temperature = 2.0f, .seed = seed}));
+  EXPECT_GT(draws.size(), 1u) << "five seeds at τ = 2 over 50 tokens all drew the same 8 tokens";
+  EXPECT_EQ(ids({.max_new = 8, .top_k = 1, .seed = 3}), ids({.max_new = 8}));
+  // Every sampled token is among the K most probable at its step.
+  const Generation g = generate(*model, "the", {.max_new = 8, .top_k = 3, .temperature = 5.0f, .seed = 1});
+  const ModelRun full = runModelIds(*model, generationRun(g, g.tokens.size()).ids, {.top_k = 3});
+  for (size_t s = 0; s < g.tokens.size(); ++s) {
+    const auto& best = full.top_k[g.prompt.ids.size() - 1 + s];
+    EXPECT_TRUE(std::any_of(best.begin(), best.end(), [&](const Prediction& p) { return p.id == g.tokens[s].id; }))
+        << "step " << s;
+  }
+}
+
+TEST(Generate, RefusesWhatItCannotDo) {
+  test::TempDir dir;
+  test::writeTinyModel(dir.path, {.arch = Architecture::Llama});
+  const auto model = loadModel(filesOnDisk(dir.path.string()));
+  auto message = [&](const GenerateOptions& o, const std::string& text = "the cat") {
+    try {
+      generate(*model, text, o);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({.max_new = 0}).find("--max-new: expected 1 to 31"), std::string::npos);
+  EXPECT_NE(message({.max_new = 40}).find("--max-new"), std::string::npos);
+  EXPECT_NE(message({.top_k = -1}).find("--top-k"), std::string::npos);
+  EXPECT_NE(message({.top_k = 5, .temperature = 0.0f}).find("--temperature"), std::string::npos);
+  EXPECT_NE(message({.max_new = 30}, "the cat sat on the mat").find("positions left"), std::string::npos);
+  test::TempDir bert;
+  test::writeTinyModel(bert.path, {.arch = Architecture::Bert});
+  try {
+    generate(*loadModel(filesOnDisk(bert.path.string())), "the cat", {});
+    ADD_FAILURE() << "BERT generated";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("generation needs a causal language model"), std::string::npos);
+  }
+}
+
 TEST(ModelForward, InfoDescribesTheCheckpoint) {
   test::TempDir dir;
   const TinyModel tm = test::writeTinyModel(dir.path);
@@ -476,6 +740,14 @@ void expectHas(const std::string& msg, const std::vector<std::string>& parts) {
   for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
 }
 
+// config.json's `field` set to `bad` is refused naming `parts`; then set back to `good`.
+void expectFieldRefused(const TinyModel& tm, const std::string& field, const std::string& bad, const std::string& good,
+                        const std::vector<std::string>& parts) {
+  test::setConfigField(tm, field, bad);
+  expectHas(loadError(tm.dir), parts);
+  test::setConfigField(tm, field, good);
+}
+
 TEST(ModelErrors, TruncatedWeights) {
   test::TempDir dir;
   test::writeTinyModel(dir.path);
@@ -523,8 +795,8 @@ TEST(ModelErrors, GptBuffersAreNotExtraTensors) {
 TEST(ModelErrors, ConfigProblems) {
   test::TempDir dir;
   const TinyModel tm = test::writeTinyModel(dir.path);
-  test::setConfigField(tm, "architectures", R"(["LlamaForCausalLM"])");
-  expectHas(loadError(dir.path), {"config.json", "architecture 'LlamaForCausalLM' is not supported"});
+  test::setConfigField(tm, "architectures", R"(["T5ForConditionalGeneration"])");
+  expectHas(loadError(dir.path), {"config.json", "architecture 'T5ForConditionalGeneration' is not supported"});
   test::setConfigField(tm, "architectures", R"(["GPT2LMHeadModel"])");
   test::setConfigField(tm, "n_head", "3");
   expectHas(loadError(dir.path), {"config.json", "heads (3) must divide the model width (8)"});
@@ -546,6 +818,29 @@ TEST(ModelErrors, ConfigProblems) {
   expectHas(loadError(dir.path), {"config.json", "not valid JSON"});
   fs::remove(dir / "config.json");
   expectHas(loadError(dir.path), {"config.json", "missing"});
+}
+
+TEST(ModelErrors, LlamaConfigProblems) {
+  test::TempDir dir;
+  const TinyModel tm = test::writeTinyModel(dir.path, {.arch = Architecture::Llama});
+  ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
+  expectFieldRefused(tm, "num_key_value_heads", "3", "2",
+                     {"config.json", "num_key_value_heads (3) must divide num_attention_heads (4)"});
+  expectFieldRefused(tm, "rope_scaling", R"({"rope_type": "yarn", "factor": 4.0})", "null",
+                     {"config.json", "rope_scaling' has type 'yarn', but only 'llama3'"});
+  expectFieldRefused(tm, "rope_scaling", R"({"rope_type": "llama3", "factor": 8.0})", "null",
+                     {"config.json", "field 'low_freq_factor' is missing"});
+  expectFieldRefused(tm, "rope_theta", "-1", "10000", {"config.json", "field 'rope_theta' must be a number from"});
+  expectFieldRefused(tm, "hidden_act", R"("gelu")", R"("silu")", {"config.json", "field 'hidden_act' is 'gelu'"});
+  expectFieldRefused(tm, "model_type", R"("mistral")", R"("llama")",
+                     {"config.json", "field 'model_type' is 'mistral'", "LlamaForCausalLM"});
+  expectFieldRefused(tm, "head_dim", "3", "4", {"config.json", "field 'head_dim' must be even"});
+  expectFieldRefused(tm, "mlp_bias", "true", "false", {"config.json", "mlp_bias"});
+  // Tied: a saved lm_head.weight would go unused.
+  expectFieldRefused(tm, "tie_word_embeddings", "true", "false", {"lm_head.weight", "does not use"});
+  ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
+  fs::remove(dir / "tokenizer.json");
+  expectHas(loadError(dir.path), {"tokenizer.json", "missing", "Llama's tokenizer needs tokenizer.json"});
 }
 
 TEST(ModelErrors, TokenizerFiles) {

@@ -65,7 +65,8 @@ TinyModel writeTinyModel(const fs::path& dir, const TinyOptions& o) {
   m.options = o;
   ModelConfig& c = m.config;
   c.arch = o.arch;
-  c.layers = 2, c.heads = 2, c.d_model = 8, c.positions = 16;
+  c.layers = 2, c.heads = 2, c.kv_heads = 2, c.d_model = o.arch == Architecture::Llama ? 16 : 8, c.positions = 16;
+  c.head_dim = c.d_model / c.heads;
   int stream = 0;
   auto add = [&](const std::string& name, std::vector<int64_t> shape, float scale, float offset = 0.0f) {
     int64_t n = 1;
@@ -118,6 +119,73 @@ TinyModel writeTinyModel(const fs::path& dir, const TinyOptions& o) {
     }
     add(P + "ln_f.weight", {d}, 0.1f, 1.0f), add(P + "ln_f.bias", {d}, 0.1f);
     if (o.untied_head) add("lm_head.weight", {c.vocab, d}, 0.5f);
+  } else if (o.arch == Architecture::Llama) {
+    c.family = o.family;
+    c.arch_name = o.family == "mistral" ? "MistralForCausalLM" : o.family == "qwen2" ? "Qwen2ForCausalLM" : "LlamaForCausalLM";
+    c.heads = 4, c.kv_heads = o.kv_heads, c.d_model = d, c.head_dim = 4, c.d_ff = 24, c.positions = 32;
+    c.rms_eps = 1e-5, c.rope_theta = 50.0;  // a small base: the tiny head's two frequencies turn visibly
+    c.qkv_bias = o.family == "qwen2", c.tie_embeddings = o.tied, c.sliding_window = o.sliding_window;
+    // tokenizer.json: byte-level BPE with the GPT-2 fixture's merges, <s> and </s> as added tokens.
+    const std::array<std::string, 256> bytes = gpt2ByteSymbols();
+    nlohmann::json vocab = nlohmann::json::object();
+    for (size_t b = 0; b < bytes.size(); ++b) vocab[bytes[b]] = b;
+    nlohmann::json merges = nlohmann::json::array();
+    for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{{"Ġ", "t"}, {"h", "e"}, {"Ġt", "he"}}) {
+      const size_t id = vocab.size();
+      vocab[a + b] = id;
+      merges.push_back(a + " " + b);
+    }
+    const int64_t bos = static_cast<int64_t>(vocab.size()), eos = bos + 1;
+    vocab["<s>"] = bos, vocab["</s>"] = eos;
+    c.vocab = eos + 1;
+    auto added = [](int64_t id, const std::string& text) {
+      return nlohmann::json{{"id", id}, {"content", text}, {"single_word", false}, {"lstrip", false},
+                            {"rstrip", false}, {"normalized", false}, {"special", true}};
+    };
+    const nlohmann::json tokenizer = {
+        {"version", "1.0"},
+        {"added_tokens", {added(bos, "<s>"), added(eos, "</s>")}},
+        {"normalizer", nullptr},
+        {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}}},
+        {"post_processor", nullptr},
+        {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
+        {"model", {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
+                   {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
+                   {"ignore_merges", false}, {"vocab", vocab}, {"merges", merges}}}};
+    writeText(dir / "tokenizer.json", tokenizer.dump(1));
+    writeText(dir / "tokenizer_config.json",
+              R"({"add_bos_token": true, "add_eos_token": false, "bos_token": "<s>", "eos_token": "</s>"})");
+    nlohmann::json config = {{"architectures", {c.arch_name}}, {"model_type", c.family},
+                             {"num_hidden_layers", c.layers}, {"num_attention_heads", c.heads},
+                             {"num_key_value_heads", c.kv_heads}, {"hidden_size", d},
+                             {"intermediate_size", c.d_ff}, {"max_position_embeddings", c.positions},
+                             {"vocab_size", c.vocab}, {"hidden_act", "silu"}, {"rms_norm_eps", c.rms_eps},
+                             {"rope_theta", c.rope_theta}, {"tie_word_embeddings", c.tie_embeddings},
+                             {"bos_token_id", bos}, {"eos_token_id", eos}, {"torch_dtype", "float32"}};
+    if (o.family == "mistral") config["sliding_window"] = o.sliding_window > 0 ? nlohmann::json(o.sliding_window) : nlohmann::json();
+    if (o.llama3_scaling) {
+      // The tiny head's wavelengths 2π and 2π·50^½ ≈ 44 fall below 64/4 (kept) and between 64/4 and 64/1 (blended).
+      config["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
+                                {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 64}};
+      c.rope_factor = 8, c.rope_low_freq = 1, c.rope_high_freq = 4, c.rope_original_positions = 64;
+    }
+    writeText(dir / "config.json", config.dump(1));
+    const int64_t qd = c.heads * c.head_dim, kvd = c.kv_heads * c.head_dim;
+    add(P + "embed_tokens.weight", {c.vocab, d}, 0.5f);
+    for (int64_t l = 0; l < c.layers; ++l) {
+      const std::string h = P + "layers." + std::to_string(l) + ".";
+      add(h + "input_layernorm.weight", {d}, 0.1f, 1.0f);
+      add(h + "self_attn.q_proj.weight", {qd, d}, 0.5f), add(h + "self_attn.k_proj.weight", {kvd, d}, 0.5f);
+      add(h + "self_attn.v_proj.weight", {kvd, d}, 0.4f), add(h + "self_attn.o_proj.weight", {d, qd}, 0.3f);
+      if (c.qkv_bias)
+        add(h + "self_attn.q_proj.bias", {qd}, 0.2f), add(h + "self_attn.k_proj.bias", {kvd}, 0.2f),
+            add(h + "self_attn.v_proj.bias", {kvd}, 0.2f);
+      add(h + "post_attention_layernorm.weight", {d}, 0.1f, 1.0f);
+      add(h + "mlp.gate_proj.weight", {c.d_ff, d}, 0.4f), add(h + "mlp.up_proj.weight", {c.d_ff, d}, 0.4f);
+      add(h + "mlp.down_proj.weight", {d, c.d_ff}, 0.3f);
+    }
+    add(P + "norm.weight", {d}, 0.1f, 1.0f);
+    if (!o.tied) add("lm_head.weight", {c.vocab, d}, 0.5f);
   } else {
     c.arch_name = "BertForMaskedLM";
     c.d_ff = 3 * d;

@@ -1,4 +1,4 @@
-// Tiny GPT-2 and BERT checkpoints in the exact Hugging Face layout
+// Tiny GPT-2, BERT and LLaMA-family checkpoints in the exact Hugging Face layout
 // (config.json, model.safetensors or shards + index, tokenizer files) with
 // seeded random weights, for the engine and CLI tests of real models.
 #pragma once
@@ -20,6 +20,12 @@ struct TinyOptions {
   DType dtype = DType::F32;  // F16/BF16: the weights are rounded to it before they are kept
   int shards = 1;            // > 1: model-0000i-of-0000n.safetensors + model.safetensors.index.json
   uint64_t seed = 1;
+  // The LLaMA family (arch Llama): "llama", "mistral" or "qwen2" (biases on q, k, v)
+  std::string family = "llama";
+  int64_t kv_heads = 2;        // of 4 query heads
+  int64_t sliding_window = 0;  // Mistral's window (0: none in config.json)
+  bool tied = false;           // tie_word_embeddings: no lm_head.weight
+  bool llama3_scaling = false; // rope_scaling {"rope_type": "llama3", …}
 };
 
 struct TinyModel {
@@ -36,7 +42,10 @@ struct TinyModel {
 
 // GPT-2: 2 layers, 2 heads, d = 8, 16 positions, byte-level vocabulary of
 // the 256 byte symbols plus 3 merges. BERT: 2 layers, 2 heads, d = 8, 16
-// positions, a 24-token WordPiece vocabulary.
+// positions, a 24-token WordPiece vocabulary. LLaMA family: 2 layers, 4
+// query heads over options.kv_heads key/value heads, d = 16 (d_head 4),
+// d_ff 24, 32 positions, tokenizer.json (byte-level BPE, the GPT-2 fixture's
+// vocabulary, <s> and </s>) and tokenizer_config.json adding <s>.
 TinyModel writeTinyModel(const std::filesystem::path& dir, const TinyOptions& options = {});
 // (Re)writes the weights of `m` (after a test changed them) as its options say.
 void writeWeights(const TinyModel& m);

@@ -53,6 +53,17 @@ struct ModelRunCliOptions {
   std::string predict_at = "all";  // "all", "last" or positions "0,5,9": where the LM head runs
 };
 
+// attnlab model generate PATH --text T --max-new N [--greedy | --top-k K --temperature τ --seed S] --out DIR
+struct ModelGenerateCliOptions {
+  std::string path, text, out_dir;
+  int64_t max_new = 20;
+  bool greedy = false;  // the default when --top-k is not given
+  int top_k = 0;
+  float temperature = 1.0f;
+  uint64_t seed = 0;
+  bool truncate = false;
+};
+
 // attnlab lesson export NAME --out FILE.pdf [--size WxH] (app/cli/cli_lesson.cpp)
 struct LessonExportOptions {
   std::string name, out;
@@ -64,6 +75,7 @@ int cmdLessonList(bool json);
 int cmdLessonExport(int argc, char** argv, const LessonExportOptions& o);
 int cmdModelInfo(const std::string& path, bool json);
 int cmdModelRun(const ModelRunCliOptions& o);
+int cmdModelGenerate(const ModelGenerateCliOptions& o);
 int cmdCompute(const ComputeOptions& o);
 int cmdRender(int argc, char** argv, const RenderOptions& o);
 int cmdBench(bool json, const std::string& only);  // only: one section's name, or all

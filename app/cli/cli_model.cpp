@@ -1,9 +1,10 @@
-// attnlab model info / model run: a real checkpoint without a window.
+// attnlab model info / run / generate: a real checkpoint without a window.
 #include "app/cli/cli.h"
 #include "app/cli/staged_dir.h"
 
 #include "engine/attention_math.h"
 #include "engine/error.h"
+#include "engine/model/generate.h"
 #include "engine/model/model.h"
 #include "engine/npy.h"
 
@@ -29,7 +30,19 @@ int cmdModelInfo(const std::string& path, bool json) {
   std::printf("%s\n", info.label.c_str());
   std::printf("  architecture  %s\n", c.arch_name.c_str());
   std::printf("  layers        %lld\n", static_cast<long long>(c.layers));
-  std::printf("  heads         %lld (d_head %lld)\n", static_cast<long long>(c.heads), static_cast<long long>(c.headDim()));
+  std::printf("  heads         %lld (d_head %lld)\n", static_cast<long long>(c.heads), static_cast<long long>(c.head_dim));
+  if (c.arch == Architecture::Llama) {
+    std::printf("  kv heads      %lld (%s)\n", static_cast<long long>(c.kv_heads),
+                c.kv_heads == c.heads ? "one per query head"
+                : c.kv_heads == 1     ? "multi-query: all query heads share one"
+                                      : ("grouped-query: " + std::to_string(c.heads / c.kv_heads) +
+                                         " query heads per key/value head").c_str());
+    std::printf("  positions as  RoPE, θ base %g%s\n", c.rope_theta,
+                c.rope_factor > 0 ? (", llama3 scaling ×" + nlohmann::json(c.rope_factor).dump()).c_str() : "");
+    if (c.sliding_window > 0) std::printf("  window        %lld keys\n", static_cast<long long>(c.sliding_window));
+    std::printf("  norm / MLP    RMSNorm (ε %g) / SwiGLU%s%s\n", c.rms_eps, c.qkv_bias ? ", q/k/v biases" : "",
+                c.tie_embeddings ? ", head tied to the embeddings" : "");
+  }
   std::printf("  d_model       %lld (d_ff %lld)\n", static_cast<long long>(c.d_model), static_cast<long long>(c.d_ff));
   std::printf("  positions     %lld\n", static_cast<long long>(c.positions));
   std::printf("  vocabulary    %lld\n", static_cast<long long>(c.vocab));
@@ -126,6 +139,74 @@ int cmdModelRun(const ModelRunCliOptions& o) {
   std::cout << "wrote " << o.out_dir << ": " << info.config.arch_name << ", " << L << " tokens"
             << (run.truncated ? " (truncated)" : "") << ", attention " << Array{attention_shape, {}}.shapeString()
             << ", " << run.flops / 1e9 << " GFLOP in " << run.compute_seconds * 1e3 << " ms\n";
+  return 0;
+}
+
+// [SECTION] model generate
+int cmdModelGenerate(const ModelGenerateCliOptions& o) {
+  if (o.greedy && o.top_k > 0) throw InputError("--greedy and --top-k: give one (greedy takes the most probable token)");
+  const std::shared_ptr<const Model> model = loadModel(filesOnDisk(o.path));
+  StagedDir dir(o.out_dir);  // validates --out before the run
+  const Generation g = generate(*model, o.text,
+                                {.max_new = o.max_new, .top_k = o.greedy ? 0 : o.top_k, .temperature = o.temperature,
+                                 .seed = o.seed, .truncate = o.truncate});
+  const ModelRun& p = g.prompt;
+  const int64_t P = static_cast<int64_t>(p.ids.size()), S = static_cast<int64_t>(g.tokens.size());
+  const int64_t L_max = P + S, per_step = p.layers * p.heads * L_max;
+  checkMemoryBudget(4.0 * static_cast<double>(S) * static_cast<double>(per_step), "the attention of the new tokens");
+
+  nlohmann::json ids = nlohmann::json::array(), tokens = nlohmann::json::array(), probs = nlohmann::json::array();
+  std::vector<int32_t> lengths;
+  // attention.npy [steps, layers, heads, L_max]: new token s's row over positions 0 … P + s, zero after lengths[s].
+  std::vector<float> attention(static_cast<size_t>(S * per_step), 0.0f);
+  for (int64_t s = 0; s < S; ++s) {
+    const GeneratedToken& t = g.tokens[static_cast<size_t>(s)];
+    ids.push_back(t.id), tokens.push_back(t.token), probs.push_back(t.probability);
+    lengths.push_back(static_cast<int32_t>(P + s + 1));
+    for (int64_t l = 0; l < p.layers; ++l)
+      for (int64_t h = 0; h < p.heads; ++h) {
+        const Mat& row = t.step.attention[static_cast<size_t>(l)][static_cast<size_t>(h)];
+        std::copy(row.data(), row.data() + row.size(),
+                  attention.begin() + s * per_step + (l * p.heads + h) * L_max);
+      }
+  }
+  dir.write("tokens.json", nlohmann::json{{"prompt_ids", p.ids}, {"prompt_tokens", p.tokens}, {"ids", ids},
+                                          {"tokens", tokens}, {"probabilities", probs}, {"text", g.text}}
+                               .dump(2) + "\n");
+  const std::vector<int64_t> shape = {S, p.layers, p.heads, L_max};
+  dir.writeNpy("attention.npy", shape, std::vector{std::span<const float>(attention)});
+  dir.writeNpy("lengths.npy", {S}, std::vector{std::span<const int32_t>(lengths)});
+  std::vector<std::span<const float>> maps;  // the prompt's own maps [layers, heads, P, P]
+  for (const std::vector<Mat>& layer : p.attention)
+    for (const Mat& a : layer) maps.push_back(values(a));
+  dir.writeNpy("prompt_attention.npy", {p.layers, p.heads, P, P}, maps);
+
+  const ModelInfo& info = modelInfo(*model);
+  nlohmann::json meta = {{"model", info.label},
+                         {"architecture", info.config.arch_name},
+                         {"layers", p.layers},
+                         {"heads", p.heads},
+                         {"kv_heads", p.kv_heads},
+                         {"sliding_window", p.sliding_window},
+                         {"prompt_tokens", P},
+                         {"steps", S},
+                         {"max_new", o.max_new},
+                         {"stopped_at_eos", g.stopped_at_eos},
+                         {"truncated", g.truncated},
+                         {"sampling", o.greedy || o.top_k == 0
+                                          ? nlohmann::json{{"mode", "greedy"}}
+                                          : nlohmann::json{{"mode", "top-k"}, {"top_k", o.top_k},
+                                                           {"temperature", o.temperature}, {"seed", o.seed}}},
+                         {"seconds", g.seconds},
+                         {"attention_layout", "attention[s, layer, head, j]: new token s (position prompt_tokens + s) "
+                                              "attending to position j < lengths[s]; zero after"},
+                         {"shapes", {{"attention", shape}, {"lengths", {S}}, {"prompt_attention", {p.layers, p.heads, P, P}}}}};
+  dir.write("meta.json", meta.dump(2) + "\n");
+  dir.commit();
+  std::cout << "wrote " << o.out_dir << ": " << info.config.arch_name << ", " << P << " prompt tokens + " << S
+            << " new" << (g.stopped_at_eos ? " (stopped at end of text)" : "") << ", attention "
+            << Array{shape, {}}.shapeString() << ", " << g.seconds * 1e3 << " ms\n";
+  std::cout << "text: " << g.text << "\n";
   return 0;
 }
 

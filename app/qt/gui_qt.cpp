@@ -176,7 +176,7 @@ void QtSession::showModelInfo(const ModelInfo& info) {
     row("Location", info.label);
     row("Architecture", c.arch_name + (c.arch == Architecture::Gpt2 ? " (GPT-2, causal)" : " (BERT, bidirectional)"));
     row("Layers", std::to_string(c.layers));
-    row("Heads", std::to_string(c.heads) + " per layer, d_head " + std::to_string(c.headDim()));
+    row("Heads", std::to_string(c.heads) + " per layer, d_head " + std::to_string(c.head_dim));
     row("d_model", std::to_string(c.d_model));
     row("Vocabulary", std::to_string(c.vocab) + " tokens");
     row("Positions", std::to_string(c.positions));

@@ -1,17 +1,17 @@
-// GPT-2 and BERT in Eigen, with the Hugging Face tensor names and semantics.
+// Checkpoints in the Hugging Face layout: the files, config.json, the
+// tensors each architecture needs, loading, and runs on text. The forward
+// passes are in forward.cpp (GPT-2, BERT) and llama.cpp (the LLaMA family).
 //
 // [SECTION] Files on disk
 // [SECTION] config.json
 // [SECTION] Tensors: what each architecture needs, with shapes from the config
 // [SECTION] Loading
-// [SECTION] Forward pass: shared pieces (LayerNorm, gelu, attention, top-k)
-// [SECTION] GPT-2 forward
-// [SECTION] BERT forward
 // [SECTION] Runs on text
 #include "engine/model/model.h"
 
 #include "engine/attention_math.h"
-#include "engine/gemm.h"
+#include "engine/model/model_impl.h"
+#include "engine/model/tokenizer_json.h"
 #include "engine/parallel.h"
 
 #include <nlohmann/json.hpp>
@@ -22,7 +22,6 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
-#include <numbers>
 #include <numeric>
 #include <set>
 #include <sstream>
@@ -112,6 +111,24 @@ struct ConfigReader {
       throw InputError(where + ": field '" + key + "' must be a number between 0 and 1, got " + v->dump());
     return v->get<double>();
   }
+  // A number in [lo, hi] (rope_theta, rope_scaling's factors); required without `def`.
+  double number(const std::string& key, std::optional<double> def, double lo, double hi) const {
+    const nlohmann::json* v = find(key);
+    if (!v) {
+      if (def) return *def;
+      throw InputError(where + ": field '" + key + "' is missing (expected a number)");
+    }
+    if (!v->is_number() || !(v->get<double>() >= lo) || !(v->get<double>() <= hi))
+      throw InputError(where + ": field '" + key + "' must be a number from " + nlohmann::json(lo).dump() + " to " +
+                       nlohmann::json(hi).dump() + ", got " + v->dump());
+    return v->get<double>();
+  }
+  bool flag(const std::string& key, bool def) const {
+    const nlohmann::json* v = find(key);
+    if (!v) return def;
+    if (!v->is_boolean()) throw InputError(where + ": field '" + key + "' must be true or false, got " + v->dump());
+    return v->get<bool>();
+  }
   std::string text(const std::string& key, const std::string& def) const {
     const nlohmann::json* v = find(key);
     if (!v) return def;
@@ -126,6 +143,64 @@ struct ConfigReader {
     throw InputError(where + ": field '" + key + "' is '" + got + "', but only " + list + " is supported");
   }
 };
+
+// "llama", "mistral" or "qwen2" for the LLaMA family's architecture names
+// (or model_type, in configs saved without architectures); "" otherwise.
+std::string llamaFamily(const std::string& arch) {
+  if (arch == "LlamaForCausalLM" || arch == "LlamaModel" || arch == "llama") return "llama";
+  if (arch == "MistralForCausalLM" || arch == "MistralModel" || arch == "mistral") return "mistral";
+  if (arch == "Qwen2ForCausalLM" || arch == "Qwen2Model" || arch == "qwen2") return "qwen2";
+  return "";
+}
+
+// The LLaMA family's fields (transformers' LlamaConfig, MistralConfig,
+// Qwen2Config), with their defaults where the config may leave them out.
+void parseLlama(const ConfigReader& r, ModelConfig& c) {
+  c.layers = r.positive("num_hidden_layers", kMaxLayers);
+  c.heads = r.positive("num_attention_heads", kMaxWidth);
+  c.kv_heads = r.positive("num_key_value_heads", kMaxWidth, c.heads);
+  c.d_model = r.positive("hidden_size", kMaxWidth);
+  c.d_ff = r.positive("intermediate_size", kMaxWidth);
+  c.positions = r.positive("max_position_embeddings", kMaxCount);
+  c.vocab = r.positive("vocab_size", kMaxCount);
+  if (c.heads % c.kv_heads != 0)
+    throw InputError(r.where + ": num_key_value_heads (" + std::to_string(c.kv_heads) +
+                     ") must divide num_attention_heads (" + std::to_string(c.heads) + ")");
+  if (!r.find("head_dim") && c.d_model % c.heads != 0)
+    throw InputError(r.where + ": the heads (" + std::to_string(c.heads) + ") must divide hidden_size (" +
+                     std::to_string(c.d_model) + "), or the config must give head_dim");
+  c.head_dim = r.positive("head_dim", kMaxWidth, c.d_model / c.heads);
+  if (c.head_dim % 2 != 0 || c.heads * c.head_dim > kMaxWidth)
+    throw InputError(r.where + ": field 'head_dim' must be even (RoPE turns pairs of dimensions) and heads · head_dim at most " +
+                     std::to_string(kMaxWidth) + ", got " + std::to_string(c.head_dim));
+  c.rms_eps = r.epsilon("rms_norm_eps", 1e-6);
+  c.rope_theta = r.number("rope_theta", 10000.0, 1.0, 1e12);
+  r.expect("hidden_act", "silu", {"silu"});
+  c.tie_embeddings = r.flag("tie_word_embeddings", false);
+  // Qwen2 always has q, k and v biases; Llama when attention_bias is set.
+  c.qkv_bias = c.family == "qwen2" || r.flag("attention_bias", false);
+  if (r.flag("mlp_bias", false)) throw InputError(r.where + ": field 'mlp_bias' is true, which is not supported (expected false)");
+  if (c.family == "mistral") {
+    c.sliding_window = r.find("sliding_window") ? r.positive("sliding_window", kMaxCount) : 0;
+  } else if (c.family == "qwen2" && r.flag("use_sliding_window", false)) {
+    throw InputError(r.where + ": field 'use_sliding_window' is true, which is not supported for Qwen2 (expected false)");
+  }
+  if (const nlohmann::json* s = r.find("rope_scaling")) {
+    const std::string what = r.where + ": field 'rope_scaling'";
+    if (!s->is_object()) throw InputError(what + " must be an object, got " + s->dump());
+    const ConfigReader sr{*s, r.where + " rope_scaling"};
+    const std::string type = sr.text("rope_type", sr.text("type", ""));
+    if (type == "default") return;
+    if (type != "llama3")
+      throw InputError(what + " has type '" + type + "', but only 'llama3' (or 'default') is supported");
+    c.rope_factor = sr.number("factor", std::nullopt, 1.0, 1e6);
+    c.rope_low_freq = sr.number("low_freq_factor", std::nullopt, 1e-6, 1e6);
+    c.rope_high_freq = sr.number("high_freq_factor", std::nullopt, 1e-6, 1e6);
+    c.rope_original_positions = sr.positive("original_max_position_embeddings", kMaxCount);
+    if (!(c.rope_high_freq > c.rope_low_freq))
+      throw InputError(what + ": high_freq_factor must be greater than low_freq_factor");
+  }
+}
 
 }  // namespace
 
@@ -170,33 +245,34 @@ ModelConfig parseConfig(const std::string& text, const std::string& where) {
     c.ln_eps = r.epsilon("layer_norm_eps", 1e-12);
     r.expect("hidden_act", "gelu", {"gelu"});
     r.expect("position_embedding_type", "absolute", {"absolute"});
+  } else if (const auto llama = llamaFamily(c.arch_name); !llama.empty()) {
+    c.arch = Architecture::Llama;
+    c.family = llama;
+    parseLlama(r, c);
   } else {
     throw InputError(where + ": architecture '" + c.arch_name +
-                     "' is not supported (expected GPT2LMHeadModel, GPT2Model, BertModel or BertForMaskedLM)");
+                     "' is not supported (expected GPT2LMHeadModel, GPT2Model, BertModel, BertForMaskedLM, "
+                     "LlamaForCausalLM, MistralForCausalLM or Qwen2ForCausalLM)");
   }
+  if (c.family.empty()) c.family = c.arch == Architecture::Gpt2 ? "gpt2" : "bert";
   // A config names its family twice: the two must agree, or the tensors
   // were saved for one model and described as another.
-  const std::string family = c.arch == Architecture::Gpt2 ? "gpt2" : "bert";
-  if (const std::string type = r.text("model_type", family); archs && type != family)
+  if (const std::string type = r.text("model_type", c.family); archs && type != c.family)
     throw InputError(where + ": field 'model_type' is '" + type + "', but 'architectures' names " + c.arch_name +
-                     " (expected model_type '" + family + "')");
-  if (c.d_model % c.heads != 0)
-    throw InputError(where + ": the heads (" + std::to_string(c.heads) + ") must divide the model width (" +
-                     std::to_string(c.d_model) + ")");
+                     " (expected model_type '" + c.family + "')");
+  if (c.arch != Architecture::Llama) {
+    if (c.d_model % c.heads != 0)
+      throw InputError(where + ": the heads (" + std::to_string(c.heads) + ") must divide the model width (" +
+                       std::to_string(c.d_model) + ")");
+    c.kv_heads = c.heads;
+    c.head_dim = c.d_model / c.heads;
+  }
   return c;
 }
 
 namespace {
 
 // [SECTION] Tensors: what each architecture needs, with shapes from the config
-// A weight as a row-major view: into the mapped file (F32) or a converted copy.
-struct Weight {
-  const float* data = nullptr;
-  int64_t rows = 0, cols = 0;
-  Eigen::Map<const Mat> mat() const { return {data, rows, cols}; }
-  Eigen::Map<const RowVec> vec() const { return {data, rows * cols}; }
-};
-
 struct Expected {
   std::string name;  // without the checkpoint's prefix
   std::vector<int64_t> shape;
@@ -228,6 +304,24 @@ std::vector<Expected> expectedTensors(const ModelConfig& c) {
     e.push_back({"ln_f.bias", {d}});
     return e;
   }
+  if (c.arch == Architecture::Llama) {
+    const int64_t qd = c.heads * c.head_dim, kvd = c.kv_heads * c.head_dim;
+    e.push_back({"embed_tokens.weight", {V, d}});
+    for (int64_t l = 0; l < c.layers; ++l) {
+      auto add = [&](const std::string& rest, std::vector<int64_t> shape) {
+        e.push_back({layerName("layers.", l, rest), std::move(shape)});
+      };
+      add("input_layernorm.weight", {d});
+      add("self_attn.q_proj.weight", {qd, d}), add("self_attn.k_proj.weight", {kvd, d});  // nn.Linear [out, in]
+      add("self_attn.v_proj.weight", {kvd, d}), add("self_attn.o_proj.weight", {d, qd});
+      if (c.qkv_bias)
+        add("self_attn.q_proj.bias", {qd}), add("self_attn.k_proj.bias", {kvd}), add("self_attn.v_proj.bias", {kvd});
+      add("post_attention_layernorm.weight", {d});
+      add("mlp.gate_proj.weight", {ff, d}), add("mlp.up_proj.weight", {ff, d}), add("mlp.down_proj.weight", {d, ff});
+    }
+    e.push_back({"norm.weight", {d}});
+    return e;
+  }
   e.push_back({"embeddings.word_embeddings.weight", {V, d}});
   e.push_back({"embeddings.position_embeddings.weight", {c.positions, d}});
   e.push_back({"embeddings.token_type_embeddings.weight", {c.type_vocab, d}});
@@ -254,6 +348,10 @@ std::vector<Expected> expectedTensors(const ModelConfig& c) {
 std::vector<Expected> headTensors(const ModelConfig& c) {
   const int64_t d = c.d_model, V = c.vocab;
   if (c.arch == Architecture::Gpt2) return {{"lm_head.weight", {V, d}, false}};
+  if (c.arch == Architecture::Llama) {  // tied: the head is embed_tokens, and a saved lm_head would go unused
+    if (c.tie_embeddings) return {};
+    return {{"lm_head.weight", {V, d}}};
+  }
   return {{"cls.predictions.transform.dense.weight", {d, d}, false},
           {"cls.predictions.transform.dense.bias", {d}, false},
           {"cls.predictions.transform.LayerNorm.weight", {d}, false},
@@ -266,9 +364,12 @@ std::vector<Expected> headTensors(const ModelConfig& c) {
 }
 
 // Buffers some checkpoints carry that are not weights: GPT-2's causal-mask
-// "h.N.attn.bias" / "h.N.attn.masked_bias", BERT's "embeddings.position_ids".
+// "h.N.attn.bias" / "h.N.attn.masked_bias", BERT's "embeddings.position_ids",
+// older LLaMA checkpoints' "layers.N.self_attn.rotary_emb.inv_freq".
 bool isBuffer(const ModelConfig& c, const std::string& name) {
   if (c.arch == Architecture::Bert) return name == "embeddings.position_ids";
+  if (c.arch == Architecture::Llama)  // older LLaMA checkpoints saved RoPE's inverse frequencies
+    return name.rfind("layers.", 0) == 0 && name.ends_with(".self_attn.rotary_emb.inv_freq");
   if (name.rfind("h.", 0) != 0) return false;
   const size_t dot = name.find('.', 2);
   if (dot == std::string::npos) return false;
@@ -276,33 +377,7 @@ bool isBuffer(const ModelConfig& c, const std::string& name) {
   return rest == "attn.bias" || rest == "attn.masked_bias";
 }
 
-struct Gpt2Layer {
-  Weight ln1_w, ln1_b, attn_w, attn_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, mproj_w, mproj_b;
-};
-struct BertLayer {
-  Weight q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, ln1_w, ln1_b, i_w, i_b, out_w, out_b, ln2_w, ln2_b;
-};
-
 }  // namespace
-
-// [SECTION] Loading
-class Model {
- public:
-  ModelInfo info;
-  std::unique_ptr<Tokenizer> tokenizer;
-  std::vector<std::shared_ptr<const SafetensorsFile>> files;  // keep the maps alive
-  std::deque<std::vector<float>> converted;                    // F16/BF16 (or unaligned F32) copies
-  int32_t cls = -1, sep = -1;                                  // BERT specials
-
-  // GPT-2
-  Weight wte, wpe, ln_f_w, ln_f_b, lm_head;
-  std::vector<Gpt2Layer> gpt2;
-  // BERT
-  Weight word, position, token_type, emb_ln_w, emb_ln_b;
-  std::vector<BertLayer> bert;
-  bool mlm = false;
-  Weight mlm_dense_w, mlm_dense_b, mlm_ln_w, mlm_ln_b, mlm_bias, mlm_decoder;
-};
 
 namespace {
 
@@ -367,6 +442,12 @@ std::map<std::string, Located> openTensors(const ModelFiles& files,
 
 std::string shapeText(const std::vector<int64_t>& shape) { return Array{shape, {}}.shapeString(); }
 
+std::string archLabel(const ModelConfig& c) {
+  if (c.arch == Architecture::Gpt2) return "GPT-2";
+  if (c.arch == Architecture::Bert) return "BERT";
+  return c.family == "mistral" ? "Mistral" : c.family == "qwen2" ? "Qwen2" : "Llama";
+}
+
 void loadTokenizer(const ModelFiles& files, Model& m) {
   const ModelConfig& c = m.info.config;
   auto need = [&](const std::string& name, const std::string& why) {
@@ -374,10 +455,17 @@ void loadTokenizer(const ModelFiles& files, Model& m) {
     if (!t) throw InputError(fileIn(files, name) + ": missing (" + why + ")");
     return *t;
   };
-  if (c.arch == Architecture::Gpt2) {
+  if (c.arch == Architecture::Llama) {
+    const std::string json = need("tokenizer.json", archLabel(c) + "'s tokenizer needs tokenizer.json beside config.json");
+    HfTokenizer t = makeHfTokenizer(json, files.read_text("tokenizer_config.json"), fileIn(files, "tokenizer.json"),
+                                    fileIn(files, "tokenizer_config.json"));
+    m.tokenizer = std::move(t.tokenizer);
+    m.bos = t.bos, m.eos = t.eos, m.add_bos = t.add_bos;
+  } else if (c.arch == Architecture::Gpt2) {
     const std::string why = "GPT-2's tokenizer needs vocab.json and merges.txt beside config.json";
     const std::string vocab = need("vocab.json", why), merges = need("merges.txt", why);
     m.tokenizer = makeGpt2Tokenizer(vocab, merges, fileIn(files, "vocab.json"), fileIn(files, "merges.txt"));
+    m.eos = m.bos = m.tokenizer->specialId("<|endoftext|>");
   } else {
     WordPieceOptions o;
     o.lower_case = m.info.config.lower_case;
@@ -389,7 +477,10 @@ void loadTokenizer(const ModelFiles& files, Model& m) {
     if (m.cls < 0 || m.sep < 0) throw InputError(fileIn(files, "vocab.txt") + ": has no [CLS] or [SEP] token");
   }
   if (m.tokenizer->vocabSize() > c.vocab)
-    throw InputError(fileIn(files, c.arch == Architecture::Gpt2 ? "vocab.json" : "vocab.txt") + ": " +
+    throw InputError(fileIn(files, c.arch == Architecture::Gpt2 ? "vocab.json"
+                                   : c.arch == Architecture::Bert ? "vocab.txt"
+                                                                  : "tokenizer.json") +
+                     ": " +
                      std::to_string(m.tokenizer->vocabSize()) + " tokens, more than the model's vocab_size " +
                      std::to_string(c.vocab));
 }
@@ -426,9 +517,10 @@ std::shared_ptr<const Model> loadModel(const ModelFiles& files, const RunContext
   const std::map<std::string, Located> all = openTensors(files, m->files, shard_names);
   for (const auto& f : m->files) m->info.bytes_on_disk += f->sizeBytes();
 
-  // The checkpoint's prefix: GPT2LMHeadModel saves "transformer.", BertForMaskedLM "bert.".
-  const std::string probe = c.arch == Architecture::Gpt2 ? "wte.weight" : "embeddings.word_embeddings.weight";
-  const std::string prefix_name = c.arch == Architecture::Gpt2 ? "transformer." : "bert.";
+  // The checkpoint's prefix: GPT2LMHeadModel saves "transformer.", BertForMaskedLM "bert.", LlamaForCausalLM "model.".
+  const bool gpt2 = c.arch == Architecture::Gpt2, bert = c.arch == Architecture::Bert;
+  const std::string probe = gpt2 ? "wte.weight" : bert ? "embeddings.word_embeddings.weight" : "embed_tokens.weight";
+  const std::string prefix_name = gpt2 ? "transformer." : bert ? "bert." : "model.";
   const std::string prefix = all.count(prefix_name + probe) ? prefix_name : "";
 
   std::map<std::string, const Expected*> known;  // full name → expectation
@@ -478,7 +570,14 @@ std::shared_ptr<const Model> loadModel(const ModelFiles& files, const RunContext
     const float* p = loc.file->floats(*loc.entry, model.converted.back());
     if (model.converted.back().empty()) model.converted.pop_back();
     const std::vector<int64_t>& s = loc.entry->shape;
-    return {p, s[0], s.size() > 1 ? s[1] : 1};
+    return {.data = p, .rows = s[0], .cols = s.size() > 1 ? s[1] : 1};
+  };
+  // A 16-bit matrix left in the map, converted when used (F32: as take).
+  auto takeLazy = [&](const std::string& name) -> Weight {
+    const auto it = all.find(name);
+    if (it == all.end() || it->second.entry->dtype == DType::F32) return take(name);
+    const TensorEntry& e = *it->second.entry;
+    return {.file = it->second.file.get(), .entry = &e, .rows = e.shape[0], .cols = e.shape.size() > 1 ? e.shape[1] : 1};
   };
   const std::string& P = prefix;
   if (c.arch == Architecture::Gpt2) {
@@ -494,6 +593,21 @@ std::shared_ptr<const Model> loadModel(const ModelFiles& files, const RunContext
     model.ln_f_w = take(P + "ln_f.weight");
     model.ln_f_b = take(P + "ln_f.bias");
     model.lm_head = all.count("lm_head.weight") ? take("lm_head.weight") : model.wte;  // tied to wte
+  } else if (c.arch == Architecture::Llama) {
+    model.embed = takeLazy(P + "embed_tokens.weight");
+    for (int64_t l = 0; l < c.layers; ++l) {
+      auto w = [&](const std::string& rest) { return take(P + layerName("layers.", l, rest)); };
+      auto lazy = [&](const std::string& rest) { return takeLazy(P + layerName("layers.", l, rest)); };
+      model.llama.push_back({w("input_layernorm.weight"), lazy("self_attn.q_proj.weight"), w("self_attn.q_proj.bias"),
+                             lazy("self_attn.k_proj.weight"), w("self_attn.k_proj.bias"),
+                             lazy("self_attn.v_proj.weight"), w("self_attn.v_proj.bias"),
+                             lazy("self_attn.o_proj.weight"), w("post_attention_layernorm.weight"),
+                             lazy("mlp.gate_proj.weight"), lazy("mlp.up_proj.weight"), lazy("mlp.down_proj.weight")});
+      ctx.progress(0.1f + 0.8f * static_cast<float>(l + 1) / static_cast<float>(c.layers));
+    }
+    model.final_norm = take(P + "norm.weight");
+    model.lm_head = c.tie_embeddings ? model.embed : takeLazy("lm_head.weight");
+    model.rope_theta = llamaRopeFrequencies(c);
   } else {
     model.word = take(P + "embeddings.word_embeddings.weight");
     model.position = take(P + "embeddings.position_embeddings.weight");
@@ -548,7 +662,7 @@ nlohmann::json modelInfoToJson(const ModelInfo& info) {
     tensors.push_back({{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}, {"file", t.file}});
   nlohmann::json j = {{"label", info.label},
                       {"architecture", c.arch_name},
-                      {"family", c.arch == Architecture::Gpt2 ? "gpt2" : "bert"},
+                      {"family", c.family},
                       {"layers", c.layers},
                       {"heads", c.heads},
                       {"d_model", c.d_model},
@@ -559,6 +673,19 @@ nlohmann::json modelInfoToJson(const ModelInfo& info) {
                       {"dtype", info.dtype},
                       {"bytes_on_disk", info.bytes_on_disk},
                       {"tensors", tensors}};
+  if (c.arch == Architecture::Llama) {
+    j["kv_heads"] = c.kv_heads;
+    j["head_dim"] = c.head_dim;
+    j["rms_norm_eps"] = c.rms_eps;
+    j["rope_theta"] = c.rope_theta;
+    if (c.rope_factor > 0)
+      j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", c.rope_factor}, {"low_freq_factor", c.rope_low_freq},
+                           {"high_freq_factor", c.rope_high_freq},
+                           {"original_max_position_embeddings", c.rope_original_positions}};
+    j["qkv_bias"] = c.qkv_bias;
+    j["tie_word_embeddings"] = c.tie_embeddings;
+    j["sliding_window"] = c.sliding_window;
+  }
   if (c.arch == Architecture::Bert) {
     j["type_vocab"] = c.type_vocab;
     j["lower_case"] = c.lower_case;
@@ -566,87 +693,7 @@ nlohmann::json modelInfoToJson(const ModelInfo& info) {
   return j;
 }
 
-// [SECTION] Forward pass: shared pieces (LayerNorm, gelu, attention, top-k)
 namespace {
-
-// y = LN(x) · γ + β, per row (LN: attention_math.h layerNormRows)     [L, d]
-void layerNorm(Mat& x, const Weight& gamma, const Weight& beta, double eps) {
-  x = layerNormRows(x, static_cast<float>(eps));
-  x.array().rowwise() *= gamma.vec().array();
-  x.rowwise() += beta.vec();
-}
-
-// GPT-2's gelu_new: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
-void geluTanh(Mat& x) {
-  const float c = std::sqrt(2.0f / std::numbers::pi_v<float>);
-  x.array() = 0.5f * x.array() * (1.0f + (c * (x.array() + 0.044715f * x.array().cube())).tanh());
-}
-
-// BERT's gelu: 0.5·x·(1 + erf(x / √2))
-void geluErf(Mat& x) {
-  x = x.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::erf(v / std::numbers::sqrt2_v<float>)); });
-}
-
-// y = x W + b (Conv1D, W [in, out]) or y = x Wᵀ + b (nn.Linear, W [out, in])     [L, out]
-// Through engine/gemm.h (OpenBLAS): ~1.5× Eigen's GEMM on these
-// short-and-wide products (128 tokens × 768 → 3072).
-void linear(const Mat& x, const Weight& w, const Weight* b, bool transposed, Mat& y) {
-  y.resize(x.rows(), transposed ? w.rows : w.cols);  // shapes were checked against the config at load
-  if (b) y.rowwise() = b->vec();
-  gemm(x, w.mat(), transposed, 1.0f, b ? 1.0f : 0.0f, y);
-}
-void linear(const Mat& x, const Weight& w, const Weight& b, bool transposed, Mat& y) {
-  linear(x, w, &b, transposed, y);
-}
-
-double linearFlops(int64_t rows, const Weight& w) { return 2.0 * static_cast<double>(rows) * w.rows * w.cols; }
-
-// Every head of one layer: A_h = softmax(Q_h K_hᵀ / √d_head + mask), head_h = A_h V_h,
-// captured into run.attention[layer]; `concat` [L, d] = Concat(head_1 … head_H).
-void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const Mat& mask, int64_t heads, const RunContext& ctx,
-                    std::vector<Mat>& attention, Mat& concat) {
-  const int64_t L = q.rows(), dh = q.cols() / heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
-  concat.resize(L, q.cols());
-  attention.resize(static_cast<size_t>(heads));
-  parallelFor(heads, ctx, [&](int64_t h) {
-    Mat scores;  // Q_h K_hᵀ / √d_head    [L, L]
-    attendHead(q.middleCols(h * dh, dh), k.middleCols(h * dh, dh), v.middleCols(h * dh, dh), scale, mask, scores,
-               attention[static_cast<size_t>(h)], concat.middleCols(h * dh, dh));
-  });
-}
-
-// A token as shown: the tokenizer's string, or "#id" for ids past its
-// vocabulary (a model may have more embeddings than tokens).
-std::string tokenText(const Tokenizer& tok, int32_t id) {
-  if (id < tok.vocabSize()) return tok.display(id);
-  std::string s = "#";  // appended piecewise (GCC 12 misreports "#" + string as -Wrestrict)
-  s += std::to_string(id);
-  return s;
-}
-
-// Top-k of softmax(logits) for one row, by a single pass that keeps the k
-// best in order (a partial selection: O(V·k) with k ≤ a few, no V-sized sort
-// or index array).                                                 row [V]
-std::vector<Prediction> topKOfRow(const Eigen::Ref<const RowVec>& row, int k, const Tokenizer& tok) {
-  const int64_t V = row.size();
-  const int kk = static_cast<int>(std::min<int64_t>(std::max(k, 0), V));
-  if (kk == 0) return {};
-  const float mx = row.maxCoeff();
-  const double z = (row.array() - mx).exp().cast<double>().sum();  // softmax denominator
-  std::vector<int32_t> best;  // ids, best first; ties go to the smaller id
-  best.reserve(static_cast<size_t>(kk) + 1);
-  for (int32_t id = 0; id < V; ++id) {
-    if (static_cast<int>(best.size()) == kk && row(id) <= row(best.back())) continue;
-    auto at = std::find_if(best.begin(), best.end(), [&](int32_t b) { return row(id) > row(b); });
-    best.insert(at, id);
-    if (static_cast<int>(best.size()) > kk) best.pop_back();
-  }
-  std::vector<Prediction> out;
-  for (const int32_t id : best)
-    out.push_back({id, tokenText(tok, id), static_cast<float>(std::exp(static_cast<double>(row(id) - mx)) / z)});
-  return out;
-}
 
 double seconds(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -671,193 +718,108 @@ std::vector<int64_t> predictionRows(const ModelRunOptions& o, int64_t L) {
   return rows;
 }
 
-// [SECTION] GPT-2 forward
-// Radford et al. 2019: pre-LN blocks, learned positions, causal.
-void gpt2Forward(const Model& m, ModelRun& run, const ModelRunOptions& o, const RunContext& ctx) {
-  const ModelConfig& c = m.info.config;
-  const int64_t L = static_cast<int64_t>(run.ids.size()), d = c.d_model;
-  // x = wte[ids] + wpe[0 … L)                                      [L, d]
-  Mat x(L, d);
-  for (int64_t i = 0; i < L; ++i) x.row(i) = m.wte.mat().row(run.ids[static_cast<size_t>(i)]) + m.wpe.mat().row(i);
-  const Mat mask = causalMask(L, L);
-  Mat a, qkv, concat, proj, f, f2;
-  double flops = 0;
-  for (int64_t l = 0; l < c.layers; ++l) {
-    const Gpt2Layer& w = m.gpt2[static_cast<size_t>(l)];
-    // a = LN(x; ln_1)                                              [L, d]
-    a = x;
-    layerNorm(a, w.ln1_w, w.ln1_b, c.ln_eps);
-    // qkv = a W_attn + b_attn = [q | k | v]                       [L, 3d]
-    linear(a, w.attn_w, w.attn_b, false, qkv);
-    run.q[l] = qkv.leftCols(d);
-    run.k[l] = qkv.middleCols(d, d);
-    run.v[l] = qkv.rightCols(d);
-    // head_h = softmax(q_h k_hᵀ / √d_head + causal) v_h          [L, d_head] × H
-    attentionLayer(run.q[l], run.k[l], run.v[l], mask, c.heads, ctx, run.attention[l], concat);
-    // x = x + Concat(head_1 … head_H) W_proj + b_proj             [L, d]
-    linear(concat, w.proj_w, w.proj_b, false, proj);
-    x += proj;
-    // x = x + gelu(LN(x; ln_2) W_fc + b_fc) W_mproj + b_mproj     [L, d_ff] → [L, d]
-    a = x;
-    layerNorm(a, w.ln2_w, w.ln2_b, c.ln_eps);
-    linear(a, w.fc_w, w.fc_b, false, f);
-    geluTanh(f);
-    linear(f, w.mproj_w, w.mproj_b, false, f2);
-    x += f2;
-    flops += linearFlops(L, w.attn_w) + linearFlops(L, w.proj_w) + linearFlops(L, w.fc_w) +
-             linearFlops(L, w.mproj_w) + 4.0 * static_cast<double>(L) * L * d;
-    ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
-  }
-  // hidden = LN(x; ln_f)                                           [L, d]
-  layerNorm(x, m.ln_f_w, m.ln_f_b, c.ln_eps);
-  run.hidden = std::move(x);
-  if (o.top_k > 0) run.top_k = predictTokens(m, run.hidden, predictionRows(o, L), o.top_k, ctx, &flops);
-  run.flops = flops;
-}
-
-// [SECTION] BERT forward
-// Devlin et al. 2019: post-LN blocks, learned positions and token types, bidirectional.
-void bertForward(const Model& m, ModelRun& run, const ModelRunOptions& o, const RunContext& ctx) {
-  const ModelConfig& c = m.info.config;
-  const int64_t L = static_cast<int64_t>(run.ids.size()), d = c.d_model;
-  // x = LN(word[ids] + position[0 … L) + token_type[0])            [L, d]
-  Mat x(L, d);
-  for (int64_t i = 0; i < L; ++i)
-    x.row(i) = m.word.mat().row(run.ids[static_cast<size_t>(i)]) + m.position.mat().row(i) + m.token_type.mat().row(0);
-  layerNorm(x, m.emb_ln_w, m.emb_ln_b, c.ln_eps);
-  // One unpadded sequence: every key is allowed (the padding mask is all ones).
-  const Mat mask;
-  Mat concat, proj, f, f2;
-  double flops = 0;
-  for (int64_t l = 0; l < c.layers; ++l) {
-    const BertLayer& w = m.bert[static_cast<size_t>(l)];
-    // q = x W_qᵀ + b_q, k = x W_kᵀ + b_k, v = x W_vᵀ + b_v        [L, d] each
-    linear(x, w.q_w, w.q_b, true, run.q[l]);
-    linear(x, w.k_w, w.k_b, true, run.k[l]);
-    linear(x, w.v_w, w.v_b, true, run.v[l]);
-    // head_h = softmax(q_h k_hᵀ / √d_head) v_h                   [L, d_head] × H
-    attentionLayer(run.q[l], run.k[l], run.v[l], mask, c.heads, ctx, run.attention[l], concat);
-    // x = LN(x + Concat(head_1 … head_H) W_oᵀ + b_o)               [L, d]
-    linear(concat, w.o_w, w.o_b, true, proj);
-    x += proj;
-    layerNorm(x, w.ln1_w, w.ln1_b, c.ln_eps);
-    // x = LN(x + gelu(x W_iᵀ + b_i) W_outᵀ + b_out)               [L, d_ff] → [L, d]
-    linear(x, w.i_w, w.i_b, true, f);
-    geluErf(f);
-    linear(f, w.out_w, w.out_b, true, f2);
-    x += f2;
-    layerNorm(x, w.ln2_w, w.ln2_b, c.ln_eps);
-    flops += 3 * linearFlops(L, w.q_w) + linearFlops(L, w.o_w) + linearFlops(L, w.i_w) + linearFlops(L, w.out_w) +
-             4.0 * static_cast<double>(L) * L * d;
-    ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
-  }
-  run.hidden = std::move(x);
-  if (m.mlm && o.top_k > 0) run.top_k = predictTokens(m, run.hidden, predictionRows(o, L), o.top_k, ctx, &flops);
-  run.flops = flops;
-}
-
-std::string archLabel(const ModelConfig& c) { return c.arch == Architecture::Gpt2 ? "GPT-2" : "BERT"; }
-
 }  // namespace
 
 // [SECTION] Runs on text
-ModelRun runModelIds(const Model& m, const std::vector<int32_t>& ids, const ModelRunOptions& options,
-                     const RunContext& ctx) {
+ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* cache, const RunContext& ctx) {
   const ModelConfig& c = m.info.config;
-  const int64_t L = static_cast<int64_t>(ids.size());
-  if (L == 0) throw InputError("text: no tokens to run the model on");
-  if (L > c.positions)
-    throw TooLongError("text: " + std::to_string(L) + " tokens, but " + archLabel(c) + " has only " +
-                           std::to_string(c.positions) + " positions",
-                       L, c.positions);
-  for (const int32_t id : ids)
-    if (id < 0 || id >= c.vocab)
-      throw InputError("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(c.vocab) +
-                       ")");
-  // About 2 FLOP per parameter per token: below half a GFLOP (~10 ms on one
-  // core, the default model's whole range) the pass runs on one thread, as
-  // waking a second costs more than it saves; above, on the cores free now.
-  constexpr double kSerialFlops = 5e8;
-  const bool small = 2.0 * static_cast<double>(L) * static_cast<double>(m.info.parameters) < kSerialFlops;
-  const ThreadScope threads(small ? 1 : threadsAvailable());
-  const auto t0 = std::chrono::steady_clock::now();
   ModelRun run;
   run.ids = ids;
   run.layers = c.layers;
   run.heads = c.heads;
-  run.d_head = c.headDim();
-  run.causal = c.arch == Architecture::Gpt2;
+  run.kv_heads = c.kv_heads;
+  run.d_head = c.head_dim;
+  run.causal = c.arch != Architecture::Bert;
+  run.rope = c.arch == Architecture::Llama;
+  run.rope_theta = m.rope_theta;
+  run.sliding_window = c.sliding_window;
+  run.first_position = cache ? cache->length : 0;
   run.attention.resize(static_cast<size_t>(c.layers));
   run.q.resize(static_cast<size_t>(c.layers));
   run.k.resize(static_cast<size_t>(c.layers));
   run.v.resize(static_cast<size_t>(c.layers));
+  for (const int32_t id : ids) run.tokens.push_back(tokenText(*m.tokenizer, id));
+  if (c.arch == Architecture::Gpt2) gpt2Forward(m, run, cache, ctx);
+  else if (c.arch == Architecture::Bert) bertForward(m, run, ctx);
+  else llamaForward(m, run, cache, ctx);
+  if (cache) cache->length += static_cast<int64_t>(ids.size());
+  return run;
+}
+
+void checkIds(const Model& m, const std::vector<int32_t>& ids, int64_t first_position) {
+  const ModelConfig& c = m.info.config;
+  const int64_t L = static_cast<int64_t>(ids.size());
+  if (L == 0) throw InputError("text: no tokens to run the model on");
+  if (first_position + L > c.positions)
+    throw TooLongError("text: " + std::to_string(first_position + L) + " tokens, but " + archLabel(c) +
+                           " has only " + std::to_string(c.positions) + " positions",
+                       first_position + L, c.positions);
   for (const int32_t id : ids)
-    run.tokens.push_back(tokenText(*m.tokenizer, id));
-  if (c.arch == Architecture::Gpt2) gpt2Forward(m, run, options, ctx);
-  else bertForward(m, run, options, ctx);
+    if (id < 0 || id >= c.vocab)
+      throw InputError("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(c.vocab) +
+                       ")");
+}
+
+int passThreads(const Model& m, int64_t tokens) {
+  // About 2 FLOP per parameter per token: below half a GFLOP (~10 ms on one
+  // core, the default model's whole range) the pass runs on one thread, as
+  // waking a second costs more than it saves; above, on the cores free now.
+  constexpr double kSerialFlops = 5e8;
+  const bool small = 2.0 * static_cast<double>(tokens) * static_cast<double>(m.info.parameters) < kSerialFlops;
+  return small ? 1 : threadsAvailable();
+}
+
+ModelRun runModelIds(const Model& m, const std::vector<int32_t>& ids, const ModelRunOptions& options,
+                     const RunContext& ctx) {
+  checkIds(m, ids, 0);
+  const ThreadScope threads(passThreads(m, static_cast<int64_t>(ids.size())));
+  const auto t0 = std::chrono::steady_clock::now();
+  ModelRun run = runForward(m, ids, nullptr, ctx);
+  const bool head = m.info.config.arch != Architecture::Bert || m.mlm;
+  if (head && options.top_k > 0)
+    run.top_k = predictTokens(m, run.hidden, predictionRows(options, static_cast<int64_t>(ids.size())), options.top_k,
+                              ctx, &run.flops);
   run.compute_seconds = seconds(t0);
   run.threads = omp_get_max_threads();
   ctx.progress(1.0f);
   return run;
 }
 
-std::vector<std::vector<Prediction>> predictTokens(const Model& m, const Mat& hidden,
-                                                   const std::vector<int64_t>& positions, int k,
-                                                   const RunContext& ctx, double* flops) {
-  const ModelConfig& c = m.info.config;
-  const int64_t L = hidden.rows(), P = static_cast<int64_t>(positions.size());
-  std::vector<std::vector<Prediction>> out(static_cast<size_t>(L));
-  const bool gpt2 = c.arch == Architecture::Gpt2;
-  if (k <= 0 || P == 0 || (!gpt2 && !m.mlm)) return out;
-  // h = hidden[positions]                                          [P, d]
-  Mat h(P, hidden.cols());
-  for (int64_t p = 0; p < P; ++p) h.row(p) = hidden.row(positions[static_cast<size_t>(p)]);
-  Mat logits;
-  double f = 0;
-  if (gpt2) {
-    // logits = h lm_headᵀ (tied to wte)                            [P, V]: row of position i predicts token i + 1
-    linear(h, m.lm_head, nullptr, true, logits);
-    f = linearFlops(P, m.lm_head);
-  } else {
-    // t = LN(gelu(h W_tᵀ + b_t)); logits = t decoderᵀ + bias        [P, V]: row of position i predicts token i
-    Mat t;
-    linear(h, m.mlm_dense_w, m.mlm_dense_b, true, t);
-    geluErf(t);
-    layerNorm(t, m.mlm_ln_w, m.mlm_ln_b, c.ln_eps);
-    linear(t, m.mlm_decoder, m.mlm_bias, true, logits);
-    f = linearFlops(P, m.mlm_dense_w) + linearFlops(P, m.mlm_decoder);
-  }
-  parallelFor(P, ctx, [&](int64_t p) {
-    out[static_cast<size_t>(positions[static_cast<size_t>(p)])] = topKOfRow(logits.row(p), k, *m.tokenizer);
-  });
-  if (flops) *flops += f;
-  return out;
-}
-
-ModelRun runModel(const Model& m, const std::string& text, const ModelRunOptions& options, const RunContext& ctx) {
+std::vector<int32_t> promptIds(const Model& m, const std::string& text, int64_t max_tokens, bool truncate,
+                               bool* truncated) {
   const ModelConfig& c = m.info.config;
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     throw InputError("text: empty (type some text for the model to read)");
   std::vector<int32_t> ids = m.tokenizer->encode(text);
   if (ids.empty()) throw InputError("text: no tokens after tokenizing (type some words for the model to read)");
-  const bool bert = c.arch == Architecture::Bert;
-  const int64_t limit = c.positions - (bert ? 2 : 0);  // BERT adds [CLS] and [SEP]
+  const bool bert = c.arch == Architecture::Bert, bos = !bert && m.add_bos && m.bos >= 0;
+  const int64_t added = bert ? 2 : bos ? 1 : 0;  // BERT adds [CLS] and [SEP]; the LLaMA family <s>
+  const int64_t limit = max_tokens - added;
   const int64_t n = static_cast<int64_t>(ids.size());
-  bool truncated = false;
   if (n > limit) {
-    if (!options.truncate)
-      throw TooLongError("text: " + std::to_string(n) + " tokens" + (bert ? " (plus [CLS] and [SEP])" : "") +
-                             ", but " + archLabel(c) + " has only " + std::to_string(c.positions) +
-                             " positions; shorten the text, or truncate it to the first " + std::to_string(limit) +
-                             " tokens (--truncate on the command line)",
+    const std::string specials = bert ? " (plus [CLS] and [SEP])" : bos ? " (plus " + tokenText(*m.tokenizer, m.bos) + ")" : "";
+    if (!truncate)
+      throw TooLongError("text: " + std::to_string(n) + " tokens" + specials + ", but " + archLabel(c) +
+                             " has only " + std::to_string(max_tokens) + " positions" +
+                             (max_tokens < c.positions ? " left" : "") + "; shorten the text, or truncate it to the first " +
+                             std::to_string(std::max<int64_t>(limit, 0)) + " tokens (--truncate on the command line)",
                          n, limit);
+    if (limit <= 0) throw InputError("text: no positions are left for the text");
     ids.resize(static_cast<size_t>(limit));
-    truncated = true;
+    *truncated = true;
   }
   if (bert) {
     ids.insert(ids.begin(), m.cls);
     ids.push_back(m.sep);
+  } else if (bos) {
+    ids.insert(ids.begin(), m.bos);
   }
+  return ids;
+}
+
+ModelRun runModel(const Model& m, const std::string& text, const ModelRunOptions& options, const RunContext& ctx) {
+  bool truncated = false;
+  const std::vector<int32_t> ids = promptIds(m, text, m.info.config.positions, options.truncate, &truncated);
   ModelRun run = runModelIds(m, ids, options, ctx);
   run.truncated = truncated;
   return run;

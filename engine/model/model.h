@@ -1,7 +1,8 @@
 // Real checkpoints in the Hugging Face layout: config.json, model.safetensors
 // (or shards with model.safetensors.index.json) and the tokenizer files.
-// GPT-2 (GPT2LMHeadModel / GPT2Model) and BERT (BertModel / BertForMaskedLM)
-// run in Eigen with every attention map captured.
+// GPT-2 (GPT2LMHeadModel / GPT2Model), BERT (BertModel / BertForMaskedLM)
+// and the LLaMA family (LlamaForCausalLM, MistralForCausalLM,
+// Qwen2ForCausalLM) run in Eigen with every attention map captured.
 #pragma once
 
 #include "engine/error.h"
@@ -22,13 +23,17 @@
 
 namespace attn {
 
-enum class Architecture { Gpt2, Bert };
+// Llama covers the LLaMA family: Mistral is Llama with a sliding window,
+// Qwen2 is Llama with biases on q, k and v.
+enum class Architecture { Gpt2, Bert, Llama };
 
 struct ModelConfig {
   Architecture arch = Architecture::Gpt2;
   std::string arch_name;    // as config.json names it ("GPT2LMHeadModel")
   int64_t layers = 0;       // n_layer / num_hidden_layers
   int64_t heads = 0;        // n_head / num_attention_heads
+  int64_t kv_heads = 0;     // num_key_value_heads (GQA: query heads h share key/value head h / (heads / kv_heads))
+  int64_t head_dim = 0;     // head_dim (default d_model / heads)
   int64_t d_model = 0;      // n_embd / hidden_size
   int64_t d_ff = 0;         // n_inner (default 4·d) / intermediate_size
   int64_t positions = 0;    // n_positions / max_position_embeddings
@@ -36,7 +41,17 @@ struct ModelConfig {
   int64_t type_vocab = 0;   // BERT type_vocab_size
   double ln_eps = 1e-5;     // layer_norm_epsilon / layer_norm_eps
   bool lower_case = true;   // BERT tokenizer (tokenizer_config.json do_lower_case)
-  int64_t headDim() const { return d_model / heads; }
+  // The LLaMA family
+  std::string family;       // model_type: "gpt2", "bert", "llama", "mistral" or "qwen2"
+  double rms_eps = 1e-6;    // rms_norm_eps
+  double rope_theta = 10000;
+  // rope_scaling {"rope_type": "llama3", factor, low_freq_factor,
+  // high_freq_factor, original_max_position_embeddings}; factor 0: none.
+  double rope_factor = 0, rope_low_freq = 1, rope_high_freq = 4;
+  int64_t rope_original_positions = 8192;
+  bool qkv_bias = false;    // Qwen2; Llama's attention_bias
+  bool tie_embeddings = false;
+  int64_t sliding_window = 0;  // Mistral: a query sees the `sliding_window` latest keys (itself included); 0: all
 };
 
 // Reads config.json's text (`where` names the file in errors): the
@@ -48,7 +63,8 @@ struct ModelFiles {
   std::string label;  // folder path or "embedded default model"
   // The file's bytes, or nullopt when it does not exist. Called for
   // "config.json", "model.safetensors", "model.safetensors.index.json",
-  // shard names, "vocab.json", "merges.txt", "vocab.txt", "tokenizer_config.json".
+  // shard names, "vocab.json", "merges.txt", "vocab.txt", "tokenizer.json",
+  // "tokenizer_config.json".
   std::function<std::optional<std::string>(const std::string& name)> read_text;
   std::function<std::shared_ptr<const SafetensorsFile>(const std::string& name)> open_safetensors;  // null: missing
 };
@@ -106,15 +122,25 @@ struct ModelRunOptions {
 };
 
 struct ModelRun {
-  std::vector<int32_t> ids;          // BERT: with [CLS] … [SEP]
+  std::vector<int32_t> ids;          // BERT: with [CLS] … [SEP]; LLaMA: with <s> when the tokenizer adds it
   std::vector<std::string> tokens;   // display strings
   int64_t layers = 0, heads = 0, d_head = 0;
-  bool causal = true;                // GPT-2 causal, BERT bidirectional
-  std::vector<std::vector<Mat>> attention;  // [layer][head] [L, L]: softmax weights
-  // [layer] [L, d_model], head h = columns [h·d_head, (h+1)·d_head): the
-  // projected queries, keys and values (bias included) the attention used.
+  int64_t kv_heads = 0;              // query heads h share key/value head h / (heads / kv_heads)
+  int64_t sliding_window = 0;        // Mistral: keys further back than this are masked; 0: none
+  bool causal = true;                // GPT-2 and LLaMA causal, BERT bidirectional
+  bool rope = false;                 // positions enter as rotations of q and k (the LLaMA family)
+  std::vector<double> rope_theta;    // θ_i per dimension pair (after rope_scaling), when rope
+  // A run continuing a KV cache (generation) holds the rows of positions
+  // first_position … first_position + L − 1; its maps have first_position + L columns.
+  int64_t first_position = 0;
+  std::vector<std::vector<Mat>> attention;  // [layer][head] [L, first_position + L]: softmax weights
+  // [layer] [L, heads·d_head], head h = columns [h·d_head, (h+1)·d_head): the
+  // projected queries, keys and values (bias included) the attention used:
+  // after the rotation for RoPE models, and with a GQA key/value head
+  // repeated for each query head that reads it.
   std::vector<Mat> q, k, v;
-  Mat hidden;  // GPT-2: after ln_f; BERT: the last layer's output   [L, d_model]
+  std::vector<Mat> q_unrotated, k_unrotated;  // RoPE models: q and k before the rotation (same layout)
+  Mat hidden;  // GPT-2: after ln_f; LLaMA: after the final RMSNorm; BERT: the last layer's output   [L, d_model]
   // [L][k]: empty without an LM head, and at positions not in predict_at.
   std::vector<std::vector<Prediction>> top_k;
   bool truncated = false;

@@ -70,6 +70,10 @@ class SafetensorsFile {
   // map); F16/BF16 are converted into `storage`. Returns the float pointer.
   // Throws InputError naming the file and tensor for I64.
   const float* floats(const TensorEntry& t, std::vector<float>& storage) const;
+  // Elements [first, first + count) of a float tensor (F32, F16 or BF16) as
+  // floats into `out` (rows of a 16-bit matrix without converting it all);
+  // large ranges convert on the OpenMP threads. The range must be inside the tensor.
+  void floatsAt(const TensorEntry& t, int64_t first, int64_t count, float* out) const;
 
  private:
   SafetensorsFile() = default;

@@ -1,6 +1,7 @@
 // libFuzzer target: a model's config.json. It must be refused with
 // InputError or give a configuration whose sizes are all in range and
-// consistent (the heads divide the width), since the loader multiplies them
+// consistent (the heads divide the width, the key/value heads divide the
+// heads), since the loader multiplies them
 // into tensor shapes.
 #include "engine/error.h"
 #include "engine/model/model.h"
@@ -15,8 +16,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const attn::ModelConfig c = attn::parseConfig(text, "config.json");
     for (const int64_t v : {c.layers, c.heads, c.d_model, c.d_ff, c.positions, c.vocab})
       if (v <= 0 || v > (int64_t{1} << 24)) std::abort();
-    if (c.d_model % c.heads != 0 || c.headDim() <= 0) std::abort();
-    if (!(c.ln_eps > 0 && c.ln_eps < 1)) std::abort();
+    if (c.head_dim <= 0 || c.head_dim > (int64_t{1} << 20) || c.kv_heads <= 0 || c.heads % c.kv_heads != 0)
+      std::abort();
+    if (c.arch != attn::Architecture::Llama && c.d_model % c.heads != 0) std::abort();
+    if (!(c.ln_eps > 0 && c.ln_eps < 1) || !(c.rms_eps > 0 && c.rms_eps < 1) || !(c.rope_theta > 1)) std::abort();
+    if (c.sliding_window < 0) std::abort();
   } catch (const attn::InputError&) {
   }
   return 0;
