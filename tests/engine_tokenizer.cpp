@@ -47,6 +47,7 @@ TEST(Gpt2Bpe, MatchesGpt3EncoderOnTheRealVocabulary) {
     const std::string text = c.at("text").get<std::string>();
     const std::vector<int32_t> want = c.at("ids").get<std::vector<int32_t>>();
     EXPECT_EQ(tok.encode(text), want) << "text: " << c.at("text").dump();
+    EXPECT_EQ(tok.decode(want), text) << "text: " << c.at("text").dump();
     // The displayed tokens spell the text where no token splits a character.
     std::string joined;
     for (const int32_t id : tok.encode(text)) joined += tok.display(id);
@@ -77,6 +78,7 @@ TEST(Gpt2Bpe, InvalidUtf8IsEncodedByteByByte) {
   std::string joined;
   for (const int32_t id : tok.encode(text)) joined += tok.display(id);
   EXPECT_EQ(joined, "ok\\xFF\\xFE bad \\xE2\\x82");
+  EXPECT_EQ(tok.decode(tok.encode(text)), text);  // bytes back exactly
 }
 
 // [SECTION] GPT-2 on a small hand-written vocabulary
@@ -165,6 +167,8 @@ TEST(WordPiece, BasicTokenizerAndGreedyLongestMatch) {
   // ASCII symbols split like punctuation ($ is Sc), and Unicode P* (。 is Po)
   EXPECT_EQ(pieces(*tok, "a$a"), (Pieces{"a", "$", "a"}));
   EXPECT_EQ(pieces(*tok, "hello。world"), (Pieces{"hello", "。", "world"}));
+  // decode: words joined by spaces, ## pieces glued on
+  EXPECT_EQ(tok->decode(tok->encode("unaffable, hello")), "unaffable , hello");
   EXPECT_EQ(pieces(*tok, "the cafe's"), (Pieces{"the", "cafe", "'", "s"}));
   // control characters dropped, whitespace (tab, newline, NBSP) separates
   EXPECT_EQ(pieces(*tok, "hel\x01lo\t\nworld\u00a0!"), (Pieces{"hello", "world", "!"}));

@@ -1,227 +1,38 @@
 // Tokenizers of GPT-2 (byte-level BPE, Radford et al. 2019, as in OpenAI's
 // encoder.py) and BERT (basic tokenizer + WordPiece, as in Hugging Face's
-// BertTokenizer). Unicode categories come from ICU.
+// BertTokenizer). UTF-8, Unicode (ICU), the byte symbols and the BPE merge
+// loop are shared with tokenizer.json (engine/model/tokenizer_text.h).
 //
-// [SECTION] UTF-8
-// [SECTION] GPT-2: bytes_to_unicode, pre-tokenization, BPE
+// [SECTION] GPT-2: BPE over the pre-tokenized pieces
 // [SECTION] GPT-2: loading vocab.json / merges.txt
 // [SECTION] BERT: basic tokenizer, WordPiece, loading vocab.txt
 #include "engine/model/tokenizer.h"
 
 #include "engine/error.h"
 
+#include "engine/model/tokenizer_text.h"
+
 #include <nlohmann/json.hpp>
-#include <unicode/locid.h>
-#include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
-#include <unicode/unistr.h>
 
 #include <array>
-#include <cstdio>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 
 namespace attn {
+
+using namespace tok;
+
 namespace {
 
-// [SECTION] UTF-8
-
-constexpr char32_t kInvalid = 0xFFFFFFFF;  // a byte that starts no valid UTF-8 sequence
-
-// Decodes the code point at s[i] and advances i past it. A byte that does
-// not start a well-formed sequence (overlong, surrogate, > U+10FFFF,
-// truncated) yields kInvalid and advances by one byte.
-char32_t nextCodePoint(const std::string& s, size_t& i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  int n = 0;
-  char32_t cp = 0, min = 0;
-  if (c < 0x80) {
-    ++i;
-    return c;
-  } else if ((c & 0xE0) == 0xC0) {
-    n = 1, cp = c & 0x1F, min = 0x80;
-  } else if ((c & 0xF0) == 0xE0) {
-    n = 2, cp = c & 0x0F, min = 0x800;
-  } else if ((c & 0xF8) == 0xF0) {
-    n = 3, cp = c & 0x07, min = 0x10000;
-  } else {
-    ++i;
-    return kInvalid;
-  }
-  if (i + n >= s.size()) {
-    ++i;
-    return kInvalid;
-  }
-  for (int k = 1; k <= n; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) {
-      ++i;
-      return kInvalid;
-    }
-    cp = (cp << 6) | (b(i + k) & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-    ++i;
-    return kInvalid;
-  }
-  i += n + 1;
-  return cp;
-}
-
-void appendUtf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-// Text as code points; invalid bytes become U+FFFD (Python's errors="replace").
-std::u32string toCodePoints(const std::string& s) {
-  std::u32string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const char32_t cp = nextCodePoint(s, i);
-    out += cp == kInvalid ? U'\uFFFD' : cp;
-  }
-  return out;
-}
-
-std::string toUtf8(const std::u32string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char32_t cp : s) appendUtf8(out, cp);
-  return out;
-}
-
-std::string hexByte(unsigned char b) {
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "\\x%02X", b);
-  return buf;
-}
-
-// `s` with every byte that is not part of well-formed UTF-8 shown as \xNN.
-std::string escapeInvalidUtf8(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size();) {
-    const size_t at = i;
-    if (nextCodePoint(s, i) == kInvalid)
-      out += hexByte(static_cast<unsigned char>(s[at]));
-    else
-      out.append(s, at, i - at);
-  }
-  return out;
-}
-
-// How display() shows an id outside the vocabulary: "<id>". (Appended
-// piecewise: GCC 12 gives a false -Wrestrict on "<" + to_string(id) + ">".)
-std::string outsideVocab(int32_t id) {
-  std::string out = "<";
-  out += std::to_string(id);
-  out += '>';
-  return out;
-}
-
-bool inCategory(char32_t cp, uint32_t mask) { return cp != kInvalid && (U_GET_GC_MASK(static_cast<UChar32>(cp)) & mask); }
-
-// [SECTION] GPT-2: bytes_to_unicode, pre-tokenization, BPE
-
-// encoder.py's bytes_to_unicode(): printable Latin-1 bytes stand for
-// themselves, the other 68 bytes for U+0100… in byte order, so every byte
-// has a visible, non-whitespace symbol (space → 'Ġ' U+0120).
-std::array<std::string, 256> bytesToUnicode() {
-  std::array<std::string, 256> symbol;
-  char32_t next = 256;
-  for (int b = 0; b < 256; ++b) {
-    const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-    appendUtf8(symbol[b], printable ? static_cast<char32_t>(b) : next++);
-  }
-  return symbol;
-}
-
-// \s of the reference's JavaScript regex (ECMAScript WhiteSpace and
-// LineTerminator): tab, LF, VT, FF, CR, U+FEFF, U+2028, U+2029 and every Zs.
-bool isJsSpace(char32_t cp) {
-  return (cp >= 0x09 && cp <= 0x0D) || cp == 0xFEFF || cp == 0x2028 || cp == 0x2029 || inCategory(cp, U_GC_ZS_MASK);
-}
-bool isLetter(char32_t cp) { return inCategory(cp, U_GC_L_MASK); }
-bool isNumber(char32_t cp) { return inCategory(cp, U_GC_N_MASK); }
-bool isOther(char32_t cp) { return !isJsSpace(cp) && !isLetter(cp) && !isNumber(cp); }
-
-// GPT-2's pattern, matched leftmost-first as the regex engine does:
-//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-// Returns the pieces as byte ranges [begin, end) of `text`. A byte that is
-// not valid UTF-8 counts as one [^\s\p{L}\p{N}] character.
-std::vector<std::pair<size_t, size_t>> gpt2Pieces(const std::string& text) {
-  std::vector<char32_t> cps;
-  std::vector<size_t> at;  // byte offset of each code point, plus the end
-  for (size_t i = 0; i < text.size();) {
-    at.push_back(i);
-    cps.push_back(nextCodePoint(text, i));
-  }
-  at.push_back(text.size());
-  const size_t n = cps.size();
-  const auto run = [&](size_t i, bool (*in)(char32_t)) {
-    while (i < n && in(cps[i])) ++i;
-    return i;
-  };
-
-  std::vector<std::pair<size_t, size_t>> pieces;
-  for (size_t i = 0; i < n;) {
-    size_t end = i;
-    const char32_t c = cps[i];
-    const char32_t c1 = i + 1 < n ? cps[i + 1] : 0;
-    const char32_t c2 = i + 2 < n ? cps[i + 2] : 0;
-    if (c == '\'' && (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd')) {
-      end = i + 2;  // 's 't 'm 'd
-    } else if (c == '\'' && ((c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') || (c1 == 'l' && c2 == 'l'))) {
-      end = i + 3;  // 're 've 'll
-    } else {
-      const size_t from = c == ' ' && i + 1 < n && !isJsSpace(c1) ? i + 1 : i;  // the optional ' ' of ` ?…+`
-      const char32_t first = cps[from];
-      if (isLetter(first)) {
-        end = run(from, isLetter);
-      } else if (isNumber(first)) {
-        end = run(from, isNumber);
-      } else if (isOther(first)) {
-        end = run(from, isOther);
-      } else {
-        // \s+(?!\S): the whole run at the end of the text, else all but the
-        // last space; a single space before a non-space falls to \s+.
-        const size_t ws = run(i, isJsSpace);
-        end = ws == n || ws - i == 1 ? ws : ws - 1;
-      }
-    }
-    pieces.emplace_back(at[i], at[end]);
-    i = end;
-  }
-  return pieces;
-}
-
-struct Merge {
-  int32_t rank, id;
-};
-uint64_t pairKey(int32_t a, int32_t b) { return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b); }
+// [SECTION] GPT-2: BPE over the pre-tokenized pieces
 
 class Gpt2Tokenizer final : public Tokenizer {
  public:
   Gpt2Tokenizer(std::vector<std::string> tokens, std::unordered_map<std::string, int32_t> ids,
-                std::array<int32_t, 256> byte_ids, std::unordered_map<uint64_t, Merge> merges)
-      : tokens_(std::move(tokens)), ids_(std::move(ids)), byte_ids_(byte_ids), merges_(std::move(merges)) {
-    const auto symbols = bytesToUnicode();
-    for (int b = 0; b < 256; ++b) byte_of_symbol_[symbols[b]] = static_cast<unsigned char>(b);
-  }
+                std::array<int32_t, 256> byte_ids, MergeMap merges)
+      : tokens_(std::move(tokens)), ids_(std::move(ids)), byte_ids_(byte_ids), merges_(std::move(merges)) {}
 
   std::vector<int32_t> encode(const std::string& text) const override {
     std::vector<int32_t> out;
@@ -232,20 +43,19 @@ class Gpt2Tokenizer final : public Tokenizer {
     return out;
   }
 
+  // Each symbol of a token stands for one byte; tokens that are not made of
+  // byte symbols (added tokens such as <|endoftext|>) are their own text.
+  std::string decode(const std::vector<int32_t>& ids) const override {
+    std::string out;
+    for (const int32_t id : ids)
+      if (id >= 0 && id < vocabSize()) out += byte_symbols_.bytes(tokens_[id]).value_or(tokens_[id]);
+    return out;
+  }
+
   std::string display(int32_t id) const override {
     if (id < 0 || id >= vocabSize()) return outsideVocab(id);
-    // Each symbol of the token stands for one byte; tokens that are not
-    // made of byte symbols (added tokens such as <|endoftext|>) show as is.
-    const std::u32string cps = toCodePoints(tokens_[id]);
-    std::string bytes;
-    for (const char32_t cp : cps) {
-      std::string symbol;
-      appendUtf8(symbol, cp);
-      const auto it = byte_of_symbol_.find(symbol);
-      if (it == byte_of_symbol_.end()) return tokens_[id];
-      bytes += static_cast<char>(it->second);
-    }
-    return escapeInvalidUtf8(bytes);
+    const auto bytes = byte_symbols_.bytes(tokens_[id]);
+    return bytes ? escapeInvalidUtf8(*bytes) : tokens_[id];
   }
 
   int32_t vocabSize() const override { return static_cast<int32_t>(tokens_.size()); }
@@ -256,9 +66,7 @@ class Gpt2Tokenizer final : public Tokenizer {
   }
 
  private:
-  // One pre-tokenized piece: start from its bytes' symbols and apply the
-  // lowest-ranked merge present among adjacent pairs, every non-overlapping
-  // occurrence left to right, until no adjacent pair is a merge.
+  // One pre-tokenized piece: its bytes' symbols, merged (applyMerges).
   std::vector<int32_t> bpe(const std::string& piece) const {
     {
       const std::lock_guard lock(cache_mutex_);
@@ -268,28 +76,7 @@ class Gpt2Tokenizer final : public Tokenizer {
     std::vector<int32_t> word;
     word.reserve(piece.size());
     for (const char c : piece) word.push_back(byte_ids_[static_cast<unsigned char>(c)]);
-    while (word.size() > 1) {
-      const Merge* best = nullptr;
-      int32_t first = 0, second = 0;
-      for (size_t i = 0; i + 1 < word.size(); ++i) {
-        const auto it = merges_.find(pairKey(word[i], word[i + 1]));
-        if (it != merges_.end() && (!best || it->second.rank < best->rank)) {
-          best = &it->second;
-          first = word[i], second = word[i + 1];
-        }
-      }
-      if (!best) break;
-      size_t out = 0;
-      for (size_t i = 0; i < word.size(); ++out) {
-        if (i + 1 < word.size() && word[i] == first && word[i + 1] == second) {
-          word[out] = best->id;
-          i += 2;
-        } else {
-          word[out] = word[i++];
-        }
-      }
-      word.resize(out);
-    }
+    applyMerges(word, merges_);
     const std::lock_guard lock(cache_mutex_);
     if (cache_.size() >= kCacheLimit) cache_.clear();
     cache_.emplace(piece, word);
@@ -299,33 +86,14 @@ class Gpt2Tokenizer final : public Tokenizer {
   static constexpr size_t kCacheLimit = 1 << 16;
   std::vector<std::string> tokens_;  // id → byte-level symbol string
   std::unordered_map<std::string, int32_t> ids_;
-  std::array<int32_t, 256> byte_ids_;           // id of each byte's own symbol
-  std::unordered_map<uint64_t, Merge> merges_;  // (left id, right id) → rank and merged id
-  std::unordered_map<std::string, unsigned char> byte_of_symbol_;
+  std::array<int32_t, 256> byte_ids_;  // id of each byte's own symbol
+  MergeMap merges_;
+  ByteSymbols byte_symbols_;
   mutable std::mutex cache_mutex_;
   mutable std::unordered_map<std::string, std::vector<int32_t>> cache_;
 };
 
 // [SECTION] GPT-2: loading vocab.json / merges.txt
-
-// nlohmann's message without its "[json.exception.parse_error.101] " tag.
-std::string jsonMessage(const nlohmann::json::exception& e) {
-  const std::string m = e.what();
-  const size_t close = m.find("] ");
-  return close == std::string::npos ? m : m.substr(close + 2);
-}
-
-// Token text for an error message: quoted, with control and invalid bytes escaped.
-std::string shown(const std::string& token) {
-  std::string out = "'";
-  for (const char c : escapeInvalidUtf8(token)) {
-    if (static_cast<unsigned char>(c) < 0x20)
-      out += hexByte(static_cast<unsigned char>(c));
-    else
-      out += c;
-  }
-  return out + "'";
-}
 
 // Lines of a text file without their "\n" (and a trailing "\r"); no empty
 // last line for a final newline.
@@ -399,7 +167,7 @@ std::unique_ptr<Tokenizer> makeGpt2Tokenizer(const std::string& vocab_json, cons
 
   // merges.txt: "left right" per line in rank order, "#version…" first.
   const std::vector<std::string> lines = splitLines(merges);
-  std::unordered_map<uint64_t, Merge> merge_of;
+  MergeMap merge_of;
   std::unordered_map<uint64_t, size_t> line_of;
   merge_of.reserve(lines.size());
   int32_t rank = 0;
@@ -451,31 +219,10 @@ bool isCjkIdeograph(char32_t cp) {
 // Python's str.split() separators among what cleaning leaves.
 bool isSplitSpace(char32_t cp) { return (cp >= 0x09 && cp <= 0x0D) || inCategory(cp, U_GC_Z_MASK); }
 
-icu::UnicodeString toIcu(const std::u32string& s) {
-  return icu::UnicodeString::fromUTF32(reinterpret_cast<const UChar32*>(s.data()), static_cast<int32_t>(s.size()));
-}
-std::u32string fromIcu(const icu::UnicodeString& u) {
-  std::u32string out(static_cast<size_t>(u.countChar32()), U'\0');
-  UErrorCode status = U_ZERO_ERROR;
-  u.toUTF32(reinterpret_cast<UChar32*>(out.data()), static_cast<int32_t>(out.size()), status);
-  return out;
-}
-std::u32string normalized(const std::u32string& s, const icu::Normalizer2* (*instance)(UErrorCode&)) {
-  UErrorCode status = U_ZERO_ERROR;
-  const icu::Normalizer2* form = instance(status);
-  const icu::UnicodeString out = U_SUCCESS(status) ? form->normalize(toIcu(s), status) : icu::UnicodeString();
-  if (U_FAILURE(status)) throw std::runtime_error(std::string("ICU normalization failed: ") + u_errorName(status));
-  return fromIcu(out);
-}
-// str.lower(): full case mapping (İ → i̇, final sigma).
-std::u32string lowerCase(const std::u32string& s) {
-  icu::UnicodeString u = toIcu(s);
-  return fromIcu(u.toLower(icu::Locale::getRoot()));
-}
 // _run_strip_accents: NFD, then drop the nonspacing marks (Mn).
 std::u32string stripAccents(const std::u32string& s) {
   std::u32string out;
-  for (const char32_t cp : normalized(s, icu::Normalizer2::getNFDInstance))
+  for (const char32_t cp : normalized(s, NormalForm::NFD))
     if (!inCategory(cp, U_GC_MN_MASK)) out += cp;
   return out;
 }
@@ -513,6 +260,19 @@ class WordPieceTokenizer final : public Tokenizer {
   std::string display(int32_t id) const override {
     return id < 0 || id >= vocabSize() ? outsideVocab(id) : tokens_[id];
   }
+  // Hugging Face's WordPiece decoder: tokens joined by spaces, a "##" piece
+  // glued to the one before it.
+  std::string decode(const std::vector<int32_t>& ids) const override {
+    std::string out;
+    for (const int32_t id : ids) {
+      const std::string token = display(id);
+      if (token.rfind("##", 0) == 0 && !out.empty())
+        out += token.substr(2);
+      else
+        out += (out.empty() ? "" : " ") + token;
+    }
+    return out;
+  }
   int32_t vocabSize() const override { return static_cast<int32_t>(tokens_.size()); }
   int32_t specialId(const std::string& token) const override {
     const auto it = ids_.find(token);
@@ -538,7 +298,7 @@ class WordPieceTokenizer final : public Tokenizer {
       }
     }
     std::vector<std::u32string> words, out;
-    splitWhere(normalized(clean, icu::Normalizer2::getNFCInstance), isSplitSpace, words);
+    splitWhere(normalized(clean, NormalForm::NFC), isSplitSpace, words);
     for (std::u32string& word : words) {
       if (never_split_.count(toUtf8(word))) {
         out.push_back(std::move(word));

@@ -19,12 +19,11 @@ class Tokenizer {
   // The token as a user reads it (GPT-2: bytes decoded, 'Ġ' shown as a
   // leading space; WordPiece: "##ing").
   virtual std::string display(int32_t id) const = 0;
+  // The text of a sequence of ids, its bytes joined across tokens (a
+  // character split over byte tokens comes out whole); the inverse of
+  // encode() for the BPE tokenizers (WordPiece: words joined by spaces).
+  virtual std::string decode(const std::vector<int32_t>& ids) const = 0;
   virtual int32_t vocabSize() const = 0;
-  virtual std::string decode(const std::vector<int32_t>& ids) const {  // PLACEHOLDER until i15-tokenizer lands
-    std::string s;
-    for (const int32_t id : ids) s += display(id);
-    return s;
-  }
   // Id of a special token such as "[CLS]"; −1 when the vocabulary has none.
   virtual int32_t specialId(const std::string& token) const = 0;
 };
