@@ -2,7 +2,10 @@
 // default model (assets/model/): the layers × heads grid, the head lines in
 // the head colours, the Q/K bars, the rollout heatmap, the head table and the
 // pattern on a head, checked by their pixels; a bad model path is a usage error.
+// On a tiny Mistral checkpoint (tests/model_fixture.h): the grid grouped by
+// key/value head and the sliding window's line on the focused head.
 #include "tests/gui_support.h"
+#include "tests/model_fixture.h"
 
 #include <nlohmann/json.hpp>
 
@@ -139,6 +142,63 @@ TEST_F(GuiTest, ModelPatternViewShowsTheRealHeadAndThePattern) {
   const ColormapMatcher viridis(Colormap::Viridis);
   const std::vector<QRect> blocks = regions(img, [&](QRgb p) { return viridis.match(p) >= 0; }, 5000);
   EXPECT_GE(blocks.size(), 2u) << "the real head and the pattern, side by side";
+}
+
+// The left edges of the grid's thumbnails (near-square viridis blocks under
+// half the focused heatmap's width), one per column, left to right.
+std::vector<int> thumbnailColumns(const QImage& img, QRect* focus) {
+  const ColormapMatcher viridis(Colormap::Viridis);
+  const std::vector<QRect> blocks = regions(img, [&](QRgb p) { return viridis.match(p) >= 0; }, 150);
+  if (blocks.empty()) return {};
+  const QRect largest = *std::max_element(blocks.begin(), blocks.end(), [](const QRect& a, const QRect& b) {
+    return a.width() * a.height() < b.width() * b.height();
+  });
+  if (focus) *focus = largest;
+  std::vector<int> lefts;
+  for (const QRect& b : blocks)
+    if (std::abs(b.width() - b.height()) <= 3 && b.width() * 2 < largest.width() && b.right() < largest.left())
+      lefts.push_back(b.left());
+  std::sort(lefts.begin(), lefts.end());
+  std::vector<int> columns;
+  for (const int x : lefts)
+    if (columns.empty() || x - columns.back() > 3) columns.push_back(x);
+  return columns;
+}
+
+// Light pixels (every channel ≥ 200) inside `area` that no colormap entry explains: lines drawn over the cells.
+size_t lightPixels(const QImage& img, const QRect& area) {
+  size_t n = 0;
+  for (int y = area.top(); y <= area.bottom(); ++y)
+    for (int x = area.left(); x <= area.right(); ++x) {
+      const QRgb p = img.pixel(x, y);
+      n += qRed(p) >= 200 && qGreen(p) >= 200 && qBlue(p) >= 200;
+    }
+  return n;
+}
+
+TEST_F(GuiTest, MistralGridGroupsHeadsByKvHeadAndDrawsTheWindow) {
+  // 2 layers × 4 query heads over 2 kv heads; a window of 3 keys on 19 tokens.
+  const std::filesystem::path mistral = dir_.path / "mistral", llama = dir_.path / "llama";
+  writeTinyModel(mistral, {.arch = Architecture::Llama, .seed = 3, .family = "mistral", .kv_heads = 2, .sliding_window = 3});
+  writeTinyModel(llama, {.arch = Architecture::Llama, .seed = 3, .family = "llama", .kv_heads = 2});
+  const std::string text = "the cat sat on the mat";
+  RunResult r;
+  const QImage windowed = shoot({"--model", mistral.string(), "--text", text}, &r);
+  ASSERT_FALSE(windowed.isNull());
+  QRect focus;
+  const std::vector<int> cols = thumbnailColumns(windowed, &focus);
+  ASSERT_EQ(cols.size(), 4u) << r.err;
+  // Heads 0, 1 read kv head 0 and heads 2, 3 kv head 1: a wider gap between the groups.
+  const int within = cols[1] - cols[0], between = cols[2] - cols[1];
+  EXPECT_NEAR(cols[3] - cols[2], within, 2);
+  EXPECT_GT(between, within + 5) << "no gap between the kv groups";
+  // The window's staircase line crosses the focused head; the plain Llama head has none.
+  const QImage plain = shoot({"--model", llama.string(), "--text", text});
+  ASSERT_FALSE(plain.isNull());
+  QRect plain_focus;
+  ASSERT_EQ(thumbnailColumns(plain, &plain_focus).size(), 4u);
+  const size_t line = lightPixels(windowed, focus), none = lightPixels(plain, plain_focus);
+  EXPECT_GT(line, none + static_cast<size_t>(focus.height())) << "no window line on the focused head";
 }
 
 TEST_F(GuiTest, BadModelPathIsUsageError) {
