@@ -431,14 +431,12 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   ImGui::SetCursorScreenPos(ImVec2(origin.x + side + gap, origin.y));
   ImGui::BeginGroup();
   const float w = avail.x - side - gap;
-  // Wrapped to the bars' column: at 1280 px the line would run off the window.
-  ImGui::PushTextWrapPos(0.0f);
   ImGui::Text("\xCE\xA3 q\xE2\x88\x98k = q\xC2\xB7k = %.4g", t.dot);
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-  ImGui::TextWrapped("score = q\xC2\xB7k / \xE2\x88\x9A%lld = %.4g,  weight after softmax = %.4f",
-                     static_cast<long long>(r.d_head), t.score, t.weight);
+  // Two short lines: at 1280 px one would run off the column (and wrapping broke it inside a number).
+  ImGui::Text("score = q\xC2\xB7k / \xE2\x88\x9A%lld = %.4g", static_cast<long long>(r.d_head), t.score);
+  ImGui::Text("weight after softmax = %.4f", t.weight);
   ImGui::PopStyleColor();
-  ImGui::PopTextWrapPos();
   const ValueRange& vr = v.qk_pair->qk_range;
   const ValueRange& pr = v.qk_pair->product_range;
   const struct {
@@ -452,25 +450,37 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
               {"k", "k \xE2\x80\x94 key " + tokenCaption(r, k) + (r.rope ? " (rotated)" : ""), t.k, vr, nullptr, "dimension"},
               {"p", "q \xE2\x88\x98 k (element-wise product; its sum is q\xC2\xB7k)", t.product, pr, nullptr, "dimension"},
               {"band",
-               "frequency bands: q\xE1\xB5\xA2k\xE1\xB5\xA2 + q\xE1\xB5\xA2\xE2\x82\x8A\xE2\x82\x95k\xE1\xB5\xA2\xE2\x82\x8A\xE2\x82\x95"
-               " per pair i (h = d/2), by \xCE\xB8\xE1\xB5\xA2; they sum to q\xC2\xB7k",
+               "q\xC2\xB7k by frequency band \xCE\xB8\xE1\xB5\xA2: q\xE1\xB5\xA2k\xE1\xB5\xA2 + "
+               "q\xE1\xB5\xA2\xE2\x82\x8A\xE2\x82\x95k\xE1\xB5\xA2\xE2\x82\x8A\xE2\x82\x95 (h = d/2)",
                t.band, v.qk_pair->band_range, &v.qk_pair->theta_labels, "\xCE\xB8_i"}};
-  // RoPE: a fourth bar panel (the bands) and the angle heatmap under the bars, 40 % of the column.
-  const int panels = r.rope ? 4 : 3;
+  // q, k and q∘k one above the other; RoPE adds a row under them (45 % of
+  // the column): the bands' bars beside the angle heatmap.
   const float line = ImGui::GetTextLineHeightWithSpacing();
-  const float column = ImGui::GetContentRegionAvail().y - (r.rope ? line : 0.0f);
-  const float angles_h = r.rope ? column * 0.4f : 0.0f;
-  const float panel = (column - angles_h - line * static_cast<float>(panels)) / static_cast<float>(panels);
-  for (int i = 0; i < panels; ++i) {
+  const float column = ImGui::GetContentRegionAvail().y;
+  const float rope_row = r.rope ? column * 0.45f : 0.0f;
+  const float panel = (column - rope_row - line * 3) / 3.0f;
+  for (int i = 0; i < 3; ++i) {
     const auto& b = bars[i];
-    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("%s", b.title.c_str());
-    ImGui::PopTextWrapPos();
     valueBars(b.id, b.values, b.labels, b.range, colormapFor(b.range, s.settings.colormap), b.title, ImVec2(w, panel),
               b.axis);
   }
   if (r.rope) {
-    ImGui::TextDisabled("RoPE angle m\xC2\xB7\xCE\xB8\xE1\xB5\xA2 mod 2\xCF\x80 per position m and pair i");
+    const float half = (w - gap) * 0.5f, bottom = ImGui::GetCursorScreenPos().y + ImGui::GetContentRegionAvail().y;
+    const auto caption = [&](const char* text) {
+      ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + half);
+      ImGui::TextDisabled("%s", text);
+      ImGui::PopTextWrapPos();
+    };
+    const auto& b = bars[3];
+    ImGui::BeginGroup();
+    caption(b.title.c_str());
+    valueBars(b.id, b.values, b.labels, b.range, colormapFor(b.range, s.settings.colormap), b.title,
+              ImVec2(half, bottom - ImGui::GetCursorScreenPos().y), b.axis);
+    ImGui::EndGroup();
+    ImGui::SameLine(0, gap);
+    ImGui::BeginGroup();
+    caption("RoPE angle m\xC2\xB7\xCE\xB8\xE1\xB5\xA2 mod 2\xCF\x80 per position m and pair i");
     MatrixSpec m = MatrixSpec::of(v.qk_pair->angles);
     m.row_labels = &r.tokens;
     m.col_labels = &v.qk_pair->theta_labels;
@@ -480,8 +490,9 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
     MatrixStyle as;
     as.range = {0.0f, 6.2832f, false};
     as.colormap = s.settings.colormap;
-    as.max_cell_aspect = 4.0f;
-    heatmap("angles", m, as, v.angle_zoom, gl, ImVec2(w, ImGui::GetContentRegionAvail().y));
+    as.max_cell_aspect = 16.0f;  // a few dimension pairs over many positions: wide cells fill the space
+    heatmap("angles", m, as, v.angle_zoom, gl, ImVec2(half, bottom - ImGui::GetCursorScreenPos().y));
+    ImGui::EndGroup();
   }
   ImGui::EndGroup();
 }

@@ -193,7 +193,7 @@ Result qkResult(const ModelRun& run, const QkTerms& t, const std::string& title)
   r.extras.push_back(tokenValues("k", "k (key " + std::to_string(t.key) + ")", t.k));
   r.extras.push_back(tokenValues("qk", "q \xE2\x88\x98 k, " + pair, t.product));
   if (run.rope) {
-    Extra bands = tokenValues("band", "frequency bands q_i k_i + q_(i+d/2) k_(i+d/2), by \xCE\xB8_i (sum: q\xC2\xB7k)", t.band);
+    Extra bands = tokenValues("band", "frequency bands q_i k_i + q_{i+d/2} k_{i+d/2} by \xCE\xB8_i (sum: q\xC2\xB7k)", t.band);
     bands.row_labels = thetaLabels(run);
     r.extras.push_back(std::move(bands));
     Extra angles;

@@ -21,7 +21,7 @@ WindowPattern slidingWindowPattern(const ModelRun& run) {
   w.params = Params::defaults(local->params);
   w.params.setValue(local->params, "l_q", int64_t{1});                     // one query per block
   w.params.setValue(local->params, "l_m", int64_t{run.sliding_window - 1});  // and the W − 1 keys before it
-  w.title = "sliding window W = " + std::to_string(run.sliding_window) + " (this model's)";
+  w.title = "window W = " + std::to_string(run.sliding_window) + " (this model)";
   return w;
 }
 

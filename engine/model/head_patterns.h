@@ -27,7 +27,7 @@ std::vector<const VariantInfo*> headPatternVariants();
 struct WindowPattern {
   const VariantInfo* variant = nullptr;  // null: the run has no window
   Params params;
-  std::string title;  // "sliding window W = 8 (this model's)"
+  std::string title;  // "window W = 8 (this model)"
 };
 WindowPattern slidingWindowPattern(const ModelRun& run);
 
