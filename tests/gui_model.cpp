@@ -144,25 +144,35 @@ TEST_F(GuiTest, ModelPatternViewShowsTheRealHeadAndThePattern) {
   EXPECT_GE(blocks.size(), 2u) << "the real head and the pattern, side by side";
 }
 
-// The left edges of the grid's thumbnails (near-square viridis blocks under
-// half the focused heatmap's width), one per column, left to right.
-std::vector<int> thumbnailColumns(const QImage& img, QRect* focus) {
-  const ColormapMatcher viridis(Colormap::Viridis);
-  const std::vector<QRect> blocks = regions(img, [&](QRgb p) { return viridis.match(p) >= 0; }, 150);
-  if (blocks.empty()) return {};
-  const QRect largest = *std::max_element(blocks.begin(), blocks.end(), [](const QRect& a, const QRect& b) {
-    return a.width() * a.height() < b.width() * b.height();
-  });
-  if (focus) *focus = largest;
-  std::vector<int> lefts;
-  for (const QRect& b : blocks)
-    if (std::abs(b.width() - b.height()) <= 3 && b.width() * 2 < largest.width() && b.right() < largest.left())
-      lefts.push_back(b.left());
-  std::sort(lefts.begin(), lefts.end());
+// The grid's thumbnails: near-square viridis blocks 40 … 200 px wide in the
+// left 60 % of the window (the focused head's cells are smaller, its
+// regions not square). Their left edges, one per column, left to right, and
+// the bounding box of the viridis pixels right of them (the focused head and
+// its colour bar).
+struct GridShot {
   std::vector<int> columns;
+  QRect focus;
+};
+
+GridShot gridShot(const QImage& img) {
+  const ColormapMatcher viridis(Colormap::Viridis);
+  GridShot g;
+  std::vector<int> lefts;
+  int right = 0;
+  for (const QRect& b : regions(img, [&](QRgb p) { return viridis.match(p) >= 0; }, 1600))
+    if (std::abs(b.width() - b.height()) <= 3 && b.width() >= 40 && b.width() <= 200 && b.left() < img.width() * 3 / 5) {
+      lefts.push_back(b.left());
+      right = std::max(right, b.right());
+    }
+  std::sort(lefts.begin(), lefts.end());
   for (const int x : lefts)
-    if (columns.empty() || x - columns.back() > 3) columns.push_back(x);
-  return columns;
+    if (g.columns.empty() || x - g.columns.back() > 3) g.columns.push_back(x);
+  int x0 = img.width(), y0 = img.height(), x1 = -1, y1 = -1;
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = right + 10; x < img.width(); ++x)
+      if (viridis.match(img.pixel(x, y)) >= 0) x0 = std::min(x0, x), y0 = std::min(y0, y), x1 = std::max(x1, x), y1 = std::max(y1, y);
+  if (x1 > x0 && y1 > y0) g.focus = QRect(QPoint(x0, y0), QPoint(x1, y1));
+  return g;
 }
 
 // Light pixels (every channel ≥ 200) inside `area` that no colormap entry explains: lines drawn over the cells.
@@ -185,20 +195,20 @@ TEST_F(GuiTest, MistralGridGroupsHeadsByKvHeadAndDrawsTheWindow) {
   RunResult r;
   const QImage windowed = shoot({"--model", mistral.string(), "--text", text}, &r);
   ASSERT_FALSE(windowed.isNull());
-  QRect focus;
-  const std::vector<int> cols = thumbnailColumns(windowed, &focus);
-  ASSERT_EQ(cols.size(), 4u) << r.err;
+  const GridShot w = gridShot(windowed);
+  ASSERT_EQ(w.columns.size(), 4u) << r.err;
   // Heads 0, 1 read kv head 0 and heads 2, 3 kv head 1: a wider gap between the groups.
-  const int within = cols[1] - cols[0], between = cols[2] - cols[1];
-  EXPECT_NEAR(cols[3] - cols[2], within, 2);
+  const int within = w.columns[1] - w.columns[0], between = w.columns[2] - w.columns[1];
+  EXPECT_NEAR(w.columns[3] - w.columns[2], within, 2);
   EXPECT_GT(between, within + 5) << "no gap between the kv groups";
   // The window's staircase line crosses the focused head; the plain Llama head has none.
   const QImage plain = shoot({"--model", llama.string(), "--text", text});
   ASSERT_FALSE(plain.isNull());
-  QRect plain_focus;
-  ASSERT_EQ(thumbnailColumns(plain, &plain_focus).size(), 4u);
-  const size_t line = lightPixels(windowed, focus), none = lightPixels(plain, plain_focus);
-  EXPECT_GT(line, none + static_cast<size_t>(focus.height())) << "no window line on the focused head";
+  const GridShot p = gridShot(plain);
+  ASSERT_EQ(p.columns.size(), 4u);
+  ASSERT_FALSE(w.focus.isEmpty());
+  const size_t line = lightPixels(windowed, w.focus), none = lightPixels(plain, p.focus);
+  EXPECT_GT(line, none + static_cast<size_t>(w.focus.height())) << "no window line on the focused head";
 }
 
 TEST_F(GuiTest, BadModelPathIsUsageError) {

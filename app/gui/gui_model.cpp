@@ -417,8 +417,8 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = ImGui::GetFontSize() * 1.5f;
   // The head's weights take the left half at full height (cells up to 2.2:1),
-  // the q, k and product bars the rest.
-  const float side = avail.x * 0.5f;
+  // the q, k and product bars the rest; RoPE's bands and angles need more of it.
+  const float side = avail.x * (r.rope ? 0.42f : 0.5f);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   MatrixStyle st = probabilityStyle(s);
   st.max_cell_aspect = 2.2f;
@@ -466,21 +466,23 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
               b.axis);
   }
   if (r.rope) {
-    const float half = (w - gap) * 0.5f, bottom = ImGui::GetCursorScreenPos().y + ImGui::GetContentRegionAvail().y;
-    const auto caption = [&](const char* text) {
-      ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + half);
+    // The angle heatmap's labels and colour bar need the larger share.
+    const float bands_w = (w - gap) * 0.4f, angles_w = w - gap - bands_w;
+    const float bottom = ImGui::GetCursorScreenPos().y + ImGui::GetContentRegionAvail().y;
+    const auto caption = [&](const char* text, float width) {
+      ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
       ImGui::TextDisabled("%s", text);
       ImGui::PopTextWrapPos();
     };
     const auto& b = bars[3];
     ImGui::BeginGroup();
-    caption(b.title.c_str());
+    caption(b.title.c_str(), bands_w);
     valueBars(b.id, b.values, b.labels, b.range, colormapFor(b.range, s.settings.colormap), b.title,
-              ImVec2(half, bottom - ImGui::GetCursorScreenPos().y), b.axis);
+              ImVec2(bands_w, bottom - ImGui::GetCursorScreenPos().y), b.axis);
     ImGui::EndGroup();
     ImGui::SameLine(0, gap);
     ImGui::BeginGroup();
-    caption("RoPE angle m\xC2\xB7\xCE\xB8\xE1\xB5\xA2 mod 2\xCF\x80 per position m and pair i");
+    caption("RoPE angle m\xC2\xB7\xCE\xB8\xE1\xB5\xA2 mod 2\xCF\x80 per position m and pair i", angles_w);
     MatrixSpec m = MatrixSpec::of(v.qk_pair->angles);
     m.row_labels = &r.tokens;
     m.col_labels = &v.qk_pair->theta_labels;
@@ -491,7 +493,7 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
     as.range = {0.0f, 6.2832f, false};
     as.colormap = s.settings.colormap;
     as.max_cell_aspect = 16.0f;  // a few dimension pairs over many positions: wide cells fill the space
-    heatmap("angles", m, as, v.angle_zoom, gl, ImVec2(half, bottom - ImGui::GetCursorScreenPos().y));
+    heatmap("angles", m, as, v.angle_zoom, gl, ImVec2(angles_w, bottom - ImGui::GetCursorScreenPos().y));
     ImGui::EndGroup();
   }
   ImGui::EndGroup();
