@@ -417,16 +417,33 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = ImGui::GetFontSize() * 1.5f;
   // The head's weights take the left half at full height (cells up to 2.2:1),
-  // the q, k and product bars the rest; RoPE's bands and angles need more of it.
-  const float side = avail.x * (r.rope ? 0.42f : 0.5f);
+  // the q, k and product bars the rest. RoPE: the head's weights take the top
+  // 60 % of the left half and the rotation angles the rest under them; the
+  // frequency bands are a fourth bar panel.
+  const float side = avail.x * 0.5f, head_h = r.rope ? avail.y * 0.6f : avail.y;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   MatrixStyle st = probabilityStyle(s);
   st.max_cell_aspect = 2.2f;
-  const HeatmapEvents ev = heatmap("pairs", headView(r, v.layer, v.head), st, v.qk_zoom, gl, ImVec2(side, avail.y));
+  const HeatmapEvents ev = heatmap("pairs", headView(r, v.layer, v.head), st, v.qk_zoom, gl, ImVec2(side, head_h));
   offerAnchor(s, ev.placed);
   if (ev.clicked && ev.row >= 0 && ev.col >= 0) {
     v.query = ev.row;
     v.key = ev.col;
+  }
+  if (r.rope) {
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + head_h + ImGui::GetStyle().ItemSpacing.y));
+    ImGui::TextDisabled("RoPE angle m\xC2\xB7\xCE\xB8\xE1\xB5\xA2 mod 2\xCF\x80 per position m and pair i");
+    MatrixSpec m = MatrixSpec::of(v.qk_pair->angles);
+    m.row_labels = &r.tokens;
+    m.col_labels = &v.qk_pair->theta_labels;
+    m.row_axis = "position m";
+    m.col_axis = "\xCE\xB8\xE1\xB5\xA2";
+    m.value_label = "angle (rad)";
+    MatrixStyle as;
+    as.range = {0.0f, 6.2832f, false};
+    as.colormap = s.settings.colormap;
+    as.max_cell_aspect = 16.0f;  // a few dimension pairs over many positions: wide cells fill the space
+    heatmap("angles", m, as, v.angle_zoom, gl, ImVec2(side, origin.y + avail.y - ImGui::GetCursorScreenPos().y));
   }
   ImGui::SetCursorScreenPos(ImVec2(origin.x + side + gap, origin.y));
   ImGui::BeginGroup();
@@ -453,48 +470,16 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
                "q\xC2\xB7k by frequency band \xCE\xB8\xE1\xB5\xA2: q\xE1\xB5\xA2k\xE1\xB5\xA2 + "
                "q\xE1\xB5\xA2\xE2\x82\x8A\xE2\x82\x95k\xE1\xB5\xA2\xE2\x82\x8A\xE2\x82\x95 (h = d/2)",
                t.band, v.qk_pair->band_range, &v.qk_pair->theta_labels, "\xCE\xB8_i"}};
-  // q, k and q∘k one above the other; RoPE adds a row under them (45 % of
-  // the column): the bands' bars beside the angle heatmap.
-  const float line = ImGui::GetTextLineHeightWithSpacing();
-  const float column = ImGui::GetContentRegionAvail().y;
-  const float rope_row = r.rope ? column * 0.45f : 0.0f;
-  const float panel = (column - rope_row - line * 3) / 3.0f;
-  for (int i = 0; i < 3; ++i) {
+  // The bar panels one above the other: q, k, q∘k and, for RoPE, the bands.
+  const int panels = r.rope ? 4 : 3;
+  // Each panel: its caption line, the bars, the spacing after them.
+  const float line = ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
+  const float panel = (ImGui::GetContentRegionAvail().y - line * static_cast<float>(panels)) / static_cast<float>(panels);
+  for (int i = 0; i < panels; ++i) {
     const auto& b = bars[i];
     ImGui::TextDisabled("%s", b.title.c_str());
     valueBars(b.id, b.values, b.labels, b.range, colormapFor(b.range, s.settings.colormap), b.title, ImVec2(w, panel),
               b.axis);
-  }
-  if (r.rope) {
-    // The angle heatmap's labels and colour bar need the larger share.
-    const float bands_w = (w - gap) * 0.4f, angles_w = w - gap - bands_w;
-    const float bottom = ImGui::GetCursorScreenPos().y + ImGui::GetContentRegionAvail().y;
-    const auto caption = [&](const char* text, float width) {
-      ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
-      ImGui::TextDisabled("%s", text);
-      ImGui::PopTextWrapPos();
-    };
-    const auto& b = bars[3];
-    ImGui::BeginGroup();
-    caption(b.title.c_str(), bands_w);
-    valueBars(b.id, b.values, b.labels, b.range, colormapFor(b.range, s.settings.colormap), b.title,
-              ImVec2(bands_w, bottom - ImGui::GetCursorScreenPos().y), b.axis);
-    ImGui::EndGroup();
-    ImGui::SameLine(0, gap);
-    ImGui::BeginGroup();
-    caption("RoPE angle m\xC2\xB7\xCE\xB8\xE1\xB5\xA2 mod 2\xCF\x80 per position m and pair i", angles_w);
-    MatrixSpec m = MatrixSpec::of(v.qk_pair->angles);
-    m.row_labels = &r.tokens;
-    m.col_labels = &v.qk_pair->theta_labels;
-    m.row_axis = "position m";
-    m.col_axis = "\xCE\xB8\xE1\xB5\xA2";
-    m.value_label = "angle (rad)";
-    MatrixStyle as;
-    as.range = {0.0f, 6.2832f, false};
-    as.colormap = s.settings.colormap;
-    as.max_cell_aspect = 16.0f;  // a few dimension pairs over many positions: wide cells fill the space
-    heatmap("angles", m, as, v.angle_zoom, gl, ImVec2(angles_w, bottom - ImGui::GetCursorScreenPos().y));
-    ImGui::EndGroup();
   }
   ImGui::EndGroup();
 }
