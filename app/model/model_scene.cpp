@@ -163,8 +163,10 @@ std::string headLabel(int64_t layer, int64_t head) {
 
 std::vector<std::string> layerHeadNames(const ModelRun& run) {
   std::vector<std::string> names;
+  const int64_t group = run.kv_heads > 0 && run.kv_heads < run.heads ? run.heads / run.kv_heads : 1;
   for (int64_t l = 0; l < run.layers; ++l)
-    for (int64_t h = 0; h < run.heads; ++h) names.push_back(headLabel(l, h));
+    for (int64_t h = 0; h < run.heads; ++h)
+      names.push_back(headLabel(l, h) + (group > 1 ? " kv " + std::to_string(h / group) : std::string()));
   return names;
 }
 

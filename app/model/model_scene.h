@@ -96,6 +96,7 @@ const VariantInfo* defaultPatternVariant();
 Result layerResult(const ModelRun& run, int64_t layer, const std::string& title);
 // Every (layer, head) as one "head" of a Result, layer-major ("L0 H0", …).
 Result allHeadsResult(const ModelRun& run, const std::string& title);
+// Their names; with grouped-query attention the key/value head too ("L0 H5 kv 1").
 std::vector<std::string> layerHeadNames(const ModelRun& run);
 // "L1 H2"
 std::string headLabel(int64_t layer, int64_t head);
