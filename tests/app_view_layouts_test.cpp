@@ -363,5 +363,19 @@ TEST(ColumnsTableLayout, EveryCellInsideRightAlignedInItsColumnRowsApart) {
   }
 }
 
+// The head table of a GQA model (nine columns) at one column's width: the
+// gaps give way to the text instead of pushing the last columns off the page.
+TEST(ColumnsTableLayout, NineColumnsFitANarrowArea) {
+  const Canvas c = monoCanvas(10);
+  const std::vector<std::string> columns{"layer", "head", "previous-token", "sink", "induction", "mean distance",
+                                         "entropy", "kv head", "group JS"};
+  const std::vector<std::vector<std::string>> rows(8, {"1", "3", "0.077", "0.000", "0.000", "2.827", "0.210", "0", "0.781"});
+  for (const Box area : {Box{0, 0, 230, 200}, Box{0, 0, 120, 200}}) {
+    Primitives prims;
+    columnsTablePrimitives(prims, c, area, columns, rows);
+    expectInside(prims, c, area);
+  }
+}
+
 }  // namespace
 }  // namespace attn

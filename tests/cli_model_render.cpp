@@ -1,6 +1,9 @@
 // `attnlab render --model PATH | --default-model`: every model view written
 // as a PNG (and SVG), from the embedded model and from the same files on
-// disk; a bad model path is a one-line usage error and writes nothing.
+// disk; a bad model path is a one-line usage error and writes nothing. On a
+// Mistral checkpoint the Q/K figure adds RoPE's bands and angles, the grid's
+// panels name their kv head, and the table has its GQA columns.
+#include "tests/model_fixture.h"
 #include "tests/test_support.h"
 
 #include <QImage>
@@ -45,6 +48,25 @@ TEST(ModelRenderCli, SvgFromAModelFolder) {
   const std::string text = slurp(svg);
   EXPECT_NE(text.find("<svg"), std::string::npos);
   EXPECT_GT(text.size(), 2000u);
+}
+
+TEST(ModelRenderCli, MistralFiguresShowRopeBandsAndKvGroups) {
+  TempDir dir;
+  writeTinyModel(dir / "mistral", {.arch = Architecture::Llama, .family = "mistral", .kv_heads = 2, .sliding_window = 3});
+  const auto pdfText = [&](const std::string& view) {
+    const std::string pdf = (dir / (view + ".pdf")).string();
+    const RunResult r = runAttnlab({"render", "--model", (dir / "mistral").string(), "--text", "the cat sat on the mat",
+                                    "--view", view, "--out", pdf});
+    EXPECT_EQ(r.status, 0) << r.err;
+    return runProgram(kPdfToText, {pdf, "-"}).out;
+  };
+  const std::string qk = pdfText("qk");
+  EXPECT_NE(qk.find("frequency bands"), std::string::npos) << qk;
+  EXPECT_NE(qk.find("RoPE angle"), std::string::npos) << qk;
+  EXPECT_NE(pdfText("model").find("L1 H3 kv 1"), std::string::npos) << "the grid's panels name their kv head";
+  const std::string table = pdfText("table");
+  EXPECT_NE(table.find("kv head"), std::string::npos) << table;
+  EXPECT_NE(table.find("group JS"), std::string::npos) << table;
 }
 
 TEST(ModelRenderCli, BadModelPathIsUsageErrorAndWritesNothing) {

@@ -955,13 +955,13 @@ TEST(HeadMetrics, HandComputedSummaries) {
   const std::vector<HeadSummary> s = summarizeHeads(run, rep);
   ASSERT_EQ(s.size(), 2u);
   EXPECT_NEAR(s[0].previous_token, 1.0, 1e-9);
-  EXPECT_NEAR(s[0].sink, (1.0 + 1.0) / 4.0, 1e-9);               // rows 0 and 1 put 1 on token 0
+  EXPECT_NEAR(s[0].sink, 1.0 / 3.0, 1e-9);                       // of queries 1..3, query 1 puts 1 on token 0
   EXPECT_NEAR(s[0].mean_distance, (0 + 1 + 1 + 1) / 4.0, 1e-9);
   EXPECT_NEAR(s[0].entropy, 0.0, 1e-9);
   EXPECT_NEAR(s[0].induction, (1.0 + 0.5) / 2.0, 1e-9);
   // Uniform causal head: A[i, i−1] = 1/(i+1) for i = 1..3
   EXPECT_NEAR(s[1].previous_token, (1.0 / 2 + 1.0 / 3 + 1.0 / 4) / 3.0, 1e-6);
-  EXPECT_NEAR(s[1].sink, (1.0 + 1.0 / 2 + 1.0 / 3 + 1.0 / 4) / 4.0, 1e-6);
+  EXPECT_NEAR(s[1].sink, (1.0 / 2 + 1.0 / 3 + 1.0 / 4) / 3.0, 1e-6);
   EXPECT_NEAR(s[1].mean_distance, (0.0 + 0.5 + 1.0 + 1.5) / 4.0, 1e-6);  // mean of 0..i
   EXPECT_NEAR(s[1].entropy, (0 + std::log(2.0) + std::log(3.0) + std::log(4.0)) / 4.0, 1e-6);
   EXPECT_NEAR(s[1].induction, (1.0 / 3 + 1.0 / 4) / 2.0, 1e-6);  // A[2,1] = 1/3, A[3,2] = 1/4

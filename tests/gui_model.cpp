@@ -2,7 +2,10 @@
 // default model (assets/model/): the layers × heads grid, the head lines in
 // the head colours, the Q/K bars, the rollout heatmap, the head table and the
 // pattern on a head, checked by their pixels; a bad model path is a usage error.
+// On a tiny Mistral checkpoint (tests/model_fixture.h): the grid grouped by
+// key/value head and the sliding window's line on the focused head.
 #include "tests/gui_support.h"
+#include "tests/model_fixture.h"
 
 #include <nlohmann/json.hpp>
 
@@ -139,6 +142,73 @@ TEST_F(GuiTest, ModelPatternViewShowsTheRealHeadAndThePattern) {
   const ColormapMatcher viridis(Colormap::Viridis);
   const std::vector<QRect> blocks = regions(img, [&](QRgb p) { return viridis.match(p) >= 0; }, 5000);
   EXPECT_GE(blocks.size(), 2u) << "the real head and the pattern, side by side";
+}
+
+// The grid's thumbnails: near-square viridis blocks 40 … 200 px wide in the
+// left 60 % of the window (the focused head's cells are smaller, its
+// regions not square). Their left edges, one per column, left to right, and
+// the bounding box of the viridis pixels right of them (the focused head and
+// its colour bar).
+struct GridShot {
+  std::vector<int> columns;
+  QRect focus;
+};
+
+GridShot gridShot(const QImage& img) {
+  const ColormapMatcher viridis(Colormap::Viridis);
+  GridShot g;
+  std::vector<int> lefts;
+  int right = 0;
+  for (const QRect& b : regions(img, [&](QRgb p) { return viridis.match(p) >= 0; }, 1600))
+    if (std::abs(b.width() - b.height()) <= 3 && b.width() >= 40 && b.width() <= 200 && b.left() < img.width() * 3 / 5) {
+      lefts.push_back(b.left());
+      right = std::max(right, b.right());
+    }
+  std::sort(lefts.begin(), lefts.end());
+  for (const int x : lefts)
+    if (g.columns.empty() || x - g.columns.back() > 3) g.columns.push_back(x);
+  int x0 = img.width(), y0 = img.height(), x1 = -1, y1 = -1;
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = right + 10; x < img.width(); ++x)
+      if (viridis.match(img.pixel(x, y)) >= 0) x0 = std::min(x0, x), y0 = std::min(y0, y), x1 = std::max(x1, x), y1 = std::max(y1, y);
+  if (x1 > x0 && y1 > y0) g.focus = QRect(QPoint(x0, y0), QPoint(x1, y1));
+  return g;
+}
+
+// Light pixels (every channel ≥ 200) inside `area` that no colormap entry explains: lines drawn over the cells.
+size_t lightPixels(const QImage& img, const QRect& area) {
+  size_t n = 0;
+  for (int y = area.top(); y <= area.bottom(); ++y)
+    for (int x = area.left(); x <= area.right(); ++x) {
+      const QRgb p = img.pixel(x, y);
+      n += qRed(p) >= 200 && qGreen(p) >= 200 && qBlue(p) >= 200;
+    }
+  return n;
+}
+
+TEST_F(GuiTest, MistralGridGroupsHeadsByKvHeadAndDrawsTheWindow) {
+  // 2 layers × 4 query heads over 2 kv heads; a window of 3 keys on 19 tokens.
+  const std::filesystem::path mistral = dir_.path / "mistral", llama = dir_.path / "llama";
+  writeTinyModel(mistral, {.arch = Architecture::Llama, .seed = 3, .family = "mistral", .kv_heads = 2, .sliding_window = 3});
+  writeTinyModel(llama, {.arch = Architecture::Llama, .seed = 3, .family = "llama", .kv_heads = 2});
+  const std::string text = "the cat sat on the mat";
+  RunResult r;
+  const QImage windowed = shoot({"--model", mistral.string(), "--text", text}, &r);
+  ASSERT_FALSE(windowed.isNull());
+  const GridShot w = gridShot(windowed);
+  ASSERT_EQ(w.columns.size(), 4u) << r.err;
+  // Heads 0, 1 read kv head 0 and heads 2, 3 kv head 1: a wider gap between the groups.
+  const int within = w.columns[1] - w.columns[0], between = w.columns[2] - w.columns[1];
+  EXPECT_NEAR(w.columns[3] - w.columns[2], within, 2);
+  EXPECT_GT(between, within + 5) << "no gap between the kv groups";
+  // The window's staircase line crosses the focused head; the plain Llama head has none.
+  const QImage plain = shoot({"--model", llama.string(), "--text", text});
+  ASSERT_FALSE(plain.isNull());
+  const GridShot p = gridShot(plain);
+  ASSERT_EQ(p.columns.size(), 4u);
+  ASSERT_FALSE(w.focus.isEmpty());
+  const size_t line = lightPixels(windowed, w.focus), none = lightPixels(plain, p.focus);
+  EXPECT_GT(line, none + static_cast<size_t>(w.focus.height())) << "no window line on the focused head";
 }
 
 TEST_F(GuiTest, BadModelPathIsUsageError) {

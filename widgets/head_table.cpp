@@ -10,17 +10,21 @@ namespace attn {
 
 namespace {
 
-constexpr int kColumns = 7;
-const char* const kNames[kColumns] = {"layer", "head", "previous-token", "sink", "induction", "mean distance", "entropy"};
+constexpr int kColumns = 9;
+const char* const kNames[kColumns] = {"layer", "head",          "previous-token", "sink", "induction",
+                                      "mean distance", "entropy", "kv head", "group JS"};
 const char* const kHelp[kColumns] = {
     "layer of the head",
     "head within its layer",
     "mean over queries i \xE2\x89\xA5 1 of A[i, i\xE2\x88\x92" "1]: attends to the previous token",
-    "mean over queries of A[i, 0]: the first token's share (attention sink)",
+    "mean over queries i \xE2\x89\xA5 1 of A[i, 0]: the first token's share (attention sink; marked in the grid from 0.3)",
     "on a repeated random sequence, mean over the second copy of A[i, i\xE2\x88\x92T+1]: attends to the token after "
     "the previous occurrence of the current one",
     "mean over queries of \xCE\xA3_j A[i, j]\xC2\xB7|i \xE2\x88\x92 j|, in tokens",
-    "mean over queries of \xE2\x88\x92\xCE\xA3_j A[i, j] ln A[i, j], in nats (0: one key)"};
+    "mean over queries of \xE2\x88\x92\xCE\xA3_j A[i, j] ln A[i, j], in nats (0: one key)",
+    "the key/value head this query head reads (grouped-query attention: h / (heads / kv heads))",
+    "how alike the heads sharing this kv head are: mean over pairs of them and over queries of the Jensen\xE2\x80\x93"
+    "Shannon divergence of their rows, in bits (0 identical, 1 disjoint); \xE2\x80\x94 when the group is one head"};
 
 double value(const HeadSummary& s, int column) {
   switch (column) {
@@ -30,7 +34,9 @@ double value(const HeadSummary& s, int column) {
     case 3: return s.sink;
     case 4: return s.induction;
     case 5: return s.mean_distance;
-    default: return s.entropy;
+    case 6: return s.entropy;
+    case 7: return static_cast<double>(s.kv_head);
+    default: return s.group_size > 1 ? s.group_divergence : -1.0;  // single heads sort below every group
   }
 }
 
@@ -85,7 +91,7 @@ int headTable(const char* id, const std::vector<HeadSummary>& rows, int focus_la
     for (int c = 0; c < kColumns; ++c) {
       ImGui::TableSetColumnIndex(c);
       const double v = value(s, c);
-      if (c >= 2 && c <= 4) {
+      if ((c >= 2 && c <= 4) || (c == 8 && s.group_size > 1)) {
         // Shares in [0, 1]: the cell's tint grows with the value.
         const Rgb8 col = colormapAt(Colormap::Viridis, static_cast<float>(v));
         ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, IM_COL32(col.r, col.g, col.b, static_cast<int>(40 + 160 * std::clamp(v, 0.0, 1.0))));
@@ -97,8 +103,10 @@ int headTable(const char* id, const std::vector<HeadSummary>& rows, int focus_la
         if (focused) ImGui::PushStyleColor(ImGuiCol_Text, accent);
         if (ImGui::Selectable(label, focused, ImGuiSelectableFlags_SpanAllColumns)) clicked = i;
         if (focused) ImGui::PopStyleColor();
-      } else if (c == 1) {
-        ImGui::Text("%d", static_cast<int>(s.head));
+      } else if (c == 1 || c == 7) {
+        ImGui::Text("%d", static_cast<int>(v));
+      } else if (c == 8 && s.group_size < 2) {
+        ImGui::TextDisabled("\xE2\x80\x94");
       } else {
         ImGui::Text("%.3f", v);
       }

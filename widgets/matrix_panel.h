@@ -51,6 +51,9 @@ struct MatrixSpec {
   std::string category_axis = "category";
   const std::vector<int64_t>* row_dividers = nullptr;  // a line before each of these rows (chunk boundaries)
   const std::vector<int64_t>* col_dividers = nullptr;  // and columns
+  // > 0: a sliding window of this many keys (Mistral: row i keeps keys j
+  // with i − j < W): a staircase line along its far edge, left of key i − W + 1.
+  int64_t sliding_window = 0;
 
   static MatrixSpec of(const Mat& m);
   static MatrixSpec of(const SparseRows& s);

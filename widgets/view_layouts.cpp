@@ -683,6 +683,10 @@ float columnsTablePrimitives(Primitives& out, const Canvas& c, const Box& area, 
                              const std::vector<std::vector<std::string>>& rows) {
   if (columns.empty()) return 0;
   const float row_h = std::min(c.unit * 1.8f, area.h / static_cast<float>(rows.size() + 1));
+  const float n = static_cast<float>(columns.size());
+  // The gaps between columns take at most 30 % of the width; the text shrinks
+  // (in proportion: widths scale with the size) until the rest holds it.
+  const float min_pad = std::min(row_h * 0.6f, area.w * 0.3f / n), room = area.w - min_pad * n;
   float px = row_h * 0.6f, total = 0;
   std::vector<float> width(columns.size(), 0.0f);
   for (int pass = 0; pass < 2; ++pass) {
@@ -692,11 +696,10 @@ float columnsTablePrimitives(Primitives& out, const Canvas& c, const Box& area, 
       for (const auto& row : rows) width[k] = std::max(width[k], c.textWidth(k < row.size() ? row[k] : std::string(), px, true));
       total += width[k];
     }
-    const float needed = total + row_h * 0.6f * static_cast<float>(columns.size());
-    if (needed <= area.w) break;
-    px *= area.w / needed;
+    if (total <= room) break;
+    px *= room / total;
   }
-  const float pad = std::max(row_h * 0.6f, (area.w - total) / static_cast<float>(columns.size()));
+  const float pad = std::max(min_pad, (area.w - total) / n);
   auto row = [&](float y, const std::vector<std::string>& cells, bool bold) {
     float x = area.x;
     for (size_t k = 0; k < cells.size() && k < width.size(); ++k) {

@@ -192,7 +192,14 @@ void patternSection(AppState& s) {
   ModelScene& sc = s.model.scene;
   const std::vector<const VariantInfo*> options = headPatternVariants();
   const VariantInfo* info = findVariant(sc.pattern_variant);
-  if (ImGui::BeginCombo("pattern", info ? info->title.c_str() : "(none)")) {
+  // A model with a sliding window (Mistral) offers its own window first: the real head against its own mask.
+  const WindowPattern window = currentRun(s) ? slidingWindowPattern(*currentRun(s)) : WindowPattern{};
+  const bool on_window = window.variant && info == window.variant && sc.pattern_params == window.params;
+  if (ImGui::BeginCombo("pattern", on_window ? window.title.c_str() : info ? info->title.c_str() : "(none)")) {
+    if (window.variant && ImGui::Selectable(window.title.c_str(), on_window) && !on_window) {
+      sc.pattern_variant = window.variant->name;
+      sc.pattern_params = window.params;
+    }
     for (const VariantInfo* v : options)
       if (ImGui::Selectable(v->title.c_str(), v == info) && v != info) {
         sc.pattern_variant = v->name;
@@ -311,13 +318,18 @@ MatrixSpec headView(const ModelRun& r, int layer, int head) {
   MatrixSpec v = MatrixSpec::of(r.attention[static_cast<size_t>(layer)][static_cast<size_t>(head)]);
   v.row_labels = &r.tokens;
   v.col_labels = &r.tokens;
+  v.sliding_window = r.sliding_window;
   return v;
 }
 
 void modelGridView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   ModelViewState& v = s.model.view;
-  header(s, std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) +
-                " heads; click a thumbnail to focus it (right: " + headLabel(v.layer, v.head) + ")");
+  const bool gqa = r.kv_heads > 0 && r.kv_heads < r.heads;
+  header(s, std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) + " heads" +
+                (gqa ? " in " + std::to_string(r.kv_heads) + " kv groups" : std::string()) +
+                "; bar: first-token share (accent from 0.3: a sink)" +
+                (r.sliding_window > 0 ? "; line: window of " + std::to_string(r.sliding_window) + " keys" : std::string()) +
+                "; click a thumbnail to focus it (right: " + headLabel(v.layer, v.head) + ")");
   // Layout: the grid in a left column 40 % of the width (less when the
   // grid is tall and narrow), the focused head's numbers under it, and the
   // focused head taking the rest, its cells stretched up to 1.6:1 so it fills
@@ -325,11 +337,24 @@ void modelGridView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float font = ImGui::GetFontSize(), gap = font * 1.5f;
   const float layers = static_cast<float>(std::max<int64_t>(1, r.layers)), heads = static_cast<float>(std::max<int64_t>(1, r.heads));
-  const float grid_w = std::min(avail.x * 0.4f, (avail.y * 0.7f - font * 2) * heads / layers + font * 3);
-  const float grid_h = std::min(avail.y * 0.7f, (grid_w - font * 3) * layers / heads + font * 2);
+  // Grouped heads: a row of kv brackets over the captions and a gap between groups.
+  const float caption_h = font * (gqa ? 3.4f : 2.0f);
+  const float group_gaps = gqa ? font * 0.7f * static_cast<float>(r.kv_heads - 1) : 0.0f;
+  const float grid_w = std::min(avail.x * 0.4f, (avail.y * 0.7f - caption_h) * heads / layers + font * 3 + group_gaps);
+  const float grid_h = std::min(avail.y * 0.7f, (grid_w - font * 3 - group_gaps) * layers / heads + caption_h);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const MatrixStyle st = probabilityStyle(s);
-  const HeadPick pick = headGrid("grid", r.attention, nullptr, st, v.layer, v.head, v.grid_zoom, gl, ImVec2(grid_w, grid_h));
+  // Each thumbnail's first-token share (engine summaries) as a bar; GQA groups side by side.
+  std::vector<float> sinks;
+  if (s.model.output && s.model.output->analysis)
+    for (const HeadSummary& h : s.model.output->analysis->summaries) sinks.push_back(static_cast<float>(h.sink));
+  HeadGridMarks marks;
+  marks.group = r.kv_heads > 0 ? static_cast<int>(r.heads / r.kv_heads) : 1;
+  marks.share = &sinks;
+  marks.share_threshold = static_cast<float>(kSinkShare);
+  marks.share_name = "first-token share";
+  const HeadPick pick =
+      headGrid("grid", r.attention, nullptr, st, v.layer, v.head, v.grid_zoom, gl, ImVec2(grid_w, grid_h), marks);
   if (pick.layer >= 0) {
     v.layer = pick.layer;
     v.head = pick.head;
@@ -378,6 +403,11 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
     const ValueStats ks = ValueStats::of(p.terms.k.data.data(), p.terms.k.size());
     p.qk_range = valueRange({std::min(qs.min, ks.min), std::max(qs.max, ks.max)}, true);
     p.product_range = valueRange(ValueStats::of(p.terms.product.data.data(), p.terms.product.size()), true);
+    if (r.rope) {
+      p.band_range = valueRange(ValueStats::of(p.terms.band.data.data(), p.terms.band.size()), true);
+      p.angles = ropeAngles(r.rope_theta, tokenCount(r));
+      p.theta_labels = thetaLabels(r);
+    }
     v.qk_pair = std::move(p);
   }
   const QkTerms& t = v.qk_pair->terms;
@@ -387,43 +417,69 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = ImGui::GetFontSize() * 1.5f;
   // The head's weights take the left half at full height (cells up to 2.2:1),
-  // the q, k and product bars the rest.
-  const float side = avail.x * 0.5f;
+  // the q, k and product bars the rest. RoPE: the head's weights take the top
+  // 60 % of the left half and the rotation angles the rest under them; the
+  // frequency bands are a fourth bar panel.
+  const float side = avail.x * 0.5f, head_h = r.rope ? avail.y * 0.6f : avail.y;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   MatrixStyle st = probabilityStyle(s);
   st.max_cell_aspect = 2.2f;
-  const HeatmapEvents ev = heatmap("pairs", headView(r, v.layer, v.head), st, v.qk_zoom, gl, ImVec2(side, avail.y));
+  const HeatmapEvents ev = heatmap("pairs", headView(r, v.layer, v.head), st, v.qk_zoom, gl, ImVec2(side, head_h));
   offerAnchor(s, ev.placed);
   if (ev.clicked && ev.row >= 0 && ev.col >= 0) {
     v.query = ev.row;
     v.key = ev.col;
   }
+  if (r.rope) {
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + head_h + ImGui::GetStyle().ItemSpacing.y));
+    ImGui::TextDisabled("RoPE angle m\xC2\xB7\xCE\xB8\xE1\xB5\xA2 mod 2\xCF\x80 per position m and pair i");
+    MatrixSpec m = MatrixSpec::of(v.qk_pair->angles);
+    m.row_labels = &r.tokens;
+    m.col_labels = &v.qk_pair->theta_labels;
+    m.row_axis = "position m";
+    m.col_axis = "\xCE\xB8\xE1\xB5\xA2";
+    m.value_label = "angle (rad)";
+    MatrixStyle as;
+    as.range = {0.0f, 6.2832f, false};
+    as.colormap = s.settings.colormap;
+    as.max_cell_aspect = 16.0f;  // a few dimension pairs over many positions: wide cells fill the space
+    heatmap("angles", m, as, v.angle_zoom, gl, ImVec2(side, origin.y + avail.y - ImGui::GetCursorScreenPos().y));
+  }
   ImGui::SetCursorScreenPos(ImVec2(origin.x + side + gap, origin.y));
   ImGui::BeginGroup();
   const float w = avail.x - side - gap;
-  // Wrapped to the bars' column: at 1280 px the line would run off the window.
-  ImGui::PushTextWrapPos(0.0f);
   ImGui::Text("\xCE\xA3 q\xE2\x88\x98k = q\xC2\xB7k = %.4g", t.dot);
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-  ImGui::TextWrapped("score = q\xC2\xB7k / \xE2\x88\x9A%lld = %.4g,  weight after softmax = %.4f",
-                     static_cast<long long>(r.d_head), t.score, t.weight);
+  // Two short lines: at 1280 px one would run off the column (and wrapping broke it inside a number).
+  ImGui::Text("score = q\xC2\xB7k / \xE2\x88\x9A%lld = %.4g", static_cast<long long>(r.d_head), t.score);
+  ImGui::Text("weight after softmax = %.4f", t.weight);
   ImGui::PopStyleColor();
-  ImGui::PopTextWrapPos();
   const ValueRange& vr = v.qk_pair->qk_range;
   const ValueRange& pr = v.qk_pair->product_range;
-  const float panel = (ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 3) / 3.0f;
   const struct {
     const char* id;
     std::string title;
     const Array& values;
     const ValueRange& range;
-  } bars[] = {{"q", "q \xE2\x80\x94 query " + tokenCaption(r, q), t.q, vr},
-              {"k", "k \xE2\x80\x94 key " + tokenCaption(r, k), t.k, vr},
-              {"p", "q \xE2\x88\x98 k (element-wise product; its sum is q\xC2\xB7k)", t.product, pr}};
-  for (const auto& b : bars) {
+    const std::vector<std::string>* labels;
+    const char* axis;
+  } bars[] = {{"q", "q \xE2\x80\x94 query " + tokenCaption(r, q) + (r.rope ? " (rotated)" : ""), t.q, vr, nullptr, "dimension"},
+              {"k", "k \xE2\x80\x94 key " + tokenCaption(r, k) + (r.rope ? " (rotated)" : ""), t.k, vr, nullptr, "dimension"},
+              {"p", "q \xE2\x88\x98 k (element-wise product; its sum is q\xC2\xB7k)", t.product, pr, nullptr, "dimension"},
+              {"band",
+               "q\xC2\xB7k by frequency band \xCE\xB8\xE1\xB5\xA2: q\xE1\xB5\xA2k\xE1\xB5\xA2 + "
+               "q\xE1\xB5\xA2\xE2\x82\x8A\xE2\x82\x95k\xE1\xB5\xA2\xE2\x82\x8A\xE2\x82\x95 (h = d/2)",
+               t.band, v.qk_pair->band_range, &v.qk_pair->theta_labels, "\xCE\xB8_i"}};
+  // The bar panels one above the other: q, k, q∘k and, for RoPE, the bands.
+  const int panels = r.rope ? 4 : 3;
+  // Each panel: its caption line, the bars, the spacing after them.
+  const float line = ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
+  const float panel = (ImGui::GetContentRegionAvail().y - line * static_cast<float>(panels)) / static_cast<float>(panels);
+  for (int i = 0; i < panels; ++i) {
+    const auto& b = bars[i];
     ImGui::TextDisabled("%s", b.title.c_str());
-    valueBars(b.id, b.values, nullptr, b.range, colormapFor(b.range, s.settings.colormap), b.title, ImVec2(w, panel),
-              "dimension");
+    valueBars(b.id, b.values, b.labels, b.range, colormapFor(b.range, s.settings.colormap), b.title, ImVec2(w, panel),
+              b.axis);
   }
   ImGui::EndGroup();
 }
@@ -487,6 +543,7 @@ void patternView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   ImGui::TextDisabled("real head %s", headLabel(v.layer, v.head).c_str());
   MatrixSpec real = MatrixSpec::of(p.real);
   real.row_labels = real.col_labels = &r.tokens;
+  real.sliding_window = r.sliding_window;
   offerAnchor(s, heatmap("real", real, st, v.pattern_zoom, gl, ImVec2(side, side)).placed);
   ImGui::EndGroup();
   ImGui::SameLine(0, gap);

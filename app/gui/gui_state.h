@@ -108,7 +108,7 @@ struct ModelViewState {
   ModelView view = ModelView::Model;
   int layer = 0, head = 0;       // the focused head
   int64_t query = -1, key = -1;  // the selected pair (Q/K view, predictions); −1: last token, its strongest key
-  HeatmapZoom grid_zoom, focus_zoom, qk_zoom, rollout_zoom, pattern_zoom;
+  HeatmapZoom grid_zoom, focus_zoom, qk_zoom, rollout_zoom, pattern_zoom, angle_zoom;
   TokenLinesState lines;
   HeadTableState table;
   // The focused layer's heads as a Result for the token lines, rebuilt when
@@ -123,6 +123,10 @@ struct ModelViewState {
     int64_t query_selected = 0, key_selected = 0;
     QkTerms terms;
     ValueRange qk_range, product_range;  // q and k share one signed scale, so their bars compare
+    // RoPE models: the frequency bands' range, the rotation angles [L, d/2] and "θ_i" labels.
+    ValueRange band_range;
+    Mat angles;
+    std::vector<std::string> theta_labels;
   };
   std::optional<QkPair> qk_pair;
 };

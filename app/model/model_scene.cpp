@@ -163,8 +163,10 @@ std::string headLabel(int64_t layer, int64_t head) {
 
 std::vector<std::string> layerHeadNames(const ModelRun& run) {
   std::vector<std::string> names;
+  const int64_t group = run.kv_heads > 0 && run.kv_heads < run.heads ? run.heads / run.kv_heads : 1;
   for (int64_t l = 0; l < run.layers; ++l)
-    for (int64_t h = 0; h < run.heads; ++h) names.push_back(headLabel(l, h));
+    for (int64_t h = 0; h < run.heads; ++h)
+      names.push_back(headLabel(l, h) + (group > 1 ? " kv " + std::to_string(h / group) : std::string()));
   return names;
 }
 
@@ -192,11 +194,34 @@ Result qkResult(const ModelRun& run, const QkTerms& t, const std::string& title)
   r.extras.push_back(tokenValues("q", "q (query " + std::to_string(t.query) + ")", t.q));
   r.extras.push_back(tokenValues("k", "k (key " + std::to_string(t.key) + ")", t.k));
   r.extras.push_back(tokenValues("qk", "q \xE2\x88\x98 k, " + pair, t.product));
+  if (run.rope) {
+    Extra bands = tokenValues("band", "frequency bands q_i k_i + q_{i+d/2} k_{i+d/2} by \xCE\xB8_i (sum: q\xC2\xB7k)", t.band);
+    bands.row_labels = thetaLabels(run);
+    r.extras.push_back(std::move(bands));
+    Extra angles;
+    angles.name = "rope_angle";
+    angles.label = "RoPE angle m\xC2\xB7\xCE\xB8_i mod 2\xCF\x80 (rad)";
+    angles.kind = ExtraKind::Matrix;
+    angles.value = Array::fromMat(ropeAngles(run.rope_theta, static_cast<int64_t>(run.tokens.size())));  // [L, d/2]
+    angles.row_axis = "position m";
+    angles.col_axis = "pair i";
+    r.extras.push_back(std::move(angles));
+  }
   r.extras.push_back(scalar("dot", "\xCE\xA3 q\xE2\x88\x98k = q\xC2\xB7k", t.dot));
   r.extras.push_back(scalar("score", "score q\xC2\xB7k / \xE2\x88\x9A" "d", t.score));
   r.extras.push_back(scalar("weight", "attention weight", t.weight));
   r.computeStats();
   return r;
+}
+
+std::vector<std::string> thetaLabels(const ModelRun& run) {
+  std::vector<std::string> out;
+  for (const double t : run.rope_theta) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "%.2g", t);
+    out.emplace_back(buf);
+  }
+  return out;
 }
 
 Result patternResult(const HeadPattern& p, const ModelRun& run, const std::string& title) {
@@ -219,7 +244,7 @@ Result patternResult(const HeadPattern& p, const ModelRun& run, const std::strin
 }
 
 std::vector<std::string> headTableColumns() {
-  return {"layer", "head", "previous-token", "sink", "induction", "mean distance", "entropy"};
+  return {"layer", "head", "previous-token", "sink", "induction", "mean distance", "entropy", "kv head", "group JS"};
 }
 
 std::vector<std::vector<std::string>> headTableRows(const std::vector<HeadSummary>& summaries) {
@@ -231,7 +256,8 @@ std::vector<std::vector<std::string>> headTableRows(const std::vector<HeadSummar
   };
   for (const HeadSummary& s : summaries)
     rows.push_back({std::to_string(s.layer), std::to_string(s.head), num(s.previous_token), num(s.sink),
-                    num(s.induction), num(s.mean_distance), num(s.entropy)});
+                    num(s.induction), num(s.mean_distance), num(s.entropy), std::to_string(s.kv_head),
+                    s.group_size > 1 ? num(s.group_divergence) : "\xE2\x80\x94"});
   return rows;
 }
 

@@ -96,14 +96,18 @@ const VariantInfo* defaultPatternVariant();
 Result layerResult(const ModelRun& run, int64_t layer, const std::string& title);
 // Every (layer, head) as one "head" of a Result, layer-major ("L0 H0", …).
 Result allHeadsResult(const ModelRun& run, const std::string& title);
+// Their names; with grouped-query attention the key/value head too ("L0 H5 kv 1").
 std::vector<std::string> layerHeadNames(const ModelRun& run);
 // "L1 H2"
 std::string headLabel(int64_t layer, int64_t head);
 // Rollout R_l as a one-head Result.
 Result rolloutResult(const ModelAnalysis& a, int64_t layer, const std::string& title);
 // The head's attention with the pair's terms as extras: q, k, q∘k bars and
-// the dot product, score and weight as scalars.
+// the dot product, score and weight as scalars; RoPE runs add the frequency
+// bands' bars (by θ_i) and the rotation angles m·θ_i mod 2π [L, d/2].
 Result qkResult(const ModelRun& run, const QkTerms& t, const std::string& title);
+// θ_i of a RoPE run as labels of its dimension pairs: "1", "0.42", "1e-04".
+std::vector<std::string> thetaLabels(const ModelRun& run);
 // The pattern's weights, with the real head (Weights extra), the mass kept
 // per query (TokenValues) and overall (Scalar).
 Result patternResult(const HeadPattern& p, const ModelRun& run, const std::string& title);

@@ -8,6 +8,52 @@
 
 namespace attn {
 
+double jensenShannonBits(const float* p, const float* q, int64_t n) {
+  // JS(p ‖ q) = ½ KL(p ‖ m) + ½ KL(q ‖ m),  m = ½(p + q)
+  double js = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    const double a = p[j], b = q[j], m = 0.5 * (a + b);
+    if (a > 0) js += 0.5 * a * std::log2(a / m);
+    if (b > 0) js += 0.5 * b * std::log2(b / m);
+  }
+  return js;
+}
+
+namespace {
+
+// kv_head, group_size and group_divergence of every summary (layer-major,
+// run.heads per layer).
+void groupDivergences(const ModelRun& run, std::vector<HeadSummary>& out) {
+  const int64_t kv = run.kv_heads > 0 ? run.kv_heads : run.heads;  // 0: a run without GQA
+  const int64_t group = run.heads / kv;                           // query heads per key/value head
+  for (int64_t l = 0; l < run.layers; ++l) {
+    const std::vector<Mat>& maps = run.attention[static_cast<size_t>(l)];
+    for (int64_t g = 0; g < kv; ++g) {
+      // mean over pairs a < b in the group and queries i of JS(A_a[i, ·] ‖ A_b[i, ·])
+      double sum = 0;
+      int64_t terms = 0;
+      for (int64_t a = g * group; a < (g + 1) * group; ++a) {
+        for (int64_t b = a + 1; b < (g + 1) * group; ++b) {
+          const Mat& A = maps[static_cast<size_t>(a)];  // [L, L] row-major: row i is contiguous
+          const Mat& B = maps[static_cast<size_t>(b)];
+          for (int64_t i = 0; i < A.rows(); ++i) {
+            sum += jensenShannonBits(A.row(i).data(), B.row(i).data(), A.cols());
+            ++terms;
+          }
+        }
+      }
+      for (int64_t h = g * group; h < (g + 1) * group; ++h) {
+        HeadSummary& s = out[static_cast<size_t>(l * run.heads + h)];
+        s.kv_head = g;
+        s.group_size = group;
+        s.group_divergence = terms > 0 ? sum / static_cast<double>(terms) : 0.0;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<HeadSummary> summarizeHeads(const ModelRun& run, const ModelRun& repeated) {
   // The repeated run is t₁…t_T t₁…t_T, after [CLS] for BERT (bidirectional).
   const int64_t offset = repeated.causal ? 0 : 1;
@@ -22,7 +68,7 @@ std::vector<HeadSummary> summarizeHeads(const ModelRun& run, const ModelRun& rep
       s.head = h;
       for (int64_t i = 0; i < L; ++i) {
         if (i >= 1) s.previous_token += A(i, i - 1);
-        s.sink += A(i, 0);
+        if (i >= 1) s.sink += A(i, 0);
         for (int64_t j = 0; j < L; ++j) {
           const double a = A(i, j);
           s.mean_distance += a * static_cast<double>(std::abs(i - j));
@@ -30,7 +76,7 @@ std::vector<HeadSummary> summarizeHeads(const ModelRun& run, const ModelRun& rep
         }
       }
       if (L > 1) s.previous_token /= static_cast<double>(L - 1);
-      s.sink /= static_cast<double>(L);
+      if (L > 1) s.sink /= static_cast<double>(L - 1);
       s.mean_distance /= static_cast<double>(L);
       s.entropy /= static_cast<double>(L);
       // induction: mean over the second copy i of A[i, i − T + 1]
@@ -42,6 +88,7 @@ std::vector<HeadSummary> summarizeHeads(const ModelRun& run, const ModelRun& rep
       out.push_back(s);
     }
   }
+  groupDivergences(run, out);
   return out;
 }
 

@@ -13,6 +13,18 @@ std::vector<const VariantInfo*> headPatternVariants() {
   return out;
 }
 
+WindowPattern slidingWindowPattern(const ModelRun& run) {
+  WindowPattern w;
+  const VariantInfo* local = findVariant("local-1d");
+  if (run.sliding_window <= 0 || !local) return w;
+  w.variant = local;
+  w.params = Params::defaults(local->params);
+  w.params.setValue(local->params, "l_q", int64_t{1});                     // one query per block
+  w.params.setValue(local->params, "l_m", int64_t{run.sliding_window - 1});  // and the W − 1 keys before it
+  w.title = "window W = " + std::to_string(run.sliding_window) + " (this model)";
+  return w;
+}
+
 HeadPattern applyPatternToHead(const VariantInfo& variant, const Params& params, const ModelRun& run, int64_t layer,
                                int64_t head, const RunContext& ctx) {
   if (layer < 0 || layer >= run.layers)

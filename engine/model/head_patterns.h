@@ -20,6 +20,17 @@ struct HeadPattern {
 
 // Variants usable here: those whose views include ViewKind::Compare.
 std::vector<const VariantInfo*> headPatternVariants();
+// A model's own sliding window (Mistral: query i keeps keys j with
+// i − W < j ≤ i) as a registry pattern: local-1d with query blocks of one
+// position (l_q = 1) and l_m = W − 1 positions of memory before them, the
+// same keys. On the head's own q, k it gives the real head's map back.
+struct WindowPattern {
+  const VariantInfo* variant = nullptr;  // null: the run has no window
+  Params params;
+  std::string title;  // "window W = 8 (this model)"
+};
+WindowPattern slidingWindowPattern(const ModelRun& run);
+
 // Throws InputError for a layer/head out of range or a variant not in headPatternVariants().
 HeadPattern applyPatternToHead(const VariantInfo& variant, const Params& params, const ModelRun& run, int64_t layer,
                                int64_t head, const RunContext& ctx = {});

@@ -40,10 +40,28 @@ QkTerms qkTerms(const ModelRun& run, int64_t layer, int64_t head, int64_t query,
     t.product.data[static_cast<size_t>(c)] = q * k;
     dot += static_cast<double>(q) * k;
   }
+  if (run.rope) {
+    // band_i = q_i k_i + q_{i+d/2} k_{i+d/2}                      [d/2]
+    const int64_t half = d / 2;
+    t.band.shape = {half};
+    t.band.data.resize(static_cast<size_t>(half));
+    for (int64_t i = 0; i < half; ++i)
+      t.band.data[static_cast<size_t>(i)] = t.product.data[static_cast<size_t>(i)] + t.product.data[static_cast<size_t>(i + half)];
+  }
   t.dot = dot;
   t.score = dot / std::sqrt(static_cast<double>(d));  // q·k / √d_head
   t.weight = run.attention[static_cast<size_t>(layer)][static_cast<size_t>(head)](query, key);
   return t;
+}
+
+Mat ropeAngles(const std::vector<double>& theta, int64_t positions) {
+  // angle(m, i) = m·θ_i mod 2π                                    [positions, d/2]
+  const double two_pi = 2.0 * std::acos(-1.0);
+  Mat a(positions, static_cast<int64_t>(theta.size()));
+  for (int64_t m = 0; m < positions; ++m)
+    for (size_t i = 0; i < theta.size(); ++i)
+      a(m, static_cast<int64_t>(i)) = static_cast<float>(std::fmod(static_cast<double>(m) * theta[i], two_pi));
+  return a;
 }
 
 }  // namespace attn

@@ -1,0 +1,166 @@
+// The numbers behind the model views of the LLaMA family, each against a
+// plain loop written here: the first-token share, the GQA group divergence
+// of the head table, the RoPE frequency-band split of q·k and the rotation
+// angles.
+#include "engine/model/head_metrics.h"
+#include "engine/model/head_patterns.h"
+#include "engine/model/model.h"
+#include "engine/model/qk_terms.h"
+#include "engine/sparse.h"
+
+#include "tests/model_fixture.h"
+#include "tests/test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace attn {
+namespace {
+
+// JS(p ‖ q) in bits, straight from its definition with m = (p + q)/2.
+double jsReference(const Mat& A, const Mat& B, int64_t i) {
+  double kl_a = 0, kl_b = 0;
+  for (int64_t j = 0; j < A.cols(); ++j) {
+    const double p = A(i, j), q = B(i, j), m = (p + q) / 2;
+    if (p > 0) kl_a += p * std::log(p / m) / std::log(2.0);
+    if (q > 0) kl_b += q * std::log(q / m) / std::log(2.0);
+  }
+  return (kl_a + kl_b) / 2;
+}
+
+TEST(HeadMetrics, JensenShannonBitsBounds) {
+  const float p[3] = {1, 0, 0}, q[3] = {0, 0.5f, 0.5f}, r[3] = {0.2f, 0.3f, 0.5f};
+  EXPECT_NEAR(jensenShannonBits(p, q, 3), 1.0, 1e-9);  // disjoint supports: 1 bit
+  EXPECT_NEAR(jensenShannonBits(r, r, 3), 0.0, 1e-9);
+  EXPECT_NEAR(jensenShannonBits(p, r, 3), jensenShannonBits(r, p, 3), 1e-12);  // symmetric
+}
+
+// A Mistral-style checkpoint, 4 query heads over 2 key/value heads, window 3.
+struct GqaRun {
+  test::TempDir dir;
+  ModelRun run;
+  GqaRun() {
+    test::writeTinyModel(dir.path, {.arch = Architecture::Llama, .seed = 7, .family = "mistral", .kv_heads = 2,
+                                    .sliding_window = 3});
+    run = runModel(*loadModel(filesOnDisk(dir.path.string())), "the cat sat on the mat");
+  }
+};
+
+TEST(HeadMetrics, GroupDivergenceAndSinkAgainstLoops) {
+  const GqaRun g;
+  const ModelRun& run = g.run;
+  ASSERT_EQ(run.heads, 4);
+  ASSERT_EQ(run.kv_heads, 2);
+  const std::vector<HeadSummary> s = summarizeHeads(run, run);
+  ASSERT_EQ(s.size(), static_cast<size_t>(run.layers * run.heads));
+  for (int64_t l = 0; l < run.layers; ++l) {
+    const std::vector<Mat>& A = run.attention[static_cast<size_t>(l)];
+    const int64_t L = A[0].rows();
+    for (int64_t h = 0; h < run.heads; ++h) {
+      const HeadSummary& x = s[static_cast<size_t>(l * run.heads + h)];
+      // Heads 0, 1 read kv head 0 and heads 2, 3 kv head 1; each group is one pair.
+      EXPECT_EQ(x.kv_head, h / 2);
+      EXPECT_EQ(x.group_size, 2);
+      const int64_t a = (h / 2) * 2, b = a + 1;
+      double js = 0;
+      for (int64_t i = 0; i < L; ++i) js += jsReference(A[static_cast<size_t>(a)], A[static_cast<size_t>(b)], i);
+      EXPECT_NEAR(x.group_divergence, js / static_cast<double>(L), 1e-6) << "layer " << l << " head " << h;
+      EXPECT_GT(x.group_divergence, 0.0);  // random weights: the two heads differ
+      double sink = 0;
+      for (int64_t i = 1; i < L; ++i) sink += A[static_cast<size_t>(h)](i, 0);
+      EXPECT_NEAR(x.sink, sink / static_cast<double>(L - 1), 1e-6);
+    }
+  }
+}
+
+TEST(HeadMetrics, GroupDivergenceOfIdenticalAndSingleHeads) {
+  GqaRun g;
+  ModelRun& run = g.run;
+  for (std::vector<Mat>& layer : run.attention) layer[1] = layer[0];  // heads 0 and 1 alike
+  std::vector<HeadSummary> s = summarizeHeads(run, run);
+  EXPECT_NEAR(s[0].group_divergence, 0.0, 1e-9);
+  EXPECT_NEAR(s[1].group_divergence, 0.0, 1e-9);
+  EXPECT_GT(s[2].group_divergence, 0.0);
+  run.kv_heads = run.heads;  // no GQA: groups of one
+  s = summarizeHeads(run, run);
+  for (const HeadSummary& x : s) {
+    EXPECT_EQ(x.group_size, 1);
+    EXPECT_EQ(x.kv_head, x.head);
+    EXPECT_EQ(x.group_divergence, 0.0);
+  }
+}
+
+TEST(QkTerms, RopeBandsSumToTheScoreAgainstLoop) {
+  const GqaRun g;
+  const ModelRun& run = g.run;
+  ASSERT_TRUE(run.rope);
+  const int64_t d = run.d_head, half = d / 2, L = static_cast<int64_t>(run.tokens.size());
+  for (int64_t h = 0; h < run.heads; ++h) {
+    const QkTerms t = qkTerms(run, 1, h, L - 1, L - 2);
+    ASSERT_EQ(t.band.size(), half);
+    const Mat& Q = run.q[1];
+    const Mat& K = run.k[1];
+    double sum = 0;
+    for (int64_t i = 0; i < half; ++i) {
+      // q_i k_i + q_{i+d/2} k_{i+d/2} of the rotated q and k
+      const double ref = static_cast<double>(Q(L - 1, h * d + i)) * K(L - 2, h * d + i) +
+                         static_cast<double>(Q(L - 1, h * d + i + half)) * K(L - 2, h * d + i + half);
+      EXPECT_NEAR(t.band.data[static_cast<size_t>(i)], ref, 1e-5);
+      sum += t.band.data[static_cast<size_t>(i)];
+    }
+    EXPECT_NEAR(sum, t.score * std::sqrt(static_cast<double>(d)), 1e-4);
+  }
+}
+
+TEST(QkTerms, NoBandsWithoutRope) {
+  test::TempDir dir;
+  test::writeTinyModel(dir.path);  // GPT-2
+  const ModelRun run = runModelIds(*loadModel(filesOnDisk(dir.path.string())), {3, 1, 4, 1});
+  EXPECT_TRUE(qkTerms(run, 0, 0, 3, 1).band.data.empty());
+}
+
+TEST(QkTerms, RopeAnglesAgainstLoop) {
+  const std::vector<double> theta = {1.0, 0.1, 1e-3};
+  const Mat a = ropeAngles(theta, 50);
+  ASSERT_EQ(a.rows(), 50);
+  ASSERT_EQ(a.cols(), 3);
+  const double two_pi = 2 * std::acos(-1.0);
+  for (int64_t m = 0; m < 50; ++m)
+    for (int64_t i = 0; i < 3; ++i) {
+      double ref = m * theta[static_cast<size_t>(i)];
+      while (ref >= two_pi) ref -= two_pi;
+      EXPECT_NEAR(a(m, i), ref, 1e-5);
+      EXPECT_GE(a(m, i), 0.0f);
+      EXPECT_LT(a(m, i), two_pi);
+    }
+}
+
+TEST(HeadPatterns, TheModelsOwnWindowGivesTheRealHeadBack) {
+  const GqaRun g;
+  const ModelRun& run = g.run;
+  const WindowPattern w = slidingWindowPattern(run);
+  ASSERT_NE(w.variant, nullptr);
+  EXPECT_EQ(w.params.getInt("l_m"), 2);  // W − 1 keys before the query
+  const int64_t L = static_cast<int64_t>(run.tokens.size());
+  for (int64_t h = 0; h < run.heads; ++h) {
+    const HeadPattern p = applyPatternToHead(*w.variant, w.params, run, 1, h);
+    EXPECT_NEAR(p.mass_kept_mean, 1.0, 1e-5);
+    // The window's keys are exactly those with i − j < W, and softmax over them is the real head.
+    ASSERT_TRUE(p.result.isSparse());
+    const Mat dense = toDenseValues(p.result.sparse[0]);
+    for (int64_t i = 0; i < L; ++i)
+      for (int64_t j = 0; j < L; ++j) {
+        if (j > i || i - j >= 3) {
+          EXPECT_EQ(p.real(i, j), 0.0f);
+        }
+        EXPECT_NEAR(dense(i, j), p.real(i, j), 1e-5) << "head " << h << " (" << i << ", " << j << ")";
+      }
+  }
+  ModelRun plain = run;
+  plain.sliding_window = 0;
+  EXPECT_EQ(slidingWindowPattern(plain).variant, nullptr);
+}
+
+}  // namespace
+}  // namespace attn
