@@ -5,6 +5,7 @@
 //   [SECTION] Status bar and help overlay
 #include "app/gui/gui_panels.h"
 
+#include "app/gui/gui_generate.h"
 #include "app/gui/gui_lesson.h"
 #include "app/gui/gui_model.h"
 #include "app/gui/gui_timeline.h"
@@ -83,6 +84,8 @@ const Shortcut kShortcuts[] = {
     {"1 – 8", "variants: heatmap, heads, lines, extras, family, image, compare, walkthrough view"},
     {"1 – 6", "real model: model grid, heads, Q/K, rollout, table, pattern view"},
     {"Arrow keys", "move the selected query pixel (image view, no lesson open)"},
+    {"Ctrl+G", "real model: generate new tokens from the text"},
+    {"\u2190 \u2192 / , . / K", "real model, after Generate: step back / forward through the new tokens, play or pause"},
     {"\u2192 / Space / PageDown", "lesson: next step"},
     {"\u2190 / PageUp", "lesson: previous step"},
     {"F5", "presentation mode: no panel or menus, larger text (Esc leaves)"},
@@ -142,6 +145,7 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
     if (k.ctrl) {
       if (k.key == GLFW_KEY_E) s.request.kind = Request::Kind::Export;
       if (k.key == GLFW_KEY_O) s.request.kind = model ? Request::Kind::OpenModel : Request::Kind::OpenX;
+      if (k.key == GLFW_KEY_G && model) requestGeneration(s.model);
       // Text fields have their own undo while they are being edited.
       if (k.key == GLFW_KEY_Z && !io.WantTextInput) undoScene(s);
       if (k.key == GLFW_KEY_Y && !io.WantTextInput) redoScene(s);
@@ -153,6 +157,7 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
       const std::vector<ModelView>& mv = allModelViews();
       if (k.key >= GLFW_KEY_1 && k.key < GLFW_KEY_1 + static_cast<int>(mv.size()))
         s.model.view.view = mv[static_cast<size_t>(k.key - GLFW_KEY_1)];
+      generationKey(s, k.key);
       if (k.key == GLFW_KEY_ESCAPE) s.show_help = false;
       continue;
     }
