@@ -324,7 +324,7 @@ void GuiApp::stopGenerating() {
 
 void GuiApp::takePartialGeneration() {
   ModelState& m = state_.model;
-  if (!feed_ || !m.gen.running) return;
+  if (!feed_ || !m.gen.running || m.scene.text != m.gen.text) return;  // a new text supersedes the generation
   std::shared_ptr<const ModelOutput> o = feed_->take();
   if (!o) return;
   m.output = std::move(o);
@@ -464,7 +464,10 @@ void GuiApp::frame() {
   takeFinishedJob();
   requireGlyphs();
   applySettingsIfChanged();
-  heatmaps_->beginFrame(state_.generation);
+  // Textures are cached by their data's address: a new output of either
+  // workspace (the generation's steps come and go quickly) may reuse one.
+  // Both counters only grow, so their sum changes with either.
+  heatmaps_->beginFrame(state_.generation + state_.model.generation);
 
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();

@@ -53,16 +53,18 @@ ModelOutput generateModelScene(const ModelScene& s, const GenerateOptions& o, co
   if (!s.model) throw InputError("model: no model is loaded (File \xE2\x96\xB8 Open Model\xE2\x80\xA6)");
   GenerateOptions options = o;
   options.truncate = s.truncate;
+  RunContext quiet = ctx;  // the progress counts new tokens (generate's own), not each step's passes
+  quiet.on_progress = nullptr;
   ModelScene step = s;
   std::shared_ptr<const ModelOutput> last;  // the newest partial output: its induction run is reused
   const Generation g = generate(*s.model, s.text, options, ctx, [&](const Generation& partial) {
     step.generation = std::make_shared<const Generation>(partial);
     step.generation_steps = static_cast<int64_t>(partial.tokens.size());
-    last = std::make_shared<const ModelOutput>(computeModelScene(step, last.get(), ctx));
+    last = std::make_shared<const ModelOutput>(computeModelScene(step, last.get(), quiet));
     publish(last);
   });
   // The last partial already holds every token: only the generation's totals (EOS, seconds) are new.
-  ModelOutput out = last ? *last : computeModelScene(step, nullptr, ctx);
+  ModelOutput out = last ? *last : computeModelScene(step, nullptr, quiet);
   out.generation = std::make_shared<const Generation>(g);
   return out;
 }
