@@ -155,7 +155,8 @@ void generateSection(AppState& s) {
     ImGui::TextDisabled("%zu new tokens%s in %.2f s", gen.tokens.size(), gen.stopped_at_eos ? " (the model ended the text)" : "",
                         gen.seconds);
   generatedText(s, gen, prompt_tokens);
-  if (!g.running && ImGui::SmallButton("discard")) {
+  if (g.running) return;
+  if (ImGui::SmallButton("discard")) {
     m.scene.generation.reset();
     m.scene.generation_steps = 0;
     g.timeline.playing = false;
