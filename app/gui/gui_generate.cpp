@@ -215,18 +215,25 @@ void generationKey(AppState& s, int key) {
 
 void drawGenerationMarks(const AppState& s, ImVec2 pos, ImVec2 size) {
   const ModelOutput* o = s.model.output.get();
-  if (!o || !o->generation || !o->analysis || o->generation_steps < 1 || !s.anchor.valid()) return;
+  const MatrixPlacement& m = s.anchor;
+  if (!o || !o->generation || !o->analysis || o->generation_steps < 1 || !m.valid()) return;
   const int64_t n = static_cast<int64_t>(o->analysis->run.tokens.size());
-  if (s.anchor.rows != n || s.anchor.cols != n) return;  // the view's matrix is not token × token
-  Annotation row, token;
-  row.kind = Annotation::Kind::Row;
-  token.kind = Annotation::Kind::Token;
-  row.query = token.query = n - 1;  // the newest token is the run's last
+  if (m.rows != n || m.cols != n) return;  // the view's matrix is not token × token
   ImDrawList* dl = ImGui::GetForegroundDrawList();
+  // The newest token is the run's last: its position on both axes (the lessons' token mark) …
+  Annotation token;
+  token.kind = Annotation::Kind::Token;
+  token.query = n - 1;
   dl->PushClipRect(pos, ImVec2(pos.x + size.x, pos.y + size.y), true);
   Primitives prims;
-  annotationPrimitives(prims, s.anchor, {row, token}, 1.0f, ImGui::GetFontSize(), imguiMeasure(ImGui::GetFontSize()));
+  annotationPrimitives(prims, m, {token}, 1.0f, ImGui::GetFontSize(), imguiMeasure(ImGui::GetFontSize()));
   drawPrimitives(dl, prims);
+  dl->PopClipRect();
+  // … and its row outlined only, its weights left readable, within the matrix (it may be zoomed).
+  const float t = std::clamp((m.rowY(n) - m.rowY(n - 1)) * 0.15f, 1.5f, 3.0f);
+  dl->PushClipRect(ImVec2(m.x0 - t, m.y0 - t), ImVec2(m.x1 + t, m.y1 + t), true);
+  dl->AddRect(ImVec2(m.x0 - t * 0.5f, m.rowY(n - 1) - t * 0.5f), ImVec2(m.x1 + t * 0.5f, m.rowY(n) + t * 0.5f),
+              ImGui::GetColorU32(ImGuiCol_PlotHistogram), 0.0f, 0, t);
   dl->PopClipRect();
 }
 
