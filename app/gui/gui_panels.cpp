@@ -598,10 +598,16 @@ void drawStatusBar(AppState& s, JobRunner& runner, ImVec2 pos, ImVec2 size) {
   const ModelOutput* mo = s.model.output.get();
   if (s.workspace == Workspace::Model && mo && mo->analysis) {
     const ModelRun& r = mo->analysis->run;
-    ImGui::Text("%s   %lld tokens   %lld layers \xC3\x97 %lld heads   %s   forward %.1f ms   frame %.1f ms",
+    // A generation's run is assembled from its steps: its time is the generation's.
+    char pass[64];
+    if (mo->generation)
+      std::snprintf(pass, sizeof pass, "generated %zu tokens in %.2f s", mo->generation->tokens.size(), mo->generation->seconds);
+    else
+      std::snprintf(pass, sizeof pass, "forward %.1f ms", r.compute_seconds * 1e3);
+    ImGui::Text("%s   %lld tokens   %lld layers \xC3\x97 %lld heads   %s   %s   frame %.1f ms",
                 modelShortName(*mo->model).c_str(), static_cast<long long>(r.tokens.size()),
-                static_cast<long long>(r.layers), static_cast<long long>(r.heads), formatFlops(r.flops).c_str(),
-                r.compute_seconds * 1e3, s.frame_ms);
+                static_cast<long long>(r.layers), static_cast<long long>(r.heads), formatFlops(r.flops).c_str(), pass,
+                s.frame_ms);
   } else if (s.workspace == Workspace::Variants && s.output && s.output->result) {
     const Result& r = *s.output->result;
     std::string out_shape = r.output.size() ? "  output [" + std::to_string(r.output.rows()) + ", " +
