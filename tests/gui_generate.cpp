@@ -63,7 +63,7 @@ TEST_F(GuiTest, GenerateOnBertIsUsageErrorSayingWhy) {
   o.prefix = "bert.";
   const TinyModel bert = writeTinyModel(dir_ / "bert", o);
   const RunResult r =
-      runAttnlab({"gui", "--frames", "2", "--model", bert.dir.string(), "--text", "a b", "--generate", "3"}, env(), 60);
+      runAttnlab({"gui", "--frames", "2", "--model", bert.dir.string(), "--text", "the cat sat", "--generate", "3"}, env(), 60);
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_EQ(countLines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("BERT"), std::string::npos) << r.err;

@@ -902,8 +902,9 @@ int GuiApp::run() {
                   static_cast<int>(busy_times.size()), busy_times[busy_times.size() / 2], busy_times.back(),
                   msSince(t0));
     }
-    // --generate N [--generate-step S]: generated, then stepped, before the keys.
-    if (options_.generate > 0) {
+    // --generate N [--generate-step S]: generated, then stepped, before the keys
+    // (unless the model could not be opened: that error is the one to report).
+    if (options_.generate > 0 && first_status_ == JobOutcome::Status::Done) {
       if (const std::string why = generateUnavailable(state_.model); !why.empty()) {
         std::fprintf(stderr, "attnlab: --generate: %s\n", why.c_str());
         return 2;
