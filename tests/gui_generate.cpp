@@ -1,6 +1,6 @@
 // Generate in the model workspace of the real window under Xvfb: the new
 // tokens' rows in the focused head's heatmap, the newest one outlined in the
-// accent colour, moved by the timeline (--generate-step); BERT cannot
+// accent colour, moved by the timeline (--generate-step, the keys); BERT cannot
 // generate (a usage error naming why); bad --generate flags are usage errors.
 #include "tests/gui_support.h"
 #include "tests/model_fixture.h"
@@ -55,6 +55,17 @@ TEST_F(GuiTest, GenerateOutlinesTheNewestRowAndTheTimelineMovesIt) {
   for (int y = at_last.front() + 3; y < at_last.back() - 2; ++y)
     for (int x = x0; x < last.width(); ++x) drawn += last.pixel(x, y) != background && !near(last.pixel(x, y), kAccent, 60);
   EXPECT_GT(drawn, 200u) << "the newest row is empty";
+}
+
+TEST_F(GuiTest, ArrowKeysStepThroughTheNewTokens) {
+  const QImage stepped = shoot({"--generate", "12", "--generate-step", "10"});
+  const QImage keyed = shoot({"--generate", "12", "--keys", "Left,Comma,Right,Left"});
+  const QImage last = shoot({"--generate", "12"});
+  ASSERT_FALSE(stepped.isNull() || keyed.isNull() || last.isNull());
+  const std::vector<int> at_step = accentLines(stepped), at_keys = accentLines(keyed), at_last = accentLines(last);
+  ASSERT_FALSE(at_step.empty() || at_keys.empty() || at_last.empty());
+  EXPECT_NEAR(at_keys.front(), at_step.front(), 1) << "the keys did not reach new token 10";
+  EXPECT_LT(at_keys.front(), at_last.front()) << "the keys did not move the outlined row";
 }
 
 TEST_F(GuiTest, GenerateOnBertIsUsageErrorSayingWhy) {
