@@ -52,6 +52,9 @@ int main(int argc, char** argv) {
   gui_cmd->add_option("--lesson", gui.lesson, "Open a lesson (see 'attnlab lesson list'), by name or as a .json file");
   gui_cmd->add_option("--step", gui.step, "The lesson's step to open at, from 0");
   gui_cmd->add_flag("--present", gui.present, "Presentation mode: no panel or menus, larger text, narration as captions (F5)");
+  gui_cmd->add_option("--generate", gui.generate, "Model workspace: generate N new tokens (greedy) from the text");
+  gui_cmd->add_option("--generate-step", gui.generate_step,
+                      "With --generate: the timeline at new token S (0: the prompt alone; default: the last)");
   gui_cmd->add_option("--keys", gui.keys, "Keys pressed one a frame after the first result, e.g. Right,Right,Left")
       ->delimiter(',');
   addInputFlags(*gui_cmd, gui.scene.input);
@@ -207,6 +210,13 @@ int main(int argc, char** argv) {
         throw InputError("--screenshot: needs --frames N (N ≥ 1) to know when to capture");
       if (gui.step < 0) throw InputError("--step: expected a step number ≥ 0");
       if (gui.lesson.empty() && gui.step > 0) throw InputError("--step: needs --lesson NAME");
+      if (gui.generate < 0) throw InputError("--generate: expected a number of new tokens ≥ 1");
+      if (gui.generate > 0 && (!gui.scene.model_workspace || !gui.lesson.empty()))
+        throw InputError("--generate: needs the model workspace (no --variant, --set, synthetic input or --lesson)");
+      if (gui.generate_step != -1 && gui.generate == 0) throw InputError("--generate-step: needs --generate N");
+      if (gui.generate_step < -1 || gui.generate_step > gui.generate)
+        throw InputError("--generate-step: expected 0 to the --generate count " + std::to_string(gui.generate) +
+                         ", got " + std::to_string(gui.generate_step));
       validateScene(gui.scene);
     }
     return runGui(gui);

@@ -11,6 +11,7 @@
 #include "app/export/figure.h"
 #include "app/export/figure_model.h"
 #include "app/gui/gui_fonts.h"
+#include "app/gui/gui_generate.h"
 #include "app/gui/gui_lesson.h"
 #include "app/gui/gui_model.h"
 #include "app/gui/gui_panels.h"
@@ -104,6 +105,9 @@ class GuiApp {
   void submitIfChanged();
   void submitModelIfChanged();
   void submitLoad();
+  void submitGenerate();
+  void stopGenerating();
+  void takePartialGeneration();
   void takeModelOutput(const JobOutcome& done);
   void openModelInteractively(const std::string& path);
   // Runs `write` (a figure export to `path`) and reports the outcome in the
@@ -121,6 +125,7 @@ class GuiApp {
   void showLessonStep();
   void openLesson(const std::string& name);
   bool settle();
+  bool frameThenSettle();
   std::vector<uint8_t> readPixels(int& w, int& h);
 
   GuiOptions options_;
@@ -154,6 +159,9 @@ class GuiApp {
   bool loading_ = false;           // the next model job loads `loading_path_` ("" = the embedded model)
   std::string loading_path_;
   bool show_info_after_load_ = false;
+  // The running generation's job and the partial outputs it hands over.
+  uint64_t generate_id_ = 0;
+  std::shared_ptr<GenerationFeed> feed_;
 
   bool frames_mode() const { return options_.frames > 0 || !options_.screenshot.empty(); }
 };
@@ -225,6 +233,7 @@ void GuiApp::submitIfChanged() {
       [scene, family, compare](const RunContext& ctx) { return computeScene(scene, family, compare, ctx); });
   variant_outstanding_ = true;
   if (model_outstanding_) model_ever_submitted_ = model_outstanding_ = false;
+  stopGenerating();
 }
 
 void GuiApp::submitLoad() {
@@ -236,6 +245,7 @@ void GuiApp::submitLoad() {
   model_ever_submitted_ = true;
   model_outstanding_ = true;
   state_.model.output_current = false;
+  stopGenerating();
   model_submitted_id_ = runner_->submit([scene, path](const RunContext& ctx) mutable {
     scene.model = loadModel(path.empty() ? embeddedModelFiles() : filesOnDisk(path), ctx);
     SceneOutput out;
@@ -255,9 +265,17 @@ void GuiApp::submitModelIfChanged() {
     if (!model_ever_submitted_) submitLoad();
     return;
   }
+  discardStaleGeneration(m);
+  if (m.gen.requested) {
+    submitGenerate();
+    return;
+  }
+  // A running generation finishes first; a new text supersedes it.
+  if (m.gen.running && m.scene.text == model_submitted_.text) return;
   if (!m.scene.model || (model_ever_submitted_ && sameModelScene(model_submitted_, m.scene))) return;
   // Typing: wait until no key was pressed for kTextDebounce, then compute once.
   if (m.scene.text != model_submitted_.text && Clock::now() - m.text_edited < kTextDebounce) return;
+  stopGenerating();
   m.output_current = false;
   model_submitted_ = m.scene;
   model_ever_submitted_ = true;
@@ -272,13 +290,63 @@ void GuiApp::submitModelIfChanged() {
   if (variant_outstanding_) ever_submitted_ = variant_outstanding_ = false;
 }
 
+// Generate: the scene without a generation (the job sets its own after each
+// token), generated on the runner; the partial outputs come through feed_.
+void GuiApp::submitGenerate() {
+  ModelState& m = state_.model;
+  m.gen.requested = false;
+  if (!m.scene.model || m.gen.running) return;
+  m.scene.generation.reset();
+  m.scene.generation_steps = 0;
+  m.gen.text = m.scene.text;
+  m.gen.timeline.playing = false;
+  m.gen.running = true;
+  m.output_current = false;
+  model_submitted_ = m.scene;
+  model_ever_submitted_ = model_outstanding_ = true;
+  const ModelScene scene = m.scene;
+  const GenerateOptions options = generateOptions(m.gen);
+  auto feed = feed_ = std::make_shared<GenerationFeed>();
+  model_submitted_id_ = generate_id_ = runner_->submit([scene, options, feed](const RunContext& ctx) {
+    SceneOutput out;
+    out.model = std::make_shared<const ModelOutput>(
+        generateModelScene(scene, options, ctx, [&feed](std::shared_ptr<const ModelOutput> o) { feed->put(std::move(o)); }));
+    return out;
+  });
+  if (variant_outstanding_) ever_submitted_ = variant_outstanding_ = false;
+}
+
+// Another job supersedes the generation: the tokens so far stay (the scene keeps its partial generation).
+void GuiApp::stopGenerating() {
+  state_.model.gen.running = false;
+  feed_.reset();
+}
+
+void GuiApp::takePartialGeneration() {
+  ModelState& m = state_.model;
+  if (!feed_ || !m.gen.running || m.scene.text != m.gen.text) return;  // a new text supersedes the generation
+  std::shared_ptr<const ModelOutput> o = feed_->take();
+  if (!o) return;
+  m.output = std::move(o);
+  ++m.generation;
+  m.scene.generation = m.output->generation;
+  m.scene.generation_steps = m.output->generation_steps;
+  m.output_current = true;
+}
+
 void GuiApp::takeModelOutput(const JobOutcome& done) {
   ModelState& m = state_.model;
   const std::shared_ptr<const ModelOutput>& out = done.output->model;
   m.output = out;
   ++m.generation;
   m.output_current = done.id == model_submitted_id_;
+  if (done.id == generate_id_) {  // the whole generation: the timeline at its last token
+    m.scene.generation = model_submitted_.generation = out->generation;
+    m.scene.generation_steps = model_submitted_.generation_steps = out->generation_steps;
+  }
   if (m.scene.model != out->model) {  // a load finished: the scene now computes on the new model
+    m.scene.generation.reset();
+    m.scene.generation_steps = 0;
     m.scene.model = out->model;
     m.scene.truncate = out->truncate;
     m.path = loading_path_;
@@ -308,6 +376,7 @@ void GuiApp::takeFinishedJob() {
   const bool model_job = done->id == model_submitted_id_ || (done->output && done->output->model);
   if (done->id == model_submitted_id_) model_outstanding_ = false;
   if (done->id == submitted_id_) variant_outstanding_ = false;
+  if (done->id == generate_id_) stopGenerating();
   if (model_job && done->status != JobOutcome::Status::Done && loading_) {
     // The model could not be loaded: say which file and why; keep the previous one.
     loading_ = false;
@@ -391,10 +460,14 @@ void GuiApp::applySettingsIfChanged() {
 }
 
 void GuiApp::frame() {
+  takePartialGeneration();
   takeFinishedJob();
   requireGlyphs();
   applySettingsIfChanged();
-  heatmaps_->beginFrame(state_.generation);
+  // Textures are cached by their data's address: a new output of either
+  // workspace (the generation's steps come and go quickly) may reuse one.
+  // Both counters only grow, so their sum changes with either.
+  heatmaps_->beginFrame(state_.generation + state_.model.generation);
 
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
@@ -423,6 +496,7 @@ void GuiApp::frame() {
   if (state_.workspace == Workspace::Model) {
     if (panel) drawModelPanel(state_, top, ImVec2(panel_w, body_h));
     drawModelView(state_, *heatmaps_, view_pos, view_size);
+    drawGenerationMarks(state_, view_pos, view_size);
   } else {
     if (panel) drawControlPanel(state_, top, ImVec2(panel_w, body_h));
     drawMainView(state_, *heatmaps_, view_pos, view_size);
@@ -635,6 +709,15 @@ void GuiApp::afterSwap() {
 
 // Frames mode: draws frames until no computation is outstanding (false
 // after kFirstJobTimeout, said on stderr).
+// One frame (what it asks for is submitted), then frames until that is computed.
+bool GuiApp::frameThenSettle() {
+  glfwPollEvents();
+  frame();
+  glfwSwapBuffers(window_);
+  afterSwap();
+  return settle();
+}
+
 bool GuiApp::settle() {
   const auto t0 = Clock::now();
   auto outstanding = [&] {
@@ -819,14 +902,27 @@ int GuiApp::run() {
                   static_cast<int>(busy_times.size()), busy_times[busy_times.size() / 2], busy_times.back(),
                   msSince(t0));
     }
+    // --generate N [--generate-step S]: generated, then stepped, before the keys
+    // (unless the model could not be opened: that error is the one to report).
+    if (options_.generate > 0 && first_status_ == JobOutcome::Status::Done) {
+      if (const std::string why = generateUnavailable(state_.model); !why.empty()) {
+        std::fprintf(stderr, "attnlab: --generate: %s\n", why.c_str());
+        return 2;
+      }
+      state_.model.gen.new_tokens = options_.generate;
+      requestGeneration(state_.model);
+      if (!frameThenSettle()) return 1;
+      ModelScene& sc = state_.model.scene;
+      if (!sc.generation) return 2;  // why is on stderr already (the job's error)
+      if (options_.generate_step >= 0) {
+        sc.generation_steps = std::min<int64_t>(options_.generate_step, static_cast<int64_t>(sc.generation->tokens.size()));
+        if (!frameThenSettle()) return 1;
+      }
+    }
     // --keys: pressed one a frame, each followed by frames until what it asked for is computed.
     for (const std::string& k : options_.keys) {
       key_presses_.push_back({keyFromName(k), false});
-      glfwPollEvents();
-      frame();
-      glfwSwapBuffers(window_);
-      afterSwap();
-      if (!settle()) return 1;
+      if (!frameThenSettle()) return 1;
     }
     const int n = std::max(1, options_.frames);
     std::vector<double> times;
@@ -860,7 +956,7 @@ int GuiApp::run() {
   // keep redrawing while a job runs.
   while (!glfwWindowShouldClose(window_)) {
     const bool typing = state_.workspace == Workspace::Model && state_.model.scene.text != model_submitted_.text;
-    if (runner_->busy() || typing || state_.view.timeline.playing)
+    if (runner_->busy() || typing || state_.view.timeline.playing || state_.model.gen.timeline.playing)
       glfwWaitEventsTimeout(1.0 / 60.0);
     else
       glfwWaitEventsTimeout(0.5);

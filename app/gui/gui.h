@@ -19,6 +19,8 @@ struct GuiOptions {
   int width = 1600, height = 1000;
   bool hide_panel = false;         // start with the side panel hidden (Tab shows it)
   std::string scale = "auto";      // colour scale: auto, linear, log, power, percentile
+  int generate = 0;                // --generate N: generate N tokens (greedy) once the model is open
+  int generate_step = -1;          // --generate-step S: the timeline at new token S (0: the prompt); -1: the last
 };
 
 // Returns the process exit status (0 ok, 2 bad input, 1 internal error).

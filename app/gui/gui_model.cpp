@@ -10,6 +10,7 @@
 //   [SECTION] drawModelView
 #include "app/gui/gui_model.h"
 
+#include "app/gui/gui_generate.h"
 #include "app/gui/gui_lesson.h"
 #include "app/gui/gui_panels.h"
 #include "widgets/bars.h"
@@ -242,6 +243,8 @@ void drawModelPanel(AppState& s, ImVec2 pos, ImVec2 size) {
   modelSection(s);
   sectionTitle("TEXT");
   textSection(s);
+  sectionTitle("GENERATE");
+  generateSection(s);
   sectionTitle("DISPLAY");
   displaySection(s);
   if (s.model.view.view == ModelView::Pattern) {
@@ -575,6 +578,7 @@ void drawModelView(AppState& s, HeatmapRenderer& gl, ImVec2 pos, ImVec2 size) {
     centeredText(ImGui::GetContentRegionAvail(), msg);
   } else {
     clampModelSelection(s.model);
+    generationTimeline(s);
     const ModelAnalysis& a = *o->analysis;
     switch (s.model.view.view) {
       case ModelView::Model: modelGridView(s, a.run, gl); break;

@@ -5,6 +5,7 @@
 //   [SECTION] Status bar and help overlay
 #include "app/gui/gui_panels.h"
 
+#include "app/gui/gui_generate.h"
 #include "app/gui/gui_lesson.h"
 #include "app/gui/gui_model.h"
 #include "app/gui/gui_timeline.h"
@@ -83,6 +84,8 @@ const Shortcut kShortcuts[] = {
     {"1 – 8", "variants: heatmap, heads, lines, extras, family, image, compare, walkthrough view"},
     {"1 – 6", "real model: model grid, heads, Q/K, rollout, table, pattern view"},
     {"Arrow keys", "move the selected query pixel (image view, no lesson open)"},
+    {"Ctrl+G", "real model: generate new tokens from the text"},
+    {"\u2190 \u2192 / , . / K", "real model, after Generate: step back / forward through the new tokens, play or pause"},
     {"\u2192 / Space / PageDown", "lesson: next step"},
     {"\u2190 / PageUp", "lesson: previous step"},
     {"F5", "presentation mode: no panel or menus, larger text (Esc leaves)"},
@@ -142,6 +145,7 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
     if (k.ctrl) {
       if (k.key == GLFW_KEY_E) s.request.kind = Request::Kind::Export;
       if (k.key == GLFW_KEY_O) s.request.kind = model ? Request::Kind::OpenModel : Request::Kind::OpenX;
+      if (k.key == GLFW_KEY_G && model) requestGeneration(s.model);
       // Text fields have their own undo while they are being edited.
       if (k.key == GLFW_KEY_Z && !io.WantTextInput) undoScene(s);
       if (k.key == GLFW_KEY_Y && !io.WantTextInput) redoScene(s);
@@ -153,6 +157,7 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
       const std::vector<ModelView>& mv = allModelViews();
       if (k.key >= GLFW_KEY_1 && k.key < GLFW_KEY_1 + static_cast<int>(mv.size()))
         s.model.view.view = mv[static_cast<size_t>(k.key - GLFW_KEY_1)];
+      generationKey(s, k.key);
       if (k.key == GLFW_KEY_ESCAPE) s.show_help = false;
       continue;
     }
@@ -593,10 +598,16 @@ void drawStatusBar(AppState& s, JobRunner& runner, ImVec2 pos, ImVec2 size) {
   const ModelOutput* mo = s.model.output.get();
   if (s.workspace == Workspace::Model && mo && mo->analysis) {
     const ModelRun& r = mo->analysis->run;
-    ImGui::Text("%s   %lld tokens   %lld layers \xC3\x97 %lld heads   %s   forward %.1f ms   frame %.1f ms",
+    // A generation's run is assembled from its steps: its time is the generation's.
+    char pass[64];
+    if (mo->generation)
+      std::snprintf(pass, sizeof pass, "generated %zu tokens in %.2f s", mo->generation->tokens.size(), mo->generation->seconds);
+    else
+      std::snprintf(pass, sizeof pass, "forward %.1f ms", r.compute_seconds * 1e3);
+    ImGui::Text("%s   %lld tokens   %lld layers \xC3\x97 %lld heads   %s   %s   frame %.1f ms",
                 modelShortName(*mo->model).c_str(), static_cast<long long>(r.tokens.size()),
-                static_cast<long long>(r.layers), static_cast<long long>(r.heads), formatFlops(r.flops).c_str(),
-                r.compute_seconds * 1e3, s.frame_ms);
+                static_cast<long long>(r.layers), static_cast<long long>(r.heads), formatFlops(r.flops).c_str(), pass,
+                s.frame_ms);
   } else if (s.workspace == Workspace::Variants && s.output && s.output->result) {
     const Result& r = *s.output->result;
     std::string out_shape = r.output.size() ? "  output [" + std::to_string(r.output.rows()) + ", " +

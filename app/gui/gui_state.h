@@ -131,6 +131,20 @@ struct ModelViewState {
   std::optional<QkPair> qk_pair;
 };
 
+// Generate in the model workspace: the options of the next generation, and
+// the timeline over the new tokens of the one shown (ModelScene::generation).
+struct GenerationState {
+  int new_tokens = 12;
+  bool sample = false;        // off: greedy (the most probable token each step)
+  int top_k = 40;
+  float temperature = 0.8f;
+  int seed = 0;
+  bool requested = false;     // Generate was pressed: the main loop submits the job
+  bool running = false;       // its job is outstanding: partial outputs arrive as tokens do
+  std::string text;           // the prompt the shown generation continues (a new text discards it)
+  TimelineState timeline;
+};
+
 struct ModelState {
   ModelScene scene;            // model, text and pattern: what is computed
   std::string path;            // where the model came from; empty: the embedded default
@@ -141,6 +155,7 @@ struct ModelState {
   std::chrono::steady_clock::time_point text_edited{};
   std::string asked_truncate_for;  // the text the truncation question was last asked for
   ModelViewState view;
+  GenerationState gen;
 };
 constexpr std::chrono::milliseconds kTextDebounce{150};
 

@@ -124,15 +124,28 @@ void timelineControl(AppState& s, const Result& r) {
     tl.playing = false;
     return;
   }
+  // Stage −1 ("every step") sits before the first step; a parameter is always at one.
+  const bool placed = s.view.stage >= 0 || t.kind == ActiveTimeline::Kind::Param;
+  TimelineRow row;
+  row.count = t.count;
+  row.position = t.position;
+  row.next = nextPosition(s, t);
+  row.at_start = t.position == 0 && placed;
+  row.at_end = t.position >= t.count - 1 && placed;
+  row.ready = t.kind != ActiveTimeline::Kind::Param || s.output_current;  // a parameter step waits for its result
+  row.label = t.label;
+  if (const std::optional<int64_t> to = timelineRow(tl, row)) setTimelinePosition(s, t, *to);
+}
+
+std::optional<int64_t> timelineRow(TimelineState& tl, const TimelineRow& row) {
+  std::optional<int64_t> to;
   const double now = ImGui::GetTime();
-  const bool at_end = t.position >= t.count - 1 && (s.view.stage >= 0 || t.kind == ActiveTimeline::Kind::Param);
-  // Playing: one step per 1/speed seconds; a parameter step waits for its result; stops at the end.
-  if (tl.playing && now - tl.last >= 1.0 / kTimelineSpeeds[tl.speed] &&
-      (t.kind != ActiveTimeline::Kind::Param || s.output_current)) {
-    if (at_end) {
+  // Playing: one step per 1/speed seconds once the shown step is ready; stops at the end.
+  if (tl.playing && now - tl.last >= 1.0 / kTimelineSpeeds[tl.speed] && row.ready) {
+    if (row.at_end) {
       tl.playing = false;
     } else {
-      setTimelinePosition(s, t, nextPosition(s, t));
+      to = row.next;
       tl.last = now;
     }
   }
@@ -145,28 +158,27 @@ void timelineControl(AppState& s, const Result& r) {
     ImGui::SameLine();
     return pressed;
   };
-  const bool first = t.position == 0 && (s.view.stage >= 0 || t.kind == ActiveTimeline::Kind::Param);
-  if (button("\xE2\x87\xA4", "first step", !first)) setTimelinePosition(s, t, 0);
-  if (button("\xE2\x86\x90##back", "step back (,)", !first)) setTimelinePosition(s, t, t.position - 1);
+  if (button("\xE2\x87\xA4", "first step", !row.at_start)) to = 0;
+  if (button("\xE2\x86\x90##back", "step back (,)", !row.at_start)) to = row.position - 1;
   if (button(tl.playing ? "\xE2\x80\x96" : "\xE2\x96\xB6", tl.playing ? "pause (K)" : "play the steps (K)", true)) {
     tl.playing = !tl.playing;
     tl.last = now;
-    if (tl.playing && at_end) setTimelinePosition(s, t, 0);  // play again from the start
+    if (tl.playing && row.at_end) to = 0;  // play again from the start
   }
-  if (button("\xE2\x86\x92##forward", "step forward (.)", !at_end || s.view.stage < 0))
-    setTimelinePosition(s, t, nextPosition(s, t));
-  if (button("\xE2\x87\xA5", "last step", !at_end)) setTimelinePosition(s, t, t.count - 1);
-  int shown = static_cast<int>(t.position);
+  if (button("\xE2\x86\x92##forward", "step forward (.)", !row.at_end)) to = row.next;
+  if (button("\xE2\x87\xA5", "last step", !row.at_end)) to = row.count - 1;
+  int shown = static_cast<int>(row.position);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12);
-  if (ImGui::SliderInt("##position", &shown, 0, static_cast<int>(t.count - 1), "")) setTimelinePosition(s, t, shown);
+  if (ImGui::SliderInt("##position", &shown, 0, static_cast<int>(row.count - 1), "")) to = shown;
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4.5f);
   const char* speeds[] = {"0.5\xC3\x97", "1\xC3\x97", "2\xC3\x97", "4\xC3\x97"};
   ImGui::Combo("##speed", &tl.speed, speeds, 4);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("playback speed (steps per second)");
   ImGui::SameLine();
-  ImGui::TextUnformatted(t.label.c_str());
+  ImGui::TextUnformatted(row.label.c_str());
   ImGui::PopID();
+  return to;
 }
 
 }  // namespace attn

@@ -11,6 +11,7 @@
 #include "app/gui/gui_state.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace attn {
@@ -37,5 +38,17 @@ void timelineKey(AppState& s, const Result& r, int key);
 // Draws the control on one line when the view has a timeline, and advances
 // it while playing (a parameter step waits for its result).
 void timelineControl(AppState& s, const Result& r);
+
+// The control's row for any process of `count` positions: first, back,
+// play/pause, forward, last, a slider, the speed and `label`. `next` is the
+// step forward goes to; playing advances once `ready` (the step shown is
+// computed) and stops at the end. Returns the position asked for, if any.
+struct TimelineRow {
+  int64_t count = 0, position = 0, next = 0;
+  bool at_start = false, at_end = false;
+  bool ready = true;
+  std::string label;
+};
+std::optional<int64_t> timelineRow(TimelineState& tl, const TimelineRow& row);
 
 }  // namespace attn

@@ -42,10 +42,31 @@ ModelView modelViewFromName(const std::string& name) {
 
 bool sameModelScene(const ModelScene& a, const ModelScene& b) {
   if (a.model != b.model || a.text != b.text || a.truncate != b.truncate || a.pattern != b.pattern ||
-      a.predict_at != b.predict_at)
+      a.predict_at != b.predict_at || a.generation != b.generation || a.generation_steps != b.generation_steps)
     return false;
   return !a.pattern || (a.pattern_variant == b.pattern_variant && a.pattern_params == b.pattern_params &&
                         a.layer == b.layer && a.head == b.head);
+}
+
+ModelOutput generateModelScene(const ModelScene& s, const GenerateOptions& o, const RunContext& ctx,
+                               const std::function<void(std::shared_ptr<const ModelOutput>)>& publish) {
+  if (!s.model) throw InputError("model: no model is loaded (File \xE2\x96\xB8 Open Model\xE2\x80\xA6)");
+  GenerateOptions options = o;
+  options.truncate = s.truncate;
+  RunContext quiet = ctx;  // the progress counts new tokens (generate's own), not each step's passes
+  quiet.on_progress = nullptr;
+  ModelScene step = s;
+  std::shared_ptr<const ModelOutput> last;  // the newest partial output: its induction run is reused
+  const Generation g = generate(*s.model, s.text, options, ctx, [&](const Generation& partial) {
+    step.generation = std::make_shared<const Generation>(partial);
+    step.generation_steps = static_cast<int64_t>(partial.tokens.size());
+    last = std::make_shared<const ModelOutput>(computeModelScene(step, last.get(), quiet));
+    publish(last);
+  });
+  // The last partial already holds every token: only the generation's totals (EOS, seconds) are new.
+  ModelOutput out = last ? *last : computeModelScene(step, nullptr, quiet);
+  out.generation = std::make_shared<const Generation>(g);
+  return out;
 }
 
 const VariantInfo* defaultPatternVariant() {
@@ -60,8 +81,11 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
   out.model = s.model;
   out.text = s.text;
   out.truncate = s.truncate;
+  out.generation = s.generation;
+  out.generation_steps = s.generation ? std::clamp<int64_t>(s.generation_steps, 0, static_cast<int64_t>(s.generation->tokens.size())) : 0;
   const bool same_model = previous && previous->model == s.model;
-  if (same_model && previous->text == s.text && previous->truncate == s.truncate && previous->analysis) {
+  if (same_model && previous->text == s.text && previous->truncate == s.truncate && previous->analysis &&
+      previous->generation == out.generation && previous->generation_steps == out.generation_steps) {
     out.analysis = previous->analysis;
     out.repeated = previous->repeated;
   } else {
@@ -70,7 +94,8 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
     options.top_k = 0;  // predictions below, at the selected query only
     auto a = std::make_shared<ModelAnalysis>();
     try {
-      a->run = runModel(m, s.text, options, ctx);
+      a->run = out.generation ? generationRun(*out.generation, static_cast<size_t>(out.generation_steps))
+                              : runModel(m, s.text, options, ctx);
     } catch (const TooLongError& e) {
       out.too_long_tokens = e.tokens;
       out.too_long_limit = e.limit;

@@ -8,12 +8,14 @@
 #pragma once
 
 #include "engine/model/head_metrics.h"
+#include "engine/model/generate.h"
 #include "engine/model/head_patterns.h"
 #include "engine/model/model.h"
 #include "engine/model/qk_terms.h"
 #include "engine/registry.h"
 #include "engine/result.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +47,11 @@ struct ModelScene {
   Params pattern_params;
   int64_t layer = 0, head = 0;  // the head the pattern is applied to
   int64_t predict_at = -1;      // the query whose next tokens are listed; -1: the last token
+  // A generation of `text` (Generate in the window): the run is then the
+  // prompt and its first `generation_steps` new tokens (generationRun), not
+  // the text's own forward.
+  std::shared_ptr<const Generation> generation;
+  int64_t generation_steps = 0;
 };
 bool sameModelScene(const ModelScene& a, const ModelScene& b);
 
@@ -72,6 +79,8 @@ struct ModelOutput {
   // empty without an LM head.
   std::vector<Prediction> predictions;
   int64_t predicted_at = -1;
+  std::shared_ptr<const Generation> generation;  // the scene's; its first generation_steps new tokens are in the run
+  int64_t generation_steps = 0;
 };
 
 // Half of the model's positions, at most this many random tokens, repeated once.
@@ -86,6 +95,12 @@ constexpr int kPredictions = 5;  // tokens listed after the selected query
 // the model is. Text longer than the positions (without truncate) is not an
 // error here: the output says so (too_long_*), so the GUI can offer to truncate.
 ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, const RunContext& ctx);
+
+// Generates from `s` (its text, model, truncation) and computes the scene
+// after each new token, handing every partial output to `publish` (worker
+// thread) as the tokens arrive. Returns the output of the whole generation.
+ModelOutput generateModelScene(const ModelScene& s, const GenerateOptions& o, const RunContext& ctx,
+                               const std::function<void(std::shared_ptr<const ModelOutput>)>& publish);
 
 // The first pattern variant (registry order) and its defaults.
 const VariantInfo* defaultPatternVariant();
