@@ -62,6 +62,12 @@ int cmdModelInfo(const std::string& path, bool json) {
 // [SECTION] model run
 namespace {
 
+// JSON text of token strings: a token (or a decoded text) may end inside a
+// UTF-8 sequence, whose bytes are written as U+FFFD instead of failing.
+std::string jsonText(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 // --predict-at: "all" (every position), "last" (-1) or integers "0,7,-1" (negative: from the end).
 std::vector<int64_t> parsePredictAt(const std::string& text) {
   if (text == "all") return {};
@@ -97,7 +103,7 @@ int cmdModelRun(const ModelRunCliOptions& o) {
   const ModelRun run = runModel(*model, o.text, options);
   const int64_t L = static_cast<int64_t>(run.ids.size());
 
-  dir.write("tokens.json", nlohmann::json{{"ids", run.ids}, {"tokens", run.tokens}}.dump(2) + "\n");
+  dir.write("tokens.json", jsonText(nlohmann::json{{"ids", run.ids}, {"tokens", run.tokens}}));
   // attention.npy: float32 [layers, heads, L, L]
   const std::vector<int64_t> attention_shape = {run.layers, run.heads, L, L};
   std::vector<std::span<const float>> maps;  // every head's map in place, no stacked copy
@@ -134,7 +140,7 @@ int cmdModelRun(const ModelRunCliOptions& o) {
     meta["top_k"] = top;  // top_k[n] is at position top_k_positions[n]
     meta["top_k_positions"] = positions;
   }
-  dir.write("meta.json", meta.dump(2) + "\n");
+  dir.write("meta.json", jsonText(meta));
   dir.commit();
   std::cout << "wrote " << o.out_dir << ": " << info.config.arch_name << ", " << L << " tokens"
             << (run.truncated ? " (truncated)" : "") << ", attention " << Array{attention_shape, {}}.shapeString()
@@ -170,9 +176,8 @@ int cmdModelGenerate(const ModelGenerateCliOptions& o) {
                   attention.begin() + s * per_step + (l * p.heads + h) * L_max);
       }
   }
-  dir.write("tokens.json", nlohmann::json{{"prompt_ids", p.ids}, {"prompt_tokens", p.tokens}, {"ids", ids},
-                                          {"tokens", tokens}, {"probabilities", probs}, {"text", g.text}}
-                               .dump(2) + "\n");
+  dir.write("tokens.json", jsonText(nlohmann::json{{"prompt_ids", p.ids}, {"prompt_tokens", p.tokens}, {"ids", ids},
+                                                   {"tokens", tokens}, {"probabilities", probs}, {"text", g.text}}));
   const std::vector<int64_t> shape = {S, p.layers, p.heads, L_max};
   dir.writeNpy("attention.npy", shape, std::vector{std::span<const float>(attention)});
   dir.writeNpy("lengths.npy", {S}, std::vector{std::span<const int32_t>(lengths)});
@@ -201,7 +206,7 @@ int cmdModelGenerate(const ModelGenerateCliOptions& o) {
                          {"attention_layout", "attention[s, layer, head, j]: new token s (position prompt_tokens + s) "
                                               "attending to position j < lengths[s]; zero after"},
                          {"shapes", {{"attention", shape}, {"lengths", {S}}, {"prompt_attention", {p.layers, p.heads, P, P}}}}};
-  dir.write("meta.json", meta.dump(2) + "\n");
+  dir.write("meta.json", jsonText(meta));
   dir.commit();
   std::cout << "wrote " << o.out_dir << ": " << info.config.arch_name << ", " << P << " prompt tokens + " << S
             << " new" << (g.stopped_at_eos ? " (stopped at end of text)" : "") << ", attention "
