@@ -49,6 +49,24 @@ TEST(Formula, GroupsWordsAndParenthesesAreArguments) {
   EXPECT_EQ(lay("_x y^")[0].runs[0].text, "_x y^");
 }
 
+// A backslash keeps '^', '_' and itself literal: "views\_mistral" is one run of base text.
+TEST(Formula, EscapedMarkersAreLiteral) {
+  const auto lines = layoutFormula("views\\_mistral a\\^2 x\\\\y W_q", 10.0f, 0.0f, [](const std::string& t, float sc) {
+    return static_cast<float>(t.size()) * sc;
+  });
+  ASSERT_EQ(lines.size(), 1u);
+  std::string base;
+  int scripts = 0;
+  for (const FormulaRun& r : lines[0].runs) {
+    if (r.dy == 0.0f) base += r.text;
+    else ++scripts;
+  }
+  EXPECT_NE(base.find("views_mistral"), std::string::npos) << base;
+  EXPECT_NE(base.find("a^2"), std::string::npos) << base;
+  EXPECT_NE(base.find("x\\y"), std::string::npos) << base;
+  EXPECT_EQ(scripts, 1) << "only W_q's q is a script";
+}
+
 TEST(Formula, PlainWordsStayOneRunAndLinesBreakAtSpaces) {
   const std::vector<FormulaLine> one = lay("(a) normal attention");
   ASSERT_EQ(one.size(), 1u);

@@ -52,10 +52,11 @@ TEST(ModelRenderCli, SvgFromAModelFolder) {
 
 TEST(ModelRenderCli, MistralFiguresShowRopeBandsAndKvGroups) {
   TempDir dir;
-  writeTinyModel(dir / "mistral", {.arch = Architecture::Llama, .family = "mistral", .kv_heads = 2, .sliding_window = 3});
+  // A folder name with '_' and '^' (the subtitle is laid out as a formula and must keep them literal).
+  writeTinyModel(dir / "tiny_mistral^2", {.arch = Architecture::Llama, .family = "mistral", .kv_heads = 2, .sliding_window = 3});
   const auto pdfText = [&](const std::string& view) {
     const std::string pdf = (dir / (view + ".pdf")).string();
-    const RunResult r = runAttnlab({"render", "--model", (dir / "mistral").string(), "--text", "the cat sat on the mat",
+    const RunResult r = runAttnlab({"render", "--model", (dir / "tiny_mistral^2").string(), "--text", "the cat sat on the mat",
                                     "--view", view, "--out", pdf});
     EXPECT_EQ(r.status, 0) << r.err;
     return runProgram(kPdfToText, {pdf, "-"}).out;
@@ -67,6 +68,7 @@ TEST(ModelRenderCli, MistralFiguresShowRopeBandsAndKvGroups) {
   const std::string table = pdfText("table");
   EXPECT_NE(table.find("kv head"), std::string::npos) << table;
   EXPECT_NE(table.find("group JS"), std::string::npos) << table;
+  EXPECT_NE(table.find("tiny_mistral^2 (MistralForCausalLM)"), std::string::npos) << table;
 }
 
 TEST(ModelRenderCli, BadModelPathIsUsageErrorAndWritesNothing) {

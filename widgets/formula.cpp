@@ -61,6 +61,11 @@ std::vector<std::vector<Segment>> parseWords(const std::string& s) {
       ++i;
       continue;
     }
+    if (c == '\\' && i + 1 < s.size() && (s[i + 1] == '^' || s[i + 1] == '_' || s[i + 1] == '\\')) {
+      base() += s[i + 1];  // escaped: literal
+      i += 2;
+      continue;
+    }
     // A marker with something before it in the word (not "_x" alone, not a trailing '^').
     if ((c == '^' || c == '_') && i + 1 < s.size() && s[i + 1] != ' ' && !words.back().empty()) {
       ++i;

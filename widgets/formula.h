@@ -8,8 +8,9 @@
 // Scripts: after '^' (up) or '_' (down) comes a {group}, a (group) after '^'
 // (drawn without its parentheses), a run of ASCII letters and digits
 // ("d_head", "2^31"), or else one character. A superscript and a subscript
-// that follow one another stack at the same x ("W^q_i"). Everything else is
-// literal text.
+// that follow one another stack at the same x ("W^q_i"). A backslash makes
+// the next '^', '_' or '\\' literal (a folder name "tiny_llama" in a figure's
+// subtitle). Everything else is literal text.
 #pragma once
 
 #include <functional>

@@ -34,8 +34,14 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const 
   const std::string head = "layer " + std::to_string(sel.layer) + ", head " + std::to_string(sel.head);
   FigureOptions fo = options;
   fo.head = 0;
-  fo.subtitle = name + " (" + modelInfo(*out.model).config.arch_name + "), " + std::to_string(r.tokens.size()) +
-                " tokens: \"" + out.text + "\"";
+  // The subtitle is laid out as a formula (widgets/formula.h): the folder name and the text are escaped to stay literal.
+  std::string plain = name + " (" + modelInfo(*out.model).config.arch_name + "), " + std::to_string(r.tokens.size()) +
+                      " tokens: \"" + out.text + "\"";
+  fo.subtitle.clear();
+  for (const char c : plain) {
+    if (c == '^' || c == '_' || c == '\\') fo.subtitle += '\\';
+    fo.subtitle += c;
+  }
   auto titled = [&](const std::string& t) {
     if (!fo.title) fo.title = t;
   };
