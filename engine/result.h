@@ -161,6 +161,7 @@ struct Result {
 
   double flops = 0;            // floating-point operations of the computation
   double compute_seconds = 0;  // engine time alone, set by runVariant
+  int threads = 0;             // OpenMP threads the variant ran on, set by runVariant
 
   // [H, Lq, Lk] of weights computed but not kept (RunContext::keep_weights
   // off on a variant that streams them); zeros when weights or sparse hold them.

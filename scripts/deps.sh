@@ -8,7 +8,7 @@ if [ $# -gt 0 ]; then
   packages=("$@")
 else
   packages=(
-    cmake g++ make pkg-config
+    cmake g++ make pkg-config ninja-build lld
     libeigen3-dev libopenblas-openmp-dev nlohmann-json3-dev libcli11-dev libicu-dev libpcre2-dev
     libglfw3-dev libimgui-dev libstb-dev libgl1-mesa-dri
     qt6-base-dev qt6-svg-dev

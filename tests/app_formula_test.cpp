@@ -2,6 +2,8 @@
 // character 10 px × scale wide, so positions can be checked by hand.
 #include "widgets/formula.h"
 
+#include "tests/app_test_support.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,14 +11,8 @@
 namespace attn {
 namespace {
 
-float monospace(const std::string& s, float scale) {
-  float chars = 0;
-  for (const unsigned char c : s) chars += (c & 0xC0) != 0x80;  // UTF-8 code points
-  return chars * 10.0f * scale;
-}
-
 std::vector<FormulaLine> lay(const std::string& text, float max_width = 0) {
-  return layoutFormula(text, 20.0f, max_width, monospace);
+  return layoutFormula(text, 20.0f, max_width, test::monoMeasure(10));
 }
 
 TEST(Formula, ScriptsAfterOneBaseStack) {

@@ -6,6 +6,8 @@
 // view, and the height a figure asks for holding the whole panel.
 #include "widgets/matrix_panel.h"
 
+#include "tests/app_test_support.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,22 +20,16 @@ namespace attn {
 namespace {
 
 // Every glyph 0.6 of the text size wide.
-Canvas monospace() {
-  Canvas c;
-  c.unit = 12;
-  c.width_of = [](const std::string& s, float px, bool) { return static_cast<float>(s.size()) * 0.6f * px; };
-  c.ascent_of = [](float px) { return 0.8f * px; };
-  return c;
-}
+Canvas monospace() { return test::monoCanvas(12); }
 
-struct Rect {
+struct GlyphRect {
   float x0, y0, x1, y1;
-  bool overlaps(const Rect& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+  bool overlaps(const GlyphRect& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
 };
 
 // The box a text primitive's glyphs cover, as the backends place it: its
 // advance wide, one em high (a label's letters and digits stay within it).
-Rect textBox(const Canvas& c, const Primitive& p) {
+GlyphRect glyphRect(const Canvas& c, const Primitive& p) {
   const float w = c.textWidth(p.text, p.size), h = p.size;
   if (p.baseline) return {p.x0, p.y0 - c.ascent_of(p.size), p.x0 + w, p.y0 - c.ascent_of(p.size) + h};
   if (!p.vertical) return {p.x0 - p.align_x * w, p.y0 - p.align_y * h, p.x0 - p.align_x * w + w, p.y0 - p.align_y * h + h};
@@ -77,7 +73,7 @@ std::vector<std::string> tokens(int n, const std::string& stem) {
 
 void expectInside(const Canvas& c, const Primitives& prims, const Box& area) {
   for (const Primitive* t : texts(prims)) {
-    const Rect r = textBox(c, *t);
+    const GlyphRect r = glyphRect(c, *t);
     EXPECT_GE(r.x0, area.x - 0.5f) << "'" << t->text << "' runs past the left edge";
     EXPECT_LE(r.x1, area.x + area.w + 0.5f) << "'" << t->text << "' runs past the right edge";
     EXPECT_GE(r.y0, area.y - 0.5f) << "'" << t->text << "' runs past the top";
@@ -91,7 +87,7 @@ void expectNoOverlap(const Canvas& c, const Primitives& prims) {
   for (size_t a = 0; a < t.size(); ++a)
     for (size_t b = a + 1; b < t.size(); ++b) {
       if (t[a]->baseline || t[b]->baseline || t[a]->vertical != t[b]->vertical || t[a]->role != t[b]->role) continue;
-      EXPECT_FALSE(textBox(c, *t[a]).overlaps(textBox(c, *t[b]))) << "'" << t[a]->text << "' and '" << t[b]->text << "'";
+      EXPECT_FALSE(glyphRect(c, *t[a]).overlaps(glyphRect(c, *t[b]))) << "'" << t[a]->text << "' and '" << t[b]->text << "'";
     }
 }
 
@@ -158,7 +154,7 @@ TEST(MatrixPanel, KeyBandLabelsWrapInsideTheirBands) {
   expectNoOverlap(c, prims);
   int memory_lines = 0;
   for (const Primitive* t : texts(prims)) {
-    const Rect r = textBox(c, *t);
+    const GlyphRect r = glyphRect(c, *t);
     if (t->text.find("memory") != std::string::npos || t->text.find("gradient") != std::string::npos) {
       EXPECT_GE(r.x0, p.colX(0) - 0.5f);
       EXPECT_LE(r.x1, p.colX(16) + 0.5f) << "'" << t->text << "' leaves its band";

@@ -5,6 +5,8 @@
 // fallback, the legend's wrapping.
 #include "widgets/plot_layouts.h"
 
+#include "tests/app_test_support.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,13 +17,7 @@
 namespace attn {
 namespace {
 
-Canvas monoCanvas(float unit = 14) {
-  Canvas c;
-  c.unit = unit;
-  c.width_of = [](const std::string& s, float px, bool) { return static_cast<float>(s.size()) * px * 0.6f; };
-  c.ascent_of = [](float px) { return px * 0.8f; };
-  return c;
-}
+using test::monoCanvas;
 
 // A text primitive's box (upright or turned) as the backends draw it: height 1.2 px.
 Box textBox(const Canvas& c, const Primitive& p) {

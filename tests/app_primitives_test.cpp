@@ -2,6 +2,8 @@
 // the colour bar's pieces, and marker labels that never overlap.
 #include "widgets/primitives.h"
 
+#include "tests/app_test_support.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
@@ -10,7 +12,6 @@
 namespace attn {
 namespace {
 
-float monospace(const std::string& s, float scale) { return static_cast<float>(s.size()) * 8.0f * scale; }
 
 TEST(StackLabels, LabelsInOneRowNeverOverlapAndStayInside) {
   std::mt19937 rng(3);
@@ -43,7 +44,7 @@ TEST(StackLabels, LabelsInOneRowNeverOverlapAndStayInside) {
 TEST(ColorbarPrimitives, StripFrameTicksAndACaptionTurnedUp) {
   Primitives prims;
   const ValueRange range{-2.0f, 2.0f, true};
-  colorbarPrimitives(prims, 10, 20, 12, 300, Colormap::Viridis, range, "signed", 14, monospace);
+  colorbarPrimitives(prims, 10, 20, 12, 300, Colormap::Viridis, range, "signed", 14, test::monoMeasure(8));
   ASSERT_GE(prims.size(), 2u);
   EXPECT_EQ(prims[0].kind, Primitive::Kind::ColormapStrip);
   EXPECT_EQ(prims[0].cmap, Colormap::Coolwarm) << "a signed range takes a diverging map";
@@ -63,11 +64,11 @@ TEST(ColorbarPrimitives, StripFrameTicksAndACaptionTurnedUp) {
 // A caption longer than its bar is set smaller to fit it; past 0.6× it is left out, never run past the bar.
 TEST(ColorbarPrimitives, ACaptionLongerThanItsBarShrinksOrIsLeftOut) {
   const std::string caption(30, 'x');
-  const float wide = monospace(caption, 1.0f);  // 240 units at the caption's size
+  const float wide = test::monoMeasure(8)(caption, 1.0f);  // 240 units at the caption's size
   Primitives prims;
   auto captionOf = [&](float h) -> const Primitive* {
     prims.clear();
-    colorbarPrimitives(prims, 0, 0, 10, h, Colormap::Viridis, ValueRange{0.0f, 1.0f, false}, caption, 14, monospace);
+    colorbarPrimitives(prims, 0, 0, 10, h, Colormap::Viridis, ValueRange{0.0f, 1.0f, false}, caption, 14, test::monoMeasure(8));
     return prims.back().kind == Primitive::Kind::Text && prims.back().vertical ? &prims.back() : nullptr;
   };
   const Primitive* full = captionOf(wide * 2);
@@ -76,21 +77,13 @@ TEST(ColorbarPrimitives, ACaptionLongerThanItsBarShrinksOrIsLeftOut) {
   const Primitive* smaller = captionOf(wide * 0.8f);
   ASSERT_NE(smaller, nullptr);
   EXPECT_NEAR(smaller->size, 14.0f * 0.8f, 1e-3f);
-  EXPECT_LE(monospace(caption, smaller->size / 14.0f), wide * 0.8f + 1e-3f) << "it fits the bar";
+  EXPECT_LE(test::monoMeasure(8)(caption, smaller->size / 14.0f), wide * 0.8f + 1e-3f) << "it fits the bar";
   EXPECT_EQ(captionOf(wide * 0.5f), nullptr) << "too short even at 0.6x: no caption";
 }
 
-// A monospace canvas: 0.5 px of advance per px of size and character, ascent 0.8 px.
-Canvas monoCanvas() {
-  Canvas c;
-  c.unit = 10;
-  c.width_of = [](const std::string& s, float px, bool bold) { return static_cast<float>(s.size()) * px * (bold ? 0.6f : 0.5f); };
-  c.ascent_of = [](float px) { return px * 0.8f; };
-  return c;
-}
 
 TEST(WrapLines, BreaksAtSpacesWithinTheWidthAndKeepsEveryWord) {
-  const Canvas c = monoCanvas();
+  const Canvas c = test::monoCanvas(10, 0.5f, 0.6f);
   const std::string text = "the pattern keeps every key within the window";
   const std::vector<std::string> lines = wrapLines(c, text, 10, 80);  // 16 characters a line
   ASSERT_GT(lines.size(), 2u);
@@ -107,7 +100,7 @@ TEST(WrapLines, BreaksAtSpacesWithinTheWidthAndKeepsEveryWord) {
 }
 
 TEST(AddFormula, RunsSitOnBaselinesInsideTheWidthAndItsHeightIsMeasuredAlike) {
-  const Canvas c = monoCanvas();
+  const Canvas c = test::monoCanvas(10, 0.5f, 0.6f);
   Primitives prims;
   const float h = addFormula(prims, c, "W^q_i x_t and more words to wrap here", 5, 7, 10, 60);
   EXPECT_FLOAT_EQ(h, formulaHeight(c, "W^q_i x_t and more words to wrap here", 10, 60));

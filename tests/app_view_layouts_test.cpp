@@ -6,6 +6,7 @@
 #include "widgets/plot_layouts.h"
 
 #include "engine/sparse.h"
+#include "tests/app_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -15,18 +16,7 @@
 namespace attn {
 namespace {
 
-Canvas monoCanvas(float unit = 14) {
-  Canvas c;
-  c.unit = unit;
-  c.width_of = [](const std::string& s, float px, bool) {
-    // Code points, not bytes: "×" and "∞" are one glyph each.
-    float n = 0;
-    for (const unsigned char ch : s) n += (ch & 0xC0) != 0x80;
-    return n * px * 0.6f;
-  };
-  c.ascent_of = [](float px) { return px * 0.8f; };
-  return c;
-}
+using test::monoCanvas;
 
 struct TextBox {
   float x0, y0, x1, y1;

@@ -13,7 +13,6 @@ namespace attn::test {
 namespace {
 
 using Shape = std::vector<int64_t>;
-const std::filesystem::path kSource = ATTNLAB_SOURCE_DIR;
 
 TEST(CliNtmCopy, ComputeWritesWeightingsMemoryAndStages) {
   TempDir t;
@@ -42,7 +41,7 @@ TEST(CliNtmCopy, ComputeWritesWeightingsMemoryAndStages) {
   // The shipped file given as weights= is the embedded model.
   const RunResult again =
       runAttnlab({"compute", "ntm-copy", "--length", "6", "--seed", "3", "--set", "step=9", "--set",
-                  "weights=" + (kSource / "assets/trained/ntm-copy.safetensors").string(), "--out", (t / "again").string()});
+                  "weights=" + (sourceDir() / "assets/trained/ntm-copy.safetensors").string(), "--out", (t / "again").string()});
   ASSERT_EQ(again.status, 0) << again.err;
   EXPECT_EQ(readNpy(t / "again/weights.npy", "weights").data, w.data);
 }

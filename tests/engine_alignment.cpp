@@ -13,10 +13,7 @@ namespace {
 
 using ref::DMat;
 
-// Same error model as engine_core.cpp: d ≤ 32 products per score in
-// float32 give ~1e-6 relative error; additive adds d_a tanh terms, each
-// within a few ulps. 2e-5 is a 10× margin and far below a wrong term.
-constexpr double kScoreRel = 2e-5, kWeightTol = 2e-5, kOutputRel = 2e-5;
+using ref::kScoreRel, ref::kWeightTol, ref::kOutputRel;
 
 const std::vector<std::string> kScores = {"additive", "general", "dot", "scaled-dot", "cosine", "location"};
 

@@ -14,40 +14,40 @@
 namespace attn {
 namespace {
 
-constexpr int kHeads = 2;
-constexpr int64_t kLen = 37, kDk = 5;
+constexpr int kPatternHeads = 2;
+constexpr int64_t kPatternLen = 37, kPatternDk = 5;
 
 // A pattern result by plain loops: per head, softmax(q kᵀ/√d_k) over the
 // keys `allowed(i, j)` admits, its output, and both the dense and CSR forms.
 Result patternResult(const std::function<bool(int64_t, int64_t)>& allowed) {
   Result r;
   r.variant = "test-pattern";
-  const Mat q = randomNormal(kLen, kHeads * kDk, 3, "q"), k = randomNormal(kLen, kHeads * kDk, 3, "k"),
-            v = randomNormal(kLen, kHeads * kDk, 3, "v");
+  const Mat q = randomNormal(kPatternLen, kPatternHeads * kPatternDk, 3, "q"), k = randomNormal(kPatternLen, kPatternHeads * kPatternDk, 3, "k"),
+            v = randomNormal(kPatternLen, kPatternHeads * kPatternDk, 3, "v");
   r.inputs = {{"q", q}, {"k", k}, {"v", v}};
-  r.output = Mat::Zero(kLen, kHeads * kDk);
-  for (int h = 0; h < kHeads; ++h) {
-    Mat w = Mat::Zero(kLen, kLen);
+  r.output = Mat::Zero(kPatternLen, kPatternHeads * kPatternDk);
+  for (int h = 0; h < kPatternHeads; ++h) {
+    Mat w = Mat::Zero(kPatternLen, kPatternLen);
     SparseRows s;
-    s.rows = s.cols = kLen;
+    s.rows = s.cols = kPatternLen;
     s.indptr.push_back(0);
-    for (int64_t i = 0; i < kLen; ++i) {
+    for (int64_t i = 0; i < kPatternLen; ++i) {
       double m = -1e300, sum = 0;
-      std::vector<double> sc(kLen);
-      for (int64_t j = 0; j < kLen; ++j) {
+      std::vector<double> sc(kPatternLen);
+      for (int64_t j = 0; j < kPatternLen; ++j) {
         if (!allowed(i, j)) continue;
-        for (int64_t c = 0; c < kDk; ++c) sc[j] += double(q(i, h * kDk + c)) * k(j, h * kDk + c);
-        sc[j] /= std::sqrt(double(kDk));
+        for (int64_t c = 0; c < kPatternDk; ++c) sc[j] += double(q(i, h * kPatternDk + c)) * k(j, h * kPatternDk + c);
+        sc[j] /= std::sqrt(double(kPatternDk));
         m = std::max(m, sc[j]);
       }
-      for (int64_t j = 0; j < kLen; ++j)
+      for (int64_t j = 0; j < kPatternLen; ++j)
         if (allowed(i, j)) sum += std::exp(sc[j] - m);
-      for (int64_t j = 0; j < kLen; ++j) {
+      for (int64_t j = 0; j < kPatternLen; ++j) {
         if (!allowed(i, j)) continue;
         w(i, j) = float(std::exp(sc[j] - m) / sum);
         s.indices.push_back(int32_t(j));
         s.values.push_back(w(i, j));
-        for (int64_t c = 0; c < kDk; ++c) r.output(i, h * kDk + c) += w(i, j) * v(j, h * kDk + c);
+        for (int64_t c = 0; c < kPatternDk; ++c) r.output(i, h * kPatternDk + c) += w(i, j) * v(j, h * kPatternDk + c);
       }
       s.indptr.push_back(s.nnz());
     }
@@ -64,8 +64,8 @@ std::vector<double> fullRow(const Result& r, int h, int64_t i) {
   std::vector<double> p(size_t(i + 1));
   double m = -1e300, sum = 0;
   for (int64_t j = 0; j <= i; ++j) {
-    for (int64_t c = 0; c < kDk; ++c) p[j] += double(q(i, h * kDk + c)) * k(j, h * kDk + c);
-    p[j] /= std::sqrt(double(kDk));
+    for (int64_t c = 0; c < kPatternDk; ++c) p[j] += double(q(i, h * kPatternDk + c)) * k(j, h * kPatternDk + c);
+    p[j] /= std::sqrt(double(kPatternDk));
     m = std::max(m, p[j]);
   }
   for (double& x : p) sum += (x = std::exp(x - m));
@@ -77,11 +77,11 @@ TEST(Compare, FullCausalPatternLosesNothing) {
   const Result r = patternResult([](int64_t i, int64_t j) { return j <= i; });
   const Comparison c = compareWithFull(r);
   EXPECT_NEAR(c.mass_kept_mean, 1.0, 1e-5);
-  EXPECT_EQ(c.kl_finite, kHeads * kLen);
+  EXPECT_EQ(c.kl_finite, kPatternHeads * kPatternLen);
   EXPECT_NEAR(c.kl_mean, 0.0, 1e-5);
   EXPECT_LT(c.output_rel_error, 1e-5);
   EXPECT_EQ(c.pattern_connections, c.full_connections);
-  ASSERT_EQ(c.full.size(), size_t(kHeads));
+  ASSERT_EQ(c.full.size(), size_t(kPatternHeads));
   EXPECT_LT(c.difference[1].cwiseAbs().maxCoeff(), 1e-5f);
 }
 
@@ -93,8 +93,8 @@ TEST(Compare, WindowKeepsItsShareAndHasInfiniteKlOnceKeysDrop) {
     if (!sparse) r.sparse.clear();
     const Comparison c = compareWithFull(r);
     double kept_sum = 0, err_num = 0, err_den = 0;
-    for (int h = 0; h < kHeads; ++h)
-      for (int64_t i = 0; i < kLen; ++i) {
+    for (int h = 0; h < kPatternHeads; ++h)
+      for (int64_t i = 0; i < kPatternLen; ++i) {
         const std::vector<double> p = fullRow(r, h, i);
         double kept = 0;
         for (int64_t j = 0; j <= i; ++j)
@@ -107,19 +107,19 @@ TEST(Compare, WindowKeepsItsShareAndHasInfiniteKlOnceKeysDrop) {
         } else {
           EXPECT_TRUE(std::isinf(c.kl(h, i)));
         }
-        for (int64_t col = 0; col < kDk; ++col) {
+        for (int64_t col = 0; col < kPatternDk; ++col) {
           double o = 0;
-          for (int64_t j = 0; j <= i; ++j) o += p[j] * r.inputs.at("v")(j, h * kDk + col);
-          err_num += std::pow(r.output(i, h * kDk + col) - o, 2);
+          for (int64_t j = 0; j <= i; ++j) o += p[j] * r.inputs.at("v")(j, h * kPatternDk + col);
+          err_num += std::pow(r.output(i, h * kPatternDk + col) - o, 2);
           err_den += o * o;
         }
       }
-    EXPECT_NEAR(c.mass_kept_mean, kept_sum / (kHeads * kLen), 1e-6);
+    EXPECT_NEAR(c.mass_kept_mean, kept_sum / (kPatternHeads * kPatternLen), 1e-6);
     EXPECT_TRUE(std::isinf(c.kl_mean));
-    EXPECT_EQ(c.kl_finite, kHeads * w);
+    EXPECT_EQ(c.kl_finite, kPatternHeads * w);
     EXPECT_NEAR(c.output_rel_error, std::sqrt(err_num / err_den), 1e-4);
-    EXPECT_EQ(c.pattern_connections, kHeads * (w * (w + 1) / 2 + (kLen - w) * w));
-    EXPECT_EQ(c.full_connections, kHeads * kLen * (kLen + 1) / 2);
+    EXPECT_EQ(c.pattern_connections, kPatternHeads * (w * (w + 1) / 2 + (kPatternLen - w) * w));
+    EXPECT_EQ(c.full_connections, kPatternHeads * kPatternLen * (kPatternLen + 1) / 2);
     EXPECT_LT(c.pattern_flops, c.full_flops);
   }
 }
@@ -139,12 +139,12 @@ TEST(Rasterize, MaxPoolsTilesLikeAPlainLoop) {
     for (int64_t e = s.rowBegin(i); e < s.rowEnd(i); ++e)
       s.sets[e] = uint8_t((i - s.indices[e] < 4 ? 1 : 0) | (s.indices[e] % 5 == 0 ? 2 : 0));
   struct Case { int64_t r0, r1, c0, c1, out_r, out_c; };
-  for (const Case& t : {Case{0, kLen, 0, kLen, 8, 8}, Case{5, 30, 2, 20, 7, 5}, Case{0, kLen, 0, kLen, 100, 100},
+  for (const Case& t : {Case{0, kPatternLen, 0, kPatternLen, 8, 8}, Case{5, 30, 2, 20, 7, 5}, Case{0, kPatternLen, 0, kPatternLen, 100, 100},
                         Case{-3, 99, 10, 11, 4, 4}}) {
     const Mat vals = rasterize(s, t.r0, t.r1, t.c0, t.c1, t.out_r, t.out_c, RasterValue::Values, -1.0f);
     const Mat sets = rasterize(s, t.r0, t.r1, t.c0, t.c1, t.out_r, t.out_c, RasterValue::Sets, 0.0f);
-    const int64_t r0 = std::clamp<int64_t>(t.r0, 0, kLen), r1 = std::clamp<int64_t>(t.r1, r0, kLen);
-    const int64_t c0 = std::clamp<int64_t>(t.c0, 0, kLen), c1 = std::clamp<int64_t>(t.c1, c0, kLen);
+    const int64_t r0 = std::clamp<int64_t>(t.r0, 0, kPatternLen), r1 = std::clamp<int64_t>(t.r1, r0, kPatternLen);
+    const int64_t c0 = std::clamp<int64_t>(t.c0, 0, kPatternLen), c1 = std::clamp<int64_t>(t.c1, c0, kPatternLen);
     // Whole blocks of k = ⌈n / requested⌉ source cells per output cell.
     const int64_t k_r = (r1 - r0 + std::min(t.out_r, r1 - r0) - 1) / std::min(t.out_r, r1 - r0);
     const int64_t k_c = (c1 - c0 + std::min(t.out_c, c1 - c0) - 1) / std::min(t.out_c, c1 - c0);

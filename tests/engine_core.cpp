@@ -16,12 +16,7 @@ namespace {
 
 using ref::DMat;
 
-// Tolerances, float32 engine vs double reference: scores are sums of d
-// products of O(1) values, so their rounding is ~d·2⁻²⁴·max|score| ≈ 1e-6
-// relative for d ≤ 64; 2e-5 leaves a 10× margin and still catches any
-// wrong term (those are O(1)). Weights are in [0, 1] and inherit the score
-// error, outputs average O(1) values by those weights.
-constexpr double kScoreRel = 2e-5, kWeightTol = 2e-5, kOutputRel = 2e-5;
+using ref::kScoreRel, ref::kWeightTol, ref::kOutputRel;
 
 DMat causalRef(int64_t lq, int64_t lk) {
   DMat m(lq, lk);

@@ -15,15 +15,14 @@
 namespace attn {
 namespace {
 
-const std::filesystem::path kSource = ATTNLAB_SOURCE_DIR;
 
 std::shared_ptr<const Model> defaultModel() {
-  static const std::shared_ptr<const Model> m = loadModel(filesOnDisk((kSource / "assets/model").string()));
+  static const std::shared_ptr<const Model> m = loadModel(filesOnDisk((test::sourceDir() / "assets/model").string()));
   return m;
 }
 
 TEST(DefaultModel, ForwardMatchesTorch) {
-  const nlohmann::json ref = nlohmann::json::parse(test::slurp(kSource / "tests/data/default_model_forward.json"));
+  const nlohmann::json ref = nlohmann::json::parse(test::slurp(test::sourceDir() / "tests/data/default_model_forward.json"));
   const ModelRun run = runModel(*defaultModel(), ref["text"].get<std::string>());
   ASSERT_EQ(run.ids, ref["ids"].get<std::vector<int32_t>>());
   const int64_t L = static_cast<int64_t>(run.ids.size());

@@ -98,7 +98,10 @@ TEST(Invariants, IndependentOfThreadCount) {
       ctx.adapt_threads = false;  // exactly `threads`, however busy the machine is
       return ref::run(v.name, in, set, ctx);
     };
-    expectSameResult(runOn(1), runOn(2), v.name);
+    const Result one = runOn(1), two = runOn(2);
+    ASSERT_EQ(one.threads, 1) << v.name;
+    ASSERT_EQ(two.threads, 2) << v.name;
+    expectSameResult(one, two, v.name);
   }
 }
 

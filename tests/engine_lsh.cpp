@@ -237,11 +237,15 @@ TEST(Lsh, DuplicateCorrectionChangesWeightsOnlyForRepeatedKeys) {
 
 TEST(Lsh, ThreadCountDoesNotChangeTheResult) {
   const Inputs in = ref::gaussianInputs(10, 200, 200, 32, 2);
-  const Result a = ref::run("lsh", in, {{"n_buckets", "8"}, {"chunk", "16"}, {"rounds", "3"}});
-  const Result b = [&] {
-    const ThreadScope one_thread(1);
-    return ref::run("lsh", in, {{"n_buckets", "8"}, {"chunk", "16"}, {"rounds", "3"}});
-  }();
+  auto runOn = [&](int threads) {
+    const ThreadScope scope(threads);
+    RunContext ctx;
+    ctx.adapt_threads = false;  // exactly `threads`, however busy the machine is
+    return ref::run("lsh", in, {{"n_buckets", "8"}, {"chunk", "16"}, {"rounds", "3"}}, ctx);
+  };
+  const Result a = runOn(2), b = runOn(1);
+  ASSERT_EQ(a.threads, 2);
+  ASSERT_EQ(b.threads, 1);
   for (size_t h = 0; h < a.sparse.size(); ++h) EXPECT_EQ(a.sparse[h].values, b.sparse[h].values);
   EXPECT_EQ(a.output, b.output);
 }

@@ -24,8 +24,7 @@
 namespace attn {
 namespace {
 
-const std::filesystem::path kSource = ATTNLAB_SOURCE_DIR;
-const std::filesystem::path kShipped = kSource / "assets/trained/ntm-copy.safetensors";
+const std::filesystem::path kShipped = test::sourceDir() / "assets/trained/ntm-copy.safetensors";
 
 const NtmCopyModel& shippedModel() {
   static const NtmCopyModel m = NtmCopyModel::load(*openTrainedModel("ntm-copy.safetensors", ""));
@@ -45,7 +44,7 @@ void expectNear(const Vec& got, const nlohmann::json& want, double tol, const st
 }
 
 TEST(NtmCopy, ForwardMatchesTorch) {
-  const nlohmann::json ref = nlohmann::json::parse(test::slurp(kSource / "tests/data/ntm_copy_forward.json"));
+  const nlohmann::json ref = nlohmann::json::parse(test::slurp(test::sourceDir() / "tests/data/ntm_copy_forward.json"));
   const NtmCopyModel& m = shippedModel();
   const Mat x = jsonMat(ref["input"]);
   const int64_t L = ref["length"].get<int64_t>();
@@ -126,6 +125,8 @@ TEST(NtmCopy, IndependentOfThreadCount) {
     return ref::run("ntm-copy", in, {}, ctx);
   };
   const Result one = runOn(1), two = runOn(2);
+  ASSERT_EQ(one.threads, 1);
+  ASSERT_EQ(two.threads, 2);
   EXPECT_EQ(one.weights, two.weights);
   EXPECT_EQ(one.output, two.output);
 }

@@ -22,7 +22,6 @@
 namespace attn {
 namespace {
 
-const std::filesystem::path kSource = ATTNLAB_SOURCE_DIR;
 
 std::shared_ptr<const SafetensorsFile> embeddedFile() { return openTrainedModel("pointer-sort.safetensors", ""); }
 
@@ -31,12 +30,15 @@ Inputs someInputs() { return makeSynthetic({.length = 8, .dim = 4, .heads = 1});
 
 std::string joined(const std::vector<float>& x) {
   std::string s;
-  for (float v : x) s += (s.empty() ? "" : ",") + std::to_string(v);
+  for (float v : x) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(v);
+  }
   return s;
 }
 
 TEST(PointerSort, ForwardMatchesTorch) {
-  const nlohmann::json ref = nlohmann::json::parse(test::slurp(kSource / "tests/data/pointer_sort_crosscheck.json"));
+  const nlohmann::json ref = nlohmann::json::parse(test::slurp(test::sourceDir() / "tests/data/pointer_sort_crosscheck.json"));
   const std::vector<float> x = ref["numbers"].get<std::vector<float>>();
   const auto n = static_cast<int64_t>(x.size());
   const PointerSortRun run = pointerSort(PointerSortModel::load(*embeddedFile()), x);

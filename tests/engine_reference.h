@@ -40,6 +40,14 @@ double maxAbs(const DMat& x);
 // score(s_t, h_i) for the named score, with the weights the run recorded.
 DMat scores(const std::string& kind, const DMat& s, const DMat& h, const Result& r, double beta);
 
+// Float32 engine against these double references. Scores are sums of d
+// products of O(1) values, so their rounding is ~d·2⁻²⁴·max|score| ≈ 1e-6
+// relative for d ≤ 64 (additive adds d_a tanh terms, each within a few
+// ulps); 2e-5 leaves a 10× margin and still catches any wrong term (those
+// are O(1)). Weights are in [0, 1] and inherit the score error, outputs
+// average O(1) values by those weights.
+constexpr double kScoreRel = 2e-5, kWeightTol = 2e-5, kOutputRel = 2e-5;
+
 // max |got − want|; fails the test naming `what` when above `tol`.
 void expectClose(const Mat& got, const DMat& want, double tol, const std::string& what);
 // Tolerance for values of this magnitude: rel · max(1, max |want|).

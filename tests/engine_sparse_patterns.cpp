@@ -286,13 +286,17 @@ TEST(SparseCompute, LargeLLeavesDenseArraysEmpty) {
 
 TEST(SparseCompute, IndependentOfThreadCount) {
   const Inputs in = inputs(300, 16, 2);
-  const int threads = omp_get_max_threads();
+  const int threads = std::max(2, omp_get_max_threads());
   for (const std::string name : {"sparse-strided", "sparse-fixed", "local-1d", "local-2d"}) {
     auto runOn = [&](int n) {
       const ThreadScope scope(n);
-      return ref::run(name, in);
+      RunContext ctx;
+      ctx.adapt_threads = false;  // exactly `n`, however busy the machine is
+      return ref::run(name, in, {}, ctx);
     };
-    const Result one = runOn(1), many = runOn(std::max(2, threads));
+    const Result one = runOn(1), many = runOn(threads);
+    ASSERT_EQ(one.threads, 1) << name;
+    ASSERT_EQ(many.threads, threads) << name;
     for (size_t h = 0; h < one.sparse.size(); ++h) EXPECT_EQ(one.sparse[h].values, many.sparse[h].values) << name;
     EXPECT_TRUE(one.output == many.output) << name;
   }

@@ -203,7 +203,9 @@ Xvfb::~Xvfb() {
   }
 }
 
-std::filesystem::path lessonDir() { return std::filesystem::path(ATTNLAB_SOURCE_DIR) / "assets" / "lessons"; }
+std::filesystem::path sourceDir() { return ATTNLAB_SOURCE_DIR; }
+
+std::filesystem::path lessonDir() { return sourceDir() / "assets" / "lessons"; }
 
 std::vector<std::string> shippedLessonNames() {
   std::vector<std::string> names;

@@ -57,6 +57,9 @@ struct Xvfb {
   std::string display, error;
 };
 
+// The source tree (assets/, tests/data/).
+std::filesystem::path sourceDir();
+
 // The shipped lessons: assets/lessons/ in the source tree, and their names (file stems), sorted.
 std::filesystem::path lessonDir();
 std::vector<std::string> shippedLessonNames();

@@ -19,7 +19,7 @@ namespace attn {
 
 namespace {
 
-constexpr int64_t kD = 64;
+constexpr int64_t kDim = 64;
 
 struct Point {
   int64_t length = 0;
@@ -27,12 +27,12 @@ struct Point {
 };
 
 Point timeLsh(int64_t len, int64_t rounds) {
-  const Mat q = randomNormal(len, kD, 5, "bench.lsh.q"), v = randomNormal(len, kD, 5, "bench.lsh.v");
+  const Mat q = randomNormal(len, kDim, 5, "bench.lsh.q"), v = randomNormal(len, kDim, 5, "bench.lsh.v");
   LshOptions o;
   o.n_buckets = 8;
   o.chunk = 64;
   o.rounds = rounds;
-  const Mat rot = lshRotations(kD, o, 5);
+  const Mat rot = lshRotations(kDim, o, 5);
   const double before = currentMemoryBytes();
   resetPeakMemory();
   double nnz = 0;
@@ -47,10 +47,10 @@ Point timeLsh(int64_t len, int64_t rounds) {
 
 // Dense causal single-head attention (scores, weights, mask [L, L]).
 Point timeDense(int64_t len) {
-  const Mat q = randomNormal(len, kD, 5, "bench.lsh.q"), k = randomNormal(len, kD, 5, "bench.lsh.k"),
-            v = randomNormal(len, kD, 5, "bench.lsh.v");
-  Mat scores, weights, out(len, kD);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(kD));
+  const Mat q = randomNormal(len, kDim, 5, "bench.lsh.q"), k = randomNormal(len, kDim, 5, "bench.lsh.k"),
+            v = randomNormal(len, kDim, 5, "bench.lsh.v");
+  Mat scores, weights, out(len, kDim);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(kDim));
   auto run = [&] {
     const Mat mask = causalMask(len, len);
     attendHead(q, k, v, scale, mask, scores, weights, out);
@@ -115,7 +115,7 @@ void benchLsh(nlohmann::json& out, const BenchOptions& options) {
   const double k1 = exponentOf(one), k4 = exponentOf(four), kd = exponentOf(dense);
   const auto [x1, measured1] = crossover(one, dense, k1, kd);
   const auto [x4, measured4] = crossover(four, dense, k4, kd);
-  out["d"] = kD;
+  out["d"] = kDim;
   out["n_buckets"] = 8;
   out["chunk"] = 64;
   out["threads"] = 1;
@@ -126,7 +126,7 @@ void benchLsh(nlohmann::json& out, const BenchOptions& options) {
   out["crossover_L"] = {{"lsh_1_round", x1}, {"lsh_1_round_measured", measured1}, {"lsh_4_rounds", x4}, {"lsh_4_rounds_measured", measured4}};
   if (!print) return;
   std::printf("one head, d = %lld, b = 8, chunk m = 64, one thread, median; peak +MiB = growth of peak RSS during one run\n",
-              static_cast<long long>(kD));
+              static_cast<long long>(kDim));
   std::printf("%8s | %10s %10s %8s | %10s %10s %8s | %10s %10s\n", "L", "1 round ms", "peak MiB", "keys/q", "4 rounds ms",
               "peak MiB", "keys/q", "dense ms", "peak MiB");
   for (size_t i = 0; i < lengths.size(); ++i) {

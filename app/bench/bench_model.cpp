@@ -42,13 +42,14 @@ TensorToWrite randomTensor(const std::string& name, std::vector<int64_t> shape, 
 // [SECTION] GPT-2 small
 namespace {
 
-constexpr int64_t kLayers = 12, kHeads = 12, kD = 768, kVocab = 50257, kPositions = 1024, kTokens = 128;
+constexpr int64_t kGpt2Layers = 12, kGpt2Heads = 12, kGpt2D = 768, kGpt2Vocab = 50257, kGpt2Positions = 1024,
+                  kGpt2Tokens = 128;
 
 // config.json, vocab.json (the 256 byte symbols), merges.txt and model.safetensors.
 void writeGpt2Small(const fs::path& dir) {
   const nlohmann::json config = {{"architectures", {"GPT2LMHeadModel"}}, {"model_type", "gpt2"},
-                                 {"n_layer", kLayers}, {"n_head", kHeads}, {"n_embd", kD},
-                                 {"n_positions", kPositions}, {"vocab_size", kVocab},
+                                 {"n_layer", kGpt2Layers}, {"n_head", kGpt2Heads}, {"n_embd", kGpt2D},
+                                 {"n_positions", kGpt2Positions}, {"vocab_size", kGpt2Vocab},
                                  {"activation_function", "gelu_new"}};
   writeFileAtomic(dir / "config.json", config.dump(1));
   nlohmann::json vocab = nlohmann::json::object();
@@ -58,25 +59,25 @@ void writeGpt2Small(const fs::path& dir) {
   writeFileAtomic(dir / "merges.txt", "#version: 0.2\n");
   std::vector<TensorToWrite> t;
   const float s = 0.02f;  // GPT-2's initializer range
-  t.push_back(randomTensor("wte.weight", {kVocab, kD}, s));
-  t.push_back(randomTensor("wpe.weight", {kPositions, kD}, s));
-  for (int64_t l = 0; l < kLayers; ++l) {
+  t.push_back(randomTensor("wte.weight", {kGpt2Vocab, kGpt2D}, s));
+  t.push_back(randomTensor("wpe.weight", {kGpt2Positions, kGpt2D}, s));
+  for (int64_t l = 0; l < kGpt2Layers; ++l) {
     const std::string h = "h." + std::to_string(l) + ".";
-    t.push_back(randomTensor(h + "ln_1.weight", {kD}, 0.02f, 1.0f));
-    t.push_back(randomTensor(h + "ln_1.bias", {kD}, s));
-    t.push_back(randomTensor(h + "attn.c_attn.weight", {kD, 3 * kD}, s));
-    t.push_back(randomTensor(h + "attn.c_attn.bias", {3 * kD}, s));
-    t.push_back(randomTensor(h + "attn.c_proj.weight", {kD, kD}, s));
-    t.push_back(randomTensor(h + "attn.c_proj.bias", {kD}, s));
-    t.push_back(randomTensor(h + "ln_2.weight", {kD}, 0.02f, 1.0f));
-    t.push_back(randomTensor(h + "ln_2.bias", {kD}, s));
-    t.push_back(randomTensor(h + "mlp.c_fc.weight", {kD, 4 * kD}, s));
-    t.push_back(randomTensor(h + "mlp.c_fc.bias", {4 * kD}, s));
-    t.push_back(randomTensor(h + "mlp.c_proj.weight", {4 * kD, kD}, s));
-    t.push_back(randomTensor(h + "mlp.c_proj.bias", {kD}, s));
+    t.push_back(randomTensor(h + "ln_1.weight", {kGpt2D}, 0.02f, 1.0f));
+    t.push_back(randomTensor(h + "ln_1.bias", {kGpt2D}, s));
+    t.push_back(randomTensor(h + "attn.c_attn.weight", {kGpt2D, 3 * kGpt2D}, s));
+    t.push_back(randomTensor(h + "attn.c_attn.bias", {3 * kGpt2D}, s));
+    t.push_back(randomTensor(h + "attn.c_proj.weight", {kGpt2D, kGpt2D}, s));
+    t.push_back(randomTensor(h + "attn.c_proj.bias", {kGpt2D}, s));
+    t.push_back(randomTensor(h + "ln_2.weight", {kGpt2D}, 0.02f, 1.0f));
+    t.push_back(randomTensor(h + "ln_2.bias", {kGpt2D}, s));
+    t.push_back(randomTensor(h + "mlp.c_fc.weight", {kGpt2D, 4 * kGpt2D}, s));
+    t.push_back(randomTensor(h + "mlp.c_fc.bias", {4 * kGpt2D}, s));
+    t.push_back(randomTensor(h + "mlp.c_proj.weight", {4 * kGpt2D, kGpt2D}, s));
+    t.push_back(randomTensor(h + "mlp.c_proj.bias", {kGpt2D}, s));
   }
-  t.push_back(randomTensor("ln_f.weight", {kD}, 0.02f, 1.0f));
-  t.push_back(randomTensor("ln_f.bias", {kD}, s));
+  t.push_back(randomTensor("ln_f.weight", {kGpt2D}, 0.02f, 1.0f));
+  t.push_back(randomTensor("ln_f.bias", {kGpt2D}, s));
   writeSafetensors(dir / "model.safetensors", t, {{"format", "pt"}});
 }
 
@@ -99,8 +100,8 @@ void benchModel(nlohmann::json& out, const BenchOptions& options) {
   const double load_s = secondsSince(l0);
 
   // Forward over 128 tokens, all 144 maps captured, top-5 through the tied LM head.
-  std::vector<int32_t> ids(kTokens);
-  for (int64_t i = 0; i < kTokens; ++i) ids[static_cast<size_t>(i)] = static_cast<int32_t>((i * 7919 + 13) % 256);
+  std::vector<int32_t> ids(kGpt2Tokens);
+  for (int64_t i = 0; i < kGpt2Tokens; ++i) ids[static_cast<size_t>(i)] = static_cast<int32_t>((i * 7919 + 13) % 256);
   // Cold: the first forward after the load touches every weight page of the map.
   const int64_t faults0 = pageFaults();
   const auto c0_wall = std::chrono::steady_clock::now();
@@ -153,7 +154,7 @@ void benchModel(nlohmann::json& out, const BenchOptions& options) {
   out["forward_cpu_ms"] = cpu_s * 1e3;
   out["flops"] = run.flops;
   out["maps"] = maps;
-  out["tokens"] = kTokens;
+  out["tokens"] = kGpt2Tokens;
   out["peak_rss_bytes"] = peak;
   out["rss_before_load_bytes"] = rss_before;
   out["peak_over_weights"] = peak_ratio;
@@ -169,7 +170,7 @@ void benchModel(nlohmann::json& out, const BenchOptions& options) {
   std::printf("cold: first forward after load, LM head everywhere %6.1f ms  (%lld page faults: the weights paged in)\n",
               cold_s * 1e3, static_cast<long long>(cold_faults));
   std::printf("forward, %lld tokens, %lld maps         %8.1f ms     target < 250 ms   %s   (median of 7, %.1f GFLOP, %.1f GFLOP/s)\n",
-              static_cast<long long>(kTokens), static_cast<long long>(maps), bare_s * 1e3, met(forward_ok), bare.flops / 1e9,
+              static_cast<long long>(kGpt2Tokens), static_cast<long long>(maps), bare_s * 1e3, met(forward_ok), bare.flops / 1e9,
               bare.flops / bare_s / 1e9);
   std::printf("  + LM head, top-5 at the last position %6.1f ms                               (median of 7, %.1f GFLOP)\n",
               last_s * 1e3, last.flops / 1e9);

@@ -59,7 +59,7 @@ Case timeVariant(const std::string& name, const std::string& what, int64_t len,
 
 // Dense causal single-head attention (attendHead with the causal mask):
 // scores, weights and mask [L, L].
-Case timeDense(int64_t len) {
+Case timeDenseCausal(int64_t len) {
   const Mat q = randomNormal(len, kDHead, 3, "bench.dense.q"), k = randomNormal(len, kDHead, 3, "bench.dense.k"),
             v = randomNormal(len, kDHead, 3, "bench.dense.v");
   Mat scores, weights, out(len, kDHead);
@@ -138,7 +138,7 @@ void benchSparse(nlohmann::json& out, const BenchOptions& options) {
     if (len <= 4096 &&
         3.0 * 4.0 * static_cast<double>(len) * static_cast<double>(len) < 0.25 * static_cast<double>(availableMemoryBytes()))
       dense_lengths.push_back(len);
-  fit("dense causal", dense_lengths, timeDense);
+  fit("dense causal", dense_lengths, timeDenseCausal);
 
   out["d_head"] = kDHead;
   out["heads"] = 1;

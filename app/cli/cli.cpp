@@ -108,6 +108,7 @@ int cmdCompute(const ComputeOptions& o) {
   meta["params"] = r.params.toJson();
   meta["flops"] = r.flops;
   meta["compute_seconds"] = r.compute_seconds;
+  meta["threads"] = r.threads;
   meta["seed"] = inputs.seed;
   meta["heads"] = r.heads();
   meta["q_tokens"] = r.q_tokens;

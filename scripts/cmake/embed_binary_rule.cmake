@@ -1,7 +1,6 @@
 # embed_binary(OUT PREFIX FILES...): a build rule that embeds FILES byte for
 # byte into the assembly file OUT (embed_binary.cmake), as the table
-# PREFIX_files / PREFIX_file_count. Included by the main build and by the fuzz
-# sub-build (tests/fuzz), which compiles the engine on its own.
+# PREFIX_files / PREFIX_file_count. Included by the top-level CMakeLists.txt.
 set(ATTN_EMBED_BINARY_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/embed_binary.cmake)
 function(embed_binary out prefix)
   add_custom_command(
