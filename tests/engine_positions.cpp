@@ -312,7 +312,8 @@ DMat boundRef(int64_t dh, double base) {
 //   sinusoidal:  (x_u + PE_D) P_q · (x_u + PE_{D−Δ}) P_k / √d_head
 // Projected here: x_u is the last token's x, P = head 0's columns of W^q, W^k,
 // u_q = x_u P_q, u_k = x_u P_k. Given q, k: the last token's head-0 q (k) is
-// x_u, P = I, PE of width d_head.                                              [2, D + 1]
+// x_u, P = I, PE of width d_head. The seeded head 0 has W^k = W^q, which makes
+// its RoPE curve even in Δ; only given q ≠ k tell D − Δ from D + Δ.          [2, D + 1]
 DMat curvesRef(const Result& r, int64_t dh, double base) {
   const bool here = r.inputs.count("w_q") > 0;
   auto last = [&](const char* name, int64_t width) {
