@@ -157,6 +157,109 @@ TEST(Ntm, VariantWritesTheStagesAndTheMemory) {
                 contentRef(in.x, Eigen::Map<const Vec>(key.data(), 8), 20.0), 1e-5, "w_c");
 }
 
+namespace ntm_refs {
+
+// The engine computes each stage in double and rounds it to float once
+// (≤ 6e-8 for a weighting in [0, 1]); its cosine adds ε = 1e-8 to ‖k‖ ‖M_i‖ ≥ 1
+// (after scaling to max |·| = 1), which moves a logit β K by ≤ β·1e-8 ≤ 5e-7
+// here. 1e-6 covers both; a wrong shift direction, gate or power moves
+// entries by ≥ 1e-2 in every case below (checked by kStageGap).
+constexpr double kWeightingTol = 1e-6;
+// Each case makes every stage change its input by at least this much, so a
+// skipped stage cannot pass.
+constexpr double kStageGap = 1e-2;
+
+struct Case {
+  uint64_t seed;
+  int64_t n, width;
+  double beta, g, gamma;
+  std::vector<double> shift;  // [s(−K), …, s(0), …, s(K)]
+};
+
+std::string listArg(const std::vector<double>& v) {
+  std::string out;
+  for (const double x : v) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(x);
+  }
+  return out;
+}
+
+double maxDiff(const std::vector<double>& a, const std::vector<double>& b) {
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
+  return m;
+}
+
+// An extra of shape [n] as a vector, failing the test when it is missing.
+Vec tokenValues(const Result& r, const std::string& name, int64_t n) {
+  const Extra* e = r.findExtra(name);
+  if (!e || e->value.shape != std::vector<int64_t>{n}) {
+    ADD_FAILURE() << "ntm extra '" << name << "' missing or not [" << n << "]";
+    return Vec::Constant(n, std::nanf(""));
+  }
+  return Eigen::Map<const Vec>(e->value.data.data(), n);
+}
+
+}  // namespace ntm_refs
+
+// Eqs. (5)-(9) chained in double from the memory, key and w_prev the run
+// records (no engine stage feeds the next reference stage), over asymmetric
+// shifts of three and five entries, one longer than the memory (N = 4: offsets
+// −2 and +2 land on the same row), γ from 1 to 4.2 and g in (0, 1).
+TEST(Ntm, EveryStageThroughTheRegistryMatchesTheChainedLoop) {
+  using ntm_refs::Case;
+  for (const Case& c : {Case{11, 10, 8, 20.0, 0.35, 2.5, {0.1, 0.2, 0.7}},
+                        Case{12, 9, 6, 3.0, 0.7, 1.0, {0.6, 0.3, 0.1}},
+                        Case{13, 12, 5, 50.0, 0.5, 4.2, {0.05, 0.5, 0.1, 0.05, 0.3}},
+                        Case{14, 4, 6, 8.0, 0.8, 1.7, {0.3, 0.0, 0.1, 0.2, 0.4}},
+                        Case{15, 7, 4, 10.0, 0.2, 3.0, {0.0, 0.0, 1.0}}}) {
+    const std::string what = "N=" + std::to_string(c.n) + " s=" + ntm_refs::listArg(c.shift) +
+                             " γ=" + std::to_string(c.gamma) + " g=" + std::to_string(c.g);
+    SCOPED_TRACE(what);
+    const Inputs in = ref::gaussianInputs(c.seed, c.n, c.n, c.width, 1);
+    const Result r = ref::run("ntm", in,
+                              {{"beta", std::to_string(c.beta)}, {"g", std::to_string(c.g)},
+                               {"gamma", std::to_string(c.gamma)}, {"shift", ntm_refs::listArg(c.shift)}});
+    const Mat& memory = ref::recorded(r, "memory");
+    EXPECT_EQ(memory, in.x);  // no memory file: M is the input x
+    const Vec key = ref::recorded(r, "key").col(0);
+    const Vec w_prev = ref::recorded(r, "w_prev").col(0);
+    ASSERT_EQ(key.size(), c.width);
+    ASSERT_EQ(w_prev.size(), c.n);
+    EXPECT_NEAR(w_prev.sum(), 1.0, 1e-6);
+    EXPECT_GE(w_prev.minCoeff(), 0.0f);
+
+    // (5), (6): w_c = softmax(β cos(k, M_i));  (7): w_g = g w_c + (1 − g) w_prev
+    const std::vector<double> w_c = contentRef(memory, key, c.beta);
+    std::vector<double> w_g;
+    for (int64_t i = 0; i < c.n; ++i) w_g.push_back(c.g * w_c[static_cast<size_t>(i)] + (1 - c.g) * w_prev(i));
+    // (8): w̃(i) = Σ_j w_g(j) s(i − j mod N);  (9): w ∝ w̃^γ
+    const std::vector<double> w_tilde = shiftRef(w_g, c.shift), w = sharpenRef(w_tilde, c.gamma);
+    EXPECT_GT(ntm_refs::maxDiff(w_g, w_c), ntm_refs::kStageGap);
+    EXPECT_GT(ntm_refs::maxDiff(w_tilde, w_g), ntm_refs::kStageGap);
+    if (c.gamma != 1.0) {
+      EXPECT_GT(ntm_refs::maxDiff(w, w_tilde), ntm_refs::kStageGap);
+    }
+
+    expectVecNear(ntm_refs::tokenValues(r, "w_c", c.n), w_c, ntm_refs::kWeightingTol, "w_c");
+    expectVecNear(ntm_refs::tokenValues(r, "w_g", c.n), w_g, ntm_refs::kWeightingTol, "w_g");
+    expectVecNear(ntm_refs::tokenValues(r, "w_tilde", c.n), w_tilde, ntm_refs::kWeightingTol, "w_tilde");
+    expectVecNear(ntm_refs::tokenValues(r, "w", c.n), w, ntm_refs::kWeightingTol, "w");
+    // The main matrix is w as [1, 1, N]; NTM addressing has no scores, mask or output.
+    ASSERT_EQ(r.weights.size(), 1u);
+    ASSERT_EQ(r.weights[0].rows(), 1);
+    expectVecNear(r.weights[0].row(0).transpose(), w, ntm_refs::kWeightingTol, "weights");
+    EXPECT_TRUE(r.scores.empty());
+    EXPECT_EQ(r.mask.size(), 0);
+    EXPECT_EQ(r.output.size(), 0);
+    const Extra* m = r.findExtra("memory");
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->value.toMat("memory"), in.x);
+    EXPECT_EQ(r.extras.size(), 5u);  // w_c, w_g, w_tilde, w, memory: all compared above
+  }
+}
+
 TEST(Ntm, BadShiftAndFilesAreRefusedNamingThem) {
   const Inputs in = ref::gaussianInputs(5, 6, 6, 4, 1);
   ref::expectInputError([&] { ref::run("ntm", in, {{"shift", "0.5,0.5"}}); }, {"'shift'", "odd"});
@@ -245,6 +348,79 @@ TEST(Pointer, ScoresAndSoftmaxRowsMatchTheLoop) {
   EXPECT_EQ(r.weights[0].cols(), 5);  // input positions
   EXPECT_EQ(weightAxes(r).rows, "decoder step");
   EXPECT_EQ(weightAxes(r).cols, "input position");
+}
+
+namespace pointer_refs {
+
+// u is a sum of d_a terms v_a tanh(·), each rounded in float (the engine's
+// tanh and products, ~1e-7 relative); 2e-5 of max(1, max |u|) leaves a wide
+// margin and is far below a wrong term. p ∈ [0, 1] inherits it.
+constexpr double kScoreRel = 2e-5, kWeightTol = 2e-5;
+
+// argmax_j p(i, j) per row, requiring the top two to differ by more than the
+// weight tolerance so the float result cannot legitimately pick the other.   [m, 1]
+DMat pointedRef(const DMat& p) {
+  DMat at(p.rows, 1);
+  for (int64_t i = 0; i < p.rows; ++i) {
+    int64_t best = 0;
+    for (int64_t j = 1; j < p.cols; ++j) best = p(i, j) > p(i, best) ? j : best;
+    double second = 0;
+    for (int64_t j = 0; j < p.cols; ++j) second = j != best ? std::max(second, p(i, j)) : second;
+    EXPECT_GT(p(i, best) - second, 10 * kWeightTol) << "decoder step " << i << ": a near tie, pick another seed";
+    at(i, 0) = static_cast<double>(best);
+  }
+  return at;
+}
+
+// u, p and `pointed` from the recorded e, d, W₁, W₂, v; no mask, no output
+// (the distribution is the pointer network's output, README).
+void expectPointerMatches(const Result& r, const std::string& what) {
+  const DMat e = ref::fromMat(ref::recorded(r, "enc")), d = ref::fromMat(ref::recorded(r, "dec"));
+  const DMat w1 = ref::fromMat(ref::recorded(r, "w_1")), w2 = ref::fromMat(ref::recorded(r, "w_2"));
+  const DMat v = ref::fromMat(ref::recorded(r, "v"));
+  ASSERT_EQ(w1.cols, e.cols) << what;
+  ASSERT_EQ(w2.cols, d.cols) << what;
+  ASSERT_EQ(v.rows, w1.rows) << what;
+  const DMat u = pointerScoresRef(e, d, w1, w2, v), p = ref::softmaxRows(u);
+  ASSERT_EQ(r.heads(), 1) << what;
+  ref::expectClose(r.scores[0], u, ref::scaledTol(u, kScoreRel), what + " u");
+  ref::expectClose(r.weights[0], p, kWeightTol, what + " p");
+  const Extra* pointed = r.findExtra("pointed");
+  ASSERT_NE(pointed, nullptr) << what;
+  EXPECT_EQ(pointed->kind, ExtraKind::QueryPosition) << what;
+  ASSERT_EQ(pointed->value.shape, std::vector<int64_t>{d.rows}) << what;
+  ref::expectClose(Eigen::Map<const Mat>(pointed->value.data.data(), d.rows, 1), pointedRef(p), 0.0, what + " pointed");
+  EXPECT_EQ(r.extras.size(), 1u) << what;
+  EXPECT_EQ(r.mask.size(), 0) << what;
+  EXPECT_EQ(r.output.size(), 0) << what;
+}
+
+}  // namespace pointer_refs
+
+TEST(Pointer, EveryOutputAndPointedMatchTheLoop) {
+  // From the input: e is the source x_kv (n = 9), d the target x (m = 6).
+  for (const int64_t d_a : {4, 17}) {
+    const Inputs in = ref::gaussianInputs(21, 6, 9, 5, 1);
+    const Result r = ref::run("pointer", in, {{"d_a", std::to_string(d_a)}});
+    EXPECT_EQ(ref::recorded(r, "enc"), in.x_kv);
+    EXPECT_EQ(ref::recorded(r, "dec"), in.x);
+    EXPECT_EQ(ref::recorded(r, "w_1").rows(), d_a);
+    EXPECT_EQ(r.q_tokens, in.tokens);
+    EXPECT_EQ(r.k_tokens, in.source_tokens);
+    pointer_refs::expectPointerMatches(r, "d_a=" + std::to_string(d_a));
+  }
+  // From files of different widths d_e = 3, d_d = 7: W₁ [d_a, d_e] and W₂ [d_a, d_d].
+  const Mat e = randomNormal(8, 3, 22, "pointer.e"), d = randomNormal(5, 7, 22, "pointer.d");
+  const ref::TempPath enc("pointer_ref_enc.npy"), dec("pointer_ref_dec.npy");
+  writeNpy(enc.path, Array::fromMat(e));
+  writeNpy(dec.path, Array::fromMat(d));
+  const Result r = ref::run("pointer", ref::gaussianInputs(22, 3, 3, 4, 1),
+                            {{"enc", enc.path.string()}, {"dec", dec.path.string()}, {"d_a", "11"}});
+  EXPECT_EQ(ref::recorded(r, "enc"), e);
+  EXPECT_EQ(ref::recorded(r, "dec"), d);
+  EXPECT_EQ(r.q_tokens, positionTokens(5, "d"));
+  EXPECT_EQ(r.k_tokens, positionTokens(8, "e"));
+  pointer_refs::expectPointerMatches(r, "files");
 }
 
 TEST(Pointer, ExtremeStatesGiveFiniteDistributions) {

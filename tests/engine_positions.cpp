@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <numbers>
 
 namespace attn {
 namespace {
@@ -215,36 +216,192 @@ TEST(Alibi, BidirectionalBiasIsSymmetricInTheDistance) {
 }
 
 // HF `transformers`' apply_rotary_pos_emb, written out: q·cos + rotate_half(q)·sin with
-// rotate_half(x) = [−x₂, x₁] and cos, sin of m θ_i repeated over both halves.
-DMat rotateHalfRef(const Mat& x, int64_t first, int64_t n, double base) {
-  DMat out(x.rows(), n);
+// rotate_half(x) = [−x₂, x₁] and cos, sin of m θ_i repeated over both halves; columns
+// [first, first + n) of x, row r at position m = first_position + r.
+DMat rotateHalfRef(const DMat& x, int64_t first, int64_t n, double base, int64_t first_position = 0) {
+  DMat out(x.rows, n);
   const int64_t half = n / 2;
-  for (int64_t m = 0; m < x.rows(); ++m)
+  for (int64_t r = 0; r < x.rows; ++r)
     for (int64_t c = 0; c < n; ++c) {
+      const double m = static_cast<double>(first_position + r);
       const double theta = std::pow(base, -2.0 * static_cast<double>(c % half) / static_cast<double>(n));
-      const double rotated = c < half ? -double(x(m, first + c + half)) : double(x(m, first + c - half));
-      out(m, c) = double(x(m, first + c)) * std::cos(m * theta) + rotated * std::sin(m * theta);
+      const double rotated = c < half ? -x(r, first + c + half) : x(r, first + c - half);
+      out(r, c) = x(r, first + c) * std::cos(m * theta) + rotated * std::sin(m * theta);
     }
   return out;
 }
+
+namespace rope_refs {
+
+// Tolerances, float32 engine vs double reference (as in tests/engine_core.cpp):
+// projections, rotated q and k, scores and outputs are sums of ≤ 32 products of
+// O(1) values, rounded to ~d·2⁻²⁴ relative; 2e-5 of max(1, max |want|) is a
+// 10× margin and still far below any wrong term or wrong sign (those are O(1)).
+// Weights are in [0, 1] and inherit the score error.
+constexpr double kRel = 2e-5, kWeightTol = 2e-5;
+// m θ_i mod 2π is taken in double and rounded to float: ≤ 2π·2⁻²⁴ ≈ 4e-7.
+constexpr double kAngleTol = 1e-6;
+// The distance curves' query position D (README: "as a query at position 255").
+constexpr int64_t kCurveQueryPosition = 255;
+
+DMat causalMaskRef(int64_t l) {
+  DMat m(l, l);
+  for (int64_t i = 0; i < l; ++i)
+    for (int64_t j = 0; j <= i; ++j) m(i, j) = 1.0;
+  return m;
+}
+
+// q, k, v [L, d] as the heads see them before the rotation. Per head h (no W^o):
+//   q' = R(m) q_h, k' = R(n) k_h,  s = q' k'ᵀ / √d_head,  w = softmax_n(s, causal),  out_h = w v_h
+void expectHeadsMatch(const Result& r, const DMat& q, const DMat& k, const DMat& v, int64_t heads, double base,
+                      bool causal, const std::string& what) {
+  const int64_t l = q.rows, d = q.cols, dh = d / heads;
+  const DMat mask = causal ? causalMaskRef(l) : DMat();
+  if (causal) ref::expectClose(r.mask, mask, 0.0, what + " mask");
+  else EXPECT_EQ(r.mask.size(), 0) << what << ": no mask without causal";
+  ASSERT_EQ(r.heads(), heads) << what;
+  DMat q_rot(l, d), k_rot(l, d), out(l, d);
+  for (int64_t h = 0; h < heads; ++h) {
+    const std::string head = what + " head " + std::to_string(h);
+    const DMat qr = rotateHalfRef(q, h * dh, dh, base), kr = rotateHalfRef(k, h * dh, dh, base);
+    DMat s = ref::matmulT(qr, kr);
+    for (double& x : s.a) x /= std::sqrt(static_cast<double>(dh));
+    const DMat w = ref::softmaxRows(s, mask), o = ref::matmul(w, ref::cols(v, h * dh, dh));
+    ref::expectClose(r.scores[static_cast<size_t>(h)], s, ref::scaledTol(s, kRel), head + " scores");
+    ref::expectClose(r.weights[static_cast<size_t>(h)], w, kWeightTol, head + " weights");
+    for (int64_t i = 0; i < l; ++i)
+      for (int64_t c = 0; c < dh; ++c) {
+        q_rot(i, h * dh + c) = qr(i, c);
+        k_rot(i, h * dh + c) = kr(i, c);
+        out(i, h * dh + c) = o(i, c);
+      }
+  }
+  ref::expectClose(ref::recorded(r, "q_rot"), q_rot, ref::scaledTol(q_rot, kRel), what + " q_rot");
+  ref::expectClose(ref::recorded(r, "k_rot"), k_rot, ref::scaledTol(k_rot, kRel), what + " k_rot");
+  ref::expectClose(r.output, out, ref::scaledTol(out, kRel), what + " output = Concat(head_1 … head_H)");
+}
+
+// angle(m, i) = m θ_i mod 2π, θ_i = base^(−2i/d_head)                          [L, d_head/2]
+DMat angleRef(int64_t l, int64_t dh, double base) {
+  DMat a(l, dh / 2);
+  for (int64_t m = 0; m < l; ++m)
+    for (int64_t i = 0; i < dh / 2; ++i)
+      a(m, i) = std::fmod(static_cast<double>(m) * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(dh)),
+                          2 * std::numbers::pi);
+  return a;
+}
+
+// RoFormer §3.4.3: (1/(d_head/2)) Σ_{j=1}^{d_head/2} |S_j|, S_j = Σ_{i<j} e^{iΔθ_i}      [1, D + 1]
+DMat boundRef(int64_t dh, double base) {
+  DMat b(1, kCurveQueryPosition + 1);
+  for (int64_t delta = 0; delta <= kCurveQueryPosition; ++delta) {
+    double re = 0, im = 0, sum = 0;
+    for (int64_t i = 0; i < dh / 2; ++i) {
+      const double a = static_cast<double>(delta) * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(dh));
+      re += std::cos(a);
+      im += std::sin(a);
+      sum += std::hypot(re, im);
+    }
+    b(0, delta) = sum / static_cast<double>(dh / 2);
+  }
+  return b;
+}
+
+// score_by_distance, head 0, one content u as the query at D and as the key at D − Δ:
+//   RoPE:        R(D) u_q · R(D − Δ) u_k / √d_head
+//   sinusoidal:  (x_u + PE_D) P_q · (x_u + PE_{D−Δ}) P_k / √d_head
+// Projected here: x_u is the last token's x, P = head 0's columns of W^q, W^k,
+// u_q = x_u P_q, u_k = x_u P_k. Given q, k: the last token's head-0 q (k) is
+// x_u, P = I, PE of width d_head. The seeded head 0 has W^k = W^q, which makes
+// its RoPE curve even in Δ; only given q ≠ k tell D − Δ from D + Δ.          [2, D + 1]
+DMat curvesRef(const Result& r, int64_t dh, double base) {
+  const bool here = r.inputs.count("w_q") > 0;
+  auto last = [&](const char* name, int64_t width) {
+    const DMat all = ref::fromMat(ref::recorded(r, name));
+    DMat row(1, width);
+    for (int64_t c = 0; c < width; ++c) row(0, c) = all(all.rows - 1, c);
+    return row;
+  };
+  auto headZero = [&](const char* name, int64_t width) {  // P [width, d_head]
+    if (here) return ref::cols(ref::fromMat(ref::recorded(r, name)), 0, dh);
+    DMat eye(width, dh);
+    for (int64_t c = 0; c < dh; ++c) eye(c, c) = 1.0;
+    return eye;
+  };
+  const int64_t width = here ? ref::recorded(r, "x").cols() : dh;
+  const DMat xq = last(here ? "x" : "q", width), xk = last(here ? "x" : "k", width);
+  const DMat pq = headZero("w_q", width), pk = headZero("w_k", width);
+  const DMat pe = sinusoidRef(kCurveQueryPosition + 1, width, base);
+  auto plusPe = [&](const DMat& x, int64_t pos) {
+    DMat y = x;
+    for (int64_t c = 0; c < width; ++c) y(0, c) += pe(pos, c);
+    return y;
+  };
+  const double scale = 1 / std::sqrt(static_cast<double>(dh));
+  const DMat qd = rotateHalfRef(ref::matmul(xq, pq), 0, dh, base, kCurveQueryPosition);
+  const DMat q_abs = ref::matmul(plusPe(xq, kCurveQueryPosition), pq);
+  DMat curves(2, kCurveQueryPosition + 1);
+  for (int64_t delta = 0; delta <= kCurveQueryPosition; ++delta) {
+    const int64_t n = kCurveQueryPosition - delta;
+    curves(0, delta) = ref::matmulT(qd, rotateHalfRef(ref::matmul(xk, pk), 0, dh, base, n))(0, 0) * scale;
+    curves(1, delta) = ref::matmulT(q_abs, ref::matmul(plusPe(xk, n), pk))(0, 0) * scale;
+  }
+  return curves;
+}
+
+// The extras: angle, score_by_distance and rope_bound.
+void expectExtrasMatch(const Result& r, int64_t l, int64_t dh, double base, const std::string& what) {
+  const Extra* angle = r.findExtra("angle");
+  const Extra* curves = r.findExtra("score_by_distance");
+  const Extra* bound = r.findExtra("rope_bound");
+  ASSERT_TRUE(angle && curves && bound) << what;
+  EXPECT_EQ(r.extras.size(), 3u) << what;
+  ref::expectClose(angle->value.toMat("angle"), angleRef(l, dh, base), kAngleTol, what + " angle");
+  const DMat c = curvesRef(r, dh, base), b = boundRef(dh, base);
+  ref::expectClose(curves->value.toMat("score_by_distance"), c, ref::scaledTol(c, kRel), what + " score_by_distance");
+  ref::expectClose(bound->value.toMat("rope_bound"), b, ref::scaledTol(b, kRel), what + " rope_bound");
+}
+
+}  // namespace rope_refs
 
 TEST(Rope, RotatesGivenQueriesAndKeysAsTransformersDoes) {
   const int64_t L = 12, H = 2, dh = 8;
   const Mat q = randomNormal(L, H * dh, 3, "rope.q"), k = randomNormal(L, H * dh, 3, "rope.k");
   const Mat v = randomNormal(L, H * dh, 3, "rope.v");
   const Inputs in = makeFromMatrices(Mat(), q, k, v, H, 1);
-  const Result r = ref::run("rope", in, {{"base", "500"}});
-  for (int64_t h = 0; h < H; ++h) {
-    const DMat qr = rotateHalfRef(q, h * dh, dh, 500), kr = rotateHalfRef(k, h * dh, dh, 500);
-    ref::expectClose(ref::recorded(r, "q_rot").middleCols(h * dh, dh), qr, 1e-5, "q' head " + std::to_string(h));
-    DMat s = ref::matmulT(qr, kr), mask(L, L);
-    for (int64_t i = 0; i < L; ++i)
-      for (int64_t j = 0; j < L; ++j) {
-        s(i, j) /= std::sqrt(double(dh));
-        mask(i, j) = j <= i;
-      }
-    ref::expectClose(r.weights[static_cast<size_t>(h)], ref::softmaxRows(s, mask), 1e-5, "rope head " + std::to_string(h));
+  for (const bool causal : {true, false}) {
+    const std::string what = std::string("given q, k, v, causal=") + (causal ? "1" : "0");
+    const Result r = ref::run("rope", in, {{"base", "500"}, {"causal", causal ? "true" : "false"}});
+    rope_refs::expectHeadsMatch(r, ref::fromMat(q), ref::fromMat(k), ref::fromMat(v), H, 500, causal, what);
+    rope_refs::expectExtrasMatch(r, L, dh, 500, what);
+    EXPECT_EQ(ref::recorded(r, "q"), q);
+    EXPECT_EQ(ref::recorded(r, "k"), k);
+    EXPECT_EQ(ref::recorded(r, "v"), v);
+    EXPECT_EQ(r.inputs.count("w_q"), 0u) << "given projections: no W^q";
   }
+}
+
+// From x: Q = X W^q, K = X W^k, V = X W^v with the seeded weights the run records.
+TEST(Rope, EveryOutputFromXMatchesTheReference) {
+  const int64_t L = 11, H = 4, d = 32;
+  const Inputs in = ref::gaussianInputs(6, L, L, d, H);
+  for (const double base : {10000.0, 50.0})
+    for (const bool causal : {true, false}) {
+      const std::string what = "base=" + std::to_string(base) + " causal=" + (causal ? "1" : "0");
+      const Result r = ref::run("rope", in, {{"base", std::to_string(base)}, {"causal", causal ? "true" : "false"}});
+      EXPECT_EQ(ref::recorded(r, "x"), in.x);
+      const DMat x = ref::fromMat(in.x);
+      const DMat q = ref::matmul(x, ref::fromMat(ref::recorded(r, "w_q")));
+      const DMat k = ref::matmul(x, ref::fromMat(ref::recorded(r, "w_k")));
+      const DMat v = ref::matmul(x, ref::fromMat(ref::recorded(r, "w_v")));
+      ref::expectClose(ref::recorded(r, "q"), q, ref::scaledTol(q, rope_refs::kRel), what + " q = x W^q");
+      ref::expectClose(ref::recorded(r, "k"), k, ref::scaledTol(k, rope_refs::kRel), what + " k = x W^k");
+      ref::expectClose(ref::recorded(r, "v"), v, ref::scaledTol(v, rope_refs::kRel), what + " v = x W^v");
+      rope_refs::expectHeadsMatch(r, q, k, v, H, base, causal, what);
+      rope_refs::expectExtrasMatch(r, L, d / H, base, what);
+      EXPECT_EQ(r.q_tokens, in.tokens);
+      EXPECT_EQ(r.k_tokens, in.tokens);
+    }
 }
 
 TEST(Rope, ScoresDependOnTheDistanceOnly) {

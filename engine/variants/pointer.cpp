@@ -79,10 +79,10 @@ VariantInfo makePointerVariant() {
       {.key = "d_a", .symbol = "d_a", .type = ParamType::Int,
        .help = "Hidden size of W₁, W₂ and v (rows of W₁ and W₂)", .min = 1, .max = 1024, .def = int64_t{32}},
       {.key = "enc", .symbol = "e", .type = ParamType::File,
-       .help = "Encoder states e as a .npy [n, d_e] (it decides n); empty: the input x (n = --length)",
+       .help = "Encoder states e as a .npy [n, d_e] (it decides n); empty: the source x_kv (n = --source-length)",
        .def = std::string(), .file_shape = "[n, d_e]"},
       {.key = "dec", .symbol = "d", .type = ParamType::File,
-       .help = "Decoder states d as a .npy [m, d_d] (it decides m); empty: the source x_kv (m = --source-length)",
+       .help = "Decoder states d as a .npy [m, d_d] (it decides m); empty: the input x (m = --length)",
        .def = std::string(), .file_shape = "[m, d_d]"},
   };
   v.views = {ViewKind::Heatmap, ViewKind::Family};
