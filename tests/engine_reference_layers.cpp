@@ -253,7 +253,8 @@ void expectReversibleMatches(const Inputs& in, const RevLshOptions& o, int64_t l
 }
 
 TEST(ReferenceLayers, ReversibleMatchesPlainLoopStack) {
-  // Three layers, two heads of d_head = 8, chunks of 4 among 32 positions (8 chunks).
+  // Two heads of d_head = 8 over 32 positions: 8 chunks of 4 (3 layers, d_ff = 2d, FF in 4
+  // blocks), and a last chunk shorter than the others (7 chunks of 5, 6 buckets, 2 layers, d_ff = 3d).
   const Inputs in = ref::gaussianInputs(7, 32, 32, 16, 2);
   expectReversibleMatches(in, {}, 3, 2, 4);
   expectReversibleMatches(in, {.causal = false, .across_buckets = true}, 3, 2, 4);
