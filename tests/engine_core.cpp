@@ -18,27 +18,7 @@ using ref::DMat;
 
 using ref::kScoreRel, ref::kWeightTol, ref::kOutputRel;
 
-DMat causalRef(int64_t lq, int64_t lk) {
-  DMat m(lq, lk);
-  for (int64_t i = 0; i < lq; ++i)
-    for (int64_t j = 0; j < lk; ++j) m(i, j) = j <= i + (lk - lq) ? 1.0 : 0.0;
-  return m;
-}
-
-// Attention(Q, K, V) = softmax(Q Kᵀ · scale, mask) V, one head.
-struct HeadRef {
-  DMat scores, weights, out;
-};
-HeadRef attendRef(const DMat& q, const DMat& k, const DMat& v, double scale, const DMat& mask) {
-  HeadRef h;
-  h.scores = ref::matmulT(q, k);
-  for (double& s : h.scores.a) s *= scale;
-  h.weights = ref::softmaxRows(h.scores, mask);
-  h.out = ref::matmul(h.weights, v);
-  return h;
-}
-
-void expectHead(const Result& r, int64_t head, const HeadRef& want, const std::string& what) {
+void expectHead(const Result& r, int64_t head, const ref::HeadRef& want, const std::string& what) {
   ref::expectClose(r.scores[head], want.scores, ref::scaledTol(want.scores, kScoreRel), what + " scores");
   ref::expectClose(r.weights[head], want.weights, kWeightTol, what + " weights");
 }
@@ -55,7 +35,7 @@ TEST(ScaledDotProduct, MatchesReference) {
       ASSERT_EQ(r.keys(), 9) << what;
       EXPECT_EQ(r.k_tokens, in.tokens);
       const DMat x = ref::fromMat(in.x);
-      const HeadRef want = attendRef(x, x, x, scale ? 0.25 : 1.0, causal ? causalRef(9, 9) : DMat());
+      const ref::HeadRef want = ref::attendHead(x, x, x, scale ? 0.25 : 1.0, causal ? ref::causalMask(9, 9) : DMat());
       expectHead(r, 0, want, what);
       ref::expectClose(r.output, want.out, ref::scaledTol(want.out, kOutputRel), what + " output");
       EXPECT_EQ(r.flops, 2.0 * 9 * 9 * 16 * 2);
@@ -71,9 +51,9 @@ TEST(ScaledDotProduct, GivenQkvAndMaskFile) {
   writeNpy(file.path, Array::fromMat(mask * 3.0f));  // nonzero means allowed, not just 1
   const Result r = ref::run("scaled-dot-product", in, {{"mask", file.path.string()}, {"causal", "true"}});
   DMat m = ref::fromMat(mask);
-  const DMat c = causalRef(5, 7);
+  const DMat c = ref::causalMask(5, 7);
   for (size_t i = 0; i < m.a.size(); ++i) m.a[i] *= c.a[i];
-  const HeadRef want = attendRef(ref::fromMat(*in.q), ref::fromMat(*in.k), ref::fromMat(*in.v), 1 / std::sqrt(8.0), m);
+  const ref::HeadRef want = ref::attendHead(ref::fromMat(*in.q), ref::fromMat(*in.k), ref::fromMat(*in.v), 1 / std::sqrt(8.0), m);
   expectHead(r, 0, want, "masked");
   ref::expectClose(r.output, want.out, ref::scaledTol(want.out, kOutputRel), "masked output");
   ref::expectClose(r.mask, m, 0.0, "mask");
@@ -83,22 +63,12 @@ TEST(ScaledDotProduct, GivenQkvAndMaskFile) {
 
 // Concat(head_1 … head_h) W^o with head_i = softmax(X W^q_i (X_kv W^k_i)ᵀ/√d_k) X_kv W^v_i.
 void expectMultiHead(const Result& r, const Mat& xq, const Mat& xkv, int64_t heads, bool causal) {
-  const int64_t d = xq.cols(), dk = d / heads;
-  const DMat q = ref::matmul(ref::fromMat(xq), ref::fromMat(ref::recorded(r, "w_q")));
-  const DMat k = ref::matmul(ref::fromMat(xkv), ref::fromMat(ref::recorded(r, "w_k")));
-  const DMat v = ref::matmul(ref::fromMat(xkv), ref::fromMat(ref::recorded(r, "w_v")));
-  const DMat mask = causal ? causalRef(xq.rows(), xkv.rows()) : DMat();
-  DMat concat(xq.rows(), d);
+  const ref::MultiHeadRef want = ref::multiHead(ref::fromMat(xq), ref::fromMat(xkv), r, heads,
+                                                causal ? ref::causalMask(xq.rows(), xkv.rows()) : DMat());
   ASSERT_EQ(r.heads(), heads);
-  for (int64_t h = 0; h < heads; ++h) {
-    const HeadRef want = attendRef(ref::cols(q, h * dk, dk), ref::cols(k, h * dk, dk), ref::cols(v, h * dk, dk),
-                                   1 / std::sqrt(static_cast<double>(dk)), mask);
-    expectHead(r, h, want, r.variant + " head " + std::to_string(h));
-    for (int64_t i = 0; i < concat.rows; ++i)
-      for (int64_t j = 0; j < dk; ++j) concat(i, h * dk + j) = want.out(i, j);
-  }
-  const DMat out = ref::matmul(concat, ref::fromMat(ref::recorded(r, "w_o")));
-  ref::expectClose(r.output, out, ref::scaledTol(out, kOutputRel), r.variant + " output");
+  for (int64_t h = 0; h < heads; ++h)
+    expectHead(r, h, want.heads[static_cast<size_t>(h)], r.variant + " head " + std::to_string(h));
+  ref::expectClose(r.output, want.out, ref::scaledTol(want.out, kOutputRel), r.variant + " output");
 }
 
 TEST(MultiHead, MatchesReference) {

@@ -117,6 +117,16 @@ std::set<std::string> snailSymbols() {
   return s;
 }
 
+// reversible's default N = 12 layers, each with its attention (W^q, W^v, W^o,
+// R) and feed-forward (W_1, b_1, W_2, b_2).
+std::set<std::string> reversibleSymbols() {
+  std::set<std::string> s = {"x"};
+  for (int l = 0; l < 12; ++l)
+    for (const char* w : {"w_q", "w_v", "w_o", "R", "w_1", "b_1", "w_2", "b_2"})
+      s.insert("layer" + std::to_string(l) + "_" + w);
+  return s;
+}
+
 TEST(Invariants, EveryVariantRecordsWhatItNeedsToReplay) {
   // Every tensor a variant reads or generates, by the paper's symbol.
   const std::map<std::string, std::set<std::string>> expected = {
@@ -143,7 +153,7 @@ TEST(Invariants, EveryVariantRecordsWhatItNeedsToReplay) {
       {"local-2d", {"x", "q", "k", "v", "w_q", "w_k", "w_v"}},
       // Shared-QK: k = q/‖q‖; w_k only feeds the walkthrough's panels (a), (b). R: [d_head, rounds·b/2].
       {"lsh", {"x", "q", "k", "v", "w_q", "w_k", "w_v", "R"}},
-      {"reversible", {"x", "R"}},
+      {"reversible", reversibleSymbols()},
       {"act", {"x", "w_x", "w_s", "w_h", "w_y", "s"}},
       {"universal-transformer", {"x", "w_q", "w_k", "w_v", "w_o", "w_1", "w_2", "w_h"}},
       {"gtrxl-gate", {"x", "y", "w_q", "w_k", "w_v", "w_o", "w_r", "u_r", "w_z", "u_z", "w_g", "u_g"}},

@@ -69,6 +69,63 @@ double maxAbs(const DMat& x) {
   return m;
 }
 
+DMat layerNorm(const DMat& x, double eps) {
+  DMat out(x.rows, x.cols);
+  for (int64_t i = 0; i < x.rows; ++i) {
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < x.cols; ++j) mean += x(i, j);
+    mean /= static_cast<double>(x.cols);
+    for (int64_t j = 0; j < x.cols; ++j) var += (x(i, j) - mean) * (x(i, j) - mean);
+    var /= static_cast<double>(x.cols);
+    for (int64_t j = 0; j < x.cols; ++j) out(i, j) = (x(i, j) - mean) / std::sqrt(var + eps);
+  }
+  return out;
+}
+
+DMat sinusoidal(int64_t length, int64_t d) {
+  DMat pe(length, d);
+  for (int64_t pos = 0; pos < length; ++pos)
+    for (int64_t i = 0; 2 * i < d; ++i) {
+      const double angle = static_cast<double>(pos) / std::pow(10000.0, static_cast<double>(2 * i) / static_cast<double>(d));
+      pe(pos, 2 * i) = std::sin(angle);
+      if (2 * i + 1 < d) pe(pos, 2 * i + 1) = std::cos(angle);
+    }
+  return pe;
+}
+
+DMat causalMask(int64_t lq, int64_t lk) {
+  DMat m(lq, lk);
+  for (int64_t i = 0; i < lq; ++i)
+    for (int64_t j = 0; j < lk; ++j) m(i, j) = j <= i + (lk - lq) ? 1.0 : 0.0;
+  return m;
+}
+
+HeadRef attendHead(const DMat& q, const DMat& k, const DMat& v, double scale, const DMat& mask) {
+  HeadRef h;
+  h.scores = matmulT(q, k);
+  for (double& s : h.scores.a) s *= scale;
+  h.weights = softmaxRows(h.scores, mask);
+  h.out = matmul(h.weights, v);
+  return h;
+}
+
+MultiHeadRef multiHead(const DMat& xq, const DMat& xkv, const Result& r, int64_t heads, const DMat& mask) {
+  const int64_t d = xq.cols, dk = d / heads;
+  const DMat q = matmul(xq, fromMat(recorded(r, "w_q")));
+  const DMat k = matmul(xkv, fromMat(recorded(r, "w_k")));
+  const DMat v = matmul(xkv, fromMat(recorded(r, "w_v")));
+  MultiHeadRef m;
+  DMat concat(xq.rows, d);
+  for (int64_t h = 0; h < heads; ++h) {
+    m.heads.push_back(attendHead(cols(q, h * dk, dk), cols(k, h * dk, dk), cols(v, h * dk, dk),
+                                 1 / std::sqrt(static_cast<double>(dk)), mask));
+    for (int64_t i = 0; i < xq.rows; ++i)
+      for (int64_t j = 0; j < dk; ++j) concat(i, h * dk + j) = m.heads.back().out(i, j);
+  }
+  m.out = matmul(concat, fromMat(recorded(r, "w_o")));
+  return m;
+}
+
 DMat scores(const std::string& kind, const DMat& s, const DMat& h, const Result& r, double beta) {
   const int64_t lq = s.rows, lk = h.rows, d = s.cols;
   DMat out(lq, lk);
@@ -165,6 +222,17 @@ const Mat& recorded(const Result& r, const std::string& symbol) {
   const auto it = r.inputs.find(symbol);
   if (it == r.inputs.end()) throw std::logic_error(r.variant + " did not record input '" + symbol + "'");
   return it->second;
+}
+
+const Array& extra(const Result& r, const std::string& name) {
+  const Extra* e = r.findExtra(name);
+  if (!e) throw std::logic_error(r.variant + " has no extra '" + name + "'");
+  return e->value;
+}
+
+Mat asMat(const Array& a) {
+  if (a.rank() == 1) return Eigen::Map<const Mat>(a.data.data(), 1, a.shape[0]);
+  return a.toMat("ref::asMat");
 }
 
 Mat slice(const Array& a, int64_t first) {

@@ -36,6 +36,27 @@ DMat cols(const DMat& x, int64_t first, int64_t n);
 // fully-masked rows are 0.
 DMat softmaxRows(const DMat& s, const DMat& mask = {});
 double maxAbs(const DMat& x);
+// LayerNorm without gain or bias (Ba et al. 2016), per row: (x_i − mean x_i) / √(var x_i + eps),
+// eps = 1e-5 as PyTorch's default and the engine's layerNormRows.
+DMat layerNorm(const DMat& x, double eps = 1e-5);
+// Sinusoidal PE (Vaswani et al. 2017, §3.5), positions from 0:
+// PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d))   [length, d]
+DMat sinusoidal(int64_t length, int64_t d);
+// mask(i, j) = 1 where j ≤ i + (lk − lq): causal with the ends aligned.
+DMat causalMask(int64_t lq, int64_t lk);
+
+// Attention(Q, K, V) = softmax(Q Kᵀ · scale, mask) V, one head.
+struct HeadRef {
+  DMat scores, weights, out;
+};
+HeadRef attendHead(const DMat& q, const DMat& k, const DMat& v, double scale, const DMat& mask = {});
+// MultiHead = Concat(head_1 … head_h) W^o, head_i = Attention(X W^q_i, X_kv W^k_i, X_kv W^v_i) with
+// scale 1/√d_k, d_k = d/h, and the W^q, W^k, W^v, W^o the run recorded as w_q, w_k, w_v, w_o.
+struct MultiHeadRef {
+  std::vector<HeadRef> heads;
+  DMat out;
+};
+MultiHeadRef multiHead(const DMat& xq, const DMat& xkv, const Result& r, int64_t heads, const DMat& mask = {});
 
 // score(s_t, h_i) for the named score, with the weights the run recorded.
 DMat scores(const std::string& kind, const DMat& s, const DMat& h, const Result& r, double beta);
@@ -63,6 +84,8 @@ Result run(const std::string& name, const Inputs& in, const std::map<std::string
 // Runs f, which must throw InputError whose message contains every needle.
 void expectInputError(const std::function<void()>& f, const std::vector<std::string>& needles);
 const Mat& recorded(const Result& r, const std::string& symbol);  // r.inputs[symbol], failing if absent
+const Array& extra(const Result& r, const std::string& name);      // r.findExtra(name)->value, failing if absent
+Mat asMat(const Array& a);  // a rank-2 array as it is, a rank-1 [n] as [1, n]
 Mat slice(const Array& a, int64_t first);  // a[first] of a rank-3 array, e.g. one head of [H, Lq, Lk]
 
 // A file path under the temp dir, removed by the destructor.

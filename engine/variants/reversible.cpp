@@ -163,8 +163,22 @@ Result reversible(const Inputs& in, const Params& p, const RunContext& ctx) {
                       .value = Array::fromVector({static_cast<float>(ff[0].hiddenPeakFloats(L, 1) * f32)})});
   r.extras.push_back({.name = "ff_peak_bytes_c", .label = "FF hidden peak, c chunks (bytes)", .kind = ExtraKind::Scalar,
                       .value = Array::fromVector({static_cast<float>(ff[0].hiddenPeakFloats(L, c) * f32)})});
+  // Every layer's tensors, so a run can be replayed (inputs/<name>.npy): "layer{l}_" + symbol.
   r.inputs["x"] = x;
-  r.inputs["R"] = attn[0].rotations;
+  for (int64_t l = 0; l < N; ++l) {
+    const std::string s = "layer" + std::to_string(l) + "_";
+    const LshLayer& a = attn[static_cast<size_t>(l)];
+    const FeedForward& f = ff[static_cast<size_t>(l)];
+    r.inputs[s + "w_q"] = a.w_q;
+    r.inputs[s + "w_v"] = a.w_v;
+    r.inputs[s + "w_o"] = a.w_o;
+    r.inputs[s + "R"] = a.rotations;
+    r.inputs[s + "w_1"] = f.w1;
+    r.inputs[s + "b_1"] = f.b1.transpose();
+    r.inputs[s + "w_2"] = f.w2;
+    r.inputs[s + "b_2"] = f.b2.transpose();
+    for (const char* b : {"b_1", "b_2"}) r.vector_inputs.push_back(s + b);
+  }
   // Forward and inverse: every attention call, and G twice per layer (2·2·L·d·d_ff each).
   for (const LshLayer& a : attn) r.flops += a.flops;
   r.flops += static_cast<double>(N) * 2.0 * 4.0 * static_cast<double>(L) * d * d_ff;
