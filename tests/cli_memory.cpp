@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 namespace attn::test {
 namespace {
@@ -131,6 +133,30 @@ TEST(CliMemory, BadFilesExitTwoNamingTheFileAndTheShape) {
   expectUsageError({"compute", "pointer", "--set", "dec=" + (t / "missing.npy").string(), "--out", out}, "missing.npy", t);
 }
 
+// Head `head` of `variant ARGS` drawn as a heatmap SVG, read back cell by
+// cell against the colormap entries of the weights `compute` writes for the
+// same arguments, over the range all heads share.
+void expectMemoryHeatmapShowsTheWeights(const std::vector<std::string>& variant_args, int head, const TempDir& t) {
+  const std::string name = variant_args.at(0) + "_head" + std::to_string(head);
+  std::vector<std::string> compute = {"compute"}, render = {"render"};
+  compute.insert(compute.end(), variant_args.begin(), variant_args.end());
+  render.insert(render.end(), variant_args.begin(), variant_args.end());
+  compute.insert(compute.end(), {"--out", (t / name).string()});
+  render.insert(render.end(), {"--view", "heatmap", "--head", std::to_string(head), "--out", (t / (name + ".svg")).string()});
+  const RunResult c = runAttnlab(compute), r = runAttnlab(render);
+  ASSERT_EQ(c.status, 0) << name << ": " << c.err;
+  ASSERT_EQ(r.status, 0) << name << ": " << r.err;
+  const Array w = readNpy(t / name / "weights.npy", "weights");
+  ASSERT_EQ(w.shape.size(), 3u) << name;
+  const int64_t rows = w.shape[1], cols = w.shape[2], cells = rows * cols;
+  const std::vector<SvgGrid> grids = svgCellGrids(slurp(t / (name + ".svg")), rows, cols);
+  ASSERT_EQ(grids.size(), 1u) << name << ": one " << rows << " × " << cols << " grid of cells";
+  const std::vector<float> shown(w.data.begin() + head * cells, w.data.begin() + (head + 1) * cells);
+  const float hi = *std::max_element(w.data.begin(), w.data.end());
+  for (const std::string& p : cellColourProblems(grids[0].rgb, shown, hi, colormapTable(Colormap::Viridis), cols))
+    ADD_FAILURE() << name << " " << p;
+}
+
 TEST(CliMemory, RenderExtrasAndHeatmap) {
   TempDir t;
   for (const auto& [v, view] : {std::pair{"ntm", "extras"}, {"ntm", "heatmap"}, {"pointer", "heatmap"}}) {
@@ -140,6 +166,8 @@ TEST(CliMemory, RenderExtrasAndHeatmap) {
     EXPECT_GT(slurp(out).size(), 5000u) << v << " " << view;
   }
   EXPECT_NE(slurp(t / "pointer_heatmap.svg").find("decoder step"), std::string::npos);
+  expectMemoryHeatmapShowsTheWeights({"ntm", "--seed", "3", "--length", "11", "--dim", "8"}, 0, t);
+  expectMemoryHeatmapShowsTheWeights({"pointer", "--length", "9", "--source-length", "6", "--dim", "8"}, 0, t);
 }
 
 TEST(CliPointerSort, ComputeWritesThePointersTheOutputAndTheInputs) {
@@ -209,6 +237,7 @@ TEST(CliPointerSort, RendersHeatmapAndExtras) {
   EXPECT_NE(svg.find("output step: number chosen"), std::string::npos);
   EXPECT_NE(svg.find("input number"), std::string::npos);
   EXPECT_NE(slurp(t / "extras.svg").find("the numbers sorted"), std::string::npos);
+  expectMemoryHeatmapShowsTheWeights({"pointer-sort", "--set", "numbers=0.42,0.07,0.93,0.31,0.58,0.33,0.76,0.15"}, 0, t);
 }
 
 TEST(CliMemory, SnailMalformedBlockListsExitTwoNamingTheField) {
@@ -235,6 +264,8 @@ TEST(CliMemory, SnailRendersItsViews) {
     EXPECT_GT(slurp(out).size(), 5000u) << view;
   }
   EXPECT_NE(slurp(t / "extras.svg").find("receptive field"), std::string::npos);
+  // One map per attention block (three in the default blocks): the last one's.
+  expectMemoryHeatmapShowsTheWeights({"snail", "--seed", "2", "--length", "8", "--dim", "8"}, 2, t);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // disk; a bad model path is a one-line usage error and writes nothing. On a
 // Mistral checkpoint the Q/K figure adds RoPE's bands and angles, the grid's
 // panels name their kv head, and the table has its GQA columns.
+#include "engine/npy.h"
 #include "tests/model_fixture.h"
 #include "tests/test_support.h"
 
@@ -10,7 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <set>
 #include <string>
 
@@ -39,15 +42,70 @@ TEST_P(ModelRender, EachViewWritesAFigure) {
 INSTANTIATE_TEST_SUITE_P(Views, ModelRender,
                          ::testing::Values("model", "heads", "qk", "rollout", "table", "pattern"));
 
-TEST(ModelRenderCli, SvgFromAModelFolder) {
+// `model run` on the same folder and text: attention [layers, heads, L, L].
+Array modelRenderAttention(const std::string& text, const TempDir& dir) {
+  const RunResult r = runAttnlab({"model", "run", kModelDir, "--text", text, "--out", (dir / "run").string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  return readNpy(dir / "run/attention.npy", "attention");
+}
+
+// Head (layer, head) of attention [layers, heads, L, L], row by row.
+std::vector<float> modelRenderHead(const Array& a, int64_t layer, int64_t head) {
+  const int64_t cells = a.shape[2] * a.shape[3];
+  const auto begin = a.data.begin() + (layer * a.shape[1] + head) * cells;
+  return {begin, begin + cells};
+}
+
+// The q·k figure of head 1 (not head 0): its weights panel is that head's
+// map cell by cell, the key is that head's strongest for the last query, and
+// the attention weight printed is that cell's.
+TEST(ModelRenderCli, QkSvgFromAModelFolderShowsTheAskedHead) {
   TempDir dir;
+  const std::string text = "the cat sat on the mat. the cat sat";
   const std::string svg = (dir / "qk.svg").string();
-  const RunResult r = runAttnlab({"render", "--model", kModelDir, "--text", "the cat sat on the mat. the cat sat",
-                                  "--view", "qk", "--layer", "0", "--head", "1", "--out", svg});
+  const RunResult r = runAttnlab({"render", "--model", kModelDir, "--text", text, "--view", "qk", "--layer", "0", "--head", "1",
+                                  "--out", svg});
   ASSERT_EQ(r.status, 0) << r.err;
-  const std::string text = slurp(svg);
-  EXPECT_NE(text.find("<svg"), std::string::npos);
-  EXPECT_GT(text.size(), 2000u);
+  const Array a = modelRenderAttention(text, dir);
+  ASSERT_EQ(a.shape.size(), 4u);
+  const int64_t n = a.shape[2];
+  const std::vector<float> head = modelRenderHead(a, 0, 1);
+  const std::string figure = slurp(svg);
+  const std::vector<SvgGrid> grids = svgCellGrids(figure, n, n);
+  ASSERT_EQ(grids.size(), 1u) << "one " << n << " × " << n << " weights panel";
+  const float hi = *std::max_element(head.begin(), head.end());
+  for (const std::string& p : cellColourProblems(grids[0].rgb, head, hi, colormapTable(Colormap::Viridis), n)) ADD_FAILURE() << p;
+
+  const auto row = head.begin() + (n - 1) * n;
+  const int64_t key = std::max_element(row, row + n) - row;
+  const std::vector<std::string> texts = svgTexts(figure);
+  const std::string pair = "query " + std::to_string(n - 1) + " ";
+  const auto label = std::find_if(texts.begin(), texts.end(), [&](const std::string& s) { return s.find(pair) != std::string::npos; });
+  ASSERT_NE(label, texts.end()) << "no q∘k panel title";
+  EXPECT_NE(label->find("key " + std::to_string(key) + " '"), std::string::npos) << *label << "; head 1's strongest key is " << key;
+  const auto weight = std::find(texts.rbegin(), texts.rend(), "attention weight");
+  ASSERT_TRUE(weight != texts.rend() && weight != texts.rbegin()) << "no attention weight value";
+  EXPECT_NEAR(std::stod(*std::prev(weight)), row[key], 1e-4) << "the printed attention weight";
+}
+
+// The model view's grid: panel L l H h shows that head's map, in layer-major order.
+TEST(ModelRenderCli, ModelViewPanelsShowEachHeadInOrder) {
+  TempDir dir;
+  const std::string text = "the cat sat on the mat";
+  const std::string svg = (dir / "model.svg").string();
+  const RunResult r = runAttnlab({"render", "--model", kModelDir, "--text", text, "--view", "model", "--out", svg});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Array a = modelRenderAttention(text, dir);
+  ASSERT_EQ(a.shape.size(), 4u);
+  const int64_t layers = a.shape[0], heads = a.shape[1], n = a.shape[2];
+  const std::vector<SvgGrid> grids = svgCellGrids(slurp(svg), n, n);
+  ASSERT_EQ(static_cast<int64_t>(grids.size()), layers * heads) << "a panel per head";
+  const float hi = *std::max_element(a.data.begin(), a.data.end());
+  for (int64_t l = 0; l < layers; ++l)
+    for (int64_t h = 0; h < heads; ++h)
+      for (const std::string& p : cellColourProblems(grids[static_cast<size_t>(l * heads + h)].rgb, modelRenderHead(a, l, h), hi,
+                                                     colormapTable(Colormap::Viridis), n))
+        ADD_FAILURE() << "L" << l << " H" << h << " " << p;
 }
 
 TEST(ModelRenderCli, MistralFiguresShowRopeBandsAndKvGroups) {

