@@ -172,6 +172,7 @@ Result runVariant(const VariantInfo& info, const Inputs& inputs, const Params& p
   const auto t0 = std::chrono::steady_clock::now();
   Result r = info.run(inputs, params, ctx);
   r.compute_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.threads = omp_get_max_threads();
   r.variant = info.name;
   r.params = params;
   r.computeStats();

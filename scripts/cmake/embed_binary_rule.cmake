@@ -8,5 +8,10 @@ function(embed_binary out prefix)
     COMMAND ${CMAKE_COMMAND} -DOUT=${out} -DPREFIX=${prefix} -DFILES="${ARGN}" -P ${ATTN_EMBED_BINARY_SCRIPT}
     DEPENDS ${ARGN} ${ATTN_EMBED_BINARY_SCRIPT}
     COMMENT "Embedding ${prefix}")
+  # clang's assembler reads a .s file without preprocessing it, and says the
+  # dependency-file flags CMake passes (-MD, -MF) went unused.
   set_source_files_properties(${out} PROPERTIES OBJECT_DEPENDS "${ARGN}")
+  if(CMAKE_ASM_COMPILER_ID STREQUAL "Clang")
+    set_source_files_properties(${out} PROPERTIES COMPILE_OPTIONS -Wno-unused-command-line-argument)
+  endif()
 endfunction()
