@@ -65,20 +65,26 @@ Mat lshRotations(int64_t d_head, const LshOptions& o, uint64_t seed) {
 
 std::vector<int32_t> lshHash(const MatRef& x, const MatRef& r) {
   const int64_t half = r.cols();
-  const Mat xr = x * r;  // x R   [L, b/2]
+  const Mat xr = x * r;  // x R   [L, b/2], row-major
   std::vector<int32_t> out(static_cast<size_t>(x.rows()));
   for (int64_t i = 0; i < x.rows(); ++i) {
-    // argmax over [xR; −xR]: bucket c < b/2 is +xR_c, bucket b/2 + c is −xR_c.
-    int32_t best = 0;
-    float best_v = -std::numeric_limits<float>::infinity();
-    for (int64_t c = 0; c < 2 * half; ++c) {
-      const float val = c < half ? xr(i, c) : -xr(i, c - half);
-      if (val > best_v) {
-        best_v = val;
-        best = static_cast<int32_t>(c);
+    // argmax over [xR; −xR]: bucket c < b/2 is +xR_c, bucket b/2 + c is −xR_c. The first
+    // maximum of the joined list is the first largest xR_c unless −min xR beats it strictly,
+    // then b/2 + the first smallest; one pass over the row (NaN compares false: skipped).
+    const float* row = xr.data() + i * half;
+    int64_t hi = 0, lo = 0;
+    float hi_v = -std::numeric_limits<float>::infinity(), lo_v = -hi_v;
+    for (int64_t c = 0; c < half; ++c) {
+      if (row[c] > hi_v) {
+        hi_v = row[c];
+        hi = c;
+      }
+      if (row[c] < lo_v) {
+        lo_v = row[c];
+        lo = c;
       }
     }
-    out[static_cast<size_t>(i)] = best;
+    out[static_cast<size_t>(i)] = static_cast<int32_t>(hi_v >= -lo_v ? hi : half + lo);
   }
   return out;
 }
@@ -365,6 +371,11 @@ LshHead lshAttentionHead(const MatRef& q, const MatRef& v, const MatRef& rotatio
   h.flops = static_cast<double>(o.rounds) * 2.0 * L * dh * half + chunk_pairs * (2.0 * dh + 2.0 * dv) +
             static_cast<double>(w.nnz()) * 2.0 * dh;
   return h;
+}
+
+double lshPassEntries(const LshOptions& o, int64_t length) {
+  const int64_t m = std::min(o.chunk, o.wrap ? o.rounds * length : length);
+  return static_cast<double>(o.rounds) * static_cast<double>(length) * static_cast<double>(o.n_buckets + 2 * m);
 }
 
 std::vector<int64_t> lshChunkStarts(const LshOptions& o, int64_t length, int64_t round) {

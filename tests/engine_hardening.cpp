@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 
 namespace attn {
@@ -174,6 +175,23 @@ TEST(HostileShapes, ValueWidthUnlikeTheQueriesIsRefusedOrHandled) {
                    {"sparse-strided", "projected v must be [8, 8]"});
   expectInputError([&] { runVariant(variantOrThrow("adaptive-span"), in, Params::defaults(variantOrThrow("adaptive-span").params)); },
                    {"adaptive-span", "v must be [8, 8] like q, got [8, 5]"});
+}
+
+// Found by fuzz_engine (tests/fuzz/corpus/engine/regression_reversible_hash_work
+// decodes to this run): 64 reversible layers of 4 heads, 7 rounds over 4,096
+// buckets, chunks of 1, on a zero x [64, 16] replayed in 95-154 s under the
+// sanitizers, past the fuzz run's 60 s hang limit. The stack's LSH work is
+// bounded now: the run is refused naming the product, and one just inside
+// the bound finishes with finite results.
+TEST(HostileParameters, ReversibleStackWorkIsBoundedNamingTheProduct) {
+  const Inputs in = makeFromMatrices(Mat::Zero(64, 16), {}, {}, {}, 4, 34);
+  std::map<std::string, std::string> set = {{"layers", "64"}, {"ff_chunks", "4096"}, {"ff_mult", "8"}, {"n_buckets", "4096"},
+                                            {"chunk", "1"},   {"rounds", "7"},       {"causal", "false"}};
+  expectInputError([&] { ref::run("reversible", in, set); },
+                   {"reversible", "layers × heads × rounds × L × (n_buckets + 2m)", "64 × 4 × 7 × 64 × (4096 + 2·1)",
+                    "469991424", "67108864"});
+  set["n_buckets"] = "512";  // 64 × 4 × 7 × 64 × 514 = 58,949,632 ≤ 2^26
+  EXPECT_EQ(ref::run("reversible", in, set).firstNonFinite(true), "");
 }
 
 // [SECTION] config.json sizes

@@ -17,6 +17,7 @@
 #include "engine/registry.h"
 #include "engine/variants/multi_head.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attn {
@@ -49,6 +50,26 @@ struct LshLayer {
   }
 };
 
+// Most LSH entries (layers × heads × lshPassEntries) a run may ask for in each
+// direction: the stack's time grows with them, and without a bound 64 layers
+// of 4 heads × 7 rounds × 4,096 buckets at L = 64 (a fuzz input, 4.7·10⁸)
+// took 95-154 s under the sanitizers. 2^26 is ~0.1 s in a Release build,
+// a few seconds under the sanitizers, and still admits L = 4,096 with 12
+// layers of 4 heads, 2 rounds, 8 buckets, chunks of 64.
+constexpr double kMaxStackEntries = double(int64_t{1} << 26);
+
+void checkStackWork(int64_t layers, int64_t heads, int64_t length, const LshOptions& o) {
+  const double entries = static_cast<double>(layers) * static_cast<double>(heads) * lshPassEntries(o, length);
+  if (entries <= kMaxStackEntries) return;
+  const int64_t m = std::min(o.chunk, o.wrap ? o.rounds * length : length);
+  throw InputError("reversible: layers × heads × rounds × L × (n_buckets + 2m), m the chunk length, = " + std::to_string(layers) + " × " +
+                   std::to_string(heads) + " × " + std::to_string(o.rounds) + " × " + std::to_string(length) + " × (" +
+                   std::to_string(o.n_buckets) + " + 2·" + std::to_string(m) + ") = " +
+                   std::to_string(static_cast<int64_t>(entries)) + " LSH entries per pass, more than " +
+                   std::to_string(static_cast<int64_t>(kMaxStackEntries)) +
+                   " (2^26): fewer layers, rounds or buckets, smaller chunks or a shorter input");
+}
+
 double relativeError(const Mat& a, const Mat& b) {
   const double n = b.norm();
   return n > 0 ? (a - b).norm() / n : (a - b).norm();
@@ -59,6 +80,7 @@ Result reversible(const Inputs& in, const Params& p, const RunContext& ctx) {
   const Mat& x = in.query();  // [L, d]
   const int64_t L = x.rows(), d = x.cols(), H = in.heads, N = p.getInt("layers"), c = p.getInt("ff_chunks");
   const int64_t dh = headDim(d, H), d_ff = p.getInt("ff_mult") * d;
+  checkStackWork(N, H, L, o);
 
   std::vector<LshLayer> attn(static_cast<size_t>(N));
   std::vector<FeedForward> ff;
