@@ -186,37 +186,36 @@ void unionOfWindows(LshLayout& lay, SparseRows& w, std::vector<int32_t>& n_ij, c
   std::vector<std::vector<int32_t>> keys(static_cast<size_t>(tasks)), counts(static_cast<size_t>(tasks));
   std::vector<int64_t> row_length(static_cast<size_t>(L), 0);
   parallelFor(tasks, ctx, [&](int64_t task) {
-    std::vector<int32_t> seen;
+    // count[j]: j's places in the windows so far; touched: the keys with count > 0.
+    std::vector<int32_t> count(static_cast<size_t>(L), 0), touched;
     for (int64_t i = task * kRowsPerTask; i < std::min(L, (task + 1) * kRowsPerTask); ++i) {
       const auto qi = static_cast<int32_t>(i);
-      seen.clear();
+      auto add = [&](int32_t j) {
+        if (count[static_cast<size_t>(j)]++ == 0) touched.push_back(j);
+      };
       for (size_t r = 0; r < rounds; ++r) {
         const int64_t t = lay.slot(r, qi);
         lay.forWindow(t, [&](int64_t u) {
-          if (lay.position(u) != qi && lay.admits(t, u)) seen.push_back(lay.position(u));
+          if (const int32_t j = lay.position(u); j != qi && lay.admits(t, u)) add(j);
         });
       }
-      if (seen.empty()) {
+      if (touched.empty()) {
         lay.self_only[static_cast<size_t>(i)] = 1;
         for (size_t r = 0; r < rounds; ++r) {
           const int64_t t = lay.slot(r, qi);
           lay.forWindow(t, [&](int64_t u) {
-            if (lay.position(u) == qi && lay.admits(t, u)) seen.push_back(qi);
+            if (lay.position(u) == qi && lay.admits(t, u)) add(qi);
           });
         }
       }
-      std::sort(seen.begin(), seen.end());
-      std::vector<int32_t>& k = keys[static_cast<size_t>(task)];
-      std::vector<int32_t>& c = counts[static_cast<size_t>(task)];
-      for (size_t a = 0; a < seen.size(); ++a) {
-        if (a > 0 && seen[a] == seen[a - 1]) {
-          ++c.back();
-          continue;
-        }
-        k.push_back(seen[a]);
-        c.push_back(1);
-        ++row_length[static_cast<size_t>(i)];
+      std::sort(touched.begin(), touched.end());
+      for (const int32_t j : touched) {
+        keys[static_cast<size_t>(task)].push_back(j);
+        counts[static_cast<size_t>(task)].push_back(count[static_cast<size_t>(j)]);
+        count[static_cast<size_t>(j)] = 0;
       }
+      row_length[static_cast<size_t>(i)] = static_cast<int64_t>(touched.size());
+      touched.clear();
     }
   });
   w.indptr.assign(static_cast<size_t>(L) + 1, 0);
@@ -229,11 +228,20 @@ void unionOfWindows(LshLayout& lay, SparseRows& w, std::vector<int32_t>& n_ij, c
   }
 }
 
-// Index of key j in row i of w (present by construction).
-size_t entryOf(const SparseRows& w, int32_t i, int32_t j) {
-  const auto b = w.indices.begin() + w.rowBegin(i), e = w.indices.begin() + w.rowEnd(i);
-  return static_cast<size_t>(std::lower_bound(b, e, j) - w.indices.begin());
-}
+// entry[j] = the index of key j in row i of w, for the keys of that row (all
+// of query i's window keys, by construction); clear() resets them to −1.
+struct RowEntries {
+  std::vector<int64_t> entry;
+  const SparseRows& w;
+  RowEntries(const SparseRows& w_, int64_t length) : entry(static_cast<size_t>(length), -1), w(w_) {}
+  void load(int32_t i) {
+    for (int64_t e = w.rowBegin(i); e < w.rowEnd(i); ++e) entry[static_cast<size_t>(w.indices[static_cast<size_t>(e)])] = e;
+  }
+  void clear(int32_t i) {
+    for (int64_t e = w.rowBegin(i); e < w.rowEnd(i); ++e) entry[static_cast<size_t>(w.indices[static_cast<size_t>(e)])] = -1;
+  }
+  size_t operator[](int32_t j) const { return static_cast<size_t>(entry[static_cast<size_t>(j)]); }
+};
 
 }  // namespace
 
@@ -283,41 +291,48 @@ LshHead lshAttentionHead(const MatRef& q, const MatRef& v, const MatRef& rotatio
   const bool keep_round = shown_round >= 0 && shown_round < o.rounds;
   std::vector<float> round_values(keep_round ? w.indices.size() : 0, 0.0f);
   const float neg_inf = -std::numeric_limits<float>::infinity();
-  parallelFor(lay.chunks, ctx, [&](int64_t c) {
-    std::vector<int64_t> q_slots, k_slots;
-    lay.gather(c, q_slots, k_slots);
-    std::vector<int32_t> queries, keys;
-    for (const int64_t t : q_slots) queries.push_back(lay.position(t));
-    for (const int64_t u : k_slots) keys.push_back(lay.position(u));
-    Mat logits = (gatherRows(q, queries) * scale) * gatherRows(k, keys).transpose();
-    for (size_t a = 0; a < queries.size(); ++a)
-      for (size_t b = 0; b < keys.size(); ++b) {
-        float& l = logits(static_cast<int64_t>(a), static_cast<int64_t>(b));
-        if (!lay.member(q_slots[a], k_slots[b]))
-          l = neg_inf;
-        else if (o.duplicate_correction)
-          l -= std::log(static_cast<float>(n_ij[entryOf(w, queries[a], keys[b])]));
+  // Tasks of ≥ L/8 slots, so the [L] entry table each one fills costs at most 8 entries a slot.
+  const int64_t per_task = std::max<int64_t>(1, L / (8 * m)), tasks = (lay.chunks + per_task - 1) / per_task;
+  parallelFor(tasks, ctx, [&](int64_t task) {
+    RowEntries entry(w, L);
+    for (int64_t c = task * per_task; c < std::min(lay.chunks, (task + 1) * per_task); ++c) {
+      std::vector<int64_t> q_slots, k_slots;
+      lay.gather(c, q_slots, k_slots);
+      std::vector<int32_t> queries, keys;
+      for (const int64_t t : q_slots) queries.push_back(lay.position(t));
+      for (const int64_t u : k_slots) keys.push_back(lay.position(u));
+      Mat logits = (gatherRows(q, queries) * scale) * gatherRows(k, keys).transpose();
+      Mat p = Mat::Zero(logits.rows(), logits.cols());
+      for (int64_t a = 0; a < logits.rows(); ++a) {
+        const int32_t i = queries[static_cast<size_t>(a)];
+        entry.load(i);
+        for (size_t b = 0; b < keys.size(); ++b) {
+          float& l = logits(a, static_cast<int64_t>(b));
+          if (!lay.member(q_slots[static_cast<size_t>(a)], k_slots[b]))
+            l = neg_inf;
+          else if (o.duplicate_correction)
+            l -= std::log(static_cast<float>(n_ij[entry[keys[b]]]));
+        }
+        const auto r = static_cast<int64_t>(lay.roundOf(q_slots[static_cast<size_t>(a)]));
+        const float mx = logits.row(a).maxCoeff();
+        if (mx == neg_inf) {  // no key in this round's window: its weight exp(z_r − z) is 0
+          z(r, i) = neg_inf;
+          entry.clear(i);
+          continue;
+        }
+        float sum = 0;
+        for (int64_t b = 0; b < logits.cols(); ++b) sum += p(a, b) = logits(a, b) == neg_inf ? 0.0f : std::exp(logits(a, b) - mx);
+        p.row(a) /= sum;
+        z(r, i) = mx + std::log(sum);
+        if (keep_round && r == shown_round)
+          for (size_t b = 0; b < keys.size(); ++b)
+            if (p(a, static_cast<int64_t>(b)) > 0) round_values[entry[keys[b]]] += p(a, static_cast<int64_t>(b));
+        entry.clear(i);
       }
-    Mat p = Mat::Zero(logits.rows(), logits.cols());
-    for (int64_t a = 0; a < logits.rows(); ++a) {
-      const int32_t i = queries[static_cast<size_t>(a)];
-      const auto r = static_cast<int64_t>(lay.roundOf(q_slots[static_cast<size_t>(a)]));
-      const float mx = logits.row(a).maxCoeff();
-      if (mx == neg_inf) {  // no key in this round's window: its weight exp(z_r − z) is 0
-        z(r, i) = neg_inf;
-        continue;
-      }
-      float sum = 0;
-      for (int64_t b = 0; b < logits.cols(); ++b) sum += p(a, b) = logits(a, b) == neg_inf ? 0.0f : std::exp(logits(a, b) - mx);
-      p.row(a) /= sum;
-      z(r, i) = mx + std::log(sum);
-      if (keep_round && r == shown_round)
-        for (size_t b = 0; b < keys.size(); ++b)
-          if (p(a, static_cast<int64_t>(b)) > 0) round_values[entryOf(w, i, keys[b])] += p(a, static_cast<int64_t>(b));
+      const Mat o_c = p * gatherRows(v, keys);  // [m, d_v]
+      for (size_t a = 0; a < queries.size(); ++a)
+        o_r[lay.roundOf(q_slots[a])].row(queries[a]) = o_c.row(static_cast<int64_t>(a));
     }
-    const Mat o_c = p * gatherRows(v, keys);  // [m, d_v]
-    for (size_t a = 0; a < queries.size(); ++a)
-      o_r[lay.roundOf(q_slots[a])].row(queries[a]) = o_c.row(static_cast<int64_t>(a));
   });
   ctx.progress(0.6f);
 
@@ -373,9 +388,9 @@ LshHead lshAttentionHead(const MatRef& q, const MatRef& v, const MatRef& rotatio
   return h;
 }
 
-double lshPassEntries(const LshOptions& o, int64_t length) {
+double lshPassCost(const LshOptions& o, int64_t length) {
   const int64_t m = std::min(o.chunk, o.wrap ? o.rounds * length : length);
-  return static_cast<double>(o.rounds) * static_cast<double>(length) * static_cast<double>(o.n_buckets + 2 * m);
+  return static_cast<double>(o.rounds) * static_cast<double>(length) * static_cast<double>(o.n_buckets + 10 * m);
 }
 
 std::vector<int64_t> lshChunkStarts(const LshOptions& o, int64_t length, int64_t round) {

@@ -88,9 +88,11 @@ struct LshHead {
 LshHead lshAttentionHead(const MatRef& q, const MatRef& v, const MatRef& rotations, const LshOptions& o,
                          const RunContext& ctx, int64_t shown_round = -1);
 
-// Entries one pass of one head touches, rounds·L·(b + 2m): the hash's
-// [xR; −xR] and the chunk windows (m as above). A run's time grows with it.
-double lshPassEntries(const LshOptions& o, int64_t length);
+// The work of one pass of one head in hash entries, rounds·L·(b + 10m): the
+// hash's [xR; −xR] and the chunk windows' 2m entries a slot (scores, masks,
+// N_ij, the union of the windows), each measured at ~5 hash entries, both in
+// a Release build and under the sanitizers. m as above.
+double lshPassCost(const LshOptions& o, int64_t length);
 
 // Sorted indices 1 … L−1 of round r at which a chunk begins (the walkthrough's dividers).
 std::vector<int64_t> lshChunkStarts(const LshOptions& o, int64_t length, int64_t round);

@@ -50,24 +50,25 @@ struct LshLayer {
   }
 };
 
-// Most LSH entries (layers × heads × lshPassEntries) a run may ask for in each
-// direction: the stack's time grows with them, and without a bound 64 layers
-// of 4 heads × 7 rounds × 4,096 buckets at L = 64 (a fuzz input, 4.7·10⁸)
-// took 95-154 s under the sanitizers. 2^26 is ~0.1 s in a Release build,
-// a few seconds under the sanitizers, and still admits L = 4,096 with 12
-// layers of 4 heads, 2 rounds, 8 buckets, chunks of 64.
-constexpr double kMaxStackEntries = double(int64_t{1} << 26);
+// Most LSH work (layers × heads × lshPassCost, in hash entries) a run may ask
+// for in each direction. Unbounded, 64 layers of 4 heads × 7 rounds × 4,096
+// buckets at L = 64 (a fuzz input) took 95-154 s under the sanitizers. At
+// 2^25 the costliest admitted runs take ~3-4 s there (measured: hash-heavy
+// and window-heavy alike) and ~0.1 s in a Release build; still admitted:
+// L = 512 with 12 layers of 4 heads, 2 rounds, 8 buckets, chunks of 64, and
+// L = 4,096 with 4 heads at the default 12 layers, 4 buckets, chunks of 4.
+constexpr double kMaxStackCost = double(int64_t{1} << 25);
 
 void checkStackWork(int64_t layers, int64_t heads, int64_t length, const LshOptions& o) {
-  const double entries = static_cast<double>(layers) * static_cast<double>(heads) * lshPassEntries(o, length);
-  if (entries <= kMaxStackEntries) return;
+  const double cost = static_cast<double>(layers) * static_cast<double>(heads) * lshPassCost(o, length);
+  if (cost <= kMaxStackCost) return;
   const int64_t m = std::min(o.chunk, o.wrap ? o.rounds * length : length);
-  throw InputError("reversible: layers × heads × rounds × L × (n_buckets + 2m), m the chunk length, = " + std::to_string(layers) + " × " +
-                   std::to_string(heads) + " × " + std::to_string(o.rounds) + " × " + std::to_string(length) + " × (" +
-                   std::to_string(o.n_buckets) + " + 2·" + std::to_string(m) + ") = " +
-                   std::to_string(static_cast<int64_t>(entries)) + " LSH entries per pass, more than " +
-                   std::to_string(static_cast<int64_t>(kMaxStackEntries)) +
-                   " (2^26): fewer layers, rounds or buckets, smaller chunks or a shorter input");
+  throw InputError("reversible: layers × heads × rounds × L × (n_buckets + 10m), m the chunk length, = " +
+                   std::to_string(layers) + " × " + std::to_string(heads) + " × " + std::to_string(o.rounds) + " × " +
+                   std::to_string(length) + " × (" + std::to_string(o.n_buckets) + " + 10·" + std::to_string(m) +
+                   ") = " + std::to_string(static_cast<int64_t>(cost)) + " hash entries of LSH work per pass, more than " +
+                   std::to_string(static_cast<int64_t>(kMaxStackCost)) +
+                   " (2^25): fewer layers, heads, rounds or buckets, smaller chunks or a shorter input");
 }
 
 double relativeError(const Mat& a, const Mat& b) {
