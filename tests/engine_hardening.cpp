@@ -130,8 +130,8 @@ TEST(ExtremeValues, EveryVariantIsFiniteAtTheLimitAndAtDenormals) {
 // pass 1 of the CSR weights counted entries that pass 2 then wrote by
 // another test, so a row got more entries than counted (a heap overflow
 // under AddressSanitizer at ±3e38, whose logits were NaN) or fewer (slots
-// left at key 0). Both passes now keep the same entries: every row is
-// exactly filled, its keys strictly ascending.
+// left at key 0). The rows' keys now come from the chunk windows alone,
+// before any logit: every row is exactly filled, its keys strictly ascending.
 TEST(ExtremeValues, LshCsrRowsAreExactlyFilledWhenLogitsAreNotFinite) {
   // The NaN (or ∞) row at every position, with chunks of 1–4: some query
   // then has a window of masked keys and one non-finite logit.
