@@ -39,7 +39,9 @@ std::vector<ParamSpec> lshParamSpecs() {
        .help = "Divide a key found in N rounds by N (the paper); off: trax without the correction, counted N times",
        .def = true},
       {.key = "wrap", .symbol = "wrap", .type = ParamType::Bool,
-       .help = "trax reference: the first chunk looks back at the last chunk (look-one-back with wrap-around)",
+       .help = "trax reference: the rounds' sorted sequences are one sequence of rounds·L slots in chunks of m, each "
+               "looking back at the chunk before it cyclically (round r's first chunk at round r−1's last); a key "
+               "twice in a window counts twice",
        .def = false},
   };
 }
@@ -63,20 +65,26 @@ Mat lshRotations(int64_t d_head, const LshOptions& o, uint64_t seed) {
 
 std::vector<int32_t> lshHash(const MatRef& x, const MatRef& r) {
   const int64_t half = r.cols();
-  const Mat xr = x * r;  // x R   [L, b/2]
+  const Mat xr = x * r;  // x R   [L, b/2], row-major
   std::vector<int32_t> out(static_cast<size_t>(x.rows()));
   for (int64_t i = 0; i < x.rows(); ++i) {
-    // argmax over [xR; −xR]: bucket c < b/2 is +xR_c, bucket b/2 + c is −xR_c.
-    int32_t best = 0;
-    float best_v = -std::numeric_limits<float>::infinity();
-    for (int64_t c = 0; c < 2 * half; ++c) {
-      const float val = c < half ? xr(i, c) : -xr(i, c - half);
-      if (val > best_v) {
-        best_v = val;
-        best = static_cast<int32_t>(c);
+    // argmax over [xR; −xR]: bucket c < b/2 is +xR_c, bucket b/2 + c is −xR_c. The first
+    // maximum of the joined list is the first largest xR_c unless −min xR beats it strictly,
+    // then b/2 + the first smallest; one pass over the row (NaN compares false: skipped).
+    const float* row = xr.data() + i * half;
+    int64_t hi = 0, lo = 0;
+    float hi_v = -std::numeric_limits<float>::infinity(), lo_v = -hi_v;
+    for (int64_t c = 0; c < half; ++c) {
+      if (row[c] > hi_v) {
+        hi_v = row[c];
+        hi = c;
+      }
+      if (row[c] < lo_v) {
+        lo_v = row[c];
+        lo = c;
       }
     }
-    out[static_cast<size_t>(i)] = best;
+    out[static_cast<size_t>(i)] = static_cast<int32_t>(hi_v >= -lo_v ? hi : half + lo);
   }
   return out;
 }
@@ -93,57 +101,70 @@ std::vector<int32_t> sortByBucket(const std::vector<int32_t>& buckets, int64_t n
 
 namespace {
 
-// A logit that becomes a CSR entry: masked ones are −∞; anything else not
-// finite (which finite inputs within kMaxInputMagnitude never give) is left out too.
-bool keptLogit(float l) { return std::isfinite(l); }
-
-
-// The chunk structure of one head: who may attend to whom in each round.
+// The chunk structure of one head. Slot t = r·L + s holds round r's sorted
+// index s (position σ_r(s)). Without wrap each round is cut into chunks of
+// m = min(chunk, L) and a round's chunk 0 looks back at nothing (the paper's
+// Figure 2). With wrap, as trax does it (bucket ids r·b + h_r sort all rounds
+// into one sequence; look_adjacent over its chunks), the rounds·L slots are
+// cut into chunks of m = min(chunk, rounds·L) and chunk g looks back at chunk
+// g − 1 mod G: round r's chunk 0 sees round r − 1's last chunk, and a chunk
+// may hold slots of two rounds. A key can then sit in one window twice.
 struct LshLayout {
   const LshOptions& o;
-  int64_t length, chunk, chunks;
+  int64_t length, chunk, per_round, chunks;  // per_round: chunks of a round (no wrap)
   const std::vector<std::vector<int32_t>>& buckets;
   const std::vector<std::vector<int32_t>>& order;
   std::vector<std::vector<int32_t>> where;  // [rounds][L]: sorted index of each position (σ_r⁻¹)
-  std::vector<uint8_t> self_only;           // [L]: query i has no key but itself in any round
+  std::vector<uint8_t> self_only;           // [L]: query i has no key but itself in any window
 
-  // The chunk a chunk looks back at; −1: none.
-  int64_t previous(int64_t c) const {
-    if (chunks == 1) return -1;
-    if (c > 0) return c - 1;
-    return o.wrap ? chunks - 1 : -1;
+  int64_t slot(size_t r, int32_t i) const { return static_cast<int64_t>(r) * length + where[r][static_cast<size_t>(i)]; }
+  size_t roundOf(int64_t t) const { return static_cast<size_t>(t / length); }
+  int32_t position(int64_t t) const { return order[roundOf(t)][static_cast<size_t>(t % length)]; }
+  int64_t chunkOf(int64_t t) const { return o.wrap ? t / chunk : t / length * per_round + t % length / chunk; }
+  // Slots of chunk g: [first, last).
+  int64_t first(int64_t g) const { return o.wrap ? g * chunk : g / per_round * length + g % per_round * chunk; }
+  int64_t last(int64_t g) const {
+    return o.wrap ? std::min(static_cast<int64_t>(order.size()) * length, (g + 1) * chunk)
+                  : g / per_round * length + std::min(length, (g % per_round + 1) * chunk);
   }
-  // Sorted indices of chunk c: [first, last).
-  int64_t first(int64_t c) const { return c * chunk; }
-  int64_t last(int64_t c) const { return std::min(length, (c + 1) * chunk); }
-  // j ∈ P_i^r before the self rule: in i's chunk or the previous one, same bucket, causal.
-  bool admits(size_t r, int64_t i, int64_t j) const {
+  // The chunk g looks back at; −1: none. One chunk in all: trax's window would
+  // be that chunk twice, which doubles every N_ij and every count alike and so
+  // changes no weight.
+  int64_t previous(int64_t g) const {
+    if (o.wrap) return chunks > 1 ? (g + chunks - 1) % chunks : -1;
+    return g % per_round > 0 ? g - 1 : -1;
+  }
+  // Key slot u in query slot t's window, before the self rule: causal by
+  // position, and unless across_buckets the same bucket id r·b + h_r (so the
+  // same round: trax's bucket mask).
+  bool admits(int64_t t, int64_t u) const {
+    const int32_t i = position(t), j = position(u);
     if (o.causal && j > i) return false;
-    if (!o.across_buckets && buckets[r][static_cast<size_t>(i)] != buckets[r][static_cast<size_t>(j)]) return false;
-    const int64_t ci = where[r][static_cast<size_t>(i)] / chunk, cj = where[r][static_cast<size_t>(j)] / chunk;
-    return cj == ci || cj == previous(ci);
+    if (o.across_buckets) return true;
+    const size_t r = roundOf(t);
+    return roundOf(u) == r && buckets[r][static_cast<size_t>(i)] == buckets[r][static_cast<size_t>(j)];
   }
-  // j ∈ P_i^r: a query attends to itself only when it has no other key.
-  bool member(size_t r, int64_t i, int64_t j) const {
-    return (j != i || self_only[static_cast<size_t>(i)]) && admits(r, i, j);
+  // A query attends to itself only when its windows hold no other key.
+  bool member(int64_t t, int64_t u) const {
+    const int32_t i = position(t);
+    return (position(u) != i || self_only[static_cast<size_t>(i)]) && admits(t, u);
   }
-  int count(int64_t i, int64_t j) const {  // N_ij
-    int n = 0;
-    for (size_t r = 0; r < order.size(); ++r) n += member(r, i, j);
-    return n;
-  }
-  bool firstIn(size_t r, int64_t i, int64_t j) const {  // round r is the first with j ∈ P_i^r
-    for (size_t e = 0; e < r; ++e)
-      if (member(e, i, j)) return false;
-    return true;
-  }
-  // Positions of chunk c's queries and of its keys (the previous chunk, then its own).
-  void gather(size_t r, int64_t c, std::vector<int32_t>& queries, std::vector<int32_t>& keys) const {
-    const std::vector<int32_t>& s = order[r];
-    queries.assign(s.begin() + first(c), s.begin() + last(c));
+  // Slots of chunk g's queries and of its window (the previous chunk, then its own).
+  void gather(int64_t g, std::vector<int64_t>& queries, std::vector<int64_t>& keys) const {
+    queries.clear();
     keys.clear();
-    if (const int64_t p = previous(c); p >= 0) keys.assign(s.begin() + first(p), s.begin() + last(p));
+    for (int64_t t = first(g); t < last(g); ++t) queries.push_back(t);
+    if (const int64_t p = previous(g); p >= 0)
+      for (int64_t u = first(p); u < last(p); ++u) keys.push_back(u);
     keys.insert(keys.end(), queries.begin(), queries.end());
+  }
+  // Every key slot of the window of query slot t's chunk.
+  template <class F>
+  void forWindow(int64_t t, F&& f) const {
+    const int64_t g = chunkOf(t);
+    if (const int64_t p = previous(g); p >= 0)
+      for (int64_t u = first(p); u < last(p); ++u) f(u);
+    for (int64_t u = first(g); u < last(g); ++u) f(u);
   }
 };
 
@@ -153,10 +174,79 @@ Mat gatherRows(const MatRef& m, const std::vector<int32_t>& rows) {
   return out;
 }
 
+// The keys of each query, ∪_r P_i^r as CSR (ascending), with
+// N_ij = Σ_r (occurrences of j admitted in query i's window of round r);
+// fills lay.self_only.
+void unionOfWindows(LshLayout& lay, SparseRows& w, std::vector<int32_t>& n_ij, const RunContext& ctx) {
+  const int64_t L = lay.length;
+  const size_t rounds = lay.order.size();
+  lay.self_only.assign(static_cast<size_t>(L), 0);
+  constexpr int64_t kRowsPerTask = 256;
+  const int64_t tasks = (L + kRowsPerTask - 1) / kRowsPerTask;
+  std::vector<std::vector<int32_t>> keys(static_cast<size_t>(tasks)), counts(static_cast<size_t>(tasks));
+  std::vector<int64_t> row_length(static_cast<size_t>(L), 0);
+  parallelFor(tasks, ctx, [&](int64_t task) {
+    // count[j]: j's places in the windows so far; touched: the keys with count > 0.
+    std::vector<int32_t> count(static_cast<size_t>(L), 0), touched;
+    for (int64_t i = task * kRowsPerTask; i < std::min(L, (task + 1) * kRowsPerTask); ++i) {
+      const auto qi = static_cast<int32_t>(i);
+      auto add = [&](int32_t j) {
+        if (count[static_cast<size_t>(j)]++ == 0) touched.push_back(j);
+      };
+      for (size_t r = 0; r < rounds; ++r) {
+        const int64_t t = lay.slot(r, qi);
+        lay.forWindow(t, [&](int64_t u) {
+          if (const int32_t j = lay.position(u); j != qi && lay.admits(t, u)) add(j);
+        });
+      }
+      if (touched.empty()) {
+        lay.self_only[static_cast<size_t>(i)] = 1;
+        for (size_t r = 0; r < rounds; ++r) {
+          const int64_t t = lay.slot(r, qi);
+          lay.forWindow(t, [&](int64_t u) {
+            if (lay.position(u) == qi && lay.admits(t, u)) add(qi);
+          });
+        }
+      }
+      std::sort(touched.begin(), touched.end());
+      for (const int32_t j : touched) {
+        keys[static_cast<size_t>(task)].push_back(j);
+        counts[static_cast<size_t>(task)].push_back(count[static_cast<size_t>(j)]);
+        count[static_cast<size_t>(j)] = 0;
+      }
+      row_length[static_cast<size_t>(i)] = static_cast<int64_t>(touched.size());
+      touched.clear();
+    }
+  });
+  w.indptr.assign(static_cast<size_t>(L) + 1, 0);
+  for (int64_t i = 0; i < L; ++i) w.indptr[static_cast<size_t>(i) + 1] = w.indptr[static_cast<size_t>(i)] + row_length[static_cast<size_t>(i)];
+  w.indices.clear();
+  n_ij.clear();
+  for (size_t task = 0; task < keys.size(); ++task) {
+    w.indices.insert(w.indices.end(), keys[task].begin(), keys[task].end());
+    n_ij.insert(n_ij.end(), counts[task].begin(), counts[task].end());
+  }
+}
+
+// entry[j] = the index of key j in row i of w, for the keys of that row (all
+// of query i's window keys, by construction); clear() resets them to −1.
+struct RowEntries {
+  std::vector<int64_t> entry;
+  const SparseRows& w;
+  RowEntries(const SparseRows& w_, int64_t length) : entry(static_cast<size_t>(length), -1), w(w_) {}
+  void load(int32_t i) {
+    for (int64_t e = w.rowBegin(i); e < w.rowEnd(i); ++e) entry[static_cast<size_t>(w.indices[static_cast<size_t>(e)])] = e;
+  }
+  void clear(int32_t i) {
+    for (int64_t e = w.rowBegin(i); e < w.rowEnd(i); ++e) entry[static_cast<size_t>(w.indices[static_cast<size_t>(e)])] = -1;
+  }
+  size_t operator[](int32_t j) const { return static_cast<size_t>(entry[static_cast<size_t>(j)]); }
+};
+
 }  // namespace
 
 LshHead lshAttentionHead(const MatRef& q, const MatRef& v, const MatRef& rotations, const LshOptions& o,
-                         const RunContext& ctx) {
+                         const RunContext& ctx, int64_t shown_round) {
   validateLshOptions(o);
   const int64_t L = q.rows(), dh = q.cols(), dv = v.cols(), half = o.n_buckets / 2;
   const auto rounds = static_cast<size_t>(o.rounds);
@@ -181,83 +271,70 @@ LshHead lshAttentionHead(const MatRef& q, const MatRef& v, const MatRef& rotatio
     h.buckets.push_back(lshHash(q, rotations.middleCols(static_cast<int64_t>(r) * half, half)));
     h.order.push_back(sortByBucket(h.buckets.back(), o.n_buckets));
   }
-  const int64_t m = std::min(o.chunk, L);
-  LshLayout lay{o, L, m, (L + m - 1) / m, h.buckets, h.order, {}, {}};
+  const int64_t m = std::min(o.chunk, o.wrap ? o.rounds * L : L), per_round = (L + m - 1) / m;
+  LshLayout lay{o, L, m, per_round, o.wrap ? (o.rounds * L + m - 1) / m : o.rounds * per_round, h.buckets, h.order, {}, {}};
   for (size_t r = 0; r < rounds; ++r) {
     lay.where.emplace_back(static_cast<size_t>(L));
     for (int64_t s = 0; s < L; ++s) lay.where[r][static_cast<size_t>(h.order[r][static_cast<size_t>(s)])] = static_cast<int32_t>(s);
   }
+  SparseRows& w = h.weights;
+  std::vector<int32_t> n_ij;  // [nnz]: N_ij of each entry of w
+  unionOfWindows(lay, w, n_ij, ctx);
   ctx.progress(0.1f);
 
-  // Self rule: does query i have a key other than itself in any round?
-  lay.self_only.assign(static_cast<size_t>(L), 1);
-  for (size_t r = 0; r < rounds; ++r) {
-    parallelFor(lay.chunks, ctx, [&](int64_t c) {
-      std::vector<int32_t> queries, keys;
-      lay.gather(r, c, queries, keys);
-      for (const int32_t i : queries)
-        for (const int32_t j : keys)
-          if (j != i && lay.admits(r, i, j)) {
-            lay.self_only[static_cast<size_t>(i)] = 0;
-            break;
-          }
-    });
-  }
-
-  // Pass 1, per round and chunk:
+  // Per chunk, the query slots of every round at once:
   //   S = Q_c K_cᵀ / √d_head                       [m, 2m]   (keys: previous chunk, own chunk)
-  //   logit_ij = S_ij − ln N_ij where j ∈ P_i^r, −∞ elsewhere
-  //   z_r(i) = logsumexp_j logit_ij,   o_r(i) = Σ_j exp(logit_ij − z_r(i)) v_j
-  Mat z(o.rounds, L);                                         // [rounds, L]
-  std::vector<Mat> o_r(rounds, Mat::Zero(L, dv));             // [rounds][L, d_v]
-  std::vector<int64_t> distinct(static_cast<size_t>(L), 0);   // |∪_r P_i^r|
+  //   logit_tu = S_tu − ln N_ij where slot u ∈ P(t), −∞ elsewhere   (i, j the slots' positions)
+  //   z_r(i) = logsumexp_u logit_tu,   o_r(i) = Σ_u exp(logit_tu − z_r(i)) v_j    (r: t's round)
+  Mat z(o.rounds, L);                                  // [rounds, L]
+  std::vector<Mat> o_r(rounds, Mat::Zero(L, dv));      // [rounds][L, d_v]
+  const bool keep_round = shown_round >= 0 && shown_round < o.rounds;
+  std::vector<float> round_values(keep_round ? w.indices.size() : 0, 0.0f);
   const float neg_inf = -std::numeric_limits<float>::infinity();
-  // Scores and logits of chunk c in round r, with the chunk's positions.
-  auto chunkLogits = [&](size_t r, int64_t c, std::vector<int32_t>& queries, std::vector<int32_t>& keys, Mat& logits,
-                         Mat* n_ij) {
-    lay.gather(r, c, queries, keys);
-    logits.noalias() = (gatherRows(q, queries) * scale) * gatherRows(k, keys).transpose();
-    if (n_ij) n_ij->resize(logits.rows(), logits.cols());
-    for (size_t a = 0; a < queries.size(); ++a)
-      for (size_t b = 0; b < keys.size(); ++b) {
-        const auto ia = static_cast<int64_t>(a), ib = static_cast<int64_t>(b);
-        if (!lay.member(r, queries[a], keys[b])) {
-          logits(ia, ib) = neg_inf;
-          continue;
-        }
-        const int n = lay.count(queries[a], keys[b]);
-        if (o.duplicate_correction) logits(ia, ib) -= std::log(static_cast<float>(n));
-        if (n_ij) (*n_ij)(ia, ib) = static_cast<float>(n);
-      }
-  };
-  for (size_t r = 0; r < rounds; ++r) {
-    parallelFor(lay.chunks, ctx, [&](int64_t c) {
+  // Tasks of ≥ L/8 slots, so the [L] entry table each one fills costs at most 8 entries a slot.
+  const int64_t per_task = std::max<int64_t>(1, L / (8 * m)), tasks = (lay.chunks + per_task - 1) / per_task;
+  parallelFor(tasks, ctx, [&](int64_t task) {
+    RowEntries entry(w, L);
+    for (int64_t c = task * per_task; c < std::min(lay.chunks, (task + 1) * per_task); ++c) {
+      std::vector<int64_t> q_slots, k_slots;
+      lay.gather(c, q_slots, k_slots);
       std::vector<int32_t> queries, keys;
-      Mat logits;
-      chunkLogits(r, c, queries, keys, logits, nullptr);
+      for (const int64_t t : q_slots) queries.push_back(lay.position(t));
+      for (const int64_t u : k_slots) keys.push_back(lay.position(u));
+      Mat logits = (gatherRows(q, queries) * scale) * gatherRows(k, keys).transpose();
       Mat p = Mat::Zero(logits.rows(), logits.cols());
       for (int64_t a = 0; a < logits.rows(); ++a) {
         const int32_t i = queries[static_cast<size_t>(a)];
-        // The entries pass 2 writes, counted by the same test, so the CSR
-        // rows it fills are exactly as long as counted here, whatever the
-        // logits hold (a NaN that maxCoeff passed over once overran a row).
-        for (size_t b = 0; b < keys.size(); ++b)
-          if (keptLogit(logits(a, static_cast<int64_t>(b))) && lay.firstIn(r, i, keys[b])) ++distinct[static_cast<size_t>(i)];
+        entry.load(i);
+        for (size_t b = 0; b < keys.size(); ++b) {
+          float& l = logits(a, static_cast<int64_t>(b));
+          if (!lay.member(q_slots[static_cast<size_t>(a)], k_slots[b]))
+            l = neg_inf;
+          else if (o.duplicate_correction)
+            l -= std::log(static_cast<float>(n_ij[entry[keys[b]]]));
+        }
+        const auto r = static_cast<int64_t>(lay.roundOf(q_slots[static_cast<size_t>(a)]));
         const float mx = logits.row(a).maxCoeff();
-        if (mx == neg_inf) {  // no key in this round: its weight exp(z_r − z) is 0
-          z(static_cast<int64_t>(r), i) = neg_inf;
+        if (mx == neg_inf) {  // no key in this round's window: its weight exp(z_r − z) is 0
+          z(r, i) = neg_inf;
+          entry.clear(i);
           continue;
         }
         float sum = 0;
         for (int64_t b = 0; b < logits.cols(); ++b) sum += p(a, b) = logits(a, b) == neg_inf ? 0.0f : std::exp(logits(a, b) - mx);
         p.row(a) /= sum;
-        z(static_cast<int64_t>(r), i) = mx + std::log(sum);
+        z(r, i) = mx + std::log(sum);
+        if (keep_round && r == shown_round)
+          for (size_t b = 0; b < keys.size(); ++b)
+            if (p(a, static_cast<int64_t>(b)) > 0) round_values[entry[keys[b]]] += p(a, static_cast<int64_t>(b));
+        entry.clear(i);
       }
       const Mat o_c = p * gatherRows(v, keys);  // [m, d_v]
-      for (size_t a = 0; a < queries.size(); ++a) o_r[r].row(queries[a]) = o_c.row(static_cast<int64_t>(a));
-    });
-    ctx.progress(0.1f + 0.4f * static_cast<float>(r + 1) / static_cast<float>(rounds));
-  }
+      for (size_t a = 0; a < queries.size(); ++a)
+        o_r[lay.roundOf(q_slots[a])].row(queries[a]) = o_c.row(static_cast<int64_t>(a));
+    }
+  });
+  ctx.progress(0.6f);
 
   // z(i) = logsumexp_r z_r(i);  o_i = Σ_r exp(z_r(i) − z(i)) o_r(i)
   std::vector<float> z_all(static_cast<size_t>(L));
@@ -272,50 +349,57 @@ LshHead lshAttentionHead(const MatRef& q, const MatRef& v, const MatRef& rotatio
   }
   o_r.clear();
 
-  // Pass 2: the weights as CSR, each key once (written by the first round that has it):
-  //   w_ij = Σ_{r: j∈P_i^r} exp(logit_ij − z(i)) = N_ij exp(s_ij − ln N_ij − z(i))
-  SparseRows& w = h.weights;
-  for (int64_t i = 0; i < L; ++i) w.indptr[static_cast<size_t>(i) + 1] = w.indptr[static_cast<size_t>(i)] + distinct[static_cast<size_t>(i)];
-  w.indices.resize(static_cast<size_t>(w.indptr.back()));
+  // The weights, each key once: w_ij = Σ over its occurrences exp(logit − z(i))
+  //   = N_ij exp(s_ij − ln N_ij − z(i))   (without the correction N_ij exp(s_ij − z(i)))
   w.values.resize(w.indices.size());
-  std::vector<int64_t> fill(w.indptr.begin(), w.indptr.end() - 1);
-  for (size_t r = 0; r < rounds; ++r) {
-    parallelFor(lay.chunks, ctx, [&](int64_t c) {
-      std::vector<int32_t> queries, keys;
-      Mat logits, n_ij;
-      chunkLogits(r, c, queries, keys, logits, &n_ij);
-      for (size_t a = 0; a < queries.size(); ++a) {
-        const int32_t i = queries[a];
-        for (size_t b = 0; b < keys.size(); ++b) {
-          const float l = logits(static_cast<int64_t>(a), static_cast<int64_t>(b));
-          if (!keptLogit(l) || !lay.firstIn(r, i, keys[b])) continue;
-          const auto e = static_cast<size_t>(fill[static_cast<size_t>(i)]++);
-          w.indices[e] = keys[b];
-          w.values[e] = n_ij(static_cast<int64_t>(a), static_cast<int64_t>(b)) * std::exp(l - z_all[static_cast<size_t>(i)]);
-        }
-      }
-    });
-  }
-  // Keys ascending within each row (CSR contract).
   constexpr int64_t kRowsPerTask = 256;
   parallelFor((L + kRowsPerTask - 1) / kRowsPerTask, ctx, [&](int64_t t) {
-    std::vector<std::pair<int32_t, float>> row;
-    for (int64_t i = t * kRowsPerTask; i < std::min(L, (t + 1) * kRowsPerTask); ++i) {
-      const auto b = static_cast<size_t>(w.rowBegin(i)), e = static_cast<size_t>(w.rowEnd(i));
-      row.clear();
-      for (size_t x = b; x < e; ++x) row.emplace_back(w.indices[x], w.values[x]);
-      std::sort(row.begin(), row.end());
-      for (size_t x = b; x < e; ++x) std::tie(w.indices[x], w.values[x]) = row[x - b];
-    }
+    for (int64_t i = t * kRowsPerTask; i < std::min(L, (t + 1) * kRowsPerTask); ++i)
+      for (int64_t e = w.rowBegin(i); e < w.rowEnd(i); ++e) {
+        const auto x = static_cast<size_t>(e);
+        const float n = static_cast<float>(n_ij[x]), s = scale * q.row(i).dot(k.row(w.indices[x]));
+        w.values[x] = n * std::exp(s - (o.duplicate_correction ? std::log(n) : 0.0f) - z_all[static_cast<size_t>(i)]);
+      }
   });
+  if (keep_round) {
+    // Round `shown_round`'s own softmax, only the keys its windows hold.
+    SparseRows& s = h.round_weights;
+    s.rows = s.cols = L;
+    s.indptr.assign(static_cast<size_t>(L) + 1, 0);
+    for (int64_t i = 0; i < L; ++i) {
+      for (int64_t e = w.rowBegin(i); e < w.rowEnd(i); ++e)
+        if (const float x = round_values[static_cast<size_t>(e)]; x > 0) {
+          s.indices.push_back(w.indices[static_cast<size_t>(e)]);
+          s.values.push_back(x);
+        }
+      s.indptr[static_cast<size_t>(i) + 1] = s.nnz();
+    }
+  }
 
-  // Hashing, then per round and chunk the scores (twice) and the weighted sum.
+  // Hashing, the chunks' scores and weighted sums, and the weights' scores.
   double chunk_pairs = 0;
-  for (int64_t c = 0; c < lay.chunks; ++c)
+  for (int64_t c = 0; c < lay.chunks; ++c) {
+    const int64_t p = lay.previous(c);
     chunk_pairs += static_cast<double>(lay.last(c) - lay.first(c)) *
-                   static_cast<double>(lay.last(c) - lay.first(c) + (lay.previous(c) >= 0 ? lay.last(lay.previous(c)) - lay.first(lay.previous(c)) : 0));
-  h.flops = static_cast<double>(o.rounds) * (2.0 * L * dh * half + chunk_pairs * (4.0 * dh + 2.0 * dv));
+                   static_cast<double>(lay.last(c) - lay.first(c) + (p >= 0 ? lay.last(p) - lay.first(p) : 0));
+  }
+  h.flops = static_cast<double>(o.rounds) * 2.0 * L * dh * half + chunk_pairs * (2.0 * dh + 2.0 * dv) +
+            static_cast<double>(w.nnz()) * 2.0 * dh;
   return h;
+}
+
+double lshPassCost(const LshOptions& o, int64_t length) {
+  const int64_t m = std::min(o.chunk, o.wrap ? o.rounds * length : length);
+  return static_cast<double>(o.rounds) * static_cast<double>(length) * static_cast<double>(o.n_buckets + 10 * m);
+}
+
+std::vector<int64_t> lshChunkStarts(const LshOptions& o, int64_t length, int64_t round) {
+  // Chunks of m over round r's slots r·L … r·L + L − 1 (wrap) or over the round alone.
+  const int64_t m = std::min(o.chunk, o.wrap ? o.rounds * length : length), base = o.wrap ? round * length : 0;
+  std::vector<int64_t> out;
+  for (int64_t s = (m - base % m) % m; s < length; s += m)
+    if (s > 0) out.push_back(s);
+  return out;
 }
 
 // [SECTION] Reversible residual layers

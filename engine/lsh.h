@@ -9,8 +9,17 @@
 //   the sorted sequence is cut into chunks of m; a query attends to the keys
 //   of its chunk and the previous one that share its bucket, j ≤ i, and to
 //   itself only when it has no other key (in any round).
+// wrap (trax, trax/layers/research/efficient_attention.py: look_adjacent over
+// the bucket ids r·b + h_r of all rounds sorted together): the rounds' sorted
+// sequences are ONE sequence of rounds·L slots, slot r·L + s holding σ_r(s),
+// cut into chunks of m = min(chunk, rounds·L); chunk g looks back at chunk
+// g − 1 cyclically over it, so round r's chunk 0 sees round r − 1's last chunk
+// (round 0's the last round's), and a chunk may hold slots of two rounds. Of
+// the previous round's slots only across_buckets admits any (trax's bucket
+// mask compares r·b + h_r). A key can sit in one window twice; P_i^r then
+// holds it twice and N_ij counts both.
 // Rounds (§2, "Multi-round LSH attention"), with P_i^r the keys of query i
-// in round r and N_ij = |{r : j ∈ P_i^r}|:
+// in round r (a multiset under wrap) and N_ij = Σ_r (times j is in P_i^r):
 //   z_r(i) = log Σ_{j∈P_i^r} exp(s_ij − ln N_ij)          s_ij = q_i·k_j / √d_head
 //   o_r(i) = Σ_{j∈P_i^r} exp(s_ij − ln N_ij − z_r(i)) v_j
 //   z(i)   = log Σ_r exp z_r(i),   o_i = Σ_r exp(z_r(i) − z(i)) o_r(i)
@@ -41,7 +50,7 @@ struct LshOptions {
   // The trax reference's behaviours (trax.layers.research.efficient_attention):
   bool across_buckets = false;       // keys of any bucket inside the chunk window (only causality and self masked)
   bool duplicate_correction = true;  // subtract ln N_ij (off: a key seen in n rounds counts n times)
-  bool wrap = false;                 // chunk 0 looks back at the last chunk (look-one-back with wrap-around)
+  bool wrap = false;                 // all rounds' slots one sequence, look-back cyclic over it (see above)
 };
 
 // Throws InputError naming the parameter: b odd or < 2, chunk ≤ 0, rounds < 1.
@@ -68,13 +77,25 @@ struct LshHead {
   Mat output;                                 // [L, d_v]
   std::vector<std::vector<int32_t>> buckets;  // [rounds][L]: h_r(q_i)
   std::vector<std::vector<int32_t>> order;    // [rounds][L]: σ_r
+  SparseRows round_weights;                   // [L, L]: one round's own softmax, exp(logit_ij − z_r(i)) summed
+                                              // over j's places in the window (only when asked for)
   double flops = 0;                           // hashing, scores and weighted sums of the chunks
 };
 
-// One head: q [L, d_head], v [L, d_v], rotations [d_head, rounds·b/2].
+// One head: q [L, d_head], v [L, d_v], rotations [d_head, rounds·b/2];
+// shown_round ≥ 0 also fills round_weights for that round.
 // Chunks run in parallel (parallelFor); memory is O(L·(rounds·d_v + keys per query)).
 LshHead lshAttentionHead(const MatRef& q, const MatRef& v, const MatRef& rotations, const LshOptions& o,
-                         const RunContext& ctx);
+                         const RunContext& ctx, int64_t shown_round = -1);
+
+// The work of one pass of one head in hash entries, rounds·L·(b + 10m): the
+// hash's [xR; −xR] and the chunk windows' 2m entries a slot (scores, masks,
+// N_ij, the union of the windows), each measured at ~5 hash entries, both in
+// a Release build and under the sanitizers. m as above.
+double lshPassCost(const LshOptions& o, int64_t length);
+
+// Sorted indices 1 … L−1 of round r at which a chunk begins (the walkthrough's dividers).
+std::vector<int64_t> lshChunkStarts(const LshOptions& o, int64_t length, int64_t round);
 
 // [SECTION] Reversible residual layers (§3)
 

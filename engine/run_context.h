@@ -5,6 +5,7 @@
 #include "engine/error.h"
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -30,6 +31,12 @@ struct RunContext {
   // busy 2-core machine snail took 375 ms on 2 threads against 14 ms on 1).
   // Off: on exactly OpenMP's count (the tests that vary it).
   bool adapt_threads = true;
+  // The most work a run may ask for, for the variants that count theirs
+  // before starting (reversible: hash entries of LSH work per pass); above
+  // it they refuse with InputError naming the product. The default keeps a
+  // Release run under ~10 s; the engine fuzz target, ~25x slower under the
+  // sanitizers, sets 2^25.
+  double work_limit = double(int64_t{1} << 31);
 
   // Call between units of work (a head, a block of rows).
   void check() const {

@@ -131,8 +131,8 @@ TEST(ExtremeValues, EveryVariantIsFiniteAtTheLimitAndAtDenormals) {
 // pass 1 of the CSR weights counted entries that pass 2 then wrote by
 // another test, so a row got more entries than counted (a heap overflow
 // under AddressSanitizer at ±3e38, whose logits were NaN) or fewer (slots
-// left at key 0). Both passes now keep the same entries: every row is
-// exactly filled, its keys strictly ascending.
+// left at key 0). The rows' keys now come from the chunk windows alone,
+// before any logit: every row is exactly filled, its keys strictly ascending.
 TEST(ExtremeValues, LshCsrRowsAreExactlyFilledWhenLogitsAreNotFinite) {
   // The NaN (or ∞) row at every position, with chunks of 1–4: some query
   // then has a window of masked keys and one non-finite logit.
@@ -193,6 +193,31 @@ TEST(HostileShapes, ValueWidthUnlikeTheQueriesIsRefusedOrHandled) {
       }
     }
   }
+}
+
+// Found by fuzz_engine (tests/fuzz/corpus/engine/regression_reversible_hash_work
+// decodes to this run): 64 reversible layers of 4 heads, 7 rounds over 4,096
+// buckets, chunks of 1, on a zero x [64, 16] replayed in 95-154 s under the
+// sanitizers, past the fuzz run's 60 s hang limit. The stack's LSH work is
+// bounded now: the run is refused naming the product, and one just inside
+// the bound finishes with finite results.
+TEST(HostileParameters, ReversibleStackWorkIsBoundedNamingTheProduct) {
+  // The fuzz input (tests/fuzz/corpus/engine/regression_reversible_hash_work) under the fuzz target's limit.
+  const Inputs in = makeFromMatrices(Mat::Zero(64, 16), {}, {}, {}, 4, 34);
+  std::map<std::string, std::string> set = {{"layers", "64"}, {"ff_chunks", "4096"}, {"ff_mult", "8"}, {"n_buckets", "4096"},
+                                            {"chunk", "1"},   {"rounds", "7"},       {"causal", "false"}};
+  RunContext fuzz;
+  fuzz.work_limit = double(int64_t{1} << 25);
+  expectInputError([&] { ref::run("reversible", in, set, fuzz); },
+                   {"reversible", "layers × heads × rounds × L × (n_buckets + 10m)", "64 × 4 × 7 × 64 × (4096 + 10·1)",
+                    "470908928", "33554432"});
+  set["n_buckets"] = "256";  // 64 × 4 × 7 × 64 × 266 = 30,507,008 ≤ 2^25
+  EXPECT_EQ(ref::run("reversible", in, set, fuzz).firstNonFinite(true), "");
+  // The default limit, 2^31, before any work: 64 × 4 × 16 × 256 × (4096 + 10) > 2^31.
+  set["n_buckets"] = "4096";
+  set["rounds"] = "16";
+  expectInputError([&] { ref::run("reversible", makeFromMatrices(Mat::Zero(256, 16), {}, {}, {}, 4, 34), set); },
+                   {"reversible", "64 × 4 × 16 × 256 × (4096 + 10·1)", "4305453056", "2147483648"});
 }
 
 // [SECTION] config.json sizes

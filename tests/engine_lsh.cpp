@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <set>
 
 namespace attn {
@@ -42,14 +43,20 @@ std::vector<int32_t> loopHash(const Mat& x, const Mat& r) {
 // chunks of m looking one back (no wrap), same bucket, j < i; self only when
 // the union over rounds is empty. With the duplicate correction the weights
 // are the softmax over ∪_r P_i^r. Returns dense [L, L] weights.
+// k_j = q_j / ‖q_j‖ (shared-QK) in double.
+ref::DMat loopUnitRows(const Mat& q) {
+  ref::DMat k(q.rows(), q.cols());
+  for (int64_t j = 0; j < q.rows(); ++j) {
+    double n = 0;
+    for (int64_t t = 0; t < q.cols(); ++t) n += static_cast<double>(q(j, t)) * q(j, t);
+    for (int64_t t = 0; t < q.cols(); ++t) k(j, t) = q(j, t) / std::sqrt(n);
+  }
+  return k;
+}
+
 ref::DMat loopLsh(const Mat& q, const Mat& rot, int64_t b, int64_t m, int64_t rounds) {
   const int64_t L = q.rows(), d = q.cols(), half = b / 2;
-  ref::DMat k(L, d);
-  for (int64_t j = 0; j < L; ++j) {
-    double n = 0;
-    for (int64_t t = 0; t < d; ++t) n += static_cast<double>(q(j, t)) * q(j, t);
-    for (int64_t t = 0; t < d; ++t) k(j, t) = q(j, t) / std::sqrt(n);
-  }
+  const ref::DMat k = loopUnitRows(q);
   std::vector<std::set<int64_t>> keys(static_cast<size_t>(L));
   for (int64_t r = 0; r < rounds; ++r) {
     const std::vector<int32_t> h = loopHash(q, rot.middleCols(r * half, half));
@@ -77,6 +84,78 @@ ref::DMat loopLsh(const Mat& q, const Mat& rot, int64_t b, int64_t m, int64_t ro
     }
     size_t n = 0;
     for (const int64_t j : keys[static_cast<size_t>(i)]) w(i, j) = e[n++] / z;
+  }
+  return w;
+}
+
+// trax's LSH attention (trax/layers/research/efficient_attention.py; the
+// bucket mask and duplicate counts of its v1 class) with loops, step by step
+// as trax takes them. Round r's bucket ids are r·b + h_r; all rounds' slots
+// are sorted by (bucket id, position) into ONE sequence of rounds·L slots,
+// cut into chunks of m, and each chunk's window is itself and the chunk
+// before it, cyclically over the whole sequence (look_adjacent, so with one
+// chunk the window is that chunk twice). In query slot t's window
+//   dots_tu = q_i·k_j/√d − 10⁹[causal, j > i] − 10⁵[j = i] − 10⁷[!across, id_u ≠ id_t] − ln(N_ij + 10⁻⁹)
+// (the last with the correction), N_ij the occurrences of j in all of query
+// i's windows whose bucket id matches its own there (every one: across). A
+// softmax per slot, the slots of query i (one per round) combined by their
+// log-sum-exp. Returns the dense weights [L, L]: Σ over occurrences.
+ref::DMat traxLoopLsh(const Mat& q, const Mat& rot, int64_t b, int64_t m, int64_t rounds, bool causal, bool across,
+                      bool correction) {
+  const int64_t L = q.rows(), d = q.cols(), half = b / 2, S = rounds * L, G = (S + m - 1) / m;
+  const ref::DMat k = loopUnitRows(q);
+  std::vector<int64_t> pos, id;  // [S]: position and bucket id of each slot
+  for (int64_t r = 0; r < rounds; ++r) {
+    const std::vector<int32_t> h = loopHash(q, rot.middleCols(r * half, half));
+    for (int64_t c = 0; c < b; ++c)
+      for (int64_t i = 0; i < L; ++i)
+        if (h[static_cast<size_t>(i)] == c) {
+          pos.push_back(i);
+          id.push_back(r * b + c);
+        }
+  }
+  auto window = [&](int64_t t) {
+    std::vector<int64_t> w;
+    for (const int64_t c : {(t / m + G - 1) % G, t / m})
+      for (int64_t u = c * m; u < std::min(S, (c + 1) * m); ++u) w.push_back(u);
+    return w;
+  };
+  ref::DMat w(L, L);
+  for (int64_t i = 0; i < L; ++i) {
+    std::vector<int64_t> mine;  // query i's slots, one per round
+    for (int64_t t = 0; t < S; ++t)
+      if (pos[static_cast<size_t>(t)] == i) mine.push_back(t);
+    std::vector<double> n(static_cast<size_t>(L), 0.0);
+    for (const int64_t t : mine)
+      for (const int64_t u : window(t))
+        if (across || id[static_cast<size_t>(u)] == id[static_cast<size_t>(t)]) n[static_cast<size_t>(pos[static_cast<size_t>(u)])] += 1;
+    std::vector<std::vector<std::pair<int64_t, double>>> dots;  // per slot: (key, dots)
+    std::vector<double> z_slot;
+    for (const int64_t t : mine) {
+      dots.emplace_back();
+      double mx = -std::numeric_limits<double>::infinity();
+      for (const int64_t u : window(t)) {
+        const int64_t j = pos[static_cast<size_t>(u)];
+        double s = 0;
+        for (int64_t c = 0; c < d; ++c) s += static_cast<double>(q(i, c)) * k(j, c);
+        s /= std::sqrt(static_cast<double>(d));
+        if (causal && j > i) s -= 1e9;
+        if (j == i) s -= 1e5;
+        if (!across && id[static_cast<size_t>(u)] != id[static_cast<size_t>(t)]) s -= 1e7;
+        if (correction) s -= std::log(n[static_cast<size_t>(j)] + 1e-9);
+        dots.back().emplace_back(j, s);
+        mx = std::max(mx, s);
+      }
+      double sum = 0;
+      for (const auto& [j, s] : dots.back()) sum += std::exp(s - mx);
+      z_slot.push_back(mx + std::log(sum));
+    }
+    const double mz = *std::max_element(z_slot.begin(), z_slot.end());
+    double sum = 0;
+    for (const double zt : z_slot) sum += std::exp(zt - mz);
+    const double z = mz + std::log(sum);
+    for (const auto& slot : dots)
+      for (const auto& [j, s] : slot) w(i, j) += std::exp(s - z);
   }
   return w;
 }
@@ -168,6 +247,59 @@ TEST(Lsh, MatchesTheLoopReferenceWithChunksAndRounds) {
   ref::expectClose(dense(h.weights), loopLsh(q, rot, b, m, rounds), 1e-5, "weights");
   // The log-sum-exp combination of the rounds' outputs is Σ_j w_ij v_j.
   ref::expectClose(h.output, ref::matmul(ref::fromMat(dense(h.weights)), ref::fromMat(v)), 1e-5, "output");
+}
+
+// wrap: trax's look-back over the rounds sorted into one sequence, so chunk
+// 0 of round r sees the last chunk of round r − 1 and a key twice in a
+// window counts twice. The smallest case where it differs from wrapping
+// inside each round: query 2 sees key 0 in both rounds' windows and key 1 in
+// one (across buckets, no correction): 0.6697 / 0.3303, where a wrap inside
+// each round gave 0.5034 / 0.4966.
+TEST(Lsh, WrapIsTraxLookBackOverAllRoundsInOneSequence) {
+  Mat q(4, 2);
+  q << 1, .2f, .9f, -.3f, -1, .1f, .8f, .5f;
+  const Mat rot = Mat::Identity(2, 2);  // R_0 = [1; 0], R_1 = [0; 1]
+  LshOptions o;
+  o.n_buckets = 2;
+  o.chunk = 2;
+  o.rounds = 2;
+  o.wrap = true;
+  o.across_buckets = true;
+  o.duplicate_correction = false;
+  const ref::DMat want = traxLoopLsh(q, rot, 2, 2, 2, true, true, false);
+  EXPECT_NEAR(want(2, 0), 0.6697, 5e-5);
+  EXPECT_NEAR(want(2, 1), 0.3303, 5e-5);
+  const LshHead h = lshAttentionHead(q, Mat::Identity(4, 4), rot, o, {});
+  const Mat w = dense(h.weights);
+  EXPECT_NEAR(w(2, 0), 0.6697, 5e-5);
+  EXPECT_NEAR(w(2, 1), 0.3303, 5e-5);
+  ref::expectClose(w, want, 1e-6, "smallest case");
+
+  // 1, 2 and 4 rounds, every option, chunks that cut rounds (L = 21) and one chunk for all slots.
+  const int64_t L = 21, d = 6;
+  const Mat qr = randomNormal(L, d, 12, "t.wrap.q"), v = randomNormal(L, 3, 12, "t.wrap.v");
+  for (const int64_t rounds : {1, 2, 4})
+    for (const int64_t b : {2, 4})
+      for (const int64_t m : {1, 4, 5, 200}) {
+        const Mat r = randomNormal(d, rounds * b / 2, 13, "t.wrap.r" + std::to_string(b));
+        for (const int flags : {0, 1, 2, 3, 4, 5, 6, 7}) {
+          LshOptions p;
+          p.n_buckets = b;
+          p.chunk = m;
+          p.rounds = rounds;
+          p.wrap = true;
+          p.causal = flags & 1;
+          p.across_buckets = flags & 2;
+          p.duplicate_correction = flags & 4;
+          const std::string what = "rounds " + std::to_string(rounds) + " b " + std::to_string(b) + " m " +
+                                   std::to_string(m) + " flags " + std::to_string(flags);
+          const ref::DMat ref_w = traxLoopLsh(qr, r, b, std::min(m, rounds * L), rounds, p.causal, p.across_buckets,
+                                              p.duplicate_correction);
+          const LshHead got = lshAttentionHead(qr, v, r, p, {});
+          ref::expectClose(dense(got.weights), ref_w, 1e-5, "weights, " + what);
+          ref::expectClose(got.output, ref::matmul(ref_w, ref::fromMat(v)), 1e-5, "output, " + what);
+        }
+      }
 }
 
 // Given q, k, v (--q/--k/--v) are hashed and attended as they are, per head: head h's
@@ -276,6 +408,18 @@ TEST(Lsh, CompareContractAndWalkthroughStages) {
     ASSERT_NE(e, nullptr) << name;
     EXPECT_EQ(e->value.shape, (std::vector<int64_t>{64, 3}));
     EXPECT_FALSE(e->markers.empty());
+  }
+  // With wrap, (d) is the round's own softmax in the run, cut where the one sequence of
+  // rounds·L slots is: chunks of 24 over 128 slots begin at round 1's sorted 72 − 64, 96 − 64, 120 − 64.
+  const Result wr = ref::run("lsh", in, {{"n_buckets", "4"}, {"chunk", "24"}, {"rounds", "2"}, {"round", "1"}, {"wrap", "true"}});
+  const Stage& wd = wr.stages[3];
+  EXPECT_EQ(wd.row_dividers, (std::vector<int64_t>{8, 32, 56}));
+  for (int64_t t = 0; t < 64; ++t) {
+    double sum = 0;
+    for (int64_t e = wd.matrix.rowBegin(t); e < wd.matrix.rowEnd(t); ++e) sum += wd.matrix.values[static_cast<size_t>(e)];
+    if (wd.matrix.rowEnd(t) > wd.matrix.rowBegin(t)) {
+      EXPECT_NEAR(sum, 1.0, 1e-5) << "sorted row " << t;
+    }
   }
   const Extra* share = r.findExtra("topk_share");
   ASSERT_NE(share, nullptr);

@@ -106,9 +106,11 @@ std::vector<T> permutedList(const std::vector<T>& v, const std::vector<int32_t>&
   return out;
 }
 
-// Figure 2 for round r of head 0: q, k = separate keys (panels a, b), kn = shared-QK keys.
-std::vector<Stage> walkthrough(const Mat& q, const Mat& k, const Mat& v, const MatRef& r_round, const LshOptions& o,
-                               const std::vector<std::string>& tokens, int64_t round, const RunContext& ctx) {
+// Figure 2 for round r of head 0: q, k = separate keys (panels a, b), kn = shared-QK keys;
+// chunked = round r's own softmax in the run (LshHead::round_weights).
+std::vector<Stage> walkthrough(const Mat& q, const Mat& k, const SparseRows& chunked, const MatRef& r_round,
+                               const LshOptions& o, const std::vector<std::string>& tokens, int64_t round,
+                               const RunContext& ctx) {
   const int64_t L = q.rows();
   const Mat kn = normalizedRows(q);
   const std::vector<int32_t> hq = lshHash(q, r_round), hk = lshHash(k, r_round);
@@ -171,21 +173,20 @@ std::vector<Stage> walkthrough(const Mat& q, const Mat& k, const Mat& v, const M
     out.push_back(std::move(c));
   }
 
-  // (d) chunked: the round alone, as lshAttentionHead computes it, in sorted order.
-  LshOptions one = o;
-  one.rounds = 1;
-  const LshHead h = lshAttentionHead(q, v, r_round, one, ctx);
+  // (d) chunked: this round's softmax over its windows in the run (before the rounds are combined), in sorted order.
   Stage d;
   d.title = "(d) chunked";
-  d.caption = "chunks of m = " + std::to_string(std::min(o.chunk, L)) + " attend to themselves and the previous chunk, " + rr;
-  d.matrix = permuted(h.weights, sq, rankOf(sq));
+  d.caption = o.wrap && o.rounds > 1
+                  ? "all rounds in one sorted sequence, chunks of m = " + std::to_string(std::min(o.chunk, o.rounds * L)) +
+                        " attend to themselves and the chunk before (" + rr + "'s first to round " +
+                        std::to_string((round + o.rounds - 1) % o.rounds) + "'s last slots), " + rr + "'s softmax"
+                  : "chunks of m = " + std::to_string(std::min(o.chunk, L)) + " attend to themselves and the previous chunk" +
+                        (o.wrap ? " (the first to the last)" : "") + ", " + rr + "'s softmax";
+  d.matrix = permuted(chunked, sq, rankOf(sq));
   d.row_labels = d.col_labels = permutedList(tokens, sq);
   d.row_categories = d.col_categories = permutedList(hq, sq);
   d.category_axis = "bucket";
-  for (int64_t s = std::min(o.chunk, L); s < L; s += o.chunk) {
-    d.row_dividers.push_back(s);
-    d.col_dividers.push_back(s);
-  }
+  d.row_dividers = d.col_dividers = lshChunkStarts(o, L, round);
   out.push_back(std::move(d));
   return out;
 }
@@ -348,14 +349,18 @@ Result lsh(const Inputs& in, const Params& p, const RunContext& ctx) {
   Mat out(L, v.cols() / H * H), k_norm(L, dh * H);
   const int64_t dv = v.cols() / H;
   std::vector<std::vector<int32_t>> buckets0;  // head 0's bucket of each position, per round
+  SparseRows chunked0;                         // head 0's round `round` alone (walkthrough panel d)
   double nnz = 0;
   for (int64_t h = 0; h < H; ++h) {
     RunContext part;
     part.cancel = ctx.cancel;
-    LshHead head = lshAttentionHead(q.middleCols(h * dh, dh), v.middleCols(h * dv, dv), rot, o, part);
+    LshHead head = lshAttentionHead(q.middleCols(h * dh, dh), v.middleCols(h * dv, dv), rot, o, part, h == 0 ? round : -1);
     out.middleCols(h * dv, dv) = head.output;
     k_norm.middleCols(h * dh, dh) = normalizedRows(q.middleCols(h * dh, dh));
-    if (h == 0) buckets0 = head.buckets;
+    if (h == 0) {
+      buckets0 = head.buckets;
+      chunked0 = std::move(head.round_weights);
+    }
     r.flops += head.flops;
     nnz += static_cast<double>(head.weights.nnz());
     r.sparse.push_back(std::move(head.weights));
@@ -375,9 +380,9 @@ Result lsh(const Inputs& in, const Params& p, const RunContext& ctx) {
   r.scores_label = "q_i·k_j/√d_head (k = q/‖q‖)";
 
   // Head 0, the chosen round: walkthrough, buckets, pictures, quality.
-  const Mat q0 = q.leftCols(dh), v0 = v.leftCols(dv), k0 = k_sep.leftCols(dh);
+  const Mat q0 = q.leftCols(dh), k0 = k_sep.leftCols(dh);
   const auto r_round = rot.middleCols(round * half, half);
-  r.stages = walkthrough(q0, k0, v0, r_round, o, in.tokens, round, ctx);
+  r.stages = walkthrough(q0, k0, chunked0, r_round, o, in.tokens, round, ctx);
   ctx.progress(0.8f);
   const std::vector<int32_t>& shown = buckets0[static_cast<size_t>(round)];
   std::vector<float> bucket_of(shown.begin(), shown.end()), sizes(static_cast<size_t>(o.n_buckets), 0.0f);

@@ -17,6 +17,7 @@
 #include "engine/registry.h"
 #include "engine/variants/multi_head.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attn {
@@ -49,6 +50,22 @@ struct LshLayer {
   }
 };
 
+// The LSH work of the whole stack, layers × heads × lshPassCost in hash
+// entries, against ctx.work_limit. Unbounded, 64 layers of 4 heads × 7 rounds
+// × 4,096 buckets at L = 64 (a fuzz input) took 95-154 s under the
+// sanitizers; at 2^25 the costliest admitted runs take ~3-4 s there
+// (hash-heavy and window-heavy alike) and ~0.14 s in a Release build.
+void checkStackWork(int64_t layers, int64_t heads, int64_t length, const LshOptions& o, double limit) {
+  const double cost = static_cast<double>(layers) * static_cast<double>(heads) * lshPassCost(o, length);
+  if (cost <= limit) return;
+  const int64_t m = std::min(o.chunk, o.wrap ? o.rounds * length : length);
+  throw InputError("reversible: layers × heads × rounds × L × (n_buckets + 10m), m the chunk length, = " +
+                   std::to_string(layers) + " × " + std::to_string(heads) + " × " + std::to_string(o.rounds) + " × " +
+                   std::to_string(length) + " × (" + std::to_string(o.n_buckets) + " + 10·" + std::to_string(m) +
+                   ") = " + std::to_string(static_cast<int64_t>(cost)) + " hash entries of LSH work per pass, more than " +
+                   std::to_string(static_cast<int64_t>(limit)) + ": fewer layers, heads, rounds or buckets, smaller chunks or a shorter input");
+}
+
 double relativeError(const Mat& a, const Mat& b) {
   const double n = b.norm();
   return n > 0 ? (a - b).norm() / n : (a - b).norm();
@@ -59,6 +76,7 @@ Result reversible(const Inputs& in, const Params& p, const RunContext& ctx) {
   const Mat& x = in.query();  // [L, d]
   const int64_t L = x.rows(), d = x.cols(), H = in.heads, N = p.getInt("layers"), c = p.getInt("ff_chunks");
   const int64_t dh = headDim(d, H), d_ff = p.getInt("ff_mult") * d;
+  checkStackWork(N, H, L, o, ctx.work_limit);
 
   std::vector<LshLayer> attn(static_cast<size_t>(N));
   std::vector<FeedForward> ff;
