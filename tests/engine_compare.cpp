@@ -86,8 +86,8 @@ TEST(Compare, FullCausalPatternLosesNothing) {
 }
 
 TEST(Compare, WindowKeepsItsShareAndHasInfiniteKlOnceKeysDrop) {
-  const int64_t w = 6;
-  const auto window = [w](int64_t i, int64_t j) { return j <= i && i - j < w; };
+  constexpr int64_t w = 6;
+  const auto window = [](int64_t i, int64_t j) { return j <= i && i - j < w; };
   Result r = patternResult(window);
   for (bool sparse : {true, false}) {
     if (!sparse) r.sparse.clear();
