@@ -183,9 +183,9 @@ void unionOfWindows(LshLayout& lay, SparseRows& w, std::vector<int32_t>& n_ij, c
   lay.self_only.assign(static_cast<size_t>(L), 0);
   constexpr int64_t kRowsPerTask = 256;
   const int64_t tasks = (L + kRowsPerTask - 1) / kRowsPerTask;
-  std::vector<std::vector<int32_t>> keys(static_cast<size_t>(tasks)), counts(static_cast<size_t>(tasks));
-  std::vector<int64_t> row_length(static_cast<size_t>(L), 0);
-  parallelFor(tasks, ctx, [&](int64_t task) {
+  // Calls row(i, touched, count) for each query i of `task`: touched lists
+  // its keys (unsorted), count[j] is N_ij.
+  auto eachRow = [&](int64_t task, auto&& row) {
     // count[j]: j's places in the windows so far; touched: the keys with count > 0.
     std::vector<int32_t> count(static_cast<size_t>(L), 0), touched;
     for (int64_t i = task * kRowsPerTask; i < std::min(L, (task + 1) * kRowsPerTask); ++i) {
@@ -208,24 +208,33 @@ void unionOfWindows(LshLayout& lay, SparseRows& w, std::vector<int32_t>& n_ij, c
           });
         }
       }
-      std::sort(touched.begin(), touched.end());
-      for (const int32_t j : touched) {
-        keys[static_cast<size_t>(task)].push_back(j);
-        counts[static_cast<size_t>(task)].push_back(count[static_cast<size_t>(j)]);
-        count[static_cast<size_t>(j)] = 0;
-      }
-      row_length[static_cast<size_t>(i)] = static_cast<int64_t>(touched.size());
+      row(i, touched, count);
+      for (const int32_t j : touched) count[static_cast<size_t>(j)] = 0;
       touched.clear();
     }
+  };
+  // Two passes, the row lengths and then the rows written in place: the key
+  // lists are never held twice (a copy per task doubled LSH's peak memory).
+  std::vector<int64_t> row_length(static_cast<size_t>(L), 0);
+  parallelFor(tasks, ctx, [&](int64_t task) {
+    eachRow(task, [&](int64_t i, std::vector<int32_t>& touched, const std::vector<int32_t>&) {
+      row_length[static_cast<size_t>(i)] = static_cast<int64_t>(touched.size());
+    });
   });
   w.indptr.assign(static_cast<size_t>(L) + 1, 0);
   for (int64_t i = 0; i < L; ++i) w.indptr[static_cast<size_t>(i) + 1] = w.indptr[static_cast<size_t>(i)] + row_length[static_cast<size_t>(i)];
-  w.indices.clear();
-  n_ij.clear();
-  for (size_t task = 0; task < keys.size(); ++task) {
-    w.indices.insert(w.indices.end(), keys[task].begin(), keys[task].end());
-    n_ij.insert(n_ij.end(), counts[task].begin(), counts[task].end());
-  }
+  w.indices.assign(static_cast<size_t>(w.indptr.back()), 0);
+  n_ij.assign(static_cast<size_t>(w.indptr.back()), 0);
+  parallelFor(tasks, ctx, [&](int64_t task) {
+    eachRow(task, [&](int64_t i, std::vector<int32_t>& touched, const std::vector<int32_t>& count) {
+      std::sort(touched.begin(), touched.end());
+      auto e = static_cast<size_t>(w.indptr[static_cast<size_t>(i)]);
+      for (const int32_t j : touched) {
+        w.indices[e] = j;
+        n_ij[e++] = count[static_cast<size_t>(j)];
+      }
+    });
+  });
 }
 
 // entry[j] = the index of key j in row i of w, for the keys of that row (all
