@@ -35,7 +35,7 @@ struct RunContext {
   // before starting (reversible: hash entries of LSH work per pass); above
   // it they refuse with InputError naming the product. The default keeps a
   // Release run under ~10 s; the engine fuzz target, ~25x slower under the
-  // sanitizers, sets 2^25.
+  // sanitizers, sets 2^23.
   double work_limit = double(int64_t{1} << 31);
 
   // Call between units of work (a head, a block of rows).
