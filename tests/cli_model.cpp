@@ -79,7 +79,7 @@ TEST(ModelCli, RunWritesTokensAttentionHiddenAndMeta) {
 
 TEST(ModelCli, BertRunHasMaskedLmPredictionsAndTruncates) {
   test::TempDir dir;
-  const test::TinyModel tm = test::writeTinyModel(dir / "bert", {.arch = Architecture::Bert, .prefix = "bert."});
+  const test::TinyModel tm = test::writeTinyModel(dir / "bert", {.arch = test::Fixture::Bert, .prefix = "bert."});
   const std::string text = "the cat sat on the mat the dog ran on the mat a big red hat";
   const test::RunResult r =
       runAttnlab({"model", "run", tm.dir.string(), "--text", text, "--out", (dir / "run").string(), "--truncate"});
@@ -132,7 +132,7 @@ void expectBadInput(const std::vector<std::string>& args, const fs::path& parent
 TEST(ModelCli, LlamaFamilyInfoAndRun) {
   test::TempDir dir;
   const test::TinyModel tm = test::writeTinyModel(
-      dir / "mistral", {.arch = Architecture::Llama, .prefix = "model.", .family = "mistral", .kv_heads = 2, .sliding_window = 4});
+      dir / "mistral", {.arch = test::Fixture::Llama, .prefix = "model.", .family = "mistral", .kv_heads = 2, .sliding_window = 4});
   const test::RunResult r = runAttnlab({"model", "info", tm.dir.string()});
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* s : {"MistralForCausalLM", "kv heads      2 (grouped-query: 2 query heads per key/value head)",
@@ -153,7 +153,7 @@ TEST(ModelCli, LlamaFamilyInfoAndRun) {
 // inside a UTF-8 sequence, and the JSON must still be written.
 TEST(ModelCli, GenerateWritesEachNewTokensAttention) {
   test::TempDir dir;
-  const test::TinyModel tm = test::writeTinyModel(dir / "llama", {.arch = Architecture::Llama, .kv_heads = 1});
+  const test::TinyModel tm = test::writeTinyModel(dir / "llama", {.arch = test::Fixture::Llama, .kv_heads = 1});
   const fs::path out = dir / "gen";
   const test::RunResult r = runAttnlab({"model", "generate", tm.dir.string(), "--text", "the cat", "--max-new", "5",
                                         "--greedy", "--out", out.string()});
@@ -230,7 +230,7 @@ TEST(ModelCli, BadInputExitsTwoWithoutOutput) {
                  dir.path, "positions left");
   {
     test::TempDir bert;
-    const test::TinyModel bm = test::writeTinyModel(bert / "bert", {.arch = Architecture::Bert});
+    const test::TinyModel bm = test::writeTinyModel(bert / "bert", {.arch = test::Fixture::Bert});
     expectBadInput({"model", "generate", bm.dir.string(), "--text", "the cat", "--out", out}, dir.path,
                    "generation needs a causal language model");
   }

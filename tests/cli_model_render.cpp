@@ -111,7 +111,7 @@ TEST(ModelRenderCli, ModelViewPanelsShowEachHeadInOrder) {
 TEST(ModelRenderCli, MistralFiguresShowRopeBandsAndKvGroups) {
   TempDir dir;
   // A folder name with '_' and '^' (the subtitle is laid out as a formula and must keep them literal).
-  writeTinyModel(dir / "tiny_mistral^2", {.arch = Architecture::Llama, .family = "mistral", .kv_heads = 2, .sliding_window = 3});
+  writeTinyModel(dir / "tiny_mistral^2", {.arch = test::Fixture::Llama, .family = "mistral", .kv_heads = 2, .sliding_window = 3});
   const auto pdfText = [&](const std::string& view) {
     const std::string pdf = (dir / (view + ".pdf")).string();
     const RunResult r = runAttnlab({"render", "--model", (dir / "tiny_mistral^2").string(), "--text", "the cat sat on the mat",

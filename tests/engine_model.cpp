@@ -9,6 +9,7 @@
 #include "engine/parallel.h"
 
 #include "tests/model_fixture.h"
+#include "tests/model_reference.h"
 #include "tests/test_support.h"
 
 #include <gtest/gtest.h>
@@ -26,82 +27,8 @@ namespace {
 using test::TinyModel;
 using test::TinyOptions;
 
-// [SECTION] Plain-loop reference (scalar loops, doubles, no Eigen products)
-using Rows = std::vector<std::vector<double>>;  // [L][n]
-
-struct Reference {
-  std::vector<std::vector<Rows>> attention;  // [layer][head] [L][L]
-  std::vector<Rows> q, k, v;                 // [layer] [L][d]
-  Rows hidden, logits;
-};
-
-Rows zeros(size_t r, size_t c) { return Rows(r, std::vector<double>(c, 0.0)); }
-
-void addInto(Rows& x, const Rows& y) {  // the residual x += y
-  for (size_t i = 0; i < x.size(); ++i)
-    for (size_t e = 0; e < x[i].size(); ++e) x[i][e] += y[i][e];
-}
-
-void layerNormRef(Rows& x, const std::vector<float>& g, const std::vector<float>& b, double eps) {
-  for (auto& row : x) {
-    double mu = 0, var = 0;
-    for (double v : row) mu += v;
-    mu /= static_cast<double>(row.size());
-    for (double v : row) var += (v - mu) * (v - mu);
-    var /= static_cast<double>(row.size());
-    for (size_t c = 0; c < row.size(); ++c) row[c] = (row[c] - mu) / std::sqrt(var + eps) * g[c] + b[c];
-  }
-}
-
-// y = x W + b with W [in, out] (Conv1D), or x Wᵀ + b with W [out, in] (Linear)
-Rows linearRef(const Rows& x, const std::vector<float>& w, const std::vector<float>& b, size_t in, size_t out,
-               bool transposed) {
-  Rows y = zeros(x.size(), out);
-  for (size_t i = 0; i < x.size(); ++i)
-    for (size_t o = 0; o < out; ++o) {
-      double s = b.empty() ? 0.0 : b[o];
-      for (size_t c = 0; c < in; ++c) s += x[i][c] * (transposed ? w[o * in + c] : w[c * out + o]);
-      y[i][o] = s;
-    }
-  return y;
-}
-
-// Query head h reads key/value head h / (heads / kv_heads) (k and v have
-// kv_heads·d_head columns); a sliding window keeps keys j with i − j < window.
-void attentionRef(const Rows& q, const Rows& k, const Rows& v, size_t heads, bool causal, std::vector<Rows>& maps,
-                  Rows& out, size_t kv_heads = 0, size_t window = 0) {
-  const size_t L = q.size(), d = q[0].size(), dh = d / heads;
-  if (kv_heads == 0) kv_heads = heads;
-  out = zeros(L, d);
-  maps.assign(heads, zeros(L, L));
-  for (size_t h = 0; h < heads; ++h)
-    for (size_t i = 0; i < L; ++i) {
-      const size_t g = h / (heads / kv_heads), last = causal ? i : L - 1;
-      const size_t first = window > 0 && i + 1 > window ? i + 1 - window : 0;
-      std::vector<double> s(last + 1);
-      double mx = -1e300, z = 0;
-      for (size_t j = first; j <= last; ++j) {
-        double dot = 0;
-        for (size_t e = 0; e < dh; ++e) dot += q[i][h * dh + e] * k[j][g * dh + e];
-        s[j] = dot / std::sqrt(static_cast<double>(dh));
-        mx = std::max(mx, s[j]);
-      }
-      for (size_t j = first; j <= last; ++j) z += std::exp(s[j] - mx);
-      for (size_t j = first; j <= last; ++j) {
-        maps[h][i][j] = std::exp(s[j] - mx) / z;
-        for (size_t e = 0; e < dh; ++e) out[i][h * dh + e] += maps[h][i][j] * v[j][g * dh + e];
-      }
-    }
-}
-
-// Every head of one layer, captured into the reference; returns Concat(head_1 … head_H).
-Rows attendAndKeep(Reference& r, const Rows& q, const Rows& k, const Rows& v, size_t heads, bool causal) {
-  std::vector<Rows> maps;
-  Rows out;
-  attentionRef(q, k, v, heads, causal, maps, out);
-  r.attention.push_back(maps), r.q.push_back(q), r.k.push_back(k), r.v.push_back(v);
-  return out;
-}
+// [SECTION] Plain-loop references of GPT-2, BERT and the LLaMA family (tests/model_reference.h)
+using namespace mref;
 
 Reference gpt2Ref(const TinyModel& m, const std::vector<int32_t>& ids) {
   const ModelConfig& c = m.config;
@@ -136,7 +63,6 @@ Reference gpt2Ref(const TinyModel& m, const std::vector<int32_t>& ids) {
   return r;
 }
 
-double geluErf(double u) { return 0.5 * u * (1.0 + std::erf(u / std::sqrt(2.0))); }
 
 Reference bertRef(const TinyModel& m, const std::vector<int32_t>& ids) {
   const ModelConfig& c = m.config;
@@ -178,60 +104,6 @@ Reference bertRef(const TinyModel& m, const std::vector<int32_t>& ids) {
     r.logits = linearRef(t, dec, m.w("cls.predictions.bias"), d, static_cast<size_t>(c.vocab), true);
   }
   return r;
-}
-
-double silu(double u) { return u / (1.0 + std::exp(-u)); }
-
-void rmsNormRef(Rows& x, const std::vector<float>& w, double eps) {
-  for (auto& row : x) {
-    double ms = 0;
-    for (double v : row) ms += v * v;
-    ms /= static_cast<double>(row.size());
-    for (size_t c = 0; c < row.size(); ++c) row[c] = row[c] / std::sqrt(ms + eps) * w[c];
-  }
-}
-
-// RoPE's θ_i = base^(−2i/d_head), then transformers' llama3 rule when scaled:
-// wavelength 2π/θ above original/low: θ/factor; below original/high: θ; between:
-// (1 − s)·θ/factor + s·θ with s = (original/wavelength − low)/(high − low).
-std::vector<double> ropeThetaRef(const ModelConfig& c) {
-  std::vector<double> theta;
-  for (int64_t i = 0; i < c.head_dim / 2; ++i) {
-    double t = 1.0 / std::pow(c.rope_theta, 2.0 * static_cast<double>(i) / static_cast<double>(c.head_dim));
-    if (c.rope_factor > 0) {
-      const double wl = 2 * M_PI / t, orig = static_cast<double>(c.rope_original_positions);
-      if (wl > orig / c.rope_low_freq) t = t / c.rope_factor;
-      else if (wl >= orig / c.rope_high_freq) {
-        const double sm = (orig / wl - c.rope_low_freq) / (c.rope_high_freq - c.rope_low_freq);
-        t = (1 - sm) * t / c.rope_factor + sm * t;
-      }
-    }
-    theta.push_back(t);
-  }
-  return theta;
-}
-
-// rotate_half at position i: x'_e = x_e cos(iθ_e) − x_{e+h} sin(iθ_e), x'_{e+h} = x_{e+h} cos + x_e sin, per head.
-Rows ropeRef(const Rows& x, size_t dh, const std::vector<double>& theta) {
-  Rows y = x;
-  const size_t half = dh / 2;
-  for (size_t i = 0; i < x.size(); ++i)
-    for (size_t h = 0; h < x[i].size() / dh; ++h)
-      for (size_t e = 0; e < half; ++e) {
-        const double a = static_cast<double>(i) * theta[e], lo = x[i][h * dh + e], hi = x[i][h * dh + e + half];
-        y[i][h * dh + e] = lo * std::cos(a) - hi * std::sin(a);
-        y[i][h * dh + e + half] = hi * std::cos(a) + lo * std::sin(a);
-      }
-  return y;
-}
-
-// [L][kv_heads·dh] → [L][heads·dh]: each key/value head once per query head reading it.
-Rows repeatHeadsRef(const Rows& x, size_t heads, size_t kv_heads, size_t dh) {
-  Rows y = zeros(x.size(), heads * dh);
-  for (size_t i = 0; i < x.size(); ++i)
-    for (size_t h = 0; h < heads; ++h)
-      for (size_t e = 0; e < dh; ++e) y[i][h * dh + e] = x[i][h / (heads / kv_heads) * dh + e];
-  return y;
 }
 
 struct LlamaReference : Reference {
@@ -276,47 +148,6 @@ LlamaReference llamaRef(const TinyModel& m, const std::vector<int32_t>& ids) {
   const std::vector<float>& head = m.has("lm_head.weight") ? m.w("lm_head.weight") : m.w("embed_tokens.weight");
   r.logits = linearRef(x, head, {}, d, static_cast<size_t>(c.vocab), true);
   return r;
-}
-
-// Every map, q/k/v, hidden and the top-k (ids and softmax probabilities) against the reference.
-void expectMatches(const ModelRun& run, const Reference& ref, int top_k) {
-  const double tol = 2e-4;
-  ASSERT_EQ(run.attention.size(), ref.attention.size());
-  for (size_t l = 0; l < ref.attention.size(); ++l) {
-    for (size_t h = 0; h < ref.attention[l].size(); ++h)
-      for (size_t i = 0; i < ref.attention[l][h].size(); ++i)
-        for (size_t j = 0; j < ref.attention[l][h].size(); ++j)
-          ASSERT_NEAR(run.attention[l][h](i, j), ref.attention[l][h][i][j], tol) << "layer " << l << " head " << h;
-    for (size_t i = 0; i < ref.q[l].size(); ++i)
-      for (size_t e = 0; e < ref.q[l][i].size(); ++e) {
-        ASSERT_NEAR(run.q[l](i, e), ref.q[l][i][e], tol);
-        ASSERT_NEAR(run.k[l](i, e), ref.k[l][i][e], tol);
-        ASSERT_NEAR(run.v[l](i, e), ref.v[l][i][e], tol);
-      }
-  }
-  for (size_t i = 0; i < ref.hidden.size(); ++i)
-    for (size_t e = 0; e < ref.hidden[i].size(); ++e) ASSERT_NEAR(run.hidden(i, e), ref.hidden[i][e], tol);
-  if (ref.logits.empty()) {
-    EXPECT_TRUE(run.top_k.empty());
-    return;
-  }
-  ASSERT_EQ(run.top_k.size(), ref.logits.size());
-  for (size_t i = 0; i < ref.logits.size(); ++i) {
-    const std::vector<double>& z = ref.logits[i];
-    const double mx = *std::max_element(z.begin(), z.end());
-    double sum = 0;
-    for (double v : z) sum += std::exp(v - mx);
-    std::vector<int32_t> order(z.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return z[a] > z[b]; });
-    ASSERT_EQ(run.top_k[i].size(), static_cast<size_t>(top_k));
-    for (int t = 0; t < top_k; ++t) {
-      const Prediction& p = run.top_k[i][static_cast<size_t>(t)];
-      EXPECT_NEAR(p.probability, std::exp(z[order[t]] - mx) / sum, 1e-4) << "position " << i << " rank " << t;
-      // Near-ties may swap; the probability of the predicted id must match its rank's.
-      EXPECT_NEAR(std::exp(z[p.id] - mx) / sum, std::exp(z[order[t]] - mx) / sum, 1e-4);
-    }
-  }
 }
 
 // [SECTION] Forward pass against the reference
@@ -414,7 +245,7 @@ TEST(ModelForward, Gpt2WithPrefixAndUntiedHead) {
 
 TEST(ModelForward, BertMatchesLoopReference) {
   test::TempDir dir;
-  const TinyModel tm = test::writeTinyModel(dir.path, {.arch = Architecture::Bert, .prefix = "bert.", .seed = 5});
+  const TinyModel tm = test::writeTinyModel(dir.path, {.arch = test::Fixture::Bert, .prefix = "bert.", .seed = 5});
   const auto model = loadModel(filesOnDisk(dir.path.string()));
   const ModelRun run = runModel(*model, "The cat sat on the mat.", {.top_k = 5});
   ASSERT_GE(run.ids.size(), 4u);
@@ -426,10 +257,10 @@ TEST(ModelForward, BertMatchesLoopReference) {
 
 TEST(ModelForward, BertUntiedDecoderAndWithoutMlmHead) {
   test::TempDir a, b;
-  const TinyModel with = test::writeTinyModel(a.path, {.arch = Architecture::Bert, .untied_head = true, .seed = 6});
+  const TinyModel with = test::writeTinyModel(a.path, {.arch = test::Fixture::Bert, .untied_head = true, .seed = 6});
   const std::vector<int32_t> ids = {2, 5, 6, 7, 13, 3};
   expectMatches(runModelIds(*loadModel(filesOnDisk(a.path.string())), ids, {.top_k = 2}), bertRef(with, ids), 2);
-  const TinyModel bare = test::writeTinyModel(b.path, {.arch = Architecture::Bert, .mlm = false, .seed = 7});
+  const TinyModel bare = test::writeTinyModel(b.path, {.arch = test::Fixture::Bert, .mlm = false, .seed = 7});
   const ModelRun run = runModelIds(*loadModel(filesOnDisk(b.path.string())), ids);
   EXPECT_TRUE(run.top_k.empty());
   expectMatches(run, bertRef(bare, ids), 0);
@@ -466,7 +297,7 @@ TEST(ModelForward, F16AndBf16Checkpoints) {
 void expectLlamaMatches(const TinyOptions& o, const std::string& text) {
   test::TempDir dir;
   TinyOptions with_prefix = o;
-  with_prefix.arch = Architecture::Llama;
+  with_prefix.arch = test::Fixture::Llama;
   with_prefix.prefix = "model.";
   const TinyModel tm = test::writeTinyModel(dir.path, with_prefix);
   const auto model = loadModel(filesOnDisk(dir.path.string()));
@@ -501,6 +332,45 @@ TEST(ModelForward, LlamaMultiQueryTiedLlama3ScalingBf16) {
                      "then the hat");
 }
 
+// transformers 5 saves RoPE as rope_parameters and no rope_theta / rope_scaling:
+// a Llama 3 checkpoint (θ = 500,000, llama3 scaling) must use both, not fall back to θ = 10,000.
+TEST(ModelForward, Llama3WithTransformers5RopeParameters) {
+  expectLlamaMatches({.seed = 8, .kv_heads = 2, .llama3_scaling = true, .transformers5 = true, .rope_theta = 500000.0},
+                     "the cat sat on the mat");
+  test::TempDir dir;
+  const TinyModel tm = test::writeTinyModel(
+      dir.path, {.arch = test::Fixture::Llama, .llama3_scaling = true, .transformers5 = true, .rope_theta = 500000.0});
+  // The folder is in transformers 5's form: RoPE only inside rope_parameters.
+  const nlohmann::json config = nlohmann::json::parse(test::slurp(dir / "config.json"));
+  EXPECT_FALSE(config.contains("rope_theta") || config.contains("rope_scaling") || config.contains("torch_dtype"));
+  EXPECT_EQ(config["rope_parameters"]["rope_theta"], 500000.0);
+  const ModelConfig& c = modelInfo(*loadModel(filesOnDisk(dir.path.string()))).config;
+  EXPECT_EQ(c.rope.theta, 500000.0);
+  EXPECT_EQ(c.rope.type, "llama3");
+  EXPECT_EQ(c.rope.factor, 8.0);
+  EXPECT_EQ(c.rope.original_positions, 64);
+  EXPECT_EQ(c.dtype, "float32");
+}
+
+// rope_type "linear" divides every frequency by the factor, in both config forms.
+TEST(ModelForward, LinearRopeScalingBothConfigForms) {
+  for (const bool v5 : {false, true}) {
+    test::TempDir dir;
+    TinyModel tm = test::writeTinyModel(dir.path, {.arch = test::Fixture::Llama, .seed = 9, .transformers5 = v5});
+    const std::string scaled = R"({"rope_type": "linear", "rope_theta": 50.0, "factor": 4.0})";
+    test::setConfigField(tm, v5 ? "rope_parameters" : "rope_scaling", scaled);
+    tm.config.rope.type = "linear", tm.config.rope.factor = 4.0;
+    const std::vector<int32_t> ids = {259, 5, 6, 7, 8, 9};
+    const ModelRun run = runModelIds(*loadModel(filesOnDisk(dir.path.string())), ids, {.top_k = 0});
+    const auto ref = llamaRef(tm, ids);
+    for (size_t h = 0; h < 4; ++h)
+      for (size_t i = 0; i < ids.size(); ++i)
+        for (size_t j = 0; j <= i; ++j)
+          ASSERT_NEAR(run.attention[1][h](i, j), ref.attention[1][h][i][j], 2e-4) << (v5 ? "rope_parameters" : "rope_scaling");
+    EXPECT_NEAR(run.rope_theta[0], 1.0 / 4.0, 1e-12);
+  }
+}
+
 TEST(ModelForward, Qwen2BiasesOnQkv) {
   expectLlamaMatches({.seed = 5, .family = "qwen2", .kv_heads = 2}, "the the the");
 }
@@ -509,7 +379,7 @@ TEST(ModelForward, MistralSlidingWindow) {
   expectLlamaMatches({.seed = 6, .family = "mistral", .kv_heads = 4, .sliding_window = 3}, "the cat sat on the mat");
   // The window itself: row i keeps keys i−2 … i only.
   test::TempDir dir;
-  test::writeTinyModel(dir.path, {.arch = Architecture::Llama, .family = "mistral", .sliding_window = 3});
+  test::writeTinyModel(dir.path, {.arch = test::Fixture::Llama, .family = "mistral", .sliding_window = 3});
   const ModelRun run = runModel(*loadModel(filesOnDisk(dir.path.string())), "a b c d e f", {.top_k = 0});
   const Mat& a = run.attention[1][2];
   for (int64_t i = 0; i < a.rows(); ++i)
@@ -559,18 +429,18 @@ TEST(Generate, Gpt2KvCacheMatchesFullForward) {
 }
 
 TEST(Generate, LlamaGqaKvCacheMatchesFullForward) {
-  expectGenerationMatchesFullForward({.arch = Architecture::Llama, .kv_heads = 2}, "the cat sat");
+  expectGenerationMatchesFullForward({.arch = test::Fixture::Llama, .kv_heads = 2}, "the cat sat");
 }
 
 TEST(Generate, MistralWindowSlidesDuringDecoding) {
   // Window 3 over 4 prompt tokens and 6 new: decode steps drop keys that fall out of the window.
-  expectGenerationMatchesFullForward({.arch = Architecture::Llama, .seed = 3, .family = "mistral", .sliding_window = 3},
+  expectGenerationMatchesFullForward({.arch = test::Fixture::Llama, .seed = 3, .family = "mistral", .sliding_window = 3},
                                      "a cat");
 }
 
 TEST(Generate, SamplingIsSeededAndTopOneIsGreedy) {
   test::TempDir dir;
-  test::writeTinyModel(dir.path, {.arch = Architecture::Llama});
+  test::writeTinyModel(dir.path, {.arch = test::Fixture::Llama});
   const auto model = loadModel(filesOnDisk(dir.path.string()));
   auto ids = [&](const GenerateOptions& o) {
     std::vector<int32_t> out;
@@ -595,7 +465,7 @@ TEST(Generate, SamplingIsSeededAndTopOneIsGreedy) {
 
 TEST(Generate, RefusesWhatItCannotDo) {
   test::TempDir dir;
-  test::writeTinyModel(dir.path, {.arch = Architecture::Llama});
+  test::writeTinyModel(dir.path, {.arch = test::Fixture::Llama});
   const auto model = loadModel(filesOnDisk(dir.path.string()));
   auto message = [&](const GenerateOptions& o, const std::string& text = "the cat") {
     try {
@@ -611,7 +481,7 @@ TEST(Generate, RefusesWhatItCannotDo) {
   EXPECT_NE(message({.top_k = 5, .temperature = 0.0f}).find("--temperature"), std::string::npos);
   EXPECT_NE(message({.max_new = 30}, "the cat sat on the mat").find("positions left"), std::string::npos);
   test::TempDir bert;
-  test::writeTinyModel(bert.path, {.arch = Architecture::Bert});
+  test::writeTinyModel(bert.path, {.arch = test::Fixture::Bert});
   try {
     generate(*loadModel(filesOnDisk(bert.path.string())), "the cat", {});
     ADD_FAILURE() << "BERT generated";
@@ -846,12 +716,30 @@ TEST(ModelErrors, ConfigProblems) {
 
 TEST(ModelErrors, LlamaConfigProblems) {
   test::TempDir dir;
-  const TinyModel tm = test::writeTinyModel(dir.path, {.arch = Architecture::Llama});
+  const TinyModel tm = test::writeTinyModel(dir.path, {.arch = test::Fixture::Llama});
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
   expectFieldRefused(tm, "num_key_value_heads", "3", "2",
                      {"config.json", "num_key_value_heads (3) must divide num_attention_heads (4)"});
   expectFieldRefused(tm, "rope_scaling", R"({"rope_type": "yarn", "factor": 4.0})", "null",
-                     {"config.json", "rope_scaling' has type 'yarn', but only 'llama3'"});
+                     {"config.json rope_scaling: field 'rope_type' is 'yarn', which is not implemented"});
+  expectFieldRefused(tm, "rope_scaling", R"({"type": "dynamic", "factor": 4.0})", "null",
+                     {"config.json rope_scaling: field 'type' is 'dynamic', which is not implemented"});
+  // transformers 5 writes rope_parameters instead: read, and refused alike.
+  expectFieldRefused(tm, "rope_parameters", R"({"rope_type": "yarn", "rope_theta": 500000.0, "factor": 4.0})", "null",
+                     {"config.json rope_parameters: field 'rope_type' is 'yarn', which is not implemented"});
+  expectFieldRefused(tm, "rope_parameters", R"({"rope_type": "longrope", "rope_theta": 10000.0})", "null",
+                     {"config.json rope_parameters: field 'rope_type' is 'longrope'"});
+  expectFieldRefused(tm, "rope_parameters", R"({"rope_type": "linear", "rope_theta": 10000.0, "factor": 2.0, "attention_factor": 0.5})", "null",
+                     {"config.json rope_parameters: field 'attention_factor' is 0.5, which is not implemented"});
+  expectFieldRefused(tm, "rope_parameters", R"("big")", "null", {"config.json: field 'rope_parameters' must be an object"});
+  // A field that changes the computation and that Llama does not implement is refused, never ignored.
+  expectFieldRefused(tm, "attn_logit_softcapping", "50.0", "null",
+                     {"config.json: field 'attn_logit_softcapping' is 50.0, which Llama does not implement"});
+  expectFieldRefused(tm, "partial_rotary_factor", "0.5", "1.0",
+                     {"config.json: field 'partial_rotary_factor' is 0.5, which Llama does not implement (expected 1.0)"});
+  expectFieldRefused(tm, "layer_types", R"(["sliding_attention", "full_attention"])", "null",
+                     {"config.json: field 'layer_types'", "which Llama does not implement"});
+  expectFieldRefused(tm, "use_qk_norm", "true", "false", {"field 'use_qk_norm' is true, which Llama does not implement"});
   expectFieldRefused(tm, "rope_scaling", R"({"rope_type": "llama3", "factor": 8.0})", "null",
                      {"config.json", "field 'low_freq_factor' is missing"});
   expectFieldRefused(tm, "rope_theta", "-1", "10000", {"config.json", "field 'rope_theta' must be a number from"});
@@ -880,7 +768,7 @@ TEST(ModelErrors, TokenizerFiles) {
   expectHas(loadError(dir.path), {"vocab.json", "missing"});
 
   test::TempDir bert;
-  test::writeTinyModel(bert.path, {.arch = Architecture::Bert});
+  test::writeTinyModel(bert.path, {.arch = test::Fixture::Bert});
   fs::remove(bert / "vocab.txt");
   expectHas(loadError(bert.path), {"vocab.txt", "missing"});
   std::ofstream(bert / "vocab.txt") << "the\ncat\n";
@@ -919,7 +807,7 @@ TEST(ModelErrors, EmptyAndTooLongText) {
   EXPECT_THROW(runModelIds(*m, {1, 99999}), InputError);
 
   test::TempDir bert;
-  test::writeTinyModel(bert.path, {.arch = Architecture::Bert});
+  test::writeTinyModel(bert.path, {.arch = test::Fixture::Bert});
   const auto b = loadModel(filesOnDisk(bert.path.string()));
   const ModelRun cut = runModel(*b, "the cat sat on the mat the dog ran on the mat a big red hat", {.truncate = true});
   EXPECT_EQ(cut.ids.size(), 16u);
@@ -1005,7 +893,7 @@ TEST(HeadMetrics, RolloutAgainstLoopAndRowsSumToOne) {
 
 TEST(HeadMetrics, RepeatedIdsAvoidSpecials) {
   test::TempDir dir;
-  test::writeTinyModel(dir.path, {.arch = Architecture::Bert});
+  test::writeTinyModel(dir.path, {.arch = test::Fixture::Bert});
   const auto m = loadModel(filesOnDisk(dir.path.string()));
   const std::vector<int32_t> ids = repeatedRandomIds(*m, 5, 42);
   ASSERT_EQ(ids.size(), 12u);

@@ -41,7 +41,7 @@ struct GqaRun {
   test::TempDir dir;
   ModelRun run;
   GqaRun() {
-    test::writeTinyModel(dir.path, {.arch = Architecture::Llama, .seed = 7, .family = "mistral", .kv_heads = 2,
+    test::writeTinyModel(dir.path, {.arch = test::Fixture::Llama, .seed = 7, .family = "mistral", .kv_heads = 2,
                                     .sliding_window = 3});
     run = runModel(*loadModel(filesOnDisk(dir.path.string())), "the cat sat on the mat");
   }

@@ -70,7 +70,7 @@ TEST_F(GuiTest, ArrowKeysStepThroughTheNewTokens) {
 
 TEST_F(GuiTest, GenerateOnBertIsUsageErrorSayingWhy) {
   TinyOptions o;
-  o.arch = Architecture::Bert;
+  o.arch = test::Fixture::Bert;
   o.prefix = "bert.";
   const TinyModel bert = writeTinyModel(dir_ / "bert", o);
   const RunResult r =

@@ -189,8 +189,8 @@ size_t lightPixels(const QImage& img, const QRect& area) {
 TEST_F(GuiTest, MistralGridGroupsHeadsByKvHeadAndDrawsTheWindow) {
   // 2 layers × 4 query heads over 2 kv heads; a window of 3 keys on 19 tokens.
   const std::filesystem::path mistral = dir_.path / "mistral", llama = dir_.path / "llama";
-  writeTinyModel(mistral, {.arch = Architecture::Llama, .seed = 3, .family = "mistral", .kv_heads = 2, .sliding_window = 3});
-  writeTinyModel(llama, {.arch = Architecture::Llama, .seed = 3, .family = "llama", .kv_heads = 2});
+  writeTinyModel(mistral, {.arch = test::Fixture::Llama, .seed = 3, .family = "mistral", .kv_heads = 2, .sliding_window = 3});
+  writeTinyModel(llama, {.arch = test::Fixture::Llama, .seed = 3, .family = "llama", .kv_heads = 2});
   const std::string text = "the cat sat on the mat";
   RunResult r;
   const QImage windowed = shoot({"--model", mistral.string(), "--text", text}, &r);

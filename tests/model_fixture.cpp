@@ -20,6 +20,52 @@ float roundTo(DType t, float v) {
   return v;
 }
 
+// tokenizer.json: byte-level BPE with the GPT-2 fixture's merges, <s> and </s>
+// (and `specials`) as added tokens. Returns the vocabulary size.
+int64_t writeByteLevelTokenizer(const fs::path& dir, const std::vector<std::string>& specials) {
+  const std::array<std::string, 256> bytes = gpt2ByteSymbols();
+  nlohmann::json vocab = nlohmann::json::object();
+  for (size_t b = 0; b < bytes.size(); ++b) vocab[bytes[b]] = b;
+  nlohmann::json merges = nlohmann::json::array();
+  for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{{"Ġ", "t"}, {"h", "e"}, {"Ġt", "he"}}) {
+    const size_t id = vocab.size();
+    vocab[a + b] = id;
+    merges.push_back(a + " " + b);
+  }
+  auto added = [](int64_t id, const std::string& text) {
+    return nlohmann::json{{"id", id}, {"content", text}, {"single_word", false}, {"lstrip", false},
+                          {"rstrip", false}, {"normalized", false}, {"special", true}};
+  };
+  nlohmann::json added_tokens = nlohmann::json::array();
+  std::vector<std::string> all = {"<s>", "</s>"};
+  all.insert(all.end(), specials.begin(), specials.end());
+  for (const std::string& t : all) {
+    const int64_t id = static_cast<int64_t>(vocab.size());
+    vocab[t] = id;
+    added_tokens.push_back(added(id, t));
+  }
+  const nlohmann::json tokenizer = {
+      {"version", "1.0"},
+      {"added_tokens", added_tokens},
+      {"normalizer", nullptr},
+      {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}}},
+      {"post_processor", nullptr},
+      {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
+      {"model", {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
+                 {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
+                 {"ignore_merges", false}, {"vocab", vocab}, {"merges", merges}}}};
+  writeText(dir / "tokenizer.json", tokenizer.dump(1));
+  return static_cast<int64_t>(vocab.size());
+}
+
+// Seeded N(offset, scale²) values for tensor number `stream`, rounded to the dtype.
+std::vector<float> randomValues(const TinyOptions& o, int stream, int64_t n, float scale, float offset) {
+  const Mat r = randomNormal(1, n, o.seed, "fixture." + std::to_string(stream), scale);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) v[static_cast<size_t>(k)] = roundTo(o.dtype, offset + r(0, k));
+  return v;
+}
+
 }  // namespace
 
 const std::vector<float>& TinyModel::w(const std::string& name) const {
@@ -64,22 +110,18 @@ TinyModel writeTinyModel(const fs::path& dir, const TinyOptions& o) {
   m.dir = dir;
   m.options = o;
   ModelConfig& c = m.config;
-  c.arch = o.arch;
-  c.layers = 2, c.heads = 2, c.kv_heads = 2, c.d_model = o.arch == Architecture::Llama ? 16 : 8, c.positions = 16;
+  c.layers = 2, c.heads = 2, c.kv_heads = 2, c.d_model = o.arch == Fixture::Llama ? 16 : 8, c.positions = 16;
   c.head_dim = c.d_model / c.heads;
   int stream = 0;
   auto add = [&](const std::string& name, std::vector<int64_t> shape, float scale, float offset = 0.0f) {
     int64_t n = 1;
     for (const int64_t s : shape) n *= s;
-    const Mat r = randomNormal(1, n, o.seed, "fixture." + std::to_string(stream++), scale);
-    std::vector<float> v(static_cast<size_t>(n));
-    for (int64_t k = 0; k < n; ++k) v[static_cast<size_t>(k)] = roundTo(o.dtype, offset + r(0, k));
-    m.weights[name] = std::move(v);
+    m.weights[name] = randomValues(o, stream++, n, scale, offset);
     m.shapes[name] = std::move(shape);
   };
   const int64_t d = c.d_model;
   const std::string& P = o.prefix;
-  if (o.arch == Architecture::Gpt2) {
+  if (o.arch == Fixture::Gpt2) {
     c.arch_name = "GPT2LMHeadModel";
     c.d_ff = 4 * d;
     c.ln_eps = 1e-5;
@@ -119,40 +161,14 @@ TinyModel writeTinyModel(const fs::path& dir, const TinyOptions& o) {
     }
     add(P + "ln_f.weight", {d}, 0.1f, 1.0f), add(P + "ln_f.bias", {d}, 0.1f);
     if (o.untied_head) add("lm_head.weight", {c.vocab, d}, 0.5f);
-  } else if (o.arch == Architecture::Llama) {
+  } else if (o.arch == Fixture::Llama) {
     c.family = o.family;
     c.arch_name = o.family == "mistral" ? "MistralForCausalLM" : o.family == "qwen2" ? "Qwen2ForCausalLM" : "LlamaForCausalLM";
     c.heads = 4, c.kv_heads = o.kv_heads, c.d_model = d, c.head_dim = 4, c.d_ff = 24, c.positions = 32;
-    c.rms_eps = 1e-5, c.rope_theta = 50.0;  // a small base: the tiny head's two frequencies turn visibly
+    c.rms_eps = 1e-5, c.uses_rope = true, c.rope.theta = o.rope_theta;
     c.qkv_bias = o.family == "qwen2", c.tie_embeddings = o.tied, c.sliding_window = o.sliding_window;
-    // tokenizer.json: byte-level BPE with the GPT-2 fixture's merges, <s> and </s> as added tokens.
-    const std::array<std::string, 256> bytes = gpt2ByteSymbols();
-    nlohmann::json vocab = nlohmann::json::object();
-    for (size_t b = 0; b < bytes.size(); ++b) vocab[bytes[b]] = b;
-    nlohmann::json merges = nlohmann::json::array();
-    for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{{"Ġ", "t"}, {"h", "e"}, {"Ġt", "he"}}) {
-      const size_t id = vocab.size();
-      vocab[a + b] = id;
-      merges.push_back(a + " " + b);
-    }
-    const int64_t bos = static_cast<int64_t>(vocab.size()), eos = bos + 1;
-    vocab["<s>"] = bos, vocab["</s>"] = eos;
-    c.vocab = eos + 1;
-    auto added = [](int64_t id, const std::string& text) {
-      return nlohmann::json{{"id", id}, {"content", text}, {"single_word", false}, {"lstrip", false},
-                            {"rstrip", false}, {"normalized", false}, {"special", true}};
-    };
-    const nlohmann::json tokenizer = {
-        {"version", "1.0"},
-        {"added_tokens", {added(bos, "<s>"), added(eos, "</s>")}},
-        {"normalizer", nullptr},
-        {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}}},
-        {"post_processor", nullptr},
-        {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
-        {"model", {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
-                   {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
-                   {"ignore_merges", false}, {"vocab", vocab}, {"merges", merges}}}};
-    writeText(dir / "tokenizer.json", tokenizer.dump(1));
+    const int64_t bos = 259, eos = 260;
+    c.vocab = writeByteLevelTokenizer(dir, {});
     writeText(dir / "tokenizer_config.json",
               R"({"add_bos_token": true, "add_eos_token": false, "bos_token": "<s>", "eos_token": "</s>"})");
     nlohmann::json config = {{"architectures", {c.arch_name}}, {"model_type", c.family},
@@ -160,14 +176,26 @@ TinyModel writeTinyModel(const fs::path& dir, const TinyOptions& o) {
                              {"num_key_value_heads", c.kv_heads}, {"hidden_size", d},
                              {"intermediate_size", c.d_ff}, {"max_position_embeddings", c.positions},
                              {"vocab_size", c.vocab}, {"hidden_act", "silu"}, {"rms_norm_eps", c.rms_eps},
-                             {"rope_theta", c.rope_theta}, {"tie_word_embeddings", c.tie_embeddings},
-                             {"bos_token_id", bos}, {"eos_token_id", eos}, {"torch_dtype", "float32"}};
+                             {"tie_word_embeddings", c.tie_embeddings},
+                             {"bos_token_id", bos}, {"eos_token_id", eos}};
     if (o.family == "mistral") config["sliding_window"] = o.sliding_window > 0 ? nlohmann::json(o.sliding_window) : nlohmann::json();
+    nlohmann::json rope = {{"rope_type", "default"}, {"rope_theta", o.rope_theta}};
     if (o.llama3_scaling) {
       // The tiny head's wavelengths 2π and 2π·50^½ ≈ 44 fall below 64/4 (kept) and between 64/4 and 64/1 (blended).
-      config["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
-                                {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 64}};
-      c.rope_factor = 8, c.rope_low_freq = 1, c.rope_high_freq = 4, c.rope_original_positions = 64;
+      rope = {{"rope_type", "llama3"}, {"rope_theta", o.rope_theta}, {"factor", 8.0}, {"low_freq_factor", 1.0},
+              {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 64}};
+      c.rope.type = "llama3", c.rope.factor = 8, c.rope.low_freq = 1, c.rope.high_freq = 4, c.rope.original_positions = 64;
+    }
+    if (o.transformers5) {
+      config["rope_parameters"] = rope;
+      config["dtype"] = "float32";
+    } else {
+      config["rope_theta"] = o.rope_theta;
+      config["torch_dtype"] = "float32";
+      if (o.llama3_scaling) {
+        rope.erase("rope_theta");
+        config["rope_scaling"] = rope;
+      }
     }
     writeText(dir / "config.json", config.dump(1));
     const int64_t qd = c.heads * c.head_dim, kvd = c.kv_heads * c.head_dim;
@@ -230,6 +258,29 @@ TinyModel writeTinyModel(const fs::path& dir, const TinyOptions& o) {
       add("cls.predictions.bias", {c.vocab}, 0.2f);
       if (o.untied_head) add("cls.predictions.decoder.weight", {c.vocab, d}, 0.5f);
     }
+  }
+  writeWeights(m);
+  return m;
+}
+
+TinyModel writeCheckpoint(const fs::path& dir, const nlohmann::json& config, const std::vector<TensorSpec>& tensors,
+                          const TinyOptions& options, const std::vector<std::string>& specials,
+                          const std::string& tokenizer_config) {
+  fs::create_directories(dir);
+  TinyModel m;
+  m.dir = dir;
+  m.options = options;
+  m.options.prefix.clear();  // names are given in full
+  writeByteLevelTokenizer(dir, specials);
+  writeText(dir / "tokenizer_config.json", tokenizer_config);
+  writeText(dir / "config.json", config.dump(1));
+  m.config = parseConfig(config.dump(), (dir / "config.json").string());
+  int stream = 0;
+  for (const TensorSpec& t : tensors) {
+    int64_t n = 1;
+    for (const int64_t s : t.shape) n *= s;
+    m.weights[t.name] = randomValues(options, stream++, n, t.scale, t.offset);
+    m.shapes[t.name] = t.shape;
   }
   writeWeights(m);
   return m;

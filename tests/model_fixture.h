@@ -4,6 +4,9 @@
 #pragma once
 
 #include "engine/model/model.h"
+#include "engine/model/safetensors.h"
+
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <map>
@@ -12,8 +15,11 @@
 
 namespace attn::test {
 
+// The three hand-written fixtures; other families use writeCheckpoint().
+enum class Fixture { Gpt2, Bert, Llama };
+
 struct TinyOptions {
-  Architecture arch = Architecture::Gpt2;
+  Fixture arch = Fixture::Gpt2;
   std::string prefix;        // "transformer." / "bert." as GPT2LMHeadModel / BertForMaskedLM save them
   bool untied_head = false;  // GPT-2: its own lm_head.weight; BERT: cls.predictions.decoder.weight
   bool mlm = true;           // BERT: the cls.predictions.* head
@@ -26,6 +32,10 @@ struct TinyOptions {
   int64_t sliding_window = 0;  // Mistral's window (0: none in config.json)
   bool tied = false;           // tie_word_embeddings: no lm_head.weight
   bool llama3_scaling = false; // rope_scaling {"rope_type": "llama3", …}
+  // config.json as transformers 5 writes it: rope_parameters {"rope_type", "rope_theta", …}
+  // and dtype, no rope_theta / rope_scaling / torch_dtype.
+  bool transformers5 = false;
+  double rope_theta = 50.0;    // a small base: the tiny head's two frequencies turn visibly
 };
 
 struct TinyModel {
@@ -51,5 +61,25 @@ TinyModel writeTinyModel(const std::filesystem::path& dir, const TinyOptions& op
 void writeWeights(const TinyModel& m);
 // Sets one field of config.json (bad-input tests).
 void setConfigField(const TinyModel& m, const std::string& key, const std::string& json_value);
+
+// [SECTION] Any family: a config, tensors and a tokenizer.json
+// One tensor of a generic checkpoint: seeded N(offset, scale²) values.
+struct TensorSpec {
+  std::string name;  // the full name in the checkpoint
+  std::vector<int64_t> shape;
+  float scale = 0.4f, offset = 0.0f;
+};
+// Writes config.json as given, a tokenizer.json (byte-level BPE over the
+// GPT-2 fixture's vocabulary; ids 0–258, then <s> = 259 and </s> = 260,
+// and, with `specials`, [CLS] … as further added tokens), a
+// tokenizer_config.json (`tokenizer_config`, default: adds <s>) and the
+// tensors with seeded random values (options: dtype, shards, seed).
+// m.config is config.json as parseConfig reads it; the vocabulary size the
+// config must give is kTokenizerVocab (+ specials.size()).
+inline constexpr int64_t kTokenizerVocab = 261;
+TinyModel writeCheckpoint(const std::filesystem::path& dir, const nlohmann::json& config,
+                          const std::vector<TensorSpec>& tensors, const TinyOptions& options = {},
+                          const std::vector<std::string>& specials = {},
+                          const std::string& tokenizer_config = R"({"add_bos_token": true, "bos_token": "<s>", "eos_token": "</s>"})");
 
 }  // namespace attn::test

@@ -31,18 +31,33 @@ int cmdModelInfo(const std::string& path, bool json) {
   std::printf("  architecture  %s\n", c.arch_name.c_str());
   std::printf("  layers        %lld\n", static_cast<long long>(c.layers));
   std::printf("  heads         %lld (d_head %lld)\n", static_cast<long long>(c.heads), static_cast<long long>(c.head_dim));
-  if (c.arch == Architecture::Llama) {
+  std::printf("  family        %s (%s)\n", c.label.c_str(), c.causal ? "causal" : "bidirectional");
+  if (c.kv_heads != c.heads)
     std::printf("  kv heads      %lld (%s)\n", static_cast<long long>(c.kv_heads),
-                c.kv_heads == c.heads ? "one per query head"
-                : c.kv_heads == 1     ? "multi-query: all query heads share one"
-                                      : ("grouped-query: " + std::to_string(c.heads / c.kv_heads) +
-                                         " query heads per key/value head").c_str());
-    std::printf("  positions as  RoPE, θ base %g%s\n", c.rope_theta,
-                c.rope_factor > 0 ? (", llama3 scaling ×" + nlohmann::json(c.rope_factor).dump()).c_str() : "");
-    if (c.sliding_window > 0) std::printf("  window        %lld keys\n", static_cast<long long>(c.sliding_window));
-    std::printf("  norm / MLP    RMSNorm (ε %g) / SwiGLU%s%s\n", c.rms_eps, c.qkv_bias ? ", q/k/v biases" : "",
-                c.tie_embeddings ? ", head tied to the embeddings" : "");
+                c.kv_heads == 1 ? "multi-query: all query heads share one"
+                                : ("grouped-query: " + std::to_string(c.heads / c.kv_heads) +
+                                   " query heads per key/value head").c_str());
+  if (c.uses_rope) {
+    auto rope = [&](const RopeSpec& r) {
+      std::string s = "RoPE, θ base " + nlohmann::json(r.theta).dump();
+      if (r.type != "default") s += ", " + r.type + " scaling ×" + nlohmann::json(r.factor).dump();
+      if (r.partial < 1) s += ", " + std::to_string(r.rotaryDims(c.head_dim)) + " of " + std::to_string(c.head_dim) + " dimensions rotate";
+      return s;
+    };
+    std::printf("  positions as  %s\n", rope(c.rope).c_str());
+    if (c.local_rope) std::printf("  local layers  %s\n", rope(c.rope_local).c_str());
   }
+  if (c.alibi) std::printf("  positions as  ALiBi (linear biases on the scores)\n");
+  if (!c.layer_window.empty()) {
+    int64_t windowed = 0;
+    for (const int64_t w : c.layer_window) windowed += w > 0;
+    std::printf("  window        %lld keys, on %lld of %lld layers\n", static_cast<long long>(c.sliding_window),
+                static_cast<long long>(windowed), static_cast<long long>(c.layers));
+  }
+  if (c.attn_softcap > 0) std::printf("  soft-capping  scores %g·tanh(s/%g)\n", c.attn_softcap, c.attn_softcap);
+  if (c.final_softcap > 0) std::printf("  soft-capping  logits %g·tanh(z/%g)\n", c.final_softcap, c.final_softcap);
+  if (c.qk_norm) std::printf("  QK-norm       q and k normalised before the scores\n");
+  if (!c.blocks.empty()) std::printf("  norm / MLP    %s\n", c.blocks.c_str());
   std::printf("  d_model       %lld (d_ff %lld)\n", static_cast<long long>(c.d_model), static_cast<long long>(c.d_ff));
   std::printf("  positions     %lld\n", static_cast<long long>(c.positions));
   std::printf("  vocabulary    %lld\n", static_cast<long long>(c.vocab));

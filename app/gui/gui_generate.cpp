@@ -32,8 +32,9 @@ std::shared_ptr<const ModelOutput> GenerationFeed::take() {
 
 std::string generateUnavailable(const ModelState& m) {
   if (!m.scene.model) return "no model is loaded yet";
-  if (modelInfo(*m.scene.model).config.arch == Architecture::Bert)
-    return "BERT reads the text in both directions and has no next-token head: only GPT-2 and the LLaMA family generate";
+  const ModelConfig& c = modelInfo(*m.scene.model).config;
+  if (!c.causal)
+    return c.label + " reads the text in both directions and has no next-token head: only causal language models generate";
   return {};
 }
 

@@ -1,12 +1,14 @@
-// The forward passes of GPT-2 and BERT, and the pieces every architecture's
-// pass shares: linear layers, multi-head (and grouped-query) attention over a
-// KV cache, the LM heads and their top-k.
+// The pieces every family's pass is built of (model_impl.h): linear layers,
+// norms, activations, RoPE, masks, multi-head (and grouped-query) attention
+// over a KV cache with the families' score changes, and the LM head's top-k.
 //
 // [SECTION] Shared pieces
 // [SECTION] LM heads
-// [SECTION] GPT-2 forward
-// [SECTION] BERT forward
 #include "engine/model/model_impl.h"
+
+#include "engine/activations.h"
+#include "engine/model/config.h"
+#include "engine/model/family.h"
 
 #include "engine/attention_math.h"
 #include "engine/gemm.h"
@@ -36,16 +38,126 @@ void linear(const Mat& x, const Weight& w, const Weight* b, bool transposed, Mat
 
 double linearFlops(int64_t rows, const Weight& w) { return 2.0 * static_cast<double>(rows) * w.rows * w.cols; }
 
+void linearT(const Mat& x, const Weight& w, const Weight& b, std::vector<float>& scratch, double* flops, Mat& y) {
+  linear(x, w.floats(scratch), b.present() ? &b : nullptr, true, y);
+  *flops += linearFlops(x.rows(), w);
+}
+
+void layerNorm(Mat& x, const Weight& gamma, const Weight& beta, double eps) {
+  x = layerNormRows(x, static_cast<float>(eps));
+  x.array().rowwise() *= gamma.vec().array();
+  if (beta.present()) x.rowwise() += beta.vec();
+}
+
+void rmsNorm(const Mat& x, const Weight& w, double eps, Mat& y, float offset) {
+  y.resize(x.rows(), x.cols());
+  for (int64_t i = 0; i < x.rows(); ++i) {
+    const double ms = static_cast<double>(x.row(i).squaredNorm()) / static_cast<double>(x.cols());
+    y.row(i) = x.row(i) * static_cast<float>(1.0 / std::sqrt(ms + eps));
+  }
+  y.array().rowwise() *= w.vec().array() + offset;
+}
+
+void rmsNormHeads(Mat& x, int64_t heads, const Weight& w, double eps, float offset) {
+  const int64_t dh = x.cols() / heads;
+  Mat part;
+  for (int64_t h = 0; h < heads; ++h) {
+    rmsNorm(x.middleCols(h * dh, dh), w, eps, part, offset);
+    x.middleCols(h * dh, dh) = part;
+  }
+}
+
+Activation readActivation(const ConfigReader& r, const std::string& key, const std::string& def) {
+  const std::string name =
+      r.oneOf(key, def, {"silu", "swish", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu", "relu"});
+  if (name == "silu" || name == "swish") return Activation::Silu;
+  if (name == "gelu") return Activation::GeluErf;
+  if (name == "relu") return Activation::Relu;
+  return Activation::GeluTanh;
+}
+
+void activate(Mat& x, Activation a) {
+  switch (a) {
+    case Activation::Silu:  // x·σ(x)
+      x = x.unaryExpr([](float g) { return static_cast<float>(g * sigmoid(g)); });
+      break;
+    case Activation::GeluTanh: {  // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
+      const float c = std::sqrt(2.0f / std::numbers::pi_v<float>);
+      x.array() = 0.5f * x.array() * (1.0f + (c * (x.array() + 0.044715f * x.array().cube())).tanh());
+      break;
+    }
+    case Activation::GeluErf:  // 0.5·x·(1 + erf(x / √2))
+      x = x.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::erf(v / std::numbers::sqrt2_v<float>)); });
+      break;
+    case Activation::Relu:
+      x = x.cwiseMax(0.0f);
+      break;
+  }
+}
+
+Mat embedRows(const Weight& embed, const std::vector<int32_t>& ids) {
+  Mat x(static_cast<int64_t>(ids.size()), embed.cols);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const int64_t r = static_cast<int64_t>(i);
+    if (embed.data) x.row(r) = embed.mat().row(ids[i]);
+    else embed.file->floatsAt(*embed.entry, int64_t{ids[i]} * embed.cols, embed.cols, x.row(r).data());
+  }
+  return x;
+}
+
+Mat repeatKvHeads(const Mat& x, int64_t heads, int64_t kv_heads, int64_t dh) {
+  if (heads == kv_heads) return x;
+  Mat out(x.rows(), heads * dh);
+  const int64_t group = heads / kv_heads;
+  for (int64_t h = 0; h < heads; ++h) out.middleCols(h * dh, dh) = x.middleCols(h / group * dh, dh);
+  return out;
+}
+
+void ropeHeads(Eigen::Ref<Mat> x, int64_t heads, int64_t head_dim, const std::vector<double>& theta,
+               int64_t first_position) {
+  const int64_t rot = 2 * static_cast<int64_t>(theta.size());
+  if (rot == head_dim) return rotateHalfHeads(x, heads, theta, first_position);  // one cos/sin for all heads
+  for (int64_t h = 0; h < heads; ++h) rotateHalfHeads(x.middleCols(h * head_dim, rot), 1, theta, first_position);
+}
+
+Mat attentionMask(int64_t L, int64_t p0, bool causal, int64_t window) {
+  Mat mask = causal ? causalMask(L, p0 + L) : Mat(Mat::Ones(L, p0 + L));
+  if (window > 0)
+    for (int64_t i = 0; i < L; ++i)
+      for (int64_t j = 0; j < p0 + L; ++j) {
+        const int64_t back = p0 + i - j;
+        if (causal ? back >= window : std::abs(back) > window / 2) mask(i, j) = 0;
+      }
+  return mask;
+}
+
 void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const Mat& mask, int64_t heads, int64_t kv_heads,
-                    float scale, const RunContext& ctx, std::vector<Mat>& attention, Mat& concat) {
+                    float scale, const RunContext& ctx, std::vector<Mat>& attention, Mat& concat,
+                    const ScoreMods& mods) {
   const int64_t L = q.rows(), dh = q.cols() / heads, group = heads / kv_heads;
   concat.resize(L, q.cols());
   attention.resize(static_cast<size_t>(heads));
+  const bool plain = mods.softcap <= 0 && !mods.alibi;
   parallelFor(heads, ctx, [&](int64_t h) {
     const int64_t g = h / group;  // the key/value head query head h reads
     Mat scores;                   // Q_h K_gᵀ · scale    [Lq, Lk]
-    attendHead(q.middleCols(h * dh, dh), k.middleCols(g * dh, dh), v.middleCols(g * dh, dh), scale, mask, scores,
-               attention[static_cast<size_t>(h)], concat.middleCols(h * dh, dh));
+    Mat& weights = attention[static_cast<size_t>(h)];
+    if (plain) {
+      attendHead(q.middleCols(h * dh, dh), k.middleCols(g * dh, dh), v.middleCols(g * dh, dh), scale, mask, scores,
+                 weights, concat.middleCols(h * dh, dh));
+      return;
+    }
+    scores.noalias() = q.middleCols(h * dh, dh) * k.middleCols(g * dh, dh).transpose() * scale;
+    if (mods.softcap > 0) {  // s → c·tanh(s / c)
+      const double c = mods.softcap;
+      scores = scores.unaryExpr([c](float s) { return static_cast<float>(c * std::tanh(s / c)); });
+    }
+    if (mods.alibi) {  // s_ij += slope_h · j
+      const float slope = static_cast<float>((*mods.alibi)[static_cast<size_t>(h)]);
+      for (int64_t j = 0; j < scores.cols(); ++j) scores.col(j).array() += slope * static_cast<float>(j);
+    }
+    maskedSoftmaxRows(scores, mask, weights);
+    concat.middleCols(h * dh, dh).noalias() = weights * v.middleCols(g * dh, dh);
   });
 }
 
@@ -57,28 +169,6 @@ std::string tokenText(const Tokenizer& tok, int32_t id) {
 }
 
 namespace {
-
-void linear(const Mat& x, const Weight& w, const Weight& b, bool transposed, Mat& y) {
-  linear(x, w, &b, transposed, y);
-}
-
-// y = LN(x) · γ + β, per row (LN: attention_math.h layerNormRows)     [L, d]
-void layerNorm(Mat& x, const Weight& gamma, const Weight& beta, double eps) {
-  x = layerNormRows(x, static_cast<float>(eps));
-  x.array().rowwise() *= gamma.vec().array();
-  x.rowwise() += beta.vec();
-}
-
-// GPT-2's gelu_new: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
-void geluTanh(Mat& x) {
-  const float c = std::sqrt(2.0f / std::numbers::pi_v<float>);
-  x.array() = 0.5f * x.array() * (1.0f + (c * (x.array() + 0.044715f * x.array().cube())).tanh());
-}
-
-// BERT's gelu: 0.5·x·(1 + erf(x / √2))
-void geluErf(Mat& x) {
-  x = x.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::erf(v / std::numbers::sqrt2_v<float>)); });
-}
 
 // Top-k of softmax(logits) for one row, by a single pass that keeps the k
 // best in order (a partial selection: O(V·k) with k ≤ a few, no V-sized sort
@@ -122,37 +212,30 @@ std::pair<const Mat*, const Mat*> keysWithCache(KvCache* cache, int64_t layer, c
 }
 
 // [SECTION] LM heads
-Mat lmLogits(const Model& m, const Mat& hidden, double* flops) {
-  const ModelConfig& c = m.info.config;
+Mat lmHeadLogits(const Weight& W, const Mat& hidden, double* flops) {
+  // logits = h Wᵀ                                                  [P, V]
+  *flops += linearFlops(hidden.rows(), W);
   Mat logits;
-  if (c.arch != Architecture::Bert) {
-    // logits = h lm_headᵀ (GPT-2: tied to wte)                     [P, V]: row of position i predicts token i + 1
-    const Weight& W = m.lm_head;
-    *flops += linearFlops(hidden.rows(), W);
-    if (W.data) {
-      linear(hidden, W, nullptr, true, logits);
-      return logits;
-    }
-    // A 16-bit head (the LLaMA family) is converted a block of rows at a time.
-    constexpr int64_t kBlock = 4096;
-    logits.resize(hidden.rows(), W.rows);
-    Mat block;
-    for (int64_t r0 = 0; r0 < W.rows; r0 += kBlock) {
-      const int64_t n = std::min(kBlock, W.rows - r0);
-      block.resize(n, W.cols);
-      W.file->floatsAt(*W.entry, r0 * W.cols, n * W.cols, block.data());
-      gemm(hidden, block, true, 1.0f, 0.0f, logits.middleCols(r0, n));
-    }
+  if (W.data) {
+    linear(hidden, W, nullptr, true, logits);
     return logits;
   }
-  // t = LN(gelu(h W_tᵀ + b_t)); logits = t decoderᵀ + bias          [P, V]: row of position i predicts token i
-  Mat t;
-  linear(hidden, m.mlm_dense_w, m.mlm_dense_b, true, t);
-  geluErf(t);
-  layerNorm(t, m.mlm_ln_w, m.mlm_ln_b, c.ln_eps);
-  linear(t, m.mlm_decoder, m.mlm_bias, true, logits);
-  *flops += linearFlops(hidden.rows(), m.mlm_dense_w) + linearFlops(hidden.rows(), m.mlm_decoder);
+  // A 16-bit head is converted a block of rows at a time.
+  constexpr int64_t kBlock = 4096;
+  logits.resize(hidden.rows(), W.rows);
+  Mat block;
+  for (int64_t r0 = 0; r0 < W.rows; r0 += kBlock) {
+    const int64_t n = std::min(kBlock, W.rows - r0);
+    block.resize(n, W.cols);
+    W.file->floatsAt(*W.entry, r0 * W.cols, n * W.cols, block.data());
+    gemm(hidden, block, true, 1.0f, 0.0f, logits.middleCols(r0, n));
+  }
   return logits;
+}
+
+Mat lmLogits(const Model& m, const Mat& hidden, double* flops) {
+  if (m.family->logits) return m.family->logits(m, hidden, flops);
+  return lmHeadLogits(m.lm_head, hidden, flops);
 }
 
 std::vector<std::vector<Prediction>> predictTokens(const Model& m, const Mat& hidden,
@@ -160,7 +243,7 @@ std::vector<std::vector<Prediction>> predictTokens(const Model& m, const Mat& hi
                                                    const RunContext& ctx, double* flops) {
   const int64_t L = hidden.rows(), P = static_cast<int64_t>(positions.size());
   std::vector<std::vector<Prediction>> out(static_cast<size_t>(L));
-  if (k <= 0 || P == 0 || (m.info.config.arch == Architecture::Bert && !m.mlm)) return out;
+  if (k <= 0 || P == 0 || !m.predicts) return out;
   // h = hidden[positions]                                          [P, d]
   Mat h(P, hidden.cols());
   for (int64_t p = 0; p < P; ++p) h.row(p) = hidden.row(positions[static_cast<size_t>(p)]);
@@ -171,89 +254,6 @@ std::vector<std::vector<Prediction>> predictTokens(const Model& m, const Mat& hi
   });
   if (flops) *flops += f;
   return out;
-}
-
-// [SECTION] GPT-2 forward
-// Radford et al. 2019: pre-LN blocks, learned positions, causal.
-void gpt2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext& ctx) {
-  const ModelConfig& c = m.info.config;
-  const int64_t L = static_cast<int64_t>(run.ids.size()), d = c.d_model, p0 = run.first_position;
-  // x = wte[ids] + wpe[p0 … p0 + L)                                [L, d]
-  Mat x(L, d);
-  for (int64_t i = 0; i < L; ++i)
-    x.row(i) = m.wte.mat().row(run.ids[static_cast<size_t>(i)]) + m.wpe.mat().row(p0 + i);
-  const Mat mask = causalMask(L, p0 + L);  // aligned to the bottom right: query i is position p0 + i
-  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  Mat a, qkv, concat, proj, f, f2;
-  for (int64_t l = 0; l < c.layers; ++l) {
-    const Gpt2Layer& w = m.gpt2[static_cast<size_t>(l)];
-    // a = LN(x; ln_1)                                              [L, d]
-    a = x;
-    layerNorm(a, w.ln1_w, w.ln1_b, c.ln_eps);
-    // qkv = a W_attn + b_attn = [q | k | v]                       [L, 3d]
-    linear(a, w.attn_w, w.attn_b, false, qkv);
-    run.q[l] = qkv.leftCols(d);
-    run.k[l] = qkv.middleCols(d, d);
-    run.v[l] = qkv.rightCols(d);
-    // head_h = softmax(q_h k_hᵀ / √d_head + causal) v_h over the cached and new keys   [L, d_head] × H
-    const auto [K, V] = keysWithCache(cache, l, run.k[l], run.v[l]);
-    attentionLayer(run.q[l], *K, *V, mask, c.heads, c.heads, scale, ctx, run.attention[l], concat);
-    // x = x + Concat(head_1 … head_H) W_proj + b_proj             [L, d]
-    linear(concat, w.proj_w, w.proj_b, false, proj);
-    x += proj;
-    // x = x + gelu(LN(x; ln_2) W_fc + b_fc) W_mproj + b_mproj     [L, d_ff] → [L, d]
-    a = x;
-    layerNorm(a, w.ln2_w, w.ln2_b, c.ln_eps);
-    linear(a, w.fc_w, w.fc_b, false, f);
-    geluTanh(f);
-    linear(f, w.mproj_w, w.mproj_b, false, f2);
-    x += f2;
-    run.flops += linearFlops(L, w.attn_w) + linearFlops(L, w.proj_w) + linearFlops(L, w.fc_w) +
-                 linearFlops(L, w.mproj_w) + 4.0 * static_cast<double>(L) * static_cast<double>(p0 + L) * d;
-    ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
-  }
-  // hidden = LN(x; ln_f)                                           [L, d]
-  layerNorm(x, m.ln_f_w, m.ln_f_b, c.ln_eps);
-  run.hidden = std::move(x);
-}
-
-// [SECTION] BERT forward
-// Devlin et al. 2019: post-LN blocks, learned positions and token types, bidirectional.
-void bertForward(const Model& m, ModelRun& run, const RunContext& ctx) {
-  const ModelConfig& c = m.info.config;
-  const int64_t L = static_cast<int64_t>(run.ids.size()), d = c.d_model;
-  // x = LN(word[ids] + position[0 … L) + token_type[0])            [L, d]
-  Mat x(L, d);
-  for (int64_t i = 0; i < L; ++i)
-    x.row(i) = m.word.mat().row(run.ids[static_cast<size_t>(i)]) + m.position.mat().row(i) + m.token_type.mat().row(0);
-  layerNorm(x, m.emb_ln_w, m.emb_ln_b, c.ln_eps);
-  // One unpadded sequence: every key is allowed (the padding mask is all ones).
-  const Mat mask;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  Mat concat, proj, f, f2;
-  for (int64_t l = 0; l < c.layers; ++l) {
-    const BertLayer& w = m.bert[static_cast<size_t>(l)];
-    // q = x W_qᵀ + b_q, k = x W_kᵀ + b_k, v = x W_vᵀ + b_v        [L, d] each
-    linear(x, w.q_w, w.q_b, true, run.q[l]);
-    linear(x, w.k_w, w.k_b, true, run.k[l]);
-    linear(x, w.v_w, w.v_b, true, run.v[l]);
-    // head_h = softmax(q_h k_hᵀ / √d_head) v_h                   [L, d_head] × H
-    attentionLayer(run.q[l], run.k[l], run.v[l], mask, c.heads, c.heads, scale, ctx, run.attention[l], concat);
-    // x = LN(x + Concat(head_1 … head_H) W_oᵀ + b_o)               [L, d]
-    linear(concat, w.o_w, w.o_b, true, proj);
-    x += proj;
-    layerNorm(x, w.ln1_w, w.ln1_b, c.ln_eps);
-    // x = LN(x + gelu(x W_iᵀ + b_i) W_outᵀ + b_out)               [L, d_ff] → [L, d]
-    linear(x, w.i_w, w.i_b, true, f);
-    geluErf(f);
-    linear(f, w.out_w, w.out_b, true, f2);
-    x += f2;
-    layerNorm(x, w.ln2_w, w.ln2_b, c.ln_eps);
-    run.flops += 3 * linearFlops(L, w.q_w) + linearFlops(L, w.o_w) + linearFlops(L, w.i_w) +
-                 linearFlops(L, w.out_w) + 4.0 * static_cast<double>(L) * L * d;
-    ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
-  }
-  run.hidden = std::move(x);
 }
 
 }  // namespace attn

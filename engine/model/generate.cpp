@@ -55,9 +55,9 @@ Mat stackRows(const Mat& a, const Mat& b) {
 Generation generate(const Model& m, const std::string& text, const GenerateOptions& o, const RunContext& ctx,
                     const std::function<void(const Generation&)>& on_token) {
   const ModelConfig& c = m.info.config;
-  if (c.arch == Architecture::Bert)
-    throw InputError(m.info.label + ": generation needs a causal language model (GPT-2 or the LLaMA family); " +
-                     c.arch_name + " reads the text in both directions");
+  if (!c.causal || !m.predicts)
+    throw InputError(m.info.label + ": generation needs a causal language model with an LM head; " + c.arch_name +
+                     (c.causal ? " has no LM head" : " reads the text in both directions"));
   if (o.max_new < 1 || o.max_new >= c.positions)
     throw InputError("--max-new: expected 1 to " + std::to_string(c.positions - 1) + " new tokens (the model has " +
                      std::to_string(c.positions) + " positions), got " + std::to_string(o.max_new));

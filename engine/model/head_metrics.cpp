@@ -107,7 +107,7 @@ std::vector<int32_t> repeatedRandomIds(const Model& m, int64_t T, uint64_t seed)
     if (std::find(specials.begin(), specials.end(), id) == specials.end()) half.push_back(id);
   }
   std::vector<int32_t> ids;
-  const bool bert = modelInfo(m).config.arch == Architecture::Bert;
+  const bool bert = !modelInfo(m).config.causal;  // [CLS] … [SEP] around the text
   if (bert) ids.push_back(tok.specialId("[CLS]"));
   ids.insert(ids.end(), half.begin(), half.end());
   ids.insert(ids.end(), half.begin(), half.end());

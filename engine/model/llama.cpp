@@ -1,5 +1,5 @@
-// The LLaMA family's forward pass (Touvron et al. 2023), with the Hugging
-// Face semantics of LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM:
+// The LLaMA family (Touvron et al. 2023), with the Hugging Face semantics of
+// LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM:
 //   x = embed_tokens[ids]
 //   per layer:  a = RMSNorm(x) · w_in
 //               q = a W_qᵀ (+ b_q), k = a W_kᵀ (+ b_k), v = a W_vᵀ (+ b_v)   Qwen2's biases
@@ -9,83 +9,119 @@
 //               a = RMSNorm(x) · w_post
 //               x = x + (SiLU(a W_gateᵀ) ⊙ a W_upᵀ) W_downᵀ
 //   hidden = RMSNorm(x) · w_norm;  logits = hidden lm_headᵀ
+// Mistral is Llama with a sliding window, Qwen2 Llama with biases on q, k, v.
 // 16-bit weights stay in the map and are converted one matrix at a time.
-#include "engine/activations.h"
-#include "engine/attention_math.h"
-#include "engine/model/model_impl.h"
+#include "engine/model/family.h"
 
 #include <cmath>
-#include <numbers>
+#include <cstdio>
 
 namespace attn {
 
-std::vector<double> llamaRopeFrequencies(const ModelConfig& c) {
-  std::vector<double> theta = ropeFrequencies(c.head_dim, c.rope_theta);
-  if (c.rope_factor <= 0) return theta;
-  // rope_scaling "llama3" (transformers' _compute_llama3_parameters):
-  // wavelengths longer than original/low_freq_factor are slowed by `factor`,
-  // shorter than original/high_freq_factor kept, and those between blended.
-  const double original = static_cast<double>(c.rope_original_positions);
-  const double low_wavelen = original / c.rope_low_freq, high_wavelen = original / c.rope_high_freq;
-  for (double& t : theta) {
-    const double wavelen = 2.0 * std::numbers::pi / t;
-    if (wavelen > low_wavelen) {
-      t /= c.rope_factor;
-    } else if (wavelen >= high_wavelen) {
-      const double smooth = (original / wavelen - c.rope_low_freq) / (c.rope_high_freq - c.rope_low_freq);
-      t = (1.0 - smooth) * t / c.rope_factor + smooth * t;
-    }
-  }
-  return theta;
-}
-
 namespace {
 
-// y = x / √(mean(x²) + ε) · w, per row (Zhang & Sennrich 2019)     [L, d]
-void rmsNorm(const Mat& x, const Weight& w, double eps, Mat& y) {
-  y.resize(x.rows(), x.cols());
-  for (int64_t i = 0; i < x.rows(); ++i) {
-    const double ms = static_cast<double>(x.row(i).squaredNorm()) / static_cast<double>(x.cols());
-    y.row(i) = x.row(i) * static_cast<float>(1.0 / std::sqrt(ms + eps));
+// nn.Linear layouts [out, in]; the biases are Qwen2's (absent: empty Weight).
+struct LlamaLayer {
+  Weight in_norm, q_w, q_b, k_w, k_b, v_w, v_b, o_w, post_norm, gate_w, up_w, down_w;
+};
+struct LlamaWeights : FamilyWeights {
+  Weight embed, final_norm;
+  std::vector<LlamaLayer> layers;
+  std::vector<double> rope_theta;  // θ_i after rope_scaling
+};
+
+// transformers' LlamaConfig, MistralConfig and Qwen2Config, both generations
+// (rope_parameters or rope_theta / rope_scaling), with their defaults.
+void llamaParse(const ConfigReader& r, ModelConfig& c) {
+  c.layers = r.positive("num_hidden_layers", kMaxLayers);
+  c.heads = r.positive("num_attention_heads", kMaxWidth);
+  c.kv_heads = r.positive("num_key_value_heads", kMaxWidth, c.heads);
+  c.d_model = r.positive("hidden_size", kMaxWidth);
+  c.d_ff = r.positive("intermediate_size", kMaxWidth);
+  c.positions = r.positive("max_position_embeddings", kMaxCount);
+  c.vocab = r.positive("vocab_size", kMaxCount);
+  if (c.heads % c.kv_heads != 0)
+    throw InputError(r.where + ": num_key_value_heads (" + std::to_string(c.kv_heads) +
+                     ") must divide num_attention_heads (" + std::to_string(c.heads) + ")");
+  if (!r.has("head_dim") && c.d_model % c.heads != 0)
+    throw InputError(r.where + ": the heads (" + std::to_string(c.heads) + ") must divide hidden_size (" +
+                     std::to_string(c.d_model) + "), or the config must give head_dim");
+  c.head_dim = r.positive("head_dim", kMaxWidth, c.d_model / c.heads);
+  if (c.head_dim % 2 != 0 || c.heads * c.head_dim > kMaxWidth)
+    r.fail("head_dim", "must be even (RoPE turns pairs of dimensions) and heads · head_dim at most " +
+                           std::to_string(kMaxWidth) + ", got " + std::to_string(c.head_dim));
+  c.rms_eps = r.epsilon("rms_norm_eps", 1e-6);
+  c.uses_rope = true;
+  c.rope = readRope(r, "", 10000.0);
+  c.activation = r.oneOf("hidden_act", "silu", {"silu"});
+  c.tie_embeddings = r.flag("tie_word_embeddings", false);
+  // Qwen2 always has q, k and v biases; Llama when attention_bias is set.
+  c.qkv_bias = c.family == "qwen2" || r.flag("attention_bias", false);
+  if (r.flag("mlp_bias", false)) r.fail("mlp_bias", "is true, which is not supported (expected false)");
+  if (c.family == "mistral") {
+    c.sliding_window = r.has("sliding_window") ? r.positive("sliding_window", kMaxCount) : 0;
+  } else if (c.family == "qwen2") {
+    // Qwen2 configs carry sliding_window and max_window_layers, used only with use_sliding_window.
+    if (r.flag("use_sliding_window", false))
+      r.fail("use_sliding_window", "is true, which is not supported for Qwen2 (expected false)");
+    r.read.insert("sliding_window");
   }
-  y.array().rowwise() *= w.vec().array();
+  if (c.sliding_window > 0) c.layer_window.assign(static_cast<size_t>(c.layers), c.sliding_window);
+  char eps[32];
+  std::snprintf(eps, sizeof eps, "%g", c.rms_eps);
+  c.blocks = std::string("RMSNorm (ε ") + eps + ") / SwiGLU" + (c.qkv_bias ? ", q/k/v biases" : "") +
+             (c.tie_embeddings ? ", head tied to the embeddings" : "");
 }
 
-// Each key/value head's columns repeated for the heads/kv_heads query heads
-// that read it: [L, kv_heads·d_head] → [L, heads·d_head].
-Mat repeatKvHeads(const Mat& x, int64_t heads, int64_t kv_heads, int64_t dh) {
-  if (heads == kv_heads) return x;
-  Mat out(x.rows(), heads * dh);
-  const int64_t group = heads / kv_heads;
-  for (int64_t h = 0; h < heads; ++h) out.middleCols(h * dh, dh) = x.middleCols(h / group * dh, dh);
-  return out;
-}
-
-// x = embed_tokens[ids]: only the rows read are converted.          [L, d]
-Mat embedRows(const Weight& embed, const std::vector<int32_t>& ids) {
-  Mat x(static_cast<int64_t>(ids.size()), embed.cols);
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const int64_t r = static_cast<int64_t>(i);
-    if (embed.data) x.row(r) = embed.mat().row(ids[i]);
-    else embed.file->floatsAt(*embed.entry, int64_t{ids[i]} * embed.cols, embed.cols, x.row(r).data());
+std::vector<Expected> llamaBody(const ModelConfig& c) {
+  const int64_t d = c.d_model, ff = c.d_ff, qd = c.heads * c.head_dim, kvd = c.kv_heads * c.head_dim;
+  std::vector<Expected> e = {{"embed_tokens.weight", {c.vocab, d}}};
+  for (int64_t l = 0; l < c.layers; ++l) {
+    auto add = [&](const std::string& rest, std::vector<int64_t> shape) {
+      e.push_back({layerName("layers.", l, rest), std::move(shape)});
+    };
+    add("input_layernorm.weight", {d});
+    add("self_attn.q_proj.weight", {qd, d}), add("self_attn.k_proj.weight", {kvd, d});  // nn.Linear [out, in]
+    add("self_attn.v_proj.weight", {kvd, d}), add("self_attn.o_proj.weight", {d, qd});
+    if (c.qkv_bias)
+      add("self_attn.q_proj.bias", {qd}), add("self_attn.k_proj.bias", {kvd}), add("self_attn.v_proj.bias", {kvd});
+    add("post_attention_layernorm.weight", {d});
+    add("mlp.gate_proj.weight", {ff, d}), add("mlp.up_proj.weight", {ff, d}), add("mlp.down_proj.weight", {d, ff});
   }
-  return x;
+  e.push_back({"norm.weight", {d}});
+  return e;
 }
 
-}  // namespace
+std::unique_ptr<FamilyWeights> llamaLoad(const WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
+  const ModelConfig& c = m.info.config;
+  auto w = std::make_unique<LlamaWeights>();
+  w->embed = s.lazy("embed_tokens.weight");
+  for (int64_t l = 0; l < c.layers; ++l) {
+    auto t = [&](const std::string& rest) { return s.take(layerName("layers.", l, rest)); };
+    auto lazy = [&](const std::string& rest) { return s.lazy(layerName("layers.", l, rest)); };
+    w->layers.push_back({t("input_layernorm.weight"), lazy("self_attn.q_proj.weight"), t("self_attn.q_proj.bias"),
+                         lazy("self_attn.k_proj.weight"), t("self_attn.k_proj.bias"), lazy("self_attn.v_proj.weight"),
+                         t("self_attn.v_proj.bias"), lazy("self_attn.o_proj.weight"),
+                         t("post_attention_layernorm.weight"), lazy("mlp.gate_proj.weight"),
+                         lazy("mlp.up_proj.weight"), lazy("mlp.down_proj.weight")});
+    progress(l);
+  }
+  w->final_norm = s.take("norm.weight");
+  m.lm_head = c.tie_embeddings ? w->embed : s.lazyFull("lm_head.weight");
+  m.predicts = true;
+  w->rope_theta = c.rope.frequencies(c.head_dim);
+  return w;
+}
 
 void llamaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext& ctx) {
   const ModelConfig& c = m.info.config;
+  const LlamaWeights& W = m.as<LlamaWeights>();
   const int64_t L = static_cast<int64_t>(run.ids.size()), p0 = run.first_position, T = p0 + L;
   const int64_t H = c.heads, Hkv = c.kv_heads, dh = c.head_dim;
-  Mat x = embedRows(m.embed, run.ids);
+  Mat x = embedRows(W.embed, run.ids);
   // Causal, aligned to the bottom right (query i is position p0 + i); with a
   // sliding window W, key j is kept while p0 + i − j < W (transformers' rule).
-  Mat mask = causalMask(L, T);
-  if (c.sliding_window > 0)
-    for (int64_t i = 0; i < L; ++i)
-      for (int64_t j = 0; j < T; ++j)
-        if (p0 + i - j >= c.sliding_window) mask(i, j) = 0;
+  const Mat mask = attentionMask(L, p0, true, c.sliding_window);
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   run.q_unrotated.resize(static_cast<size_t>(c.layers));
   run.k_unrotated.resize(static_cast<size_t>(c.layers));
@@ -93,21 +129,17 @@ void llamaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
   Mat a, q, k, v, concat, proj, gate, up, down;
   for (int64_t l = 0; l < c.layers; ++l) {
     const size_t li = static_cast<size_t>(l);
-    const LlamaLayer& w = m.llama[li];
-    auto lin = [&](const Mat& in, const Weight& wt, const Weight& b, Mat& out) {
-      linear(in, wt.floats(scratch), b.data ? &b : nullptr, true, out);
-      run.flops += linearFlops(in.rows(), wt);
-    };
+    const LlamaLayer& w = W.layers[li];
     // a = RMSNorm(x) · w_in; q, k, v                                [L, H·dh], [L, Hkv·dh] × 2
     rmsNorm(x, w.in_norm, c.rms_eps, a);
-    lin(a, w.q_w, w.q_b, q);
-    lin(a, w.k_w, w.k_b, k);
-    lin(a, w.v_w, w.v_b, v);
+    linearT(a, w.q_w, w.q_b, scratch, &run.flops, q);
+    linearT(a, w.k_w, w.k_b, scratch, &run.flops, k);
+    linearT(a, w.v_w, w.v_b, scratch, &run.flops, v);
     run.q_unrotated[li] = q;
     run.k_unrotated[li] = repeatKvHeads(k, H, Hkv, dh);
     // RoPE: positions p0 … p0 + L − 1
-    rotateHalfHeads(q, H, m.rope_theta, p0);
-    rotateHalfHeads(k, Hkv, m.rope_theta, p0);
+    ropeHeads(q, H, dh, W.rope_theta, p0);
+    ropeHeads(k, Hkv, dh, W.rope_theta, p0);
     run.k[li] = repeatKvHeads(k, H, Hkv, dh);
     run.v[li] = repeatKvHeads(v, H, Hkv, dh);
     const auto [K, V] = keysWithCache(cache, l, k, v);
@@ -115,18 +147,49 @@ void llamaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     run.q[li] = std::move(q);
     run.flops += 4.0 * static_cast<double>(L) * static_cast<double>(T) * static_cast<double>(H * dh);
     // x = x + Concat(head_1 … head_H) W_oᵀ                         [L, d]
-    lin(concat, w.o_w, Weight{}, proj);
+    linearT(concat, w.o_w, Weight{}, scratch, &run.flops, proj);
     x += proj;
     // x = x + (SiLU(a W_gateᵀ) ⊙ a W_upᵀ) W_downᵀ,  a = RMSNorm(x) · w_post     [L, d_ff] → [L, d]
     rmsNorm(x, w.post_norm, c.rms_eps, a);
-    lin(a, w.gate_w, Weight{}, gate);
-    lin(a, w.up_w, Weight{}, up);
-    gate = gate.unaryExpr([](float g) { return static_cast<float>(g * sigmoid(g)); }).cwiseProduct(up);
-    lin(gate, w.down_w, Weight{}, down);
+    linearT(a, w.gate_w, Weight{}, scratch, &run.flops, gate);
+    linearT(a, w.up_w, Weight{}, scratch, &run.flops, up);
+    activate(gate, Activation::Silu);
+    gate = gate.cwiseProduct(up);
+    linearT(gate, w.down_w, Weight{}, scratch, &run.flops, down);
     x += down;
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
-  rmsNorm(x, m.final_norm, c.rms_eps, run.hidden);
+  rmsNorm(x, W.final_norm, c.rms_eps, run.hidden);
 }
+
+Family llamaLike(const std::string& model_type, const std::string& label, const std::string& arch,
+                 const std::string& paper) {
+  Family f;
+  f.model_type = model_type;
+  f.label = label;
+  f.architectures = {arch + "ForCausalLM", arch + "Model"};
+  f.paper = paper;
+  f.prefix = "model.";
+  f.probe = "embed_tokens.weight";
+  f.parse = llamaParse;
+  f.body = llamaBody;
+  // Tied: the head is embed_tokens, and a saved lm_head would go unused.
+  f.heads = [](const ModelConfig& c) {
+    return c.tie_embeddings ? std::vector<Expected>{} : std::vector<Expected>{{"lm_head.weight", {c.vocab, c.d_model}}};
+  };
+  // Older checkpoints saved RoPE's inverse frequencies.
+  f.buffer = [](const std::string& name) {
+    return name.rfind("layers.", 0) == 0 && name.ends_with(".self_attn.rotary_emb.inv_freq");
+  };
+  f.load = llamaLoad;
+  f.forward = llamaForward;
+  return f;
+}
+
+}  // namespace
+
+Family makeLlamaFamily() { return llamaLike("llama", "Llama", "Llama", "Touvron et al. 2023"); }
+Family makeMistralFamily() { return llamaLike("mistral", "Mistral", "Mistral", "Jiang et al. 2023"); }
+Family makeQwen2Family() { return llamaLike("qwen2", "Qwen2", "Qwen2", "Yang et al. 2024"); }
 
 }  // namespace attn

@@ -1,8 +1,7 @@
 // Real checkpoints in the Hugging Face layout: config.json, model.safetensors
 // (or shards with model.safetensors.index.json) and the tokenizer files.
-// GPT-2 (GPT2LMHeadModel / GPT2Model), BERT (BertModel / BertForMaskedLM)
-// and the LLaMA family (LlamaForCausalLM, MistralForCausalLM,
-// Qwen2ForCausalLM) run in Eigen with every attention map captured.
+// Each architecture is a family of engine/model/family.h (modelFamilies():
+// GPT-2, BERT, the LLaMA family, …), run in Eigen with every attention map captured.
 #pragma once
 
 #include "engine/error.h"
@@ -23,13 +22,34 @@
 
 namespace attn {
 
-// Llama covers the LLaMA family: Mistral is Llama with a sliding window,
-// Qwen2 is Llama with biases on q, k and v.
-enum class Architecture { Gpt2, Bert, Llama };
+// Rotary position embedding of one attention kind (Su et al. 2021), with
+// transformers' rope_type rules: θ_i = theta^(−2i/rotary_dims) for the
+// rotary_dims/2 pairs, then
+//   "linear": θ_i / factor;
+//   "llama3": wavelengths 2π/θ_i above original/low_freq divided by factor,
+//             below original/high_freq kept, between blended.
+// Every other rope_type (yarn, dynamic, longrope, …) is refused where read.
+struct RopeSpec {
+  double theta = 10000;
+  std::string type = "default";  // "default", "linear" or "llama3"
+  double factor = 1, low_freq = 1, high_freq = 4;
+  int64_t original_positions = 8192;
+  double partial = 1.0;  // partial_rotary_factor: the fraction of each head's dimensions that rotate
 
+  int64_t rotaryDims(int64_t head_dim) const;               // even, ≤ head_dim
+  std::vector<double> frequencies(int64_t head_dim) const;  // θ_i, rotaryDims/2 of them
+  nlohmann::json toJson() const;
+  bool operator==(const RopeSpec&) const = default;
+};
+
+// What config.json says, as the model's family (engine/model/family.h) read
+// it. Fields a family does not use keep their defaults.
 struct ModelConfig {
-  Architecture arch = Architecture::Gpt2;
   std::string arch_name;    // as config.json names it ("GPT2LMHeadModel")
+  std::string family;       // the family's model_type: "gpt2", "bert", "llama", "gemma2", …
+  std::string label;        // the family as people say it: "GPT-2", "Gemma 2"
+  bool causal = true;       // false: bidirectional (BERT, ModernBERT)
+  std::string dtype;        // config's dtype (transformers 5) or torch_dtype: what it was saved as
   int64_t layers = 0;       // n_layer / num_hidden_layers
   int64_t heads = 0;        // n_head / num_attention_heads
   int64_t kv_heads = 0;     // num_key_value_heads (GQA: query heads h share key/value head h / (heads / kv_heads))
@@ -41,22 +61,46 @@ struct ModelConfig {
   int64_t type_vocab = 0;   // BERT type_vocab_size
   double ln_eps = 1e-5;     // layer_norm_epsilon / layer_norm_eps
   bool lower_case = true;   // BERT tokenizer (tokenizer_config.json do_lower_case)
-  // The LLaMA family
-  std::string family;       // model_type: "gpt2", "bert", "llama", "mistral" or "qwen2"
   double rms_eps = 1e-6;    // rms_norm_eps
-  double rope_theta = 10000;
-  // rope_scaling {"rope_type": "llama3", factor, low_freq_factor,
-  // high_freq_factor, original_max_position_embeddings}; factor 0: none.
-  double rope_factor = 0, rope_low_freq = 1, rope_high_freq = 4;
-  int64_t rope_original_positions = 8192;
+  std::string activation;   // the MLP's activation as config.json names it ("silu", "gelu_pytorch_tanh")
+  std::string blocks;       // the blocks in words, for model info: "RMSNorm (ε 1e-05) / SwiGLU, q/k/v biases"
+  // Positions as rotations of q and k (RoPE): `rope` for full-attention
+  // layers, `rope_local` for sliding-window layers where a family gives them
+  // their own base (Gemma 3, ModernBERT).
+  bool uses_rope = false;
+  RopeSpec rope, rope_local;
+  bool local_rope = false;  // rope_local is used (set by the family); else every layer uses rope
   bool qkv_bias = false;    // Qwen2; Llama's attention_bias
   bool tie_embeddings = false;
-  int64_t sliding_window = 0;  // Mistral: a query sees the `sliding_window` latest keys (itself included); 0: all
+  // Keys a query sees (itself included) per layer; 0: all. Empty: no layer
+  // has a window. sliding_window is the window of the windowed layers.
+  std::vector<int64_t> layer_window;
+  int64_t sliding_window = 0;
+  double score_scale = 0;     // the score's factor; 0: 1/√head_dim
+  double attn_softcap = 0;    // scores → c·tanh(s/c) before the mask (Gemma 2); 0: none
+  double final_softcap = 0;   // logits → c·tanh(z/c) (Gemma 2); 0: none
+  bool qk_norm = false;       // q and k normalised per head (Qwen3, Gemma 3) or whole (OLMo 2)
+  bool alibi = false;         // linear biases instead of positions (BLOOM)
+  bool parallel_residual = false;  // x + attn(LN x) + mlp(LN' x) (GPT-NeoX, Phi-2)
+
+  // The window of layer l (0: none), and its RoPE.
+  int64_t windowOf(int64_t l) const { return layer_window.empty() ? 0 : layer_window[static_cast<size_t>(l)]; }
+  const RopeSpec& ropeOf(int64_t l) const { return local_rope && windowOf(l) > 0 ? rope_local : rope; }
 };
 
 // Reads config.json's text (`where` names the file in errors): the
-// architecture and its sizes, each checked for type and range. Throws InputError.
+// architecture and its sizes, each checked for type and range; a field that
+// changes the computation and is not implemented is refused. Throws InputError.
 ModelConfig parseConfig(const std::string& text, const std::string& where);
+
+// The families a checkpoint can be, in registry order (model info, the
+// error for an unknown architecture, `attnlab model families`, the README).
+struct FamilySummary {
+  std::string model_type, label, paper;
+  std::vector<std::string> architectures;
+  bool causal = true;
+};
+std::vector<FamilySummary> modelFamilySummaries();
 
 // Where the files come from: a folder on disk, or the embedded default.
 struct ModelFiles {
@@ -127,9 +171,10 @@ struct ModelRun {
   int64_t layers = 0, heads = 0, d_head = 0;
   int64_t kv_heads = 0;              // query heads h share key/value head h / (heads / kv_heads)
   int64_t sliding_window = 0;        // Mistral: keys further back than this are masked; 0: none
+  std::vector<int64_t> layer_window; // the window of each layer (ModelConfig::layer_window); empty: none
   bool causal = true;                // GPT-2 and LLaMA causal, BERT bidirectional
   bool rope = false;                 // positions enter as rotations of q and k (the LLaMA family)
-  std::vector<double> rope_theta;    // θ_i per dimension pair (after rope_scaling), when rope
+  std::vector<double> rope_theta;    // θ_i per rotated dimension pair (after rope_scaling), when rope
   // A run continuing a KV cache (generation) holds the rows of positions
   // first_position … first_position + L − 1; its maps have first_position + L columns.
   int64_t first_position = 0;

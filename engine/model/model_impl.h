@@ -1,6 +1,7 @@
-// What the model's parts share: the loader (model.cpp), the forward passes
-// (forward.cpp: GPT-2 and BERT; llama.cpp: the LLaMA family) and generation
-// (generate.cpp). Not part of the engine's interface: include model.h.
+// What the model's parts share: the loader (model.cpp), the families
+// (family.h, one file each), the pieces their passes are built of
+// (forward.cpp) and generation (generate.cpp). Not part of the engine's
+// interface: include model.h.
 #pragma once
 
 #include "engine/model/model.h"
@@ -10,9 +11,9 @@
 namespace attn {
 
 // A weight as a row-major matrix: a view into the mapped file (F32), a copy
-// converted at load (F16/BF16 of GPT-2 and BERT), or, for the LLaMA family's
-// 16-bit layers, the mapped tensor itself, converted only while its layer
-// runs (a 2 GB BF16 checkpoint never has all its F32 copies alive at once).
+// converted at load (F16/BF16 of small tensors), or, for the big matrices,
+// the mapped tensor itself, converted only while its layer runs (a 2 GB BF16
+// checkpoint never has all its F32 copies alive at once).
 struct Weight {
   const float* data = nullptr;
   const SafetensorsFile* file = nullptr;  // with `entry`: 16-bit, converted by floats()
@@ -20,43 +21,36 @@ struct Weight {
   int64_t rows = 0, cols = 0;
   // The values: `data`, or `entry` converted into `scratch` (F32 returned as is).
   Weight floats(std::vector<float>& scratch) const;
+  bool present() const { return data || entry; }
   Eigen::Map<const Mat> mat() const { return {data, rows, cols}; }
   Eigen::Map<const RowVec> vec() const { return {data, rows * cols}; }
 };
 
-struct Gpt2Layer {
-  Weight ln1_w, ln1_b, attn_w, attn_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, mproj_w, mproj_b;
+// A family's own weights (gpt2.cpp: Gpt2Weights, …), held by the model.
+struct FamilyWeights {
+  virtual ~FamilyWeights() = default;
 };
-struct BertLayer {
-  Weight q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, ln1_w, ln1_b, i_w, i_b, out_w, out_b, ln2_w, ln2_b;
-};
-// nn.Linear layouts [out, in]; the biases are Qwen2's (absent: empty Weight).
-struct LlamaLayer {
-  Weight in_norm, q_w, q_b, k_w, k_b, v_w, v_b, o_w, post_norm, gate_w, up_w, down_w;
-};
+
+struct Family;
+struct ConfigReader;
 
 class Model {
  public:
   ModelInfo info;
+  const Family* family = nullptr;
   std::unique_ptr<Tokenizer> tokenizer;
   std::vector<std::shared_ptr<const SafetensorsFile>> files;  // keep the maps alive
   std::deque<std::vector<float>> converted;                    // F16/BF16 (or unaligned F32) copies
-  int32_t cls = -1, sep = -1;                                  // BERT specials
+  int32_t cls = -1, sep = -1;                                  // BERT specials, around the text when set
   int32_t bos = -1, eos = -1;                                  // beginning and end of text (−1: none)
   bool add_bos = false;                                        // the tokenizer files ask for bos first
-
-  // GPT-2
-  Weight wte, wpe, ln_f_w, ln_f_b, lm_head;  // lm_head: also the LLaMA family's
-  std::vector<Gpt2Layer> gpt2;
-  // BERT
-  Weight word, position, token_type, emb_ln_w, emb_ln_b;
-  std::vector<BertLayer> bert;
-  bool mlm = false;
-  Weight mlm_dense_w, mlm_dense_b, mlm_ln_w, mlm_ln_b, mlm_bias, mlm_decoder;
-  // LLaMA family: embed_tokens, the layers, the final norm, θ_i after rope_scaling
-  Weight embed, final_norm;
-  std::vector<LlamaLayer> llama;
-  std::vector<double> rope_theta;
+  bool predicts = false;   // has an LM head (set by the family's load)
+  Weight lm_head;          // [V, d] for families whose logits are hidden lm_headᵀ
+  std::unique_ptr<FamilyWeights> weights;
+  template <class W>
+  const W& as() const {
+    return static_cast<const W&>(*weights);
+  }
 };
 
 // The keys and values of the positions run so far, per layer, as the
@@ -71,15 +65,8 @@ struct KvCache {
 // the cache and returns the cache's, or, without a cache, returns them as given.
 std::pair<const Mat*, const Mat*> keysWithCache(KvCache* cache, int64_t layer, const Mat& k, const Mat& v);
 
-// [SECTION] Forward passes. Each runs run.ids at positions first_position
-// (the cache's length) onwards, fills run.attention/q/k/v/hidden and adds
-// its FLOPs to run.flops; the cache, when given, is read and extended.
-void gpt2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext& ctx);
-void bertForward(const Model& m, ModelRun& run, const RunContext& ctx);
-void llamaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext& ctx);
-
 // Runs `ids` at positions cache->length onwards (0 without a cache) through
-// the architecture's pass, without the LM head; extends the cache.
+// the family's pass, without the LM head; extends the cache.
 ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* cache, const RunContext& ctx);
 // Refuses ids outside the vocabulary, or past the positions counting from first_position.
 void checkIds(const Model& m, const std::vector<int32_t>& ids, int64_t first_position);
@@ -90,24 +77,61 @@ int passThreads(const Model& m, int64_t tokens);
 // `truncate` (setting *truncated).
 std::vector<int32_t> promptIds(const Model& m, const std::string& text, int64_t max_tokens, bool truncate,
                                bool* truncated);
-
-// RoPE's θ_i for the config: ropeFrequencies(head_dim, rope_theta), then
-// rope_scaling "llama3" when the config has it.
-std::vector<double> llamaRopeFrequencies(const ModelConfig& c);
-
-// [SECTION] Pieces the forward passes share
-// y = x W + b (Conv1D, W [in, out]) or y = x Wᵀ + b (nn.Linear, W [out, in])     [L, out]
-void linear(const Mat& x, const Weight& w, const Weight* b, bool transposed, Mat& y);
-double linearFlops(int64_t rows, const Weight& w);
-// Every query head of one layer: A_h = softmax(Q_h K_gᵀ · scale + mask) with
-// g = h / (heads / kv_heads), head_h = A_h V_g, into attention[h]
-// [Lq, Lk]; `concat` [Lq, heads·d_head] = Concat(head_1 … head_H).
-void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const Mat& mask, int64_t heads, int64_t kv_heads,
-                    float scale, const RunContext& ctx, std::vector<Mat>& attention, Mat& concat);
-// The LM head's logits for the rows of `hidden` (GPT-2, LLaMA: hidden lm_headᵀ;
-// BERT: the MLM head)     [rows, V]. Adds its FLOPs to *flops.
+// The LM head's logits for rows of `hidden` (the family's head)     [rows, V]. Adds its FLOPs to *flops.
 Mat lmLogits(const Model& m, const Mat& hidden, double* flops);
 // A token as shown: the tokenizer's string, or "#id" past its vocabulary.
 std::string tokenText(const Tokenizer& tok, int32_t id);
+
+// [SECTION] Pieces the forward passes share (forward.cpp)
+// y = x W + b (Conv1D, W [in, out]) or y = x Wᵀ + b (nn.Linear, W [out, in])     [L, out]
+// A 16-bit lazy W is converted into `scratch` for the product.
+void linear(const Mat& x, const Weight& w, const Weight* b, bool transposed, Mat& y);
+double linearFlops(int64_t rows, const Weight& w);
+// A family's linear layers: nn.Linear [out, in] (lazy weights converted
+// into `scratch`), an absent bias skipped, the FLOPs added to *flops.
+void linearT(const Mat& x, const Weight& w, const Weight& b, std::vector<float>& scratch, double* flops, Mat& y);
+
+// y = (x − mean) / √(var + ε) · γ (+ β), per row; β may be absent      [L, d]
+void layerNorm(Mat& x, const Weight& gamma, const Weight& beta, double eps);
+// y = x / √(mean(x²) + ε) · (offset + w), per row (Zhang & Sennrich 2019;
+// Gemma stores w − 1 and uses offset 1)                              [L, d]
+void rmsNorm(const Mat& x, const Weight& w, double eps, Mat& y, float offset = 0.0f);
+// The same on each head's columns [h·dh, (h+1)·dh) with one w [dh] (QK-norm).
+void rmsNormHeads(Mat& x, int64_t heads, const Weight& w, double eps, float offset = 0.0f);
+
+// The MLP activations config.json names (hidden_act / activation_function).
+enum class Activation { Silu, GeluTanh, GeluErf, Relu };
+// "silu", "gelu_new" / "gelu_pytorch_tanh" / "gelu_fast", "gelu", "relu"; any other is refused naming the field.
+Activation readActivation(const ConfigReader& r, const std::string& key, const std::string& def);
+void activate(Mat& x, Activation a);
+
+// x = embed[ids]: only the rows read are converted (lazy 16-bit tables).     [L, d]
+Mat embedRows(const Weight& embed, const std::vector<int32_t>& ids);
+// Each key/value head's columns repeated for the heads/kv_heads query heads
+// that read it: [L, kv_heads·d_head] → [L, heads·d_head].
+Mat repeatKvHeads(const Mat& x, int64_t heads, int64_t kv_heads, int64_t dh);
+// RoPE in the rotate_half layout on the first 2·theta.size() dimensions of
+// each head of width head_dim (the rest pass unrotated: partial rotary), at
+// positions first_position, first_position + 1, …
+void ropeHeads(Eigen::Ref<Mat> x, int64_t heads, int64_t head_dim, const std::vector<double>& theta,
+               int64_t first_position);
+// mask(i, j) = 1 where query i (position p0 + i) may read key j: j ≤ p0 + i
+// when causal, and p0 + i − j < window when window > 0 (transformers' rule;
+// bidirectional windows: |p0 + i − j| ≤ window / 2, ModernBERT's)     [L, p0 + L]
+Mat attentionMask(int64_t L, int64_t p0, bool causal, int64_t window);
+
+// How a family changes the scores s = q kᵀ · scale before the mask.
+struct ScoreMods {
+  double softcap = 0;                 // s → c·tanh(s/c) (Gemma 2)
+  const std::vector<double>* alibi = nullptr;  // s_hj += slope_h · j (BLOOM's ALiBi)
+};
+// Every query head of one layer: A_h = softmax(mods(Q_h K_gᵀ · scale) + mask)
+// with g = h / (heads / kv_heads), head_h = A_h V_g, into attention[h]
+// [Lq, Lk]; `concat` [Lq, heads·d_head] = Concat(head_1 … head_H).
+void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const Mat& mask, int64_t heads, int64_t kv_heads,
+                    float scale, const RunContext& ctx, std::vector<Mat>& attention, Mat& concat,
+                    const ScoreMods& mods = {});
+// hidden headᵀ, a 16-bit head converted a block of rows at a time       [rows, V]
+Mat lmHeadLogits(const Weight& head, const Mat& hidden, double* flops);
 
 }  // namespace attn

@@ -48,13 +48,13 @@ int64_t TensorEntry::elements() const {
 }
 
 // [SECTION] Header
-namespace {
-
 std::string shapeText(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
+
+namespace {
 
 std::string offsetsText(uint64_t b, uint64_t e) { return "[" + std::to_string(b) + ", " + std::to_string(e) + "]"; }
 

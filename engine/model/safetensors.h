@@ -26,6 +26,7 @@ namespace attn {
 // buffers (BERT's embeddings.position_ids) open; floats() refuses it.
 enum class DType { F32, F16, BF16, I64 };
 std::string dtypeName(DType t);  // "F32", "F16", "BF16", "I64"
+std::string shapeText(const std::vector<int64_t>& shape);  // "[3, 4]"
 int dtypeBytes(DType t);
 
 struct TensorEntry {

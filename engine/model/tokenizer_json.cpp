@@ -251,7 +251,7 @@ struct AddedToken {
   bool lstrip, rstrip;
 };
 
-struct Model {
+struct BpeModel {
   std::vector<std::string> tokens;  // id → token (model vocabulary and added tokens)
   std::unordered_map<std::string, int32_t> ids;
   std::vector<bool> added;  // id is an added token: encoded and decoded as its content
@@ -270,7 +270,7 @@ struct Model {
 
 class HfBpeTokenizer final : public Tokenizer {
  public:
-  explicit HfBpeTokenizer(Model m) : m_(std::move(m)) {}
+  explicit HfBpeTokenizer(BpeModel m) : m_(std::move(m)) {}
 
   std::vector<int32_t> encode(const std::string& text) const override {
     std::vector<int32_t> out;
@@ -398,7 +398,7 @@ class HfBpeTokenizer final : public Tokenizer {
     return replaceAll(token, m_.space, " ");
   }
 
-  Model m_;
+  BpeModel m_;
   ByteSymbols symbols_;
 };
 
@@ -548,7 +548,7 @@ std::pair<std::string, std::string> mergePair(const json& v, const std::string& 
 }
 
 // The vocabulary (model.vocab and added_tokens) into m.tokens / m.ids / m.added.
-void readVocabulary(const Fields& model, const json& root, const std::string& what, Model& m) {
+void readVocabulary(const Fields& model, const json& root, const std::string& what, BpeModel& m) {
   const json& vocab = model.get("vocab");
   if (!vocab.is_object() || vocab.empty()) throw InputError(model.at("vocab") + ": expected a non-empty object {\"token\": id, …}");
   if (static_cast<int64_t>(vocab.size()) > kMaxVocab)
@@ -597,7 +597,7 @@ void readVocabulary(const Fields& model, const json& root, const std::string& wh
             [](const AddedToken& a, const AddedToken& b) { return a.content.size() > b.content.size(); });
 }
 
-void readMerges(const Fields& model, Model& m) {
+void readMerges(const Fields& model, BpeModel& m) {
   const json& merges = model.get("merges");
   if (!merges.is_array() || merges.size() > kMaxMerges)
     throw InputError(model.at("merges") + ": expected an array of at most " + std::to_string(kMaxMerges) + " merges");
@@ -621,7 +621,7 @@ void readMerges(const Fields& model, Model& m) {
 }
 
 // model: type BPE, vocab, merges, unk_token, byte_fallback, fuse_unk, ignore_merges.
-void readModel(const json& root, const std::string& what, Model& m) {
+void readModel(const json& root, const std::string& what, BpeModel& m) {
   if (!root.contains("model")) throw InputError(what + ": model is missing");
   const Fields model = objectAt(root.at("model"), what + ": model");
   const std::string type = model.has("type") ? model.string("type") : "(none)";
@@ -661,7 +661,7 @@ void readModel(const json& root, const std::string& what, Model& m) {
 
 // The id of a token named in a file: "<s>", or {"content": "<s>", …} (an
 // AddedToken as tokenizer_config.json writes it); -1 for null.
-int32_t namedToken(const json& v, const std::string& where, const Model& m) {
+int32_t namedToken(const json& v, const std::string& where, const BpeModel& m) {
   if (v.is_null()) return -1;
   if (!v.is_object() && !v.is_string())
     throw InputError(where + ": expected a token string or {\"content\": …}, got " + v.dump().substr(0, 60));
@@ -673,7 +673,7 @@ int32_t namedToken(const json& v, const std::string& where, const Model& m) {
 
 // The special tokens TemplateProcessing puts before and after a single
 // sequence ($A): {"single": [{"SpecialToken": {"id": "<s>"}}, {"Sequence": {"id": "A"}}]}.
-std::pair<int32_t, int32_t> templateEnds(const json& root, const std::string& what, const Model& m) {
+std::pair<int32_t, int32_t> templateEnds(const json& root, const std::string& what, const BpeModel& m) {
   if (!root.contains("post_processor") || root.at("post_processor").is_null()) return {-1, -1};
   const Fields post = objectAt(root.at("post_processor"), what + ": post_processor");
   std::vector<Fields> list = {post};
@@ -720,7 +720,7 @@ HfTokenizer makeHfTokenizer(const std::string& tokenizer_json, const std::option
   if (!root.is_object()) throw InputError(what_json + ": expected a JSON object with \"model\"");
   if (!repeated.empty()) throw InputError(what_json + ": model.vocab: token " + shown(repeated) + " appears twice");
 
-  Model m;
+  BpeModel m;
   readModel(root, what_json, m);
   if (root.contains("normalizer") && !root.at("normalizer").is_null())
     m.normalizer = readNormalizer(root.at("normalizer"), what_json + ": normalizer");

@@ -18,9 +18,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (v <= 0 || v > (int64_t{1} << 24)) std::abort();
     if (c.head_dim <= 0 || c.head_dim > (int64_t{1} << 20) || c.kv_heads <= 0 || c.heads % c.kv_heads != 0)
       std::abort();
-    if (c.arch != attn::Architecture::Llama && c.d_model % c.heads != 0) std::abort();
-    if (!(c.ln_eps > 0 && c.ln_eps < 1) || !(c.rms_eps > 0 && c.rms_eps < 1) || !(c.rope_theta > 1)) std::abort();
-    if (c.sliding_window < 0) std::abort();
+    if (!(c.ln_eps > 0 && c.ln_eps < 1) || !(c.rms_eps > 0 && c.rms_eps < 1)) std::abort();
+    for (const attn::RopeSpec* r : {&c.rope, &c.rope_local})
+      if (!(r->theta >= 1) || !(r->factor >= 1) || !(r->partial > 0 && r->partial <= 1)) std::abort();
+    if (c.sliding_window < 0 || (!c.layer_window.empty() && static_cast<int64_t>(c.layer_window.size()) != c.layers))
+      std::abort();
   } catch (const attn::InputError&) {
   }
   return 0;

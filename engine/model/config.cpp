@@ -1,0 +1,273 @@
+#include "engine/model/config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+namespace attn {
+
+// [SECTION] Fields
+const nlohmann::json* ConfigReader::find(const std::string& key) const {
+  read.insert(key);
+  const auto it = j.find(key);
+  return it == j.end() || it->is_null() ? nullptr : &*it;
+}
+
+void ConfigReader::fail(const std::string& key, const std::string& message) const {
+  throw InputError(where + ": field '" + key + "' " + message);
+}
+
+// A size from 1 to `max`: the bound keeps every shape product the loader
+// forms (3·d·d, V·d) inside int64 and refuses a lying config before it
+// drives an allocation or a loop over 10¹⁸ layers.
+int64_t ConfigReader::positive(const std::string& key, int64_t max, std::optional<int64_t> def) const {
+  const nlohmann::json* v = find(key);
+  if (!v) {
+    if (def) return *def;
+    fail(key, "is missing (expected a positive integer)");
+  }
+  if (!v->is_number_integer() || (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(max)) ||
+      v->get<int64_t>() <= 0 || v->get<int64_t>() > max)
+    fail(key, "must be an integer from 1 to " + std::to_string(max) + ", got " + v->dump());
+  return v->get<int64_t>();
+}
+
+double ConfigReader::epsilon(const std::string& key, double def) const {
+  const nlohmann::json* v = find(key);
+  if (!v) return def;
+  if (!v->is_number() || !(v->get<double>() > 0) || v->get<double>() >= 1)
+    fail(key, "must be a number between 0 and 1, got " + v->dump());
+  return v->get<double>();
+}
+
+double ConfigReader::number(const std::string& key, std::optional<double> def, double lo, double hi) const {
+  const nlohmann::json* v = find(key);
+  if (!v) {
+    if (def) return *def;
+    fail(key, "is missing (expected a number)");
+  }
+  if (!v->is_number() || !(v->get<double>() >= lo) || !(v->get<double>() <= hi))
+    fail(key, "must be a number from " + nlohmann::json(lo).dump() + " to " + nlohmann::json(hi).dump() + ", got " +
+                  v->dump());
+  return v->get<double>();
+}
+
+bool ConfigReader::flag(const std::string& key, bool def) const {
+  const nlohmann::json* v = find(key);
+  if (!v) return def;
+  if (!v->is_boolean()) fail(key, "must be true or false, got " + v->dump());
+  return v->get<bool>();
+}
+
+std::string ConfigReader::text(const std::string& key, const std::string& def) const {
+  const nlohmann::json* v = find(key);
+  if (!v) return def;
+  if (!v->is_string()) fail(key, "must be a string, got " + v->dump());
+  return v->get<std::string>();
+}
+
+std::string ConfigReader::oneOf(const std::string& key, const std::string& def,
+                                const std::vector<std::string>& allowed) const {
+  const std::string got = text(key, def);
+  if (std::find(allowed.begin(), allowed.end(), got) != allowed.end()) return got;
+  std::string list;
+  for (const std::string& a : allowed) list += (list.empty() ? "'" : ", '") + a + "'";
+  fail(key, "is '" + got + "', but only " + list + " is supported");
+}
+
+// [SECTION] RoPE
+int64_t RopeSpec::rotaryDims(int64_t head_dim) const {
+  const int64_t dims = static_cast<int64_t>(static_cast<double>(head_dim) * partial);  // transformers: int(head_dim · factor)
+  return dims - dims % 2;
+}
+
+std::vector<double> RopeSpec::frequencies(int64_t head_dim) const {
+  const int64_t dims = rotaryDims(head_dim);
+  std::vector<double> out(static_cast<size_t>(dims / 2));
+  for (size_t i = 0; i < out.size(); ++i) {
+    double t = std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(dims));
+    if (type == "linear") {
+      t /= factor;
+    } else if (type == "llama3") {
+      // transformers' _compute_llama3_parameters
+      const double original = static_cast<double>(original_positions), wavelen = 2.0 * std::numbers::pi / t;
+      if (wavelen > original / low_freq) {
+        t /= factor;
+      } else if (wavelen >= original / high_freq) {
+        const double smooth = (original / wavelen - low_freq) / (high_freq - low_freq);
+        t = (1.0 - smooth) * t / factor + smooth * t;
+      }
+    }
+    out[i] = t;
+  }
+  return out;
+}
+
+nlohmann::json RopeSpec::toJson() const {
+  nlohmann::json j = {{"rope_type", type}, {"rope_theta", theta}};
+  if (type != "default") j["factor"] = factor;
+  if (type == "llama3") {
+    j["low_freq_factor"] = low_freq;
+    j["high_freq_factor"] = high_freq;
+    j["original_max_position_embeddings"] = original_positions;
+  }
+  if (partial != 1.0) j["partial_rotary_factor"] = partial;
+  return j;
+}
+
+namespace {
+
+// The scaling fields of one rope_parameters / rope_scaling object into `spec`.
+void readRopeType(const ConfigReader& s, RopeSpec& spec) {
+  const std::string key = s.has("rope_type") ? "rope_type" : "type";
+  spec.type = s.text(key, "default");
+  if (spec.type == "default") return;
+  if (spec.type != "linear" && spec.type != "llama3")
+    s.fail(key, "is '" + spec.type + "', which is not implemented (expected 'default', 'linear' or 'llama3')");
+  spec.factor = s.number("factor", std::nullopt, 1.0, 1e6);
+  if (spec.type == "llama3") {
+    spec.low_freq = s.number("low_freq_factor", std::nullopt, 1e-6, 1e6);
+    spec.high_freq = s.number("high_freq_factor", std::nullopt, 1e-6, 1e6);
+    spec.original_positions = s.positive("original_max_position_embeddings", kMaxCount);
+    if (!(spec.high_freq > spec.low_freq)) s.fail("high_freq_factor", "must be greater than low_freq_factor");
+  }
+}
+
+// Fields of a rope object that change the computation and are not implemented.
+void refuseRopeExtras(const ConfigReader& s) {
+  for (const char* key : {"attention_factor", "beta_fast", "beta_slow", "short_factor", "long_factor", "mrope_section"})
+    if (s.has(key)) s.fail(key, "is " + s.find(key)->dump() + ", which is not implemented");
+}
+
+}  // namespace
+
+RopeSpec readRope(const ConfigReader& r, const std::string& layer_type, double default_theta,
+                  const std::string& partial_field) {
+  RopeSpec spec;
+  spec.theta = default_theta;
+  auto readPartial = [&](const ConfigReader& s) {
+    if (!partial_field.empty() && s.has(partial_field)) spec.partial = s.number(partial_field, 1.0, 1e-6, 1.0);
+  };
+  readPartial(r);
+  if (const nlohmann::json* p = r.find("rope_parameters")) {
+    if (!p->is_object()) r.fail("rope_parameters", "must be an object, got " + p->dump());
+    // Flat ({"rope_type": …, "rope_theta": …}) or nested per layer type ({"full_attention": {…}, …}).
+    const bool nested = !p->empty() && std::all_of(p->begin(), p->end(), [](const nlohmann::json& v) { return v.is_object(); });
+    const nlohmann::json* obj = p;
+    std::string where = r.where + " rope_parameters";
+    if (nested) {
+      const std::string kind = layer_type.empty() ? "full_attention" : layer_type;
+      const auto it = p->find(kind);
+      if (it == p->end()) r.fail("rope_parameters", "has no entry for the layer type '" + kind + "'");
+      obj = &*it;
+      where += "." + kind;
+    }
+    const ConfigReader s{*obj, where};
+    spec.theta = s.number("rope_theta", default_theta, 1.0, 1e12);
+    readRopeType(s, spec);
+    readPartial(s);
+    refuseRopeExtras(s);
+    r.read.insert({"rope_theta", "rope_scaling"});  // superseded by rope_parameters
+    return spec;
+  }
+  spec.theta = r.number("rope_theta", default_theta, 1.0, 1e12);
+  if (const nlohmann::json* s = r.find("rope_scaling")) {
+    if (!s->is_object()) r.fail("rope_scaling", "must be an object, got " + s->dump());
+    const ConfigReader sr{*s, r.where + " rope_scaling"};
+    readRopeType(sr, spec);
+    refuseRopeExtras(sr);
+  }
+  return spec;
+}
+
+// [SECTION] Layer types
+std::vector<std::string> readLayerTypes(const ConfigReader& r, int64_t layers,
+                                        const std::function<std::string(int64_t)>& fallback) {
+  std::vector<std::string> types;
+  const nlohmann::json* t = r.find("layer_types");
+  if (!t) {
+    for (int64_t l = 0; l < layers; ++l) types.push_back(fallback(l));
+    return types;
+  }
+  if (!t->is_array() || static_cast<int64_t>(t->size()) != layers)
+    r.fail("layer_types", "must list one type per layer (" + std::to_string(layers) + "), got " + t->dump());
+  for (const nlohmann::json& v : *t) {
+    if (!v.is_string() || (v != "full_attention" && v != "sliding_attention"))
+      r.fail("layer_types", "has " + v.dump() + ", which is not implemented (expected \"full_attention\" or \"sliding_attention\")");
+    types.push_back(v.get<std::string>());
+  }
+  return types;
+}
+
+// [SECTION] The policy
+namespace {
+
+// Fields that change what a model computes, with the value that changes
+// nothing (null: any value counts). A family implementing one reads it.
+struct ComputeField {
+  const char* key;
+  nlohmann::json neutral;
+};
+
+const std::vector<ComputeField>& computeFields() {
+  static const std::vector<ComputeField> fields = {
+      {"attn_logit_softcapping", nullptr},
+      {"final_logit_softcapping", nullptr},
+      {"query_pre_attn_scalar", nullptr},
+      {"sliding_window", nullptr},
+      {"use_sliding_window", false},
+      {"sliding_window_pattern", nullptr},
+      {"layer_types", nullptr},
+      {"rope_parameters", nullptr},
+      {"rope_scaling", nullptr},
+      {"rope_theta", nullptr},
+      {"rope_local_base_freq", nullptr},
+      {"partial_rotary_factor", 1.0},
+      {"rotary_pct", 1.0},
+      {"rotary_emb_base", nullptr},
+      {"use_parallel_residual", nullptr},
+      {"parallel_attn", nullptr},
+      {"qk_layernorm", false},
+      {"use_qk_norm", false},
+      {"attention_bias", false},
+      {"mlp_bias", false},
+      {"hidden_act", nullptr},
+      {"hidden_activation", nullptr},
+      {"activation_function", nullptr},
+      {"position_embedding_type", "absolute"},
+      {"alibi", false},
+      {"apply_residual_connection_post_layernorm", false},
+      {"clip_qkv", nullptr},
+      {"multi_query", nullptr},
+      {"do_layer_norm_before", nullptr},
+      {"word_embed_proj_dim", nullptr},
+      {"scale_attn_weights", true},
+      {"scale_attn_by_inverse_layer_idx", false},
+      {"embedding_multiplier", nullptr},
+      {"residual_multiplier", nullptr},
+      {"attention_multiplier", nullptr},
+      {"logits_scaling", nullptr},
+      {"logit_scale", nullptr},
+      {"global_attn_every_n_layers", nullptr},
+      {"local_attention", nullptr},
+      {"global_rope_theta", nullptr},
+      {"local_rope_theta", nullptr},
+      {"norm_bias", nullptr},
+  };
+  return fields;
+}
+
+}  // namespace
+
+void refuseUnread(const ConfigReader& r, const std::string& label) {
+  for (const ComputeField& f : computeFields()) {
+    if (r.read.count(f.key)) continue;
+    const auto it = r.j.find(f.key);
+    if (it == r.j.end() || it->is_null()) continue;
+    if (!f.neutral.is_null() && *it == f.neutral) continue;
+    r.fail(f.key, "is " + it->dump() + ", which " + label + " does not implement" +
+                      (f.neutral.is_null() ? "" : " (expected " + f.neutral.dump() + ")"));
+  }
+}
+
+}  // namespace attn
