@@ -426,7 +426,13 @@ ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* ca
   run.d_head = c.head_dim;
   run.causal = c.causal;
   run.rope = c.uses_rope;
-  if (c.uses_rope) run.rope_theta = c.rope.frequencies(c.head_dim);
+  if (c.uses_rope) {
+    run.rope_theta = c.rope.frequencies(c.head_dim);
+    run.rotary_dims = c.rope.rotaryDims(c.head_dim) < c.head_dim ? c.rope.rotaryDims(c.head_dim) : 0;
+    if (c.local_rope)
+      for (int64_t l = 0; l < c.layers; ++l) run.layer_rope_theta.push_back(c.ropeOf(l).frequencies(c.head_dim));
+  }
+  run.softcap = c.attn_softcap;
   run.sliding_window = c.sliding_window;
   run.layer_window = c.layer_window;
   run.first_position = cache ? cache->length : 0;

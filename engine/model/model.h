@@ -185,6 +185,12 @@ struct ModelRun {
   // repeated for each query head that reads it.
   std::vector<Mat> q, k, v;
   std::vector<Mat> q_unrotated, k_unrotated;  // RoPE models: q and k before the rotation (same layout)
+  // What the newer families change, for the views (empty / 0 where a family has none):
+  std::vector<std::vector<double>> layer_rope_theta;  // [layer] θ_i when layers differ (local RoPE base); else rope_theta
+  int64_t rotary_dims = 0;           // partial rotary: the first rotary_dims of each head rotate (0: all, when rope)
+  std::vector<Mat> q_prenorm, k_prenorm;  // QK-norm: q and k before the norm (same layout as q_unrotated)
+  double softcap = 0;                // scores → c·tanh(s/c) before the mask (Gemma 2)
+  std::vector<double> alibi_slopes;  // ALiBi: s_ij += slope_h · j (BLOOM), per head
   Mat hidden;  // GPT-2: after ln_f; LLaMA: after the final RMSNorm; BERT: the last layer's output   [L, d_model]
   // [L][k]: empty without an LM head, and at positions not in predict_at.
   std::vector<std::vector<Prediction>> top_k;
