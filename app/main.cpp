@@ -106,10 +106,16 @@ int main(int argc, char** argv) {
   render_cmd->add_flag("--dark", render.dark, "Dark background");
   addInputFlags(*render_cmd, render.input);
 
-  CLI::App* model_cmd = app.add_subcommand("model", "Real checkpoints (GPT-2, BERT, Llama, Mistral, Qwen2): describe one, run it on text, or generate");
+  CLI::App* model_cmd = app.add_subcommand(
+      "model", "Real checkpoints (see 'attnlab model families'): describe one, run it on text, or generate");
   model_cmd->require_subcommand(1);
   std::string model_path;
   bool model_json = false;
+  bool families_markdown = false;
+  CLI::App* model_families_cmd =
+      model_cmd->add_subcommand("families", "List the model families AttnLab reads, with their architectures");
+  model_families_cmd->add_flag("--json", model_json, "Machine-readable listing");
+  model_families_cmd->add_flag("--markdown", families_markdown, "As the README's table");
   CLI::App* model_info_cmd = model_cmd->add_subcommand("info", "Print the model's summary and tensor table");
   model_info_cmd->add_option("path", model_path, "Model folder, or a .safetensors file beside config.json")->required();
   model_info_cmd->add_flag("--json", model_json, "Machine-readable summary");
@@ -130,7 +136,7 @@ int main(int argc, char** argv) {
   CLI::App* model_gen_cmd = model_cmd->add_subcommand(
       "generate", "Generate text with a KV cache; write tokens.json, each new token's attention (attention.npy "
                   "[steps, layers, heads, L_max] with lengths.npy), prompt_attention.npy and meta.json");
-  model_gen_cmd->add_option("path", model_gen.path, "Model folder (GPT-2 or the LLaMA family)")->required();
+  model_gen_cmd->add_option("path", model_gen.path, "Model folder (a causal family with an LM head)")->required();
   model_gen_cmd->add_option("--text", model_gen.text, "The prompt")->required();
   model_gen_cmd->add_option("--out", model_gen.out_dir, "Output folder")->required();
   model_gen_cmd->add_option("--max-new", model_gen.max_new, "New tokens to generate")->capture_default_str();
@@ -188,6 +194,7 @@ int main(int argc, char** argv) {
     if (*compute_cmd) return cmdCompute(compute);
     if (*render_cmd) return cmdRender(argc, argv, render);
     if (*bench_cmd) return cmdBench(bench);
+    if (*model_families_cmd) return cmdModelFamilies(model_json, families_markdown);
     if (*model_info_cmd) return cmdModelInfo(model_path, model_json);
     if (*model_run_cmd) return cmdModelRun(model_run);
     if (*model_gen_cmd) return cmdModelGenerate(model_gen);

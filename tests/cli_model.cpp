@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstring>
+#include <set>
 
 namespace fs = std::filesystem;
 
@@ -17,6 +18,35 @@ namespace attn {
 namespace {
 
 using test::runAttnlab;
+
+// The families come from the registry: the listing names each, an unknown
+// architecture's error lists every class name, and the README's table is the
+// registry's own (`attnlab model families --markdown`), so neither can drift.
+TEST(ModelCli, FamiliesListingMatchesTheRegistryAndTheReadme) {
+  const test::RunResult j = runAttnlab({"model", "families", "--json"});
+  ASSERT_EQ(j.status, 0) << j.err;
+  const nlohmann::json families = nlohmann::json::parse(j.out);
+  ASSERT_EQ(families.size(), modelFamilySummaries().size());
+  std::set<std::string> types;
+  for (const nlohmann::json& f : families) types.insert(f["model_type"].get<std::string>());
+  for (const char* t : {"gpt2", "bert", "llama", "mistral", "qwen2"}) EXPECT_TRUE(types.count(t)) << t;
+
+  const test::RunResult md = runAttnlab({"model", "families", "--markdown"});
+  ASSERT_EQ(md.status, 0) << md.err;
+  const std::string readme = test::slurp(test::sourceDir() / "README.md");
+  EXPECT_NE(readme.find(md.out), std::string::npos) << "README.md's family table differs from:\n" << md.out;
+
+  test::TempDir dir;
+  const test::TinyModel tm = test::writeTinyModel(dir / "gpt2");
+  test::setConfigField(tm, "architectures", R"(["FalconForCausalLM"])");
+  const test::RunResult bad = runAttnlab({"model", "info", tm.dir.string()});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_EQ(test::countLines(bad.err), 1) << bad.err;
+  for (const nlohmann::json& f : families)
+    for (const nlohmann::json& a : f["architectures"])
+      EXPECT_NE(bad.err.find(a.get<std::string>()), std::string::npos) << a << " not in: " << bad.err;
+  EXPECT_NE(bad.err.find("architecture 'FalconForCausalLM' is not supported"), std::string::npos) << bad.err;
+}
 
 TEST(ModelCli, InfoPrintsTheSummaryAndTensorTable) {
   test::TempDir dir;

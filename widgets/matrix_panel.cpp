@@ -312,23 +312,36 @@ MatrixPlacement matrixPanelPrimitives(Primitives& out, const Canvas& c, const Bo
       start = r;
     }
   }
-  if (const int64_t w = m.sliding_window; w > 0 && last_row >= w) {
-    // Row r's window starts at key r − W + 1: down its left edge, across to the next row's.
-    std::vector<float> stair;
-    for (int64_t r = std::max(first_row, w); r <= last_row; ++r) {
-      const double k0 = static_cast<double>(r - w + 1);
-      stair.insert(stair.end(), {X(k0), Y(static_cast<double>(r)), X(k0), Y(static_cast<double>(r + 1))});
-      if (r < last_row) stair.insert(stair.end(), {X(k0 + 1), Y(static_cast<double>(r + 1))});
-    }
-    // Dark under light, as twoTone: it shows on every colour of every colormap.
-    const auto polyline = [&](Rgb8 colour, float width, float alpha) {
-      Primitive& line = addLine(out, 0, 0, 0, 0, colour, width);
-      line.kind = Primitive::Kind::Polyline;
-      line.alpha = alpha;
-      line.points = stair;
+  if (const int64_t w = m.sliding_window; w > 0) {
+    // A staircase along a window edge: row r's edge sits left of key edge(r), down the row, across to the next.
+    const auto stairs = [&](const auto& edge) {
+      std::vector<float> stair;
+      for (int64_t r = first_row; r <= last_row; ++r) {
+        const double k = static_cast<double>(edge(r));
+        if (k <= 0 || k >= static_cast<double>(m.cols)) continue;  // at the matrix's edge: nothing masked there
+        stair.insert(stair.end(), {X(k), Y(static_cast<double>(r)), X(k), Y(static_cast<double>(r + 1))});
+        if (r < last_row && edge(r + 1) > 0 && edge(r + 1) < m.cols) stair.insert(stair.end(), {X(static_cast<double>(edge(r + 1))), Y(static_cast<double>(r + 1))});
+        else stair.insert(stair.end(), {X(k), Y(static_cast<double>(r + 1))});
+      }
+      if (stair.size() < 4) return;
+      // Dark under light, as twoTone: it shows on every colour of every colormap.
+      const auto polyline = [&](Rgb8 colour, float width, float alpha) {
+        Primitive& line = addLine(out, 0, 0, 0, 0, colour, width);
+        line.kind = Primitive::Kind::Polyline;
+        line.alpha = alpha;
+        line.points = stair;
+      };
+      polyline(kDark, dark, 0.8f);
+      polyline(kLight, light * 1.3f, 0.92f);
     };
-    polyline(kDark, dark, 0.8f);
-    polyline(kLight, light * 1.3f, 0.92f);
+    if (m.window_centered) {
+      // Bidirectional (ModernBERT): row r keeps keys with |r − j| ≤ W/2.
+      stairs([&](int64_t r) { return r - w / 2; });
+      stairs([&](int64_t r) { return r + w / 2 + 1; });
+    } else {
+      // Causal (Mistral): row r keeps keys r − W + 1 … r.
+      stairs([&](int64_t r) { return r - w + 1; });
+    }
   }
   if (const Array* pos = m.query_position; pos && pos->size() == m.rows) {
     const float rad = std::clamp(std::min(g.cw, g.ch) * 0.3f, std::min(2.5f, u * 0.2f), g.lp * 0.4f);

@@ -54,6 +54,7 @@ struct MatrixSpec {
   // > 0: a sliding window of this many keys (Mistral: row i keeps keys j
   // with i − j < W): a staircase line along its far edge, left of key i − W + 1.
   int64_t sliding_window = 0;
+  bool window_centered = false;  // the window is bidirectional (ModernBERT): keys with |i − j| ≤ W/2, both edges drawn
 
   static MatrixSpec of(const Mat& m);
   static MatrixSpec of(const SparseRows& s);

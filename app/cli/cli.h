@@ -75,6 +75,8 @@ int cmdList(bool json);
 int cmdLessonList(bool json);
 int cmdLessonExport(int argc, char** argv, const LessonExportOptions& o);
 int cmdModelInfo(const std::string& path, bool json);
+// The model families (engine/model/family.h): text, --json, or the README's markdown table.
+int cmdModelFamilies(bool json, bool markdown);
 int cmdModelRun(const ModelRunCliOptions& o);
 int cmdModelGenerate(const ModelGenerateCliOptions& o);
 int cmdCompute(const ComputeOptions& o);

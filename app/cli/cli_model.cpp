@@ -18,6 +18,31 @@
 
 namespace attn {
 
+// [SECTION] model families
+int cmdModelFamilies(bool json, bool markdown) {
+  const std::vector<FamilySummary> families = modelFamilySummaries();
+  if (json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const FamilySummary& f : families)
+      j.push_back({{"model_type", f.model_type}, {"label", f.label}, {"paper", f.paper},
+                   {"architectures", f.architectures}, {"causal", f.causal}});
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  if (markdown) std::printf("| family | `model_type` | `architectures` | attention | paper |\n|---|---|---|---|---|\n");
+  for (const FamilySummary& f : families) {
+    std::string archs;
+    for (const std::string& a : f.architectures) archs += (archs.empty() ? "" : markdown ? ", " : " ") + (markdown ? "`" + a + "`" : a);
+    if (markdown)
+      std::printf("| %s | `%s` | %s | %s | %s |\n", f.label.c_str(), f.model_type.c_str(), archs.c_str(),
+                  f.causal ? "causal" : "bidirectional", f.paper.c_str());
+    else
+      std::printf("%-12s %-14s %-14s %s\n", f.label.c_str(), f.model_type.c_str(), f.causal ? "causal" : "bidirectional",
+                  archs.c_str());
+  }
+  return 0;
+}
+
 // [SECTION] model info
 int cmdModelInfo(const std::string& path, bool json) {
   const std::shared_ptr<const Model> model = loadModel(filesOnDisk(path));

@@ -317,11 +317,17 @@ void strongestKeys(const ModelRun& r, int layer, int head, int64_t query, float 
   for (size_t i = 0; i < shown; ++i) shareRow(w(keys[i]), tokenCaption(r, keys[i]), width);
 }
 
+// The window of `layer` (0: none): models alternating local and global layers have one on the local ones only.
+int64_t layerWindow(const ModelRun& r, int layer) {
+  return r.layer_window.empty() ? r.sliding_window : r.layer_window[static_cast<size_t>(layer)];
+}
+
 MatrixSpec headView(const ModelRun& r, int layer, int head) {
   MatrixSpec v = MatrixSpec::of(r.attention[static_cast<size_t>(layer)][static_cast<size_t>(head)]);
   v.row_labels = &r.tokens;
   v.col_labels = &r.tokens;
-  v.sliding_window = r.sliding_window;
+  v.sliding_window = layerWindow(r, layer);
+  v.window_centered = !r.causal;
   return v;
 }
 
@@ -331,7 +337,10 @@ void modelGridView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   header(s, std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) + " heads" +
                 (gqa ? " in " + std::to_string(r.kv_heads) + " kv groups" : std::string()) +
                 "; bar: first-token share (accent from 0.3: a sink)" +
-                (r.sliding_window > 0 ? "; line: window of " + std::to_string(r.sliding_window) + " keys" : std::string()) +
+                (layerWindow(r, v.layer) > 0
+                     ? "; line: layer " + std::to_string(v.layer) + "'s window of " +
+                           std::to_string(layerWindow(r, v.layer)) + " keys"
+                     : std::string()) +
                 "; click a thumbnail to focus it (right: " + headLabel(v.layer, v.head) + ")");
   // Layout: the grid in a left column 40 % of the width (less when the
   // grid is tall and narrow), the focused head's numbers under it, and the
@@ -408,9 +417,11 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
     p.product_range = valueRange(ValueStats::of(p.terms.product.data.data(), p.terms.product.size()), true);
     if (r.rope) {
       p.band_range = valueRange(ValueStats::of(p.terms.band.data.data(), p.terms.band.size()), true);
-      p.angles = ropeAngles(r.rope_theta, tokenCount(r));
-      p.theta_labels = thetaLabels(r);
+      p.angles = ropeAngles(layerRopeTheta(r, v.layer), tokenCount(r));
+      p.theta_labels = thetaLabels(r, v.layer);
     }
+    if (r.softcap > 0) p.score_change = softcapBend(r, v.layer, v.head);
+    else if (!r.alibi_slopes.empty()) p.score_change = alibiBias(r, v.layer, v.head);
     v.qk_pair = std::move(p);
   }
   const QkTerms& t = v.qk_pair->terms;
@@ -423,7 +434,8 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   // the q, k and product bars the rest. RoPE: the head's weights take the top
   // 60 % of the left half and the rotation angles the rest under them; the
   // frequency bands are a fourth bar panel.
-  const float side = avail.x * 0.5f, head_h = r.rope ? avail.y * 0.6f : avail.y;
+  const bool under = r.rope || v.qk_pair->score_change.size() > 0;  // a panel under the head's weights
+  const float side = avail.x * 0.5f, head_h = under ? avail.y * 0.6f : avail.y;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   MatrixStyle st = probabilityStyle(s);
   st.max_cell_aspect = 2.2f;
@@ -433,7 +445,24 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
     v.query = ev.row;
     v.key = ev.col;
   }
-  if (r.rope) {
+  if (v.qk_pair->score_change.size() > 0) {
+    // What the family adds to the scores: the soft-cap's bend (Gemma 2) or ALiBi's bias (BLOOM).
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + head_h + ImGui::GetStyle().ItemSpacing.y));
+    const bool cap = r.softcap > 0;
+    if (cap)
+      ImGui::TextDisabled("soft-cap c = %g: how far it bent each score, s \xE2\x88\x92 c\xC2\xB7tanh(s/c)", r.softcap);
+    else
+      ImGui::TextDisabled("ALiBi bias added to the scores: slope %.3g \xC2\xB7 key position j",
+                          r.alibi_slopes[static_cast<size_t>(v.head)]);
+    MatrixSpec m = MatrixSpec::of(v.qk_pair->score_change);
+    m.row_labels = m.col_labels = &r.tokens;
+    m.value_label = cap ? "score \xE2\x88\x92 capped" : "bias";
+    MatrixStyle cs;
+    cs.range = valueRange(ValueStats::of(v.qk_pair->score_change.data(), v.qk_pair->score_change.size()), true);
+    cs.colormap = s.settings.colormap;
+    cs.max_cell_aspect = 2.2f;
+    heatmap("score_change", m, cs, v.angle_zoom, gl, ImVec2(side, origin.y + avail.y - ImGui::GetCursorScreenPos().y));
+  } else if (r.rope) {
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + head_h + ImGui::GetStyle().ItemSpacing.y));
     ImGui::TextDisabled("RoPE angle m\xC2\xB7\xCE\xB8\xE1\xB5\xA2 mod 2\xCF\x80 per position m and pair i");
     MatrixSpec m = MatrixSpec::of(v.qk_pair->angles);
@@ -454,11 +483,32 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   ImGui::Text("\xCE\xA3 q\xE2\x88\x98k = q\xC2\xB7k = %.4g", t.dot);
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
   // Two short lines: at 1280 px one would run off the column (and wrapping broke it inside a number).
-  ImGui::Text("score = q\xC2\xB7k / \xE2\x88\x9A%lld = %.4g", static_cast<long long>(r.d_head), t.score);
+  if (r.score_scale > 0)
+    ImGui::Text("score = q\xC2\xB7k \xC3\x97 %.4g = %.4g", t.scale, t.score);
+  else
+    ImGui::Text("score = q\xC2\xB7k / \xE2\x88\x9A%lld = %.4g", static_cast<long long>(r.d_head), t.score);
+  if (r.softcap > 0)
+    ImGui::Text("capped = %g\xC2\xB7tanh(score/%g) = %.4g%s", r.softcap, r.softcap, t.capped, t.bent ? " (bent by the cap)" : "");
+  if (!r.alibi_slopes.empty()) ImGui::Text("+ ALiBi bias %.4g = %.4g before softmax", t.bias, t.logit);
   ImGui::Text("weight after softmax = %.4f", t.weight);
   ImGui::PopStyleColor();
   const ValueRange& vr = v.qk_pair->qk_range;
   const ValueRange& pr = v.qk_pair->product_range;
+  const bool qknorm = !t.q_prenorm.data.empty();
+  ValueRange pre_range = vr;
+  if (qknorm) {
+    const ValueStats a = ValueStats::of(t.q_prenorm.data.data(), t.q_prenorm.size());
+    const ValueStats b = ValueStats::of(t.k_prenorm.data.data(), t.k_prenorm.size());
+    pre_range = valueRange({std::min(a.min, b.min), std::max(a.max, b.max)}, true);
+  }
+  // Partial rotary: only the first r of d dimensions rotate; the rest add their products unrotated.
+  const std::string band_title =
+      t.rotary_dims < r.d_head
+          ? "q\xC2\xB7k by band over the " + std::to_string(t.rotary_dims) + " rotated of " +
+                std::to_string(r.d_head) + " dimensions (the other " + std::to_string(r.d_head - t.rotary_dims) +
+                " do not rotate; they add " + formatValueShort(t.unrotated) + ")"
+          : std::string("q\xC2\xB7k by frequency band \xCE\xB8\xE1\xB5\xA2: q\xE1\xB5\xA2k\xE1\xB5\xA2 + "
+                        "q\xE1\xB5\xA2\xE2\x82\x8A\xE2\x82\x95k\xE1\xB5\xA2\xE2\x82\x8A\xE2\x82\x95 (h = d/2)");
   const struct {
     const char* id;
     std::string title;
@@ -466,19 +516,21 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
     const ValueRange& range;
     const std::vector<std::string>* labels;
     const char* axis;
-  } bars[] = {{"q", "q \xE2\x80\x94 query " + tokenCaption(r, q) + (r.rope ? " (rotated)" : ""), t.q, vr, nullptr, "dimension"},
-              {"k", "k \xE2\x80\x94 key " + tokenCaption(r, k) + (r.rope ? " (rotated)" : ""), t.k, vr, nullptr, "dimension"},
+  } bars[] = {{"q", "q \xE2\x80\x94 query " + tokenCaption(r, q) + (qknorm ? " after QK-norm" : "") + (r.rope ? " (rotated)" : ""), t.q, vr, nullptr, "dimension"},
+              {"k", "k \xE2\x80\x94 key " + tokenCaption(r, k) + (qknorm ? " after QK-norm" : "") + (r.rope ? " (rotated)" : ""), t.k, vr, nullptr, "dimension"},
               {"p", "q \xE2\x88\x98 k (element-wise product; its sum is q\xC2\xB7k)", t.product, pr, nullptr, "dimension"},
-              {"band",
-               "q\xC2\xB7k by frequency band \xCE\xB8\xE1\xB5\xA2: q\xE1\xB5\xA2k\xE1\xB5\xA2 + "
-               "q\xE1\xB5\xA2\xE2\x82\x8A\xE2\x82\x95k\xE1\xB5\xA2\xE2\x82\x8A\xE2\x82\x95 (h = d/2)",
-               t.band, v.qk_pair->band_range, &v.qk_pair->theta_labels, "\xCE\xB8_i"}};
-  // The bar panels one above the other: q, k, q∘k and, for RoPE, the bands.
-  const int panels = r.rope ? 4 : 3;
+              {"band", band_title, t.band, v.qk_pair->band_range, &v.qk_pair->theta_labels, "\xCE\xB8_i"},
+              {"qpre", "q before QK-norm", t.q_prenorm, pre_range, nullptr, "dimension"},
+              {"kpre", "k before QK-norm", t.k_prenorm, pre_range, nullptr, "dimension"}};
+  // The bar panels one above the other: q, k, q∘k, for RoPE the bands, for QK-norm q and k before it.
+  std::vector<int> shown = {0, 1, 2};
+  if (r.rope) shown.push_back(3);
+  if (qknorm) shown.insert(shown.end(), {4, 5});
+  const int panels = static_cast<int>(shown.size());
   // Each panel: its caption line, the bars, the spacing after them.
   const float line = ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
   const float panel = (ImGui::GetContentRegionAvail().y - line * static_cast<float>(panels)) / static_cast<float>(panels);
-  for (int i = 0; i < panels; ++i) {
+  for (const int i : shown) {
     const auto& b = bars[i];
     ImGui::TextDisabled("%s", b.title.c_str());
     valueBars(b.id, b.values, b.labels, b.range, colormapFor(b.range, s.settings.colormap), b.title, ImVec2(w, panel),
@@ -546,7 +598,8 @@ void patternView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   ImGui::TextDisabled("real head %s", headLabel(v.layer, v.head).c_str());
   MatrixSpec real = MatrixSpec::of(p.real);
   real.row_labels = real.col_labels = &r.tokens;
-  real.sliding_window = r.sliding_window;
+  real.sliding_window = layerWindow(r, v.layer);
+  real.window_centered = !r.causal;
   offerAnchor(s, heatmap("real", real, st, v.pattern_zoom, gl, ImVec2(side, side)).placed);
   ImGui::EndGroup();
   ImGui::SameLine(0, gap);

@@ -127,6 +127,9 @@ struct ModelViewState {
     ValueRange band_range;
     Mat angles;
     std::vector<std::string> theta_labels;
+    // Soft-capped heads: how far the cap bent each score (s − c·tanh(s/c));
+    // ALiBi heads: the bias slope_h·j. [L, L], for the panel under the head.
+    Mat score_change;
   };
   std::optional<QkPair> qk_pair;
 };

@@ -219,29 +219,61 @@ Result qkResult(const ModelRun& run, const QkTerms& t, const std::string& title)
   r.extras.push_back(tokenValues("q", "q (query " + std::to_string(t.query) + ")", t.q));
   r.extras.push_back(tokenValues("k", "k (key " + std::to_string(t.key) + ")", t.k));
   r.extras.push_back(tokenValues("qk", "q \xE2\x88\x98 k, " + pair, t.product));
+  if (!t.q_prenorm.data.empty()) {
+    r.extras.push_back(tokenValues("q_prenorm", "q before QK-norm (query " + std::to_string(t.query) + ")", t.q_prenorm));
+    r.extras.push_back(tokenValues("k_prenorm", "k before QK-norm (key " + std::to_string(t.key) + ")", t.k_prenorm));
+  }
   if (run.rope) {
-    Extra bands = tokenValues("band", "frequency bands q_i k_i + q_{i+d/2} k_{i+d/2} by \xCE\xB8_i (sum: q\xC2\xB7k)", t.band);
-    bands.row_labels = thetaLabels(run);
+    const bool partial = t.rotary_dims < run.d_head;
+    Extra bands = tokenValues(
+        "band",
+        partial ? "frequency bands of the " + std::to_string(t.rotary_dims) + " rotated of " + std::to_string(run.d_head) +
+                      " dimensions (the rest add " + std::to_string(t.unrotated) + ")"
+                : std::string("frequency bands q_i k_i + q_{i+d/2} k_{i+d/2} by \xCE\xB8_i (sum: q\xC2\xB7k)"),
+        t.band);
+    bands.row_labels = thetaLabels(run, t.layer);
     r.extras.push_back(std::move(bands));
     Extra angles;
     angles.name = "rope_angle";
     angles.label = "RoPE angle m\xC2\xB7\xCE\xB8_i mod 2\xCF\x80 (rad)";
     angles.kind = ExtraKind::Matrix;
-    angles.value = Array::fromMat(ropeAngles(run.rope_theta, static_cast<int64_t>(run.tokens.size())));  // [L, d/2]
+    angles.value = Array::fromMat(ropeAngles(layerRopeTheta(run, t.layer), static_cast<int64_t>(run.tokens.size())));  // [L, r/2]
     angles.row_axis = "position m";
     angles.col_axis = "pair i";
     r.extras.push_back(std::move(angles));
   }
   r.extras.push_back(scalar("dot", "\xCE\xA3 q\xE2\x88\x98k = q\xC2\xB7k", t.dot));
-  r.extras.push_back(scalar("score", "score q\xC2\xB7k / \xE2\x88\x9A" "d", t.score));
+  r.extras.push_back(scalar("score", run.score_scale > 0 ? "score q\xC2\xB7k \xC2\xB7 scale" : "score q\xC2\xB7k / \xE2\x88\x9A" "d", t.score));
+  if (run.softcap > 0) {
+    r.extras.push_back(scalar("capped", "soft-capped c\xC2\xB7tanh(score/c)", t.capped));
+    Extra bend;
+    bend.name = "softcap_bend";
+    bend.label = "how far the soft-cap bent each score: s \xE2\x88\x92 c\xC2\xB7tanh(s/c)";
+    bend.kind = ExtraKind::Matrix;
+    bend.value = Array::fromMat(softcapBend(run, t.layer, t.head));
+    bend.row_axis = "query";
+    bend.col_axis = "key";
+    r.extras.push_back(std::move(bend));
+  }
+  if (!run.alibi_slopes.empty()) {
+    r.extras.push_back(scalar("alibi", "ALiBi bias slope\xC2\xB7j", t.bias));
+    Extra bias;
+    bias.name = "alibi_bias";
+    bias.label = "ALiBi bias added to the scores: slope\xC2\xB7j";
+    bias.kind = ExtraKind::Matrix;
+    bias.value = Array::fromMat(alibiBias(run, t.layer, t.head));
+    bias.row_axis = "query";
+    bias.col_axis = "key";
+    r.extras.push_back(std::move(bias));
+  }
   r.extras.push_back(scalar("weight", "attention weight", t.weight));
   r.computeStats();
   return r;
 }
 
-std::vector<std::string> thetaLabels(const ModelRun& run) {
+std::vector<std::string> thetaLabels(const ModelRun& run, int64_t layer) {
   std::vector<std::string> out;
-  for (const double t : run.rope_theta) {
+  for (const double t : layerRopeTheta(run, layer)) {
     char buf[24];
     std::snprintf(buf, sizeof buf, "%.2g", t);
     out.emplace_back(buf);

@@ -122,7 +122,7 @@ Result rolloutResult(const ModelAnalysis& a, int64_t layer, const std::string& t
 // bands' bars (by θ_i) and the rotation angles m·θ_i mod 2π [L, d/2].
 Result qkResult(const ModelRun& run, const QkTerms& t, const std::string& title);
 // θ_i of a RoPE run as labels of its dimension pairs: "1", "0.42", "1e-04".
-std::vector<std::string> thetaLabels(const ModelRun& run);
+std::vector<std::string> thetaLabels(const ModelRun& run, int64_t layer);
 // The pattern's weights, with the real head (Weights extra), the mass kept
 // per query (TokenValues) and overall (Scalar).
 Result patternResult(const HeadPattern& p, const ModelRun& run, const std::string& title);

@@ -433,6 +433,7 @@ ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* ca
       for (int64_t l = 0; l < c.layers; ++l) run.layer_rope_theta.push_back(c.ropeOf(l).frequencies(c.head_dim));
   }
   run.softcap = c.attn_softcap;
+  run.score_scale = c.score_scale;
   run.sliding_window = c.sliding_window;
   run.layer_window = c.layer_window;
   run.first_position = cache ? cache->length : 0;

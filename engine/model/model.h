@@ -189,6 +189,7 @@ struct ModelRun {
   std::vector<std::vector<double>> layer_rope_theta;  // [layer] θ_i when layers differ (local RoPE base); else rope_theta
   int64_t rotary_dims = 0;           // partial rotary: the first rotary_dims of each head rotate (0: all, when rope)
   std::vector<Mat> q_prenorm, k_prenorm;  // QK-norm: q and k before the norm (same layout as q_unrotated)
+  double score_scale = 0;            // the scores' factor (0: 1/√d_head)
   double softcap = 0;                // scores → c·tanh(s/c) before the mask (Gemma 2)
   std::vector<double> alibi_slopes;  // ALiBi: s_ij += slope_h · j (BLOOM), per head
   Mat hidden;  // GPT-2: after ln_f; LLaMA: after the final RMSNorm; BERT: the last layer's output   [L, d_model]
