@@ -5,6 +5,7 @@
 #include "engine/model/head_metrics.h"
 #include "engine/model/head_patterns.h"
 #include "engine/model/model.h"
+#include "engine/attention_math.h"
 #include "engine/model/qk_terms.h"
 #include "engine/sparse.h"
 
@@ -111,6 +112,64 @@ TEST(QkTerms, RopeBandsSumToTheScoreAgainstLoop) {
     }
     EXPECT_NEAR(sum, t.score * std::sqrt(static_cast<double>(d)), 1e-4);
   }
+}
+
+// The newer families' score: a hand-made run with partial rotary (the first 4
+// of 6 dimensions rotate), a family scale, a soft-cap, ALiBi and QK-norm
+// inputs; each term against its definition, computed here in doubles.
+TEST(QkTerms, ScaleSoftcapAlibiQkNormAndPartialRotaryAgainstLoop) {
+  ModelRun run;
+  const int64_t L = 5, H = 2, d = 6;
+  run.layers = 1, run.heads = H, run.kv_heads = H, run.d_head = d;
+  run.tokens.assign(L, "t");
+  run.rope = true;
+  run.rope_theta = {1.0, 0.1};
+  run.rotary_dims = 4;
+  run.score_scale = 0.3;
+  run.softcap = 2.0;
+  run.alibi_slopes = {-0.5, -0.25};
+  run.q = {randomNormal(L, H * d, 3, "q", 2.0f)};
+  run.k = {randomNormal(L, H * d, 3, "k", 2.0f)};
+  run.q_prenorm = {randomNormal(L, H * d, 3, "qp")};
+  run.k_prenorm = {randomNormal(L, H * d, 3, "kp")};
+  run.attention = {{causalMask(L, L), causalMask(L, L)}};
+  const int64_t h = 1, i = 4, j = 2;
+  const QkTerms t = qkTerms(run, 0, h, i, j);
+  double dot = 0, unrotated = 0;
+  for (int64_t c = 0; c < d; ++c) {
+    const double p = static_cast<double>(run.q[0](i, h * d + c)) * run.k[0](j, h * d + c);
+    dot += p;
+    if (c >= 4) unrotated += p;
+    EXPECT_EQ(t.q_prenorm.data[static_cast<size_t>(c)], run.q_prenorm[0](i, h * d + c));
+    EXPECT_EQ(t.k_prenorm.data[static_cast<size_t>(c)], run.k_prenorm[0](j, h * d + c));
+  }
+  EXPECT_EQ(t.rotary_dims, 4);
+  ASSERT_EQ(t.band.size(), 2);  // pairs (0, 2) and (1, 3) of the 4 rotated dimensions
+  for (int64_t b = 0; b < 2; ++b)
+    EXPECT_NEAR(t.band.data[static_cast<size_t>(b)],
+                static_cast<double>(run.q[0](i, h * d + b)) * run.k[0](j, h * d + b) +
+                    static_cast<double>(run.q[0](i, h * d + b + 2)) * run.k[0](j, h * d + b + 2),
+                1e-5);
+  EXPECT_NEAR(t.unrotated, unrotated, 1e-5);
+  EXPECT_NEAR(t.band.data[0] + t.band.data[1] + t.unrotated, dot, 1e-4);
+  EXPECT_NEAR(t.score, dot * 0.3, 1e-5);
+  EXPECT_NEAR(t.capped, 2.0 * std::tanh(dot * 0.3 / 2.0), 1e-5);
+  EXPECT_EQ(t.bent, std::abs(t.capped - t.score) > 0.05 * std::abs(t.score));
+  EXPECT_NEAR(t.bias, -0.25 * 2, 1e-12);
+  EXPECT_NEAR(t.logit, t.capped + t.bias, 1e-12);
+
+  // The whole head: the cap's bend and ALiBi's bias where the causal mask allows, 0 above the diagonal.
+  const Mat bend = softcapBend(run, 0, h), bias = alibiBias(run, 0, h);
+  for (int64_t a = 0; a < L; ++a)
+    for (int64_t b = 0; b < L; ++b) {
+      double s = 0;
+      for (int64_t c = 0; c < d; ++c) s += static_cast<double>(run.q[0](a, h * d + c)) * run.k[0](b, h * d + c);
+      s *= 0.3;
+      EXPECT_NEAR(bend(a, b), b <= a ? s - 2.0 * std::tanh(s / 2.0) : 0.0, 1e-5) << a << "," << b;
+      EXPECT_NEAR(bias(a, b), b <= a ? -0.25 * static_cast<double>(b) : 0.0, 1e-6);
+    }
+  // Large scores bend: some entry of this head moved by more than 0.1.
+  EXPECT_GT(bend.cwiseAbs().maxCoeff(), 0.1f);
 }
 
 TEST(QkTerms, NoBandsWithoutRope) {
