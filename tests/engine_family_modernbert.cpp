@@ -29,8 +29,8 @@ using test::TinyModel;
 
 // [SECTION] Checkpoints
 constexpr int64_t kMbVocab = test::kTokenizerVocab + 3;  // + [CLS] 261, [SEP] 262, [MASK] 263
-constexpr int32_t kCls = 261, kSep = 262, kMask = 263;
-constexpr int64_t kD = 16, kHeads = 2, kFf = 12;
+constexpr int32_t kMbCls = 261, kMbSep = 262, kMbMask = 263;
+constexpr int64_t kMbD = 16, kMbHeads = 2, kMbFf = 12;
 
 struct MbOptions {
   bool v5 = false;           // transformers 5's config.json
@@ -50,10 +50,10 @@ nlohmann::json mbConfig(const MbOptions& o) {
   nlohmann::json c = {{"architectures", {o.mlm ? "ModernBertForMaskedLM" : "ModernBertModel"}},
                       {"model_type", "modernbert"},
                       {"vocab_size", kMbVocab},
-                      {"hidden_size", kD},
-                      {"intermediate_size", kFf},
+                      {"hidden_size", kMbD},
+                      {"intermediate_size", kMbFf},
                       {"num_hidden_layers", o.layers},
-                      {"num_attention_heads", kHeads},
+                      {"num_attention_heads", kMbHeads},
                       {"hidden_activation", "gelu"},
                       {"max_position_embeddings", 32},
                       {"norm_eps", 1e-5},
@@ -76,11 +76,11 @@ nlohmann::json mbConfig(const MbOptions& o) {
                       {"sparse_prediction", false},
                       {"sparse_pred_ignore_index", -100},
                       {"tie_word_embeddings", o.tied},
-                      {"pad_token_id", kMask},
-                      {"bos_token_id", kCls},
-                      {"cls_token_id", kCls},
-                      {"eos_token_id", kSep},
-                      {"sep_token_id", kSep}};
+                      {"pad_token_id", kMbMask},
+                      {"bos_token_id", kMbCls},
+                      {"cls_token_id", kMbCls},
+                      {"eos_token_id", kMbSep},
+                      {"sep_token_id", kMbSep}};
   if (o.v5) {
     nlohmann::json types = nlohmann::json::array();
     for (int64_t l = 0; l < o.layers; ++l) types.push_back(mbIsLocal(o, l) ? "sliding_attention" : "full_attention");
@@ -103,23 +103,23 @@ nlohmann::json mbConfig(const MbOptions& o) {
 // The tensors as transformers saves them: no attn_norm in layer 0, no biases.
 std::vector<test::TensorSpec> mbTensors(const MbOptions& o) {
   const std::string p = o.prefix;
-  auto norm = [](const std::string& n) { return test::TensorSpec{n, {kD}, 0.1f, 1.0f}; };
-  std::vector<test::TensorSpec> t = {{p + "embeddings.tok_embeddings.weight", {kMbVocab, kD}, 0.5f},
+  auto norm = [](const std::string& n) { return test::TensorSpec{n, {kMbD}, 0.1f, 1.0f}; };
+  std::vector<test::TensorSpec> t = {{p + "embeddings.tok_embeddings.weight", {kMbVocab, kMbD}, 0.5f},
                                      norm(p + "embeddings.norm.weight")};
   for (int64_t l = 0; l < o.layers; ++l) {
     const std::string s = p + "layers." + std::to_string(l) + ".";
     if (l > 0) t.push_back(norm(s + "attn_norm.weight"));
-    t.push_back({s + "attn.Wqkv.weight", {3 * kD, kD}, 0.35f});
-    t.push_back({s + "attn.Wo.weight", {kD, kD}, 0.3f});
+    t.push_back({s + "attn.Wqkv.weight", {3 * kMbD, kMbD}, 0.35f});
+    t.push_back({s + "attn.Wo.weight", {kMbD, kMbD}, 0.3f});
     t.push_back(norm(s + "mlp_norm.weight"));
-    t.push_back({s + "mlp.Wi.weight", {2 * kFf, kD}, 0.35f});
-    t.push_back({s + "mlp.Wo.weight", {kD, kFf}, 0.3f});
+    t.push_back({s + "mlp.Wi.weight", {2 * kMbFf, kMbD}, 0.35f});
+    t.push_back({s + "mlp.Wo.weight", {kMbD, kMbFf}, 0.3f});
   }
   t.push_back(norm(p + "final_norm.weight"));
   if (o.mlm) {
-    t.push_back({"head.dense.weight", {kD, kD}, 0.3f});
+    t.push_back({"head.dense.weight", {kMbD, kMbD}, 0.3f});
     t.push_back(norm("head.norm.weight"));
-    if (!o.tied) t.push_back({"decoder.weight", {kMbVocab, kD}, 0.5f});
+    if (!o.tied) t.push_back({"decoder.weight", {kMbVocab, kMbD}, 0.5f});
     t.push_back({"decoder.bias", {kMbVocab}, 0.2f});
   }
   return t;
@@ -141,7 +141,7 @@ void mbLayerNorm(Rows& x, const std::vector<float>& g, double eps) {  // nn.Laye
 
 MbReference mbRef(const TinyModel& m, const MbOptions& o, const std::vector<int32_t>& ids, const RopeSpec& global,
                   const RopeSpec& local) {
-  const size_t L = ids.size(), d = kD, ff = kFf, H = kHeads, dh = d / H, V = kMbVocab;
+  const size_t L = ids.size(), d = kMbD, ff = kMbFf, H = kMbHeads, dh = d / H, V = kMbVocab;
   const double eps = 1e-5;
   auto W = [&](const std::string& n) { return m.w(o.prefix + n); };
   MbReference r;
@@ -202,13 +202,13 @@ RopeSpec mbRope(double theta) {
   return s;
 }
 
-const std::vector<int32_t> kIds = {kCls, 72, 101, 108, 108, kMask, 32, 119, 111, 114, kSep};
+const std::vector<int32_t> kMbIds = {kMbCls, 72, 101, 108, 108, kMbMask, 32, 119, 111, 114, kMbSep};
 
 void expectMbMatches(const MbOptions& o, const RopeSpec& global, const RopeSpec& local) {
   test::TempDir dir;
   const TinyModel tm = mbWrite(dir.path, o);
   const auto model = loadModel(filesOnDisk(dir.path.string()));
-  const ModelRun run = runModelIds(*model, kIds, {.top_k = o.mlm ? 3 : 0});
+  const ModelRun run = runModelIds(*model, kMbIds, {.top_k = o.mlm ? 3 : 0});
   EXPECT_FALSE(run.causal);
   EXPECT_TRUE(run.rope);
   ASSERT_EQ(run.layer_window.size(), static_cast<size_t>(o.layers));
@@ -217,22 +217,22 @@ void expectMbMatches(const MbOptions& o, const RopeSpec& global, const RopeSpec&
   // The θ of each layer: global layers the global base, local layers the local one.
   ASSERT_EQ(run.layer_rope_theta.size(), static_cast<size_t>(o.layers));
   for (int64_t l = 0; l < o.layers; ++l) {
-    const std::vector<double> theta = ropeThetaRef(mbIsLocal(o, l) ? local : global, kD / kHeads);
+    const std::vector<double> theta = ropeThetaRef(mbIsLocal(o, l) ? local : global, kMbD / kMbHeads);
     ASSERT_EQ(run.layer_rope_theta[static_cast<size_t>(l)].size(), theta.size());
     for (size_t i = 0; i < theta.size(); ++i)
       EXPECT_NEAR(run.layer_rope_theta[static_cast<size_t>(l)][i], theta[i], 1e-12 * theta[i]) << "layer " << l;
   }
-  const MbReference ref = mbRef(tm, o, kIds, global, local);
+  const MbReference ref = mbRef(tm, o, kMbIds, global, local);
   expectMatches(run, ref, o.mlm ? 3 : 0);
   for (size_t l = 0; l < ref.q_unrotated.size(); ++l)
-    for (size_t i = 0; i < kIds.size(); ++i)
-      for (size_t e = 0; e < static_cast<size_t>(kD); ++e) {
+    for (size_t i = 0; i < kMbIds.size(); ++i)
+      for (size_t e = 0; e < static_cast<size_t>(kMbD); ++e) {
         ASSERT_NEAR(run.q_unrotated[l](i, e), ref.q_unrotated[l][i][e], 2e-4);
         ASSERT_NEAR(run.k_unrotated[l](i, e), ref.k_unrotated[l][i][e], 2e-4);
       }
   // The local window itself: row i keeps keys i − local/2 … i + local/2 only.
   for (int64_t l = 0; l < o.layers; ++l)
-    for (int64_t h = 0; h < kHeads; ++h) {
+    for (int64_t h = 0; h < kMbHeads; ++h) {
       const Mat& a = run.attention[static_cast<size_t>(l)][static_cast<size_t>(h)];
       for (int64_t i = 0; i < a.rows(); ++i)
         for (int64_t j = 0; j < a.cols(); ++j) {
@@ -358,8 +358,8 @@ TEST(ModernBertErrors, TensorsAsTransformersSavesThem) {
   TinyModel tm = mbWrite(dir.path, o);
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
   // Layer 0's attn_norm is Identity: a saved weight for it would go unused.
-  tm.weights["model.layers.0.attn_norm.weight"] = std::vector<float>(kD, 1.0f);
-  tm.shapes["model.layers.0.attn_norm.weight"] = {kD};
+  tm.weights["model.layers.0.attn_norm.weight"] = std::vector<float>(kMbD, 1.0f);
+  tm.shapes["model.layers.0.attn_norm.weight"] = {kMbD};
   test::writeWeights(tm);
   mbExpectHas(mbLoadError(dir.path), {"'model.layers.0.attn_norm.weight'", "does not use"});
   tm.weights.erase("model.layers.0.attn_norm.weight"), tm.shapes.erase("model.layers.0.attn_norm.weight");
@@ -370,7 +370,7 @@ TEST(ModernBertErrors, TensorsAsTransformersSavesThem) {
   mbExpectHas(mbLoadError(dir.path), {"'decoder.bias' is missing", "masked-LM head"});
   tm.weights["decoder.bias"] = bias, tm.shapes["decoder.bias"] = {kMbVocab};
   // Wqkv is fused [3·d, d].
-  tm.shapes["model.layers.1.attn.Wqkv.weight"] = {kD, 3 * kD};
+  tm.shapes["model.layers.1.attn.Wqkv.weight"] = {kMbD, 3 * kMbD};
   test::writeWeights(tm);
   mbExpectHas(mbLoadError(dir.path), {"'model.layers.1.attn.Wqkv.weight' has shape", "[48, 16]"});
 }
