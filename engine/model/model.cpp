@@ -239,6 +239,14 @@ void loadTokenizer(const ModelFiles& files, Model& m) {
                                       fileIn(files, "tokenizer_config.json"));
       m.tokenizer = std::move(t.tokenizer);
       m.bos = t.bos, m.eos = t.eos, m.add_bos = t.add_bos;
+      if (!c.causal) {  // a bidirectional encoder (ModernBERT) reads [CLS] text [SEP]
+        m.cls = m.tokenizer->specialId("[CLS]");
+        m.sep = m.tokenizer->specialId("[SEP]");
+        m.add_bos = false;
+        if (m.cls < 0 || m.sep < 0)
+          throw InputError(fileIn(files, vocab_file) + ": has no [CLS] or [SEP] token (" + c.label +
+                           " reads [CLS] text [SEP])");
+      }
       break;
     }
     case TokenizerFiles::Gpt2: {
