@@ -147,7 +147,7 @@ struct GemmaReference : Reference {
 };
 
 // Gemma3RMSNorm(head_dim) on each head's columns: x / √(mean(x²) + ε) · (1 + w).
-void headNormRef(Rows& x, size_t heads, size_t dh, const std::vector<float>& w, double eps) {
+void gemmaHeadNormRef(Rows& x, size_t heads, size_t dh, const std::vector<float>& w, double eps) {
   for (auto& row : x)
     for (size_t h = 0; h < heads; ++h) {
       Rows part = {std::vector<double>(row.begin() + static_cast<long>(h * dh), row.begin() + static_cast<long>((h + 1) * dh))};
@@ -156,7 +156,7 @@ void headNormRef(Rows& x, size_t heads, size_t dh, const std::vector<float>& w, 
     }
 }
 
-RopeSpec ropeOfRef(const GemmaSpec& s, bool sliding) {
+RopeSpec gemmaRopeRef(const GemmaSpec& s, bool sliding) {
   RopeSpec r;
   if (s.gen == 3 && sliding) {
     r.theta = s.local_theta;  // the local rotary embedding: rope_local_base_freq, rope_type default
@@ -187,11 +187,11 @@ GemmaReference gemmaRef(const TinyModel& m, const GemmaSpec& s, const std::vecto
     const Rows v = linearRef(a, W("self_attn.v_proj.weight"), {}, d, Hkv * dh, true);
     if (s.gen == 3) {  // Gemma3Attention: q_norm, k_norm before RoPE
       r.q_prenorm.push_back(q), r.k_prenorm.push_back(repeatHeadsRef(k, H, Hkv, dh));
-      headNormRef(q, H, dh, W("self_attn.q_norm.weight"), eps);
-      headNormRef(k, Hkv, dh, W("self_attn.k_norm.weight"), eps);
+      gemmaHeadNormRef(q, H, dh, W("self_attn.q_norm.weight"), eps);
+      gemmaHeadNormRef(k, Hkv, dh, W("self_attn.k_norm.weight"), eps);
     }
     r.q_unrotated.push_back(q), r.k_unrotated.push_back(repeatHeadsRef(k, H, Hkv, dh));
-    const std::vector<double> theta = ropeThetaRef(ropeOfRef(s, sliding), s.head_dim);
+    const std::vector<double> theta = ropeThetaRef(gemmaRopeRef(s, sliding), s.head_dim);
     const Rows qr = ropeRef(q, dh, theta), kr = ropeRef(k, dh, theta);
     // eager_attention_forward: (q kᵀ) · scaling, soft-cap, + mask, softmax
     AttnOpts o;
@@ -239,9 +239,9 @@ GemmaReference gemmaRef(const TinyModel& m, const GemmaSpec& s, const std::vecto
 }
 
 // [SECTION] The engine against the reference
-const std::vector<int32_t> kIds = {259, 84, 104, 101, 32, 99, 97, 116, 32, 115, 97, 116};  // 12 tokens: windows of 3 bite
+const std::vector<int32_t> kGemmaIds = {259, 84, 104, 101, 32, 99, 97, 116, 32, 115, 97, 116};  // 12 tokens: windows of 3 bite
 
-void expectNearRows(const std::vector<Mat>& got, const std::vector<Rows>& want, const char* what) {
+void expectGemmaRowsNear(const std::vector<Mat>& got, const std::vector<Rows>& want, const char* what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t l = 0; l < want.size(); ++l) {
     ASSERT_EQ(got[l].rows(), static_cast<int64_t>(want[l].size())) << what;
@@ -259,30 +259,30 @@ void expectGemmaMatches(const GemmaSpec& s, ModelRun* out = nullptr) {
   test::TempDir dir;
   const TinyModel tm = writeGemma(dir.path, s);
   const auto model = loadModel(filesOnDisk(dir.path.string()));
-  const ModelRun run = runModelIds(*model, kIds, {.top_k = 3});
+  const ModelRun run = runModelIds(*model, kGemmaIds, {.top_k = 3});
   if (out) *out = run;
-  const GemmaReference ref = gemmaRef(tm, s, kIds);
+  const GemmaReference ref = gemmaRef(tm, s, kGemmaIds);
   EXPECT_TRUE(run.rope && run.causal);
   EXPECT_EQ(run.kv_heads, s.kv_heads);
   EXPECT_EQ(run.d_head, s.head_dim);
   expectMatches(run, ref, 3);
-  expectNearRows(run.q_unrotated, ref.q_unrotated, "q before RoPE");
-  expectNearRows(run.k_unrotated, ref.k_unrotated, "k before RoPE");
-  expectNearRows(run.q_prenorm, ref.q_prenorm, "q before the QK-norm");
-  expectNearRows(run.k_prenorm, ref.k_prenorm, "k before the QK-norm");
+  expectGemmaRowsNear(run.q_unrotated, ref.q_unrotated, "q before RoPE");
+  expectGemmaRowsNear(run.k_unrotated, ref.k_unrotated, "k before RoPE");
+  expectGemmaRowsNear(run.q_prenorm, ref.q_prenorm, "q before the QK-norm");
+  expectGemmaRowsNear(run.k_prenorm, ref.k_prenorm, "k before the QK-norm");
   // The views' fields: each layer's window, its RoPE frequencies, the soft-cap.
   std::vector<int64_t> windows;
   if (s.gen >= 2)
     for (const bool sl : s.sliding) windows.push_back(sl ? s.window : 0);
   EXPECT_EQ(run.layer_window, windows);
   EXPECT_EQ(run.softcap, s.gen >= 2 ? s.attn_cap : 0.0);
-  const std::vector<double> global = ropeThetaRef(ropeOfRef(s, false), s.head_dim);
+  const std::vector<double> global = ropeThetaRef(gemmaRopeRef(s, false), s.head_dim);
   ASSERT_EQ(run.rope_theta.size(), global.size());
   for (size_t i = 0; i < global.size(); ++i) EXPECT_NEAR(run.rope_theta[i], global[i], 1e-12);
   if (s.gen == 3) {
     ASSERT_EQ(run.layer_rope_theta.size(), static_cast<size_t>(s.layers));
     for (size_t l = 0; l < run.layer_rope_theta.size(); ++l) {
-      const std::vector<double> want = ropeThetaRef(ropeOfRef(s, s.sliding[l]), s.head_dim);
+      const std::vector<double> want = ropeThetaRef(gemmaRopeRef(s, s.sliding[l]), s.head_dim);
       ASSERT_EQ(run.layer_rope_theta[l].size(), want.size());
       for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(run.layer_rope_theta[l][i], want[i], 1e-12) << "layer " << l;
     }
@@ -421,7 +421,7 @@ TEST(GemmaFamily, KvCacheGenerationMatchesFullForward) {
 }
 
 // [SECTION] What is refused
-std::string loadError(const fs::path& dir) {
+std::string gemmaLoadError(const fs::path& dir) {
   try {
     loadModel(filesOnDisk(dir.string()));
   } catch (const InputError& e) {
@@ -433,11 +433,11 @@ std::string loadError(const fs::path& dir) {
 }
 
 // config.json's `field` set to `bad` is refused naming the file, the field and the value; then restored.
-void expectRefused(const TinyModel& tm, const std::string& field, const std::string& bad,
+void expectGemmaRefused(const TinyModel& tm, const std::string& field, const std::string& bad,
                    const std::vector<std::string>& parts) {
   const nlohmann::json before = nlohmann::json::parse(test::slurp(tm.dir / "config.json"));
   test::setConfigField(tm, field, bad);
-  const std::string msg = loadError(tm.dir);
+  const std::string msg = gemmaLoadError(tm.dir);
   for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
   std::ofstream(tm.dir / "config.json") << before.dump(1);
   ASSERT_NO_THROW(loadModel(filesOnDisk(tm.dir.string())));
@@ -447,23 +447,23 @@ TEST(GemmaErrors, GemmaRefusesWhatItDoesNotImplement) {
   test::TempDir dir;
   const TinyModel tm = writeGemma(dir.path, {.gen = 1});
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
-  expectRefused(tm, "hidden_act", R"("relu")", {"config.json", "field 'hidden_act' is 'relu'"});
-  expectRefused(tm, "hidden_activation", R"("gelu")", {"config.json", "field 'hidden_activation' is 'gelu'"});
-  expectRefused(tm, "attention_bias", "true", {"config.json", "field 'attention_bias' is true"});
-  expectRefused(tm, "use_bidirectional_attention", "true", {"config.json", "field 'use_bidirectional_attention' is true"});
+  expectGemmaRefused(tm, "hidden_act", R"("relu")", {"config.json", "field 'hidden_act' is 'relu'"});
+  expectGemmaRefused(tm, "hidden_activation", R"("gelu")", {"config.json", "field 'hidden_activation' is 'gelu'"});
+  expectGemmaRefused(tm, "attention_bias", "true", {"config.json", "field 'attention_bias' is true"});
+  expectGemmaRefused(tm, "use_bidirectional_attention", "true", {"config.json", "field 'use_bidirectional_attention' is true"});
   // Gemma 2's and 3's fields mean nothing to Gemma: refused, never ignored.
-  expectRefused(tm, "attn_logit_softcapping", "50.0",
+  expectGemmaRefused(tm, "attn_logit_softcapping", "50.0",
                 {"config.json", "field 'attn_logit_softcapping' is 50.0, which Gemma does not implement"});
-  expectRefused(tm, "final_logit_softcapping", "30.0", {"config.json", "field 'final_logit_softcapping' is 30.0"});
-  expectRefused(tm, "query_pre_attn_scalar", "256", {"config.json", "field 'query_pre_attn_scalar' is 256"});
-  expectRefused(tm, "sliding_window", "4096", {"config.json", "field 'sliding_window' is 4096"});
-  expectRefused(tm, "layer_types", R"(["sliding_attention", "full_attention"])", {"config.json", "field 'layer_types'"});
-  expectRefused(tm, "rope_scaling", R"({"rope_type": "yarn", "factor": 4.0})",
+  expectGemmaRefused(tm, "final_logit_softcapping", "30.0", {"config.json", "field 'final_logit_softcapping' is 30.0"});
+  expectGemmaRefused(tm, "query_pre_attn_scalar", "256", {"config.json", "field 'query_pre_attn_scalar' is 256"});
+  expectGemmaRefused(tm, "sliding_window", "4096", {"config.json", "field 'sliding_window' is 4096"});
+  expectGemmaRefused(tm, "layer_types", R"(["sliding_attention", "full_attention"])", {"config.json", "field 'layer_types'"});
+  expectGemmaRefused(tm, "rope_scaling", R"({"rope_type": "yarn", "factor": 4.0})",
                 {"config.json rope_scaling: field 'rope_type' is 'yarn', which is not implemented"});
-  expectRefused(tm, "partial_rotary_factor", "0.5", {"config.json", "field 'partial_rotary_factor' is 0.5"});
-  expectRefused(tm, "head_dim", "7", {"config.json", "field 'head_dim' must be even"});
+  expectGemmaRefused(tm, "partial_rotary_factor", "0.5", {"config.json", "field 'partial_rotary_factor' is 0.5"});
+  expectGemmaRefused(tm, "head_dim", "7", {"config.json", "field 'head_dim' must be even"});
   // Tied: a saved lm_head.weight would go unused.
-  expectRefused(tm, "tie_word_embeddings", "false", {"lm_head.weight"});
+  expectGemmaRefused(tm, "tie_word_embeddings", "false", {"lm_head.weight"});
 }
 
 TEST(GemmaErrors, Gemma2RefusesWhatItDoesNotImplement) {
@@ -471,46 +471,46 @@ TEST(GemmaErrors, Gemma2RefusesWhatItDoesNotImplement) {
   const TinyModel tm = writeGemma(dir.path, {.gen = 2, .layers = 3, .attn_cap = 50.0, .final_cap = 30.0,
                                              .sliding = {true, false, true}});
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
-  expectRefused(tm, "hidden_activation", R"("silu")", {"config.json", "field 'hidden_activation' is 'silu'"});
-  expectRefused(tm, "attention_bias", "true", {"config.json", "field 'attention_bias' is true"});
-  expectRefused(tm, "use_bidirectional_attention", "true", {"config.json", "field 'use_bidirectional_attention' is true"});
-  expectRefused(tm, "attn_logit_softcapping", "-1", {"config.json", "field 'attn_logit_softcapping' must be a number"});
-  expectRefused(tm, "final_logit_softcapping", "0", {"config.json", "field 'final_logit_softcapping' must be a number"});
-  expectRefused(tm, "sliding_window", "null", {"config.json", "field 'sliding_window' is null"});
-  expectRefused(tm, "layer_types", R"(["sliding_attention", "chunked_attention", "full_attention"])",
+  expectGemmaRefused(tm, "hidden_activation", R"("silu")", {"config.json", "field 'hidden_activation' is 'silu'"});
+  expectGemmaRefused(tm, "attention_bias", "true", {"config.json", "field 'attention_bias' is true"});
+  expectGemmaRefused(tm, "use_bidirectional_attention", "true", {"config.json", "field 'use_bidirectional_attention' is true"});
+  expectGemmaRefused(tm, "attn_logit_softcapping", "-1", {"config.json", "field 'attn_logit_softcapping' must be a number"});
+  expectGemmaRefused(tm, "final_logit_softcapping", "0", {"config.json", "field 'final_logit_softcapping' must be a number"});
+  expectGemmaRefused(tm, "sliding_window", "null", {"config.json", "field 'sliding_window' is null"});
+  expectGemmaRefused(tm, "layer_types", R"(["sliding_attention", "chunked_attention", "full_attention"])",
                 {"config.json", "field 'layer_types' has \"chunked_attention\""});
-  expectRefused(tm, "layer_types", R"(["sliding_attention"])", {"config.json", "field 'layer_types' must list one type per layer (3)"});
-  expectRefused(tm, "sliding_window_pattern", "6", {"config.json", "field 'sliding_window_pattern' is 6, which Gemma 2 does not implement"});
-  expectRefused(tm, "rope_local_base_freq", "10000", {"config.json", "field 'rope_local_base_freq'", "Gemma 2 does not implement"});
-  expectRefused(tm, "rope_parameters",
+  expectGemmaRefused(tm, "layer_types", R"(["sliding_attention"])", {"config.json", "field 'layer_types' must list one type per layer (3)"});
+  expectGemmaRefused(tm, "sliding_window_pattern", "6", {"config.json", "field 'sliding_window_pattern' is 6, which Gemma 2 does not implement"});
+  expectGemmaRefused(tm, "rope_local_base_freq", "10000", {"config.json", "field 'rope_local_base_freq'", "Gemma 2 does not implement"});
+  expectGemmaRefused(tm, "rope_parameters",
                 R"({"full_attention": {"rope_type": "default", "rope_theta": 50.0}, "sliding_attention": {"rope_type": "default", "rope_theta": 10.0}})",
                 {"config.json", "field 'rope_parameters' gives sliding_attention layers their own RoPE"});
-  expectRefused(tm, "rope_parameters", R"({"rope_type": "dynamic", "rope_theta": 50.0, "factor": 2.0})",
+  expectGemmaRefused(tm, "rope_parameters", R"({"rope_type": "dynamic", "rope_theta": 50.0, "factor": 2.0})",
                 {"config.json rope_parameters: field 'rope_type' is 'dynamic', which is not implemented"});
-  expectRefused(tm, "use_qk_norm", "true", {"config.json", "field 'use_qk_norm' is true, which Gemma 2 does not implement"});
+  expectGemmaRefused(tm, "use_qk_norm", "true", {"config.json", "field 'use_qk_norm' is true, which Gemma 2 does not implement"});
 }
 
 TEST(GemmaErrors, Gemma3RefusesWhatItDoesNotImplement) {
   test::TempDir dir;
   const TinyModel tm = writeGemma(dir.path, {.gen = 3, .v5 = true, .layers = 4, .sliding = {true, true, false, true}});
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
-  expectRefused(tm, "rope_parameters", R"({"rope_type": "default", "rope_theta": 1000000.0})",
+  expectGemmaRefused(tm, "rope_parameters", R"({"rope_type": "default", "rope_theta": 1000000.0})",
                 {"config.json", "field 'rope_parameters' must give an entry per layer type"});
-  expectRefused(tm, "rope_parameters", R"({"full_attention": {"rope_type": "default", "rope_theta": 50.0}})",
+  expectGemmaRefused(tm, "rope_parameters", R"({"full_attention": {"rope_type": "default", "rope_theta": 50.0}})",
                 {"config.json", "field 'rope_parameters' has no entry for the layer type 'sliding_attention'"});
-  expectRefused(tm, "rope_parameters",
+  expectGemmaRefused(tm, "rope_parameters",
                 R"({"full_attention": {"rope_type": "default", "rope_theta": 50.0}, "sliding_attention": {"rope_type": "yarn", "rope_theta": 10.0, "factor": 2.0}})",
                 {"config.json rope_parameters.sliding_attention: field 'rope_type' is 'yarn', which is not implemented"});
-  expectRefused(tm, "hidden_activation", R"("gelu")", {"config.json", "field 'hidden_activation' is 'gelu'"});
-  expectRefused(tm, "attention_bias", "true", {"config.json", "field 'attention_bias' is true"});
-  expectRefused(tm, "use_bidirectional_attention", "true", {"config.json", "field 'use_bidirectional_attention' is true"});
-  expectRefused(tm, "sliding_window", "null", {"config.json", "field 'sliding_window' is null"});
-  expectRefused(tm, "attn_logit_softcapping", R"("big")", {"config.json", "field 'attn_logit_softcapping' must be a number"});
-  expectRefused(tm, "sliding_window_pattern", "0", {"config.json", "field 'sliding_window_pattern' must be an integer"});
+  expectGemmaRefused(tm, "hidden_activation", R"("gelu")", {"config.json", "field 'hidden_activation' is 'gelu'"});
+  expectGemmaRefused(tm, "attention_bias", "true", {"config.json", "field 'attention_bias' is true"});
+  expectGemmaRefused(tm, "use_bidirectional_attention", "true", {"config.json", "field 'use_bidirectional_attention' is true"});
+  expectGemmaRefused(tm, "sliding_window", "null", {"config.json", "field 'sliding_window' is null"});
+  expectGemmaRefused(tm, "attn_logit_softcapping", R"("big")", {"config.json", "field 'attn_logit_softcapping' must be a number"});
+  expectGemmaRefused(tm, "sliding_window_pattern", "0", {"config.json", "field 'sliding_window_pattern' must be an integer"});
   // Gemma3ForConditionalGeneration (the vision-language model) is not a family here.
-  expectRefused(tm, "architectures", R"(["Gemma3ForConditionalGeneration"])",
+  expectGemmaRefused(tm, "architectures", R"(["Gemma3ForConditionalGeneration"])",
                 {"config.json", "architecture 'Gemma3ForConditionalGeneration' is not supported", "Gemma3ForCausalLM"});
-  expectRefused(tm, "model_type", R"("gemma3")", {"config.json", "field 'model_type' is 'gemma3'"});
+  expectGemmaRefused(tm, "model_type", R"("gemma3")", {"config.json", "field 'model_type' is 'gemma3'"});
 }
 
 TEST(GemmaErrors, Gemma3QkNormTensorsAreRequired) {
@@ -518,7 +518,7 @@ TEST(GemmaErrors, Gemma3QkNormTensorsAreRequired) {
   TinyModel tm = writeGemma(dir.path, {.gen = 3, .layers = 2, .pattern = 6, .sliding = {true, true}});
   tm.weights.erase("model.layers.1.self_attn.k_norm.weight");
   test::writeWeights(tm);
-  const std::string msg = loadError(dir.path);
+  const std::string msg = gemmaLoadError(dir.path);
   EXPECT_NE(msg.find("'model.layers.1.self_attn.k_norm.weight' is missing"), std::string::npos) << msg;
 }
 
