@@ -20,7 +20,9 @@
 
 namespace fs = std::filesystem;
 
-namespace attn {
+// A namespace of its own: unity builds put this file in one batch with
+// engine_model.cpp and others whose anonymous namespaces hold the same helper names.
+namespace attn::llamalike_test {
 namespace {
 
 using namespace mref;
@@ -592,4 +594,4 @@ TEST(Phi3Family, RefusesWhatItDoesNotImplement) {
 }
 
 }  // namespace
-}  // namespace attn
+}  // namespace attn::llamalike_test
