@@ -68,7 +68,6 @@ void optParse(const ConfigReader& r, ModelConfig& c) {
   // OPTDecoder builds its final norm only when pre-LN and not _remove_final_layer_norm.
   const bool remove_final = r.flag("_remove_final_layer_norm", false);
   c.final_norm = pre_ln && !remove_final;
-  const bool final_ln = c.final_norm;
   c.linear_bias = r.flag("enable_bias", true);
   c.qkv_bias = c.linear_bias;
   if (!r.flag("layer_norm_elementwise_affine", true))
@@ -78,7 +77,7 @@ void optParse(const ConfigReader& r, ModelConfig& c) {
   std::snprintf(eps, sizeof eps, "%g", c.ln_eps);
   c.blocks = std::string("LayerNorm (ε ") + eps + ") " + (pre_ln ? "pre-LN" : "post-LN") + " / " + c.activation +
              " MLP" + (c.linear_bias ? ", biases" : ", no biases") + ", learned positions (row p + 2)" +
-             (final_ln ? ", final LayerNorm" : "") +
+             (c.final_norm ? ", final LayerNorm" : "") +
              (proj != c.d_model ? ", embeddings of width " + std::to_string(proj) + " projected in and out" : "") +
              (c.tie_embeddings ? ", head tied to the embeddings" : "");
 }
@@ -187,7 +186,7 @@ void optForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext&
     // x = x + Concat(head_1 … head_H) W_outᵀ + b_out (then LN when post-LN)    [L, d]
     linearT(concat, w.o_w, w.o_b, scratch, &run.flops, proj);
     x += proj;
-    if (!!c.post_ln) layerNorm(x, w.attn_ln_w, w.attn_ln_b, c.ln_eps);
+    if (c.post_ln) layerNorm(x, w.attn_ln_w, w.attn_ln_b, c.ln_eps);
     // x = x + act(a W_fc1ᵀ + b_fc1) W_fc2ᵀ + b_fc2, a = LN(x; final_layer_norm) or x   [L, d_ff] → [L, d]
     a = x;
     if (!c.post_ln) layerNorm(a, w.ffn_ln_w, w.ffn_ln_b, c.ln_eps);
@@ -195,7 +194,7 @@ void optForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext&
     activate(f, W.act);
     linearT(f, w.fc2_w, w.fc2_b, scratch, &run.flops, f2);
     x += f2;
-    if (!!c.post_ln) layerNorm(x, w.ffn_ln_w, w.ffn_ln_b, c.ln_eps);
+    if (c.post_ln) layerNorm(x, w.ffn_ln_w, w.ffn_ln_b, c.ln_eps);
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
   // hidden = LN(x; final_layer_norm) when the decoder has it       [L, d]
