@@ -20,7 +20,7 @@ namespace {
 using ref::DMat;
 
 // sagan reads its own picture or file; the sequence input is not used.
-Inputs someInputs() { return ref::gaussianInputs(1, 4, 4, 8, 1); }
+Inputs saganInputs() { return ref::gaussianInputs(1, 4, 4, 8, 1); }
 
 struct SaganRef {
   DMat s, beta, o, y;  // s, β [N, N_keys]; o, y [C, N]
@@ -85,7 +85,7 @@ TEST_P(SaganReference, MatchesPlainLoopsOnAGivenFeatureMap) {
   const Mat x = randomNormal(kC, kH * kW, 11, "x");
   const ref::TempPath file("sagan_x.npy");
   writeNpy(file.path, Array{{kC, kH, kW}, std::vector<float>(x.data(), x.data() + x.size())});
-  const Result r = ref::run("sagan", someInputs(), {{"x", file.path.string()}, {"pool", pool ? "true" : "false"},
+  const Result r = ref::run("sagan", saganInputs(), {{"x", file.path.string()}, {"pool", pool ? "true" : "false"},
                                                 {"c_bar", "3"}, {"gamma", "0.7"}, {"tie_fg", "false"}});
   const int64_t nk = pool ? 12 : kH * kW;
   ASSERT_EQ(r.weights.size(), 1u);
@@ -121,7 +121,7 @@ TEST_P(SaganReference, MatchesPlainLoopsOnAGivenFeatureMap) {
     EXPECT_GE(r.weights[0].row(j).minCoeff(), 0.0f) << "row " << j;
   }
   // γ = 0 leaves x as it is.
-  const Result zero = ref::run("sagan", someInputs(), {{"x", file.path.string()}, {"pool", pool ? "true" : "false"},
+  const Result zero = ref::run("sagan", saganInputs(), {{"x", file.path.string()}, {"pool", pool ? "true" : "false"},
                                                    {"gamma", "0"}});
   EXPECT_EQ(asMat(zero.findExtra("y")->value), x);
 }
@@ -142,7 +142,7 @@ TEST(Sagan, MaxPoolTakesTheLargestOfEachClippedWindow) {
 }
 
 TEST(Sagan, DefaultSceneIsAThirtyTwoPixelPictureWithFourQueries) {
-  const Result r = ref::run("sagan", someInputs());
+  const Result r = ref::run("sagan", saganInputs());
   const Extra* pic = r.firstExtra(ExtraKind::Picture);
   ASSERT_NE(pic, nullptr);
   EXPECT_EQ(pic->value.shape, (std::vector<int64_t>{32, 32, 3}));
@@ -157,7 +157,7 @@ TEST(Sagan, DefaultSceneIsAThirtyTwoPixelPictureWithFourQueries) {
   EXPECT_EQ(ref::recorded(r, "w_f").rows(), 4);
   EXPECT_EQ(ref::recorded(r, "w_g"), ref::recorded(r, "w_f"));
   // Pooled: a quarter of the keys, on a 16-cell-wide grid.
-  const Result pooled = ref::run("sagan", someInputs(), {{"pool", "true"}});
+  const Result pooled = ref::run("sagan", saganInputs(), {{"pool", "true"}});
   EXPECT_EQ(pooled.keys(), 16 * 16);
   EXPECT_EQ(pooled.key_image_width, 16);
   // The maps are not uniform: the red disc's centre attends to the disc more than to the sky.
@@ -169,32 +169,32 @@ TEST(Sagan, DefaultSceneIsAThirtyTwoPixelPictureWithFourQueries) {
 TEST(Sagan, BadFilesAreRefusedNamingTheFileAndWhatWasExpected) {
   const ref::TempPath flat("sagan_flat.npy"), big("sagan_big.npy"), junk("sagan_junk.png"), huge("sagan_huge.png");
   writeNpy(flat.path, Array{{4, 8}, std::vector<float>(32, 0.5f)});
-  ref::expectInputError([&] { ref::run("sagan", someInputs(), {{"x", flat.path.string()}}); },
+  ref::expectInputError([&] { ref::run("sagan", saganInputs(), {{"x", flat.path.string()}}); },
                         {flat.path.string() + " (x)", "[C, H, W]", "[4, 8]"});
   writeNpy(big.path, Array{{1, 200, 200}, std::vector<float>(40000, 0.5f)});
-  ref::expectInputError([&] { ref::run("sagan", someInputs(), {{"x", big.path.string()}}); },
+  ref::expectInputError([&] { ref::run("sagan", saganInputs(), {{"x", big.path.string()}}); },
                         {big.path.string() + " (x)", "at most 16384"});
   std::ofstream(junk.path, std::ios::binary) << "this is not a picture";
-  ref::expectInputError([&] { ref::run("sagan", someInputs(), {{"image", junk.path.string()}}); },
+  ref::expectInputError([&] { ref::run("sagan", saganInputs(), {{"image", junk.path.string()}}); },
                         {junk.path.string() + " (image)", "expected a PNG or JPEG"});
   // A PNG header claiming 4000 × 3000 pixels: refused from the header, nothing decoded.
   const unsigned char header[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R',
                                   0, 0, 0x0f, 0xa0, 0, 0, 0x0b, 0xb8, 8, 2, 0, 0, 0, 0, 0, 0, 0};
   std::ofstream(huge.path, std::ios::binary).write(reinterpret_cast<const char*>(header), sizeof header);
-  ref::expectInputError([&] { ref::run("sagan", someInputs(), {{"image", huge.path.string()}}); },
+  ref::expectInputError([&] { ref::run("sagan", saganInputs(), {{"image", huge.path.string()}}); },
                         {huge.path.string() + " (image)", "4000 × 3000", "at most 16384"});
   // 20,000 channels of one pixel: an 80 kB file whose W_h [C, C] would take 1.6 GB, refused before allocating.
   const ref::TempPath deep("sagan_deep.npy");
   writeNpy(deep.path, Array{{20000, 1, 1}, std::vector<float>(20000, 0.5f)});
   {
     const ref::ScopedEnv limit("ATTNLAB_MEMORY_LIMIT_MB", "100");
-    ref::expectInputError([&] { ref::run("sagan", someInputs(), {{"x", deep.path.string()}}); },
+    ref::expectInputError([&] { ref::run("sagan", saganInputs(), {{"x", deep.path.string()}}); },
                           {"sagan: C = 20000 channels", "more than the 100.0 MiB"});
   }
-  ref::expectInputError([&] { ref::run("sagan", someInputs(), {{"image", "/nonexistent/cat.png"}}); },
+  ref::expectInputError([&] { ref::run("sagan", saganInputs(), {{"image", "/nonexistent/cat.png"}}); },
                         {"/nonexistent/cat.png (image)", "no such file"});
   ref::expectInputError(
-      [&] { ref::run("sagan", someInputs(), {{"image", huge.path.string()}, {"x", flat.path.string()}}); },
+      [&] { ref::run("sagan", saganInputs(), {{"image", huge.path.string()}, {"x", flat.path.string()}}); },
       {"either x", "not both"});
 }
 
