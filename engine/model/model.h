@@ -82,6 +82,10 @@ struct ModelConfig {
   bool qk_norm = false;       // q and k normalised per head (Qwen3, Gemma 3) or whole (OLMo 2)
   bool alibi = false;         // linear biases instead of positions (BLOOM)
   bool parallel_residual = false;  // x + attn(LN x) + mlp(LN' x) (GPT-NeoX, Phi-2)
+  int64_t embed_dim = 0;      // token embeddings' width when projected in and out (OPT's word_embed_proj_dim); 0: d_model
+  bool post_ln = false;       // each block's norms after its residual adds (OPT-350m: do_layer_norm_before false)
+  bool final_norm = true;     // a norm after the last block (OPT: absent when post-LN or _remove_final_layer_norm)
+  bool linear_bias = true;    // biases on every linear layer (OPT's enable_bias)
 
   // The window of layer l (0: none), and its RoPE.
   int64_t windowOf(int64_t l) const { return layer_window.empty() ? 0 : layer_window[static_cast<size_t>(l)]; }
