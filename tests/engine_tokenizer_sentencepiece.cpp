@@ -26,19 +26,19 @@ using Ids = std::vector<int32_t>;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-const fs::path kData = fs::path(ATTNLAB_SOURCE_DIR) / "tests" / "data" / "sentencepiece";
+const fs::path kSpData = fs::path(ATTNLAB_SOURCE_DIR) / "tests" / "data" / "sentencepiece";
 
-std::string modelBytes() { return test::slurp(kData / "tokenizer.model"); }
-json expected() { return json::parse(test::slurp(kData / "expected.json")); }
+std::string spModelBytes() { return test::slurp(kSpData / "tokenizer.model"); }
+json spExpected() { return json::parse(test::slurp(kSpData / "expected.json")); }
 
 HfTokenizer loadSp(const std::optional<std::string>& config = std::nullopt) {
-  return makeSentencePieceTokenizer(modelBytes(), config, "tokenizer.model", "tokenizer_config.json");
+  return makeSentencePieceTokenizer(spModelBytes(), config, "tokenizer.model", "tokenizer_config.json");
 }
 
 TEST(TokenizerSentencePiece, IdsAsPythonSentencePieceGivesThem) {
   const HfTokenizer hf = loadSp();
   const Tokenizer& tok = *hf.tokenizer;
-  const json e = expected();
+  const json e = spExpected();
   EXPECT_EQ(tok.vocabSize(), e.at("vocab_size").get<int32_t>());
   ASSERT_GE(e.at("cases").size(), 10u);
   for (const json& c : e.at("cases")) {
@@ -117,11 +117,11 @@ void writeSentencePieceLlama(const fs::path& dir, const std::optional<std::strin
   fs::remove(dir / "tokenizer.json");
   fs::remove(dir / "tokenizer_config.json");
   if (tokenizer_config) std::ofstream(dir / "tokenizer_config.json") << *tokenizer_config;
-  fs::copy_file(kData / "tokenizer.model", dir / "tokenizer.model");
+  fs::copy_file(kSpData / "tokenizer.model", dir / "tokenizer.model");
 }
 
 TEST(TokenizerSentencePiece, ModelLoaderUsesTokenizerModel) {
-  const json e = expected();
+  const json e = spExpected();
   const json& first = e.at("cases").at(0);
   Ids ids = first.at("ids").get<Ids>();
   test::TempDir dir;

@@ -4,7 +4,8 @@
 //   text → added tokens split out (kept whole) → each other span normalized
 //   → pre-tokenized into pieces → each piece through the BPE model.
 // The split regex is the file's own, run by PCRE2 (UTF + Unicode
-// properties, JIT where available, bounded by a match limit).
+// properties, JIT where available, bounded by a match limit), its matches
+// found as the onig crate finds them for `tokenizers` (empty ones included).
 //
 // [SECTION] Regex (PCRE2)
 // [SECTION] The pipeline's steps

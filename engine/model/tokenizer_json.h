@@ -1,9 +1,12 @@
-// Hugging Face tokenizer.json tokenizers of the LLaMA family: BPE, either
-// byte-level with a split regex (Llama 3, Qwen2, SmolLM) or SentencePiece-
-// style with '▁' for spaces, a prepended '▁' and byte fallback (Llama 2,
-// TinyLlama, Mistral). The pipeline is the file's own: added tokens split
-// out first, then the normalizer, the pre-tokenizer, the BPE model. Special
-// tokens and whether the model prepends bos come from the files.
+// Hugging Face tokenizer.json tokenizers (the `tokenizers` library's
+// format) with a BPE model: byte-level with a split regex (Llama 3, Qwen2,
+// SmolLM), SentencePiece-style with '▁' for spaces and byte fallback
+// (Llama 2, TinyLlama, Mistral; Gemma as transformers 5 converts it, its
+// Split pre-tokenizer MergedWithPrevious). The pipeline is the file's own:
+// added tokens split out first, then the normalizer, the pre-tokenizer, the
+// BPE model. Special tokens, and what the post-processor puts around a text
+// ([bos] $A, or [CLS] $A [SEP] as ModernBERT's), come from the files.
+// Folders with only SentencePiece's tokenizer.model: makeSentencePieceTokenizer.
 #pragma once
 
 #include "engine/model/tokenizer.h"

@@ -75,11 +75,11 @@ class SentencePieceTokenizer final : public Tokenizer {
 
 HfTokenizer makeSentencePieceTokenizer(const std::string& model, const std::optional<std::string>& tokenizer_config,
                                        const std::string& what_model, const std::string& what_config) {
-  auto tok = std::make_unique<SentencePieceTokenizer>(model, what_model);
+  auto sp = std::make_unique<SentencePieceTokenizer>(model, what_model);
   HfTokenizer out;
-  const auto idOf = [&](int id) { return id >= 0 && id < tok->vocabSize() ? id : -1; };
-  out.bos = idOf(tok->bosId());
-  out.eos = idOf(tok->eosId());
+  const auto idOf = [&](int id) { return id >= 0 && id < sp->vocabSize() ? id : -1; };
+  out.bos = idOf(sp->bosId());
+  out.eos = idOf(sp->eosId());
   bool add_bos = true;
   if (tokenizer_config) {
     json c;
@@ -100,7 +100,7 @@ HfTokenizer makeSentencePieceTokenizer(const std::string& model, const std::opti
       const json* content = v.is_object() && v.contains("content") ? &v.at("content") : &v;
       if (!content->is_string())
         throw InputError(what_config + ": " + field + ": expected a token string or {\"content\": …}, got " + v.dump().substr(0, 60));
-      id = tok->specialId(content->get<std::string>());
+      id = sp->specialId(content->get<std::string>());
       if (id < 0) throw InputError(what_config + ": " + field + ": " + tok::shown(content->get<std::string>()) + " is not a piece of " + what_model);
     };
     named("bos_token", out.bos);
@@ -118,7 +118,7 @@ HfTokenizer makeSentencePieceTokenizer(const std::string& model, const std::opti
     throw InputError(what_model + ": no bos piece, but " + what_config + "'s add_bos_token is true (or absent: true by default)");
   if (add_bos) out.before = {out.bos};
   out.add_bos = add_bos;
-  out.tokenizer = std::move(tok);
+  out.tokenizer = std::move(sp);
   return out;
 }
 
