@@ -318,8 +318,8 @@ TEST(TokenizerJson, RefusesBadFiles) {
   f["pre_tokenizer"]["pretokenizers"][0] = {{"type", "Whitespace"}};
   expectRefused([&] { loadJson(f); }, {"pre_tokenizer.pretokenizers[0].type", "\"Whitespace\"", "not supported"});
   f = byteLevelFile(true);
-  f["pre_tokenizer"]["pretokenizers"][0]["behavior"] = "Contiguous";
-  expectRefused([&] { loadJson(f); }, {"pre_tokenizer.pretokenizers[0].behavior", "\"Contiguous\""});
+  f["pre_tokenizer"]["pretokenizers"][0]["behavior"] = "Merged";
+  expectRefused([&] { loadJson(f); }, {"pre_tokenizer.pretokenizers[0].behavior", "\"Merged\""});
   f["pre_tokenizer"]["pretokenizers"][0]["behavior"] = "Isolated";
   f["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "(a";
   expectRefused([&] { loadJson(f); }, {"pattern.Regex", "does not compile"});

@@ -234,14 +234,19 @@ void loadTokenizer(const ModelFiles& files, Model& m) {
   switch (m.family->tokenizer) {
     case TokenizerFiles::Json: {
       vocab_file = "tokenizer.json";
-      const std::string json = need(vocab_file, c.label + "'s tokenizer needs tokenizer.json beside config.json");
-      HfTokenizer t = makeHfTokenizer(json, files.read_text("tokenizer_config.json"), fileIn(files, vocab_file),
-                                      fileIn(files, "tokenizer_config.json"));
+      std::optional<std::string> json = files.read_text(vocab_file), spm;
+      if (!json && (spm = files.read_text("tokenizer.model"))) vocab_file = "tokenizer.model";  // SentencePiece only
+      if (!json && !spm) need(vocab_file, c.label + "'s tokenizer needs tokenizer.json (or tokenizer.model) beside config.json");
+      HfTokenizer t = json ? makeHfTokenizer(*json, files.read_text("tokenizer_config.json"), fileIn(files, vocab_file),
+                                             fileIn(files, "tokenizer_config.json"))
+                           : makeSentencePieceTokenizer(*spm, files.read_text("tokenizer_config.json"),
+                                                        fileIn(files, vocab_file), fileIn(files, "tokenizer_config.json"));
       m.tokenizer = std::move(t.tokenizer);
       m.bos = t.bos, m.eos = t.eos, m.add_bos = t.add_bos;
-      if (!c.causal) {  // a bidirectional encoder (ModernBERT) reads [CLS] text [SEP]
-        m.cls = m.tokenizer->specialId("[CLS]");
-        m.sep = m.tokenizer->specialId("[SEP]");
+      if (t.before.size() == 1 && t.after.size() == 1) m.cls = t.before[0], m.sep = t.after[0];  // [CLS] $A [SEP]
+      if (!c.causal) {  // a bidirectional encoder (ModernBERT) reads [CLS] text [SEP], from the template or the vocabulary
+        if (m.cls < 0) m.cls = m.tokenizer->specialId("[CLS]");
+        if (m.sep < 0) m.sep = m.tokenizer->specialId("[SEP]");
         m.add_bos = false;
         if (m.cls < 0 || m.sep < 0)
           throw InputError(fileIn(files, vocab_file) + ": has no [CLS] or [SEP] token (" + c.label +
@@ -496,8 +501,7 @@ ModelRun runModelIds(const Model& m, const std::vector<int32_t>& ids, const Mode
 std::vector<int32_t> promptIds(const Model& m, const std::string& text, int64_t max_tokens, bool truncate,
                                bool* truncated) {
   const ModelConfig& c = m.info.config;
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-    throw InputError("text: empty (type some text for the model to read)");
+  if (text.empty()) throw InputError("text: empty (type some text for the model to read)");
   std::vector<int32_t> ids = m.tokenizer->encode(text);
   if (ids.empty()) throw InputError("text: no tokens after tokenizing (type some words for the model to read)");
   const bool bert = m.cls >= 0 && m.sep >= 0, bos = !bert && m.add_bos && m.bos >= 0;

@@ -4,7 +4,8 @@
 //   text → added tokens split out (kept whole) → each other span normalized
 //   → pre-tokenized into pieces → each piece through the BPE model.
 // The split regex is the file's own, run by PCRE2 (UTF + Unicode
-// properties, JIT where available, bounded by a match limit).
+// properties, JIT where available, bounded by a match limit), its matches
+// found as the onig crate finds them for `tokenizers` (empty ones included).
 //
 // [SECTION] Regex (PCRE2)
 // [SECTION] The pipeline's steps
@@ -25,6 +26,7 @@
 #include <cstdio>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <variant>
 
 namespace attn {
@@ -67,24 +69,34 @@ class Regex {
     pcre2_set_heap_limit(context_.get(), kHeapLimitKiB);
   }
 
-  // [begin, end) of every non-empty leftmost match, left to right.
+  // [begin, end) of every leftmost match, left to right, as the onig
+  // crate's find_iter gives them to `tokenizers`: each search starts where
+  // the last match ended, one character further after an empty match; an
+  // empty match is kept unless it is the first match found after a
+  // non-empty one.
   std::vector<std::pair<size_t, size_t>> find(const std::string& text) const {
     const std::unique_ptr<pcre2_match_data, void (*)(pcre2_match_data*)> data(
         pcre2_match_data_create_from_pattern(code_.get(), nullptr), pcre2_match_data_free);
     std::vector<std::pair<size_t, size_t>> out;
     const auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
-    for (size_t at = 0; at < text.size();) {
+    bool skip_next_empty = false;
+    for (size_t at = 0; at <= text.size();) {
       const int rc = pcre2_match(code_.get(), subject, text.size(), at, 0, data.get(), context_.get());
       if (rc == PCRE2_ERROR_NOMATCH) break;
       if (rc < 0) throw InputError(where_ + ": the regex gave up on this text: " + message(rc));
       const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(data.get());
-      if (ovector[1] > ovector[0]) {
-        out.emplace_back(ovector[0], ovector[1]);
-        at = ovector[1];
+      const size_t begin = ovector[0], end = ovector[1];
+      at = end;
+      if (begin == end) {
+        if (at < text.size())
+          nextCodePoint(text, at);
+        else
+          ++at;
+        if (std::exchange(skip_next_empty, false)) continue;
       } else {
-        at = ovector[0];
-        nextCodePoint(text, at);  // an empty match: go on after its character
+        skip_next_empty = true;
       }
+      out.emplace_back(begin, end);
     }
     return out;
   }
@@ -141,17 +153,27 @@ std::string normalize(std::string s, const std::vector<NormalizerStep>& steps) {
   return s;
 }
 
-// Pre-tokenizers. Split: the regex's matches become pieces of their own
-// (behavior Isolated) or are dropped (Removed). ByteLevel: a space prepended
+// Pre-tokenizers. Split: the text cut at the pattern's matches, the
+// matches (or, with invert, the text between them) handled as the behavior
+// says (below). ByteLevel: a space prepended
 // when add_prefix_space, GPT-2's pattern when use_regex; the pieces' bytes
 // then go to the model as byte symbols. Metaspace: ' ' → replacement, the
 // replacement prepended (always, or only to the text's start), pieces
 // starting at each replacement when split. Digits: digits split off, each
 // alone or in runs.
+//
+// `tokenizers`' SplitDelimiterBehavior, for the pattern '-' on
+// "the-final--countdown":
+//   Removed            the | final | countdown
+//   Isolated           the | - | final | - | - | countdown
+//   MergedWithPrevious the- | final- | - | countdown
+//   MergedWithNext     the | -final | - | -countdown
+//   Contiguous         the | - | final | -- | countdown
+enum class SplitBehavior { removed, isolated, merged_with_previous, merged_with_next, contiguous };
 struct Split {
-  std::shared_ptr<const Regex> regex;  // null: a literal pattern
-  std::string literal;
-  bool remove;
+  std::shared_ptr<const Regex> regex;  // a String pattern is compiled escaped, as `tokenizers` does
+  SplitBehavior behavior;
+  bool invert;
 };
 struct ByteLevel {
   bool add_prefix_space, use_regex;
@@ -182,6 +204,66 @@ void cutInto(const Piece& piece, const std::vector<std::pair<size_t, size_t>>& c
   emit(at, piece.text.size());
 }
 
+// NormalizedString::split: the pattern's matches and the text between them
+// as segments covering `piece` in order, flagged match or not (flipped by
+// invert: Pattern for Invert); then folded as the behavior says; segments
+// left empty are dropped (PreTokenizedString::split).
+void splitInto(const Piece& piece, const Split& split, std::vector<Piece>& out) {
+  struct Segment {
+    size_t begin, end;
+    bool match;
+  };
+  std::vector<Segment> segments;
+  size_t prev = 0;
+  for (const auto& [begin, end] : split.regex->find(piece.text)) {
+    if (begin != prev) segments.push_back({prev, begin, split.invert});
+    segments.push_back({begin, end, !split.invert});
+    prev = end;
+  }
+  if (prev != piece.text.size()) segments.push_back({prev, piece.text.size(), split.invert});
+
+  std::vector<Segment> kept;  // `match` now: drop it (Removed)
+  bool previous_match = false;
+  switch (split.behavior) {
+    case SplitBehavior::isolated:
+      for (const Segment& s : segments) kept.push_back({s.begin, s.end, false});
+      break;
+    case SplitBehavior::removed:
+      kept = segments;
+      break;
+    case SplitBehavior::contiguous:  // runs of matches, and of non-matches, joined
+      for (const Segment& s : segments) {
+        if (s.match == previous_match && !kept.empty())
+          kept.back().end = s.end;
+        else
+          kept.push_back({s.begin, s.end, false});
+        previous_match = s.match;
+      }
+      break;
+    case SplitBehavior::merged_with_previous:  // a match after a non-match joins it
+      for (const Segment& s : segments) {
+        if (s.match && !previous_match && !kept.empty())
+          kept.back().end = s.end;
+        else
+          kept.push_back({s.begin, s.end, false});
+        previous_match = s.match;
+      }
+      break;
+    case SplitBehavior::merged_with_next:  // the same from the end: a match before a non-match joins it
+      for (auto s = segments.rbegin(); s != segments.rend(); ++s) {
+        if (s->match && !previous_match && !kept.empty())
+          kept.back().begin = s->begin;
+        else
+          kept.push_back({s->begin, s->end, false});
+        previous_match = s->match;
+      }
+      std::reverse(kept.begin(), kept.end());
+      break;
+  }
+  for (const Segment& s : kept)
+    if (!s.match && s.end > s.begin) out.push_back({piece.text.substr(s.begin, s.end - s.begin), piece.first && s.begin == 0});
+}
+
 std::vector<std::pair<size_t, size_t>> literalMatches(const std::string& text, const std::string& literal) {
   std::vector<std::pair<size_t, size_t>> out;
   if (literal.empty()) return out;
@@ -209,7 +291,7 @@ std::vector<Piece> preTokenize(std::vector<Piece> pieces, const std::vector<PreT
     std::vector<Piece> next;
     for (Piece& piece : pieces) {
       if (const auto* s = std::get_if<Split>(&step)) {
-        cutInto(piece, s->regex ? s->regex->find(piece.text) : literalMatches(piece.text, s->literal), s->remove, next);
+        splitInto(piece, *s, next);
       } else if (const auto* b = std::get_if<ByteLevel>(&step)) {
         if (b->add_prefix_space && piece.text.front() != ' ') piece.text.insert(piece.text.begin(), ' ');
         if (b->use_regex)
@@ -492,13 +574,27 @@ std::vector<PreTokenizerStep> readPreTokenizer(const json& v, const std::string&
     const std::string type = f.string("type");
     if (type == "Split") {
       const std::string behavior = f.string("behavior");
-      if (behavior != "Isolated" && behavior != "Removed")
-        throw InputError(f.at("behavior") + ": \"" + behavior + "\" is not supported (supported: Isolated, Removed)");
-      if (f.flag("invert", false)) throw InputError(f.at("invert") + ": true is not supported");
+      static const std::array<std::pair<const char*, SplitBehavior>, 5> kBehaviors = {{
+          {"Removed", SplitBehavior::removed},
+          {"Isolated", SplitBehavior::isolated},
+          {"MergedWithPrevious", SplitBehavior::merged_with_previous},
+          {"MergedWithNext", SplitBehavior::merged_with_next},
+          {"Contiguous", SplitBehavior::contiguous},
+      }};
+      const auto known = std::find_if(kBehaviors.begin(), kBehaviors.end(), [&](const auto& b) { return behavior == b.first; });
+      if (known == kBehaviors.end())
+        throw InputError(f.at("behavior") + ": \"" + behavior +
+                         "\" is not a Split behavior (Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous)");
       const auto [text, regex] = pattern(f);
-      Split split{nullptr, regex ? "" : text, behavior == "Removed"};
-      if (regex) split.regex = std::make_shared<const Regex>(text, f.at("pattern.Regex"));
-      out.push_back(std::move(split));
+      // A String pattern is the regex of its escaped text (Split::new).
+      std::string escaped;
+      if (!regex)
+        for (const char c : text) {
+          if (static_cast<unsigned char>(c) < 0x80 && !std::isalnum(static_cast<unsigned char>(c))) escaped += '\\';
+          escaped += c;
+        }
+      out.push_back(Split{std::make_shared<const Regex>(regex ? text : escaped, f.at(regex ? "pattern.Regex" : "pattern.String")),
+                          known->second, f.flag("invert", false)});
     } else if (type == "ByteLevel") {
       // Its bytes-to-symbols mapping ends the pre-tokenization.
       if (i + 1 != list.size()) throw InputError(f.where + ": ByteLevel must be the last pre-tokenizer");
@@ -671,28 +767,92 @@ int32_t namedToken(const json& v, const std::string& where, const BpeModel& m) {
   return it->second;
 }
 
-// The special tokens TemplateProcessing puts before and after a single
-// sequence ($A): {"single": [{"SpecialToken": {"id": "<s>"}}, {"Sequence": {"id": "A"}}]}.
-std::pair<int32_t, int32_t> templateEnds(const json& root, const std::string& what, const BpeModel& m) {
-  if (!root.contains("post_processor") || root.at("post_processor").is_null()) return {-1, -1};
-  const Fields post = objectAt(root.at("post_processor"), what + ": post_processor");
-  std::vector<Fields> list = {post};
-  if (post.string("type") == "Sequence") list = steps(root.at("post_processor"), post.where, "processors");
-  for (const Fields& f : list) {
-    if (f.string("type") != "TemplateProcessing") continue;
-    const json& single = f.get("single");
-    if (!single.is_array()) throw InputError(f.at("single") + ": expected an array");
-    const auto special = [&](size_t k) {
-      const std::string where = f.at("single") + "[" + std::to_string(k) + "]";
-      const Fields item = objectAt(single[k], where);
-      return item.has("SpecialToken") ? namedToken(objectAt(item.get("SpecialToken"), where + ".SpecialToken").get("id"),
-                                                   where + ".SpecialToken.id", m)
-                                      : -1;
-    };
-    if (single.empty()) return {-1, -1};
-    return {special(0), single.size() > 1 ? special(single.size() - 1) : -1};
+// The special tokens a post-processor puts around a single text.
+struct Wrap {
+  std::vector<int32_t> before, after;
+};
+
+// An id the post-processor names directly: inside the vocabulary.
+int32_t postId(const json& v, const std::string& where, const BpeModel& m) {
+  const int32_t id = tokenId(v, where);
+  if (id >= static_cast<int32_t>(m.tokens.size()))
+    throw InputError(where + ": id " + std::to_string(id) + " is outside the vocabulary (" + std::to_string(m.tokens.size()) +
+                     " tokens)");
+  return id;
+}
+
+// BertProcessing / RobertaProcessing: "cls": ["[CLS]", 101], "sep": ["[SEP]", 102]
+// → [CLS] $A [SEP].
+Wrap clsSepWrap(const Fields& f, const BpeModel& m) {
+  const auto tokenOf = [&](const std::string& field) {
+    const json& v = f.get(field);
+    if (!v.is_array() || v.size() != 2 || !v[0].is_string())
+      throw InputError(f.at(field) + ": expected [\"token\", id], got " + v.dump().substr(0, 60));
+    return postId(v[1], f.at(field), m);
+  };
+  return {{tokenOf("cls")}, {tokenOf("sep")}};
+}
+
+// TemplateProcessing: {"single": [{"SpecialToken": {"id": "<s>"}}, {"Sequence": {"id": "A"}}],
+// "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}}: each
+// SpecialToken stands for its entry's ids (a file without special_tokens:
+// the vocabulary's token of that name).
+Wrap templateWrap(const Fields& f, const BpeModel& m) {
+  const json& single = f.get("single");
+  if (!single.is_array()) throw InputError(f.at("single") + ": expected an array");
+  const json* specials = f.has("special_tokens") ? &f.get("special_tokens") : nullptr;
+  if (specials && !specials->is_object()) throw InputError(f.at("special_tokens") + ": expected an object");
+  Wrap w;
+  bool text_seen = false;
+  for (size_t k = 0; k < single.size(); ++k) {
+    const std::string where = f.at("single") + "[" + std::to_string(k) + "]";
+    const Fields item = objectAt(single[k], where);
+    if (item.has("Sequence")) {
+      const std::string id = objectAt(item.get("Sequence"), where + ".Sequence").string("id");
+      if (id != "A" || text_seen) throw InputError(where + ".Sequence.id: expected the text $A once, got \"" + id + "\"");
+      text_seen = true;
+      continue;
+    }
+    if (!item.has("SpecialToken")) throw InputError(where + ": expected {\"SpecialToken\": …} or {\"Sequence\": …}");
+    const Fields special = objectAt(item.get("SpecialToken"), where + ".SpecialToken");
+    const std::string name = special.string("id");
+    std::vector<int32_t>& side = text_seen ? w.after : w.before;
+    if (!specials) {
+      side.push_back(namedToken(special.get("id"), special.at("id"), m));
+      continue;
+    }
+    if (!specials->contains(name))
+      throw InputError(special.at("id") + ": " + shown(name) + " is not in " + f.at("special_tokens"));
+    const Fields entry = objectAt(specials->at(name), f.at("special_tokens") + "." + name);
+    const json& ids = entry.get("ids");
+    if (!ids.is_array()) throw InputError(entry.at("ids") + ": expected an array of ids");
+    for (size_t i = 0; i < ids.size(); ++i) side.push_back(postId(ids[i], entry.at("ids") + "[" + std::to_string(i) + "]", m));
   }
-  return {-1, -1};
+  if (!text_seen) throw InputError(f.at("single") + ": the template has no {\"Sequence\": {\"id\": \"A\"}}");
+  return w;
+}
+
+// The post_processor's wrap of a single text: TemplateProcessing,
+// BertProcessing, RobertaProcessing; ByteLevel adds nothing; a Sequence
+// applies its processors in turn (each wraps what the one before gave).
+Wrap postProcessorWrap(const json& root, const std::string& what, const BpeModel& m) {
+  Wrap w;
+  if (!root.contains("post_processor") || root.at("post_processor").is_null()) return w;
+  for (const Fields& f : steps(root.at("post_processor"), what + ": post_processor", "processors")) {
+    const std::string type = f.string("type");
+    Wrap step;
+    if (type == "TemplateProcessing")
+      step = templateWrap(f, m);
+    else if (type == "BertProcessing" || type == "RobertaProcessing")
+      step = clsSepWrap(f, m);
+    else if (type != "ByteLevel")
+      throw InputError(f.at("type") + ": post_processor \"" + type +
+                       "\" is not supported (supported: Sequence, TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel)");
+    step.before.insert(step.before.end(), w.before.begin(), w.before.end());
+    step.after.insert(step.after.begin(), w.after.begin(), w.after.end());
+    w = std::move(step);
+  }
+  return w;
 }
 
 }  // namespace
@@ -749,10 +909,10 @@ HfTokenizer makeHfTokenizer(const std::string& tokenizer_json, const std::option
   }
 
   HfTokenizer out;
-  const auto [template_bos, template_eos] = templateEnds(root, what_json, m);
-  out.bos = template_bos;
-  out.eos = template_eos;
-  out.add_bos = template_bos >= 0;
+  Wrap wrap = postProcessorWrap(root, what_json, m);
+  std::string what_wrap = what_json + ": post_processor";  // names what decided the wrap, in errors
+  if (!wrap.before.empty()) out.bos = wrap.before.front();
+  if (!wrap.after.empty()) out.eos = wrap.after.back();
   if (tokenizer_config) {
     json config;
     try {
@@ -763,10 +923,29 @@ HfTokenizer makeHfTokenizer(const std::string& tokenizer_json, const std::option
     const Fields c = objectAt(config, what_config);
     if (config.contains("bos_token")) out.bos = namedToken(config.at("bos_token"), c.at("bos_token"), m);
     if (config.contains("eos_token")) out.eos = namedToken(config.at("eos_token"), c.at("eos_token"), m);
-    out.add_bos = c.flag("add_bos_token", template_bos >= 0 && template_bos == out.bos);
-    if (out.add_bos && out.bos < 0)
-      throw InputError(c.at("add_bos_token") + " is true but there is no bos_token");
+    // transformers' update_post_processor: a given add_bos_token / add_eos_token
+    // rewrites the template as [bos] $A [eos]; a side not named keeps the file's.
+    if (c.has("add_bos_token") || c.has("add_eos_token")) what_wrap = c.at("add_bos_token / add_eos_token");
+    if (c.has("add_bos_token")) {
+      if (c.flag("add_bos_token", false) && out.bos < 0) throw InputError(c.at("add_bos_token") + " is true but there is no bos_token");
+      wrap.before = c.flag("add_bos_token", false) ? std::vector<int32_t>{out.bos} : std::vector<int32_t>{};
+    }
+    if (c.has("add_eos_token")) {
+      if (c.flag("add_eos_token", false) && out.eos < 0) throw InputError(c.at("add_eos_token") + " is true but there is no eos_token");
+      wrap.after = c.flag("add_eos_token", false) ? std::vector<int32_t>{out.eos} : std::vector<int32_t>{};
+    }
   }
+  // What the model loader can put around a text: nothing, bos, or [CLS] … [SEP].
+  const bool shape_ok = wrap.before.size() <= 1 && (wrap.after.empty() || wrap.before.size() == 1) && wrap.after.size() <= 1;
+  if (!shape_ok)
+    throw InputError(what_wrap + ": " + std::to_string(wrap.before.size()) + " special token(s) before the text and " +
+                     std::to_string(wrap.after.size()) +
+                     " after it are not supported (supported: none, one before as bos, or one before and one after as "
+                     "[CLS] … [SEP])");
+  out.add_bos = wrap.before.size() == 1 && wrap.after.empty();
+  if (out.add_bos) out.bos = wrap.before.front();
+  out.before = std::move(wrap.before);
+  out.after = std::move(wrap.after);
   out.tokenizer = std::make_unique<HfBpeTokenizer>(std::move(m));
   return out;
 }

@@ -1,9 +1,12 @@
-// Hugging Face tokenizer.json tokenizers of the LLaMA family: BPE, either
-// byte-level with a split regex (Llama 3, Qwen2, SmolLM) or SentencePiece-
-// style with '▁' for spaces, a prepended '▁' and byte fallback (Llama 2,
-// TinyLlama, Mistral). The pipeline is the file's own: added tokens split
-// out first, then the normalizer, the pre-tokenizer, the BPE model. Special
-// tokens and whether the model prepends bos come from the files.
+// Hugging Face tokenizer.json tokenizers (the `tokenizers` library's
+// format) with a BPE model: byte-level with a split regex (Llama 3, Qwen2,
+// SmolLM), SentencePiece-style with '▁' for spaces and byte fallback
+// (Llama 2, TinyLlama, Mistral; Gemma as transformers 5 converts it, its
+// Split pre-tokenizer MergedWithPrevious). The pipeline is the file's own:
+// added tokens split out first, then the normalizer, the pre-tokenizer, the
+// BPE model. Special tokens, and what the post-processor puts around a text
+// ([bos] $A, or [CLS] $A [SEP] as ModernBERT's), come from the files.
+// Folders with only SentencePiece's tokenizer.model: makeSentencePieceTokenizer.
 #pragma once
 
 #include "engine/model/tokenizer.h"
@@ -12,15 +15,23 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attn {
 
 struct HfTokenizer {
   std::unique_ptr<Tokenizer> tokenizer;  // encode() gives the ids without bos
   int32_t bos = -1, eos = -1;            // from the files; -1 when none
-  // Whether encode for the model prepends bos: tokenizer_config.json's
-  // add_bos_token, else tokenizer.json's post_processor TemplateProcessing
-  // starting with the bos token.
+  // The special tokens put before and after one text, as `tokenizers`' post-
+  // processor adds them (TemplateProcessing "single", BertProcessing,
+  // RobertaProcessing; a Sequence of them applied in turn). tokenizer_config.json's
+  // add_bos_token / add_eos_token, when given, rebuild that side as transformers
+  // does: [bos] or nothing before, [eos] or nothing after. Either nothing,
+  // one token before ([<s>] $A), or one before and one after ([CLS] $A [SEP]);
+  // other shapes are refused.
+  std::vector<int32_t> before, after;
+  // before is exactly {bos} and after is empty: the model prepends bos
+  // (bos is then that token).
   bool add_bos = false;
 };
 
@@ -29,5 +40,16 @@ struct HfTokenizer {
 // Throws InputError with one line naming the file, the field and what was expected.
 HfTokenizer makeHfTokenizer(const std::string& tokenizer_json, const std::optional<std::string>& tokenizer_config,
                             const std::string& what_json, const std::string& what_config);
+
+// A folder with only SentencePiece's tokenizer.model (no tokenizer.json):
+// read by libsentencepiece (engine/model/tokenizer_sp.cpp), encode() is its
+// EncodeAsIds, as transformers' slow LlamaTokenizer / GemmaTokenizer call it.
+// bos / eos: tokenizer_config.json's bos_token / eos_token (looked up as
+// pieces), else the model's bos_id / eos_id; add_bos: tokenizer_config.json's
+// add_bos_token, else true (those tokenizers' default); add_eos_token true
+// is refused (the model loader cannot append eos alone). Special tokens
+// written in the text are not split out: SentencePiece reads "<s>" as text.
+HfTokenizer makeSentencePieceTokenizer(const std::string& model, const std::optional<std::string>& tokenizer_config,
+                                       const std::string& what_model, const std::string& what_config);
 
 }  // namespace attn
