@@ -1,5 +1,8 @@
 #include "tests/test_support.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -132,6 +135,11 @@ TempDir::TempDir() {
 }
 
 TempDir::~TempDir() {
+  // ATTNLAB_KEEP_TEST_DIRS=1 keeps what a test wrote (a fixture checkpoint to open in the GUI), naming the folder.
+  if (const char* keep = std::getenv("ATTNLAB_KEEP_TEST_DIRS"); keep && *keep && std::string(keep) != "0") {
+    std::fprintf(stderr, "kept %s\n", path.c_str());
+    return;
+  }
   std::error_code ec;
   std::filesystem::remove_all(path, ec);
 }

@@ -502,11 +502,16 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
     pre_range = valueRange({std::min(a.min, b.min), std::max(a.max, b.max)}, true);
   }
   // Partial rotary: only the first r of d dimensions rotate; the rest add their products unrotated.
+  const bool partial = t.rotary_dims < r.d_head;
+  // Partial rotary: say which dimensions turned.
+  const std::string rotated = !r.rope ? ""
+                              : partial ? " (dims 0\xE2\x80\x93" + std::to_string(t.rotary_dims - 1) + " rotated)"
+                                        : " (rotated)";
   const std::string band_title =
-      t.rotary_dims < r.d_head
-          ? "q\xC2\xB7k by band over the " + std::to_string(t.rotary_dims) + " rotated of " +
-                std::to_string(r.d_head) + " dimensions (the other " + std::to_string(r.d_head - t.rotary_dims) +
-                " do not rotate; they add " + formatValueShort(t.unrotated) + ")"
+      partial
+          ? "q\xC2\xB7k by band, dims 0\xE2\x80\x93" + std::to_string(t.rotary_dims - 1) + "; unrotated " +
+                std::to_string(t.rotary_dims) + "\xE2\x80\x93" + std::to_string(r.d_head - 1) + " add " +
+                formatValueShort(t.unrotated)
           : std::string("q\xC2\xB7k by frequency band \xCE\xB8\xE1\xB5\xA2: q\xE1\xB5\xA2k\xE1\xB5\xA2 + "
                         "q\xE1\xB5\xA2\xE2\x82\x8A\xE2\x82\x95k\xE1\xB5\xA2\xE2\x82\x8A\xE2\x82\x95 (h = d/2)");
   const struct {
@@ -516,8 +521,8 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
     const ValueRange& range;
     const std::vector<std::string>* labels;
     const char* axis;
-  } bars[] = {{"q", "q \xE2\x80\x94 query " + tokenCaption(r, q) + (qknorm ? " after QK-norm" : "") + (r.rope ? " (rotated)" : ""), t.q, vr, nullptr, "dimension"},
-              {"k", "k \xE2\x80\x94 key " + tokenCaption(r, k) + (qknorm ? " after QK-norm" : "") + (r.rope ? " (rotated)" : ""), t.k, vr, nullptr, "dimension"},
+  } bars[] = {{"q", "q \xE2\x80\x94 query " + tokenCaption(r, q) + (qknorm ? " after QK-norm" : "") + rotated, t.q, vr, nullptr, "dimension"},
+              {"k", "k \xE2\x80\x94 key " + tokenCaption(r, k) + (qknorm ? " after QK-norm" : "") + rotated, t.k, vr, nullptr, "dimension"},
               {"p", "q \xE2\x88\x98 k (element-wise product; its sum is q\xC2\xB7k)", t.product, pr, nullptr, "dimension"},
               {"band", band_title, t.band, v.qk_pair->band_range, &v.qk_pair->theta_labels, "\xCE\xB8_i"},
               {"qpre", "q before QK-norm", t.q_prenorm, pre_range, nullptr, "dimension"},

@@ -106,7 +106,8 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
     if (same_model && previous->repeated) {
       out.repeated = previous->repeated;
     } else {
-      const int64_t t = std::max<int64_t>(2, std::min(kInductionTokens, modelInfo(m).config.positions / 2));
+      // Two copies of t tokens, and room for [CLS] and [SEP] around them (bidirectional models).
+      const int64_t t = std::max<int64_t>(2, std::min(kInductionTokens, (modelInfo(m).config.positions - 2) / 2));
       ModelRunOptions maps_only;  // the induction score reads the maps alone: no LM head
       maps_only.top_k = 0;
       out.repeated =
