@@ -268,5 +268,12 @@ TEST(BloomFamily, RefusesWhatItDoesNotImplement) {
   bloomExpectRefused(tm, "tie_word_embeddings", "false", "true", {"lm_head.weight", "is missing"});
 }
 
+
+TEST(BloomFamily, OpensThroughTheCli) {
+  test::TempDir dir;
+  writeBloom(dir.path, {.seed = 4});
+  test::expectOpensThroughTheCli(dir.path, "the cat sat", "BLOOM");
+}
+
 }  // namespace
 }  // namespace attn

@@ -522,5 +522,15 @@ TEST(GemmaErrors, Gemma3QkNormTensorsAreRequired) {
   EXPECT_NE(msg.find("'model.layers.1.self_attn.k_norm.weight' is missing"), std::string::npos) << msg;
 }
 
+
+// Each generation opens through the binary: info, run, generate.
+TEST(GemmaFamily, EachGenerationOpensThroughTheCli) {
+  for (const int gen : {1, 2, 3}) {
+    test::TempDir dir;
+    writeGemma(dir.path, {.gen = gen});
+    test::expectOpensThroughTheCli(dir.path, "the cat sat on the mat", gen == 1 ? "Gemma" : "Gemma " + std::to_string(gen));
+  }
+}
+
 }  // namespace
 }  // namespace attn

@@ -239,5 +239,12 @@ TEST(GptBigcodeFamily, RefusesWhatItDoesNotImplement) {
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
 }
 
+
+TEST(GptBigcodeFamily, OpensThroughTheCli) {
+  test::TempDir dir;
+  bigcodeCheckpoint(dir.path, {.seed = 4});
+  test::expectOpensThroughTheCli(dir.path, "the cat sat", "GPT-BigCode");
+}
+
 }  // namespace
 }  // namespace attn

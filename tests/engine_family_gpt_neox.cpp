@@ -277,5 +277,12 @@ TEST(GptNeoxFamily, RefusesWhatItDoesNotImplement) {
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
 }
 
+
+TEST(GptNeoxFamily, OpensThroughTheCli) {
+  test::TempDir dir;
+  neoxCheckpoint(dir.path, {.seed = 4});
+  test::expectOpensThroughTheCli(dir.path, "the cat sat", "GPT-NeoX");
+}
+
 }  // namespace
 }  // namespace attn

@@ -593,5 +593,16 @@ TEST(Phi3Family, RefusesWhatItDoesNotImplement) {
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
 }
 
+
+TEST(Qwen3Family, EachLlamaLikeFamilyOpensThroughTheCli) {
+  test::TempDir a, b, c;
+  writeQwen3(a.path, {});
+  test::expectOpensThroughTheCli(a.path, "the cat sat", "Qwen3");
+  writeOlmo2(b.path, {});
+  test::expectOpensThroughTheCli(b.path, "the cat sat", "OLMo 2");
+  writePhi3(c.path, {});
+  test::expectOpensThroughTheCli(c.path, "the cat sat", "Phi-3");
+}
+
 }  // namespace
 }  // namespace attn::llamalike_test

@@ -375,5 +375,15 @@ TEST(ModernBertErrors, TensorsAsTransformersSavesThem) {
   mbExpectHas(mbLoadError(dir.path), {"'model.layers.1.attn.Wqkv.weight' has shape", "[48, 16]"});
 }
 
+
+TEST(ModernBertForward, OpensThroughTheCliWithClsAndSep) {
+  test::TempDir dir;
+  mbWrite(dir.path, {});
+  test::expectOpensThroughTheCli(dir.path, "the cat", "ModernBERT");
+  const ModelRun run = runModel(*loadModel(filesOnDisk(dir.path.string())), "the cat", {.top_k = 0});
+  EXPECT_EQ(run.tokens.front(), "[CLS]");
+  EXPECT_EQ(run.tokens.back(), "[SEP]");
+}
+
 }  // namespace
 }  // namespace attn

@@ -282,5 +282,12 @@ TEST(OptFamily, TooLongTextNamesThePositions) {
   EXPECT_THROW(runModel(*model, std::string(40, 'a')), TooLongError);
 }
 
+
+TEST(OptFamily, OpensThroughTheCli) {
+  test::TempDir dir;
+  writeOpt(dir.path, {.seed = 5});
+  test::expectOpensThroughTheCli(dir.path, "the cat sat", "OPT");
+}
+
 }  // namespace
 }  // namespace attn

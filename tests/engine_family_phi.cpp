@@ -242,5 +242,12 @@ TEST(PhiFamily, RefusesWhatItDoesNotImplement) {
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
 }
 
+
+TEST(PhiFamily, OpensThroughTheCli) {
+  test::TempDir dir;
+  phiCheckpoint(dir.path, {.seed = 4});
+  test::expectOpensThroughTheCli(dir.path, "the cat sat", "Phi");
+}
+
 }  // namespace
 }  // namespace attn

@@ -1,6 +1,10 @@
 #include "tests/model_fixture.h"
 
 #include "engine/attention_math.h"
+#include "engine/npy.h"
+#include "tests/test_support.h"
+
+#include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
@@ -284,6 +288,40 @@ TinyModel writeCheckpoint(const fs::path& dir, const nlohmann::json& config, con
   }
   writeWeights(m);
   return m;
+}
+
+void expectOpensThroughTheCli(const fs::path& dir, const std::string& text, const std::string& label) {
+  const RunResult info = runAttnlab({"model", "info", dir.string(), "--json"});
+  ASSERT_EQ(info.status, 0) << info.err;
+  EXPECT_EQ(nlohmann::json::parse(info.out)["label"], label);
+
+  const TempDir out;
+  const RunResult run = runAttnlab({"model", "run", dir.string(), "--text", text, "--out", (out / "run").string()});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto model = loadModel(filesOnDisk(dir.string()));
+  const ModelRun mine = runModel(*model, text, {.top_k = 0});
+  const nlohmann::json tokens = nlohmann::json::parse(slurp(out / "run" / "tokens.json"));
+  EXPECT_EQ(tokens["ids"].get<std::vector<int32_t>>(), mine.ids);
+  const Array att = readNpy(out / "run" / "attention.npy", "attention");
+  const int64_t L = static_cast<int64_t>(mine.ids.size());
+  ASSERT_EQ(att.shape, (std::vector<int64_t>{mine.layers, mine.heads, L, L}));
+  for (int64_t l = 0; l < mine.layers; ++l)
+    for (int64_t h = 0; h < mine.heads; ++h)
+      for (int64_t i = 0; i < L; ++i)
+        for (int64_t j = 0; j < L; ++j)
+          ASSERT_FLOAT_EQ(att.data[static_cast<size_t>(((l * mine.heads + h) * L + i) * L + j)],
+                          mine.attention[static_cast<size_t>(l)][static_cast<size_t>(h)](i, j));
+  const RunResult gen = runAttnlab({"model", "generate", dir.string(), "--text", text, "--max-new", "3", "--out",
+                                    (out / "gen").string()});
+  if (!mine.causal) {
+    EXPECT_EQ(gen.status, 2) << "a bidirectional model does not generate";
+    EXPECT_EQ(countLines(gen.err), 1) << gen.err;
+    return;
+  }
+  ASSERT_EQ(gen.status, 0) << gen.err;
+  const nlohmann::json gt = nlohmann::json::parse(slurp(out / "gen" / "tokens.json"));
+  EXPECT_EQ(gt["prompt_ids"].get<std::vector<int32_t>>(), mine.ids);
+  EXPECT_GE(gt["ids"].size(), 1u) << gt.dump();
 }
 
 }  // namespace attn::test

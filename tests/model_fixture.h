@@ -82,4 +82,10 @@ TinyModel writeCheckpoint(const std::filesystem::path& dir, const nlohmann::json
                           const std::vector<std::string>& specials = {},
                           const std::string& tokenizer_config = R"({"add_bos_token": true, "bos_token": "<s>", "eos_token": "</s>"})");
 
+// The checkpoint in `dir` opens through the real binary as a user would:
+// `model info --json` names `label`, `model run` writes tokens.json and an
+// attention.npy equal to this process's run of the same text, and, for a
+// causal family, `model generate` writes its steps. ADD_FAILUREs otherwise.
+void expectOpensThroughTheCli(const std::filesystem::path& dir, const std::string& text, const std::string& label);
+
 }  // namespace attn::test
