@@ -199,6 +199,27 @@ std::vector<std::string> readLayerTypes(const ConfigReader& r, int64_t layers,
   return types;
 }
 
+// [SECTION] Sizes
+void readDecoderSizes(const ConfigReader& r, ModelConfig& c, std::optional<int64_t> head_dim_default) {
+  c.layers = r.positive("num_hidden_layers", kMaxLayers);
+  c.heads = r.positive("num_attention_heads", kMaxWidth);
+  c.kv_heads = r.positive("num_key_value_heads", kMaxWidth, c.heads);
+  c.d_model = r.positive("hidden_size", kMaxWidth);
+  c.d_ff = r.positive("intermediate_size", kMaxWidth);
+  c.positions = r.positive("max_position_embeddings", kMaxCount);
+  c.vocab = r.positive("vocab_size", kMaxCount);
+  if (c.heads % c.kv_heads != 0)
+    throw InputError(r.where + ": num_key_value_heads (" + std::to_string(c.kv_heads) +
+                     ") must divide num_attention_heads (" + std::to_string(c.heads) + ")");
+  if (!head_dim_default && !r.has("head_dim") && c.d_model % c.heads != 0)
+    throw InputError(r.where + ": the heads (" + std::to_string(c.heads) + ") must divide hidden_size (" +
+                     std::to_string(c.d_model) + "), or the config must give head_dim");
+  c.head_dim = r.positive("head_dim", kMaxWidth, head_dim_default.value_or(c.d_model / c.heads));
+  if (c.head_dim % 2 != 0 || c.heads * c.head_dim > kMaxWidth)
+    r.fail("head_dim", "must be even (RoPE turns pairs of dimensions) and heads · head_dim at most " +
+                           std::to_string(kMaxWidth) + ", got " + std::to_string(c.head_dim));
+}
+
 // [SECTION] The policy
 namespace {
 

@@ -66,6 +66,13 @@ RopeSpec readRope(const ConfigReader& r, const std::string& layer_type, double d
 std::vector<std::string> readLayerTypes(const ConfigReader& r, int64_t layers,
                                         const std::function<std::string(int64_t)>& fallback);
 
+// The sizes transformers' decoder configs name alike: num_hidden_layers,
+// num_attention_heads, num_key_value_heads (default: the heads; must divide
+// them), hidden_size, intermediate_size, max_position_embeddings, vocab_size,
+// and head_dim (default `head_dim_default`, or hidden_size / heads, which
+// must then divide), even (RoPE turns pairs).
+void readDecoderSizes(const ConfigReader& r, ModelConfig& c, std::optional<int64_t> head_dim_default = std::nullopt);
+
 // The policy: fields of config.json known to change the computation, which
 // the family's reader did not read, are refused unless they hold their
 // neutral value ("field 'attn_logit_softcapping' is 50.0, which Llama does

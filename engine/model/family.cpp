@@ -31,6 +31,11 @@ std::vector<FamilySummary> modelFamilySummaries() {
   return out;
 }
 
+std::vector<Expected> lmHeadUnlessTied(const ModelConfig& c) {
+  if (c.tie_embeddings) return {};
+  return {{"lm_head.weight", {c.vocab, c.d_model}}};
+}
+
 std::string layerName(const std::string& stem, int64_t layer, const std::string& rest) {
   return stem + std::to_string(layer) + "." + rest;
 }

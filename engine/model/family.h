@@ -92,6 +92,10 @@ struct Family {
   std::function<Mat(const Model&, const Mat& hidden, double* flops)> logits;
 };
 
+// The untied LM head "lm_head.weight" [V, d], or nothing when tie_word_embeddings
+// (the head is then the embeddings, and a saved lm_head would go unused).
+std::vector<Expected> lmHeadUnlessTied(const ModelConfig& c);
+
 // Every family, in the order of families.def.
 const std::vector<Family>& modelFamilies();
 // The family config.json's architectures[0] (or model_type) names, or null.

@@ -95,6 +95,15 @@ void activate(Mat& x, Activation a) {
   }
 }
 
+void gatedMlp(const Mat& a, const Weight& gate_w, const Weight& up_w, const Weight& down_w, Activation act,
+              std::vector<float>& scratch, double* flops, Mat& gate, Mat& up, Mat& out) {
+  linearT(a, gate_w, Weight{}, scratch, flops, gate);
+  linearT(a, up_w, Weight{}, scratch, flops, up);
+  activate(gate, act);
+  gate.array() *= up.array();
+  linearT(gate, down_w, Weight{}, scratch, flops, out);
+}
+
 Mat embedRows(const Weight& embed, const std::vector<int32_t>& ids) {
   Mat x(static_cast<int64_t>(ids.size()), embed.cols);
   for (size_t i = 0; i < ids.size(); ++i) {

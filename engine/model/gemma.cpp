@@ -264,11 +264,7 @@ void gemmaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
       rmsNorm(x, w.pre_ff_norm, c.rms_eps, a, 1.0f);  // a = RMSNorm_pre_ff(x)
     }
     // MLP(a) = (GELU_tanh(a W_gateᵀ) ⊙ a W_upᵀ) W_downᵀ              [L, d_ff] → [L, d]
-    linearT(a, w.gate_w, Weight{}, scratch, &run.flops, gate);
-    linearT(a, w.up_w, Weight{}, scratch, &run.flops, up);
-    activate(gate, Activation::GeluTanh);
-    gate = gate.cwiseProduct(up);
-    linearT(gate, w.down_w, Weight{}, scratch, &run.flops, down);
+    gatedMlp(a, w.gate_w, w.up_w, w.down_w, Activation::GeluTanh, scratch, &run.flops, gate, up, down);
     if (gen == 1) {
       x += down;  // x = x + MLP(a)
     } else {
@@ -300,9 +296,7 @@ Family gemmaLike(const std::string& model_type, const std::string& label, std::v
   f.parse = gemmaParse;
   f.body = gemmaBody;
   // Tied (the default): the head is embed_tokens, and a saved lm_head would go unused.
-  f.heads = [](const ModelConfig& c) {
-    return c.tie_embeddings ? std::vector<Expected>{} : std::vector<Expected>{{"lm_head.weight", {c.vocab, c.d_model}}};
-  };
+  f.heads = lmHeadUnlessTied;
   f.load = gemmaLoad;
   f.forward = gemmaForward;
   f.logits = gemmaLogits;

@@ -105,6 +105,11 @@ enum class Activation { Silu, GeluTanh, GeluErf, Relu };
 Activation readActivation(const ConfigReader& r, const std::string& key, const std::string& def);
 void activate(Mat& x, Activation a);
 
+// The gated MLP: out = (act(a W_gateᵀ) ⊙ a W_upᵀ) W_downᵀ (SwiGLU with SiLU,
+// GeGLU with GELU); `gate` and `up` are scratch             [L, d] → [L, d_ff] → [L, d]
+void gatedMlp(const Mat& a, const Weight& gate_w, const Weight& up_w, const Weight& down_w, Activation act,
+              std::vector<float>& scratch, double* flops, Mat& gate, Mat& up, Mat& out);
+
 // x = embed[ids]: only the rows read are converted (lazy 16-bit tables).     [L, d]
 Mat embedRows(const Weight& embed, const std::vector<int32_t>& ids);
 // Each key/value head's columns repeated for the heads/kv_heads query heads

@@ -32,24 +32,8 @@ struct Olmo2Weights : FamilyWeights {
 
 // transformers' Olmo2Config, both generations, with its defaults.
 void olmo2Parse(const ConfigReader& r, ModelConfig& c) {
-  c.layers = r.positive("num_hidden_layers", kMaxLayers);
-  c.heads = r.positive("num_attention_heads", kMaxWidth);
-  c.kv_heads = r.positive("num_key_value_heads", kMaxWidth, c.heads);
-  c.d_model = r.positive("hidden_size", kMaxWidth);
-  c.d_ff = r.positive("intermediate_size", kMaxWidth);
-  c.positions = r.positive("max_position_embeddings", kMaxCount);
-  c.vocab = r.positive("vocab_size", kMaxCount);
-  if (c.heads % c.kv_heads != 0)
-    throw InputError(r.where + ": num_key_value_heads (" + std::to_string(c.kv_heads) +
-                     ") must divide num_attention_heads (" + std::to_string(c.heads) + ")");
-  if (!r.has("head_dim") && c.d_model % c.heads != 0)
-    throw InputError(r.where + ": the heads (" + std::to_string(c.heads) + ") must divide hidden_size (" +
-                     std::to_string(c.d_model) + "), or the config must give head_dim");
   // Olmo2Attention: getattr(config, "head_dim", hidden_size // num_attention_heads)
-  c.head_dim = r.positive("head_dim", kMaxWidth, c.d_model / c.heads);
-  if (c.head_dim % 2 != 0 || c.heads * c.head_dim > kMaxWidth)
-    r.fail("head_dim", "must be even (RoPE turns pairs of dimensions) and heads · head_dim at most " +
-                           std::to_string(kMaxWidth) + ", got " + std::to_string(c.head_dim));
+  readDecoderSizes(r, c);
   c.rms_eps = r.epsilon("rms_norm_eps", 1e-5);
   c.uses_rope = true;
   c.rope = readRope(r, "", 10000.0);
@@ -147,11 +131,7 @@ void olmo2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     rmsNorm(proj, w.post_attn_norm, c.rms_eps, normed);
     x += normed;
     // x = x + RMSNorm((SiLU(x W_gateᵀ) ⊙ x W_upᵀ) W_downᵀ) · w_post_ff     [L, d_ff] → [L, d]
-    linearT(x, w.gate_w, Weight{}, scratch, &run.flops, gate);
-    linearT(x, w.up_w, Weight{}, scratch, &run.flops, up);
-    activate(gate, Activation::Silu);
-    gate = gate.cwiseProduct(up);
-    linearT(gate, w.down_w, Weight{}, scratch, &run.flops, down);
+    gatedMlp(x, w.gate_w, w.up_w, w.down_w, Activation::Silu, scratch, &run.flops, gate, up, down);
     rmsNorm(down, w.post_ff_norm, c.rms_eps, normed);
     x += normed;
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
@@ -171,10 +151,7 @@ Family makeOlmo2Family() {
   f.probe = "embed_tokens.weight";
   f.parse = olmo2Parse;
   f.body = olmo2Body;
-  // Tied: the head is embed_tokens, and a saved lm_head would go unused.
-  f.heads = [](const ModelConfig& c) {
-    return c.tie_embeddings ? std::vector<Expected>{} : std::vector<Expected>{{"lm_head.weight", {c.vocab, c.d_model}}};
-  };
+  f.heads = lmHeadUnlessTied;
   f.load = olmo2Load;
   f.forward = olmo2Forward;
   return f;

@@ -37,24 +37,8 @@ struct Phi3Weights : FamilyWeights {
 
 // transformers' Phi3Config, both generations, with its defaults.
 void phi3Parse(const ConfigReader& r, ModelConfig& c) {
-  c.layers = r.positive("num_hidden_layers", kMaxLayers);
-  c.heads = r.positive("num_attention_heads", kMaxWidth);
-  c.kv_heads = r.positive("num_key_value_heads", kMaxWidth, c.heads);
-  c.d_model = r.positive("hidden_size", kMaxWidth);
-  c.d_ff = r.positive("intermediate_size", kMaxWidth);
-  c.positions = r.positive("max_position_embeddings", kMaxCount);
-  c.vocab = r.positive("vocab_size", kMaxCount);
-  if (c.heads % c.kv_heads != 0)
-    throw InputError(r.where + ": num_key_value_heads (" + std::to_string(c.kv_heads) +
-                     ") must divide num_attention_heads (" + std::to_string(c.heads) + ")");
-  if (!r.has("head_dim") && c.d_model % c.heads != 0)
-    throw InputError(r.where + ": the heads (" + std::to_string(c.heads) + ") must divide hidden_size (" +
-                     std::to_string(c.d_model) + "), or the config must give head_dim");
   // Phi3Attention: getattr(config, "head_dim", hidden_size // num_attention_heads)
-  c.head_dim = r.positive("head_dim", kMaxWidth, c.d_model / c.heads);
-  if (c.heads * c.head_dim > kMaxWidth)
-    r.fail("head_dim", "heads · head_dim must be at most " + std::to_string(kMaxWidth) + ", got " +
-                           std::to_string(c.head_dim));
+  readDecoderSizes(r, c);
   c.rms_eps = r.epsilon("rms_norm_eps", 1e-5);
   c.uses_rope = true;
   // partial_rotary_factor: top level (4.x), or inside rope_parameters (5).
@@ -175,9 +159,7 @@ Family makePhi3Family() {
   f.parse = phi3Parse;
   f.body = phi3Body;
   // Tied (Phi-4-mini): the head is embed_tokens, and a saved lm_head would go unused.
-  f.heads = [](const ModelConfig& c) {
-    return c.tie_embeddings ? std::vector<Expected>{} : std::vector<Expected>{{"lm_head.weight", {c.vocab, c.d_model}}};
-  };
+  f.heads = lmHeadUnlessTied;
   f.load = phi3Load;
   f.forward = phi3Forward;
   return f;

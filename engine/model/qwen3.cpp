@@ -35,21 +35,8 @@ struct Qwen3Weights : FamilyWeights {
 
 // transformers' Qwen3Config, both generations, with its defaults (head_dim 128).
 void qwen3Parse(const ConfigReader& r, ModelConfig& c) {
-  c.layers = r.positive("num_hidden_layers", kMaxLayers);
-  c.heads = r.positive("num_attention_heads", kMaxWidth);
-  c.kv_heads = r.positive("num_key_value_heads", kMaxWidth, c.heads);
-  c.d_model = r.positive("hidden_size", kMaxWidth);
-  c.d_ff = r.positive("intermediate_size", kMaxWidth);
-  c.positions = r.positive("max_position_embeddings", kMaxCount);
-  c.vocab = r.positive("vocab_size", kMaxCount);
-  if (c.heads % c.kv_heads != 0)
-    throw InputError(r.where + ": num_key_value_heads (" + std::to_string(c.kv_heads) +
-                     ") must divide num_attention_heads (" + std::to_string(c.heads) + ")");
   // Qwen3Config's head_dim defaults to 128 whatever the width (Qwen3Attention reads config.head_dim).
-  c.head_dim = r.positive("head_dim", kMaxWidth, 128);
-  if (c.head_dim % 2 != 0 || c.heads * c.head_dim > kMaxWidth)
-    r.fail("head_dim", "must be even (RoPE turns pairs of dimensions) and heads · head_dim at most " +
-                           std::to_string(kMaxWidth) + ", got " + std::to_string(c.head_dim));
+  readDecoderSizes(r, c, 128);
   c.rms_eps = r.epsilon("rms_norm_eps", 1e-6);
   c.uses_rope = true;
   c.rope = readRope(r, "", 10000.0);
@@ -156,11 +143,7 @@ void qwen3Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     x += proj;
     // x = x + (SiLU(a W_gateᵀ) ⊙ a W_upᵀ) W_downᵀ,  a = RMSNorm(x) · w_post     [L, d_ff] → [L, d]
     rmsNorm(x, w.post_norm, c.rms_eps, a);
-    linearT(a, w.gate_w, Weight{}, scratch, &run.flops, gate);
-    linearT(a, w.up_w, Weight{}, scratch, &run.flops, up);
-    activate(gate, Activation::Silu);
-    gate = gate.cwiseProduct(up);
-    linearT(gate, w.down_w, Weight{}, scratch, &run.flops, down);
+    gatedMlp(a, w.gate_w, w.up_w, w.down_w, Activation::Silu, scratch, &run.flops, gate, up, down);
     x += down;
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
@@ -179,10 +162,7 @@ Family makeQwen3Family() {
   f.probe = "embed_tokens.weight";
   f.parse = qwen3Parse;
   f.body = qwen3Body;
-  // Tied: the head is embed_tokens, and a saved lm_head would go unused.
-  f.heads = [](const ModelConfig& c) {
-    return c.tie_embeddings ? std::vector<Expected>{} : std::vector<Expected>{{"lm_head.weight", {c.vocab, c.d_model}}};
-  };
+  f.heads = lmHeadUnlessTied;
   f.load = qwen3Load;
   f.forward = qwen3Forward;
   return f;
