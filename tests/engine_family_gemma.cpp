@@ -248,7 +248,7 @@ void expectGemmaRowsNear(const std::vector<Mat>& got, const std::vector<Rows>& w
     for (size_t i = 0; i < want[l].size(); ++i) {
       ASSERT_EQ(got[l].cols(), static_cast<int64_t>(want[l][i].size())) << what;
       for (size_t e = 0; e < want[l][i].size(); ++e)
-        ASSERT_NEAR(got[l](static_cast<int64_t>(i), static_cast<int64_t>(e)), want[l][i][e], 2e-4)
+        ASSERT_NEAR(got[l](static_cast<int64_t>(i), static_cast<int64_t>(e)), want[l][i][e], mref::kModelTol)
             << what << " layer " << l << " row " << i << " col " << e;
     }
   }

@@ -180,8 +180,8 @@ void expectNeoxMatches(const NeoxCase& o) {
   for (size_t l = 0; l < ref.q_unrotated.size(); ++l)
     for (size_t i = 0; i < ids.size(); ++i)
       for (size_t e = 0; e < ref.q_unrotated[l][i].size(); ++e) {
-        ASSERT_NEAR(run.q_unrotated[l](i, e), ref.q_unrotated[l][i][e], 2e-4) << "layer " << l;
-        ASSERT_NEAR(run.k_unrotated[l](i, e), ref.k_unrotated[l][i][e], 2e-4) << "layer " << l;
+        ASSERT_NEAR(run.q_unrotated[l](i, e), ref.q_unrotated[l][i][e], mref::kModelTol) << "layer " << l;
+        ASSERT_NEAR(run.k_unrotated[l](i, e), ref.k_unrotated[l][i][e], mref::kModelTol) << "layer " << l;
       }
 }
 

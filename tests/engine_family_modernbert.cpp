@@ -227,8 +227,8 @@ void expectMbMatches(const MbOptions& o, const RopeSpec& global, const RopeSpec&
   for (size_t l = 0; l < ref.q_unrotated.size(); ++l)
     for (size_t i = 0; i < kMbIds.size(); ++i)
       for (size_t e = 0; e < static_cast<size_t>(kMbD); ++e) {
-        ASSERT_NEAR(run.q_unrotated[l](i, e), ref.q_unrotated[l][i][e], 2e-4);
-        ASSERT_NEAR(run.k_unrotated[l](i, e), ref.k_unrotated[l][i][e], 2e-4);
+        ASSERT_NEAR(run.q_unrotated[l](i, e), ref.q_unrotated[l][i][e], mref::kModelTol);
+        ASSERT_NEAR(run.k_unrotated[l](i, e), ref.k_unrotated[l][i][e], mref::kModelTol);
       }
   // The local window itself: row i keeps keys i − local/2 … i + local/2 only.
   for (int64_t l = 0; l < o.layers; ++l)

@@ -316,8 +316,8 @@ void expectLlamaMatches(const TinyOptions& o, const std::string& text) {
   for (size_t l = 0; l < ref.q_unrotated.size(); ++l)
     for (size_t i = 0; i < run.ids.size(); ++i)
       for (size_t e = 0; e < ref.q_unrotated[l][i].size(); ++e) {
-        ASSERT_NEAR(run.q_unrotated[l](i, e), ref.q_unrotated[l][i][e], 2e-4);
-        ASSERT_NEAR(run.k_unrotated[l](i, e), ref.k_unrotated[l][i][e], 2e-4);
+        ASSERT_NEAR(run.q_unrotated[l](i, e), ref.q_unrotated[l][i][e], mref::kModelTol);
+        ASSERT_NEAR(run.k_unrotated[l](i, e), ref.k_unrotated[l][i][e], mref::kModelTol);
       }
 }
 
@@ -366,7 +366,7 @@ TEST(ModelForward, LinearRopeScalingBothConfigForms) {
     for (size_t h = 0; h < 4; ++h)
       for (size_t i = 0; i < ids.size(); ++i)
         for (size_t j = 0; j <= i; ++j)
-          ASSERT_NEAR(run.attention[1][h](i, j), ref.attention[1][h][i][j], 2e-4) << (v5 ? "rope_parameters" : "rope_scaling");
+          ASSERT_NEAR(run.attention[1][h](i, j), ref.attention[1][h][i][j], mref::kModelTol) << (v5 ? "rope_parameters" : "rope_scaling");
     EXPECT_NEAR(run.rope_theta[0], 1.0 / 4.0, 1e-12);
   }
 }

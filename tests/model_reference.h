@@ -15,6 +15,9 @@
 
 namespace attn::mref {
 
+// The bar for a real model against its double-precision reference: every map, q, k, v, hidden state.
+inline constexpr double kModelTol = 1e-4;
+
 using Rows = std::vector<std::vector<double>>;  // [L][n]
 
 struct Reference {
@@ -205,7 +208,7 @@ inline Rows repeatHeadsRef(const Rows& x, size_t heads, size_t kv_heads, size_t 
 
 // Every map, q/k/v, hidden and the top-k (ids and softmax probabilities) against the reference.
 inline void expectMatches(const ModelRun& run, const Reference& ref, int top_k) {
-  const double tol = 2e-4;
+  const double tol = kModelTol;
   ASSERT_EQ(run.attention.size(), ref.attention.size());
   for (size_t l = 0; l < ref.attention.size(); ++l) {
     for (size_t h = 0; h < ref.attention[l].size(); ++h)
