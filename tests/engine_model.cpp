@@ -344,7 +344,8 @@ TEST(ModelForward, Llama3WithTransformers5RopeParameters) {
   const nlohmann::json config = nlohmann::json::parse(test::slurp(dir / "config.json"));
   EXPECT_FALSE(config.contains("rope_theta") || config.contains("rope_scaling") || config.contains("torch_dtype"));
   EXPECT_EQ(config["rope_parameters"]["rope_theta"], 500000.0);
-  const ModelConfig& c = modelInfo(*loadModel(filesOnDisk(dir.path.string()))).config;
+  const auto model = loadModel(filesOnDisk(dir.path.string()));
+  const ModelConfig& c = modelInfo(*model).config;
   EXPECT_EQ(c.rope.theta, 500000.0);
   EXPECT_EQ(c.rope.type, "llama3");
   EXPECT_EQ(c.rope.factor, 8.0);
