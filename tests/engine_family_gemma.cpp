@@ -421,23 +421,12 @@ TEST(GemmaFamily, KvCacheGenerationMatchesFullForward) {
 }
 
 // [SECTION] What is refused
-std::string gemmaLoadError(const fs::path& dir) {
-  try {
-    loadModel(filesOnDisk(dir.string()));
-  } catch (const InputError& e) {
-    EXPECT_EQ(test::countLines(e.what()), 0) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "loaded without an error";
-  return "";
-}
-
 // config.json's `field` set to `bad` is refused naming the file, the field and the value; then restored.
 void expectGemmaRefused(const TinyModel& tm, const std::string& field, const std::string& bad,
                    const std::vector<std::string>& parts) {
   const nlohmann::json before = nlohmann::json::parse(test::slurp(tm.dir / "config.json"));
   test::setConfigField(tm, field, bad);
-  const std::string msg = gemmaLoadError(tm.dir);
+  const std::string msg = test::loadError(tm.dir);
   for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
   std::ofstream(tm.dir / "config.json") << before.dump(1);
   ASSERT_NO_THROW(loadModel(filesOnDisk(tm.dir.string())));
@@ -518,7 +507,7 @@ TEST(GemmaErrors, Gemma3QkNormTensorsAreRequired) {
   TinyModel tm = writeGemma(dir.path, {.gen = 3, .layers = 2, .pattern = 6, .sliding = {true, true}});
   tm.weights.erase("model.layers.1.self_attn.k_norm.weight");
   test::writeWeights(tm);
-  const std::string msg = gemmaLoadError(dir.path);
+  const std::string msg = test::loadError(dir.path);
   EXPECT_NE(msg.find("'model.layers.1.self_attn.k_norm.weight' is missing"), std::string::npos) << msg;
 }
 

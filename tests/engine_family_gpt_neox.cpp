@@ -229,21 +229,10 @@ TEST(GptNeoxFamily, KvCacheGenerationMatchesFullForward) {
 }
 
 // [SECTION] Refusals: one line naming the file, the field and the value
-std::string neoxLoadError(const std::filesystem::path& dir) {
-  try {
-    loadModel(filesOnDisk(dir.string()));
-  } catch (const InputError& e) {
-    EXPECT_EQ(test::countLines(e.what()), 0) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "loaded without an error";
-  return "";
-}
-
 void expectNeoxRefused(const TinyModel& tm, const std::string& field, const std::string& bad, const std::string& good,
                        const std::vector<std::string>& parts) {
   test::setConfigField(tm, field, bad);
-  const std::string msg = neoxLoadError(tm.dir);
+  const std::string msg = test::loadError(tm.dir);
   for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
   test::setConfigField(tm, field, good);
 }

@@ -125,22 +125,11 @@ void expectGenerationMatchesFullForward(const fs::path& dir, const std::string& 
   }
 }
 
-std::string loadError(const fs::path& dir) {
-  try {
-    loadModel(filesOnDisk(dir.string()));
-  } catch (const InputError& e) {
-    EXPECT_EQ(test::countLines(e.what()), 0) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "loaded without an error";
-  return "";
-}
-
 // config.json's `field` set to `bad` is refused in one line naming the file, the field and `parts`; then set back.
 void expectRefused(const TinyModel& tm, const std::string& field, const std::string& bad, const std::string& good,
                    const std::vector<std::string>& parts) {
   test::setConfigField(tm, field, bad);
-  const std::string msg = loadError(tm.dir);
+  const std::string msg = test::loadError(tm.dir);
   EXPECT_NE(msg.find("config.json"), std::string::npos) << msg;
   for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
   test::setConfigField(tm, field, good);

@@ -291,17 +291,6 @@ TEST(ModernBertForward, ModelInfoAndNoGeneration) {
 }
 
 // [SECTION] Refusals
-std::string mbLoadError(const fs::path& dir) {
-  try {
-    loadModel(filesOnDisk(dir.string()));
-  } catch (const InputError& e) {
-    EXPECT_EQ(test::countLines(e.what()), 0) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "loaded without an error";
-  return "";
-}
-
 void mbExpectHas(const std::string& msg, const std::vector<std::string>& parts) {
   for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
 }
@@ -312,7 +301,7 @@ void mbExpectRefused(const MbOptions& base, const nlohmann::json& fields, const 
   for (const auto& [k, v] : fields.items()) o.extra[k] = v;
   mbWrite(dir.path, base);  // the tensors of the good config
   std::ofstream(dir.path / "config.json") << mbConfig(o).dump(1);
-  mbExpectHas(mbLoadError(dir.path), parts);
+  mbExpectHas(test::loadError(dir.path), parts);
 }
 
 TEST(ModernBertErrors, UnimplementedFieldsAreRefused) {
@@ -361,18 +350,18 @@ TEST(ModernBertErrors, TensorsAsTransformersSavesThem) {
   tm.weights["model.layers.0.attn_norm.weight"] = std::vector<float>(kMbD, 1.0f);
   tm.shapes["model.layers.0.attn_norm.weight"] = {kMbD};
   test::writeWeights(tm);
-  mbExpectHas(mbLoadError(dir.path), {"'model.layers.0.attn_norm.weight'", "does not use"});
+  mbExpectHas(test::loadError(dir.path), {"'model.layers.0.attn_norm.weight'", "does not use"});
   tm.weights.erase("model.layers.0.attn_norm.weight"), tm.shapes.erase("model.layers.0.attn_norm.weight");
   // The masked-LM head is all there or not at all.
   const std::vector<float> bias = tm.weights.at("decoder.bias");
   tm.weights.erase("decoder.bias"), tm.shapes.erase("decoder.bias");
   test::writeWeights(tm);
-  mbExpectHas(mbLoadError(dir.path), {"'decoder.bias' is missing", "masked-LM head"});
+  mbExpectHas(test::loadError(dir.path), {"'decoder.bias' is missing", "masked-LM head"});
   tm.weights["decoder.bias"] = bias, tm.shapes["decoder.bias"] = {kMbVocab};
   // Wqkv is fused [3·d, d].
   tm.shapes["model.layers.1.attn.Wqkv.weight"] = {kMbD, 3 * kMbD};
   test::writeWeights(tm);
-  mbExpectHas(mbLoadError(dir.path), {"'model.layers.1.attn.Wqkv.weight' has shape", "[48, 16]"});
+  mbExpectHas(test::loadError(dir.path), {"'model.layers.1.attn.Wqkv.weight' has shape", "[48, 16]"});
 }
 
 

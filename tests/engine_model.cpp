@@ -620,17 +620,6 @@ TEST(Safetensors, BadHeadersNameTheProblem) {
 }
 
 // [SECTION] Bad checkpoints: every message names the file and the problem
-std::string loadError(const fs::path& dir) {
-  try {
-    loadModel(filesOnDisk(dir.string()));
-  } catch (const InputError& e) {
-    EXPECT_EQ(test::countLines(e.what()), 0) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "loaded without an error";
-  return "";
-}
-
 void expectHas(const std::string& msg, const std::vector<std::string>& parts) {
   for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
 }
@@ -639,7 +628,7 @@ void expectHas(const std::string& msg, const std::vector<std::string>& parts) {
 void expectFieldRefused(const TinyModel& tm, const std::string& field, const std::string& bad, const std::string& good,
                         const std::vector<std::string>& parts) {
   test::setConfigField(tm, field, bad);
-  expectHas(loadError(tm.dir), parts);
+  expectHas(test::loadError(tm.dir), parts);
   test::setConfigField(tm, field, good);
 }
 
@@ -647,9 +636,9 @@ TEST(ModelErrors, TruncatedWeights) {
   test::TempDir dir;
   test::writeTinyModel(dir.path);
   fs::resize_file(dir / "model.safetensors", fs::file_size(dir / "model.safetensors") - 100);
-  expectHas(loadError(dir.path), {"model.safetensors", "past the end of the data section", "truncated"});
+  expectHas(test::loadError(dir.path), {"model.safetensors", "past the end of the data section", "truncated"});
   fs::resize_file(dir / "model.safetensors", 5);
-  expectHas(loadError(dir.path), {"model.safetensors", "shorter than the 8-byte header"});
+  expectHas(test::loadError(dir.path), {"model.safetensors", "shorter than the 8-byte header"});
 }
 
 TEST(ModelErrors, MissingExtraAndMisshapenTensors) {
@@ -658,19 +647,19 @@ TEST(ModelErrors, MissingExtraAndMisshapenTensors) {
   const std::vector<float> kept = tm.weights.at("h.1.mlp.c_fc.bias");
   tm.weights.erase("h.1.mlp.c_fc.bias");
   test::writeWeights(tm);
-  expectHas(loadError(dir.path), {"model.safetensors", "'h.1.mlp.c_fc.bias' is missing", "[32]"});
+  expectHas(test::loadError(dir.path), {"model.safetensors", "'h.1.mlp.c_fc.bias' is missing", "[32]"});
 
   tm.weights["h.1.mlp.c_fc.bias"] = kept;
   tm.weights["h.1.attn.rotary.weight"] = {1, 2};
   tm.shapes["h.1.attn.rotary.weight"] = {2};
   test::writeWeights(tm);
-  expectHas(loadError(dir.path), {"model.safetensors", "does not use", "'h.1.attn.rotary.weight'"});
+  expectHas(test::loadError(dir.path), {"model.safetensors", "does not use", "'h.1.attn.rotary.weight'"});
 
   tm.weights.erase("h.1.attn.rotary.weight");
   tm.weights["wpe.weight"].resize(static_cast<size_t>(8 * 8));
   tm.shapes["wpe.weight"] = {8, 8};
   test::writeWeights(tm);
-  expectHas(loadError(dir.path), {"model.safetensors", "'wpe.weight' has shape [8, 8]", "config.json implies [16, 8]"});
+  expectHas(test::loadError(dir.path), {"model.safetensors", "'wpe.weight' has shape [8, 8]", "config.json implies [16, 8]"});
 }
 
 TEST(ModelErrors, GptBuffersAreNotExtraTensors) {
@@ -691,28 +680,28 @@ TEST(ModelErrors, ConfigProblems) {
   test::TempDir dir;
   const TinyModel tm = test::writeTinyModel(dir.path);
   test::setConfigField(tm, "architectures", R"(["T5ForConditionalGeneration"])");
-  expectHas(loadError(dir.path), {"config.json", "architecture 'T5ForConditionalGeneration' is not supported"});
+  expectHas(test::loadError(dir.path), {"config.json", "architecture 'T5ForConditionalGeneration' is not supported"});
   test::setConfigField(tm, "architectures", R"(["GPT2LMHeadModel"])");
   test::setConfigField(tm, "n_head", "3");
-  expectHas(loadError(dir.path), {"config.json", "heads (3) must divide the model width (8)"});
+  expectHas(test::loadError(dir.path), {"config.json", "heads (3) must divide the model width (8)"});
   test::setConfigField(tm, "n_head", R"("two")");
-  expectHas(loadError(dir.path), {"config.json", "field 'n_head' must be an integer from 1 to"});
+  expectHas(test::loadError(dir.path), {"config.json", "field 'n_head' must be an integer from 1 to"});
   // A lying config is refused before its sizes drive a loop or an allocation.
   test::setConfigField(tm, "n_head", "2");
   test::setConfigField(tm, "n_layer", "1000000000000000000");
-  expectHas(loadError(dir.path), {"config.json", "field 'n_layer' must be an integer from 1 to 1024"});
+  expectHas(test::loadError(dir.path), {"config.json", "field 'n_layer' must be an integer from 1 to 1024"});
   test::setConfigField(tm, "n_layer", "18446744073709551615");
-  expectHas(loadError(dir.path), {"config.json", "field 'n_layer' must be an integer from 1 to 1024"});
+  expectHas(test::loadError(dir.path), {"config.json", "field 'n_layer' must be an integer from 1 to 1024"});
   test::setConfigField(tm, "n_layer", "2");
   test::setConfigField(tm, "layer_norm_epsilon", "1e300");
-  expectHas(loadError(dir.path), {"config.json", "field 'layer_norm_epsilon' must be a number between 0 and 1"});
+  expectHas(test::loadError(dir.path), {"config.json", "field 'layer_norm_epsilon' must be a number between 0 and 1"});
   test::setConfigField(tm, "layer_norm_epsilon", "1e-5");
   test::setConfigField(tm, "activation_function", R"("relu")");
-  expectHas(loadError(dir.path), {"config.json", "field 'activation_function' is 'relu'"});
+  expectHas(test::loadError(dir.path), {"config.json", "field 'activation_function' is 'relu'"});
   std::ofstream(dir / "config.json") << "{\"n_layer\": 2,";
-  expectHas(loadError(dir.path), {"config.json", "not valid JSON"});
+  expectHas(test::loadError(dir.path), {"config.json", "not valid JSON"});
   fs::remove(dir / "config.json");
-  expectHas(loadError(dir.path), {"config.json", "missing"});
+  expectHas(test::loadError(dir.path), {"config.json", "missing"});
 }
 
 TEST(ModelErrors, LlamaConfigProblems) {
@@ -753,7 +742,7 @@ TEST(ModelErrors, LlamaConfigProblems) {
   expectFieldRefused(tm, "tie_word_embeddings", "true", "false", {"lm_head.weight", "does not use"});
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
   fs::remove(dir / "tokenizer.json");
-  expectHas(loadError(dir.path), {"tokenizer.json", "missing", "Llama's tokenizer needs tokenizer.json"});
+  expectHas(test::loadError(dir.path), {"tokenizer.json", "missing", "Llama's tokenizer needs tokenizer.json"});
 }
 
 TEST(ModelErrors, TokenizerFiles) {
@@ -761,30 +750,30 @@ TEST(ModelErrors, TokenizerFiles) {
   test::writeTinyModel(dir.path);
   const std::string vocab = test::slurp(dir / "vocab.json");
   fs::remove(dir / "merges.txt");
-  expectHas(loadError(dir.path), {"merges.txt", "missing"});
+  expectHas(test::loadError(dir.path), {"merges.txt", "missing"});
   std::ofstream(dir / "merges.txt") << "#version: 0.2\nĠ t\n";
   std::ofstream(dir / "vocab.json") << "{\"a\": 0, ";
-  expectHas(loadError(dir.path), {"vocab.json"});
+  expectHas(test::loadError(dir.path), {"vocab.json"});
   fs::remove(dir / "vocab.json");
-  expectHas(loadError(dir.path), {"vocab.json", "missing"});
+  expectHas(test::loadError(dir.path), {"vocab.json", "missing"});
 
   test::TempDir bert;
   test::writeTinyModel(bert.path, {.arch = test::Fixture::Bert});
   fs::remove(bert / "vocab.txt");
-  expectHas(loadError(bert.path), {"vocab.txt", "missing"});
+  expectHas(test::loadError(bert.path), {"vocab.txt", "missing"});
   std::ofstream(bert / "vocab.txt") << "the\ncat\n";
-  expectHas(loadError(bert.path), {"vocab.txt"});
+  expectHas(test::loadError(bert.path), {"vocab.txt"});
 }
 
 TEST(ModelErrors, ShardIndexProblems) {
   test::TempDir dir;
   test::writeTinyModel(dir.path, {.shards = 2});
   std::ofstream(dir / "model.safetensors.index.json") << R"({"weight_map": {"wte.weight": "../x.safetensors"}})";
-  expectHas(loadError(dir.path), {"model.safetensors.index.json", "not a file in the model folder"});
+  expectHas(test::loadError(dir.path), {"model.safetensors.index.json", "not a file in the model folder"});
   std::ofstream(dir / "model.safetensors.index.json") << R"({"weight_map": {"wte.weight": "model-00009.safetensors"}})";
-  expectHas(loadError(dir.path), {"model-00009.safetensors", "missing"});
+  expectHas(test::loadError(dir.path), {"model-00009.safetensors", "missing"});
   fs::remove(dir / "model.safetensors.index.json");
-  expectHas(loadError(dir.path), {"no model.safetensors"});
+  expectHas(test::loadError(dir.path), {"no model.safetensors"});
 }
 
 TEST(ModelErrors, EmptyAndTooLongText) {

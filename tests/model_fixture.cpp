@@ -290,6 +290,17 @@ TinyModel writeCheckpoint(const fs::path& dir, const nlohmann::json& config, con
   return m;
 }
 
+std::string loadError(const fs::path& dir) {
+  try {
+    loadModel(filesOnDisk(dir.string()));
+  } catch (const InputError& e) {
+    EXPECT_EQ(countLines(e.what()), 0) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "loaded without an error";
+  return "";
+}
+
 void expectOpensThroughTheCli(const fs::path& dir, const std::string& text, const std::string& label) {
   const RunResult info = runAttnlab({"model", "info", dir.string(), "--json"});
   ASSERT_EQ(info.status, 0) << info.err;

@@ -82,6 +82,9 @@ TinyModel writeCheckpoint(const std::filesystem::path& dir, const nlohmann::json
                           const std::vector<std::string>& specials = {},
                           const std::string& tokenizer_config = R"({"add_bos_token": true, "bos_token": "<s>", "eos_token": "</s>"})");
 
+// Loading `dir` fails: the error's one line (ADD_FAILUREs when it loads, or when the message has more lines).
+std::string loadError(const std::filesystem::path& dir);
+
 // The checkpoint in `dir` opens through the real binary as a user would:
 // `model info --json` names `label`, `model run` writes tokens.json and an
 // attention.npy equal to this process's run of the same text, and, for a
