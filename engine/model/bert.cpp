@@ -128,17 +128,18 @@ void bertForward(const Model& m, ModelRun& run, KvCache*, const RunContext& ctx)
     x.row(i) = W.word.mat().row(run.ids[static_cast<size_t>(i)]) + W.position.mat().row(i) + W.token_type.mat().row(0);
   layerNorm(x, W.emb_ln_w, W.emb_ln_b, c.ln_eps);
   // One unpadded sequence: every key is allowed (the padding mask is all ones).
-  const Mat mask;
+  const KeyRange keys{0, L, false, 0};
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  Mat concat, proj, f, f2;
+  Mat q, k, v, concat, proj, f, f2;
   for (int64_t l = 0; l < c.layers; ++l) {
     const BertLayer& w = W.layers[static_cast<size_t>(l)];
     // q = x W_qᵀ + b_q, k = x W_kᵀ + b_k, v = x W_vᵀ + b_v        [L, d] each
-    linear(x, w.q_w, &w.q_b, true, run.q[l]);
-    linear(x, w.k_w, &w.k_b, true, run.k[l]);
-    linear(x, w.v_w, &w.v_b, true, run.v[l]);
+    linear(x, w.q_w, &w.q_b, true, q);
+    linear(x, w.k_w, &w.k_b, true, k);
+    linear(x, w.v_w, &w.v_b, true, v);
     // head_h = softmax(q_h k_hᵀ / √d_head) v_h                   [L, d_head] × H
-    attentionLayer(run.q[l], run.k[l], run.v[l], mask, c.heads, c.heads, scale, ctx, run.attention[l], concat);
+    attentionLayer(q, k, v, keys, c.heads, c.heads, scale, ctx, run, l, concat);
+    if (run.keep_projections) run.q[l] = std::move(q), run.k[l] = std::move(k), run.v[l] = std::move(v);
     // x = LN(x + Concat(head_1 … head_H) W_oᵀ + b_o)               [L, d]
     linear(concat, w.o_w, &w.o_b, true, proj);
     x += proj;
@@ -150,7 +151,7 @@ void bertForward(const Model& m, ModelRun& run, KvCache*, const RunContext& ctx)
     x += f2;
     layerNorm(x, w.ln2_w, w.ln2_b, c.ln_eps);
     run.flops += 3 * linearFlops(L, w.q_w) + linearFlops(L, w.o_w) + linearFlops(L, w.i_w) +
-                 linearFlops(L, w.out_w) + 4.0 * static_cast<double>(L) * L * d;
+                 linearFlops(L, w.out_w);
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
   run.hidden = std::move(x);

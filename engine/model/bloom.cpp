@@ -149,7 +149,7 @@ void bloomForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
   // x = LN(word_embeddings[ids]; word_embeddings_layernorm)       [L, d]
   Mat x = embedRows(W.embed, run.ids);
   layerNorm(x, W.embed_ln_w, W.embed_ln_b, c.ln_eps);
-  const Mat mask = attentionMask(L, p0, true, 0);  // query i is position p0 + i
+  const KeyRange keys{p0, T, true, 0};  // query i is position p0 + i
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   const ScoreMods mods{.alibi = &W.slopes};  // s_hij += slope_h · j, j the key's position
   Mat a, fused, q(L, d), k(L, d), v(L, d), concat, proj, f, f2;
@@ -168,11 +168,12 @@ void bloomForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     }
     // head_h = softmax(q_h k_hᵀ / √d_head + slope_h · j + causal) v_h over the cached and new keys
     const auto [K, V] = keysWithCache(cache, l, k, v);
-    attentionLayer(q, *K, *V, mask, H, H, scale, ctx, run.attention[li], concat, mods);
-    run.flops += 4.0 * static_cast<double>(L) * static_cast<double>(T) * static_cast<double>(d);
-    run.q[li] = q;
-    run.k[li] = k;
-    run.v[li] = v;
+    attentionLayer(q, *K, *V, keys, H, H, scale, ctx, run, l, concat, mods);
+    if (run.keep_projections) {
+      run.q[li] = q;
+      run.k[li] = k;
+      run.v[li] = v;
+    }
     // x = x + Concat(head_1 … head_H) W_denseᵀ + b_dense            [L, d]
     linearT(concat, w.dense_w, w.dense_b, scratch, &run.flops, proj);
     x += proj;

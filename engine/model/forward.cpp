@@ -129,45 +129,75 @@ void ropeHeads(Eigen::Ref<Mat> x, int64_t heads, int64_t head_dim, const std::ve
   for (int64_t h = 0; h < heads; ++h) rotateHalfHeads(x.middleCols(h * head_dim, rot), 1, theta, first_position);
 }
 
-Mat attentionMask(int64_t L, int64_t p0, bool causal, int64_t window) {
-  Mat mask = causal ? causalMask(L, p0 + L) : Mat(Mat::Ones(L, p0 + L));
-  if (window > 0)
-    for (int64_t i = 0; i < L; ++i)
-      for (int64_t j = 0; j < p0 + L; ++j) {
-        const int64_t back = p0 + i - j;
-        if (causal ? back >= window : std::abs(back) > window / 2) mask(i, j) = 0;
-      }
-  return mask;
-}
-
-void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const Mat& mask, int64_t heads, int64_t kv_heads,
-                    float scale, const RunContext& ctx, std::vector<Mat>& attention, Mat& concat,
+void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const KeyRange& keys, int64_t heads, int64_t kv_heads,
+                    float scale, const RunContext& ctx, ModelRun& run, int64_t layer, Mat& concat,
                     const ScoreMods& mods) {
-  const int64_t L = q.rows(), dh = q.cols() / heads, group = heads / kv_heads;
+  const int64_t L = q.rows(), T = keys.keys, dh = q.cols() / heads, group = heads / kv_heads;
+  MapStream& stream = *run.stream;
+  const int64_t B = stream.blockRows(), blocks = stream.blocks();
   concat.resize(L, q.cols());
-  attention.resize(static_cast<size_t>(heads));
-  const bool plain = mods.softcap <= 0 && !mods.alibi;
-  parallelFor(heads, ctx, [&](int64_t h) {
-    const int64_t g = h / group;  // the key/value head query head h reads
-    Mat scores;                   // Q_h K_gᵀ · scale    [Lq, Lk]
-    Mat& weights = attention[static_cast<size_t>(h)];
-    if (plain) {
-      attendHead(q.middleCols(h * dh, dh), k.middleCols(g * dh, dh), v.middleCols(g * dh, dh), scale, mask, scores,
-                 weights, concat.middleCols(h * dh, dh));
-      return;
+  std::vector<Mat>& maps = run.attention[static_cast<size_t>(layer)];
+  maps.assign(static_cast<size_t>(heads), Mat());
+  for (int64_t h = 0; h < heads; ++h)
+    if (stream.keeps(layer, h)) maps[static_cast<size_t>(h)] = Mat::Zero(L, T);
+  std::vector<double> flops(static_cast<size_t>(kv_heads * blocks), 0.0);
+  // One task per key/value group and block of query rows: the group's heads
+  // read the same keys, so their rows meet for the group divergence.
+  parallelFor(kv_heads * blocks, ctx, [&](int64_t task) {
+    const int64_t g = task / blocks, r0 = task % blocks * B, n = std::min(B, L - r0);
+    // The keys some row of the block reads: [k0, k1).
+    const int64_t k0 = keys.first(r0), k1 = std::max(k0, keys.end(r0 + n - 1)), nk = k1 - k0;
+    const auto K = k.block(k0, g * dh, nk, dh), V = v.block(k0, g * dh, nk, dh);
+    std::vector<Mat> w(static_cast<size_t>(group));
+    std::vector<const Mat*> wp;
+    Mat full;
+    for (int64_t a = 0; a < group; ++a) {
+      const int64_t h = g * group + a;
+      Mat& W = w[static_cast<size_t>(a)];
+      // S = Q_h[rows] K_g[keys]ᵀ · scale                              [n, nk]
+      W.resize(n, nk);
+      gemm(q.block(r0, h * dh, n, dh), K, true, scale, 0.0f, W);
+      if (mods.softcap > 0) {  // s → c·tanh(s / c)
+        const double c = mods.softcap;
+        W = W.unaryExpr([c](float s) { return static_cast<float>(c * std::tanh(s / c)); });
+      }
+      if (mods.alibi) {  // s_ij += slope_h · j
+        const float slope = static_cast<float>((*mods.alibi)[static_cast<size_t>(h)]);
+        for (int64_t j = 0; j < nk; ++j) W.col(j).array() += slope * static_cast<float>(k0 + j);
+      }
+      // A = softmax over the keys row i reads (the others 0)          [n, nk]
+      for (int64_t r = 0; r < n; ++r) {
+        const int64_t lo = keys.first(r0 + r) - k0, hi = keys.end(r0 + r) - k0;
+        auto row = W.row(r).array();
+        if (hi <= lo) {  // no key to read: the row attends to nothing
+          row.setZero();
+          continue;
+        }
+        const float mx = row.segment(lo, hi - lo).maxCoeff();
+        row.segment(lo, hi - lo) = (row.segment(lo, hi - lo) - mx).exp();
+        row.head(lo).setZero();
+        row.tail(nk - hi).setZero();
+        row *= 1.0f / row.segment(lo, hi - lo).sum();
+      }
+      // head_h[rows] = A V_g[keys]                                     [n, dh]
+      gemm(W, V, false, 1.0f, 0.0f, concat.block(r0, h * dh, n, dh));
+      flops[static_cast<size_t>(task)] += 4.0 * static_cast<double>(n * nk * dh);
+      if (stream.keeps(layer, h)) {
+        Mat& M = maps[static_cast<size_t>(h)];
+        M.block(r0, k0, n, nk) = W;
+        stream.add(layer, h, r0, k0, W, M.middleRows(r0, n));
+      } else if (stream.wantsFullRows(layer, h)) {
+        full.setZero(n, T);
+        full.middleCols(k0, nk) = W;
+        stream.add(layer, h, r0, k0, W, full);
+      } else {
+        stream.add(layer, h, r0, k0, W, Mat());
+      }
+      wp.push_back(&W);
     }
-    scores.noalias() = q.middleCols(h * dh, dh) * k.middleCols(g * dh, dh).transpose() * scale;
-    if (mods.softcap > 0) {  // s → c·tanh(s / c)
-      const double c = mods.softcap;
-      scores = scores.unaryExpr([c](float s) { return static_cast<float>(c * std::tanh(s / c)); });
-    }
-    if (mods.alibi) {  // s_ij += slope_h · j
-      const float slope = static_cast<float>((*mods.alibi)[static_cast<size_t>(h)]);
-      for (int64_t j = 0; j < scores.cols(); ++j) scores.col(j).array() += slope * static_cast<float>(j);
-    }
-    maskedSoftmaxRows(scores, mask, weights);
-    concat.middleCols(h * dh, dh).noalias() = weights * v.middleCols(g * dh, dh);
+    stream.addGroup(layer, g, group, r0, wp);
   });
+  for (const double x : flops) run.flops += x;
 }
 
 std::string tokenText(const Tokenizer& tok, int32_t id) {

@@ -215,8 +215,7 @@ void gemmaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
   x *= static_cast<float>(std::sqrt(static_cast<double>(c.d_model)));
   // Causal, aligned to the bottom right (query i is position p0 + i); on a
   // sliding layer key j is kept while p0 + i − j < sliding_window.
-  const Mat global_mask = attentionMask(L, p0, true, 0);
-  const Mat local_mask = c.sliding_window > 0 ? attentionMask(L, p0, true, c.sliding_window) : Mat();
+  const KeyRange global_keys{p0, T, true, 0}, local_keys{p0, T, true, c.sliding_window};
   const float scale = c.score_scale > 0 ? static_cast<float>(c.score_scale) : 1.0f / std::sqrt(static_cast<float>(dh));
   const ScoreMods mods{.softcap = c.attn_softcap};
   const size_t layers = static_cast<size_t>(c.layers);
@@ -235,24 +234,29 @@ void gemmaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     linearT(a, w.v_w, Weight{}, scratch, &run.flops, v);
     if (gen == 3) {
       // Gemma 3: each head of q and k RMS-normalised (1 + w, w [dh]) before RoPE
-      run.q_prenorm[li] = q;
-      run.k_prenorm[li] = repeatKvHeads(k, H, Hkv, dh);
+      if (run.keep_projections) {
+        run.q_prenorm[li] = q;
+        run.k_prenorm[li] = repeatKvHeads(k, H, Hkv, dh);
+      }
       rmsNormHeads(q, H, w.q_norm, c.rms_eps, 1.0f);
       rmsNormHeads(k, Hkv, w.k_norm, c.rms_eps, 1.0f);
     }
-    run.q_unrotated[li] = q;
-    run.k_unrotated[li] = repeatKvHeads(k, H, Hkv, dh);
+    if (run.keep_projections) {
+      run.q_unrotated[li] = q;
+      run.k_unrotated[li] = repeatKvHeads(k, H, Hkv, dh);
+    }
     // RoPE at positions p0 … p0 + L − 1 (the layer's base)
     ropeHeads(q, H, dh, W.rope_theta[li], p0);
     ropeHeads(k, Hkv, dh, W.rope_theta[li], p0);
-    run.k[li] = repeatKvHeads(k, H, Hkv, dh);
-    run.v[li] = repeatKvHeads(v, H, Hkv, dh);
+    if (run.keep_projections) {
+      run.k[li] = repeatKvHeads(k, H, Hkv, dh);
+      run.v[li] = repeatKvHeads(v, H, Hkv, dh);
+    }
     const auto [K, V] = keysWithCache(cache, l, k, v);
     // softmax(softcap(q kᵀ · scale) + mask) v per head
-    attentionLayer(q, *K, *V, c.windowOf(l) > 0 ? local_mask : global_mask, H, Hkv, scale, ctx, run.attention[li],
+    attentionLayer(q, *K, *V, c.windowOf(l) > 0 ? local_keys : global_keys, H, Hkv, scale, ctx, run, l,
                    concat, mods);
-    run.q[li] = std::move(q);
-    run.flops += 4.0 * static_cast<double>(L) * static_cast<double>(T) * static_cast<double>(H * dh);
+    if (run.keep_projections) run.q[li] = std::move(q);
     // o = Concat(head_1 … head_H) W_oᵀ                             [L, d]
     linearT(concat, w.o_w, Weight{}, scratch, &run.flops, proj);
     if (gen == 1) {

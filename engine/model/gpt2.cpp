@@ -93,9 +93,9 @@ void gpt2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
   Mat x(L, d);
   for (int64_t i = 0; i < L; ++i)
     x.row(i) = W.wte.mat().row(run.ids[static_cast<size_t>(i)]) + W.wpe.mat().row(p0 + i);
-  const Mat mask = attentionMask(L, p0, true, 0);  // aligned to the bottom right: query i is position p0 + i
+  const KeyRange keys{p0, p0 + L, true, 0};  // aligned to the bottom right: query i is position p0 + i
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  Mat a, qkv, concat, proj, f, f2;
+  Mat a, qkv, q, k, v, concat, proj, f, f2;
   for (int64_t l = 0; l < c.layers; ++l) {
     const Gpt2Layer& w = W.layers[static_cast<size_t>(l)];
     // a = LN(x; ln_1)                                              [L, d]
@@ -103,12 +103,13 @@ void gpt2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
     layerNorm(a, w.ln1_w, w.ln1_b, c.ln_eps);
     // qkv = a W_attn + b_attn = [q | k | v]                       [L, 3d]
     linear(a, w.attn_w, &w.attn_b, false, qkv);
-    run.q[l] = qkv.leftCols(d);
-    run.k[l] = qkv.middleCols(d, d);
-    run.v[l] = qkv.rightCols(d);
+    q = qkv.leftCols(d);
+    k = qkv.middleCols(d, d);
+    v = qkv.rightCols(d);
     // head_h = softmax(q_h k_hᵀ / √d_head + causal) v_h over the cached and new keys   [L, d_head] × H
-    const auto [K, V] = keysWithCache(cache, l, run.k[l], run.v[l]);
-    attentionLayer(run.q[l], *K, *V, mask, c.heads, c.heads, scale, ctx, run.attention[l], concat);
+    const auto [K, V] = keysWithCache(cache, l, k, v);
+    attentionLayer(q, *K, *V, keys, c.heads, c.heads, scale, ctx, run, l, concat);
+    if (run.keep_projections) run.q[l] = std::move(q), run.k[l] = std::move(k), run.v[l] = std::move(v);
     // x = x + Concat(head_1 … head_H) W_proj + b_proj             [L, d]
     linear(concat, w.proj_w, &w.proj_b, false, proj);
     x += proj;
@@ -120,7 +121,7 @@ void gpt2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
     linear(f, w.mproj_w, &w.mproj_b, false, f2);
     x += f2;
     run.flops += linearFlops(L, w.attn_w) + linearFlops(L, w.proj_w) + linearFlops(L, w.fc_w) +
-                 linearFlops(L, w.mproj_w) + 4.0 * static_cast<double>(L) * static_cast<double>(p0 + L) * d;
+                 linearFlops(L, w.mproj_w);
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
   // hidden = LN(x; ln_f)                                           [L, d]

@@ -123,7 +123,7 @@ void bigcodeForward(const Model& m, ModelRun& run, KvCache* cache, const RunCont
   std::vector<int32_t> positions(static_cast<size_t>(L));
   for (int64_t i = 0; i < L; ++i) positions[static_cast<size_t>(i)] = static_cast<int32_t>(p0 + i);
   Mat x = embedRows(W.wte, run.ids) + embedRows(W.wpe, positions);
-  const Mat mask = attentionMask(L, p0, true, 0);
+  const KeyRange keys{p0, T, true, 0};
   const float scale = c.score_scale > 0 ? static_cast<float>(c.score_scale) : 1.0f / std::sqrt(static_cast<float>(dh));
   std::vector<float> scratch;
   Mat a, qkv, q(L, d), k(L, Hkv * dh), v(L, Hkv * dh), concat, proj, f, f2;
@@ -147,13 +147,14 @@ void bigcodeForward(const Model& m, ModelRun& run, KvCache* cache, const RunCont
         v.middleCols(h * dh, dh) = qkv.middleCols(3 * h * dh + 2 * dh, dh);
       }
     }
-    run.q[li] = q;
-    run.k[li] = repeatKvHeads(k, H, Hkv, dh);
-    run.v[li] = repeatKvHeads(v, H, Hkv, dh);
+    if (run.keep_projections) {
+      run.q[li] = q;
+      run.k[li] = repeatKvHeads(k, H, Hkv, dh);
+      run.v[li] = repeatKvHeads(v, H, Hkv, dh);
+    }
     // head_h = softmax(q_h k_gᵀ · s + causal) v_g over the cached and new keys
     const auto [K, V] = keysWithCache(cache, l, k, v);
-    attentionLayer(q, *K, *V, mask, H, Hkv, scale, ctx, run.attention[li], concat);
-    run.flops += 4.0 * static_cast<double>(L) * static_cast<double>(T) * static_cast<double>(d);
+    attentionLayer(q, *K, *V, keys, H, Hkv, scale, ctx, run, l, concat);
     // x = x + Concat(head_1 … head_H) W_projᵀ + b_proj             [L, d]
     linearT(concat, w.proj_w, w.proj_b, scratch, &run.flops, proj);
     x += proj;

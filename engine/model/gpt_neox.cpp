@@ -148,7 +148,7 @@ void neoxForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
   const int64_t L = static_cast<int64_t>(run.ids.size()), p0 = run.first_position, T = p0 + L;
   const int64_t H = c.heads, dh = c.head_dim, d = c.d_model;
   Mat x = embedRows(W.embed, run.ids);              // [L, d]
-  const Mat mask = attentionMask(L, p0, true, 0);   // causal, query i at position p0 + i
+  const KeyRange keys{p0, T, true, 0};   // causal, query i at position p0 + i
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   run.q_unrotated.resize(static_cast<size_t>(c.layers));
   run.k_unrotated.resize(static_cast<size_t>(c.layers));
@@ -173,18 +173,21 @@ void neoxForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
       k.middleCols(h * dh, dh) = qkv.middleCols(3 * h * dh + dh, dh);
       v.middleCols(h * dh, dh) = qkv.middleCols(3 * h * dh + 2 * dh, dh);
     }
-    run.q_unrotated[li] = q;
-    run.k_unrotated[li] = k;
+    if (run.keep_projections) {
+      run.q_unrotated[li] = q;
+      run.k_unrotated[li] = k;
+    }
     // RoPE on the first rotary_dims of each head, positions p0 … p0 + L − 1
     ropeHeads(q, H, dh, W.rope_theta, p0);
     ropeHeads(k, H, dh, W.rope_theta, p0);
-    run.k[li] = k;
-    run.v[li] = v;
+    if (run.keep_projections) {
+      run.k[li] = k;
+      run.v[li] = v;
+    }
     // head_h = softmax(q_h k_hᵀ / √d_head + causal) v_h over the cached and new keys
     const auto [K, V] = keysWithCache(cache, l, k, v);
-    attentionLayer(q, *K, *V, mask, H, H, scale, ctx, run.attention[li], concat);
-    run.q[li] = q;
-    run.flops += 4.0 * static_cast<double>(L) * static_cast<double>(T) * static_cast<double>(d);
+    attentionLayer(q, *K, *V, keys, H, H, scale, ctx, run, l, concat);
+    if (run.keep_projections) run.q[li] = q;
     // o = Concat(head_1 … head_H) W_denseᵀ + b                     [L, d]
     linearT(concat, w.dense_w, w.dense_b, scratch, &run.flops, attn);
     if (c.parallel_residual) {

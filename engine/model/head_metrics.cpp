@@ -1,6 +1,7 @@
 #include "engine/model/head_metrics.h"
 
 #include "engine/error.h"
+#include "engine/model/maps.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,74 +22,51 @@ double jensenShannonBits(const float* p, const float* q, int64_t n) {
 
 namespace {
 
-// kv_head, group_size and group_divergence of every summary (layer-major,
-// run.heads per layer).
-void groupDivergences(const ModelRun& run, std::vector<HeadSummary>& out) {
-  const int64_t kv = run.kv_heads > 0 ? run.kv_heads : run.heads;  // 0: a run without GQA
-  const int64_t group = run.heads / kv;                           // query heads per key/value head
-  for (int64_t l = 0; l < run.layers; ++l) {
-    const std::vector<Mat>& maps = run.attention[static_cast<size_t>(l)];
-    for (int64_t g = 0; g < kv; ++g) {
-      // mean over pairs a < b in the group and queries i of JS(A_a[i, ·] ‖ A_b[i, ·])
-      double sum = 0;
-      int64_t terms = 0;
-      for (int64_t a = g * group; a < (g + 1) * group; ++a) {
-        for (int64_t b = a + 1; b < (g + 1) * group; ++b) {
-          const Mat& A = maps[static_cast<size_t>(a)];  // [L, L] row-major: row i is contiguous
-          const Mat& B = maps[static_cast<size_t>(b)];
-          for (int64_t i = 0; i < A.rows(); ++i) {
-            sum += jensenShannonBits(A.row(i).data(), B.row(i).data(), A.cols());
-            ++terms;
-          }
+// Every head's summaries from whole maps, through the same stream of blocks
+// as a run that pools its maps: the two give the same numbers, bit for bit.
+std::vector<HeadSummary> summariesFromMaps(const ModelRun& run) {
+  const int64_t L = run.attention[0][0].rows();
+  const int64_t kv = run.kv_heads > 0 ? run.kv_heads : run.heads, group = run.heads / kv;
+  MapStream stream(run, L, MapsChoice::Mode::None, {}, {});
+  const int64_t B = stream.blockRows();
+  std::vector<Mat> rows(static_cast<size_t>(group));
+  for (int64_t l = 0; l < run.layers; ++l)
+    for (int64_t g = 0; g < kv; ++g)
+      for (int64_t r0 = 0; r0 < L; r0 += B) {
+        std::vector<const Mat*> group_rows;
+        for (int64_t a = 0; a < group; ++a) {
+          Mat& w = rows[static_cast<size_t>(a)];
+          w = run.attention[static_cast<size_t>(l)][static_cast<size_t>(g * group + a)].middleRows(r0, std::min(B, L - r0));
+          stream.add(l, g * group + a, r0, 0, w, Mat());
+          group_rows.push_back(&w);
         }
+        stream.addGroup(l, g, group, r0, group_rows);
       }
-      for (int64_t h = g * group; h < (g + 1) * group; ++h) {
-        HeadSummary& s = out[static_cast<size_t>(l * run.heads + h)];
-        s.kv_head = g;
-        s.group_size = group;
-        s.group_divergence = terms > 0 ? sum / static_cast<double>(terms) : 0.0;
-      }
-    }
-  }
+  ModelRun out = run;
+  stream.finish(out);
+  return out.summaries;
 }
 
 }  // namespace
 
 std::vector<HeadSummary> summarizeHeads(const ModelRun& run, const ModelRun& repeated) {
+  bool whole = run.layers > 0 && run.first_position == 0;
+  for (const std::vector<Mat>& layer : run.attention)
+    for (const Mat& a : layer) whole = whole && a.size() > 0;
+  if (!whole && run.summaries.empty())
+    throw InputError("head summaries: the run kept neither its maps nor their summaries");
+  std::vector<HeadSummary> out = whole ? summariesFromMaps(run) : run.summaries;
   // The repeated run is t₁…t_T t₁…t_T, after [CLS] for BERT (bidirectional).
   const int64_t offset = repeated.causal ? 0 : 1;
   const int64_t T = (static_cast<int64_t>(repeated.ids.size()) - 2 * offset) / 2;
-  std::vector<HeadSummary> out;
-  for (int64_t l = 0; l < run.layers; ++l) {
-    for (int64_t h = 0; h < run.heads; ++h) {
-      const Mat& A = run.attention[static_cast<size_t>(l)][static_cast<size_t>(h)];  // [L, L]
-      const int64_t L = A.rows();
-      HeadSummary s;
-      s.layer = l;
-      s.head = h;
-      for (int64_t i = 0; i < L; ++i) {
-        if (i >= 1) s.previous_token += A(i, i - 1);
-        if (i >= 1) s.sink += A(i, 0);
-        for (int64_t j = 0; j < L; ++j) {
-          const double a = A(i, j);
-          s.mean_distance += a * static_cast<double>(std::abs(i - j));
-          if (a > 0) s.entropy -= a * std::log(a);  // 0 · ln 0 = 0
-        }
-      }
-      if (L > 1) s.previous_token /= static_cast<double>(L - 1);
-      if (L > 1) s.sink /= static_cast<double>(L - 1);
-      s.mean_distance /= static_cast<double>(L);
-      s.entropy /= static_cast<double>(L);
-      // induction: mean over the second copy i of A[i, i − T + 1]
-      if (T >= 1 && l < repeated.layers && h < repeated.heads) {
-        const Mat& R = repeated.attention[static_cast<size_t>(l)][static_cast<size_t>(h)];
-        for (int64_t i = offset + T; i < offset + 2 * T; ++i) s.induction += R(i, i - T + 1);
-        s.induction /= static_cast<double>(T);
-      }
-      out.push_back(s);
-    }
+  for (HeadSummary& s : out) {
+    // induction: mean over the second copy i of A[i, i − T + 1]
+    if (T < 1 || s.layer >= repeated.layers || s.head >= repeated.heads) continue;
+    const Mat& R = repeated.attention[static_cast<size_t>(s.layer)][static_cast<size_t>(s.head)];
+    if (R.size() == 0) throw InputError("head summaries: the repeated run kept no maps");
+    for (int64_t i = offset + T; i < offset + 2 * T; ++i) s.induction += R(i, i - T + 1);
+    s.induction /= static_cast<double>(T);
   }
-  groupDivergences(run, out);
   return out;
 }
 

@@ -8,27 +8,6 @@
 
 namespace attn {
 
-struct HeadSummary {
-  int64_t layer = 0, head = 0;
-  double previous_token = 0;  // mean over queries i ≥ 1 of A[i, i−1]
-  // First-token share (attention sink): mean over queries i ≥ 1 of A[i, 0].
-  // Query 0 is left out: a causal model's first row is always [1, 0, …].
-  // Above kSinkShare the model view marks the head as a sink.
-  double sink = 0;
-  double induction = 0;       // on a repeated random sequence t₁…t_T t₁…t_T: mean over the second copy of
-                              // A[i, i−T+1] (the token after the previous occurrence of the current one)
-  double mean_distance = 0;   // mean over queries of Σ_j A[i, j]·|i − j|
-  double entropy = 0;         // mean over queries of −Σ_j A[i, j] ln A[i, j], in nats
-  // Grouped-query attention: query head h reads key/value head
-  // kv_head = h / (heads / kv_heads); group_size query heads share it.
-  int64_t kv_head = 0, group_size = 1;
-  // How alike the maps of the heads sharing this head's key/value head are:
-  // the mean over pairs a < b of the group and over queries i of
-  // JS(A_a[i, ·] ‖ A_b[i, ·]) in bits (log₂): 0 identical maps, 1 disjoint
-  // ones. The same for every head of a group; 0 when group_size is 1.
-  double group_divergence = 0;
-};
-
 // A head whose first-token share is at least this much is marked as an
 // attention sink in the model grid (a uniform causal head over L tokens
 // gives ≈ ln L / L: 0.08 at L = 40, so 0.3 is far above chance).

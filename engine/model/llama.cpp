@@ -105,7 +105,7 @@ void llamaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
   Mat x = embedRows(W.embed, run.ids);
   // Causal, aligned to the bottom right (query i is position p0 + i); with a
   // sliding window W, key j is kept while p0 + i − j < W (transformers' rule).
-  const Mat mask = attentionMask(L, p0, true, c.sliding_window);
+  const KeyRange keys{p0, T, true, c.sliding_window};
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   run.q_unrotated.resize(static_cast<size_t>(c.layers));
   run.k_unrotated.resize(static_cast<size_t>(c.layers));
@@ -119,17 +119,20 @@ void llamaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     linearT(a, w.q_w, w.q_b, scratch, &run.flops, q);
     linearT(a, w.k_w, w.k_b, scratch, &run.flops, k);
     linearT(a, w.v_w, w.v_b, scratch, &run.flops, v);
-    run.q_unrotated[li] = q;
-    run.k_unrotated[li] = repeatKvHeads(k, H, Hkv, dh);
+    if (run.keep_projections) {
+      run.q_unrotated[li] = q;
+      run.k_unrotated[li] = repeatKvHeads(k, H, Hkv, dh);
+    }
     // RoPE: positions p0 … p0 + L − 1
     ropeHeads(q, H, dh, W.rope_theta, p0);
     ropeHeads(k, Hkv, dh, W.rope_theta, p0);
-    run.k[li] = repeatKvHeads(k, H, Hkv, dh);
-    run.v[li] = repeatKvHeads(v, H, Hkv, dh);
+    if (run.keep_projections) {
+      run.k[li] = repeatKvHeads(k, H, Hkv, dh);
+      run.v[li] = repeatKvHeads(v, H, Hkv, dh);
+    }
     const auto [K, V] = keysWithCache(cache, l, k, v);
-    attentionLayer(q, *K, *V, mask, H, Hkv, scale, ctx, run.attention[li], concat);
-    run.q[li] = std::move(q);
-    run.flops += 4.0 * static_cast<double>(L) * static_cast<double>(T) * static_cast<double>(H * dh);
+    attentionLayer(q, *K, *V, keys, H, Hkv, scale, ctx, run, l, concat);
+    if (run.keep_projections) run.q[li] = std::move(q);
     // x = x + Concat(head_1 … head_H) W_oᵀ                         [L, d]
     linearT(concat, w.o_w, Weight{}, scratch, &run.flops, proj);
     x += proj;

@@ -426,10 +426,54 @@ std::vector<int64_t> predictionRows(const ModelRunOptions& o, int64_t L) {
   return rows;
 }
 
+// The options with the maps decided (Auto: all when they fit in memory,
+// else pooled; *note says why), the heads checked, and the run's memory
+// checked: a run that will not fit is refused before it allocates, naming
+// the length, the estimate and the memory available.
+ModelRunOptions checkRunFits(const Model& m, int64_t L, const ModelRunOptions& options, size_t predict_rows,
+                             std::string* note) {
+  const ModelConfig& c = m.info.config;
+  ModelRunOptions o = options;
+  for (const auto& [l, h] : o.maps.heads)
+    if (l >= c.layers || h >= c.heads)
+      throw InputError("--maps: layer " + std::to_string(l) + " head " + std::to_string(h) + " is outside the model's " +
+                       std::to_string(c.layers) + " layers of " + std::to_string(c.heads) + " heads (from 0)");
+  const double available = 0.75 * static_cast<double>(availableMemoryBytes());
+  const int64_t every = c.layers * c.heads;
+  auto need = [&](int64_t kept) {
+    return estimateRunMemory(m, L, kept, o.keep_projections, static_cast<int64_t>(predict_rows));
+  };
+  if (o.maps.mode == MapsChoice::Mode::Auto) {
+    const RunMemory all = need(every);
+    o.maps.mode = all.total() <= available ? MapsChoice::Mode::All : MapsChoice::Mode::Pooled;
+    if (o.maps.mode == MapsChoice::Mode::Pooled)
+      *note = "every map would take " + formatBytes(all.maps) + " and the pass " + formatBytes(all.total()) +
+              ", more than the " + formatBytes(available) + " of memory available: the maps are pooled";
+  }
+  const int64_t kept = o.maps.mode == MapsChoice::Mode::All    ? (o.map_rows ? 0 : every)
+                       : o.maps.mode == MapsChoice::Mode::Heads ? static_cast<int64_t>(o.maps.heads.size())
+                                                                : 0;
+  const RunMemory r = need(kept);
+  if (r.total() > available) {
+    std::string parts = "activations " + formatBytes(r.activations);
+    if (r.kept > 0) parts += ", q, k, v for the views " + formatBytes(r.kept);
+    if (r.maps > 0) parts += ", maps " + formatBytes(r.maps);
+    if (r.logits > 0) parts += ", LM head rows " + formatBytes(r.logits);
+    throw InputError("text: " + std::to_string(L) + " tokens would need about " + formatBytes(r.total()) +
+                     " beyond the " + formatBytes(r.weights) + " of weights (" + parts + "), more than the " +
+                     formatBytes(available) + " of memory available; " +
+                     (kept > 0 || r.logits > 0 ? "keep fewer maps (--maps pooled), predict fewer positions (--predict-at last) or "
+                                               : "") +
+                     "shorten the text");
+  }
+  return o;
+}
+
 }  // namespace
 
 // [SECTION] Runs on text
-ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* cache, const RunContext& ctx) {
+ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* cache, const RunContext& ctx,
+                    const ModelRunOptions& options) {
   const ModelConfig& c = m.info.config;
   ModelRun run;
   run.ids = ids;
@@ -455,7 +499,13 @@ ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* ca
   run.k.resize(static_cast<size_t>(c.layers));
   run.v.resize(static_cast<size_t>(c.layers));
   for (const int32_t id : ids) run.tokens.push_back(tokenText(*m.tokenizer, id));
+  run.keep_projections = options.keep_projections;
+  run.maps = options.maps.mode == MapsChoice::Mode::Auto ? MapsChoice::Mode::All : options.maps.mode;
+  MapStream stream(run, static_cast<int64_t>(ids.size()), run.maps, options.maps.heads, options.map_rows);
+  run.stream = &stream;
   m.family->forward(m, run, cache, ctx);
+  run.stream = nullptr;
+  stream.finish(run);
   if (cache) cache->length += static_cast<int64_t>(ids.size());
   return run;
 }
@@ -486,12 +536,15 @@ int passThreads(const Model& m, int64_t tokens) {
 ModelRun runModelIds(const Model& m, const std::vector<int32_t>& ids, const ModelRunOptions& options,
                      const RunContext& ctx) {
   checkIds(m, ids, 0);
-  const ThreadScope threads(passThreads(m, static_cast<int64_t>(ids.size())));
+  const int64_t L = static_cast<int64_t>(ids.size());
+  const std::vector<int64_t> rows = predictionRows(options, L);
+  std::string note;
+  const ModelRunOptions o = checkRunFits(m, L, options, m.predicts && options.top_k > 0 ? rows.size() : 0, &note);
+  const ThreadScope threads(passThreads(m, L));
   const auto t0 = std::chrono::steady_clock::now();
-  ModelRun run = runForward(m, ids, nullptr, ctx);
-  if (m.predicts && options.top_k > 0)
-    run.top_k = predictTokens(m, run.hidden, predictionRows(options, static_cast<int64_t>(ids.size())), options.top_k,
-                              ctx, &run.flops);
+  ModelRun run = runForward(m, ids, nullptr, ctx, o);
+  run.maps_note = note;
+  if (m.predicts && options.top_k > 0) run.top_k = predictTokens(m, run.hidden, rows, options.top_k, ctx, &run.flops);
   run.compute_seconds = seconds(t0);
   run.threads = omp_get_max_threads();
   ctx.progress(1.0f);

@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attn {
@@ -159,6 +160,47 @@ struct Prediction {
   float probability = 0;
 };
 
+// `--maps`: every map, the pooled maps only, none, or the maps of some heads.
+// Auto: every map when they fit in memory, else pooled. The pooled maps and
+// the head summaries are computed in every mode (engine/model/maps.h).
+struct MapsChoice {
+  enum class Mode { Auto, All, Pooled, None, Heads };
+  Mode mode = Mode::Auto;
+  std::vector<std::pair<int64_t, int64_t>> heads;  // Heads: (layer, head), as given
+};
+
+// Pooled maps: the L positions cut into n = ⌈L / s⌉ ≤ 256 blocks of
+// s = ⌈L / min(L, 256)⌉ (the last one shorter). mean(i, j) is the mean of the
+// weights from query block i to key block j, max(i, j) their maximum.
+struct PooledMaps {
+  int64_t block = 1, n = 0;
+  std::vector<Mat> mean, max;  // [layer·heads + head]  [n, n]
+};
+
+struct HeadSummary {
+  int64_t layer = 0, head = 0;
+  double previous_token = 0;  // mean over queries i ≥ 1 of A[i, i−1]
+  // First-token share (attention sink): mean over queries i ≥ 1 of A[i, 0].
+  // Query 0 is left out: a causal model's first row is always [1, 0, …].
+  // Above kSinkShare the model view marks the head as a sink.
+  double sink = 0;
+  double induction = 0;       // on a repeated random sequence t₁…t_T t₁…t_T: mean over the second copy of
+                              // A[i, i−T+1] (the token after the previous occurrence of the current one)
+  double mean_distance = 0;   // mean over queries of Σ_j A[i, j]·|i − j|
+  double entropy = 0;         // mean over queries of −Σ_j A[i, j] ln A[i, j], in nats
+  // Grouped-query attention: query head h reads key/value head
+  // kv_head = h / (heads / kv_heads); group_size query heads share it.
+  int64_t kv_head = 0, group_size = 1;
+  // How alike the maps of the heads sharing this head's key/value head are:
+  // the mean over pairs a < b of the group and over queries i (every k-th,
+  // k = ⌈L / 64⌉, so a long text costs what 64 queries cost) of
+  // JS(A_a[i, ·] ‖ A_b[i, ·]) in bits (log₂): 0 identical maps, 1 disjoint
+  // ones. The same for every head of a group; 0 when group_size is 1.
+  double group_divergence = 0;
+};
+
+using MapRowsFn = std::function<void(int64_t layer, int64_t head, int64_t row0, const Eigen::Ref<const Mat>& rows)>;
+
 struct ModelRunOptions {
   bool truncate = false;  // cut the tokens at the model's positions instead of throwing TooLongError
   int top_k = 5;          // predictions per position (models with an LM head)
@@ -167,7 +209,17 @@ struct ModelRunOptions {
   // on every row). Negative counts from the end (−1: the last token). Empty:
   // every position. Out of range: InputError.
   std::vector<int64_t> predict_at;
+  MapsChoice maps;
+  // Keep each layer's q, k, v (and q, k before the rotation or the norm) for
+  // the views; a run that only writes maps and summaries (the CLI) drops them.
+  bool keep_projections = true;
+  // Called with every block of rows of every map (layer, head, first row,
+  // rows [n, L]) when the maps are All, instead of keeping them: the CLI
+  // writes attention.npy this way. May be called from any thread.
+  MapRowsFn map_rows;
 };
+
+class MapStream;  // engine/model/maps.h
 
 struct ModelRun {
   std::vector<int32_t> ids;          // BERT: with [CLS] … [SEP]; LLaMA: with <s> when the tokenizer adds it
@@ -182,7 +234,15 @@ struct ModelRun {
   // A run continuing a KV cache (generation) holds the rows of positions
   // first_position … first_position + L − 1; its maps have first_position + L columns.
   int64_t first_position = 0;
-  std::vector<std::vector<Mat>> attention;  // [layer][head] [L, first_position + L]: softmax weights
+  // [layer][head] [L, first_position + L]: softmax weights; a map the run
+  // does not keep (maps pooled, none, or other heads) is an empty matrix.
+  std::vector<std::vector<Mat>> attention;
+  MapsChoice::Mode maps = MapsChoice::Mode::All;  // what `attention` holds (never Auto)
+  PooledMaps pooled;                       // every head's map pooled (runs from position 0)
+  std::vector<HeadSummary> summaries;      // every head's summaries, induction left 0 (runs from position 0)
+  std::string maps_note;                   // why Auto chose what it did ("" when chosen by the caller)
+  bool keep_projections = true;            // q, k, v … below are kept (ModelRunOptions::keep_projections)
+  MapStream* stream = nullptr;             // while the pass runs: where attentionLayer sends the maps
   // [layer] [L, heads·d_head], head h = columns [h·d_head, (h+1)·d_head): the
   // projected queries, keys and values (bias included) the attention used:
   // after the rotation for RoPE models, and with a GQA key/value head

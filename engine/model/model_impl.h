@@ -4,6 +4,7 @@
 // interface: include model.h.
 #pragma once
 
+#include "engine/model/maps.h"
 #include "engine/model/model.h"
 
 #include <deque>
@@ -66,8 +67,11 @@ struct KvCache {
 std::pair<const Mat*, const Mat*> keysWithCache(KvCache* cache, int64_t layer, const Mat& k, const Mat& v);
 
 // Runs `ids` at positions cache->length onwards (0 without a cache) through
-// the family's pass, without the LM head; extends the cache.
-ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* cache, const RunContext& ctx);
+// the family's pass, without the LM head; extends the cache. The maps are
+// kept as options.maps says (Auto: all), the projections as
+// options.keep_projections.
+ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* cache, const RunContext& ctx,
+                    const ModelRunOptions& options = {});
 // Refuses ids outside the vocabulary, or past the positions counting from first_position.
 void checkIds(const Model& m, const std::vector<int32_t>& ids, int64_t first_position);
 // The threads a pass over `tokens` tokens runs on (one for tiny models).
@@ -120,21 +124,20 @@ Mat repeatKvHeads(const Mat& x, int64_t heads, int64_t kv_heads, int64_t dh);
 // positions first_position, first_position + 1, …
 void ropeHeads(Eigen::Ref<Mat> x, int64_t heads, int64_t head_dim, const std::vector<double>& theta,
                int64_t first_position);
-// mask(i, j) = 1 where query i (position p0 + i) may read key j: j ≤ p0 + i
-// when causal, and p0 + i − j < window when window > 0 (transformers' rule;
-// bidirectional windows: |p0 + i − j| ≤ window / 2, ModernBERT's)     [L, p0 + L]
-Mat attentionMask(int64_t L, int64_t p0, bool causal, int64_t window);
-
 // How a family changes the scores s = q kᵀ · scale before the mask.
 struct ScoreMods {
   double softcap = 0;                 // s → c·tanh(s/c) (Gemma 2)
   const std::vector<double>* alibi = nullptr;  // s_hj += slope_h · j (BLOOM's ALiBi)
 };
-// Every query head of one layer: A_h = softmax(mods(Q_h K_gᵀ · scale) + mask)
-// with g = h / (heads / kv_heads), head_h = A_h V_g, into attention[h]
-// [Lq, Lk]; `concat` [Lq, heads·d_head] = Concat(head_1 … head_H).
-void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const Mat& mask, int64_t heads, int64_t kv_heads,
-                    float scale, const RunContext& ctx, std::vector<Mat>& attention, Mat& concat,
+// Every query head of one layer: A_h = softmax(mods(Q_h K_gᵀ · scale) over
+// the keys `keys` lets each query read) with g = h / (heads / kv_heads),
+// head_h = A_h V_g; `concat` [Lq, heads·d_head] = Concat(head_1 … head_H).
+// Computed by blocks of query rows over the keys the block reads (a causal
+// block skips the keys after its last row); each block of each map goes to
+// run.stream (kept in run.attention[layer] where the run keeps it, pooled,
+// summarised). Adds the FLOPs done to run.flops.
+void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const KeyRange& keys, int64_t heads, int64_t kv_heads,
+                    float scale, const RunContext& ctx, ModelRun& run, int64_t layer, Mat& concat,
                     const ScoreMods& mods = {});
 // hidden headᵀ, a 16-bit head converted a block of rows at a time       [rows, V]
 Mat lmHeadLogits(const Weight& head, const Mat& hidden, double* flops);

@@ -228,13 +228,12 @@ void modernbertForward(const Model& m, ModelRun& run, KvCache*, const RunContext
   Mat x = embedRows(W.embed, run.ids);
   layerNorm(x, W.emb_norm, Weight{}, c.ln_eps);
   // Global layers see every key; local ones |i − j| ≤ local_attention / 2 (one unpadded sequence).
-  const Mat global_mask = attentionMask(L, 0, false, 0);
-  const Mat local_mask = c.sliding_window > 0 ? attentionMask(L, 0, false, c.sliding_window) : Mat();
+  const KeyRange global_keys{0, L, false, 0}, local_keys{0, L, false, c.sliding_window};
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   run.q_unrotated.resize(static_cast<size_t>(c.layers));
   run.k_unrotated.resize(static_cast<size_t>(c.layers));
   std::vector<float> scratch;
-  Mat a, qkv, q, k, concat, proj, wi, u, down;
+  Mat a, qkv, q, k, v, concat, proj, wi, u, down;
   for (int64_t l = 0; l < c.layers; ++l) {
     const size_t li = static_cast<size_t>(l);
     const ModernBertLayer& w = W.layers[li];
@@ -244,17 +243,21 @@ void modernbertForward(const Model& m, ModelRun& run, KvCache*, const RunContext
     linearT(a, w.wqkv, Weight{}, scratch, &run.flops, qkv);
     q = qkv.leftCols(d);
     k = qkv.middleCols(d, d);
-    run.v[li] = qkv.rightCols(d);
-    run.q_unrotated[li] = q;
-    run.k_unrotated[li] = k;
+    v = qkv.rightCols(d);
+    if (run.keep_projections) {
+      run.q_unrotated[li] = q;
+      run.k_unrotated[li] = k;
+    }
     // RoPE at positions 0 … L − 1 with the layer kind's θ
     ropeHeads(q, H, dh, w.theta, 0);
     ropeHeads(k, H, dh, w.theta, 0);
     // head_h = softmax(q_h k_hᵀ / √d_head + mask) v_h               [L, d_head] × H
-    attentionLayer(q, k, run.v[li], w.window > 0 ? local_mask : global_mask, H, H, scale, ctx, run.attention[li], concat);
-    run.q[li] = std::move(q);
-    run.k[li] = std::move(k);
-    run.flops += 4.0 * static_cast<double>(L) * static_cast<double>(L) * static_cast<double>(d);
+    attentionLayer(q, k, v, w.window > 0 ? local_keys : global_keys, H, H, scale, ctx, run, l, concat);
+    if (run.keep_projections) {
+      run.q[li] = std::move(q);
+      run.k[li] = std::move(k);
+      run.v[li] = std::move(v);
+    }
     // x = x + Concat(head_1 … head_H) Woᵀ                           [L, d]
     linearT(concat, w.wo, Weight{}, scratch, &run.flops, proj);
     x += proj;

@@ -97,7 +97,7 @@ void olmo2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
   const int64_t H = c.heads, Hkv = c.kv_heads, dh = c.head_dim;
   const size_t layers = static_cast<size_t>(c.layers);
   Mat x = embedRows(W.embed, run.ids);
-  const Mat mask = attentionMask(L, p0, true, 0);  // causal, query i at position p0 + i
+  const KeyRange keys{p0, T, true, 0};  // causal, query i at position p0 + i
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   run.q_unrotated.resize(layers), run.k_unrotated.resize(layers);
   run.q_prenorm.resize(layers), run.k_prenorm.resize(layers);
@@ -110,22 +110,27 @@ void olmo2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     linearT(x, w.q_w, w.q_b, scratch, &run.flops, q);
     linearT(x, w.k_w, w.k_b, scratch, &run.flops, k);
     linearT(x, w.v_w, w.v_b, scratch, &run.flops, v);
-    run.q_prenorm[li] = q;
-    run.k_prenorm[li] = repeatKvHeads(k, H, Hkv, dh);
+    if (run.keep_projections) {
+      run.q_prenorm[li] = q;
+      run.k_prenorm[li] = repeatKvHeads(k, H, Hkv, dh);
+    }
     // QK-norm over all heads at once: one RMS per row of q [H·dh] and of k [Hkv·dh]
     rmsNorm(q, w.q_norm, c.rms_eps, qn);
     rmsNorm(k, w.k_norm, c.rms_eps, kn);
-    run.q_unrotated[li] = qn;
-    run.k_unrotated[li] = repeatKvHeads(kn, H, Hkv, dh);
+    if (run.keep_projections) {
+      run.q_unrotated[li] = qn;
+      run.k_unrotated[li] = repeatKvHeads(kn, H, Hkv, dh);
+    }
     // RoPE: positions p0 … p0 + L − 1
     ropeHeads(qn, H, dh, W.rope_theta, p0);
     ropeHeads(kn, Hkv, dh, W.rope_theta, p0);
-    run.k[li] = repeatKvHeads(kn, H, Hkv, dh);
-    run.v[li] = repeatKvHeads(v, H, Hkv, dh);
+    if (run.keep_projections) {
+      run.k[li] = repeatKvHeads(kn, H, Hkv, dh);
+      run.v[li] = repeatKvHeads(v, H, Hkv, dh);
+    }
     const auto [K, V] = keysWithCache(cache, l, kn, v);
-    attentionLayer(qn, *K, *V, mask, H, Hkv, scale, ctx, run.attention[li], concat);
-    run.q[li] = qn;
-    run.flops += 4.0 * static_cast<double>(L) * static_cast<double>(T) * static_cast<double>(H * dh);
+    attentionLayer(qn, *K, *V, keys, H, Hkv, scale, ctx, run, l, concat);
+    if (run.keep_projections) run.q[li] = qn;
     // x = x + RMSNorm(Concat(head_1 … head_H) W_oᵀ) · w_post_attn     [L, d]
     linearT(concat, w.o_w, w.o_b, scratch, &run.flops, proj);
     rmsNorm(proj, w.post_attn_norm, c.rms_eps, normed);

@@ -150,7 +150,7 @@ std::unique_ptr<FamilyWeights> optLoad(const WeightSource& s, Model& m, const st
 void optForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext& ctx) {
   const ModelConfig& c = m.info.config;
   const OptWeights& W = m.as<OptWeights>();
-  const int64_t L = static_cast<int64_t>(run.ids.size()), p0 = run.first_position, T = p0 + L, d = c.d_model;
+  const int64_t L = static_cast<int64_t>(run.ids.size()), p0 = run.first_position, T = p0 + L;
   std::vector<float> scratch;  // the 16-bit matrix being used, as floats
   // x = embed_tokens[ids] (project_inᵀ)                           [L, proj] → [L, d]
   Mat x = embedRows(W.embed, run.ids);
@@ -163,7 +163,7 @@ void optForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext&
   std::vector<int32_t> rows(static_cast<size_t>(L));
   for (int64_t i = 0; i < L; ++i) rows[static_cast<size_t>(i)] = static_cast<int32_t>(p0 + i + kOptPositionOffset);
   x += embedRows(W.positions, rows);
-  const Mat mask = attentionMask(L, p0, true, 0);  // query i is position p0 + i
+  const KeyRange keys{p0, T, true, 0};  // query i is position p0 + i
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   Mat a, q, k, v, concat, proj, f, f2;
   for (int64_t l = 0; l < c.layers; ++l) {
@@ -178,11 +178,12 @@ void optForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext&
     linearT(a, w.v_w, w.v_b, scratch, &run.flops, v);
     // head_h = softmax(q_h k_hᵀ / √d_head + causal) v_h over the cached and new keys
     const auto [K, V] = keysWithCache(cache, l, k, v);
-    attentionLayer(q, *K, *V, mask, c.heads, c.heads, scale, ctx, run.attention[li], concat);
-    run.flops += 4.0 * static_cast<double>(L) * static_cast<double>(T) * static_cast<double>(d);
-    run.q[li] = std::move(q);
-    run.k[li] = std::move(k);
-    run.v[li] = std::move(v);
+    attentionLayer(q, *K, *V, keys, c.heads, c.heads, scale, ctx, run, l, concat);
+    if (run.keep_projections) {
+      run.q[li] = std::move(q);
+      run.k[li] = std::move(k);
+      run.v[li] = std::move(v);
+    }
     // x = x + Concat(head_1 … head_H) W_outᵀ + b_out (then LN when post-LN)    [L, d]
     linearT(concat, w.o_w, w.o_b, scratch, &run.flops, proj);
     x += proj;

@@ -126,7 +126,7 @@ void phiForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext&
   const int64_t L = static_cast<int64_t>(run.ids.size()), p0 = run.first_position, T = p0 + L;
   const int64_t H = c.heads, Hkv = c.kv_heads, dh = c.head_dim;
   Mat x = embedRows(W.embed, run.ids);             // [L, d]
-  const Mat mask = attentionMask(L, p0, true, 0);  // causal, query i at position p0 + i
+  const KeyRange keys{p0, T, true, 0};  // causal, query i at position p0 + i
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   run.q_unrotated.resize(static_cast<size_t>(c.layers));
   run.k_unrotated.resize(static_cast<size_t>(c.layers));
@@ -141,18 +141,21 @@ void phiForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext&
     linearT(a, w.q_w, w.q_b, scratch, &run.flops, q);  // [L, H·dh]
     linearT(a, w.k_w, w.k_b, scratch, &run.flops, k);  // [L, Hkv·dh]
     linearT(a, w.v_w, w.v_b, scratch, &run.flops, v);
-    run.q_unrotated[li] = q;
-    run.k_unrotated[li] = repeatKvHeads(k, H, Hkv, dh);
+    if (run.keep_projections) {
+      run.q_unrotated[li] = q;
+      run.k_unrotated[li] = repeatKvHeads(k, H, Hkv, dh);
+    }
     // RoPE on the first rotary dims of each head (partial), the rest pass
     ropeHeads(q, H, dh, W.rope_theta, p0);
     ropeHeads(k, Hkv, dh, W.rope_theta, p0);
-    run.k[li] = repeatKvHeads(k, H, Hkv, dh);
-    run.v[li] = repeatKvHeads(v, H, Hkv, dh);
+    if (run.keep_projections) {
+      run.k[li] = repeatKvHeads(k, H, Hkv, dh);
+      run.v[li] = repeatKvHeads(v, H, Hkv, dh);
+    }
     // head_h = softmax(q_h k_gᵀ / √dh + causal) v_g
     const auto [K, V] = keysWithCache(cache, l, k, v);
-    attentionLayer(q, *K, *V, mask, H, Hkv, scale, ctx, run.attention[li], concat);
-    run.q[li] = std::move(q);
-    run.flops += 4.0 * static_cast<double>(L) * static_cast<double>(T) * static_cast<double>(H * dh);
+    attentionLayer(q, *K, *V, keys, H, Hkv, scale, ctx, run, l, concat);
+    if (run.keep_projections) run.q[li] = std::move(q);
     // x = x + (Concat(heads) W_denseᵀ + b) + (gelu_new(a W_fc1ᵀ + b1) W_fc2ᵀ + b2)     [L, d]
     linearT(concat, w.dense_w, w.dense_b, scratch, &run.flops, attn);
     linearT(a, w.fc1_w, w.fc1_b, scratch, &run.flops, up);

@@ -105,7 +105,7 @@ void phi3Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
   const size_t layers = static_cast<size_t>(c.layers);
   Mat x = embedRows(W.embed, run.ids);
   // Causal, aligned to the bottom right; with a window W, key j kept while p0 + i − j < W.
-  const Mat mask = attentionMask(L, p0, true, c.sliding_window);
+  const KeyRange keys{p0, T, true, c.sliding_window};
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   run.q_unrotated.resize(layers), run.k_unrotated.resize(layers);
   std::vector<float> scratch;  // the 16-bit matrix being used, as floats
@@ -119,17 +119,20 @@ void phi3Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
     q = qkv.leftCols(H * dh);
     k = qkv.middleCols(H * dh, Hkv * dh);
     v = qkv.rightCols(Hkv * dh);
-    run.q_unrotated[li] = q;
-    run.k_unrotated[li] = repeatKvHeads(k, H, Hkv, dh);
+    if (run.keep_projections) {
+      run.q_unrotated[li] = q;
+      run.k_unrotated[li] = repeatKvHeads(k, H, Hkv, dh);
+    }
     // RoPE on the first rotary_dims of each head: positions p0 … p0 + L − 1
     ropeHeads(q, H, dh, W.rope_theta, p0);
     ropeHeads(k, Hkv, dh, W.rope_theta, p0);
-    run.k[li] = repeatKvHeads(k, H, Hkv, dh);
-    run.v[li] = repeatKvHeads(v, H, Hkv, dh);
+    if (run.keep_projections) {
+      run.k[li] = repeatKvHeads(k, H, Hkv, dh);
+      run.v[li] = repeatKvHeads(v, H, Hkv, dh);
+    }
     const auto [K, V] = keysWithCache(cache, l, k, v);
-    attentionLayer(q, *K, *V, mask, H, Hkv, scale, ctx, run.attention[li], concat);
-    run.q[li] = std::move(q);
-    run.flops += 4.0 * static_cast<double>(L) * static_cast<double>(T) * static_cast<double>(H * dh);
+    attentionLayer(q, *K, *V, keys, H, Hkv, scale, ctx, run, l, concat);
+    if (run.keep_projections) run.q[li] = std::move(q);
     // x = x + Concat(head_1 … head_H) W_oᵀ                          [L, d]
     linearT(concat, w.o_w, Weight{}, scratch, &run.flops, proj);
     x += proj;

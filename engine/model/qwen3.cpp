@@ -108,7 +108,7 @@ void qwen3Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
   const int64_t H = c.heads, Hkv = c.kv_heads, dh = c.head_dim;
   const size_t layers = static_cast<size_t>(c.layers);
   Mat x = embedRows(W.embed, run.ids);
-  const Mat mask = attentionMask(L, p0, true, 0);  // causal, query i at position p0 + i
+  const KeyRange keys{p0, T, true, 0};  // causal, query i at position p0 + i
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   run.q_unrotated.resize(layers), run.k_unrotated.resize(layers);
   run.q_prenorm.resize(layers), run.k_prenorm.resize(layers);
@@ -122,22 +122,27 @@ void qwen3Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     linearT(a, w.q_w, w.q_b, scratch, &run.flops, q);
     linearT(a, w.k_w, w.k_b, scratch, &run.flops, k);
     linearT(a, w.v_w, w.v_b, scratch, &run.flops, v);
-    run.q_prenorm[li] = q;
-    run.k_prenorm[li] = repeatKvHeads(k, H, Hkv, dh);
+    if (run.keep_projections) {
+      run.q_prenorm[li] = q;
+      run.k_prenorm[li] = repeatKvHeads(k, H, Hkv, dh);
+    }
     // QK-norm: each head's dh columns RMS-normalised, one weight [dh] for all heads
     rmsNormHeads(q, H, w.q_norm, c.rms_eps);
     rmsNormHeads(k, Hkv, w.k_norm, c.rms_eps);
-    run.q_unrotated[li] = q;
-    run.k_unrotated[li] = repeatKvHeads(k, H, Hkv, dh);
+    if (run.keep_projections) {
+      run.q_unrotated[li] = q;
+      run.k_unrotated[li] = repeatKvHeads(k, H, Hkv, dh);
+    }
     // RoPE: positions p0 … p0 + L − 1
     ropeHeads(q, H, dh, W.rope_theta, p0);
     ropeHeads(k, Hkv, dh, W.rope_theta, p0);
-    run.k[li] = repeatKvHeads(k, H, Hkv, dh);
-    run.v[li] = repeatKvHeads(v, H, Hkv, dh);
+    if (run.keep_projections) {
+      run.k[li] = repeatKvHeads(k, H, Hkv, dh);
+      run.v[li] = repeatKvHeads(v, H, Hkv, dh);
+    }
     const auto [K, V] = keysWithCache(cache, l, k, v);
-    attentionLayer(q, *K, *V, mask, H, Hkv, scale, ctx, run.attention[li], concat);
-    run.q[li] = std::move(q);
-    run.flops += 4.0 * static_cast<double>(L) * static_cast<double>(T) * static_cast<double>(H * dh);
+    attentionLayer(q, *K, *V, keys, H, Hkv, scale, ctx, run, l, concat);
+    if (run.keep_projections) run.q[li] = std::move(q);
     // x = x + Concat(head_1 … head_H) W_oᵀ (+ b_o)                  [L, d]
     linearT(concat, w.o_w, w.o_b, scratch, &run.flops, proj);
     x += proj;

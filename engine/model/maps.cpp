@@ -1,0 +1,235 @@
+// Attention maps on demand (maps.h): the choice of maps, the stream that pools
+// and summarises every head's rows as they are computed, and the memory
+// estimate a run is checked against before it starts.
+//
+// [SECTION] The choice
+// [SECTION] The stream
+// [SECTION] Memory
+#include "engine/model/maps.h"
+
+#include "engine/model/head_metrics.h"
+#include "engine/model/model_impl.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attn {
+
+// [SECTION] The choice
+MapsChoice parseMapsChoice(const std::string& text) {
+  if (text == "auto") return {};
+  if (text == "all") return {MapsChoice::Mode::All, {}};
+  if (text == "pooled") return {MapsChoice::Mode::Pooled, {}};
+  if (text == "none") return {MapsChoice::Mode::None, {}};
+  MapsChoice c{MapsChoice::Mode::Heads, {}};
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    const size_t colon = item.find(':');
+    long long layer = -1, head = -1;
+    size_t a = 0, b = 0;
+    try {
+      if (colon != std::string::npos) {
+        layer = std::stoll(item.substr(0, colon), &a);
+        head = std::stoll(item.substr(colon + 1), &b);
+      }
+    } catch (const std::exception&) {
+      layer = -1;
+    }
+    if (colon == std::string::npos || a != colon || b != item.size() - colon - 1 || layer < 0 || head < 0)
+      throw InputError("--maps: expected all, pooled, none, auto or layer:head pairs such as 0:3,5:1, got '" + text +
+                       "'");
+    c.heads.emplace_back(layer, head);
+    start = end + 1;
+  }
+  return c;
+}
+
+std::string mapsModeName(MapsChoice::Mode mode) {
+  switch (mode) {
+    case MapsChoice::Mode::Auto: return "auto";
+    case MapsChoice::Mode::All: return "all";
+    case MapsChoice::Mode::Pooled: return "pooled";
+    case MapsChoice::Mode::None: return "none";
+    case MapsChoice::Mode::Heads: return "heads";
+  }
+  return "auto";
+}
+
+int64_t pooledBlock(int64_t L) {
+  const int64_t n = std::min(L, kPooledBlocks);
+  return n > 0 ? (L + n - 1) / n : 1;
+}
+
+int64_t streamBlockRows(int64_t L) {
+  const int64_t s = pooledBlock(L);
+  return s * ((64 + s - 1) / s);
+}
+
+int64_t divergenceStride(int64_t L) { return std::max<int64_t>(1, (L + 63) / 64); }
+
+int64_t KeyRange::first(int64_t i) const {
+  if (window <= 0) return 0;
+  const int64_t back = causal ? window - 1 : window / 2;
+  return std::max<int64_t>(0, p0 + i - back);
+}
+
+int64_t KeyRange::end(int64_t i) const {
+  if (causal) return std::min(keys, p0 + i + 1);
+  return window > 0 ? std::min(keys, p0 + i + window / 2 + 1) : keys;
+}
+
+// [SECTION] The stream
+void addSummaryRow(double* previous, double* sink, double* distance, double* entropy, int64_t i, int64_t k0,
+                   const float* w, int64_t n) {
+  if (i >= 1 && i - 1 >= k0 && i - 1 < k0 + n) *previous += w[i - 1 - k0];
+  if (i >= 1 && k0 == 0 && n > 0) *sink += w[0];
+  // The row's non-zero span, copied to an aligned buffer: its sums then do
+  // not depend on how many masked keys came with the row or where it lay in
+  // memory, so the stream and a whole map give the same bits.
+  int64_t lo = 0, hi = n;
+  while (lo < hi && w[lo] == 0.0f) ++lo;
+  while (hi > lo && w[hi - 1] == 0.0f) --hi;
+  if (hi == lo) return;
+  thread_local Eigen::ArrayXf a, dist;
+  a = Eigen::Map<const Eigen::ArrayXf>(w + lo, hi - lo);
+  // Each row's sums in float, vectorised (a row of 8k keys, 32 heads, 22
+  // layers: 47 G logarithms at 8k tokens), added up in double across rows.
+  const float d0 = static_cast<float>(k0 + lo - i);
+  dist = Eigen::ArrayXf::LinSpaced(hi - lo, d0, d0 + static_cast<float>(hi - lo - 1)).abs();
+  *distance += static_cast<double>((a * dist).sum());
+  *entropy -= static_cast<double>((a > 0.0f).select(a * a.max(1e-38f).log(), 0.0f).sum());  // 0 · ln 0 = 0
+}
+
+MapStream::MapStream(const ModelRun& run, int64_t L, MapsChoice::Mode mode,
+                     const std::vector<std::pair<int64_t, int64_t>>& heads, MapRowsFn rows)
+    : layers_(run.layers),
+      heads_(run.heads),
+      kv_heads_(run.kv_heads > 0 ? run.kv_heads : run.heads),
+      L_(L),
+      keys_(run.first_position + L),
+      block_rows_(streamBlockRows(L)),
+      blocks_((L + streamBlockRows(L) - 1) / streamBlockRows(L)),
+      summaries_(run.first_position == 0),
+      mode_(mode),
+      keep_(static_cast<size_t>(run.layers * run.heads), 0),
+      rows_(std::move(rows)) {
+  if (mode == MapsChoice::Mode::All && !rows_) std::fill(keep_.begin(), keep_.end(), 1);
+  if (mode == MapsChoice::Mode::Heads)
+    for (const auto& [l, h] : heads) keep_[static_cast<size_t>(l * heads_ + h)] = 1;
+  if (!summaries_) return;
+  sums_.resize(static_cast<size_t>(layers_ * heads_ * blocks_));
+  pooled_.block = pooledBlock(L);
+  pooled_.n = (L + pooled_.block - 1) / pooled_.block;
+  pooled_sum_.assign(static_cast<size_t>(layers_ * heads_), Mat::Zero(pooled_.n, pooled_.n));
+  pooled_.max = pooled_sum_;
+}
+
+bool MapStream::keeps(int64_t layer, int64_t head) const { return keep_[static_cast<size_t>(layer * heads_ + head)] != 0; }
+
+void MapStream::add(int64_t l, int64_t h, int64_t r0, int64_t k0, const Mat& w, const Eigen::Ref<const Mat>& full) {
+  if (rows_ && mode_ == MapsChoice::Mode::All) rows_(l, h, r0, full);
+  if (!summaries_) return;
+  Sums& s = sums(l, h, r0 / block_rows_);
+  const int64_t n = w.cols(), pb = pooled_.block;
+  Mat& psum = pooled_sum_[static_cast<size_t>(l * heads_ + h)];
+  Mat& pmax = pooled_.max[static_cast<size_t>(l * heads_ + h)];
+  for (int64_t r = 0; r < w.rows(); ++r) {
+    const int64_t i = r0 + r;
+    const float* row = w.row(r).data();
+    addSummaryRow(&s.previous, &s.sink, &s.distance, &s.entropy, i, k0, row, n);
+    // Pooled: the row's keys cut at the key blocks' edges.
+    for (int64_t j0 = k0; j0 < k0 + n;) {
+      const int64_t jb = j0 / pb, j1 = std::min(k0 + n, (jb + 1) * pb);
+      const Eigen::Map<const Eigen::ArrayXf> seg(row + (j0 - k0), j1 - j0);
+      psum(i / pb, jb) += seg.sum();
+      pmax(i / pb, jb) = std::max(pmax(i / pb, jb), seg.maxCoeff());
+      j0 = j1;
+    }
+  }
+}
+
+void MapStream::addGroup(int64_t l, int64_t g, int64_t group, int64_t r0, const std::vector<const Mat*>& w) {
+  if (!summaries_ || group < 2) return;
+  Sums& s = sums(l, g * group, r0 / block_rows_);  // the group's sums live with its first head
+  const int64_t stride = divergenceStride(L_), n = w[0]->cols();
+  for (int64_t r = 0; r < w[0]->rows(); ++r) {
+    if ((r0 + r) % stride != 0) continue;
+    for (int64_t a = 0; a < group; ++a)
+      for (int64_t b = a + 1; b < group; ++b) {
+        s.divergence += jensenShannonBits(w[static_cast<size_t>(a)]->row(r).data(), w[static_cast<size_t>(b)]->row(r).data(), n);
+        ++s.divergence_terms;
+      }
+  }
+}
+
+void MapStream::finish(ModelRun& run) const {
+  if (!summaries_) return;
+  const int64_t group = heads_ / kv_heads_;
+  run.summaries.clear();
+  for (int64_t l = 0; l < layers_; ++l)
+    for (int64_t h = 0; h < heads_; ++h) {
+      HeadSummary x;
+      x.layer = l;
+      x.head = h;
+      x.kv_head = h / group;
+      x.group_size = group;
+      double divergence = 0;
+      int64_t terms = 0;
+      for (int64_t b = 0; b < blocks_; ++b) {
+        const Sums& s = sums_[static_cast<size_t>((l * heads_ + h) * blocks_ + b)];
+        const Sums& first = sums_[static_cast<size_t>((l * heads_ + x.kv_head * group) * blocks_ + b)];
+        x.previous_token += s.previous;
+        x.sink += s.sink;
+        x.mean_distance += s.distance;
+        x.entropy += s.entropy;
+        divergence += first.divergence;
+        terms += first.divergence_terms;
+      }
+      if (L_ > 1) x.previous_token /= static_cast<double>(L_ - 1);
+      if (L_ > 1) x.sink /= static_cast<double>(L_ - 1);
+      x.mean_distance /= static_cast<double>(L_);
+      x.entropy /= static_cast<double>(L_);
+      x.group_divergence = terms > 0 ? divergence / static_cast<double>(terms) : 0.0;
+      run.summaries.push_back(x);
+    }
+  // Pooled means: block sums over the block's rows × columns (the last block shorter).
+  PooledMaps p = pooled_;
+  p.mean.resize(pooled_sum_.size());
+  const int64_t pb = p.block;
+  auto size = [&](int64_t b) { return static_cast<float>(std::min(L_, (b + 1) * pb) - b * pb); };
+  for (size_t m = 0; m < pooled_sum_.size(); ++m) {
+    p.mean[m] = pooled_sum_[m];
+    for (int64_t i = 0; i < p.n; ++i)
+      for (int64_t j = 0; j < p.n; ++j) p.mean[m](i, j) /= size(i) * size(j);
+  }
+  run.pooled = std::move(p);
+}
+
+// [SECTION] Memory
+RunMemory estimateRunMemory(const Model& m, int64_t L, int64_t kept_maps, bool keep_projections, int64_t predict_rows) {
+  const ModelConfig& c = modelInfo(m).config;
+  const double f = 4.0, l = static_cast<double>(L), d = static_cast<double>(c.d_model);
+  const double qd = static_cast<double>(c.heads * c.head_dim), kvd = static_cast<double>(c.kv_heads * c.head_dim);
+  const double ff = static_cast<double>(std::max(c.d_ff, c.d_model)), threads = omp_get_max_threads();
+  const double block = static_cast<double>(streamBlockRows(L)), n = static_cast<double>((L + pooledBlock(L) - 1) / pooledBlock(L));
+  RunMemory r;
+  r.weights = static_cast<double>(modelInfo(m).bytes_on_disk);
+  // One layer's rows: x, the normed input, the projection and the MLP's
+  // output (d each), q, the heads' concatenation and a GQA copy (q width),
+  // k and v, the MLP's two hidden rows; the hidden state out. Per thread: a
+  // block of scores and weights, and the whole rows handed on. The largest
+  // 16-bit matrix converted. The pooled maps' sums and maxima.
+  r.activations = f * (l * (5 * d + 3 * qd + 2 * kvd + 2 * ff) + threads * 3 * block * l + ff * d +
+                       2.0 * static_cast<double>(c.layers * c.heads) * n * n);
+  // q, k, v as the attention used them and q, k before the rotation (and the norm).
+  if (keep_projections) r.kept = f * static_cast<double>(c.layers) * l * qd * (c.qk_norm ? 7 : 5);
+  r.maps = f * static_cast<double>(kept_maps) * l * l;
+  r.logits = f * static_cast<double>(predict_rows) * static_cast<double>(c.vocab);
+  return r;
+}
+
+}  // namespace attn

@@ -1,0 +1,98 @@
+// Attention maps on demand, so a long text never holds every map: which maps
+// a run keeps, the pooled maps and the head summaries computed block of rows
+// by block of rows while the attention runs, and the memory a run will need
+// (refused before the pass when it will not fit).
+#pragma once
+
+#include "engine/model/model.h"
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attn {
+
+// "auto", "all", "pooled", "none" or "L:H,L:H,…" (from 0); InputError otherwise.
+MapsChoice parseMapsChoice(const std::string& text);
+std::string mapsModeName(MapsChoice::Mode mode);
+// The pooled maps' block s = ⌈L / min(L, 256)⌉.
+constexpr int64_t kPooledBlocks = 256;
+int64_t pooledBlock(int64_t L);
+
+// The keys query i (position p0 + i) reads: one contiguous range, so a block
+// of queries computes only the keys some row of it sees. Causal: j ≤ p0 + i;
+// with a window W, p0 + i − j < W (transformers' rule), or |p0 + i − j| ≤ W/2
+// when bidirectional (ModernBERT's local layers).
+struct KeyRange {
+  int64_t p0 = 0, keys = 0;  // keys: p0 + L, every position run so far
+  bool causal = true;
+  int64_t window = 0;  // 0: none
+  int64_t first(int64_t i) const;
+  int64_t end(int64_t i) const;  // one past the last
+};
+
+// The maps of one run as its attention produces them: per layer and head,
+// blocks of streamBlockRows(L) query rows (a multiple of the pooled block).
+// Each block is kept where the run keeps that map, handed to the run's
+// `map_rows` callback, pooled, and summed into the head summaries. Blocks may
+// arrive from any thread; the sums are added up in block order at the end,
+// so the result does not depend on the thread count.
+class MapStream {
+ public:
+  // `L` queries over keys.keys keys (summaries and pooled maps only when p0 = 0).
+  MapStream(const ModelRun& run, int64_t L, MapsChoice::Mode mode, const std::vector<std::pair<int64_t, int64_t>>& heads,
+            MapRowsFn rows);
+  int64_t blockRows() const { return block_rows_; }
+  int64_t blocks() const { return blocks_; }
+  bool keeps(int64_t layer, int64_t head) const;  // the run keeps this map whole
+  bool wantsFullRows(int64_t layer, int64_t head) const { return keeps(layer, head) || (rows_ && mode_ == MapsChoice::Mode::All); }
+  // Rows r0 … r0 + n − 1 of head h of layer l: w [n, k1 − k0] are the weights
+  // of keys k0 … k1 − 1 (every other key has 0); `full` [n, keys] the same
+  // rows whole when wantsFullRows (else empty).
+  void add(int64_t l, int64_t h, int64_t r0, int64_t k0, const Mat& w, const Eigen::Ref<const Mat>& full);
+  // The heads of one key/value group on the same rows and keys (GQA): the
+  // Jensen–Shannon divergences of every pair, on the rows that count.
+  void addGroup(int64_t l, int64_t g, int64_t group, int64_t r0, const std::vector<const Mat*>& w);
+  // Summaries (without induction) and pooled maps, into `run`.
+  void finish(ModelRun& run) const;
+
+ private:
+  struct Sums {
+    double previous = 0, sink = 0, distance = 0, entropy = 0, divergence = 0;
+    int64_t divergence_terms = 0;
+  };
+  Sums& sums(int64_t l, int64_t h, int64_t b) { return sums_[static_cast<size_t>((l * heads_ + h) * blocks_ + b)]; }
+  int64_t layers_, heads_, kv_heads_, L_, keys_, block_rows_, blocks_;
+  bool summaries_;
+  MapsChoice::Mode mode_;
+  std::vector<char> keep_;  // [layer·heads + head]
+  MapRowsFn rows_;
+  std::vector<Sums> sums_;  // [layer][head][block]
+  PooledMaps pooled_;
+  std::vector<Mat> pooled_sum_;
+};
+
+// The rows of one block: the pooled block times ⌈64 / it⌉, so a block of
+// queries never splits a pooled block.
+int64_t streamBlockRows(int64_t L);
+// Group divergence reads every k-th query, k = ⌈L / 64⌉ (every query up to 64).
+int64_t divergenceStride(int64_t L);
+// Adds query row i, whose weights over keys k0 … k0 + n − 1 are w (0
+// elsewhere), to the summary sums: A[i, i−1] and A[i, 0] (i ≥ 1),
+// Σ_j A[i, j]·|i − j| and −Σ_j A[i, j] ln A[i, j].
+void addSummaryRow(double* previous, double* sink, double* distance, double* entropy, int64_t i, int64_t k0,
+                   const float* w, int64_t n);
+
+// What a run on L tokens will allocate beyond the weights it maps, in bytes.
+struct RunMemory {
+  double weights = 0;      // the checkpoint's weights, read from the mapped file
+  double activations = 0;  // one layer's work (the 16-bit matrix being converted, the attention's blocks)
+  double kept = 0;         // per-layer q, k, v kept for the views
+  double maps = 0;         // the maps kept whole
+  double logits = 0;       // the LM head's rows
+  double total() const { return activations + kept + maps + logits; }
+};
+RunMemory estimateRunMemory(const Model& m, int64_t L, int64_t kept_maps, bool keep_projections, int64_t predict_rows);
+
+}  // namespace attn
