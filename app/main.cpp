@@ -121,9 +121,16 @@ int main(int argc, char** argv) {
   model_info_cmd->add_flag("--json", model_json, "Machine-readable summary");
   ModelRunCliOptions model_run;
   CLI::App* model_run_cmd = model_cmd->add_subcommand(
-      "run", "Run the model on text; write tokens.json, attention.npy, hidden.npy and meta.json");
+      "run", "Run the model on text; write tokens.json, attention.npy, attention_pooled.npy, attention_pooled_max.npy, "
+             "heads.json, hidden.npy and meta.json");
   model_run_cmd->add_option("path", model_run.path, "Model folder, or a .safetensors file beside config.json")->required();
-  model_run_cmd->add_option("--text", model_run.text, "Text to tokenize and run")->required();
+  CLI::Option* run_text = model_run_cmd->add_option("--text", model_run.text, "Text to tokenize and run");
+  model_run_cmd->add_option("--text-file", model_run.text_file, "Read the text from this file (UTF-8)")->excludes(run_text);
+  model_run_cmd->add_option("--maps", model_run.maps,
+                            "Maps to write: all (attention.npy [layers, heads, L, L], written as it is computed), "
+                            "pooled (attention_pooled.npy only), none, layer:head pairs such as 0:3,5:1, or auto "
+                            "(all when they fit in memory, else pooled)")
+      ->capture_default_str();
   model_run_cmd->add_option("--out", model_run.out_dir, "Output folder")->required();
   model_run_cmd->add_flag("--truncate", model_run.truncate, "Cut text longer than the model's positions");
   model_run_cmd->add_option("--top-k", model_run.top_k, "Predictions per position (models with an LM head)")

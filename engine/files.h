@@ -3,7 +3,9 @@
 // filesystem). Every writer in the tree goes through TempFile.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <string>
 
 namespace attn {
 
@@ -25,5 +27,10 @@ class TempFile {
   std::filesystem::path target_, tmp_;
   bool committed_ = false;
 };
+
+// The whole of a file the user named (`what` names it in errors: "--text-file"):
+// InputError when it is missing, unreadable, or larger than `limit` bytes.
+std::string readWholeFile(const std::filesystem::path& path, const std::string& what,
+                          uintmax_t limit = uintmax_t{1} << 30);
 
 }  // namespace attn

@@ -1,7 +1,12 @@
 #include "engine/npy.h"
 
+#include "engine/attention_math.h"
 #include "engine/error.h"
 #include "engine/files.h"
+
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
@@ -137,14 +142,7 @@ Array parseNpy(const std::string& bytes, const std::string& where) {
 }
 
 Array readNpy(const std::filesystem::path& path, const std::string& field) {
-  const std::string where = path.string() + " (" + field + ")";
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw InputError(where + ": no such file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(where + ": cannot open for reading");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return parseNpy(bytes, where);
+  return parseNpy(readWholeFile(path, field, std::numeric_limits<uintmax_t>::max()), path.string() + " (" + field + ")");
 }
 
 namespace {
@@ -227,6 +225,51 @@ void writeFileAtomic(const std::filesystem::path& path, const std::vector<std::s
     if (!out) throw InputError(path.string() + ": write failed (disk full?)");
   }
   tmp.commit();
+}
+
+NpyStreamWriter::NpyStreamWriter(const std::filesystem::path& path, const std::vector<int64_t>& shape) : path_(path) {
+  count_ = 1;
+  for (const int64_t d : shape) count_ *= d;
+  const std::string header = npyHeader(shape, "<f4", static_cast<size_t>(count_));
+  data_start_ = static_cast<int64_t>(header.size());
+  const double bytes = static_cast<double>(data_start_) + 4.0 * static_cast<double>(count_);
+  struct statvfs fs {};
+  if (statvfs(path.parent_path().c_str(), &fs) == 0) {
+    const double room = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+    if (bytes > room)
+      throw InputError(path.filename().string() + ": needs " + formatBytes(bytes) + " on disk, and " +
+                       path.parent_path().string() + " has " + formatBytes(room) + " free");
+  }
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw InputError(path.string() + ": cannot open for writing (folder missing or not writable?)");
+  if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) {
+    ::close(fd_);
+    fd_ = -1;
+    throw InputError(path.string() + ": cannot make room for " + formatBytes(bytes) + " (disk full?)");
+  }
+  if (::pwrite(fd_, header.data(), header.size(), 0) != static_cast<ssize_t>(header.size()))
+    throw InputError(path.string() + ": write failed (disk full?)");
+}
+
+NpyStreamWriter::~NpyStreamWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void NpyStreamWriter::write(int64_t offset, const float* values, int64_t count) const {
+  const char* p = reinterpret_cast<const char*>(values);
+  int64_t left = count * 4, at = data_start_ + offset * 4;
+  while (left > 0) {
+    const ssize_t n = ::pwrite(fd_, p, static_cast<size_t>(left), static_cast<off_t>(at));
+    if (n <= 0) throw InputError(path_.string() + ": write failed (disk full?)");
+    p += n, at += n, left -= n;
+  }
+}
+
+void NpyStreamWriter::close() {
+  if (fd_ < 0) return;
+  const int fd = fd_;
+  fd_ = -1;
+  if (::fsync(fd) != 0 || ::close(fd) != 0) throw InputError(path_.string() + ": write failed (disk full?)");
 }
 
 }  // namespace attn

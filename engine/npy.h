@@ -49,6 +49,26 @@ void writeNpyParts(const std::filesystem::path& path, const std::vector<int64_t>
 void writeNpyParts(const std::filesystem::path& path, const std::vector<int64_t>& shape,
                    const std::vector<std::span<const int32_t>>& parts);
 
+// A float32 .npy of `shape` written piece by piece, at any offset and from
+// any thread (pwrite), so a file larger than memory is never assembled:
+// the header is written and the file sized at once; close() checks every
+// write landed. Refuses, naming the file, when the disk has no room for it.
+class NpyStreamWriter {
+ public:
+  NpyStreamWriter(const std::filesystem::path& path, const std::vector<int64_t>& shape);
+  ~NpyStreamWriter();
+  NpyStreamWriter(const NpyStreamWriter&) = delete;
+  NpyStreamWriter& operator=(const NpyStreamWriter&) = delete;
+  // `count` values at element `offset` (C order over the shape).
+  void write(int64_t offset, const float* values, int64_t count) const;
+  void close();
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+  int64_t data_start_ = 0, count_ = 0;
+};
+
 inline void writeNpy(const std::filesystem::path& path, const Array& a) {
   writeFileAtomic(path, encodeNpy(a));
 }

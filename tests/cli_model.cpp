@@ -74,7 +74,9 @@ TEST(ModelCli, RunWritesTokensAttentionHiddenAndMeta) {
   const test::RunResult r = runAttnlab({"model", "run", tm.dir.string(), "--text", "the cat sat", "--out", out.string(),
                                         "--top-k", "3"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(test::listFiles(out), (std::vector<std::string>{"attention.npy", "hidden.npy", "meta.json", "tokens.json"}));
+  EXPECT_EQ(test::listFiles(out),
+            (std::vector<std::string>{"attention.npy", "attention_pooled.npy", "attention_pooled_max.npy", "heads.json",
+                                      "hidden.npy", "meta.json", "tokens.json"}));
 
   // The same run in this process: the files hold exactly its numbers.
   const auto model = loadModel(filesOnDisk(tm.dir.string()));
@@ -105,6 +107,118 @@ TEST(ModelCli, RunWritesTokensAttentionHiddenAndMeta) {
   EXPECT_EQ(meta["top_k"][0][0]["id"], run.top_k[0][0].id);
   EXPECT_NEAR(meta["top_k"][0][0]["probability"].get<double>(), run.top_k[0][0].probability, 1e-6);
   EXPECT_EQ(meta["shapes"]["attention"], nlohmann::json({2, 2, L, L}));
+}
+
+// --maps: every map streamed to attention.npy, pooled maps only, none, or
+// chosen heads; the pooled maps and heads.json the same whatever is chosen;
+// a run that will not fit refused before anything is written, and auto
+// falling back to pooled maps when every map would not fit.
+TEST(ModelCli, RunMapsAllPooledNoneAndChosenHeads) {
+  test::TempDir dir;
+  const test::TinyModel tm = test::writeTinyModel(dir / "llama", {.arch = test::Fixture::Llama, .kv_heads = 2});
+  test::setConfigField(tm, "max_position_embeddings", "500");
+  std::string text;
+  while (text.size() < 360) text += "the cat sat on the mat. ";
+  writeFileAtomic(dir / "text.txt", text);
+  auto run = [&](const std::string& maps, const std::vector<std::string>& env = {}) {
+    const fs::path out = dir / ("run-" + maps + (env.empty() ? "" : "-limited"));
+    return std::pair{runAttnlab({"model", "run", tm.dir.string(), "--text-file", (dir / "text.txt").string(), "--out",
+                                 out.string(), "--maps", maps, "--top-k", "0"},
+                                env),
+                     out};
+  };
+  const auto [all, all_dir] = run("all");
+  ASSERT_EQ(all.status, 0) << all.err;
+  const nlohmann::json meta = nlohmann::json::parse(test::slurp(all_dir / "meta.json"));
+  const int64_t L = meta["tokens"].get<int64_t>();
+  ASSERT_GT(L, 256);  // pooled blocks of 2
+  EXPECT_EQ(meta["maps"], "all");
+  EXPECT_EQ(meta["pooled_block"], 2);
+  const int64_t n = (L + 1) / 2;
+  const Array att = readNpy(all_dir / "attention.npy", "attention");
+  ASSERT_EQ(att.shape, (std::vector<int64_t>{2, 4, L, L}));
+  const Array pooled = readNpy(all_dir / "attention_pooled.npy", "pooled");
+  const Array pooled_max = readNpy(all_dir / "attention_pooled_max.npy", "pooled max");
+  ASSERT_EQ(pooled.shape, (std::vector<int64_t>{2, 4, n, n}));
+  ASSERT_EQ(pooled_max.shape, pooled.shape);
+  auto at = [&](int64_t m, int64_t i, int64_t j) { return att.data[static_cast<size_t>((m * L + i) * L + j)]; };
+  for (int64_t m = 0; m < 8; ++m) {
+    for (int64_t i = 0; i < L; ++i) {
+      double row = 0;
+      for (int64_t j = 0; j < L; ++j) row += at(m, i, j);
+      EXPECT_NEAR(row, 1.0, 1e-5);  // every row of every head written
+      EXPECT_EQ(at(m, i, std::min(L - 1, i + 1)), i + 1 < L ? 0.0f : at(m, i, L - 1));  // causal
+    }
+    // The pooled block (bi, bj) is the mean (max) of its 2 × 2 weights (the last block 1 × ·).
+    for (const int64_t bi : {int64_t{0}, n / 2, n - 1})
+      for (const int64_t bj : {int64_t{0}, bi / 2, bi}) {
+        double sum = 0, mx = 0, count = 0;
+        for (int64_t i = 2 * bi; i < std::min(L, 2 * bi + 2); ++i)
+          for (int64_t j = 2 * bj; j < std::min(L, 2 * bj + 2); ++j) sum += at(m, i, j), mx = std::max<double>(mx, at(m, i, j)), ++count;
+        EXPECT_NEAR(pooled.data[static_cast<size_t>((m * n + bi) * n + bj)], sum / count, 1e-6);
+        EXPECT_EQ(pooled_max.data[static_cast<size_t>((m * n + bi) * n + bj)], static_cast<float>(mx));
+      }
+  }
+  const nlohmann::json heads = nlohmann::json::parse(test::slurp(all_dir / "heads.json"));
+  ASSERT_EQ(heads.size(), 8u);
+  for (const char* key : {"layer", "head", "previous_token", "sink", "induction", "mean_distance", "entropy", "kv_head",
+                          "group_size", "group_divergence"})
+    EXPECT_TRUE(heads[5].contains(key)) << key;
+  EXPECT_EQ(heads[5]["layer"], 1);
+  EXPECT_EQ(heads[5]["head"], 1);
+  EXPECT_EQ(heads[5]["kv_head"], 0);
+  EXPECT_EQ(heads[5]["group_size"], 2);
+  double prev = 0;  // previous-token share of layer 1 head 1, from the written map
+  for (int64_t i = 1; i < L; ++i) prev += at(5, i, i - 1);
+  EXPECT_NEAR(heads[5]["previous_token"].get<double>(), prev / static_cast<double>(L - 1), 1e-9);
+
+  for (const std::string maps : {"pooled", "none"}) {
+    const auto [r, out] = run(maps);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_FALSE(fs::exists(out / "attention.npy")) << maps;
+    EXPECT_EQ(test::slurp(out / "attention_pooled.npy"), test::slurp(all_dir / "attention_pooled.npy")) << maps;
+    EXPECT_EQ(test::slurp(out / "attention_pooled_max.npy"), test::slurp(all_dir / "attention_pooled_max.npy")) << maps;
+    EXPECT_EQ(test::slurp(out / "heads.json"), test::slurp(all_dir / "heads.json")) << maps;
+    EXPECT_EQ(nlohmann::json::parse(test::slurp(out / "meta.json"))["maps"], maps);
+  }
+
+  const auto [some, some_dir] = run("1:3,0:2");
+  ASSERT_EQ(some.status, 0) << some.err;
+  const Array chosen = readNpy(some_dir / "attention.npy", "attention");
+  ASSERT_EQ(chosen.shape, (std::vector<int64_t>{2, L, L}));
+  for (int64_t i = 0; i < L; ++i)
+    for (int64_t j = 0; j < L; ++j) {
+      EXPECT_EQ(chosen.data[static_cast<size_t>(i * L + j)], at(7, i, j));            // layer 1 head 3
+      EXPECT_EQ(chosen.data[static_cast<size_t>((L + i) * L + j)], at(2, i, j));      // layer 0 head 2
+    }
+  EXPECT_EQ(nlohmann::json::parse(test::slurp(some_dir / "meta.json"))["attention_heads"],
+            nlohmann::json::parse(R"([{"layer": 1, "head": 3}, {"layer": 0, "head": 2}])"));
+
+  // 3 MiB available: every map (2.4 MiB) and the pass do not fit, pooled maps do.
+  const auto [autod, auto_dir] = run("auto", {"ATTNLAB_MEMORY_LIMIT_MB=4"});
+  ASSERT_EQ(autod.status, 0) << autod.err;
+  EXPECT_NE(autod.err.find("maps: every map would take"), std::string::npos) << autod.err;
+  EXPECT_FALSE(fs::exists(auto_dir / "attention.npy"));
+  EXPECT_EQ(nlohmann::json::parse(test::slurp(auto_dir / "meta.json"))["maps"], "pooled");
+  const auto [refused, refused_dir] = run("all", {"ATTNLAB_MEMORY_LIMIT_MB=1"});
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_EQ(test::countLines(refused.err), 1) << refused.err;
+  EXPECT_NE(refused.err.find("text: " + std::to_string(L) + " tokens would need about"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("of memory available"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(refused_dir));
+
+  for (const auto& [maps, says] : std::vector<std::pair<std::string, std::string>>{
+           {"2:0", "--maps: layer 2 head 0 is outside the model's 2 layers of 4 heads"},
+           {"heads", "--maps: expected all, pooled, none, auto or layer:head pairs"}}) {
+    const auto [bad, bad_dir] = run(maps);
+    EXPECT_EQ(bad.status, 2) << maps;
+    EXPECT_NE(bad.err.find(says), std::string::npos) << bad.err;
+    EXPECT_FALSE(fs::exists(bad_dir));
+  }
+  const test::RunResult missing = runAttnlab({"model", "run", tm.dir.string(), "--text-file", (dir / "nope.txt").string(),
+                                              "--out", (dir / "x").string()});
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("nope.txt (--text-file): no such file"), std::string::npos) << missing.err;
 }
 
 TEST(ModelCli, BertRunHasMaskedLmPredictionsAndTruncates) {

@@ -290,15 +290,19 @@ TinyModel writeCheckpoint(const fs::path& dir, const nlohmann::json& config, con
   return m;
 }
 
-std::string loadError(const fs::path& dir) {
+std::string errorOf(const std::function<void()>& f) {
   try {
-    loadModel(filesOnDisk(dir.string()));
+    f();
   } catch (const InputError& e) {
     EXPECT_EQ(countLines(e.what()), 0) << e.what();
     return e.what();
   }
-  ADD_FAILURE() << "loaded without an error";
+  ADD_FAILURE() << "no error";
   return "";
+}
+
+std::string loadError(const fs::path& dir) {
+  return errorOf([&] { loadModel(filesOnDisk(dir.string())); });
 }
 
 void expectOpensThroughTheCli(const fs::path& dir, const std::string& text, const std::string& label) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -84,6 +85,8 @@ TinyModel writeCheckpoint(const std::filesystem::path& dir, const nlohmann::json
 
 // Loading `dir` fails: the error's one line (ADD_FAILUREs when it loads, or when the message has more lines).
 std::string loadError(const std::filesystem::path& dir);
+// The one-line InputError `f` throws (a failure when it throws none).
+std::string errorOf(const std::function<void()>& f);
 
 // The checkpoint in `dir` opens through the real binary as a user would:
 // `model info --json` names `label`, `model run` writes tokens.json and an

@@ -38,7 +38,10 @@ namespace attn {
 namespace {
 
 // TinyLlama-1.1B's config.json (TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T).
-constexpr int64_t kLayers = 22, kD = 2048, kHeads = 32, kKvHeads = 4, kFf = 5632, kVocab = 32000, kPositions = 2048;
+constexpr int64_t kLayers = 22, kD = 2048, kHeads = 32, kKvHeads = 4, kFf = 5632, kVocab = 32000;
+// TinyLlama has 2048 positions; the bench gives the same weights a long context (as a
+// RoPE-scaled fine-tune would) so that 8k- and 32k-token runs are possible.
+constexpr int64_t kPositions = 32768;
 constexpr int64_t kTokens = 128;
 constexpr int64_t kKvDim = kKvHeads * (kD / kHeads);  // k_proj / v_proj rows: 4 heads × 64
 

@@ -52,6 +52,8 @@ struct ModelRunCliOptions {
   bool truncate = false;
   int top_k = 5;
   std::string predict_at = "all";  // "all", "last" or positions "0,5,9": where the LM head runs
+  std::string text_file;           // the text from a file instead of --text
+  std::string maps = "auto";       // "auto", "all", "pooled", "none" or "L:H,…" (engine/model/maps.h)
 };
 
 // attnlab model generate PATH --text T --max-new N [--greedy | --top-k K --temperature τ --seed S] --out DIR

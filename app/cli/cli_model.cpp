@@ -4,7 +4,10 @@
 
 #include "engine/attention_math.h"
 #include "engine/error.h"
+#include "engine/files.h"
 #include "engine/model/generate.h"
+#include "engine/model/head_metrics.h"
+#include "engine/model/maps.h"
 #include "engine/model/model.h"
 #include "engine/npy.h"
 
@@ -13,6 +16,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -132,27 +137,84 @@ std::vector<int64_t> parsePredictAt(const std::string& text) {
   return positions;
 }
 
+// heads.json: what the model view's head table shows, per layer and head.
+nlohmann::json headsJson(const std::vector<HeadSummary>& summaries, bool induction) {
+  nlohmann::json heads = nlohmann::json::array();
+  for (const HeadSummary& s : summaries) {
+    nlohmann::json h = {{"layer", s.layer},
+                        {"head", s.head},
+                        {"previous_token", s.previous_token},
+                        {"sink", s.sink},
+                        {"mean_distance", s.mean_distance},
+                        {"entropy", s.entropy},
+                        {"kv_head", s.kv_head},
+                        {"group_size", s.group_size},
+                        {"group_divergence", s.group_divergence}};
+    if (induction) h["induction"] = s.induction;
+    heads.push_back(h);
+  }
+  return heads;
+}
+
 }  // namespace
 
 int cmdModelRun(const ModelRunCliOptions& o) {
   if (o.top_k < 0) throw InputError("--top-k: expected K ≥ 0, got " + std::to_string(o.top_k));
+  const std::string text = o.text_file.empty() ? o.text : readWholeFile(o.text_file, "--text-file");
   const std::shared_ptr<const Model> model = loadModel(filesOnDisk(o.path));
+  const ModelInfo& info = modelInfo(*model);
   StagedDir dir(o.out_dir);  // validates --out before the run
   ModelRunOptions options{.truncate = o.truncate, .top_k = o.top_k};
   options.predict_at = parsePredictAt(o.predict_at);
-  const ModelRun run = runModel(*model, o.text, options);
+  options.maps = parseMapsChoice(o.maps);
+  options.keep_projections = false;  // nothing here reads q, k, v
+  // Every map (--maps all, or auto when they fit) goes to attention.npy
+  // block of rows by block of rows as the pass makes it: never assembled.
+  std::unique_ptr<NpyStreamWriter> maps_file;
+  std::once_flag maps_opened;
+  options.map_rows = [&](int64_t l, int64_t h, int64_t r0, const Eigen::Ref<const Mat>& rows) {
+    const int64_t L = rows.cols();
+    std::call_once(maps_opened, [&] {
+      maps_file = std::make_unique<NpyStreamWriter>(dir.prepare("attention.npy"),
+                                                    std::vector<int64_t>{info.config.layers, info.config.heads, L, L});
+    });
+    // Rows of a row-major matrix: one contiguous run of n·L values.
+    const Mat block = rows;
+    maps_file->write(((l * info.config.heads + h) * L + r0) * L, block.data(), block.size());
+  };
+  const ModelRun run = runModel(*model, text, options);
   const int64_t L = static_cast<int64_t>(run.ids.size());
+  if (!run.maps_note.empty()) std::cerr << "maps: " << run.maps_note << " (--maps to choose)\n";
 
   dir.write("tokens.json", jsonText(nlohmann::json{{"ids", run.ids}, {"tokens", run.tokens}}));
-  // attention.npy: float32 [layers, heads, L, L]
-  const std::vector<int64_t> attention_shape = {run.layers, run.heads, L, L};
-  std::vector<std::span<const float>> maps;  // every head's map in place, no stacked copy
-  for (const std::vector<Mat>& layer : run.attention)
-    for (const Mat& a : layer) maps.push_back(values(a));
-  dir.writeNpy("attention.npy", attention_shape, maps);
+  nlohmann::json shapes = {{"hidden", {run.hidden.rows(), run.hidden.cols()}}};
+  std::vector<int64_t> attention_shape;
+  if (run.maps == MapsChoice::Mode::All) {
+    if (maps_file) maps_file->close();
+    attention_shape = {run.layers, run.heads, L, L};
+  } else if (run.maps == MapsChoice::Mode::Heads) {
+    // attention.npy [n, L, L]: the maps of the heads asked for, in that order.
+    std::vector<std::span<const float>> maps;
+    for (const auto& [l, h] : options.maps.heads) maps.push_back(values(run.attention[static_cast<size_t>(l)][static_cast<size_t>(h)]));
+    attention_shape = {static_cast<int64_t>(maps.size()), L, L};
+    dir.writeNpy("attention.npy", attention_shape, maps);
+  }
+  if (!attention_shape.empty()) shapes["attention"] = attention_shape;
+  // attention_pooled(_max).npy [layers, heads, n, n]
+  const std::vector<int64_t> pooled_shape = {run.layers, run.heads, run.pooled.n, run.pooled.n};
+  std::vector<std::span<const float>> means, maxima;
+  for (size_t i = 0; i < run.pooled.mean.size(); ++i) {
+    means.push_back(values(run.pooled.mean[i]));
+    maxima.push_back(values(run.pooled.max[i]));
+  }
+  dir.writeNpy("attention_pooled.npy", pooled_shape, means);
+  dir.writeNpy("attention_pooled_max.npy", pooled_shape, maxima);
+  shapes["attention_pooled"] = shapes["attention_pooled_max"] = pooled_shape;
+  // heads.json: induction from the repeated random sequence, where the model is causal
+  const ModelRun repeated = inductionRun(*model);
+  dir.write("heads.json", jsonText(headsJson(summarizeHeads(run, repeated), run.causal)));
   dir.writeNpy("hidden.npy", run.hidden);
 
-  const ModelInfo& info = modelInfo(*model);
   nlohmann::json meta;
   meta["model"] = info.label;
   meta["architecture"] = info.config.arch_name;
@@ -162,10 +224,18 @@ int cmdModelRun(const ModelRunCliOptions& o) {
   meta["causal"] = run.causal;
   meta["tokens"] = L;
   meta["truncated"] = run.truncated;
+  meta["maps"] = mapsModeName(run.maps);
+  if (!run.maps_note.empty()) meta["maps_note"] = run.maps_note;
+  if (run.maps == MapsChoice::Mode::Heads) {
+    nlohmann::json heads = nlohmann::json::array();
+    for (const auto& [l, h] : options.maps.heads) heads.push_back({{"layer", l}, {"head", h}});
+    meta["attention_heads"] = heads;  // attention.npy[n] is the map of attention_heads[n]
+  }
+  meta["pooled_block"] = run.pooled.block;  // pooled entry (i, j): query positions [i·s, (i+1)·s) to keys [j·s, (j+1)·s)
   meta["flops"] = run.flops;
   meta["compute_seconds"] = run.compute_seconds;
   meta["threads"] = run.threads;
-  meta["shapes"] = {{"attention", attention_shape}, {"hidden", {run.hidden.rows(), run.hidden.cols()}}};
+  meta["shapes"] = shapes;
   if (!run.top_k.empty() && o.top_k > 0) {
     // GPT-2: the next token after the position; BERT MLM: the token at the position.
     meta["top_k_predicts"] = run.causal ? "next token" : "token at the position";
@@ -183,8 +253,10 @@ int cmdModelRun(const ModelRunCliOptions& o) {
   dir.write("meta.json", jsonText(meta));
   dir.commit();
   std::cout << "wrote " << o.out_dir << ": " << info.config.arch_name << ", " << L << " tokens"
-            << (run.truncated ? " (truncated)" : "") << ", attention " << Array{attention_shape, {}}.shapeString()
-            << ", " << run.flops / 1e9 << " GFLOP in " << run.compute_seconds * 1e3 << " ms\n";
+            << (run.truncated ? " (truncated)" : "") << ", maps " << mapsModeName(run.maps)
+            << (attention_shape.empty() ? "" : " " + Array{attention_shape, {}}.shapeString()) << ", pooled "
+            << Array{pooled_shape, {}}.shapeString() << ", " << run.flops / 1e9 << " GFLOP in "
+            << run.compute_seconds * 1e3 << " ms\n";
   return 0;
 }
 

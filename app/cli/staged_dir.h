@@ -33,10 +33,12 @@ class StagedDir {
   void writeNpy(const std::string& rel, const Array& a) {
     writeNpy(rel, a.shape, std::vector{std::span<const float>(a.data)});
   }
+  // The staged path of `rel`, its folder created: for a file written by
+  // other means (NpyStreamWriter).
+  std::filesystem::path prepare(const std::string& rel);
   void commit();
 
  private:
-  std::filesystem::path prepare(const std::string& rel);  // the staged path, its folder created
   std::filesystem::path out_, stage_, old_;
 };
 

@@ -92,6 +92,7 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
     ModelRunOptions options;
     options.truncate = s.truncate;
     options.top_k = 0;  // predictions below, at the selected query only
+    options.maps.mode = MapsChoice::Mode::All;  // the views read every map: a text whose maps will not fit is refused
     auto a = std::make_shared<ModelAnalysis>();
     try {
       a->run = out.generation ? generationRun(*out.generation, static_cast<size_t>(out.generation_steps))
@@ -106,12 +107,7 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
     if (same_model && previous->repeated) {
       out.repeated = previous->repeated;
     } else {
-      // Two copies of t tokens, and room for [CLS] and [SEP] around them (bidirectional models).
-      const int64_t t = std::max<int64_t>(2, std::min(kInductionTokens, (modelInfo(m).config.positions - 2) / 2));
-      ModelRunOptions maps_only;  // the induction score reads the maps alone: no LM head
-      maps_only.top_k = 0;
-      out.repeated =
-          std::make_shared<const ModelRun>(runModelIds(m, repeatedRandomIds(m, t, kInductionSeed), maps_only, ctx));
+      out.repeated = std::make_shared<const ModelRun>(inductionRun(m, ctx));
     }
     a->summaries = summarizeHeads(a->run, *out.repeated);
     a->rollout = attentionRollout(a->run);

@@ -83,10 +83,6 @@ struct ModelOutput {
   int64_t generation_steps = 0;
 };
 
-// Half of the model's positions, at most this many random tokens, repeated once.
-constexpr int64_t kInductionTokens = 40;
-constexpr uint64_t kInductionSeed = 1;
-
 constexpr int kPredictions = 5;  // tokens listed after the selected query
 
 // Runs what `s` needs. From `previous` (may be null) it reuses the model run

@@ -25,6 +25,13 @@ std::vector<HeadSummary> summarizeHeads(const ModelRun& run, const ModelRun& rep
 // runModelIds. summarizeHeads() finds T from the run's length and causality.
 std::vector<int32_t> repeatedRandomIds(const Model& m, int64_t T, uint64_t seed);
 
+// The run induction is read from: half of the model's positions, at most
+// kInductionTokens seeded random tokens (kInductionSeed), repeated once,
+// every map kept and no LM head.
+constexpr int64_t kInductionTokens = 40;
+constexpr uint64_t kInductionSeed = 1;
+ModelRun inductionRun(const Model& m, const RunContext& ctx = {});
+
 // Rollout with the residual identity: Â_l = ½·mean_h A_l,h + ½·I, rows
 // renormalised; R_0 = Â_0, R_l = Â_l · R_{l−1}. Returns R_l per layer [L, L].
 std::vector<Mat> attentionRollout(const ModelRun& run);
