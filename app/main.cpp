@@ -178,6 +178,10 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--llama-fresh", bench.llama_fresh,
                         "One load and forward of the llama section on DIR, as a JSON line (the cold figure: run it in a "
                         "fresh process)");
+  bench_cmd->add_option("--llama-tokens", bench.llama_tokens,
+                        "With --llama-fresh: the forward's length (128: every map, then a 9-token generation; longer: "
+                        "pooled maps)")
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);

@@ -64,11 +64,6 @@ double fitExponent(const std::vector<double>& x, const std::vector<double>& y) {
 }
 
 // [SECTION] Multi-head, cold and warm, against the GEMM rate
-namespace {
-
-// Square float GEMM C = A B at n = 2048 through engine/gemm.h, the product
-// every figure's matrix work runs on: the reference rate they are compared
-// with (same build, same threads, same run).
 double gemmGflops() {
   const int64_t n = 2048;
   const Mat a = randomNormal(n, n, 1, "bench.a"), b = randomNormal(n, n, 1, "bench.b");
@@ -77,6 +72,8 @@ double gemmGflops() {
   const double s = medianSeconds(5, [&] { gemm(a, b, false, 1.0f, 0.0f, c); });
   return 2.0 * n * n * n / s / 1e9;
 }
+
+namespace {
 
 // A cold run: `attnlab compute multi-head … --no-weights` in a fresh process
 // (this binary), as a user would start it; its meta.json says how long the
@@ -195,7 +192,7 @@ void benchModel(nlohmann::json& out, const BenchOptions& options);         // ap
 void benchLsh(nlohmann::json& out, const BenchOptions& options);           // app/bench/bench_lsh.cpp
 void benchLlama(nlohmann::json& out, const BenchOptions& options);         // app/bench/bench_llama.cpp
 void writeLlamaCheckpoint(const std::string& dir);                         // app/bench/bench_llama.cpp
-int benchLlamaFreshProcess(const std::string& dir);                        // app/bench/bench_llama.cpp
+int benchLlamaFreshProcess(const std::string& dir, int64_t tokens);                        // app/bench/bench_llama.cpp
 
 const std::vector<BenchSection>& benchSections() {
   static const std::vector<BenchSection> all = {
@@ -218,7 +215,7 @@ int cmdBench(const BenchOptions& o) {
     std::printf("wrote %s: TinyLlama-1.1B-shaped checkpoint, random BF16 weights\n", o.write_llama_checkpoint.c_str());
     return 0;
   }
-  if (!o.llama_fresh.empty()) return benchLlamaFreshProcess(o.llama_fresh);
+  if (!o.llama_fresh.empty()) return benchLlamaFreshProcess(o.llama_fresh, o.llama_tokens);
   nlohmann::json j = nlohmann::json::object();
   bool found = false;
   for (const BenchSection& s : benchSections()) {

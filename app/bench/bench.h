@@ -43,6 +43,11 @@ double currentMemoryBytes();  // VmRSS
 // of touching fresh memory, which dominates a cold first call.
 int64_t pageFaults();
 
+// Square float GEMM C = A B at n = 2048 through engine/gemm.h, the product
+// every figure's matrix work runs on: the reference rate they are compared
+// with (same build, same threads, same run), GFLOP/s.
+double gemmGflops();
+
 // Least-squares slope of log(y) against log(x): the exponent k of y ∝ x^k.
 double fitExponent(const std::vector<double>& x, const std::vector<double>& y);
 
@@ -70,6 +75,7 @@ struct BenchOptions {
   std::string llama_checkpoint;
   std::string write_llama_checkpoint;  // write the checkpoint into this folder and exit
   std::string llama_fresh;             // one load and forward on this folder, as JSON: the cold figure
+  int64_t llama_tokens = 128;          // with llama_fresh: the forward's tokens (past 128: maps pooled)
   bool print() const { return !json; }
 };
 

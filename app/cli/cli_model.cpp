@@ -234,6 +234,8 @@ int cmdModelRun(const ModelRunCliOptions& o) {
   meta["pooled_block"] = run.pooled.block;  // pooled entry (i, j): query positions [i·s, (i+1)·s) to keys [j·s, (j+1)·s)
   meta["flops"] = run.flops;
   meta["compute_seconds"] = run.compute_seconds;
+  meta["attention_flops"] = run.attention_flops;
+  meta["attention_seconds"] = run.attention_seconds;
   meta["threads"] = run.threads;
   meta["shapes"] = shapes;
   if (!run.top_k.empty() && o.top_k > 0) {

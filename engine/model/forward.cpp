@@ -15,6 +15,7 @@
 #include "engine/parallel.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numbers>
 
@@ -38,8 +39,27 @@ void linear(const Mat& x, const Weight& w, const Weight* b, bool transposed, Mat
 
 double linearFlops(int64_t rows, const Weight& w) { return 2.0 * static_cast<double>(rows) * w.rows * w.cols; }
 
+void linearFewRows16(const Mat& x, const Weight& w, Mat& y) {
+  constexpr int64_t kTile = 64;  // output rows: 64 × 2048 floats (512 KiB) stay in L2 while used
+  const int64_t out = w.rows, in = w.cols;
+  y.resize(x.rows(), out);
+  parallelFor((out + kTile - 1) / kTile, RunContext{}, [&](int64_t t) {
+    thread_local std::vector<float> tile;
+    const int64_t o0 = t * kTile, n = std::min(kTile, out - o0);
+    tile.resize(static_cast<size_t>(n * in));
+    w.file->floatsAt(*w.entry, o0 * in, n * in, tile.data());
+    // y[:, tile] = x tileᵀ                                          [R, n]
+    gemm(x, Eigen::Map<const Mat>(tile.data(), n, in), true, 1.0f, 0.0f, y.middleCols(o0, n));
+  });
+}
+
 void linearT(const Mat& x, const Weight& w, const Weight& b, std::vector<float>& scratch, double* flops, Mat& y) {
-  linear(x, w.floats(scratch), b.present() ? &b : nullptr, true, y);
+  if (!w.data && w.entry && x.rows() <= kFewRows) {
+    linearFewRows16(x, w, y);
+    if (b.present()) y.rowwise() += b.vec();
+  } else {
+    linear(x, w.floats(scratch), b.present() ? &b : nullptr, true, y);
+  }
   *flops += linearFlops(x.rows(), w);
 }
 
@@ -141,6 +161,7 @@ void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const KeyRange& ke
   for (int64_t h = 0; h < heads; ++h)
     if (stream.keeps(layer, h)) maps[static_cast<size_t>(h)] = Mat::Zero(L, T);
   std::vector<double> flops(static_cast<size_t>(kv_heads * blocks), 0.0);
+  const auto t0 = std::chrono::steady_clock::now();
   // One task per key/value group and block of query rows: the group's heads
   // read the same keys, so their rows meet for the group divergence.
   parallelFor(kv_heads * blocks, ctx, [&](int64_t task) {
@@ -197,7 +218,8 @@ void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const KeyRange& ke
     }
     stream.addGroup(layer, g, group, r0, wp);
   });
-  for (const double x : flops) run.flops += x;
+  run.attention_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const double x : flops) run.flops += x, run.attention_flops += x;
 }
 
 std::string tokenText(const Tokenizer& tok, int32_t id) {
@@ -257,6 +279,10 @@ Mat lmHeadLogits(const Weight& W, const Mat& hidden, double* flops) {
   Mat logits;
   if (W.data) {
     linear(hidden, W, nullptr, true, logits);
+    return logits;
+  }
+  if (hidden.rows() <= kFewRows) {
+    linearFewRows16(hidden, W, logits);
     return logits;
   }
   // A 16-bit head is converted a block of rows at a time.

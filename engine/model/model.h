@@ -261,6 +261,7 @@ struct ModelRun {
   std::vector<std::vector<Prediction>> top_k;
   bool truncated = false;
   double flops = 0, compute_seconds = 0;
+  double attention_flops = 0, attention_seconds = 0;  // of those, the attention's (QKᵀ, softmax, AV, maps streamed)
   int threads = 1;  // OpenMP threads the pass ran on (engine/parallel.h threadsAvailable)
 };
 

@@ -91,8 +91,16 @@ std::string tokenText(const Tokenizer& tok, int32_t id);
 // A 16-bit lazy W is converted into `scratch` for the product.
 void linear(const Mat& x, const Weight& w, const Weight* b, bool transposed, Mat& y);
 double linearFlops(int64_t rows, const Weight& w);
+// A few rows (a decode step) times a 16-bit nn.Linear weight [out, in]:
+// each tile of output rows is converted into a per-thread buffer as it is
+// multiplied, so the weights are read once as stored and never held as
+// floats (a decode step of a 1B model reads its 2.2 GB of BF16 instead of
+// writing and re-reading 4.4 GB of floats).                 [R, in] → [R, out]
+constexpr int64_t kFewRows = 16;
+void linearFewRows16(const Mat& x, const Weight& w, Mat& y);
 // A family's linear layers: nn.Linear [out, in] (lazy weights converted
-// into `scratch`), an absent bias skipped, the FLOPs added to *flops.
+// into `scratch`, or tile by tile for kFewRows rows or fewer), an absent
+// bias skipped, the FLOPs added to *flops.
 void linearT(const Mat& x, const Weight& w, const Weight& b, std::vector<float>& scratch, double* flops, Mat& y);
 
 // y = (x − mean) / √(var + ε) · γ (+ β), per row; β may be absent      [L, d]

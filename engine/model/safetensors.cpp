@@ -10,6 +10,10 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+
+#ifdef __F16C__
+#include <immintrin.h>
+#endif
 #include <fcntl.h>
 #include <fstream>
 #include <limits>
@@ -204,20 +208,43 @@ const TensorEntry* SafetensorsFile::find(const std::string& name) const {
 
 namespace {
 
-// 16-bit values (unaligned, little-endian) to floats through `to_float`;
-// past a million values on the OpenMP threads (a layer of a 1B model is 44M).
-template <class F>
-void convertHalves(const uint8_t* src, int64_t n, float* out, F to_float) {
+float halfToFloat(uint16_t bits) { return static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(bits)); }
+float bfloat16ToFloat(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }  // the top half of a float
+
+// 16-bit values (unaligned, little-endian) to floats; past a million values
+// on the OpenMP threads (a layer of a 1B model is 44M). Each kind is its own
+// loop the compiler vectorises (through a function pointer, one call per
+// value, a decode step spent 80 % of its time here); F16 eight at a time
+// with F16C where the build has it.
+void bf16ToFloats(const uint8_t* src, int64_t n, float* out) {
 #pragma omp parallel for schedule(static) if (n > (int64_t{1} << 20))
   for (int64_t i = 0; i < n; ++i) {
     uint16_t bits;
     std::memcpy(&bits, src + 2 * i, 2);
-    out[i] = to_float(bits);
+    out[i] = bfloat16ToFloat(bits);
   }
 }
 
-float halfToFloat(uint16_t bits) { return static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(bits)); }
-float bfloat16ToFloat(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }  // the top half of a float
+void f16ToFloats(const uint8_t* src, int64_t n, float* out) {
+  const int64_t blocks = n / 8;
+#pragma omp parallel for schedule(static) if (n > (int64_t{1} << 20))
+  for (int64_t b = 0; b < blocks; ++b) {
+#ifdef __F16C__
+    _mm256_storeu_ps(out + 8 * b, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16 * b))));
+#else
+    for (int64_t i = 8 * b; i < 8 * b + 8; ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, src + 2 * i, 2);
+      out[i] = halfToFloat(bits);
+    }
+#endif
+  }
+  for (int64_t i = 8 * blocks; i < n; ++i) {
+    uint16_t bits;
+    std::memcpy(&bits, src + 2 * i, 2);
+    out[i] = halfToFloat(bits);
+  }
+}
 
 }  // namespace
 
@@ -227,8 +254,8 @@ void SafetensorsFile::floatsAt(const TensorEntry& t, int64_t first, int64_t coun
     case DType::F32:
       if (count > 0) std::memcpy(out, src + 4 * first, static_cast<size_t>(count) * 4);
       return;
-    case DType::F16: convertHalves(src + 2 * first, count, out, halfToFloat); return;
-    case DType::BF16: convertHalves(src + 2 * first, count, out, bfloat16ToFloat); return;
+    case DType::F16: f16ToFloats(src + 2 * first, count, out); return;
+    case DType::BF16: bf16ToFloats(src + 2 * first, count, out); return;
     case DType::I64: break;
   }
   throw InputError(what_ + ": tensor '" + t.name + "' is " + dtypeName(t.dtype) + ", not a float tensor");
