@@ -116,6 +116,12 @@ TEST_P(StreamedMaps, SummariesExactAndPooledBlocksAgainstTheWholeMaps) {
         EXPECT_EQ(pooled.pooled.max[m](bi, bj), static_cast<float>(mx));
       }
   }
+  // Any head's whole map on demand, from the q and k the pooled run kept: the pass's bits.
+  ASSERT_TRUE(pooled.keep_scores);
+  EXPECT_FALSE(whole.keep_scores);
+  for (const auto& [l, h] : std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {1, 3}, {1, 2}})
+    EXPECT_EQ(headMap(pooled, l, h), whole.attention[static_cast<size_t>(l)][static_cast<size_t>(h)]) << l << ":" << h;
+  EXPECT_THROW(headMap(whole, 0, 0), InputError);
   // The whole run pools too, to the same numbers.
   for (size_t m = 0; m < pooled.pooled.mean.size(); ++m) {
     EXPECT_TRUE(whole.pooled.mean[m].isApprox(pooled.pooled.mean[m], 1e-6f));

@@ -39,8 +39,10 @@ void linear(const Mat& x, const Weight& w, const Weight* b, bool transposed, Mat
 
 double linearFlops(int64_t rows, const Weight& w) { return 2.0 * static_cast<double>(rows) * w.rows * w.cols; }
 
-void linearFewRows16(const Mat& x, const Weight& w, Mat& y) {
-  constexpr int64_t kTile = 64;  // output rows: 64 × 2048 floats (512 KiB) stay in L2 while used
+void linearTiled16(const Mat& x, const Weight& w, Mat& y) {
+  // Output rows per tile: 64 × 2048 floats (512 KiB) stay in L2 while a
+  // decode step uses them; a prompt's rows reuse each tile more, 256.
+  const int64_t kTile = x.rows() <= 16 ? 64 : 256;
   const int64_t out = w.rows, in = w.cols;
   y.resize(x.rows(), out);
   parallelFor((out + kTile - 1) / kTile, RunContext{}, [&](int64_t t) {
@@ -54,8 +56,8 @@ void linearFewRows16(const Mat& x, const Weight& w, Mat& y) {
 }
 
 void linearT(const Mat& x, const Weight& w, const Weight& b, std::vector<float>& scratch, double* flops, Mat& y) {
-  if (!w.data && w.entry && x.rows() <= kFewRows) {
-    linearFewRows16(x, w, y);
+  if (!w.data && w.entry && x.rows() <= kTiledRows) {
+    linearTiled16(x, w, y);
     if (b.present()) y.rowwise() += b.vec();
   } else {
     linear(x, w.floats(scratch), b.present() ? &b : nullptr, true, y);
@@ -149,6 +151,42 @@ void ropeHeads(Eigen::Ref<Mat> x, int64_t heads, int64_t head_dim, const std::ve
   for (int64_t h = 0; h < heads; ++h) rotateHalfHeads(x.middleCols(h * head_dim, rot), 1, theta, first_position);
 }
 
+void groupWeights(const Mat& q, const MatRef& K, int64_t r0, int64_t n, int64_t k0, const KeyRange& keys, int64_t g,
+                  int64_t group, float scale, const ScoreMods& mods, Mat& S) {
+  const int64_t dh = K.cols(), nk = K.rows();
+  // Q_g: the rows of the group's heads stacked, so K_g is packed once for all   [group·n, dh]
+  Mat Qg(group * n, dh);
+  for (int64_t a = 0; a < group; ++a) Qg.middleRows(a * n, n) = q.block(r0, (g * group + a) * dh, n, dh);
+  // S = Q_g K_g[keys]ᵀ · scale                                        [group·n, nk]
+  S.resize(group * n, nk);
+  gemm(Qg, K, true, scale, 0.0f, S);
+  if (mods.softcap > 0) {  // s → c·tanh(s / c)
+    const double c = mods.softcap;
+    S = S.unaryExpr([c](float s) { return static_cast<float>(c * std::tanh(s / c)); });
+  }
+  for (int64_t a = 0; a < group; ++a) {
+    auto W = S.middleRows(a * n, n);
+    if (mods.alibi) {  // s_ij += slope_h · j
+      const float slope = static_cast<float>((*mods.alibi)[static_cast<size_t>(g * group + a)]);
+      for (int64_t j = 0; j < nk; ++j) W.col(j).array() += slope * static_cast<float>(k0 + j);
+    }
+    // A = softmax over the keys row i reads (the others 0)              [n, nk]
+    for (int64_t r = 0; r < n; ++r) {
+      const int64_t lo = keys.first(r0 + r) - k0, hi = keys.end(r0 + r) - k0;
+      auto row = W.row(r).array();
+      if (hi <= lo) {  // no key to read: the row attends to nothing
+        row.setZero();
+        continue;
+      }
+      const float mx = row.segment(lo, hi - lo).maxCoeff();
+      row.segment(lo, hi - lo) = (row.segment(lo, hi - lo) - mx).exp();
+      row.head(lo).setZero();
+      row.tail(nk - hi).setZero();
+      row *= 1.0f / row.segment(lo, hi - lo).sum();
+    }
+  }
+}
+
 void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const KeyRange& keys, int64_t heads, int64_t kv_heads,
                     float scale, const RunContext& ctx, ModelRun& run, int64_t layer, Mat& concat,
                     const ScoreMods& mods) {
@@ -160,6 +198,7 @@ void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const KeyRange& ke
   maps.assign(static_cast<size_t>(heads), Mat());
   for (int64_t h = 0; h < heads; ++h)
     if (stream.keeps(layer, h)) maps[static_cast<size_t>(h)] = Mat::Zero(L, T);
+  if (run.keep_scores) run.scores[static_cast<size_t>(layer)] = {q, k, keys, scale, mods.softcap};
   std::vector<double> flops(static_cast<size_t>(kv_heads * blocks), 0.0);
   const auto t0 = std::chrono::steady_clock::now();
   // One task per key/value group and block of query rows: the group's heads
@@ -168,41 +207,15 @@ void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const KeyRange& ke
     const int64_t g = task / blocks, r0 = task % blocks * B, n = std::min(B, L - r0);
     // The keys some row of the block reads: [k0, k1).
     const int64_t k0 = keys.first(r0), k1 = std::max(k0, keys.end(r0 + n - 1)), nk = k1 - k0;
-    const auto K = k.block(k0, g * dh, nk, dh), V = v.block(k0, g * dh, nk, dh);
-    std::vector<Mat> w(static_cast<size_t>(group));
-    std::vector<const Mat*> wp;
-    Mat full;
+    Mat S, O(group * n, dh), full;
+    groupWeights(q, k.block(k0, g * dh, nk, dh), r0, n, k0, keys, g, group, scale, mods, S);
+    // heads[rows] = A V_g[keys]                                      [group·n, dh]
+    gemm(S, v.block(k0, g * dh, nk, dh), false, 1.0f, 0.0f, O);
+    flops[static_cast<size_t>(task)] += 4.0 * static_cast<double>(group * n * nk * dh);
     for (int64_t a = 0; a < group; ++a) {
       const int64_t h = g * group + a;
-      Mat& W = w[static_cast<size_t>(a)];
-      // S = Q_h[rows] K_g[keys]ᵀ · scale                              [n, nk]
-      W.resize(n, nk);
-      gemm(q.block(r0, h * dh, n, dh), K, true, scale, 0.0f, W);
-      if (mods.softcap > 0) {  // s → c·tanh(s / c)
-        const double c = mods.softcap;
-        W = W.unaryExpr([c](float s) { return static_cast<float>(c * std::tanh(s / c)); });
-      }
-      if (mods.alibi) {  // s_ij += slope_h · j
-        const float slope = static_cast<float>((*mods.alibi)[static_cast<size_t>(h)]);
-        for (int64_t j = 0; j < nk; ++j) W.col(j).array() += slope * static_cast<float>(k0 + j);
-      }
-      // A = softmax over the keys row i reads (the others 0)          [n, nk]
-      for (int64_t r = 0; r < n; ++r) {
-        const int64_t lo = keys.first(r0 + r) - k0, hi = keys.end(r0 + r) - k0;
-        auto row = W.row(r).array();
-        if (hi <= lo) {  // no key to read: the row attends to nothing
-          row.setZero();
-          continue;
-        }
-        const float mx = row.segment(lo, hi - lo).maxCoeff();
-        row.segment(lo, hi - lo) = (row.segment(lo, hi - lo) - mx).exp();
-        row.head(lo).setZero();
-        row.tail(nk - hi).setZero();
-        row *= 1.0f / row.segment(lo, hi - lo).sum();
-      }
-      // head_h[rows] = A V_g[keys]                                     [n, dh]
-      gemm(W, V, false, 1.0f, 0.0f, concat.block(r0, h * dh, n, dh));
-      flops[static_cast<size_t>(task)] += 4.0 * static_cast<double>(n * nk * dh);
+      const auto W = S.middleRows(a * n, n);
+      concat.block(r0, h * dh, n, dh) = O.middleRows(a * n, n);
       if (stream.keeps(layer, h)) {
         Mat& M = maps[static_cast<size_t>(h)];
         M.block(r0, k0, n, nk) = W;
@@ -214,9 +227,8 @@ void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const KeyRange& ke
       } else {
         stream.add(layer, h, r0, k0, W, Mat());
       }
-      wp.push_back(&W);
     }
-    stream.addGroup(layer, g, group, r0, wp);
+    stream.addGroup(layer, g, group, r0, S);
   });
   run.attention_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (const double x : flops) run.flops += x, run.attention_flops += x;
@@ -281,8 +293,8 @@ Mat lmHeadLogits(const Weight& W, const Mat& hidden, double* flops) {
     linear(hidden, W, nullptr, true, logits);
     return logits;
   }
-  if (hidden.rows() <= kFewRows) {
-    linearFewRows16(hidden, W, logits);
+  if (hidden.rows() <= kTiledRows) {
+    linearTiled16(hidden, W, logits);
     return logits;
   }
   // A 16-bit head is converted a block of rows at a time.

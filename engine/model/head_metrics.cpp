@@ -29,18 +29,17 @@ std::vector<HeadSummary> summariesFromMaps(const ModelRun& run) {
   const int64_t kv = run.kv_heads > 0 ? run.kv_heads : run.heads, group = run.heads / kv;
   MapStream stream(run, L, MapsChoice::Mode::None, {}, {});
   const int64_t B = stream.blockRows();
-  std::vector<Mat> rows(static_cast<size_t>(group));
+  Mat stacked;  // the group's rows, as the pass stacks them      [group·n, L]
   for (int64_t l = 0; l < run.layers; ++l)
     for (int64_t g = 0; g < kv; ++g)
       for (int64_t r0 = 0; r0 < L; r0 += B) {
-        std::vector<const Mat*> group_rows;
+        const int64_t n = std::min(B, L - r0);
+        stacked.resize(group * n, run.attention[static_cast<size_t>(l)][0].cols());
         for (int64_t a = 0; a < group; ++a) {
-          Mat& w = rows[static_cast<size_t>(a)];
-          w = run.attention[static_cast<size_t>(l)][static_cast<size_t>(g * group + a)].middleRows(r0, std::min(B, L - r0));
-          stream.add(l, g * group + a, r0, 0, w, Mat());
-          group_rows.push_back(&w);
+          stacked.middleRows(a * n, n) = run.attention[static_cast<size_t>(l)][static_cast<size_t>(g * group + a)].middleRows(r0, n);
+          stream.add(l, g * group + a, r0, 0, stacked.middleRows(a * n, n), Mat());
         }
-        stream.addGroup(l, g, group, r0, group_rows);
+        stream.addGroup(l, g, group, r0, stacked);
       }
   ModelRun out = run;
   stream.finish(out);

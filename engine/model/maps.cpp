@@ -10,6 +10,8 @@
 #include "engine/model/head_metrics.h"
 #include "engine/model/model_impl.h"
 
+#include "engine/attention_math.h"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -101,7 +103,7 @@ void addSummaryRow(double* previous, double* sink, double* distance, double* ent
   const float d0 = static_cast<float>(k0 + lo - i);
   dist = Eigen::ArrayXf::LinSpaced(hi - lo, d0, d0 + static_cast<float>(hi - lo - 1)).abs();
   *distance += static_cast<double>((a * dist).sum());
-  *entropy -= static_cast<double>((a > 0.0f).select(a * a.max(1e-38f).log(), 0.0f).sum());  // 0 · ln 0 = 0
+  *entropy -= static_cast<double>((a * a.max(1e-38f).log()).sum());  // 0 · ln 0 = 0 · ln 1e-38 = 0
 }
 
 MapStream::MapStream(const ModelRun& run, int64_t L, MapsChoice::Mode mode,
@@ -130,37 +132,40 @@ MapStream::MapStream(const ModelRun& run, int64_t L, MapsChoice::Mode mode,
 
 bool MapStream::keeps(int64_t layer, int64_t head) const { return keep_[static_cast<size_t>(layer * heads_ + head)] != 0; }
 
-void MapStream::add(int64_t l, int64_t h, int64_t r0, int64_t k0, const Mat& w, const Eigen::Ref<const Mat>& full) {
+void MapStream::add(int64_t l, int64_t h, int64_t r0, int64_t k0, const MatRef& w, const MatRef& full) {
   if (rows_ && mode_ == MapsChoice::Mode::All) rows_(l, h, r0, full);
   if (!summaries_) return;
   Sums& s = sums(l, h, r0 / block_rows_);
   const int64_t n = w.cols(), pb = pooled_.block;
   Mat& psum = pooled_sum_[static_cast<size_t>(l * heads_ + h)];
   Mat& pmax = pooled_.max[static_cast<size_t>(l * heads_ + h)];
-  for (int64_t r = 0; r < w.rows(); ++r) {
-    const int64_t i = r0 + r;
-    const float* row = w.row(r).data();
-    addSummaryRow(&s.previous, &s.sink, &s.distance, &s.entropy, i, k0, row, n);
-    // Pooled: the row's keys cut at the key blocks' edges.
+  for (int64_t r = 0; r < w.rows(); ++r)
+    addSummaryRow(&s.previous, &s.sink, &s.distance, &s.entropy, r0 + r, k0, w.row(r).data(), n);
+  // Pooled: each query block's rows (blocks of rows never split one) summed
+  // and maximised down the columns, then the columns cut at the key blocks' edges.
+  RowVec col_sum, col_max;
+  for (int64_t r = 0; r < w.rows(); r += pb) {
+    const int64_t rows = std::min(pb, w.rows() - r), bi = (r0 + r) / pb;
+    col_sum = w.middleRows(r, rows).colwise().sum();
+    col_max = w.middleRows(r, rows).colwise().maxCoeff();
     for (int64_t j0 = k0; j0 < k0 + n;) {
       const int64_t jb = j0 / pb, j1 = std::min(k0 + n, (jb + 1) * pb);
-      const Eigen::Map<const Eigen::ArrayXf> seg(row + (j0 - k0), j1 - j0);
-      psum(i / pb, jb) += seg.sum();
-      pmax(i / pb, jb) = std::max(pmax(i / pb, jb), seg.maxCoeff());
+      psum(bi, jb) += col_sum.segment(j0 - k0, j1 - j0).sum();
+      pmax(bi, jb) = std::max(pmax(bi, jb), col_max.segment(j0 - k0, j1 - j0).maxCoeff());
       j0 = j1;
     }
   }
 }
 
-void MapStream::addGroup(int64_t l, int64_t g, int64_t group, int64_t r0, const std::vector<const Mat*>& w) {
+void MapStream::addGroup(int64_t l, int64_t g, int64_t group, int64_t r0, const MatRef& stacked) {
   if (!summaries_ || group < 2) return;
   Sums& s = sums(l, g * group, r0 / block_rows_);  // the group's sums live with its first head
-  const int64_t stride = divergenceStride(L_), n = w[0]->cols();
-  for (int64_t r = 0; r < w[0]->rows(); ++r) {
+  const int64_t stride = divergenceStride(L_), n = stacked.rows() / group, keys = stacked.cols();
+  for (int64_t r = 0; r < n; ++r) {
     if ((r0 + r) % stride != 0) continue;
     for (int64_t a = 0; a < group; ++a)
       for (int64_t b = a + 1; b < group; ++b) {
-        s.divergence += jensenShannonBits(w[static_cast<size_t>(a)]->row(r).data(), w[static_cast<size_t>(b)]->row(r).data(), n);
+        s.divergence += jensenShannonBits(stacked.row(a * n + r).data(), stacked.row(b * n + r).data(), keys);
         ++s.divergence_terms;
       }
   }
@@ -209,6 +214,36 @@ void MapStream::finish(ModelRun& run) const {
   run.pooled = std::move(p);
 }
 
+Mat headMap(const ModelRun& run, int64_t layer, int64_t head) {
+  if (!run.keep_scores || layer < 0 || layer >= static_cast<int64_t>(run.scores.size()) || head < 0 || head >= run.heads)
+    throw InputError("head map: layer " + std::to_string(layer) + " head " + std::to_string(head) +
+                     " cannot be recomputed (the run kept no q and k for it)");
+  const LayerScores& s = run.scores[static_cast<size_t>(layer)];
+  const int64_t L = s.q.rows(), dh = run.d_head, kv = run.kv_heads > 0 ? run.kv_heads : run.heads;
+  const int64_t group = run.heads / kv, g = head / group, B = streamBlockRows(L);
+  const ScoreMods mods{s.softcap, run.alibi_slopes.empty() ? nullptr : &run.alibi_slopes};
+  Mat map = Mat::Zero(L, s.keys.keys), S;
+  // The pass's blocks and stacking: the same bits (its group's rows come along).
+  for (int64_t r0 = 0; r0 < L; r0 += B) {
+    const int64_t n = std::min(B, L - r0), k0 = s.keys.first(r0), nk = std::max(k0, s.keys.end(r0 + n - 1)) - k0;
+    groupWeights(s.q, s.k.block(k0, g * dh, nk, dh), r0, n, k0, s.keys, g, group, s.scale, mods, S);
+    map.block(r0, k0, n, nk) = S.middleRows(head % group * n, n);
+  }
+  return map;
+}
+
+int64_t longestTextWithEveryMap(const Model& m) {
+  const ModelConfig& c = modelInfo(m).config;
+  const double available = 0.75 * static_cast<double>(availableMemoryBytes());
+  int64_t lo = 1, hi = std::max<int64_t>(1, c.positions);
+  while (lo < hi) {  // the largest L whose run with every map and the views' projections fits
+    const int64_t mid = lo + (hi - lo + 1) / 2;
+    if (estimateRunMemory(m, mid, c.layers * c.heads, true, 1).total() <= available) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
 // [SECTION] Memory
 RunMemory estimateRunMemory(const Model& m, int64_t L, int64_t kept_maps, bool keep_projections, int64_t predict_rows) {
   const ModelConfig& c = modelInfo(m).config;
@@ -225,8 +260,10 @@ RunMemory estimateRunMemory(const Model& m, int64_t L, int64_t kept_maps, bool k
   // 16-bit matrix converted. The pooled maps' sums and maxima.
   r.activations = f * (l * (5 * d + 3 * qd + 2 * kvd + 2 * ff) + threads * 3 * block * l + ff * d +
                        2.0 * static_cast<double>(c.layers * c.heads) * n * n);
-  // q, k, v as the attention used them and q, k before the rotation (and the norm).
-  if (keep_projections) r.kept = f * static_cast<double>(c.layers) * l * qd * (c.qk_norm ? 7 : 5);
+  // For the views, with every map: q, k, v as the attention used them and q,
+  // k before the rotation (and the norm); else the q and k of the scores.
+  const bool every = kept_maps >= c.layers * c.heads;
+  if (keep_projections) r.kept = f * static_cast<double>(c.layers) * l * (every ? qd * (c.qk_norm ? 7 : 5) : qd + kvd);
   r.maps = f * static_cast<double>(kept_maps) * l * l;
   r.logits = f * static_cast<double>(predict_rows) * static_cast<double>(c.vocab);
   return r;

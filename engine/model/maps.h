@@ -20,18 +20,6 @@ std::string mapsModeName(MapsChoice::Mode mode);
 constexpr int64_t kPooledBlocks = 256;
 int64_t pooledBlock(int64_t L);
 
-// The keys query i (position p0 + i) reads: one contiguous range, so a block
-// of queries computes only the keys some row of it sees. Causal: j ≤ p0 + i;
-// with a window W, p0 + i − j < W (transformers' rule), or |p0 + i − j| ≤ W/2
-// when bidirectional (ModernBERT's local layers).
-struct KeyRange {
-  int64_t p0 = 0, keys = 0;  // keys: p0 + L, every position run so far
-  bool causal = true;
-  int64_t window = 0;  // 0: none
-  int64_t first(int64_t i) const;
-  int64_t end(int64_t i) const;  // one past the last
-};
-
 // The maps of one run as its attention produces them: per layer and head,
 // blocks of streamBlockRows(L) query rows (a multiple of the pooled block).
 // Each block is kept where the run keeps that map, handed to the run's
@@ -50,10 +38,11 @@ class MapStream {
   // Rows r0 … r0 + n − 1 of head h of layer l: w [n, k1 − k0] are the weights
   // of keys k0 … k1 − 1 (every other key has 0); `full` [n, keys] the same
   // rows whole when wantsFullRows (else empty).
-  void add(int64_t l, int64_t h, int64_t r0, int64_t k0, const Mat& w, const Eigen::Ref<const Mat>& full);
-  // The heads of one key/value group on the same rows and keys (GQA): the
-  // Jensen–Shannon divergences of every pair, on the rows that count.
-  void addGroup(int64_t l, int64_t g, int64_t group, int64_t r0, const std::vector<const Mat*>& w);
+  void add(int64_t l, int64_t h, int64_t r0, int64_t k0, const MatRef& w, const MatRef& full);
+  // The heads of key/value group g on the same rows and keys (GQA), stacked
+  // [group·n, keys] (head g·group + a in rows a·n …): the Jensen–Shannon
+  // divergences of every pair, on the rows that count.
+  void addGroup(int64_t l, int64_t g, int64_t group, int64_t r0, const MatRef& stacked);
   // Summaries (without induction) and pooled maps, into `run`.
   void finish(ModelRun& run) const;
 
@@ -84,6 +73,15 @@ int64_t divergenceStride(int64_t L);
 void addSummaryRow(double* previous, double* sink, double* distance, double* entropy, int64_t i, int64_t k0,
                    const float* w, int64_t n);
 
+// One head's whole map [L, p0 + L], recomputed from the q and k its layer's
+// scores were made of (ModelRun::scores), the same bits as the pass made:
+// how a run whose maps were pooled shows any head at full resolution.
+// InputError when the run kept no scores' inputs.
+Mat headMap(const ModelRun& run, int64_t layer, int64_t head);
+// The longest text whose every map fits in memory with the pass (what the
+// views that read every map — rollout, token lines, Q/K, patterns — allow).
+int64_t longestTextWithEveryMap(const Model& m);
+
 // What a run on L tokens will allocate beyond the weights it maps, in bytes.
 struct RunMemory {
   double weights = 0;      // the checkpoint's weights, read from the mapped file
@@ -93,6 +91,8 @@ struct RunMemory {
   double logits = 0;       // the LM head's rows
   double total() const { return activations + kept + maps + logits; }
 };
+// `kept_maps` maps held whole (every map: layers·heads); `keep_projections`
+// as ModelRunOptions says; the LM head on `predict_rows` rows.
 RunMemory estimateRunMemory(const Model& m, int64_t L, int64_t kept_maps, bool keep_projections, int64_t predict_rows);
 
 }  // namespace attn

@@ -499,8 +499,12 @@ ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* ca
   run.k.resize(static_cast<size_t>(c.layers));
   run.v.resize(static_cast<size_t>(c.layers));
   for (const int32_t id : ids) run.tokens.push_back(tokenText(*m.tokenizer, id));
-  run.keep_projections = options.keep_projections;
   run.maps = options.maps.mode == MapsChoice::Mode::Auto ? MapsChoice::Mode::All : options.maps.mode;
+  // For the views: every map's q, k, v, or, when the maps are not all kept,
+  // the q and k any map can be recomputed from (headMap).
+  run.keep_projections = options.keep_projections && run.maps == MapsChoice::Mode::All;
+  run.keep_scores = options.keep_projections && run.maps != MapsChoice::Mode::All;
+  if (run.keep_scores) run.scores.resize(static_cast<size_t>(c.layers));
   MapStream stream(run, static_cast<int64_t>(ids.size()), run.maps, options.maps.heads, options.map_rows);
   run.stream = &stream;
   m.family->forward(m, run, cache, ctx);

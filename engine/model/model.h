@@ -211,12 +211,36 @@ struct ModelRunOptions {
   std::vector<int64_t> predict_at;
   MapsChoice maps;
   // Keep each layer's q, k, v (and q, k before the rotation or the norm) for
-  // the views; a run that only writes maps and summaries (the CLI) drops them.
+  // the views, or, when the maps are not all kept, the q and k any map can be
+  // recomputed from (ModelRun::scores, headMap); a run that only writes maps
+  // and summaries (the CLI) drops them.
   bool keep_projections = true;
   // Called with every block of rows of every map (layer, head, first row,
   // rows [n, L]) when the maps are All, instead of keeping them: the CLI
   // writes attention.npy this way. May be called from any thread.
   MapRowsFn map_rows;
+};
+
+// The keys query i (position p0 + i) reads: one contiguous range, so a block
+// of queries computes only the keys some row of it sees. Causal: j ≤ p0 + i;
+// with a window W, p0 + i − j < W (transformers' rule), or |p0 + i − j| ≤ W/2
+// when bidirectional (ModernBERT's local layers).
+struct KeyRange {
+  int64_t p0 = 0, keys = 0;  // keys: p0 + L, every position run so far
+  bool causal = true;
+  int64_t window = 0;  // 0: none
+  int64_t first(int64_t i) const;
+  int64_t end(int64_t i) const;  // one past the last
+};
+
+// What one layer's scores were made of: q (rotated, [L, heads·d_head]) and
+// k (the cache's keys included, [p0 + L, kv_heads·d_head]), the keys each
+// query reads, the scale and the soft-cap (ALiBi: ModelRun::alibi_slopes).
+struct LayerScores {
+  Mat q, k;
+  KeyRange keys;
+  float scale = 1;
+  double softcap = 0;
 };
 
 class MapStream;  // engine/model/maps.h
@@ -242,6 +266,8 @@ struct ModelRun {
   std::vector<HeadSummary> summaries;      // every head's summaries, induction left 0 (runs from position 0)
   std::string maps_note;                   // why Auto chose what it did ("" when chosen by the caller)
   bool keep_projections = true;            // q, k, v … below are kept (ModelRunOptions::keep_projections)
+  bool keep_scores = false;                // `scores` is kept (a run whose maps are not all kept, for the views)
+  std::vector<LayerScores> scores;         // [layer] when keep_scores: maps on demand (headMap)
   MapStream* stream = nullptr;             // while the pass runs: where attentionLayer sends the maps
   // [layer] [L, heads·d_head], head h = columns [h·d_head, (h+1)·d_head): the
   // projected queries, keys and values (bias included) the attention used:

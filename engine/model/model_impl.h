@@ -91,15 +91,17 @@ std::string tokenText(const Tokenizer& tok, int32_t id);
 // A 16-bit lazy W is converted into `scratch` for the product.
 void linear(const Mat& x, const Weight& w, const Weight* b, bool transposed, Mat& y);
 double linearFlops(int64_t rows, const Weight& w);
-// A few rows (a decode step) times a 16-bit nn.Linear weight [out, in]:
-// each tile of output rows is converted into a per-thread buffer as it is
-// multiplied, so the weights are read once as stored and never held as
-// floats (a decode step of a 1B model reads its 2.2 GB of BF16 instead of
-// writing and re-reading 4.4 GB of floats).                 [R, in] → [R, out]
-constexpr int64_t kFewRows = 16;
-void linearFewRows16(const Mat& x, const Weight& w, Mat& y);
+// Up to kTiledRows rows (a decode step, a prompt) times a 16-bit nn.Linear
+// weight [out, in]: each tile of output rows is converted into a per-thread
+// buffer as it is multiplied, so the weights are read once as stored and
+// never written out as floats (a decode step of a 1B model reads its 2.2 GB
+// of BF16 instead of writing and re-reading 4.4 GB of floats). Longer inputs
+// convert the whole matrix once: each tile would repack all their rows.
+//                                                             [R, in] → [R, out]
+constexpr int64_t kTiledRows = 512;
+void linearTiled16(const Mat& x, const Weight& w, Mat& y);
 // A family's linear layers: nn.Linear [out, in] (lazy weights converted
-// into `scratch`, or tile by tile for kFewRows rows or fewer), an absent
+// into `scratch`, or tile by tile for kTiledRows rows or fewer), an absent
 // bias skipped, the FLOPs added to *flops.
 void linearT(const Mat& x, const Weight& w, const Weight& b, std::vector<float>& scratch, double* flops, Mat& y);
 
@@ -137,6 +139,12 @@ struct ScoreMods {
   double softcap = 0;                 // s → c·tanh(s/c) (Gemma 2)
   const std::vector<double>* alibi = nullptr;  // s_hj += slope_h · j (BLOOM's ALiBi)
 };
+// The weights of key/value group g's `group` heads for query rows r0 … r0 +
+// n − 1 over keys k0 … k0 + K.rows() − 1 (K = K_g's rows), the heads' rows
+// stacked: S [group·n, K.rows()], head g·group + a in rows [a·n, (a+1)·n),
+// softmax(mods(Q_h Kᵀ · scale)) on the keys each row reads, 0 elsewhere.
+void groupWeights(const Mat& q, const MatRef& K, int64_t r0, int64_t n, int64_t k0, const KeyRange& keys, int64_t g,
+                  int64_t group, float scale, const ScoreMods& mods, Mat& S);
 // Every query head of one layer: A_h = softmax(mods(Q_h K_gᵀ · scale) over
 // the keys `keys` lets each query read) with g = h / (heads / kv_heads),
 // head_h = A_h V_g; `concat` [Lq, heads·d_head] = Concat(head_1 … head_H).
