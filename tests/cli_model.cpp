@@ -215,6 +215,18 @@ TEST(ModelCli, RunMapsAllPooledNoneAndChosenHeads) {
     EXPECT_NE(bad.err.find(says), std::string::npos) << bad.err;
     EXPECT_FALSE(fs::exists(bad_dir));
   }
+  // Figures of a pooled run: the grid of pooled maps; a view that reads every map says the length it allows.
+  const std::vector<std::string> limited = {"ATTNLAB_MEMORY_LIMIT_MB=4"};
+  const test::RunResult grid = runAttnlab({"render", "--model", tm.dir.string(), "--text", text, "--view", "model", "--out",
+                                           (dir / "grid.png").string()}, limited);
+  EXPECT_EQ(grid.status, 0) << grid.err;
+  EXPECT_TRUE(fs::exists(dir / "grid.png"));
+  const test::RunResult rollout = runAttnlab({"render", "--model", tm.dir.string(), "--text", text, "--view", "rollout",
+                                              "--out", (dir / "rollout.png").string()}, limited);
+  EXPECT_EQ(rollout.status, 2);
+  EXPECT_NE(rollout.err.find("--view rollout reads every map of the run"), std::string::npos) << rollout.err;
+  EXPECT_NE(rollout.err.find("tokens give it"), std::string::npos) << rollout.err;
+  EXPECT_FALSE(fs::exists(dir / "rollout.png"));
   const test::RunResult missing = runAttnlab({"model", "run", tm.dir.string(), "--text-file", (dir / "nope.txt").string(),
                                               "--out", (dir / "x").string()});
   EXPECT_EQ(missing.status, 2);

@@ -211,6 +211,42 @@ TEST_F(GuiTest, MistralGridGroupsHeadsByKvHeadAndDrawsTheWindow) {
   EXPECT_GT(line, none + static_cast<size_t>(w.focus.height())) << "no window line on the focused head";
 }
 
+// A text whose every map will not fit (a memory limit makes 600 tokens of a
+// tiny model "long"): the grid shows the pooled maps and the focused head is
+// recomputed whole from the kept q and k, the same pixels as the run that
+// kept every map; the rollout view says the length it allows.
+TEST_F(GuiTest, LongTextPoolsTheGridAndRecomputesTheFocusedHead) {
+  const std::filesystem::path llama = dir_.path / "llama";
+  const TinyModel tm = writeTinyModel(llama, {.arch = test::Fixture::Llama, .seed = 3, .kv_heads = 2});
+  setConfigField(tm, "max_position_embeddings", "1024");
+  std::string text;
+  while (text.size() < 600) text += "the cat sat on the mat. ";
+  const std::vector<std::string> args = {"--model", llama.string(), "--text", text, "--layer", "1", "--head", "2"};
+  const std::vector<std::string> limit = {"ATTNLAB_MEMORY_LIMIT_MB=12"};
+  const QImage whole = shoot(args), pooled = shoot(args, nullptr, limit);
+  ASSERT_FALSE(whole.isNull());
+  ASSERT_FALSE(pooled.isNull());
+  const GridShot w = gridShot(whole), p = gridShot(pooled);
+  ASSERT_EQ(w.columns.size(), 4u);
+  ASSERT_EQ(p.columns.size(), 4u) << "no grid of pooled thumbnails";
+  ASSERT_FALSE(p.focus.isEmpty());
+  EXPECT_EQ(p.focus, w.focus);
+  EXPECT_EQ(differingPixels(whole, pooled, w.focus), 0u) << "the focused head differs from the whole run's";
+  // …while the thumbnails are other pictures: block means, not the maps shrunk.
+  const QRect grid(QPoint(w.columns[0], 0), QPoint(w.focus.left() - 20, whole.height() - 1));
+  EXPECT_GT(differingPixels(whole, pooled, grid), 1000u) << "the grid was not pooled";
+  const ColormapMatcher viridis(Colormap::Viridis);
+  auto cells = [&](const QImage& img) {
+    size_t n = 0;
+    for (int y = 0; y < img.height(); ++y)
+      for (int x = img.width() / 3; x < img.width(); ++x) n += viridis.match(img.pixel(x, y)) >= 0;
+    return n;
+  };
+  const std::vector<std::string> rollout = {"--model", llama.string(), "--text", text, "--view", "rollout"};
+  EXPECT_GT(cells(shoot(rollout)), 10000u);
+  EXPECT_LT(cells(shoot(rollout, nullptr, limit)), 200u) << "a pooled run drew a rollout heatmap";
+}
+
 TEST_F(GuiTest, BadModelPathIsUsageError) {
   const RunResult r = runAttnlab({"gui", "--frames", "2", "--model", (dir_ / "no-such-model").string()}, env(), 60);
   EXPECT_EQ(r.status, 2);

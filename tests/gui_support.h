@@ -80,11 +80,15 @@ class GuiTest : public ::testing::Test {
     FAIL() << "Xvfb cannot start (" << xvfb_.error << "); set ATTNLAB_ALLOW_GUI_SKIP=1 to skip the GUI tests";
   }
   // Runs `attnlab gui ARGS --frames 8 --screenshot`; returns the image.
-  QImage shoot(const std::vector<std::string>& args, RunResult* out = nullptr) {
+  // `extra_env` ("KEY=VALUE") is added to the window's environment.
+  QImage shoot(const std::vector<std::string>& args, RunResult* out = nullptr,
+               const std::vector<std::string>& extra_env = {}) {
     const std::string png = (dir_ / ("shot" + std::to_string(shots_++) + ".png")).string();
     std::vector<std::string> a = {"gui", "--frames", "8", "--screenshot", png, "--size", "1280x800"};
     a.insert(a.end(), args.begin(), args.end());
-    const RunResult r = runAttnlab(a, env(), 120);
+    std::vector<std::string> e = env();
+    e.insert(e.end(), extra_env.begin(), extra_env.end());
+    const RunResult r = runAttnlab(a, e, 120);
     if (out) *out = r;
     EXPECT_EQ(r.status, 0) << r.err;
     QImage img(QString::fromStdString(png));

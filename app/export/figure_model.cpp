@@ -35,8 +35,16 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const 
   FigureOptions fo = options;
   fo.head = 0;
   // The subtitle is laid out as a formula (widgets/formula.h): the folder name and the text are escaped to stay literal.
+  // A long text is quoted by its beginning: the subtitle stays a line or two.
+  constexpr size_t kQuoted = 160;
+  std::string quoted = out.text;
+  if (quoted.size() > kQuoted) {
+    size_t cut = kQuoted;
+    while (cut > 0 && (static_cast<unsigned char>(quoted[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+    quoted = quoted.substr(0, cut) + "\xE2\x80\xA6";
+  }
   std::string plain = name + " (" + modelInfo(*out.model).config.arch_name + "), " + std::to_string(r.tokens.size()) +
-                      " tokens: \"" + out.text + "\"";
+                      " tokens: \"" + quoted + "\"";
   fo.subtitle.clear();
   for (const char c : plain) {
     if (c == '^' || c == '_' || c == '\\') fo.subtitle += '\\';
@@ -45,13 +53,15 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const 
   auto titled = [&](const std::string& t) {
     if (!fo.title) fo.title = t;
   };
+  if (a.pooled && view != ModelView::Model && view != ModelView::Table)
+    throw InputError(everyMapRefusal(a, "--view " + modelViewName(view)));
   switch (view) {
     case ModelView::Model: {
       titled(name + " \xE2\x80\x94 " + std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) + " heads");
       fo.view = ViewKind::Heads;
       if (!fo.marks.empty()) fo.head = static_cast<int>(sel.layer * r.heads + sel.head);  // the focused head's panel carries the marks
       fo.panel_titles = layerHeadNames(r);
-      return prepareFigure(alone(allHeadsResult(r, name)), fo);
+      return prepareFigure(alone(a.pooled ? pooledHeadsResult(a, name) : allHeadsResult(r, name)), fo);
     }
     case ModelView::Heads:
       titled(name + " \xE2\x80\x94 layer " + std::to_string(sel.layer) + ", heads as colours");

@@ -13,6 +13,7 @@
 #include "app/gui/gui_generate.h"
 #include "app/gui/gui_lesson.h"
 #include "app/gui/gui_panels.h"
+#include "engine/model/maps.h"
 #include "widgets/bars.h"
 #include "widgets/head_grid.h"
 #include "widgets/head_table.h"
@@ -50,6 +51,27 @@ const ModelRun* currentRun(const AppState& s) {
 
 int64_t tokenCount(const ModelRun& r) { return static_cast<int64_t>(r.tokens.size()); }
 
+// The focused head's whole map: the run's own, or, when its maps were
+// pooled, recomputed from the kept q and k when the focus changes.
+const Mat* focusMap(AppState& s) {
+  const ModelOutput* o = s.model.output.get();
+  if (!o || !o->analysis) return nullptr;
+  const ModelAnalysis& a = *o->analysis;
+  const ModelRun& r = a.run;
+  const int layer = std::clamp(s.model.view.layer, 0, static_cast<int>(r.layers) - 1);
+  const int head = std::clamp(s.model.view.head, 0, static_cast<int>(r.heads) - 1);
+  if (!a.pooled) return &r.attention[static_cast<size_t>(layer)][static_cast<size_t>(head)];
+  ModelViewState& v = s.model.view;
+  if (!v.focus_map || v.focus_map_generation != s.model.generation || v.focus_map_layer != layer ||
+      v.focus_map_head != head) {
+    v.focus_map = std::make_shared<const Mat>(headMap(r, layer, head));
+    v.focus_map_generation = s.model.generation;
+    v.focus_map_layer = layer;
+    v.focus_map_head = head;
+  }
+  return v.focus_map.get();
+}
+
 // The key a query attends to most in the focused head: the Q/K view's default pair.
 int64_t strongestKey(const ModelRun& r, int layer, int head, int64_t query) {
   const Mat& a = r.attention[static_cast<size_t>(layer)][static_cast<size_t>(head)];
@@ -58,11 +80,10 @@ int64_t strongestKey(const ModelRun& r, int layer, int head, int64_t query) {
   return j;
 }
 
-MatrixStyle probabilityStyle(const AppState& s) {
+MatrixStyle probabilityStyle(AppState& s) {
   MatrixStyle st;
   const ModelRun* r = currentRun(s);
-  const size_t layer = static_cast<size_t>(std::max(0, s.model.view.layer)), head = static_cast<size_t>(std::max(0, s.model.view.head));
-  const Mat* focus = r && layer < r->attention.size() && head < r->attention[layer].size() ? &r->attention[layer][head] : nullptr;
+  const Mat* focus = focusMap(s);
   st.range = withScale({0.0f, 1.0f, false}, s.scale, r ? tokenCount(*r) : 0, focus ? focus->data() : nullptr,
                        focus ? focus->size() : 0);
   st.colormap = s.settings.colormap;
@@ -161,6 +182,19 @@ void textSection(AppState& s) {
     if (ImGui::SmallButton("truncate")) m.scene.truncate = true;
   } else if (const ModelRun* r = currentRun(s)) {
     ImGui::TextDisabled("%lld tokens%s", static_cast<long long>(tokenCount(*r)), r->truncated ? " (truncated)" : "");
+  }
+  // Every map, or the pooled maps and summaries (a long text; chosen for you when every map would not fit).
+  int pooled = m.scene.maps == MapsChoice::Mode::Pooled ? 1 : 0;
+  const char* maps[] = {"every map when it fits", "pooled maps"};
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::Combo("##maps", &pooled, maps, 2)) m.scene.maps = pooled ? MapsChoice::Mode::Pooled : MapsChoice::Mode::Auto;
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("pooled: the grid shows means of blocks of positions, the head table the streamed summaries,\n"
+                      "and the focused head is recomputed whole; the run keeps no layer's every map");
+  if (o && o->analysis && o->analysis->pooled && !o->analysis->run.maps_note.empty()) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%s", o->analysis->run.maps_note.c_str());
+    ImGui::PopTextWrapPos();
   }
 }
 
@@ -303,12 +337,12 @@ void focusedHeadNumbers(const std::vector<HeadSummary>& summaries, int layer, in
 
 // The keys the query attends to most in the focused head, strongest first,
 // as many as fit in `height` (under the grid of the model view).
-void strongestKeys(const ModelRun& r, int layer, int head, int64_t query, float width, float height) {
+void strongestKeys(const ModelRun& r, const Mat& map, int64_t query, float width, float height) {
   const float line = ImGui::GetTextLineHeightWithSpacing();
   const int rows = static_cast<int>(height / line) - 2;
   if (rows < 1 || query < 0 || query >= tokenCount(r)) return;
   ImGui::TextDisabled("QUERY %s ATTENDS TO", tokenCaption(r, query).c_str());
-  const auto w = r.attention[static_cast<size_t>(layer)][static_cast<size_t>(head)].row(query);
+  const auto w = map.row(query);
   std::vector<int64_t> keys(static_cast<size_t>(w.size()));
   for (int64_t j = 0; j < w.size(); ++j) keys[static_cast<size_t>(j)] = j;
   const size_t shown = std::min(keys.size(), static_cast<size_t>(rows));
@@ -322,8 +356,8 @@ int64_t layerWindow(const ModelRun& r, int layer) {
   return r.layer_window.empty() ? r.sliding_window : r.layer_window[static_cast<size_t>(layer)];
 }
 
-MatrixSpec headView(const ModelRun& r, int layer, int head) {
-  MatrixSpec v = MatrixSpec::of(r.attention[static_cast<size_t>(layer)][static_cast<size_t>(head)]);
+MatrixSpec headView(const ModelRun& r, const Mat& map, int layer) {
+  MatrixSpec v = MatrixSpec::of(map);
   v.row_labels = &r.tokens;
   v.col_labels = &r.tokens;
   v.sliding_window = layerWindow(r, layer);
@@ -331,11 +365,16 @@ MatrixSpec headView(const ModelRun& r, int layer, int head) {
   return v;
 }
 
-void modelGridView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
+void modelGridView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
   ModelViewState& v = s.model.view;
+  const ModelRun& r = a.run;
   const bool gqa = r.kv_heads > 0 && r.kv_heads < r.heads;
+  const std::string pooled =
+      a.pooled ? "; thumbnails pooled (means of " + std::to_string(r.pooled.block) + "\xC3\x97" +
+                     std::to_string(r.pooled.block) + " positions: every map would not fit), the focused head whole"
+               : std::string();
   header(s, std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) + " heads" +
-                (gqa ? " in " + std::to_string(r.kv_heads) + " kv groups" : std::string()) +
+                (gqa ? " in " + std::to_string(r.kv_heads) + " kv groups" : std::string()) + pooled +
                 "; bar: first-token share (accent from 0.3: a sink)" +
                 (layerWindow(r, v.layer) > 0
                      ? "; line: layer " + std::to_string(v.layer) + "'s window of " +
@@ -366,7 +405,8 @@ void modelGridView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   marks.share_threshold = static_cast<float>(kSinkShare);
   marks.share_name = "first-token share";
   const HeadPick pick =
-      headGrid("grid", r.attention, nullptr, st, v.layer, v.head, v.grid_zoom, gl, ImVec2(grid_w, grid_h), marks);
+      headGrid("grid", a.pooled ? a.thumbnails : r.attention, nullptr, st, v.layer, v.head, v.grid_zoom, gl,
+               ImVec2(grid_w, grid_h), marks);
   if (pick.layer >= 0) {
     v.layer = pick.layer;
     v.head = pick.head;
@@ -375,7 +415,7 @@ void modelGridView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + grid_h + font));
     focusedHeadNumbers(s.model.output->analysis->summaries, v.layer, v.head, grid_w);
     ImGui::Spacing();
-    strongestKeys(r, v.layer, v.head, v.query < 0 ? tokenCount(r) - 1 : v.query, grid_w,
+    strongestKeys(r, *focusMap(s), v.query < 0 ? tokenCount(r) - 1 : v.query, grid_w,
                   origin.y + avail.y - ImGui::GetCursorScreenPos().y);
   }
   ImGui::SetCursorScreenPos(ImVec2(origin.x + grid_w + gap, origin.y));
@@ -383,7 +423,7 @@ void modelGridView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   ImGui::Text("layer %d, head %d", v.layer, v.head);
   MatrixStyle focus = st;
   focus.max_cell_aspect = 1.6f;
-  offerAnchor(s, heatmap("focus", headView(r, v.layer, v.head), focus, v.focus_zoom, gl,
+  offerAnchor(s, heatmap("focus", headView(r, *focusMap(s), v.layer), focus, v.focus_zoom, gl,
                          ImVec2(avail.x - grid_w - gap, avail.y - ImGui::GetTextLineHeightWithSpacing()))
                      .placed);
   ImGui::EndGroup();
@@ -439,7 +479,7 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   MatrixStyle st = probabilityStyle(s);
   st.max_cell_aspect = 2.2f;
-  const HeatmapEvents ev = heatmap("pairs", headView(r, v.layer, v.head), st, v.qk_zoom, gl, ImVec2(side, head_h));
+  const HeatmapEvents ev = heatmap("pairs", headView(r, *focusMap(s), v.layer), st, v.qk_zoom, gl, ImVec2(side, head_h));
   offerAnchor(s, ev.placed);
   if (ev.clicked && ev.row >= 0 && ev.col >= 0) {
     v.query = ev.row;
@@ -638,8 +678,14 @@ void drawModelView(AppState& s, HeatmapRenderer& gl, ImVec2 pos, ImVec2 size) {
     clampModelSelection(s.model);
     generationTimeline(s);
     const ModelAnalysis& a = *o->analysis;
-    switch (s.model.view.view) {
-      case ModelView::Model: modelGridView(s, a.run, gl); break;
+    const ModelView view = s.model.view.view;
+    if (a.pooled && (view == ModelView::Heads || view == ModelView::Qk || view == ModelView::Rollout)) {
+      centeredText(ImGui::GetContentRegionAvail(), everyMapRefusal(a, "the " + modelViewName(view) + " view").c_str());
+      ImGui::End();
+      return;
+    }
+    switch (view) {
+      case ModelView::Model: modelGridView(s, a, gl); break;
       case ModelView::Heads: headsView(s, a.run); break;
       case ModelView::Qk: qkView(s, a.run, gl); break;
       case ModelView::Rollout: rolloutView(s, a, gl); break;

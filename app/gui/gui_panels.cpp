@@ -25,10 +25,14 @@ namespace attn {
 // [SECTION] Commands shared by menus and shortcuts
 
 void centeredText(ImVec2 size, const char* text) {
-  const ImVec2 ts = ImGui::CalcTextSize(text);
+  // Wrapped at 80 % of the area's width, so a long message stays whole.
+  const float wrap = std::max(1.0f, size.x * 0.8f);
+  const ImVec2 ts = ImGui::CalcTextSize(text, nullptr, false, wrap);
   const ImVec2 c = ImGui::GetCursorPos();
   ImGui::SetCursorPos(ImVec2(c.x + std::max(0.0f, (size.x - ts.x) * 0.5f), c.y + std::max(0.0f, (size.y - ts.y) * 0.5f)));
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap);
   ImGui::TextDisabled("%s", text);
+  ImGui::PopTextWrapPos();
 }
 
 void sectionTitle(const char* text) {

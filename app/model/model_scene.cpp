@@ -2,6 +2,7 @@
 
 #include "engine/attention_math.h"
 #include "engine/error.h"
+#include "engine/model/maps.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -42,7 +43,8 @@ ModelView modelViewFromName(const std::string& name) {
 
 bool sameModelScene(const ModelScene& a, const ModelScene& b) {
   if (a.model != b.model || a.text != b.text || a.truncate != b.truncate || a.pattern != b.pattern ||
-      a.predict_at != b.predict_at || a.generation != b.generation || a.generation_steps != b.generation_steps)
+      a.predict_at != b.predict_at || a.generation != b.generation || a.generation_steps != b.generation_steps ||
+      a.maps != b.maps)
     return false;
   return !a.pattern || (a.pattern_variant == b.pattern_variant && a.pattern_params == b.pattern_params &&
                         a.layer == b.layer && a.head == b.head);
@@ -84,7 +86,9 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
   out.generation = s.generation;
   out.generation_steps = s.generation ? std::clamp<int64_t>(s.generation_steps, 0, static_cast<int64_t>(s.generation->tokens.size())) : 0;
   const bool same_model = previous && previous->model == s.model;
+  out.maps = s.maps;
   if (same_model && previous->text == s.text && previous->truncate == s.truncate && previous->analysis &&
+      previous->maps == s.maps &&
       previous->generation == out.generation && previous->generation_steps == out.generation_steps) {
     out.analysis = previous->analysis;
     out.repeated = previous->repeated;
@@ -92,7 +96,7 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
     ModelRunOptions options;
     options.truncate = s.truncate;
     options.top_k = 0;  // predictions below, at the selected query only
-    options.maps.mode = MapsChoice::Mode::All;  // the views read every map: a text whose maps will not fit is refused
+    options.maps.mode = s.maps;  // Auto: every map when they fit, else pooled (maps on demand)
     auto a = std::make_shared<ModelAnalysis>();
     try {
       a->run = out.generation ? generationRun(*out.generation, static_cast<size_t>(out.generation_steps))
@@ -110,7 +114,20 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
       out.repeated = std::make_shared<const ModelRun>(inductionRun(m, ctx));
     }
     a->summaries = summarizeHeads(a->run, *out.repeated);
-    a->rollout = attentionRollout(a->run);
+    a->every_map_limit = longestTextWithEveryMap(m);
+    if (a->run.maps != MapsChoice::Mode::All) {
+      a->pooled = true;
+      const PooledMaps& p = a->run.pooled;
+      a->thumbnails.resize(static_cast<size_t>(a->run.layers));
+      for (int64_t l = 0; l < a->run.layers; ++l)
+        for (int64_t h = 0; h < a->run.heads; ++h)
+          a->thumbnails[static_cast<size_t>(l)].push_back(p.mean[static_cast<size_t>(l * a->run.heads + h)]);
+      const int64_t L = static_cast<int64_t>(a->run.ids.size());
+      for (int64_t b = 0; b < p.n; ++b)
+        a->block_labels.push_back(std::to_string(b * p.block) + "\xE2\x80\x93" +
+                                  std::to_string(std::min(L, (b + 1) * p.block) - 1));
+    }
+    if (!a->pooled) a->rollout = attentionRollout(a->run);
     for (const Mat& r : a->rollout) {
       const int64_t skip = a->run.causal && r.rows() > 1 ? 1 : 0;
       a->rollout_stats.push_back(ValueStats::of(r.data() + skip * r.cols(), (r.rows() - skip) * r.cols()));
@@ -126,6 +143,10 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
     const VariantInfo* v = findVariant(s.pattern_variant);
     if (!v) {
       out.pattern_error = "no pattern variant '" + s.pattern_variant + "'";
+      return out;
+    }
+    if (out.analysis->pooled) {
+      out.pattern_error = everyMapRefusal(*out.analysis, "the pattern view");
       return out;
     }
     try {
@@ -197,6 +218,23 @@ Result allHeadsResult(const ModelRun& run, const std::string& title) {
   for (const std::vector<Mat>& layer : run.attention) r.weights.insert(r.weights.end(), layer.begin(), layer.end());
   r.computeStats();
   return r;
+}
+
+Result pooledHeadsResult(const ModelAnalysis& a, const std::string& title) {
+  Result r;
+  r.variant = title;
+  r.q_tokens = r.k_tokens = a.block_labels;
+  for (const std::vector<Mat>& layer : a.thumbnails) r.weights.insert(r.weights.end(), layer.begin(), layer.end());
+  r.weights_label = "mean weight of " + std::to_string(a.run.pooled.block) + "\xC3\x97" +
+                    std::to_string(a.run.pooled.block) + " positions";
+  r.computeStats();
+  return r;
+}
+
+std::string everyMapRefusal(const ModelAnalysis& a, const std::string& view) {
+  return view + " reads every map of the run: this text's " + std::to_string(a.run.ids.size()) +
+         " tokens were pooled (every map would not fit in memory); texts up to " + std::to_string(a.every_map_limit) +
+         " tokens give it";
 }
 
 Result rolloutResult(const ModelAnalysis& a, int64_t layer, const std::string& title) {

@@ -52,13 +52,22 @@ struct ModelScene {
   // the text's own forward.
   std::shared_ptr<const Generation> generation;
   int64_t generation_steps = 0;
+  MapsChoice::Mode maps = MapsChoice::Mode::Auto;  // every map when it fits (Auto), or pooled
 };
 bool sameModelScene(const ModelScene& a, const ModelScene& b);
 
 struct ModelAnalysis {
   ModelRun run;
   std::vector<HeadSummary> summaries;  // one per (layer, head), layer-major
-  std::vector<Mat> rollout;            // per layer [L, L]
+  // A long text whose every map would not fit (run.maps pooled): the grid's
+  // thumbnails are the pooled maps [layer][head] [n, n] (blocks of
+  // run.pooled.block positions), a head's whole map is recomputed on demand
+  // (headMap), and the views that read every map say the length they allow.
+  bool pooled = false;
+  std::vector<std::vector<Mat>> thumbnails;
+  std::vector<std::string> block_labels;  // the pooled blocks' positions ("0–31")
+  int64_t every_map_limit = 0;            // the longest text whose every map fits
+  std::vector<Mat> rollout;            // per layer [L, L] (empty when pooled)
   // Colour range of each rollout: over queries i ≥ 1 of a causal model,
   // whose row 0 is always [1, 0, …] and would leave the rest dark.
   std::vector<ValueStats> rollout_stats;
@@ -68,6 +77,7 @@ struct ModelOutput {
   std::shared_ptr<const Model> model;
   std::string text;
   bool truncate = false;
+  MapsChoice::Mode maps = MapsChoice::Mode::Auto;
   std::shared_ptr<const ModelAnalysis> analysis;  // null when the text is too long
   std::shared_ptr<const ModelRun> repeated;       // the induction run (depends on the model only)
   int64_t too_long_tokens = 0, too_long_limit = 0;  // > 0: the text has more tokens than positions
@@ -107,6 +117,10 @@ const VariantInfo* defaultPatternVariant();
 Result layerResult(const ModelRun& run, int64_t layer, const std::string& title);
 // Every (layer, head) as one "head" of a Result, layer-major ("L0 H0", …).
 Result allHeadsResult(const ModelRun& run, const std::string& title);
+// A pooled run's grid: every head's pooled map, the blocks as tokens.
+Result pooledHeadsResult(const ModelAnalysis& a, const std::string& title);
+// The line a view that reads every map shows for a pooled run.
+std::string everyMapRefusal(const ModelAnalysis& a, const std::string& view);
 // Their names; with grouped-query attention the key/value head too ("L0 H5 kv 1").
 std::vector<std::string> layerHeadNames(const ModelRun& run);
 // "L1 H2"

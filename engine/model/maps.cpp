@@ -11,6 +11,7 @@
 #include "engine/model/model_impl.h"
 
 #include "engine/attention_math.h"
+#include "engine/parallel.h"
 
 #include <omp.h>
 
@@ -222,13 +223,15 @@ Mat headMap(const ModelRun& run, int64_t layer, int64_t head) {
   const int64_t L = s.q.rows(), dh = run.d_head, kv = run.kv_heads > 0 ? run.kv_heads : run.heads;
   const int64_t group = run.heads / kv, g = head / group, B = streamBlockRows(L);
   const ScoreMods mods{s.softcap, run.alibi_slopes.empty() ? nullptr : &run.alibi_slopes};
-  Mat map = Mat::Zero(L, s.keys.keys), S;
+  Mat map = Mat::Zero(L, s.keys.keys);
   // The pass's blocks and stacking: the same bits (its group's rows come along).
-  for (int64_t r0 = 0; r0 < L; r0 += B) {
-    const int64_t n = std::min(B, L - r0), k0 = s.keys.first(r0), nk = std::max(k0, s.keys.end(r0 + n - 1)) - k0;
+  parallelFor((L + B - 1) / B, RunContext{}, [&](int64_t b) {
+    const int64_t r0 = b * B, n = std::min(B, L - r0), k0 = s.keys.first(r0);
+    const int64_t nk = std::max(k0, s.keys.end(r0 + n - 1)) - k0;
+    Mat S;
     groupWeights(s.q, s.k.block(k0, g * dh, nk, dh), r0, n, k0, s.keys, g, group, s.scale, mods, S);
     map.block(r0, k0, n, nk) = S.middleRows(head % group * n, n);
-  }
+  });
   return map;
 }
 
