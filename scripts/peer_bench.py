@@ -195,6 +195,84 @@ def llama_forward(c, w, ids, dtype):
     return maps, h, top
 
 
+def llama_pass(c, w, ids, cache, dtype, block=512):
+    """The same LlamaForCausalLM forward without maps, for long texts and
+    decoding: `ids` at positions len(cache) onwards, the attention by blocks of
+    `block` queries (never an [H, L, L] array), keys and values appended to
+    `cache` (a list of per-layer (k, v), filled on the first call). Returns
+    the final hidden states [L, d]."""
+    import torch
+    import torch.nn.functional as F
+
+    d, H = c["hidden_size"], c["num_attention_heads"]
+    Hkv, dh, eps, L = c.get("num_key_value_heads", H), d // H, c["rms_norm_eps"], len(ids)
+    p0 = cache[0][0].shape[1] if cache else 0
+    inv_freq = 1.0 / c.get("rope_theta", 10000.0) ** (torch.arange(0, dh, 2, dtype=torch.float32) / dh)
+    angles = torch.outer(torch.arange(p0, p0 + L, dtype=torch.float32), inv_freq).repeat(1, 2)
+    cos, sin = angles.cos().to(dtype), angles.sin().to(dtype)
+
+    def rms_norm(x, g):
+        x32 = x.float()
+        return g * (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps)).to(dtype)
+
+    def rotate(x):
+        x1, x2 = x[..., : dh // 2], x[..., dh // 2 :]
+        return x * cos + torch.cat((-x2, x1), dim=-1) * sin
+
+    x = w["model.embed_tokens.weight"][torch.tensor(ids)]
+    for layer in range(c["num_hidden_layers"]):
+        p = f"model.layers.{layer}."
+        a = rms_norm(x, w[p + "input_layernorm.weight"])
+        q, k, v = (F.linear(a, w[p + f"self_attn.{n}_proj.weight"]).view(L, h, dh).transpose(0, 1)
+                   for n, h in (("q", H), ("k", Hkv), ("v", Hkv)))
+        q, k = rotate(q), rotate(k)
+        if len(cache) <= layer:
+            cache.append((k, v))
+        else:
+            cache[layer] = (torch.cat((cache[layer][0], k), 1), torch.cat((cache[layer][1], v), 1))
+        K, V = (t.repeat_interleave(H // Hkv, dim=0) for t in cache[layer])  # [H, T, dh]
+        o = torch.empty(H, L, dh, dtype=dtype)
+        for r0 in range(0, L, block):
+            n = min(block, L - r0)
+            T = p0 + r0 + n  # the keys the block's last query reads: causal
+            scores = q[:, r0:r0 + n] @ K[:, :T].transpose(1, 2) / dh**0.5
+            scores += torch.full((n, T), float("-inf")).triu(p0 + r0 + 1)
+            o[:, r0:r0 + n] = torch.softmax(scores, dim=-1) @ V[:, :T]
+        x = x + F.linear(o.transpose(0, 1).reshape(L, d), w[p + "self_attn.o_proj.weight"])
+        a = rms_norm(x, w[p + "post_attention_layernorm.weight"])
+        f = F.silu(F.linear(a, w[p + "mlp.gate_proj.weight"])) * F.linear(a, w[p + "mlp.up_proj.weight"])
+        x = x + F.linear(f, w[p + "mlp.down_proj.weight"])
+    return rms_norm(x, w["model.norm.weight"])
+
+
+def child_llama_long(folder, tokens):
+    """A prefill of `tokens` ids without maps (attention by blocks), and greedy
+    decoding: a 27-token prompt then 9 tokens over the KV cache."""
+    import torch
+    import torch.nn.functional as F
+
+    torch.set_num_threads(os.cpu_count())
+    with open(os.path.join(folder, "config.json")) as f:
+        c = json.load(f)
+    w = {k: v.float() for k, v in load_safetensors(os.path.join(folder, "model.safetensors")).items()}
+    ids = [1] + [(i * 7919 + 13) % c["vocab_size"] for i in range(1, tokens)]
+    out = {}
+    with torch.no_grad():
+        t0 = time.perf_counter()
+        llama_pass(c, w, ids, [], torch.float32)
+        out["prefill_ms"] = (time.perf_counter() - t0) * 1e3
+        head = w["lm_head.weight"]
+        cache, steps = [], []
+        h = llama_pass(c, w, [1] + [ord(ch) + 3 for ch in "The quick brown fox jumps."], cache, torch.float32)
+        for _ in range(9):
+            t0 = time.perf_counter()
+            token = int(F.linear(h[-1:], head).argmax())
+            h = llama_pass(c, w, [token], cache, torch.float32)
+            steps.append(time.perf_counter() - t0)
+        out["decode_ms_per_token"] = statistics.median(steps[1:]) * 1e3
+    print(json.dumps(out))
+
+
 def child_llama(folder, ids, reps, dtype_name):
     import resource
 
@@ -365,6 +443,8 @@ def compare_llama(attnlab, tmp, colds, reps, bf16, result):
     child = ["--child", "llama", "--folder", folder, "--ids", ids]
     theirs = [torch_child(child + ["--reps", str(reps)]) for _ in range(colds)]
     warm = run_json([attnlab, "bench", "--json", "--only", "llama", "--llama-checkpoint", folder])["llama"]
+    long_tokens = warm["long"]["tokens"]
+    torch_long = torch_child(["--child", "llama-long", "--folder", folder, "--length", str(long_tokens)])
     med = statistics.median
     our_cold = med(o["forward_seconds"] for o in ours) * 1e3
     rows = [("TinyLlama shape, load (attnlab: mmap, checks; torch: to f32)", med(o["load_seconds"] for o in ours) * 1e3,
@@ -372,6 +452,15 @@ def compare_llama(attnlab, tmp, colds, reps, bf16, result):
             ("TinyLlama shape, 128 tokens, cold: maps + top-5 at the last", our_cold, med(t["cold_ms"] for t in theirs), 1.0),
             ("TinyLlama shape, warm: maps + top-5 at the last position", warm["forward_ms"],
              med(t["warm_ms"] for t in theirs), 1.0)]
+    rows += [(f"TinyLlama shape, {long_tokens} tokens, warm: prefill (attnlab: pooled maps, summaries; torch: no maps)",
+              warm["long"]["warm_seconds"] * 1e3, torch_long["prefill_ms"], 1.0),
+             ("TinyLlama shape, decode: one new token over the KV cache (27-token prompt)",
+              warm["decode_seconds_per_token"] * 1e3, torch_long["decode_ms_per_token"], 1.0)]
+    result["notes"] += [
+        f"attnlab against its own GEMM rate ({warm['gemm_gflops']:.0f} GFLOP/s, same run): prefill of 128 tokens "
+        f"{100 * warm['prefill_fraction_of_gemm']:.0f}%, of {long_tokens} tokens "
+        f"{100 * warm['long']['warm_fraction_of_gemm']:.0f}%, its attention {100 * warm['long']['attention_fraction_of_gemm']:.0f}%; "
+        f"decode {1 / warm['decode_seconds_per_token']:.1f} tokens/s (torch {1e3 / torch_long['decode_ms_per_token']:.1f})"]
     if bf16:
         t = torch_child(child + ["--reps", "0", "--dtype", "bfloat16"])
         rows.append(("TinyLlama shape, cold, torch computing in bfloat16", our_cold, t["cold_ms"], None))
@@ -398,7 +487,7 @@ def main():
                     help="one comparison (default: all; llama writes 2.2 GB into the temp folder)")
     ap.add_argument("--llama-bf16", action="store_true",
                     help="also time torch's whole LLaMA forward in bfloat16 (one cold process; slow without AVX512-BF16)")
-    ap.add_argument("--child", choices=["mha", "gpt2", "llama"], help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=["mha", "gpt2", "llama", "llama-long"], help=argparse.SUPPRESS)
     ap.add_argument("--length", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--folder", help=argparse.SUPPRESS)
     ap.add_argument("--ids", help=argparse.SUPPRESS)
@@ -411,6 +500,8 @@ def main():
         return child_gpt2(a.folder, a.reps)
     if a.child == "llama":
         return child_llama(a.folder, [int(i) for i in a.ids.split(",")], a.reps, a.dtype)
+    if a.child == "llama-long":
+        return child_llama_long(a.folder, a.length)
 
     if not a.attnlab:
         ap.error("--attnlab is required")

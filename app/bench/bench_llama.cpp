@@ -289,7 +289,10 @@ int benchLlamaFreshProcess(const std::string& dir, int64_t tokens) {
                         {"threads", run.threads},
                         {"flops", run.flops},
                         {"tokens", tokens}};
-  if (tokens == kTokens) out["decode_seconds_per_token"] = decodeSecondsPerToken(*model);
+  if (tokens == kTokens) {
+    out["ids"] = ids;  // scripts/peer_bench.py runs torch on the same ids
+    out["decode_seconds_per_token"] = decodeSecondsPerToken(*model);
+  }
   std::cout << out.dump() << "\n";
   return 0;
 }
