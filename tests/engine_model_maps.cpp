@@ -172,6 +172,19 @@ TEST(StreamedMaps, ChosenHeadsAreKeptWholeAndNoOthers) {
   EXPECT_NE(e.find("--maps: layer 2 head 0 is outside the model's 2 layers of 4 heads"), std::string::npos) << e;
 }
 
+// Past 2,048 rows the gated MLP runs a chunk of rows at a time: a causal
+// model's first 2,048 positions come out as in a run of those alone.
+TEST(StreamedMaps, ChunkedMlpRowsMatchAnUnchunkedRun) {
+  const LongRun r(2100, "llama", 0);
+  ModelRunOptions o;
+  o.top_k = 0;
+  o.maps.mode = MapsChoice::Mode::None;
+  const ModelRun chunked = runModelIds(*r.model, r.ids, o);
+  const ModelRun first = runModelIds(*r.model, std::vector<int32_t>(r.ids.begin(), r.ids.begin() + 2048), o);
+  ASSERT_EQ(chunked.hidden.rows(), 2100);
+  EXPECT_LT((chunked.hidden.topRows(2048) - first.hidden).cwiseAbs().maxCoeff(), 1e-5f);
+}
+
 TEST(MapsChoice, ParsesEveryFormAndRefusesOthers) {
   EXPECT_EQ(parseMapsChoice("auto").mode, MapsChoice::Mode::Auto);
   EXPECT_EQ(parseMapsChoice("all").mode, MapsChoice::Mode::All);

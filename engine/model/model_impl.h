@@ -120,7 +120,8 @@ Activation readActivation(const ConfigReader& r, const std::string& key, const s
 void activate(Mat& x, Activation a);
 
 // The gated MLP: out = (act(a W_gateᵀ) ⊙ a W_upᵀ) W_downᵀ (SwiGLU with SiLU,
-// GeGLU with GELU); `gate` and `up` are scratch             [L, d] → [L, d_ff] → [L, d]
+// GeGLU with GELU); `gate` and `up` are scratch, past 2,048 rows a chunk of
+// rows at a time                                            [L, d] → [L, d_ff] → [L, d]
 void gatedMlp(const Mat& a, const Weight& gate_w, const Weight& up_w, const Weight& down_w, Activation act,
               std::vector<float>& scratch, double* flops, Mat& gate, Mat& up, Mat& out);
 
