@@ -142,6 +142,30 @@ def child_gpt2(folder, reps):
     print(json.dumps(out))
 
 
+def llama_norm_and_rope(c, dtype, first, L):
+    """LLaMA's RMSNorm (in float32, as LlamaRMSNorm) and RoPE in the rotate_half
+    layout at positions first … first + L − 1, as functions."""
+    import torch
+
+    dh, eps = c["hidden_size"] // c["num_attention_heads"], c["rms_norm_eps"]
+    # θ_i = rope_theta^(−2i/dh), angle m·θ_i at position m, the dh/2 angles repeated for both halves   [L, dh]
+    inv_freq = 1.0 / c.get("rope_theta", 10000.0) ** (torch.arange(0, dh, 2, dtype=torch.float32) / dh)
+    angles = torch.outer(torch.arange(first, first + L, dtype=torch.float32), inv_freq).repeat(1, 2)
+    cos, sin = angles.cos().to(dtype), angles.sin().to(dtype)
+
+    def rms_norm(x, g):
+        # g ⊙ x / sqrt(mean(x²) + ε)
+        x32 = x.float()
+        return g * (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps)).to(dtype)
+
+    def rotate(x):
+        # x·cos + rotate_half(x)·sin, rotate_half(x) = [−x₂, x₁]
+        x1, x2 = x[..., : dh // 2], x[..., dh // 2 :]
+        return x * cos + torch.cat((-x2, x1), dim=-1) * sin
+
+    return rms_norm, rotate
+
+
 def llama_forward(c, w, ids, dtype):
     """LlamaForCausalLM's forward as transformers writes it (eager attention,
     output_attentions) in plain torch, on config `c` and weights `w` (name ->
@@ -151,24 +175,10 @@ def llama_forward(c, w, ids, dtype):
     import torch.nn.functional as F
 
     d, H = c["hidden_size"], c["num_attention_heads"]
-    Hkv, dh, eps, L = c.get("num_key_value_heads", H), d // H, c["rms_norm_eps"], len(ids)
+    Hkv, dh, L = c.get("num_key_value_heads", H), d // H, len(ids)
     head = w["model.embed_tokens.weight"] if c.get("tie_word_embeddings", False) else w["lm_head.weight"]
-    # RoPE, rotate_half layout: θ_i = rope_theta^(−2i/dh), angle m·θ_i at position m,
-    # the dh/2 angles repeated for both halves                        [L, dh]
-    inv_freq = 1.0 / c.get("rope_theta", 10000.0) ** (torch.arange(0, dh, 2, dtype=torch.float32) / dh)
-    angles = torch.outer(torch.arange(L, dtype=torch.float32), inv_freq).repeat(1, 2)
-    cos, sin = angles.cos().to(dtype), angles.sin().to(dtype)
+    rms_norm, rotate = llama_norm_and_rope(c, dtype, 0, L)
     mask = torch.full((L, L), float("-inf")).triu(1)
-
-    def rms_norm(x, g):
-        # g ⊙ x / sqrt(mean(x²) + ε), computed in float32 as LlamaRMSNorm does
-        x32 = x.float()
-        return g * (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps)).to(dtype)
-
-    def rotate(x):
-        # x·cos + rotate_half(x)·sin, rotate_half(x) = [−x₂, x₁]
-        x1, x2 = x[..., : dh // 2], x[..., dh // 2 :]
-        return x * cos + torch.cat((-x2, x1), dim=-1) * sin
 
     x = w["model.embed_tokens.weight"][torch.tensor(ids)]  # [L, d]
     maps = []
@@ -205,19 +215,9 @@ def llama_pass(c, w, ids, cache, dtype, block=512):
     import torch.nn.functional as F
 
     d, H = c["hidden_size"], c["num_attention_heads"]
-    Hkv, dh, eps, L = c.get("num_key_value_heads", H), d // H, c["rms_norm_eps"], len(ids)
+    Hkv, dh, L = c.get("num_key_value_heads", H), d // H, len(ids)
     p0 = cache[0][0].shape[1] if cache else 0
-    inv_freq = 1.0 / c.get("rope_theta", 10000.0) ** (torch.arange(0, dh, 2, dtype=torch.float32) / dh)
-    angles = torch.outer(torch.arange(p0, p0 + L, dtype=torch.float32), inv_freq).repeat(1, 2)
-    cos, sin = angles.cos().to(dtype), angles.sin().to(dtype)
-
-    def rms_norm(x, g):
-        x32 = x.float()
-        return g * (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps)).to(dtype)
-
-    def rotate(x):
-        x1, x2 = x[..., : dh // 2], x[..., dh // 2 :]
-        return x * cos + torch.cat((-x2, x1), dim=-1) * sin
+    rms_norm, rotate = llama_norm_and_rope(c, dtype, p0, L)
 
     x = w["model.embed_tokens.weight"][torch.tensor(ids)]
     for layer in range(c["num_hidden_layers"]):
