@@ -312,7 +312,6 @@ void header(const AppState& s, const std::string& what) {
   }
 }
 
-// One head's weights with token axes.
 // The focused head's row of the head table, one number per line with its
 // column's name, in `width` (under the grid of the model view).
 void focusedHeadNumbers(const std::vector<HeadSummary>& summaries, int layer, int head, float width) {
@@ -356,6 +355,7 @@ int64_t layerWindow(const ModelRun& r, int layer) {
   return r.layer_window.empty() ? r.sliding_window : r.layer_window[static_cast<size_t>(layer)];
 }
 
+// One head's map (`map`, of `layer`) with token axes and the layer's window.
 MatrixSpec headView(const ModelRun& r, const Mat& map, int layer) {
   MatrixSpec v = MatrixSpec::of(map);
   v.row_labels = &r.tokens;

@@ -18,7 +18,9 @@ constexpr double kSinkShare = 0.3;
 double jensenShannonBits(const float* p, const float* q, int64_t n);
 
 // Summaries of every head: previous-token, sink, distance and entropy from
-// `run`; induction from `repeated` (a run on repeatedRandomIds()).
+// `run` (its whole maps when it kept them all, else the summaries its pass
+// streamed: the same numbers); induction from `repeated` (a run on
+// repeatedRandomIds(), every map kept). InputError when `run` has neither.
 std::vector<HeadSummary> summarizeHeads(const ModelRun& run, const ModelRun& repeated);
 // 2·T ids: T seeded random ids (avoiding special tokens) then the same T
 // again; BERT's are wrapped in [CLS] … [SEP] (2·T + 2 ids), ready for

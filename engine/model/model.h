@@ -1,7 +1,9 @@
 // Real checkpoints in the Hugging Face layout: config.json, model.safetensors
 // (or shards with model.safetensors.index.json) and the tokenizer files.
 // Each architecture is a family of engine/model/family.h (modelFamilies():
-// GPT-2, BERT, the LLaMA family, …), run in Eigen with every attention map captured.
+// GPT-2, BERT, the LLaMA family, …), run in Eigen with every attention map
+// captured, or, for a long text, pooled and summarised as it is made
+// (engine/model/maps.h).
 #pragma once
 
 #include "engine/error.h"
