@@ -98,8 +98,12 @@ std::string tokenCaption(const ModelRun& r, int64_t i) {
 // "83.9%  'And'" over a bar `share` (0..1) of `width` long: a next-token
 // prediction, or a key a query attends to.
 void shareRow(float share, const std::string& what, float width) {
+  // Two significant digits below 1 %: over thousands of keys a head's
+  // largest weights are hundredths of a percent, not "0.0%".
   char pct[16];
-  std::snprintf(pct, sizeof pct, "%5.1f%%", 100.0 * share);
+  const double p = 100.0 * share;
+  std::snprintf(pct, sizeof pct,
+                p >= 1.0 || p == 0.0 ? "%5.1f%%" : p >= 0.1 ? "%5.2f%%" : p >= 0.01 ? "%5.3f%%" : "%.1e%%", p);
   const ImVec2 a = ImGui::GetCursorScreenPos();
   const float h = ImGui::GetTextLineHeight();
   const ImVec4 acc = ImGui::GetStyle().Colors[ImGuiCol_PlotHistogram];
