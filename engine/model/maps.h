@@ -28,7 +28,8 @@ int64_t pooledBlock(int64_t L);
 // so the result does not depend on the thread count.
 class MapStream {
  public:
-  // `L` queries over keys.keys keys (summaries and pooled maps only when p0 = 0).
+  // The `L` query rows of `run` (positions from run.first_position; summaries and pooled maps only from 0),
+  // kept as `mode` and `heads` say, each block also handed to `rows` when set and the maps are All.
   MapStream(const ModelRun& run, int64_t L, MapsChoice::Mode mode, const std::vector<std::pair<int64_t, int64_t>>& heads,
             MapRowsFn rows);
   int64_t blockRows() const { return block_rows_; }
@@ -52,7 +53,7 @@ class MapStream {
     int64_t divergence_terms = 0;
   };
   Sums& sums(int64_t l, int64_t h, int64_t b) { return sums_[static_cast<size_t>((l * heads_ + h) * blocks_ + b)]; }
-  int64_t layers_, heads_, kv_heads_, L_, keys_, block_rows_, blocks_;
+  int64_t layers_, heads_, kv_heads_, L_, block_rows_, blocks_;
   bool summaries_;
   MapsChoice::Mode mode_;
   std::vector<char> keep_;  // [layer·heads + head]
