@@ -4,7 +4,9 @@
 #include "engine/model/generate.h"
 #include "engine/model/head_metrics.h"
 #include "engine/model/head_patterns.h"
+#include "engine/model/maps.h"
 #include "engine/model/model.h"
+#include "engine/model/model_impl.h"
 #include "engine/model/safetensors.h"
 #include "engine/parallel.h"
 
@@ -807,25 +809,41 @@ TEST(ModelErrors, EmptyAndTooLongText) {
 }
 
 // [SECTION] Head summaries, rollout, patterns on a head
-// A constructed run: 1 layer, 2 heads over L = 4 with known maps.
-ModelRun constructedRun() {
+// One causal layer of constructed q [L, heads·dh] and k = v [L, kv·dh]
+// through the attention kernel and its stream of summaries.
+ModelRun streamedRun(const Mat& q, const Mat& k, int64_t heads, int64_t kv_heads) {
+  const int64_t L = q.rows();
   ModelRun r;
-  r.layers = 1, r.heads = 2, r.d_head = 2;
-  r.ids = {1, 2, 3, 4};
-  r.tokens = {"a", "b", "c", "d"};
-  Mat prev = Mat::Zero(4, 4), uniform = Mat::Zero(4, 4);
-  prev(0, 0) = 1;
-  for (int i = 1; i < 4; ++i) prev(i, i - 1) = 1;  // a perfect previous-token head
-  for (int i = 0; i < 4; ++i)
-    for (int j = 0; j <= i; ++j) uniform(i, j) = 1.0f / static_cast<float>(i + 1);
-  r.attention = {{prev, uniform}};
+  r.layers = 1, r.heads = heads, r.kv_heads = kv_heads, r.d_head = q.cols() / heads;
+  for (int64_t i = 0; i < L; ++i) r.ids.push_back(static_cast<int32_t>(i + 1)), r.tokens.push_back("t");
+  r.attention.resize(1);
+  MapStream stream(r, L, MapsChoice::Mode::All, {}, {});
+  r.stream = &stream;
+  Mat concat;
+  attentionLayer(q, k, k, KeyRange{0, L, true, 0}, heads, kv_heads, 1.0f, RunContext{}, r, 0, concat);
+  r.stream = nullptr;
+  stream.finish(r);
   return r;
+}
+
+// 2 heads over L = 4. Head 0's scores are 100 on key i − 1 (key 0 for query
+// 0) and 0 elsewhere: a previous-token head to within e⁻¹⁰⁰; head 1's query
+// is 0: uniform over keys 0 … i.
+ModelRun constructedRun() {
+  constexpr int64_t L = 4, dh = 4;
+  Mat q = Mat::Zero(L, 2 * dh), k = Mat::Zero(L, 2 * dh);
+  for (int64_t i = 0; i < L; ++i) {
+    q(i, std::max<int64_t>(i - 1, 0)) = 10;  // head 0: q_i = 10 e_{i−1}, k_j = 10 e_j
+    k(i, i) = 10;
+  }
+  return streamedRun(q, k, 2, 2);
 }
 
 TEST(HeadMetrics, HandComputedSummaries) {
   const ModelRun run = constructedRun();
   // The repeated run: T = 2, ids t1 t2 t1 t2; head 0 looks at i − T + 1 on the second copy.
-  ModelRun rep = run;
+  ModelRun rep;
+  rep.layers = 1, rep.heads = 2, rep.ids = run.ids;
   Mat ind = Mat::Zero(4, 4);
   ind(0, 0) = 1, ind(1, 0) = 1;
   ind(2, 1) = 1;                     // i = 2: i − T + 1 = 1
@@ -837,6 +855,8 @@ TEST(HeadMetrics, HandComputedSummaries) {
   EXPECT_NEAR(s[0].sink, 1.0 / 3.0, 1e-9);                       // of queries 1..3, query 1 puts 1 on token 0
   EXPECT_NEAR(s[0].mean_distance, (0 + 1 + 1 + 1) / 4.0, 1e-9);
   EXPECT_NEAR(s[0].entropy, 0.0, 1e-9);
+  EXPECT_EQ(s[0].group_size, 1);
+  EXPECT_EQ(s[0].group_divergence, 0.0);  // no key/value head shared
   EXPECT_NEAR(s[0].induction, (1.0 + 0.5) / 2.0, 1e-9);
   // Uniform causal head: A[i, i−1] = 1/(i+1) for i = 1..3
   EXPECT_NEAR(s[1].previous_token, (1.0 / 2 + 1.0 / 3 + 1.0 / 4) / 3.0, 1e-6);
@@ -844,6 +864,31 @@ TEST(HeadMetrics, HandComputedSummaries) {
   EXPECT_NEAR(s[1].mean_distance, (0.0 + 0.5 + 1.0 + 1.5) / 4.0, 1e-6);  // mean of 0..i
   EXPECT_NEAR(s[1].entropy, (0 + std::log(2.0) + std::log(3.0) + std::log(4.0)) / 4.0, 1e-6);
   EXPECT_NEAR(s[1].induction, (1.0 / 3 + 1.0 / 4) / 2.0, 1e-6);  // A[2,1] = 1/3, A[3,2] = 1/4
+}
+
+TEST(HeadMetrics, GroupDivergenceOfIdenticalAndSingleHeads) {
+  // 4 query heads over 2 key/value heads: heads 0 and 1 have the same
+  // queries (the same maps), heads 2 and 3 different ones.
+  constexpr int64_t L = 6, dh = 3;
+  Mat q(L, 4 * dh), k(L, 2 * dh);
+  for (int64_t i = 0; i < q.size(); ++i) q.data()[i] = static_cast<float>(std::sin(0.7 * static_cast<double>(i)));
+  for (int64_t i = 0; i < k.size(); ++i) k.data()[i] = static_cast<float>(std::cos(1.3 * static_cast<double>(i)));
+  q.middleCols(dh, dh) = q.middleCols(0, dh);
+  std::vector<HeadSummary> s = streamedRun(q, k, 4, 2).summaries;
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[0].group_divergence, 0.0);
+  EXPECT_EQ(s[1].group_divergence, 0.0);
+  EXPECT_GT(s[2].group_divergence, 0.0);
+  EXPECT_EQ(s[2].group_divergence, s[3].group_divergence);
+  // Without GQA every group is one head.
+  Mat k4(L, 4 * dh);
+  k4 << k, k;
+  s = streamedRun(q, k4, 4, 4).summaries;
+  for (const HeadSummary& x : s) {
+    EXPECT_EQ(x.group_size, 1);
+    EXPECT_EQ(x.kv_head, x.head);
+    EXPECT_EQ(x.group_divergence, 0.0);
+  }
 }
 
 TEST(HeadMetrics, RolloutAgainstLoopAndRowsSumToOne) {

@@ -6,7 +6,6 @@
 // [SECTION] LM heads
 #include "engine/model/model_impl.h"
 
-#include "engine/activations.h"
 #include "engine/model/config.h"
 #include "engine/model/family.h"
 
@@ -100,8 +99,8 @@ Activation readActivation(const ConfigReader& r, const std::string& key, const s
 
 void activate(Mat& x, Activation a) {
   switch (a) {
-    case Activation::Silu:  // x·σ(x)
-      x = x.unaryExpr([](float g) { return static_cast<float>(g * sigmoid(g)); });
+    case Activation::Silu:  // x·σ(x) = x / (1 + e^−x), vectorised (e^−x = ∞ gives −0)
+      x.array() = x.array() / (1.0f + (-x.array()).exp());
       break;
     case Activation::GeluTanh: {  // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
       const float c = std::sqrt(2.0f / std::numbers::pi_v<float>);
@@ -173,7 +172,7 @@ void ropeHeads(Eigen::Ref<Mat> x, int64_t heads, int64_t head_dim, const std::ve
 }
 
 void groupWeights(const Mat& q, const MatRef& K, int64_t r0, int64_t n, int64_t k0, const KeyRange& keys, int64_t g,
-                  int64_t group, float scale, const ScoreMods& mods, Mat& S) {
+                  int64_t group, float scale, const ScoreMods& mods, Mat& S, float* entropy) {
   const int64_t dh = K.cols(), nk = K.rows();
   // Q_g: the rows of the group's heads stacked, so K_g is packed once for all   [group·n, dh]
   Mat Qg(group * n, dh);
@@ -195,15 +194,23 @@ void groupWeights(const Mat& q, const MatRef& K, int64_t r0, int64_t n, int64_t 
     for (int64_t r = 0; r < n; ++r) {
       const int64_t lo = keys.first(r0 + r) - k0, hi = keys.end(r0 + r) - k0;
       auto row = W.row(r).array();
+      if (entropy) entropy[a * n + r] = 0.0f;
       if (hi <= lo) {  // no key to read: the row attends to nothing
         row.setZero();
         continue;
       }
-      const float mx = row.segment(lo, hi - lo).maxCoeff();
-      row.segment(lo, hi - lo) = (row.segment(lo, hi - lo) - mx).exp();
+      auto x = row.segment(lo, hi - lo);
+      x -= x.maxCoeff();  // x_j − max ≤ 0
+      thread_local Eigen::Array<float, 1, Eigen::Dynamic> shifted;  // a row, as x
+      if (entropy) shifted = x;
+      x = x.exp();
+      const float z = x.sum();
       row.head(lo).setZero();
       row.tail(nk - hi).setZero();
-      row *= 1.0f / row.segment(lo, hi - lo).sum();
+      x *= 1.0f / z;
+      // With the row still in cache: −Σ p ln p = ln z − Σ p·(x − max), as
+      // ln p_j = x_j − max − ln z (no logarithm per key).
+      if (entropy) entropy[a * n + r] = std::log(z) - (x * shifted).sum();
     }
   }
 }
@@ -229,24 +236,27 @@ void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const KeyRange& ke
     // The keys some row of the block reads: [k0, k1).
     const int64_t k0 = keys.first(r0), k1 = std::max(k0, keys.end(r0 + n - 1)), nk = k1 - k0;
     Mat S, O(group * n, dh), full;
-    groupWeights(q, k.block(k0, g * dh, nk, dh), r0, n, k0, keys, g, group, scale, mods, S);
+    thread_local std::vector<float> entropy;  // of each stacked row
+    entropy.resize(static_cast<size_t>(group * n));
+    groupWeights(q, k.block(k0, g * dh, nk, dh), r0, n, k0, keys, g, group, scale, mods, S, entropy.data());
     // heads[rows] = A V_g[keys]                                      [group·n, dh]
     gemm(S, v.block(k0, g * dh, nk, dh), false, 1.0f, 0.0f, O);
     flops[static_cast<size_t>(task)] += 4.0 * static_cast<double>(group * n * nk * dh);
     for (int64_t a = 0; a < group; ++a) {
       const int64_t h = g * group + a;
       const auto W = S.middleRows(a * n, n);
+      const float* H = entropy.data() + a * n;
       concat.block(r0, h * dh, n, dh) = O.middleRows(a * n, n);
       if (stream.keeps(layer, h)) {
         Mat& M = maps[static_cast<size_t>(h)];
         M.block(r0, k0, n, nk) = W;
-        stream.add(layer, h, r0, k0, W, M.middleRows(r0, n));
+        stream.add(layer, h, r0, k0, W, H, M.middleRows(r0, n));
       } else if (stream.wantsFullRows(layer, h)) {
         full.setZero(n, T);
         full.middleCols(k0, nk) = W;
-        stream.add(layer, h, r0, k0, W, full);
+        stream.add(layer, h, r0, k0, W, H, full);
       } else {
-        stream.add(layer, h, r0, k0, W, Mat());
+        stream.add(layer, h, r0, k0, W, H, Mat());
       }
     }
     stream.addGroup(layer, g, group, r0, S);

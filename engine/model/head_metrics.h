@@ -17,10 +17,10 @@ constexpr double kSinkShare = 0.3;
 // bits: ½ Σ p log₂(p/m) + ½ Σ q log₂(q/m), m = ½(p + q); 0 · log 0 = 0.
 double jensenShannonBits(const float* p, const float* q, int64_t n);
 
-// Summaries of every head: previous-token, sink, distance and entropy from
-// `run` (its whole maps when it kept them all, else the summaries its pass
-// streamed: the same numbers); induction from `repeated` (a run on
-// repeatedRandomIds(), every map kept). InputError when `run` has neither.
+// Summaries of every head: previous-token, sink, distance, entropy and group
+// divergence as `run`'s pass streamed them (whatever maps it kept: the same
+// numbers); induction from `repeated` (a run on repeatedRandomIds(), every
+// map kept). InputError when `run` streamed none (a run after a KV cache).
 std::vector<HeadSummary> summarizeHeads(const ModelRun& run, const ModelRun& repeated);
 // 2·T ids: T seeded random ids (avoiding special tokens) then the same T
 // again; BERT's are wrapped in [CLS] … [SEP] (2·T + 2 ids), ready for

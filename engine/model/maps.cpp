@@ -86,25 +86,17 @@ int64_t KeyRange::end(int64_t i) const {
 }
 
 // [SECTION] The stream
-void addSummaryRow(double* previous, double* sink, double* distance, double* entropy, int64_t i, int64_t k0,
-                   const float* w, int64_t n) {
+void addSummaryRow(double* previous, double* sink, double* distance, int64_t i, int64_t k0, const float* w, int64_t n) {
   if (i >= 1 && i - 1 >= k0 && i - 1 < k0 + n) *previous += w[i - 1 - k0];
   if (i >= 1 && k0 == 0 && n > 0) *sink += w[0];
-  // The row's non-zero span, copied to an aligned buffer: its sums then do
-  // not depend on how many masked keys came with the row or where it lay in
-  // memory, so the stream and a whole map give the same bits.
-  int64_t lo = 0, hi = n;
-  while (lo < hi && w[lo] == 0.0f) ++lo;
-  while (hi > lo && w[hi - 1] == 0.0f) --hi;
-  if (hi == lo) return;
-  thread_local Eigen::ArrayXf a, dist;
-  a = Eigen::Map<const Eigen::ArrayXf>(w + lo, hi - lo);
-  // Each row's sums in float, vectorised (a row of 8k keys, 32 heads, 22
-  // layers: 47 G logarithms at 8k tokens), added up in double across rows.
-  const float d0 = static_cast<float>(k0 + lo - i);
-  dist = Eigen::ArrayXf::LinSpaced(hi - lo, d0, d0 + static_cast<float>(hi - lo - 1)).abs();
-  *distance += static_cast<double>((a * dist).sum());
-  *entropy -= static_cast<double>((a * a.max(1e-38f).log()).sum());  // 0 · ln 0 = 0 · ln 1e-38 = 0
+  thread_local Eigen::ArrayXf offsets;  // 0, 1, 2, … (grown as rows grow)
+  if (offsets.size() < n) {
+    offsets.resize(n);
+    for (int64_t j = 0; j < n; ++j) offsets[j] = static_cast<float>(j);
+  }
+  // The row's sum in float, vectorised; added up in double across rows.
+  const float d0 = static_cast<float>(k0 - i);  // key k0 + j is |j + d0| away from query i
+  *distance += static_cast<double>(((offsets.head(n) + d0).abs() * Eigen::Map<const Eigen::ArrayXf>(w, n)).sum());
 }
 
 MapStream::MapStream(const ModelRun& run, int64_t L, MapsChoice::Mode mode,
@@ -132,22 +124,32 @@ MapStream::MapStream(const ModelRun& run, int64_t L, MapsChoice::Mode mode,
 
 bool MapStream::keeps(int64_t layer, int64_t head) const { return keep_[static_cast<size_t>(layer * heads_ + head)] != 0; }
 
-void MapStream::add(int64_t l, int64_t h, int64_t r0, int64_t k0, const MatRef& w, const MatRef& full) {
+void MapStream::add(int64_t l, int64_t h, int64_t r0, int64_t k0, const MatRef& w, const float* entropy,
+                    const MatRef& full) {
   if (rows_ && mode_ == MapsChoice::Mode::All) rows_(l, h, r0, full);
   if (!summaries_) return;
   Sums& s = sums(l, h, r0 / block_rows_);
   const int64_t n = w.cols(), pb = pooled_.block;
   Mat& psum = pooled_sum_[static_cast<size_t>(l * heads_ + h)];
   Mat& pmax = pooled_.max[static_cast<size_t>(l * heads_ + h)];
-  for (int64_t r = 0; r < w.rows(); ++r)
-    addSummaryRow(&s.previous, &s.sink, &s.distance, &s.entropy, r0 + r, k0, w.row(r).data(), n);
-  // Pooled: each query block's rows (blocks of rows never split one) summed
-  // and maximised down the columns, then the columns cut at the key blocks' edges.
-  RowVec col_sum, col_max;
-  for (int64_t r = 0; r < w.rows(); r += pb) {
-    const int64_t rows = std::min(pb, w.rows() - r), bi = (r0 + r) / pb;
-    col_sum = w.middleRows(r, rows).colwise().sum();
-    col_max = w.middleRows(r, rows).colwise().maxCoeff();
+  // Row by row, each row read once while in cache: its summaries, and its
+  // share of its query block's column sums and maxima; at the block's last
+  // row the columns are cut at the key blocks' edges (blocks of rows never
+  // split a query block).
+  thread_local RowVec col_sum, col_max;
+  for (int64_t r = 0; r < w.rows(); ++r) {
+    const auto row = w.row(r);
+    addSummaryRow(&s.previous, &s.sink, &s.distance, r0 + r, k0, row.data(), n);
+    s.entropy += static_cast<double>(entropy[r]);
+    if ((r0 + r) % pb == 0) {
+      col_sum = row;
+      col_max = row;
+    } else {
+      col_sum += row;
+      col_max = col_max.cwiseMax(row);
+    }
+    if ((r0 + r + 1) % pb != 0 && r + 1 < w.rows()) continue;
+    const int64_t bi = (r0 + r) / pb;
     for (int64_t j0 = k0; j0 < k0 + n;) {
       const int64_t jb = j0 / pb, j1 = std::min(k0 + n, (jb + 1) * pb);
       psum(bi, jb) += col_sum.segment(j0 - k0, j1 - j0).sum();

@@ -37,9 +37,10 @@ class MapStream {
   bool keeps(int64_t layer, int64_t head) const;  // the run keeps this map whole
   bool wantsFullRows(int64_t layer, int64_t head) const { return keeps(layer, head) || (rows_ && mode_ == MapsChoice::Mode::All); }
   // Rows r0 … r0 + n − 1 of head h of layer l: w [n, k1 − k0] are the weights
-  // of keys k0 … k1 − 1 (every other key has 0); `full` [n, keys] the same
-  // rows whole when wantsFullRows (else empty).
-  void add(int64_t l, int64_t h, int64_t r0, int64_t k0, const MatRef& w, const MatRef& full);
+  // of keys k0 … k1 − 1 (every other key has 0), `entropy` [n] each row's
+  // −Σ_j w_j ln w_j (groupWeights'); `full` [n, keys] the same rows whole
+  // when wantsFullRows (else empty).
+  void add(int64_t l, int64_t h, int64_t r0, int64_t k0, const MatRef& w, const float* entropy, const MatRef& full);
   // The heads of key/value group g on the same rows and keys (GQA), stacked
   // [group·n, keys] (head g·group + a in rows a·n …): the Jensen–Shannon
   // divergences of every pair, on the rows that count.
@@ -69,10 +70,9 @@ int64_t streamBlockRows(int64_t L);
 // Group divergence reads every k-th query, k = ⌈L / 64⌉ (every query up to 64).
 int64_t divergenceStride(int64_t L);
 // Adds query row i, whose weights over keys k0 … k0 + n − 1 are w (0
-// elsewhere), to the summary sums: A[i, i−1] and A[i, 0] (i ≥ 1),
-// Σ_j A[i, j]·|i − j| and −Σ_j A[i, j] ln A[i, j].
-void addSummaryRow(double* previous, double* sink, double* distance, double* entropy, int64_t i, int64_t k0,
-                   const float* w, int64_t n);
+// elsewhere), to the summary sums: A[i, i−1] and A[i, 0] (i ≥ 1) and
+// Σ_j A[i, j]·|i − j|.
+void addSummaryRow(double* previous, double* sink, double* distance, int64_t i, int64_t k0, const float* w, int64_t n);
 
 // One head's whole map [L, p0 + L], recomputed from the q and k its layer's
 // scores were made of (ModelRun::scores), the same bits as the pass made:

@@ -144,8 +144,9 @@ struct ScoreMods {
 // n − 1 over keys k0 … k0 + K.rows() − 1 (K = K_g's rows), the heads' rows
 // stacked: S [group·n, K.rows()], head g·group + a in rows [a·n, (a+1)·n),
 // softmax(mods(Q_h Kᵀ · scale)) on the keys each row reads, 0 elsewhere.
+// With `entropy` [group·n]: each row's −Σ_j A_ij ln A_ij, from its scores.
 void groupWeights(const Mat& q, const MatRef& K, int64_t r0, int64_t n, int64_t k0, const KeyRange& keys, int64_t g,
-                  int64_t group, float scale, const ScoreMods& mods, Mat& S);
+                  int64_t group, float scale, const ScoreMods& mods, Mat& S, float* entropy = nullptr);
 // Every query head of one layer: A_h = softmax(mods(Q_h K_gᵀ · scale) over
 // the keys `keys` lets each query read) with g = h / (heads / kv_heads),
 // head_h = A_h V_g; `concat` [Lq, heads·d_head] = Concat(head_1 … head_H).
