@@ -68,6 +68,17 @@ void gemm(const MatRef& a, const MatRef& b, bool b_transposed, float alpha, floa
   }
 }
 
+void gemmOnce(const MatRef& a, const MatRef& b, bool b_transposed, float alpha, float beta, Eigen::Ref<Mat> out) {
+  const int64_t m = a.rows(), k = a.cols(), n = b_transposed ? b.rows() : b.cols();
+  assert((b_transposed ? b.cols() : b.rows()) == k && out.rows() == m && out.cols() == n);
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    out *= beta;
+    return;
+  }
+  sgemmBlock(a, b, b_transposed, alpha, beta, out, 0, m, 0, n);
+}
+
 Mat product(const MatRef& a, const MatRef& b) {
   Mat out(a.rows(), b.cols());
   gemm(a, b, false, 1.0f, 0.0f, out);

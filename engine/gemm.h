@@ -17,6 +17,13 @@ namespace attn {
 // outer strides are passed on. `out` must already have its shape.
 void gemm(const MatRef& a, const MatRef& b, bool b_transposed, float alpha, float beta, Eigen::Ref<Mat> out);
 
+// The same product as one sgemm on the calling thread, never cut into tiles:
+// for a caller whose parallel loop already splits the work (a tile of a
+// model's weights, a block of attention rows), so each sgemm packs its
+// operands once. Deterministic by shape, as gemm() is, but its bits may
+// differ from gemm()'s on the same shape.
+void gemmOnce(const MatRef& a, const MatRef& b, bool b_transposed, float alpha, float beta, Eigen::Ref<Mat> out);
+
 // a · b into a new matrix.
 Mat product(const MatRef& a, const MatRef& b);
 

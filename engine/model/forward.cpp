@@ -40,9 +40,10 @@ double linearFlops(int64_t rows, const Weight& w) { return 2.0 * static_cast<dou
 
 void linearTiled16(const Mat& x, const Weight& w, Mat& y) {
   // Output rows per tile: 64 × 2048 floats (512 KiB) stay in L2 while a
-  // decode step uses them; a prompt's rows reuse each tile more, 256.
-  const int64_t kTile = x.rows() <= 16 ? 64 : 256;
+  // decode step uses them; a prompt's rows reuse each tile more, 256, but
+  // a narrow matrix (GQA's k and v) keeps 64 so every thread gets tiles.
   const int64_t out = w.rows, in = w.cols;
+  const int64_t kTile = x.rows() <= 16 || out < 1024 ? 64 : 256;
   y.resize(x.rows(), out);
   parallelFor((out + kTile - 1) / kTile, RunContext{}, [&](int64_t t) {
     thread_local std::vector<float> tile;
@@ -50,7 +51,7 @@ void linearTiled16(const Mat& x, const Weight& w, Mat& y) {
     tile.resize(static_cast<size_t>(n * in));
     w.file->floatsAt(*w.entry, o0 * in, n * in, tile.data());
     // y[:, tile] = x tileᵀ                                          [R, n]
-    gemm(x, Eigen::Map<const Mat>(tile.data(), n, in), true, 1.0f, 0.0f, y.middleCols(o0, n));
+    gemmOnce(x, Eigen::Map<const Mat>(tile.data(), n, in), true, 1.0f, 0.0f, y.middleCols(o0, n));
   });
 }
 
@@ -179,7 +180,7 @@ void groupWeights(const Mat& q, const MatRef& K, int64_t r0, int64_t n, int64_t 
   for (int64_t a = 0; a < group; ++a) Qg.middleRows(a * n, n) = q.block(r0, (g * group + a) * dh, n, dh);
   // S = Q_g K_g[keys]ᵀ · scale                                        [group·n, nk]
   S.resize(group * n, nk);
-  gemm(Qg, K, true, scale, 0.0f, S);
+  gemmOnce(Qg, K, true, scale, 0.0f, S);
   if (mods.softcap > 0) {  // s → c·tanh(s / c)
     const double c = mods.softcap;
     S = S.unaryExpr([c](float s) { return static_cast<float>(c * std::tanh(s / c)); });
@@ -240,7 +241,7 @@ void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const KeyRange& ke
     entropy.resize(static_cast<size_t>(group * n));
     groupWeights(q, k.block(k0, g * dh, nk, dh), r0, n, k0, keys, g, group, scale, mods, S, entropy.data());
     // heads[rows] = A V_g[keys]                                      [group·n, dh]
-    gemm(S, v.block(k0, g * dh, nk, dh), false, 1.0f, 0.0f, O);
+    gemmOnce(S, v.block(k0, g * dh, nk, dh), false, 1.0f, 0.0f, O);
     flops[static_cast<size_t>(task)] += 4.0 * static_cast<double>(group * n * nk * dh);
     for (int64_t a = 0; a < group; ++a) {
       const int64_t h = g * group + a;
