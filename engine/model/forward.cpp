@@ -173,7 +173,7 @@ void ropeHeads(Eigen::Ref<Mat> x, int64_t heads, int64_t head_dim, const std::ve
 }
 
 void groupWeights(const Mat& q, const MatRef& K, int64_t r0, int64_t n, int64_t k0, const KeyRange& keys, int64_t g,
-                  int64_t group, float scale, const ScoreMods& mods, Mat& S, float* entropy) {
+                  int64_t group, float scale, const ScoreMods& mods, Mat& S, const WeightRowFn* rows) {
   const int64_t dh = K.cols(), nk = K.rows();
   // Q_g: the rows of the group's heads stacked, so K_g is packed once for all   [group·n, dh]
   Mat Qg(group * n, dh);
@@ -195,23 +195,27 @@ void groupWeights(const Mat& q, const MatRef& K, int64_t r0, int64_t n, int64_t 
     for (int64_t r = 0; r < n; ++r) {
       const int64_t lo = keys.first(r0 + r) - k0, hi = keys.end(r0 + r) - k0;
       auto row = W.row(r).array();
-      if (entropy) entropy[a * n + r] = 0.0f;
       if (hi <= lo) {  // no key to read: the row attends to nothing
         row.setZero();
+        if (rows) (*rows)(a * n + r, k0, row.data(), 0, 0.0f, 0.0f);
         continue;
       }
       auto x = row.segment(lo, hi - lo);
       x -= x.maxCoeff();  // x_j − max ≤ 0
       thread_local Eigen::Array<float, 1, Eigen::Dynamic> shifted;  // a row, as x
-      if (entropy) shifted = x;
+      if (rows) shifted = x;
       x = x.exp();
-      const float z = x.sum();
+      const float inv_z = 1.0f / x.sum();
       row.head(lo).setZero();
       row.tail(nk - hi).setZero();
-      x *= 1.0f / z;
-      // With the row still in cache: −Σ p ln p = ln z − Σ p·(x − max), as
-      // ln p_j = x_j − max − ln z (no logarithm per key).
-      if (entropy) entropy[a * n + r] = std::log(z) - (x * shifted).sum();
+      if (!rows) {
+        x *= inv_z;
+        continue;
+      }
+      // −Σ A ln A = ln z − Σ A·(x − max), as ln A_j = x_j − max − ln z (no
+      // logarithm per key).
+      const float entropy = -std::log(inv_z) - inv_z * (x * shifted).sum();
+      (*rows)(a * n + r, k0 + lo, x.data(), hi - lo, inv_z, entropy);
     }
   }
 }
@@ -237,30 +241,33 @@ void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const KeyRange& ke
     // The keys some row of the block reads: [k0, k1).
     const int64_t k0 = keys.first(r0), k1 = std::max(k0, keys.end(r0 + n - 1)), nk = k1 - k0;
     Mat S, O(group * n, dh), full;
-    thread_local std::vector<float> entropy;  // of each stacked row
-    entropy.resize(static_cast<size_t>(group * n));
-    groupWeights(q, k.block(k0, g * dh, nk, dh), r0, n, k0, keys, g, group, scale, mods, S, entropy.data());
-    // heads[rows] = A V_g[keys]                                      [group·n, dh]
+    thread_local std::vector<float> inv_z;  // of each stacked row
+    inv_z.resize(static_cast<size_t>(group * n));
+    const WeightRowFn each = [&](int64_t row, int64_t first, const float* e, int64_t count, float c, float entropy) {
+      inv_z[static_cast<size_t>(row)] = c;
+      stream.addRow(layer, g * group + row / n, r0 + row % n, first, e, count, c, entropy);
+    };
+    groupWeights(q, k.block(k0, g * dh, nk, dh), r0, n, k0, keys, g, group, scale, mods, S, &each);
+    const auto C = Eigen::Map<const Eigen::VectorXf>(inv_z.data(), group * n).asDiagonal();
+    // heads[rows] = A V_g[keys] = diag(1/Σe) (E V_g[keys])               [group·n, dh]
     gemmOnce(S, v.block(k0, g * dh, nk, dh), false, 1.0f, 0.0f, O);
+    O = C * O;
     flops[static_cast<size_t>(task)] += 4.0 * static_cast<double>(group * n * nk * dh);
     for (int64_t a = 0; a < group; ++a) {
       const int64_t h = g * group + a;
-      const auto W = S.middleRows(a * n, n);
-      const float* H = entropy.data() + a * n;
       concat.block(r0, h * dh, n, dh) = O.middleRows(a * n, n);
+      if (!stream.wantsFullRows(layer, h)) continue;
+      // A's rows: e · 1/Σe, the bits headMap()'s normalised S has
+      const auto A = Eigen::Map<const Eigen::VectorXf>(inv_z.data() + a * n, n).asDiagonal() * S.middleRows(a * n, n);
       if (stream.keeps(layer, h)) {
-        Mat& M = maps[static_cast<size_t>(h)];
-        M.block(r0, k0, n, nk) = W;
-        stream.add(layer, h, r0, k0, W, H, M.middleRows(r0, n));
-      } else if (stream.wantsFullRows(layer, h)) {
-        full.setZero(n, T);
-        full.middleCols(k0, nk) = W;
-        stream.add(layer, h, r0, k0, W, H, full);
+        maps[static_cast<size_t>(h)].block(r0, k0, n, nk) = A;
       } else {
-        stream.add(layer, h, r0, k0, W, H, Mat());
+        full.setZero(n, T);
+        full.middleCols(k0, nk) = A;
+        stream.handOn(layer, h, r0, full);
       }
     }
-    stream.addGroup(layer, g, group, r0, S);
+    stream.addGroup(layer, g, group, r0, S, inv_z.data());
   });
   run.attention_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (const double x : flops) run.flops += x, run.attention_flops += x;

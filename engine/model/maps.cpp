@@ -86,19 +86,6 @@ int64_t KeyRange::end(int64_t i) const {
 }
 
 // [SECTION] The stream
-void addSummaryRow(double* previous, double* sink, double* distance, int64_t i, int64_t k0, const float* w, int64_t n) {
-  if (i >= 1 && i - 1 >= k0 && i - 1 < k0 + n) *previous += w[i - 1 - k0];
-  if (i >= 1 && k0 == 0 && n > 0) *sink += w[0];
-  thread_local Eigen::ArrayXf offsets;  // 0, 1, 2, … (grown as rows grow)
-  if (offsets.size() < n) {
-    offsets.resize(n);
-    for (int64_t j = 0; j < n; ++j) offsets[j] = static_cast<float>(j);
-  }
-  // The row's sum in float, vectorised; added up in double across rows.
-  const float d0 = static_cast<float>(k0 - i);  // key k0 + j is |j + d0| away from query i
-  *distance += static_cast<double>(((offsets.head(n) + d0).abs() * Eigen::Map<const Eigen::ArrayXf>(w, n)).sum());
-}
-
 MapStream::MapStream(const ModelRun& run, int64_t L, MapsChoice::Mode mode,
                      const std::vector<std::pair<int64_t, int64_t>>& heads, MapRowsFn rows)
     : layers_(run.layers),
@@ -124,50 +111,86 @@ MapStream::MapStream(const ModelRun& run, int64_t L, MapsChoice::Mode mode,
 
 bool MapStream::keeps(int64_t layer, int64_t head) const { return keep_[static_cast<size_t>(layer * heads_ + head)] != 0; }
 
-void MapStream::add(int64_t l, int64_t h, int64_t r0, int64_t k0, const MatRef& w, const float* entropy,
-                    const MatRef& full) {
-  if (rows_ && mode_ == MapsChoice::Mode::All) rows_(l, h, r0, full);
+namespace {
+
+// One head's rows of the query block being pooled, on this thread: the
+// column sums and maxima of A over the keys [lo, hi) some row has read.
+struct PooledRows {
+  Eigen::ArrayXf sum, max;  // by key
+  int64_t lo = 0, hi = 0;
+};
+
+}  // namespace
+
+void MapStream::addRow(int64_t l, int64_t h, int64_t i, int64_t first, const float* e, int64_t count, float inv_z,
+                       float entropy) {
   if (!summaries_) return;
-  Sums& s = sums(l, h, r0 / block_rows_);
-  const int64_t n = w.cols(), pb = pooled_.block;
+  Sums& s = sums(l, h, i / block_rows_);
+  s.entropy += static_cast<double>(entropy);
+  const auto w = Eigen::Map<const Eigen::ArrayXf>(e, count);  // A[i, first + j] = w_j · inv_z
+  if (count > 0) {
+    if (i >= 1 && i - 1 >= first && i - 1 < first + count) s.previous += static_cast<double>(w[i - 1 - first] * inv_z);
+    if (i >= 1 && first == 0) s.sink += static_cast<double>(w[0] * inv_z);
+    // Σ_j A[i, j]·|i − j|, the row's sum in float (vectorised), the rows' in double
+    thread_local Eigen::ArrayXf offsets;  // 0, 1, 2, … (grown as rows grow)
+    if (offsets.size() < count) {
+      offsets.resize(count);
+      for (int64_t j = 0; j < count; ++j) offsets[j] = static_cast<float>(j);
+    }
+    const float d0 = static_cast<float>(first - i);  // key first + j is |j + d0| from query i
+    s.distance += static_cast<double>(inv_z * ((offsets.head(count) + d0).abs() * w).sum());
+  }
+  // Pooled: the rows of a query block are summed and maximised by key, then,
+  // after its last row, cut at the key blocks' edges (a block of the pass's
+  // rows never splits a query block, and brings one head's rows in order).
+  thread_local PooledRows pool;
+  const int64_t pb = pooled_.block, bi = i / pb;
+  if (i % pb == 0) {
+    if (pool.sum.size() < L_) pool.sum.resize(L_), pool.max.resize(L_);
+    pool.lo = pool.hi = first;
+  }
+  if (count > 0) {
+    const int64_t end = first + count;
+    if (pool.hi == pool.lo) pool.lo = pool.hi = first;
+    if (first < pool.lo) {
+      pool.sum.segment(first, pool.lo - first).setZero();
+      pool.max.segment(first, pool.lo - first).setZero();
+      pool.lo = first;
+    }
+    if (end > pool.hi) {
+      pool.sum.segment(pool.hi, end - pool.hi).setZero();
+      pool.max.segment(pool.hi, end - pool.hi).setZero();
+      pool.hi = end;
+    }
+    pool.sum.segment(first, count) += inv_z * w;
+    pool.max.segment(first, count) = pool.max.segment(first, count).max(inv_z * w);
+  }
+  if ((i + 1) % pb != 0 && i + 1 != L_) return;
   Mat& psum = pooled_sum_[static_cast<size_t>(l * heads_ + h)];
   Mat& pmax = pooled_.max[static_cast<size_t>(l * heads_ + h)];
-  // Row by row, each row read once while in cache: its summaries, and its
-  // share of its query block's column sums and maxima; at the block's last
-  // row the columns are cut at the key blocks' edges (blocks of rows never
-  // split a query block).
-  thread_local RowVec col_sum, col_max;
-  for (int64_t r = 0; r < w.rows(); ++r) {
-    const auto row = w.row(r);
-    addSummaryRow(&s.previous, &s.sink, &s.distance, r0 + r, k0, row.data(), n);
-    s.entropy += static_cast<double>(entropy[r]);
-    if ((r0 + r) % pb == 0) {
-      col_sum = row;
-      col_max = row;
-    } else {
-      col_sum += row;
-      col_max = col_max.cwiseMax(row);
-    }
-    if ((r0 + r + 1) % pb != 0 && r + 1 < w.rows()) continue;
-    const int64_t bi = (r0 + r) / pb;
-    for (int64_t j0 = k0; j0 < k0 + n;) {
-      const int64_t jb = j0 / pb, j1 = std::min(k0 + n, (jb + 1) * pb);
-      psum(bi, jb) += col_sum.segment(j0 - k0, j1 - j0).sum();
-      pmax(bi, jb) = std::max(pmax(bi, jb), col_max.segment(j0 - k0, j1 - j0).maxCoeff());
-      j0 = j1;
-    }
+  for (int64_t j0 = pool.lo; j0 < pool.hi;) {
+    const int64_t jb = j0 / pb, j1 = std::min(pool.hi, (jb + 1) * pb);
+    psum(bi, jb) += pool.sum.segment(j0, j1 - j0).sum();
+    pmax(bi, jb) = std::max(pmax(bi, jb), pool.max.segment(j0, j1 - j0).maxCoeff());
+    j0 = j1;
   }
 }
 
-void MapStream::addGroup(int64_t l, int64_t g, int64_t group, int64_t r0, const MatRef& stacked) {
+void MapStream::handOn(int64_t l, int64_t h, int64_t r0, const MatRef& full) const {
+  if (rows_ && mode_ == MapsChoice::Mode::All) rows_(l, h, r0, full);
+}
+
+void MapStream::addGroup(int64_t l, int64_t g, int64_t group, int64_t r0, const MatRef& stacked, const float* inv_z) {
   if (!summaries_ || group < 2) return;
   Sums& s = sums(l, g * group, r0 / block_rows_);  // the group's sums live with its first head
   const int64_t stride = divergenceStride(L_), n = stacked.rows() / group, keys = stacked.cols();
+  Mat A(group, keys);  // the group's weights on one query
   for (int64_t r = 0; r < n; ++r) {
     if ((r0 + r) % stride != 0) continue;
+    for (int64_t a = 0; a < group; ++a) A.row(a) = stacked.row(a * n + r) * inv_z[a * n + r];
     for (int64_t a = 0; a < group; ++a)
       for (int64_t b = a + 1; b < group; ++b) {
-        s.divergence += jensenShannonBits(stacked.row(a * n + r).data(), stacked.row(b * n + r).data(), keys);
+        s.divergence += jensenShannonBits(A.row(a).data(), A.row(b).data(), keys);
         ++s.divergence_terms;
       }
   }

@@ -36,15 +36,19 @@ class MapStream {
   int64_t blocks() const { return blocks_; }
   bool keeps(int64_t layer, int64_t head) const;  // the run keeps this map whole
   bool wantsFullRows(int64_t layer, int64_t head) const { return keeps(layer, head) || (rows_ && mode_ == MapsChoice::Mode::All); }
-  // Rows r0 … r0 + n − 1 of head h of layer l: w [n, k1 − k0] are the weights
-  // of keys k0 … k1 − 1 (every other key has 0), `entropy` [n] each row's
-  // −Σ_j w_j ln w_j (groupWeights'); `full` [n, keys] the same rows whole
-  // when wantsFullRows (else empty).
-  void add(int64_t l, int64_t h, int64_t r0, int64_t k0, const MatRef& w, const float* entropy, const MatRef& full);
+  // Query row i of head h of layer l, as groupWeights hands it on: its
+  // weights are e · inv_z on keys first … first + count − 1 (0 elsewhere),
+  // its entropy −Σ A ln A. A block's rows of one head come in order, on one
+  // thread.
+  void addRow(int64_t l, int64_t h, int64_t i, int64_t first, const float* e, int64_t count, float inv_z,
+              float entropy);
+  // Rows r0 … of head h whole, [n, keys], to the run's `rows` callback (every map, when wantsFullRows).
+  void handOn(int64_t l, int64_t h, int64_t r0, const MatRef& full) const;
   // The heads of key/value group g on the same rows and keys (GQA), stacked
-  // [group·n, keys] (head g·group + a in rows a·n …): the Jensen–Shannon
-  // divergences of every pair, on the rows that count.
-  void addGroup(int64_t l, int64_t g, int64_t group, int64_t r0, const MatRef& stacked);
+  // unnormalised [group·n, keys] (head g·group + a in rows a·n …) with each
+  // row's 1/Σe: the Jensen–Shannon divergences of every pair, on the rows
+  // that count.
+  void addGroup(int64_t l, int64_t g, int64_t group, int64_t r0, const MatRef& stacked, const float* inv_z);
   // Summaries (without induction) and pooled maps, into `run`.
   void finish(ModelRun& run) const;
 
@@ -69,10 +73,6 @@ class MapStream {
 int64_t streamBlockRows(int64_t L);
 // Group divergence reads every k-th query, k = ⌈L / 64⌉ (every query up to 64).
 int64_t divergenceStride(int64_t L);
-// Adds query row i, whose weights over keys k0 … k0 + n − 1 are w (0
-// elsewhere), to the summary sums: A[i, i−1] and A[i, 0] (i ≥ 1) and
-// Σ_j A[i, j]·|i − j|.
-void addSummaryRow(double* previous, double* sink, double* distance, int64_t i, int64_t k0, const float* w, int64_t n);
 
 // One head's whole map [L, p0 + L], recomputed from the q and k its layer's
 // scores were made of (ModelRun::scores), the same bits as the pass made:

@@ -8,6 +8,7 @@
 #include "engine/model/model.h"
 
 #include <deque>
+#include <functional>
 
 namespace attn {
 
@@ -135,6 +136,11 @@ Mat repeatKvHeads(const Mat& x, int64_t heads, int64_t kv_heads, int64_t dh);
 // positions first_position, first_position + 1, …
 void ropeHeads(Eigen::Ref<Mat> x, int64_t heads, int64_t head_dim, const std::vector<double>& theta,
                int64_t first_position);
+// Row `stacked` of groupWeights' S, unnormalised: e [count] = exp(s − max)
+// on keys first … first + count − 1 (the row's others are 0), inv_z = 1 / Σe
+// (A = e · inv_z), entropy = −Σ A ln A; count 0 when the row reads no key.
+using WeightRowFn = std::function<void(int64_t stacked, int64_t first, const float* e, int64_t count, float inv_z,
+                                       float entropy)>;
 // How a family changes the scores s = q kᵀ · scale before the mask.
 struct ScoreMods {
   double softcap = 0;                 // s → c·tanh(s/c) (Gemma 2)
@@ -144,9 +150,10 @@ struct ScoreMods {
 // n − 1 over keys k0 … k0 + K.rows() − 1 (K = K_g's rows), the heads' rows
 // stacked: S [group·n, K.rows()], head g·group + a in rows [a·n, (a+1)·n),
 // softmax(mods(Q_h Kᵀ · scale)) on the keys each row reads, 0 elsewhere.
-// With `entropy` [group·n]: each row's −Σ_j A_ij ln A_ij, from its scores.
+// With `rows`, S is left unnormalised, e = exp(s − max) (A = e / Σe), and
+// each row is handed on as soon as it is made, while still in cache.
 void groupWeights(const Mat& q, const MatRef& K, int64_t r0, int64_t n, int64_t k0, const KeyRange& keys, int64_t g,
-                  int64_t group, float scale, const ScoreMods& mods, Mat& S, float* entropy = nullptr);
+                  int64_t group, float scale, const ScoreMods& mods, Mat& S, const WeightRowFn* rows = nullptr);
 // Every query head of one layer: A_h = softmax(mods(Q_h K_gᵀ · scale) over
 // the keys `keys` lets each query read) with g = h / (heads / kv_heads),
 // head_h = A_h V_g; `concat` [Lq, heads·d_head] = Concat(head_1 … head_H).
