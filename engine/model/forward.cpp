@@ -172,6 +172,35 @@ void ropeHeads(Eigen::Ref<Mat> x, int64_t heads, int64_t head_dim, const std::ve
   for (int64_t h = 0; h < heads; ++h) rotateHalfHeads(x.middleCols(h * head_dim, rot), 1, theta, first_position);
 }
 
+namespace {
+
+// x_j → e_j = exp(x_j − max) in place, in one pass; returns Σ e_j and
+// Σ e_j·(x_j − max). Sixteen keys at a time (one AVX-512 register, two
+// AVX2 ones), the sums kept by lane and added up at the end.
+std::pair<float, float> expShifted(float* x, int64_t n, float max) {
+  using Lanes = Eigen::Array<float, 16, 1>;
+  Lanes z = Lanes::Zero(), dot = Lanes::Zero();
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    Eigen::Map<Lanes> chunk(x + j);
+    const Lanes t = chunk - max;
+    const Lanes e = t.exp();
+    chunk = e;
+    z += e;
+    dot += e * t;
+  }
+  float zs = z.sum(), ds = dot.sum();
+  for (; j < n; ++j) {
+    const float t = x[j] - max, e = std::exp(t);
+    x[j] = e;
+    zs += e;
+    ds += e * t;
+  }
+  return {zs, ds};
+}
+
+}  // namespace
+
 void groupWeights(const Mat& q, const MatRef& K, int64_t r0, int64_t n, int64_t k0, const KeyRange& keys, int64_t g,
                   int64_t group, float scale, const ScoreMods& mods, Mat& S, const WeightRowFn* rows) {
   const int64_t dh = K.cols(), nk = K.rows();
@@ -201,20 +230,17 @@ void groupWeights(const Mat& q, const MatRef& K, int64_t r0, int64_t n, int64_t 
         continue;
       }
       auto x = row.segment(lo, hi - lo);
-      x -= x.maxCoeff();  // x_j − max ≤ 0
-      thread_local Eigen::Array<float, 1, Eigen::Dynamic> shifted;  // a row, as x
-      if (rows) shifted = x;
-      x = x.exp();
-      const float inv_z = 1.0f / x.sum();
+      const auto [z, e_dot] = expShifted(x.data(), hi - lo, x.maxCoeff());
+      const float inv_z = 1.0f / z;
       row.head(lo).setZero();
       row.tail(nk - hi).setZero();
       if (!rows) {
         x *= inv_z;
         continue;
       }
-      // −Σ A ln A = ln z − Σ A·(x − max), as ln A_j = x_j − max − ln z (no
+      // −Σ A ln A = ln z − Σ A·(s − max), as ln A_j = s_j − max − ln z (no
       // logarithm per key).
-      const float entropy = -std::log(inv_z) - inv_z * (x * shifted).sum();
+      const float entropy = std::log(z) - inv_z * e_dot;
       (*rows)(a * n + r, k0 + lo, x.data(), hi - lo, inv_z, entropy);
     }
   }
