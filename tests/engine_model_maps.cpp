@@ -237,6 +237,13 @@ TEST(RunMemory, TooLargeIsRefusedAndAutoPools) {
   EXPECT_EQ(run.maps, MapsChoice::Mode::Pooled);
   EXPECT_NE(run.maps_note.find("the maps are pooled"), std::string::npos) << run.maps_note;
   EXPECT_EQ(run.summaries.size(), 8u);
+  // A head's whole map on demand (1 MiB and the blocks) fits in 9 MiB; in
+  // 0.75 MiB it is refused before it is allocated.
+  EXPECT_EQ(headMap(run, 1, 3).rows(), 512);
+  const ref::ScopedEnv tight("ATTNLAB_MEMORY_LIMIT_MB", "1");
+  const std::string m = test::errorOf([&] { headMap(run, 1, 3); });
+  for (const char* s : {"head map: layer 1 head 3 over 512 tokens needs", "more than the 768.0 KiB of memory available"})
+    EXPECT_NE(m.find(s), std::string::npos) << s << " not in: " << m;
 }
 
 }  // namespace

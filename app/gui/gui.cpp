@@ -260,6 +260,7 @@ void GuiApp::submitModelIfChanged() {
   m.scene.pattern = m.view.view == ModelView::Pattern;
   m.scene.layer = m.view.layer;
   m.scene.head = m.view.head;
+  m.scene.focus_whole = m.output && m.output->analysis && m.output->analysis->pooled;
   m.scene.predict_at = m.view.query;
   if (loading_) {
     if (!model_ever_submitted_) submitLoad();

@@ -52,24 +52,15 @@ const ModelRun* currentRun(const AppState& s) {
 int64_t tokenCount(const ModelRun& r) { return static_cast<int64_t>(r.tokens.size()); }
 
 // The focused head's whole map: the run's own, or, when its maps were
-// pooled, recomputed from the kept q and k when the focus changes.
-const Mat* focusMap(AppState& s) {
+// pooled, the one the job recomputed for this head (null until it has).
+const Mat* focusMap(const AppState& s) {
   const ModelOutput* o = s.model.output.get();
   if (!o || !o->analysis) return nullptr;
-  const ModelAnalysis& a = *o->analysis;
-  const ModelRun& r = a.run;
+  const ModelRun& r = o->analysis->run;
   const int layer = std::clamp(s.model.view.layer, 0, static_cast<int>(r.layers) - 1);
   const int head = std::clamp(s.model.view.head, 0, static_cast<int>(r.heads) - 1);
-  if (!a.pooled) return &r.attention[static_cast<size_t>(layer)][static_cast<size_t>(head)];
-  ModelViewState& v = s.model.view;
-  if (!v.focus_map || v.focus_map_generation != s.model.generation || v.focus_map_layer != layer ||
-      v.focus_map_head != head) {
-    v.focus_map = std::make_shared<const Mat>(headMap(r, layer, head));
-    v.focus_map_generation = s.model.generation;
-    v.focus_map_layer = layer;
-    v.focus_map_head = head;
-  }
-  return v.focus_map.get();
+  if (!o->analysis->pooled) return &r.attention[static_cast<size_t>(layer)][static_cast<size_t>(head)];
+  return o->focus_layer == layer && o->focus_head == head ? o->focus_map.get() : nullptr;
 }
 
 // The key a query attends to most in the focused head: the Q/K view's default pair.
@@ -419,17 +410,26 @@ void modelGridView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + grid_h + font));
     focusedHeadNumbers(s.model.output->analysis->summaries, v.layer, v.head, grid_w);
     ImGui::Spacing();
-    strongestKeys(r, *focusMap(s), v.query < 0 ? tokenCount(r) - 1 : v.query, grid_w,
-                  origin.y + avail.y - ImGui::GetCursorScreenPos().y);
+    if (const Mat* map = focusMap(s))
+      strongestKeys(r, *map, v.query < 0 ? tokenCount(r) - 1 : v.query, grid_w,
+                    origin.y + avail.y - ImGui::GetCursorScreenPos().y);
   }
   ImGui::SetCursorScreenPos(ImVec2(origin.x + grid_w + gap, origin.y));
   ImGui::BeginGroup();
   ImGui::Text("layer %d, head %d", v.layer, v.head);
   MatrixStyle focus = st;
   focus.max_cell_aspect = 1.6f;
-  offerAnchor(s, heatmap("focus", headView(r, *focusMap(s), v.layer), focus, v.focus_zoom, gl,
-                         ImVec2(avail.x - grid_w - gap, avail.y - ImGui::GetTextLineHeightWithSpacing()))
-                     .placed);
+  const ImVec2 focus_size(avail.x - grid_w - gap, avail.y - ImGui::GetTextLineHeightWithSpacing());
+  if (const Mat* map = focusMap(s)) {
+    offerAnchor(s, heatmap("focus", headView(r, *map, v.layer), focus, v.focus_zoom, gl, focus_size).placed);
+  } else {  // a pooled run: the job recomputes this head's map, or says why it cannot
+    const ModelOutput& o = *s.model.output;
+    const bool failed = o.focus_layer == v.layer && o.focus_head == v.head && !o.focus_error.empty();
+    centeredText(focus_size, failed ? (o.focus_error + "; the grid shows it pooled").c_str()
+                                    : ("computing " + headLabel(v.layer, v.head) + "'s whole map over " +
+                                       std::to_string(tokenCount(r)) + " tokens\xE2\x80\xA6")
+                                          .c_str());
+  }
   ImGui::EndGroup();
 }
 

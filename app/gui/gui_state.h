@@ -132,10 +132,6 @@ struct ModelViewState {
     Mat score_change;
   };
   std::optional<QkPair> qk_pair;
-  // A pooled run's focused head, recomputed whole (headMap) when the output or the focus changes.
-  std::shared_ptr<const Mat> focus_map;
-  uint64_t focus_map_generation = ~uint64_t{0};
-  int focus_map_layer = -1, focus_map_head = -1;
 };
 
 // Generate in the model workspace: the options of the next generation, and

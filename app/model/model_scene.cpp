@@ -46,8 +46,8 @@ bool sameModelScene(const ModelScene& a, const ModelScene& b) {
       a.predict_at != b.predict_at || a.generation != b.generation || a.generation_steps != b.generation_steps ||
       a.maps != b.maps)
     return false;
-  return !a.pattern || (a.pattern_variant == b.pattern_variant && a.pattern_params == b.pattern_params &&
-                        a.layer == b.layer && a.head == b.head);
+  if ((a.pattern || a.focus_whole || b.focus_whole) && (a.layer != b.layer || a.head != b.head)) return false;
+  return !a.pattern || (a.pattern_variant == b.pattern_variant && a.pattern_params == b.pattern_params);
 }
 
 ModelOutput generateModelScene(const ModelScene& s, const GenerateOptions& o, const RunContext& ctx,
@@ -136,8 +136,27 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
   }
   const int64_t L = static_cast<int64_t>(out.analysis->run.ids.size());
   out.predicted_at = s.predict_at < 0 ? L - 1 : std::min(s.predict_at, L - 1);
-  out.predictions = std::move(
-      predictTokens(m, out.analysis->run.hidden, {out.predicted_at}, kPredictions, ctx)[static_cast<size_t>(out.predicted_at)]);
+  const bool same_run = previous && previous->analysis == out.analysis;
+  if (same_run && previous->predicted_at == out.predicted_at)
+    out.predictions = previous->predictions;
+  else
+    out.predictions = std::move(predictTokens(m, out.analysis->run.hidden, {out.predicted_at}, kPredictions,
+                                              ctx)[static_cast<size_t>(out.predicted_at)]);
+  if (out.analysis->pooled) {
+    const ModelRun& r = out.analysis->run;
+    out.focus_layer = std::clamp<int64_t>(s.layer, 0, r.layers - 1);
+    out.focus_head = std::clamp<int64_t>(s.head, 0, r.heads - 1);
+    if (same_run && previous->focus_layer == out.focus_layer && previous->focus_head == out.focus_head) {
+      out.focus_map = previous->focus_map;
+      out.focus_error = previous->focus_error;
+    } else {
+      try {
+        out.focus_map = std::make_shared<const Mat>(headMap(r, out.focus_layer, out.focus_head, ctx));
+      } catch (const InputError& e) {
+        out.focus_error = e.what();
+      }
+    }
+  }
   if (s.pattern) {
     out.has_pattern = true;
     const VariantInfo* v = findVariant(s.pattern_variant);

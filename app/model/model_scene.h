@@ -45,7 +45,8 @@ struct ModelScene {
   bool pattern = false;   // compute the pattern (the pattern view is shown)
   std::string pattern_variant;
   Params pattern_params;
-  int64_t layer = 0, head = 0;  // the head the pattern is applied to
+  int64_t layer = 0, head = 0;  // the focused head: the pattern's, and the one a pooled run recomputes whole
+  bool focus_whole = false;     // the run pools its maps: a new focused head is a new scene
   int64_t predict_at = -1;      // the query whose next tokens are listed; -1: the last token
   // A generation of `text` (Generate in the window): the run is then the
   // prompt and its first `generation_steps` new tokens (generationRun), not
@@ -91,14 +92,19 @@ struct ModelOutput {
   int64_t predicted_at = -1;
   std::shared_ptr<const Generation> generation;  // the scene's; its first generation_steps new tokens are in the run
   int64_t generation_steps = 0;
+  // A pooled run: the focused head's whole map, recomputed from the run's q
+  // and k (headMap), or why it could not be (it would not fit in memory).
+  std::shared_ptr<const Mat> focus_map;
+  int64_t focus_layer = -1, focus_head = -1;
+  std::string focus_error;
 };
 
 constexpr int kPredictions = 5;  // tokens listed after the selected query
 
 // Runs what `s` needs. From `previous` (may be null) it reuses the model run
 // when model, text and truncation are the same (then a new predict_at costs
-// one row of the LM head), and the induction run when
-// the model is. Text longer than the positions (without truncate) is not an
+// one row of the LM head, and a pooled run's new focused head its map), and
+// the induction run when the model is. Text longer than the positions (without truncate) is not an
 // error here: the output says so (too_long_*), so the GUI can offer to truncate.
 ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, const RunContext& ctx);
 

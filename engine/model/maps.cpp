@@ -239,7 +239,7 @@ void MapStream::finish(ModelRun& run) const {
   run.pooled = std::move(p);
 }
 
-Mat headMap(const ModelRun& run, int64_t layer, int64_t head) {
+Mat headMap(const ModelRun& run, int64_t layer, int64_t head, const RunContext& ctx) {
   if (!run.keep_scores || layer < 0 || layer >= static_cast<int64_t>(run.scores.size()) || head < 0 || head >= run.heads)
     throw InputError("head map: layer " + std::to_string(layer) + " head " + std::to_string(head) +
                      " cannot be recomputed (the run kept no q and k for it)");
@@ -247,9 +247,17 @@ Mat headMap(const ModelRun& run, int64_t layer, int64_t head) {
   const int64_t L = s.q.rows(), dh = run.d_head, kv = run.kv_heads > 0 ? run.kv_heads : run.heads;
   const int64_t group = run.heads / kv, g = head / group, B = streamBlockRows(L);
   const ScoreMods mods{s.softcap, run.alibi_slopes.empty() ? nullptr : &run.alibi_slopes};
+  // The map, and per thread a block of the group's weights.
+  const double bytes = 4.0 * static_cast<double>(s.keys.keys) *
+                       (static_cast<double>(L) + static_cast<double>(omp_get_max_threads() * group * B));
+  const double available = 0.75 * static_cast<double>(availableMemoryBytes());
+  if (bytes > available)
+    throw InputError("head map: layer " + std::to_string(layer) + " head " + std::to_string(head) + " over " +
+                     std::to_string(L) + " tokens needs " + formatBytes(bytes) + ", more than the " +
+                     formatBytes(available) + " of memory available");
   Mat map = Mat::Zero(L, s.keys.keys);
   // The pass's blocks and stacking: the same bits (its group's rows come along).
-  parallelFor((L + B - 1) / B, RunContext{}, [&](int64_t b) {
+  parallelFor((L + B - 1) / B, ctx, [&](int64_t b) {
     const int64_t r0 = b * B, n = std::min(B, L - r0), k0 = s.keys.first(r0);
     const int64_t nk = std::max(k0, s.keys.end(r0 + n - 1)) - k0;
     Mat S;

@@ -77,8 +77,9 @@ int64_t divergenceStride(int64_t L);
 // One head's whole map [L, p0 + L], recomputed from the q and k its layer's
 // scores were made of (ModelRun::scores), the same bits as the pass made:
 // how a run whose maps were pooled shows any head at full resolution.
-// InputError when the run kept no scores' inputs.
-Mat headMap(const ModelRun& run, int64_t layer, int64_t head);
+// InputError when the run kept no scores' inputs, or, before allocating,
+// when the map would not fit in the memory available.
+Mat headMap(const ModelRun& run, int64_t layer, int64_t head, const RunContext& ctx = {});
 // The longest text whose every map fits in memory with the pass (what the
 // views that read every map — rollout, token lines, Q/K, patterns — allow).
 int64_t longestTextWithEveryMap(const Model& m);
