@@ -2,6 +2,7 @@
 //   attnlab                      GUI with the default scene (the embedded model)
 //   attnlab gui|list|compute|render|bench|model|lesson ...
 // Exit status: 0 done, 2 bad usage or bad input (one line on stderr), 1 internal error.
+#include "app/bench/bench.h"
 #include "app/cli/cli.h"
 #include "app/gui/gui.h"
 #include "app/model/model_scene.h"
@@ -93,7 +94,7 @@ int main(int argc, char** argv) {
   render_cmd->add_option("--font-size", render.font_size, "Size of labels and ticks (points for SVG/PDF, pixels for PNG; "
                                                           "default: from the figure's size)");
   render_cmd->add_option("--head", render.head, "Head shown by the heatmap, image and compare views")->capture_default_str();
-  render_cmd->add_option("--query", render.query, "Query pixel of the image view (default: the middle of the last full block)");
+  render_cmd->add_option("--query", render.query, "Query pixel of the image view (default: the middle of the image's full rows, or of the query block there)");
   render_cmd->add_option("--colormap", render.colormap, "viridis, magma, blues, gray or coolwarm")
       ->capture_default_str();
   render_cmd->add_option("--scale", render.scale,

@@ -12,11 +12,28 @@
 #include <fstream>
 #include <regex>
 #include <set>
+#include <sstream>
 
 namespace attn::test {
 namespace {
 
 // [SECTION] list
+// The README's first screen: what AttnLab is, its two pictures (present, and
+// readable PNGs) and the two commands, within the first 60 lines.
+TEST(Readme, FrontDoorHoldsThePicturesAndBothCommands) {
+  std::istringstream readme(slurp(sourceDir() / "README.md"));
+  std::string line, head;
+  for (int i = 0; i < 60 && std::getline(readme, line); ++i) head += line + "\n";
+  EXPECT_EQ(head.rfind("# AttnLab\n\nAttnLab makes attention mechanisms visible.", 0), 0u) << head;
+  for (const char* s : {"scripts/run.sh\n", "scripts/test.sh\n", "](assets/readme/gui.png)", "](assets/readme/figure.png)"})
+    EXPECT_NE(head.find(s), std::string::npos) << s << " is not in the README's first 60 lines";
+  for (const char* png : {"assets/readme/gui.png", "assets/readme/figure.png"}) {
+    const QImage img(QString::fromStdString((sourceDir() / png).string()));
+    EXPECT_GE(img.width(), 960) << png;
+    EXPECT_GE(img.height(), 540) << png;
+  }
+}
+
 TEST(CliList, TextNamesEveryFamilyAndVariant) {
   const RunResult r = runAttnlab({"list"});
   ASSERT_EQ(r.status, 0) << r.err;

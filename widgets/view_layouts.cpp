@@ -225,6 +225,19 @@ int64_t imageWidth(const Result& r) {
   return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(r.keys())))));
 }
 
+int64_t defaultImageQuery(const Result& r) {
+  const int64_t lq = r.queries();
+  if (lq <= 0) return 0;
+  const int64_t w = imageWidth(r), full_rows = lq / w;
+  const int64_t centre = full_rows == 0 ? lq / 2 : (full_rows / 2) * w + w / 2;
+  const Extra* g = r.firstExtra(ExtraKind::QueryGroup);
+  if (!g || centre >= g->value.size()) return centre;
+  std::vector<int64_t> block;
+  for (int64_t i = 0; i < std::min(lq, g->value.size()); ++i)
+    if (g->value.data[static_cast<size_t>(i)] == g->value.data[static_cast<size_t>(centre)]) block.push_back(i);
+  return block[block.size() / 2];
+}
+
 int64_t ImageViewLayout::pixelAt(float x, float y) const {
   if (x < image.x || y < image.y || x >= image.right() || y >= image.bottom()) return -1;
   const auto px = static_cast<int64_t>((x - image.x) / image.w * static_cast<float>(width));

@@ -83,6 +83,11 @@ ImageViewLayout imageViewPrimitives(Primitives& out, const Canvas& c, const Box&
 // Width of the raster image a sequence is drawn as: Result::image_width, or
 // the smallest square that holds the keys.
 int64_t imageWidth(const Result& r);
+// The query the image view shows (screen and figure) until one is picked: the
+// middle of the image's full rows, so a causal pattern shows its reach above
+// and to the left; with query blocks (QueryGroup extra), the middle query of
+// the block holding it.
+int64_t defaultImageQuery(const Result& r);
 
 // [SECTION] Picture view
 

@@ -4,7 +4,6 @@
 // NAME` runs one section. Peers (PyTorch) are measured live on the same
 // shapes by scripts/peer_bench.sh, never quoted from elsewhere.
 #include "app/bench/bench.h"
-#include "app/cli/cli.h"
 
 #include "engine/attention_math.h"
 #include "engine/error.h"

@@ -1,6 +1,6 @@
 // attnlab bench: shared measuring tools and one function per section.
 // A section adds its figures to the JSON object and, unless --json, prints
-// a table. Sections live in app/bench*.cpp; cmdBench() lists them.
+// a table. Sections live in app/bench/bench*.cpp; cmdBench() lists them.
 #pragma once
 
 #include "engine/model/safetensors.h"
@@ -85,5 +85,6 @@ struct BenchSection {
   void (*run)(nlohmann::json& out, const BenchOptions& options);
 };
 const std::vector<BenchSection>& benchSections();
+int cmdBench(const BenchOptions& o);
 
 }  // namespace attn

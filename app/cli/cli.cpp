@@ -5,7 +5,7 @@
 #include "app/export/figure_model.h"
 #include "app/qt/qt_messages.h"
 #include "app/cli/staged_dir.h"
-#include "app/gui/scene_options.h"
+#include "app/shared/scene_options.h"
 
 #include "engine/attention_math.h"
 #include "engine/compare.h"

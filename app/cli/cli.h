@@ -2,9 +2,8 @@
 // can be produced without a window.
 #pragma once
 
-#include "app/bench/bench.h"
 #include "app/export/figure.h"
-#include "app/cli/input_options.h"
+#include "app/shared/input_options.h"
 
 #include <QGuiApplication>
 
@@ -38,7 +37,7 @@ struct RenderOptions {
   std::string scale = "auto";        // colour scale: auto, linear, log, power, percentile
   double gamma = 0.5, percentile = 99;
   bool dark = false;
-  // A model's view instead of a variant's (app/figure_model.h).
+  // A model's view instead of a variant's (app/export/figure_model.h).
   std::string model;           // folder or .safetensors
   bool default_model = false;  // the embedded default model
   int layer = 0;
@@ -46,7 +45,7 @@ struct RenderOptions {
   std::string pattern;         // pattern view: the variant (default: the first that fits a head)
 };
 
-// attnlab model info PATH / model run PATH --text TEXT --out DIR (app/cli_model.cpp)
+// attnlab model info PATH / model run PATH --text TEXT --out DIR (app/cli/cli_model.cpp)
 struct ModelRunCliOptions {
   std::string path, text, out_dir;
   bool truncate = false;
@@ -83,7 +82,6 @@ int cmdModelRun(const ModelRunCliOptions& o);
 int cmdModelGenerate(const ModelGenerateCliOptions& o);
 int cmdCompute(const ComputeOptions& o);
 int cmdRender(int argc, char** argv, const RenderOptions& o);
-int cmdBench(const BenchOptions& o);
 
 // The results a figure of `view` draws: the variant's, and for the family
 // view its family's after it (the subject first). Shared by render and lesson export.

@@ -662,21 +662,6 @@ void writeFigure(const Paint& paint, const FigureOptions& o, const std::string& 
 
 }  // namespace
 
-int64_t defaultImageQuery(const Result& r) {
-  const int64_t lq = r.queries();
-  if (lq <= 0) return 0;
-  // The middle of the image's full rows: a causal pattern shows its reach above and to the left.
-  const int64_t w = imageWidth(r), full_rows = lq / w;
-  const int64_t centre = full_rows == 0 ? lq / 2 : (full_rows / 2) * w + w / 2;
-  const Extra* g = r.firstExtra(ExtraKind::QueryGroup);
-  if (!g || centre >= g->value.size()) return centre;
-  // With query blocks: the middle query of the block holding the centre.
-  std::vector<int64_t> block;
-  for (int64_t i = 0; i < std::min(lq, g->value.size()); ++i)
-    if (g->value.data[static_cast<size_t>(i)] == g->value.data[static_cast<size_t>(centre)]) block.push_back(i);
-  return block[block.size() / 2];
-}
-
 void applyFigureSize(const std::string& size, const std::string& flag, FigureOptions& o) {
   struct Named {
     const char* name;

@@ -50,11 +50,6 @@ struct FigureOptions {
 // content and render PNGs at 300 dpi. Throws InputError naming `flag`.
 void applyFigureSize(const std::string& size, const std::string& flag, FigureOptions& o);
 
-// The query the image view shows until the user picks one: the middle of the
-// last full block (QueryGroup extra) or of the last full image row, so a
-// causal pattern shows its whole reach above it.
-int64_t defaultImageQuery(const Result& r);
-
 // A figure laid out and ready to paint onto any QPainter device at (0, 0,
 // options.width, options.height): its options with the height resolved.
 struct PreparedFigure {

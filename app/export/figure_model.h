@@ -1,5 +1,5 @@
 // Figures of the model workspace's views, through the same QPainter export
-// as the variant views (app/figure.h): the GUI's Export and `attnlab render
+// as the variant views (app/export/figure.h): the GUI's Export and `attnlab render
 // --model` draw the same figure. Needs a Q(Gui)Application.
 #pragma once
 

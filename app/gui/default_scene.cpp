@@ -1,6 +1,6 @@
 // The default scene (assets/default_scene.json, embedded) and the input a
 // scene computes on: shared by the window and the lesson handouts.
-#include "app/gui/scene_options.h"
+#include "app/shared/scene_options.h"
 
 #include <embedded_assets.h>
 #include <nlohmann/json.hpp>

@@ -1,7 +1,7 @@
 // The interactive window: GLFW + Dear ImGui, Qt for dialogs.
 #pragma once
 
-#include "app/gui/scene_options.h"
+#include "app/shared/scene_options.h"
 
 #include <string>
 #include <vector>

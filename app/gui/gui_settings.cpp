@@ -1,12 +1,13 @@
 #include "app/gui/gui_settings.h"
 
+#include "app/shared/config_dir.h"
+
 #include "engine/error.h"
 #include "engine/npy.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
 #include <iterator>
 
@@ -18,18 +19,7 @@ void rememberModel(GuiSettings& s, const std::string& path) {
   if (s.recent_models.size() > kMaxRecentModels) s.recent_models.resize(kMaxRecentModels);
 }
 
-std::filesystem::path settingsPath() {
-  const char* xdg = std::getenv("XDG_CONFIG_HOME");
-  const char* home = std::getenv("HOME");
-  std::filesystem::path base;
-  if (xdg && *xdg)
-    base = xdg;
-  else if (home && *home)
-    base = std::filesystem::path(home) / ".config";
-  else
-    base = std::filesystem::temp_directory_path();
-  return base / "attnlab" / "settings.json";
-}
+std::filesystem::path settingsPath() { return userConfigDir() / "settings.json"; }
 
 namespace {
 

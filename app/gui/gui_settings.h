@@ -26,7 +26,7 @@ constexpr size_t kMaxRecentModels = 8;
 // Moves `path` to the front of the recent-models list.
 void rememberModel(GuiSettings& s, const std::string& path);
 
-std::filesystem::path settingsPath();
+std::filesystem::path settingsPath();  // settings.json in userConfigDir() (app/shared/config_dir.h)
 // The settings file's text; `where` names it in the warning. On a corrupt
 // file: defaults, and `warning` says what was wrong.
 GuiSettings parseSettings(const std::string& text, const std::string& where, std::string& warning);

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "app/gui/gui_settings.h"
-#include "app/cli/input_options.h"
+#include "app/shared/input_options.h"
 #include "app/gui/job_runner.h"
 #include "app/lesson/lesson.h"
 #include "app/model/model_scene.h"

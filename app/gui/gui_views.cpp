@@ -11,7 +11,6 @@
 //   [SECTION] drawMainView
 #include "app/gui/gui_views.h"
 
-#include "app/export/figure.h"
 #include "app/gui/gui_lesson.h"
 #include "app/gui/gui_panels.h"
 #include "app/gui/gui_timeline.h"

@@ -25,7 +25,7 @@
 
 namespace attn {
 
-struct ModelOutput;  // app/model_scene.h
+struct ModelOutput;  // app/model/model_scene.h
 
 // What one GUI job produces: in the model workspace `model` (a loaded model's
 // run, summaries, rollout and pattern); in the variant workspace the selected variant's result and, for the

@@ -8,7 +8,7 @@
 // ("Lessons").
 #pragma once
 
-#include "app/gui/scene_options.h"
+#include "app/shared/scene_options.h"
 #include "widgets/annotations.h"
 
 #include <filesystem>

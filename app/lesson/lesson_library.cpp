@@ -1,7 +1,7 @@
 // The lessons there are: the shipped ones (embedded) and the user's folder.
 #include "app/lesson/lesson.h"
 
-#include "app/gui/gui_settings.h"
+#include "app/shared/config_dir.h"
 #include "engine/error.h"
 
 #include <embedded_lessons.h>
@@ -17,7 +17,7 @@ namespace attn {
 
 std::filesystem::path userLessonFolder() {
   if (const char* env = std::getenv("ATTNLAB_LESSONS"); env && *env) return env;
-  return settingsPath().parent_path() / "lessons";
+  return userConfigDir() / "lessons";
 }
 
 namespace {

@@ -3,7 +3,7 @@
 // step is one of these (app/lesson), checked by the same validateScene.
 #pragma once
 
-#include "app/cli/input_options.h"
+#include "app/shared/input_options.h"
 
 #include <cstdint>
 #include <string>

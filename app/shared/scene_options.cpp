@@ -1,4 +1,4 @@
-#include "app/gui/scene_options.h"
+#include "app/shared/scene_options.h"
 
 #include "app/model/model_scene.h"
 #include "engine/error.h"

@@ -1,4 +1,4 @@
-#include "app/cli/input_options.h"
+#include "app/shared/input_options.h"
 
 #include "engine/error.h"
 
