@@ -10,9 +10,7 @@ namespace attn {
 
 namespace {
 
-constexpr int kColumns = 9;
-const char* const kNames[kColumns] = {"layer", "head",          "previous-token", "sink", "induction",
-                                      "mean distance", "entropy", "kv head", "group JS"};
+constexpr int kColumns = 9;  // headTableColumns()
 const char* const kHelp[kColumns] = {
     "layer of the head",
     "head within its layer",
@@ -49,14 +47,16 @@ int headTable(const char* id, const std::vector<HeadSummary>& rows, int focus_la
                                 ImGuiTableFlags_BordersOuter | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchSame;
   if (!ImGui::BeginTable(id, kColumns, flags, size)) return clicked;
   ImGui::TableSetupScrollFreeze(0, 1);
+  const std::vector<std::string>& names = headTableColumns();
   for (int c = 0; c < kColumns; ++c)
-    ImGui::TableSetupColumn(kNames[c], c == 0 ? ImGuiTableColumnFlags_DefaultSort : ImGuiTableColumnFlags_None);
+    ImGui::TableSetupColumn(names[static_cast<size_t>(c)].c_str(),
+                            c == 0 ? ImGuiTableColumnFlags_DefaultSort : ImGuiTableColumnFlags_None);
   // Headers with a tooltip each (what the number means).
   ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
   for (int c = 0; c < kColumns; ++c) {
     ImGui::TableSetColumnIndex(c);
     // A name wider than its column (large text, a narrow window) breaks at its space or hyphen, never elided.
-    std::string label = kNames[c];
+    std::string label = names[static_cast<size_t>(c)];
     if (ImGui::CalcTextSize(label.c_str()).x > ImGui::GetContentRegionAvail().x - ImGui::GetFontSize())
       if (const size_t at = label.find_first_of(" -"); at != std::string::npos)
         label = label.substr(0, at + (label[at] == '-' ? 1 : 0)) + "\n" + label.substr(at + 1);

@@ -71,12 +71,7 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const 
       const int64_t n = static_cast<int64_t>(r.tokens.size());
       const int64_t q = sel.query < 0 ? n - 1 : sel.query;
       checkRange("--query", q, n);
-      int64_t k = sel.key;
-      if (k < 0) {
-        Eigen::Index j = 0;
-        r.attention[static_cast<size_t>(sel.layer)][static_cast<size_t>(sel.head)].row(q).maxCoeff(&j);
-        k = j;
-      }
+      const int64_t k = sel.key < 0 ? strongestKey(r, sel.layer, sel.head, q) : sel.key;
       checkRange("--key", k, n);
       titled(name + " \xE2\x80\x94 " + head + ": q, k and q\xE2\x88\x98k");
       fo.view = ViewKind::Extras;

@@ -63,14 +63,6 @@ const Mat* focusMap(const AppState& s) {
   return o->focus_layer == layer && o->focus_head == head ? o->focus_map.get() : nullptr;
 }
 
-// The key a query attends to most in the focused head: the Q/K view's default pair.
-int64_t strongestKey(const ModelRun& r, int layer, int head, int64_t query) {
-  const Mat& a = r.attention[static_cast<size_t>(layer)][static_cast<size_t>(head)];
-  Eigen::Index j = 0;
-  a.row(query).maxCoeff(&j);
-  return j;
-}
-
 MatrixStyle probabilityStyle(AppState& s) {
   MatrixStyle st;
   const ModelRun* r = currentRun(s);

@@ -354,8 +354,10 @@ Result patternResult(const HeadPattern& p, const ModelRun& run, const std::strin
   return r;
 }
 
-std::vector<std::string> headTableColumns() {
-  return {"layer", "head", "previous-token", "sink", "induction", "mean distance", "entropy", "kv head", "group JS"};
+int64_t strongestKey(const ModelRun& run, int64_t layer, int64_t head, int64_t query) {
+  Eigen::Index j = 0;
+  run.attention[static_cast<size_t>(layer)][static_cast<size_t>(head)].row(query).maxCoeff(&j);
+  return j;
 }
 
 std::vector<std::vector<std::string>> headTableRows(const std::vector<HeadSummary>& summaries) {

@@ -129,6 +129,9 @@ Result pooledHeadsResult(const ModelAnalysis& a, const std::string& title);
 std::string everyMapRefusal(const ModelAnalysis& a, const std::string& view);
 // Their names; with grouped-query attention the key/value head too ("L0 H5 kv 1").
 std::vector<std::string> layerHeadNames(const ModelRun& run);
+// The key `query` attends to most in head (layer, head) of a run that kept
+// its maps: the Q/K view's default pair, on screen and in figures.
+int64_t strongestKey(const ModelRun& run, int64_t layer, int64_t head, int64_t query);
 // "L1 H2"
 std::string headLabel(int64_t layer, int64_t head);
 // Rollout R_l as a one-head Result.
@@ -144,7 +147,6 @@ std::vector<std::string> thetaLabels(const ModelRun& run, int64_t layer);
 Result patternResult(const HeadPattern& p, const ModelRun& run, const std::string& title);
 
 // The head-summary table as text rows (figure export, one row per head).
-std::vector<std::string> headTableColumns();
 std::vector<std::vector<std::string>> headTableRows(const std::vector<HeadSummary>& summaries);
 
 // A short name for the model: its folder name, or the embedded label.

@@ -31,6 +31,12 @@ double jensenShannonBits(const float* p, const float* q, int64_t n) {
   return std::max(0.0, static_cast<double>(js) / std::numbers::ln2);
 }
 
+const std::vector<std::string>& headTableColumns() {
+  static const std::vector<std::string> names = {"layer",         "head",    "previous-token", "sink",    "induction",
+                                                 "mean distance", "entropy", "kv head",        "group JS"};
+  return names;
+}
+
 std::vector<HeadSummary> summarizeHeads(const ModelRun& run, const ModelRun& repeated) {
   if (run.summaries.empty())
     throw InputError("head summaries: the run streamed none (only a run from the first position does)");

@@ -4,6 +4,7 @@
 
 #include "engine/model/model.h"
 
+#include <string>
 #include <vector>
 
 namespace attn {
@@ -16,6 +17,10 @@ constexpr double kSinkShare = 0.3;
 // Jensen–Shannon divergence of two distributions p, q over the same keys, in
 // bits: ½ Σ p log₂(p/m) + ½ Σ q log₂(q/m), m = ½(p + q); 0 · log 0 = 0.
 double jensenShannonBits(const float* p, const float* q, int64_t n);
+
+// The head table's nine columns, in HeadSummary's order (layer, head, the
+// seven numbers), as the screen's table and the figures head them.
+const std::vector<std::string>& headTableColumns();
 
 // Summaries of every head: previous-token, sink, distance, entropy and group
 // divergence as `run`'s pass streamed them (whatever maps it kept: the same
