@@ -32,7 +32,7 @@ int64_t tileSize(int64_t extent, int64_t multiple) {
 
 }  // namespace
 
-void gemm(const MatRef& a, const MatRef& b, bool b_transposed, float alpha, float beta, Eigen::Ref<Mat> out) {
+void gemmOnce(const MatRef& a, const MatRef& b, bool b_transposed, float alpha, float beta, Eigen::Ref<Mat> out) {
   const int64_t m = a.rows(), k = a.cols(), n = b_transposed ? b.rows() : b.cols();
   assert((b_transposed ? b.cols() : b.rows()) == k && out.rows() == m && out.cols() == n);
   if (m == 0 || n == 0) return;
@@ -40,10 +40,14 @@ void gemm(const MatRef& a, const MatRef& b, bool b_transposed, float alpha, floa
     out *= beta;
     return;
   }
-  if (static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) < kThreadedProduct) {
-    sgemmBlock(a, b, b_transposed, alpha, beta, out, 0, m, 0, n);
-    return;
-  }
+  sgemmBlock(a, b, b_transposed, alpha, beta, out, 0, m, 0, n);
+}
+
+void gemm(const MatRef& a, const MatRef& b, bool b_transposed, float alpha, float beta, Eigen::Ref<Mat> out) {
+  const int64_t m = a.rows(), k = a.cols(), n = b_transposed ? b.rows() : b.cols();
+  assert((b_transposed ? b.cols() : b.rows()) == k && out.rows() == m && out.cols() == n);
+  if (static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) < kThreadedProduct)
+    return gemmOnce(a, b, b_transposed, alpha, beta, out);  // empty and small products too
   // Left to itself OpenBLAS splits C among its threads at edges that depend
   // on the thread count, and its AVX-512 edge kernels sum in another order
   // than its main kernel: the same product differed in the last bits between
@@ -66,17 +70,6 @@ void gemm(const MatRef& a, const MatRef& b, bool b_transposed, float alpha, floa
     else
       sgemmBlock(a, b, b_transposed, alpha, beta, out, 0, m, t * tile, std::min(tile, n - t * tile));
   }
-}
-
-void gemmOnce(const MatRef& a, const MatRef& b, bool b_transposed, float alpha, float beta, Eigen::Ref<Mat> out) {
-  const int64_t m = a.rows(), k = a.cols(), n = b_transposed ? b.rows() : b.cols();
-  assert((b_transposed ? b.cols() : b.rows()) == k && out.rows() == m && out.cols() == n);
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    out *= beta;
-    return;
-  }
-  sgemmBlock(a, b, b_transposed, alpha, beta, out, 0, m, 0, n);
 }
 
 Mat product(const MatRef& a, const MatRef& b) {

@@ -250,7 +250,7 @@ Mat headMap(const ModelRun& run, int64_t layer, int64_t head, const RunContext& 
   // The map, and per thread a block of the group's weights.
   const double bytes = 4.0 * static_cast<double>(s.keys.keys) *
                        (static_cast<double>(L) + static_cast<double>(omp_get_max_threads() * group * B));
-  const double available = 0.75 * static_cast<double>(availableMemoryBytes());
+  const double available = memoryForARun();
   if (bytes > available)
     throw InputError("head map: layer " + std::to_string(layer) + " head " + std::to_string(head) + " over " +
                      std::to_string(L) + " tokens needs " + formatBytes(bytes) + ", more than the " +
@@ -269,7 +269,7 @@ Mat headMap(const ModelRun& run, int64_t layer, int64_t head, const RunContext& 
 
 int64_t longestTextWithEveryMap(const Model& m) {
   const ModelConfig& c = modelInfo(m).config;
-  const double available = 0.75 * static_cast<double>(availableMemoryBytes());
+  const double available = memoryForARun();
   int64_t lo = 1, hi = std::max<int64_t>(1, c.positions);
   while (lo < hi) {  // the largest L whose run with every map and the views' projections fits
     const int64_t mid = lo + (hi - lo + 1) / 2;
@@ -280,6 +280,8 @@ int64_t longestTextWithEveryMap(const Model& m) {
 }
 
 // [SECTION] Memory
+double memoryForARun() { return 0.75 * static_cast<double>(availableMemoryBytes()); }
+
 RunMemory estimateRunMemory(const Model& m, int64_t L, int64_t kept_maps, bool keep_projections, int64_t predict_rows) {
   const ModelConfig& c = modelInfo(m).config;
   const double f = 4.0, l = static_cast<double>(L), d = static_cast<double>(c.d_model);

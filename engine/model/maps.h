@@ -84,6 +84,9 @@ Mat headMap(const ModelRun& run, int64_t layer, int64_t head, const RunContext& 
 // views that read every map — rollout, token lines, Q/K, patterns — allow).
 int64_t longestTextWithEveryMap(const Model& m);
 
+// The memory a run, or a head map, may take: three quarters of what is available.
+double memoryForARun();
+
 // What a run on L tokens will allocate beyond the weights it maps, in bytes.
 struct RunMemory {
   double weights = 0;      // the checkpoint's weights, read from the mapped file

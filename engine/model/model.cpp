@@ -438,7 +438,7 @@ ModelRunOptions checkRunFits(const Model& m, int64_t L, const ModelRunOptions& o
     if (l >= c.layers || h >= c.heads)
       throw InputError("--maps: layer " + std::to_string(l) + " head " + std::to_string(h) + " is outside the model's " +
                        std::to_string(c.layers) + " layers of " + std::to_string(c.heads) + " heads (from 0)");
-  const double available = 0.75 * static_cast<double>(availableMemoryBytes());
+  const double available = memoryForARun();
   const int64_t every = c.layers * c.heads;
   auto need = [&](int64_t kept) {
     return estimateRunMemory(m, L, kept, o.keep_projections, static_cast<int64_t>(predict_rows));
