@@ -59,6 +59,22 @@ int64_t blockSize(int64_t n, int64_t at_most) {
   return (std::max<int64_t>(n, 1) + cells - 1) / cells;
 }
 
+Mat poolDense(const Mat& v, const Mat* mask, int64_t out_rows, int64_t out_cols, float empty) {
+  const int64_t rows = v.rows(), cols = v.cols();
+  const int64_t k_r = blockSize(rows, out_rows), k_c = blockSize(cols, out_cols);
+  Mat out = Mat::Constant(std::max<int64_t>(1, (rows + k_r - 1) / k_r), std::max<int64_t>(1, (cols + k_c - 1) / k_c), empty);
+  const bool masked = mask && mask->size();
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t y = i / k_r;
+    for (int64_t j = 0; j < cols; ++j) {
+      if (masked && (*mask)(i, j) == 0.0f) continue;
+      float& cell = out(y, j / k_c);
+      if (cell == empty || std::isnan(cell) || std::abs(v(i, j)) > std::abs(cell)) cell = v(i, j);
+    }
+  }
+  return out;
+}
+
 Mat rasterize(const SparseRows& s, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t out_rows,
               int64_t out_cols, RasterValue what, float empty) {
   r0 = std::clamp<int64_t>(r0, 0, s.rows);

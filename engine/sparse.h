@@ -67,6 +67,14 @@ int64_t blockSize(int64_t n, int64_t at_most);
 // ranges are clamped to the matrix). Cells no entry falls in
 // hold `empty` (NaN allowed). Costs O(nnz of rows r0..r1) and never allocates L×L: this is
 // how views draw the visible tile of a huge pattern at screen resolution.
+// The same rule for a dense [rows, cols] matrix, the one way the screen and
+// the figures shrink a matrix larger than its pixels: whole blockSize()
+// blocks, each keeping its value of largest magnitude (the max for weights;
+// a signed matrix keeps its extremes of either sign), so no peak is ever
+// skipped. Masked cells (`mask` 0) are left out; a cell with nothing left
+// holds `empty`.
+Mat poolDense(const Mat& v, const Mat* mask, int64_t out_rows, int64_t out_cols, float empty);
+
 Mat rasterize(const SparseRows& s, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t out_rows,
               int64_t out_cols, RasterValue what, float empty = 0.0f);
 

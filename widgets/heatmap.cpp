@@ -127,6 +127,19 @@ const Mat& HeatmapRenderer::sparseTile(const SparseRows& s, int64_t r0, int64_t 
   return t.values;
 }
 
+const Mat& HeatmapRenderer::denseTile(const float* data, int64_t rows, int64_t cols, const Mat* mask, int64_t r0, int64_t r1,
+                                      int64_t c0, int64_t c1, int64_t out_rows, int64_t out_cols) {
+  Tile& t = tiles_[TileKey(data, r0, r1, c0, c1, out_rows, out_cols, RasterValue::Values)];
+  if (t.values.size() == 0) {
+    const Eigen::Map<const Mat> all(data, rows, cols);
+    const Mat mask_window = mask && mask->size() ? Mat(mask->block(r0, c0, r1 - r0, c1 - c0)) : Mat();
+    t.values = poolDense(all.block(r0, c0, r1 - r0, c1 - c0), mask_window.size() ? &mask_window : nullptr, out_rows, out_cols,
+                         std::numeric_limits<float>::quiet_NaN());
+  }
+  t.last_frame = frame_;
+  return t.values;
+}
+
 ImTextureID HeatmapRenderer::rgbaTexture(const std::string& name, const std::string& version, int w, int h,
                                          const std::function<void(std::vector<uint32_t>&)>& fill) {
   Rgba& t = rgba_[name];

@@ -58,6 +58,13 @@ class HeatmapRenderer {
   // one of these changes). Stable until the frame after it is last asked for.
   const Mat& sparseTile(const SparseRows& s, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t out_rows,
                         int64_t out_cols, RasterValue what);
+  // The tile rows [r0, r1) × columns [c0, c1) of dense `data` [rows, cols]
+  // shrunk by poolDense() (engine/sparse.h: whole blocks, each its value of
+  // largest magnitude, so no peak is skipped; masked cells left out, NaN
+  // where a block has nothing left) to at most out_rows × out_cols cells:
+  // how a matrix larger than its pixels is drawn, as the figures draw it.
+  const Mat& denseTile(const float* data, int64_t rows, int64_t cols, const Mat* mask, int64_t r0, int64_t r1, int64_t c0,
+                       int64_t c1, int64_t out_rows, int64_t out_cols);
   // An RGBA8 texture the caller fills on the CPU (categorical pictures: the
   // image view's pixels, set-coloured connectivity). `fill` runs only when
   // `version` differs from the last one given for `name`; pixels are
@@ -87,7 +94,8 @@ class HeatmapRenderer {
     Mat values;
     uint64_t last_frame = 0;
   };
-  using TileKey = std::tuple<const SparseRows*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, RasterValue>;
+  // The matrix (a SparseRows, or a dense matrix's data), its window, the pooled size, what was pooled.
+  using TileKey = std::tuple<const void*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, RasterValue>;
   struct Rgba {
     GLuint texture = 0;
     std::string version;

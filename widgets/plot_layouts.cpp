@@ -182,12 +182,16 @@ std::vector<std::string> seriesNames(int64_t series, const std::vector<std::stri
 
 CurvesLayout curvesPrimitives(Primitives& out, const Canvas& c, Box area, const Array& curves,
                               const std::vector<std::string>& names, const std::string& x_axis,
-                              const std::vector<Marker>& markers, const std::vector<Marker>& levels, int64_t reveal) {
+                              const std::vector<Marker>& all_markers, const std::vector<Marker>& levels, int64_t reveal) {
   CurvesLayout g;
   const float px = labelPx(c);
   const int64_t series = curves.rank() == 2 ? curves.shape[0] : 1;
   g.n = curves.rank() == 2 ? curves.shape[1] : curves.size();
   g.x_hi = std::max<double>(1.0, static_cast<double>(g.n - 1));
+  // A marker past the curves' x range (a span beyond the plotted distances) would be drawn outside the plot.
+  std::vector<Marker> markers;
+  for (const Marker& m : all_markers)
+    if (m.x >= 0 && m.x <= g.x_hi) markers.push_back(m);
   float lo = 0.0f, hi = 0.0f;
   for (const float v : curves.data)
     if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);

@@ -65,17 +65,18 @@ void drawRaster(ImDrawList* dl, HeatmapRenderer& gl, const Raster& r, ImVec2 p0,
     dl->AddImage(tex, p0, p1, uv0, uv1);
     return;
   }
+  // The visible tile and its pixels on screen.
+  const auto clampi = [](float v, int64_t n) { return std::clamp<int64_t>(static_cast<int64_t>(v), 0, n); };
+  const int64_t r0 = clampi(std::floor(r.v0 * r.rows), r.rows), r1 = std::max(r0 + 1, clampi(std::ceil(r.v1 * r.rows), r.rows));
+  const int64_t c0 = clampi(std::floor(r.u0 * r.cols), r.cols), c1 = std::max(c0 + 1, clampi(std::ceil(r.u1 * r.cols), r.cols));
+  const auto x = [&](double c) { return p0.x + static_cast<float>((c / r.cols - r.u0) / (r.u1 - r.u0)) * (p1.x - p0.x); };
+  const auto y = [&](double row) { return p0.y + static_cast<float>((row / r.rows - r.v0) / (r.v1 - r.v0)) * (p1.y - p0.y); };
+  const ImVec2 a(x(static_cast<double>(c0)), y(static_cast<double>(r0))), b(x(static_cast<double>(c1)), y(static_cast<double>(r1)));
+  const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
+  const int64_t out_cols = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((b.x - a.x) * scale.x)));
+  const int64_t out_rows = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((b.y - a.y) * scale.y)));
   if (r.sparse) {
     // The visible tile only, at about its on-screen pixel size; never L×L.
-    const auto clampi = [](float v, int64_t n) { return std::clamp<int64_t>(static_cast<int64_t>(v), 0, n); };
-    const int64_t r0 = clampi(std::floor(r.v0 * r.rows), r.rows), r1 = std::max(r0 + 1, clampi(std::ceil(r.v1 * r.rows), r.rows));
-    const int64_t c0 = clampi(std::floor(r.u0 * r.cols), r.cols), c1 = std::max(c0 + 1, clampi(std::ceil(r.u1 * r.cols), r.cols));
-    const auto x = [&](double c) { return p0.x + static_cast<float>((c / r.cols - r.u0) / (r.u1 - r.u0)) * (p1.x - p0.x); };
-    const auto y = [&](double row) { return p0.y + static_cast<float>((row / r.rows - r.v0) / (r.v1 - r.v0)) * (p1.y - p0.y); };
-    const ImVec2 a(x(static_cast<double>(c0)), y(static_cast<double>(r0))), b(x(static_cast<double>(c1)), y(static_cast<double>(r1)));
-    const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
-    const int64_t out_cols = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((b.x - a.x) * scale.x)));
-    const int64_t out_rows = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((b.y - a.y) * scale.y)));
     const Mat& tile = gl.sparseTile(*r.sparse, r0, r1, c0, c1, out_rows, out_cols, r.sets ? RasterValue::Sets : RasterValue::Values);
     dl->PushClipRect(p0, p1, true);
     if (r.sets) {
@@ -99,6 +100,14 @@ void drawRaster(ImDrawList* dl, HeatmapRenderer& gl, const Raster& r, ImVec2 p0,
     return;
   }
   if (!r.values) return;
+  if (r1 - r0 > out_rows || c1 - c0 > out_cols) {
+    // More cells than pixels: shrunk by the figures' rule (poolDense), never by skipping rows and columns.
+    const Mat& tile = gl.denseTile(r.values, r.rows, r.cols, r.mask, r0, r1, c0, c1, out_rows, out_cols);
+    dl->PushClipRect(p0, p1, true);
+    gl.draw(dl, tile.data(), tile.rows(), tile.cols(), a, b, ImVec2(0, 0), ImVec2(1, 1), r.range, r.cmap, grid);
+    dl->PopClipRect();
+    return;
+  }
   const float* data = r.mask && r.mask->size() ? gl.maskedData(r.values, r.rows, r.cols, *r.mask) : r.values;
   gl.draw(dl, data, r.rows, r.cols, p0, p1, uv0, uv1, r.range, r.cmap, grid);
 }

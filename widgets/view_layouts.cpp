@@ -22,12 +22,6 @@ uint32_t rgba(Rgb8 c, uint32_t alpha = 255) { return alpha << 24 | uint32_t{c.b}
 // The theme's text colour as a data colour (legend entries are data colours).
 Rgb8 textColour(const Canvas& c) { return c.dark ? Rgb8{235, 235, 235} : Rgb8{20, 20, 20}; }
 
-// A panel's title: bold formula at the base size, wrapped to `width`; its height with the gap under it.
-float panelTitle(Primitives& out, const Canvas& c, const std::string& title, float x, float y, float width, bool draw = true) {
-  if (title.empty()) return 0;
-  return addFormula(out, c, title, x, y, c.unit, width, Role::Text, true, draw) + c.unit * 0.3f;
-}
-
 std::string printf1(const char* format, double v) {
   char buf[96];
   std::snprintf(buf, sizeof buf, format, v);
@@ -37,6 +31,11 @@ std::string printf1(const char* format, double v) {
 }  // namespace
 
 // [SECTION] Pieces
+
+float panelTitle(Primitives& out, const Canvas& c, const std::string& title, float x, float y, float width, bool draw) {
+  if (title.empty()) return 0;
+  return addFormula(out, c, title, x, y, c.unit, width, Role::Text, true, draw) + c.unit * 0.3f;
+}
 
 AxesMargins cellAxesMargins(const Canvas& c, int64_t rows, bool row_caption) {
   const float px = labelPx(c);

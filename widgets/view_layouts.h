@@ -28,6 +28,11 @@ namespace attn {
 
 // [SECTION] Pieces
 
+// A panel's title: a bold formula at the base size, wrapped to `width`, from
+// (x, y); returns its height with the gap under it (0 for none). `draw`
+// false only measures.
+float panelTitle(Primitives& out, const Canvas& c, const std::string& title, float x, float y, float width, bool draw = true);
+
 // Ticks and captions along the left and bottom of a picture of rows × cols
 // cells (positions 0 … n−1 at cell centres): nice ticks, every row where
 // few rows are tall enough. The space they take beside the picture:

@@ -203,19 +203,19 @@ namespace {
 FigureOptions figureOptions(const RenderOptions& o) {
   FigureOptions fig;
   applyFigureSize(o.size, "--size", fig);
-  if (!scaleKindFromName(o.scale, fig.scale.kind))
+  if (!scaleKindFromName(o.scale, fig.params.scale.kind))
     throw InputError("--scale: unknown scale '" + o.scale + "' (expected auto, linear, log, power or percentile)");
   if (!(o.gamma >= 0.1 && o.gamma <= 4)) throw InputError("--gamma: expected 0.1 to 4, got " + std::to_string(o.gamma));
   if (!(o.percentile >= 50 && o.percentile <= 100))
     throw InputError("--percentile: expected 50 to 100, got " + std::to_string(o.percentile));
-  fig.scale.gamma = static_cast<float>(o.gamma);
-  fig.scale.percentile = static_cast<float>(o.percentile);
+  fig.params.scale.gamma = static_cast<float>(o.gamma);
+  fig.params.scale.percentile = static_cast<float>(o.percentile);
   if (o.font_size != 0) {
     if (!(o.font_size >= 4 && o.font_size <= 200))
       throw InputError("--font-size: expected 4 to 200 (points for SVG/PDF, pixels for PNG), got " + std::to_string(o.font_size));
     fig.font_size = o.font_size;
   }
-  if (!colormapFromName(o.colormap, fig.colormap))
+  if (!colormapFromName(o.colormap, fig.params.colormap))
     throw InputError("--colormap: unknown colormap '" + o.colormap + "' (expected viridis, magma, blues, gray or coolwarm)");
   fig.title = o.title;
   fig.dark = o.dark;
@@ -231,7 +231,6 @@ int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   if (!o.model.empty() && o.default_model) throw InputError("render: give --model PATH or --default-model, not both");
   const ModelView view = modelViewFromName(o.view.empty() ? "model" : o.view);
   FigureOptions fig = figureOptions(o);
-  fig.heads_visible.clear();
   const VariantInfo* pattern = o.pattern.empty() ? defaultPatternVariant() : &variantOrThrow(o.pattern);
   if (view == ModelView::Pattern && pattern) pattern = &headPattern(pattern->name);
   ModelScene scene;
@@ -285,8 +284,8 @@ int cmdRender(int argc, char** argv, const RenderOptions& o) {
   FigureOptions fig = figureOptions(o);
   fig.view = variantView(info, o.view.empty() ? "heatmap" : o.view);
   const std::vector<Result> results = figureResults(info, resolveInputs(o.input), params, fig.view);
-  fig.head = o.head;
-  fig.query = o.query;
+  fig.params.head = o.head;
+  fig.params.query = o.query;
   // The comparison with full attention can take seconds at large L: computed
   // here, before any Qt set-up, and handed to the figure.
   std::optional<Comparison> comparison;

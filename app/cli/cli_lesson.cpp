@@ -60,7 +60,7 @@ StepFigure computeStep(const LessonStep& step, std::shared_ptr<const Model>& mod
   const SceneOptions& scene = step.scene;
   const DefaultScene& d = defaultScene();
   StepFigure f;
-  f.options.marks = step.highlights;
+  f.options.params.marks = step.highlights;
   f.options.height = 0;     // as tall as the content
   f.options.font_size = 8;  // points, as the paper sizes
   f.options.title = "";     // the page titles the step
@@ -83,8 +83,10 @@ StepFigure computeStep(const LessonStep& step, std::shared_ptr<const Model>& mod
   }
   const VariantInfo& info = variantOrThrow(scene.variant);
   f.options.view = viewFromName(scene.view.empty() ? "heatmap" : scene.view);
-  f.options.head = std::max(0, scene.head);
-  f.options.query = scene.query;
+  f.options.params.head = std::max(0, scene.head);
+  f.options.params.query = scene.query;
+  f.options.params.stage = scene.stage;
+  f.options.params.focus_panel = scene.panel;
   f.results = std::make_shared<const std::vector<Result>>(
       figureResults(info, resolveInputs(sceneInput(scene)), resolveParams(info, scene.sets), f.options.view));
   if (f.options.view == ViewKind::Compare) f.comparison = std::make_unique<Comparison>(compareWithFull((*f.results)[0]));

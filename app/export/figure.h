@@ -11,6 +11,7 @@
 #include "widgets/annotations.h"
 #include "widgets/colormap.h"
 #include "widgets/value_range.h"
+#include "widgets/views/view.h"
 
 #include <functional>
 #include <memory>
@@ -24,23 +25,17 @@ namespace attn {
 
 struct FigureOptions {
   ViewKind view = ViewKind::Heatmap;
-  int head = 0;                     // heatmap: which head
-  Colormap colormap = Colormap::Viridis;
-  ColorScale scale;                 // how weights map to colours (auto: log from 512 keys on)
+  // What the view shows and how (head, colour scale, colormap, query,
+  // visible heads, a lesson's marks): the screen's own ViewParams when the
+  // GUI exports, so the figure is what the screen shows.
+  ViewParams params;
   std::optional<std::string> title;  // unset: "<variant title> — head h"; "" draws no title
   int width = 1200;                  // layout units: pixels (PNG) or points (SVG/PDF)
   int height = 900;                  // 0: as tall as the content needs at this width (figureHeightFor)
   double png_scale = 1.0;            // PNG pixels per layout unit (the paper sizes render at 300 dpi)
   double font_size = 0;              // size of labels and ticks in layout units; 0: from the figure's size
   bool dark = false;
-  std::vector<bool> heads_visible;  // lines: empty means all
-  int64_t query = -1;               // image: the query pixel; -1: defaultImageQuery()
-  std::vector<int64_t> queries;     // image of a picture: the query pixels (the GUI's); empty: Result::image_queries
-  std::vector<std::string> panel_titles;  // heads: one per head (a model's "L0 H0", …); empty: "head h"
   std::string subtitle;             // empty: the variant's formula and citation
-  // A lesson step's marks, drawn over the main matrix (heatmap; heads: head
-  // `head`; compare: full attention) as the screen draws them.
-  std::vector<Annotation> marks;
 };
 
 // A figure size by name, in points: "column" (3.5 in, one column of a

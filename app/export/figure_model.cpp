@@ -33,7 +33,7 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const 
   const std::string name = modelShortName(*out.model);
   const std::string head = "layer " + std::to_string(sel.layer) + ", head " + std::to_string(sel.head);
   FigureOptions fo = options;
-  fo.head = 0;
+  fo.params.head = 0;
   // The subtitle is laid out as a formula (widgets/formula.h): the folder name and the text are escaped to stay literal.
   // A long text is quoted by its beginning: the subtitle stays a line or two.
   constexpr size_t kQuoted = 160;
@@ -59,8 +59,8 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const 
     case ModelView::Model: {
       titled(name + " \xE2\x80\x94 " + std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) + " heads");
       fo.view = ViewKind::Heads;
-      if (!fo.marks.empty()) fo.head = static_cast<int>(sel.layer * r.heads + sel.head);  // the focused head's panel carries the marks
-      fo.panel_titles = layerHeadNames(r);
+      if (!fo.params.marks.empty()) fo.params.head = static_cast<int>(sel.layer * r.heads + sel.head);  // the focused head's panel carries the marks
+      fo.params.panel_titles = layerHeadNames(r);
       return prepareFigure(alone(a.pooled ? pooledHeadsResult(a, name) : allHeadsResult(r, name)), fo);
     }
     case ModelView::Heads:

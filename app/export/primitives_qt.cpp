@@ -20,22 +20,6 @@ Theme themeFor(bool dark) {
 
 QColor toQColor(Rgb8 c, int alpha) { return QColor(c.r, c.g, c.b, alpha); }
 
-Mat poolDense(const Mat& v, const Mat* mask, int64_t out_rows, int64_t out_cols) {
-  const int64_t rows = v.rows(), cols = v.cols();
-  const int64_t k_r = blockSize(rows, out_rows), k_c = blockSize(cols, out_cols);
-  Mat out = Mat::Constant(std::max<int64_t>(1, (rows + k_r - 1) / k_r), std::max<int64_t>(1, (cols + k_c - 1) / k_c), kNoEntry);
-  const bool masked = mask && mask->size();
-  for (int64_t i = 0; i < rows; ++i) {
-    const int64_t y = i / k_r;
-    for (int64_t j = 0; j < cols; ++j) {
-      if (masked && (*mask)(i, j) == 0.0f) continue;
-      float& cell = out(y, j / k_c);
-      if (cell == kNoEntry || std::abs(v(i, j)) > std::abs(cell)) cell = v(i, j);
-    }
-  }
-  return out;
-}
-
 // Draws `img` into `target` with hard pixel edges: upscaled by a whole factor
 // (nearest neighbour) to about device resolution first, so an SVG or PDF
 // viewer's smoothing cannot blur a 64×64 image into mush.
@@ -138,7 +122,7 @@ void drawRaster(Painter& ctx, const Raster& r, const QRectF& target) {
       const Eigen::Map<const Mat> all(r.values, r.rows, r.cols);
       const Mat window = all.block(r0, c0, rows, cols);
       const Mat mask_window = r.mask && r.mask->size() ? Mat(r.mask->block(r0, c0, rows, cols)) : Mat();
-      pooled = poolDense(window, mask_window.size() ? &mask_window : nullptr, out_rows, out_cols);
+      pooled = poolDense(window, mask_window.size() ? &mask_window : nullptr, out_rows, out_cols, kNoEntry);
     }
     drawCrispImage(ctx, target, colourise(pooled, [&](float v) { return colourOf(v).rgb(); }));
   }

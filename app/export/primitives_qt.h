@@ -51,12 +51,6 @@ constexpr int64_t kMaxVectorCells = 512 * 512;
 // A cell of a pooled image that holds no entry (masked, or not in the pattern).
 constexpr float kNoEntry = -std::numeric_limits<float>::infinity();
 
-// Pools dense [rows, cols] into at most [out_rows, out_cols] cells of whole
-// blockSize() blocks, keeping the value of largest magnitude (the max for
-// weights, as rasterize() does for sparse rows; a signed matrix keeps its
-// extremes of either sign). Masked cells are left out; a cell with nothing
-// left holds kNoEntry.
-Mat poolDense(const Mat& v, const Mat* mask, int64_t out_rows, int64_t out_cols);
 
 // [rows, cols] → an image of the same size, one colour per value.
 template <class ColourOf>

@@ -569,10 +569,10 @@ void GuiApp::exportModelView() {
   const std::optional<std::string> path = qt_->saveFigure(modelShortName(*m.output->model) + "-" + view + ".png");
   if (!path) return;
   FigureOptions fo;
-  fo.colormap = state_.settings.colormap;
+  fo.params.colormap = state_.settings.colormap;
+  fo.params.scale = state_.scale;
+  fo.params.heads_visible = m.view.lines.heads_visible;
   fo.dark = state_.settings.dark && state_.settings.export_screen_theme;
-  fo.scale = state_.scale;
-  fo.heads_visible = m.view.lines.heads_visible;
   const ModelFigureSelection sel{m.view.layer, m.view.head, m.view.query, m.view.key};
   writeExport(*path, [&] { exportModelFigure(*m.output, m.view.view, sel, fo, *path); });
 }
@@ -618,13 +618,8 @@ void GuiApp::exportView() {
   if (!path) return;
   FigureOptions fo;
   fo.view = state_.view.view;
-  fo.head = state_.view.head;
-  fo.colormap = state_.settings.colormap;
+  fo.params = viewParams(state_);  // what the screen shows, as it shows it
   fo.dark = state_.settings.dark && state_.settings.export_screen_theme;
-  fo.scale = state_.scale;
-  fo.heads_visible = state_.view.lines.heads_visible;
-  fo.query = state_.view.image_query;
-  fo.queries = state_.view.picture_queries;  // a picture's maps as the screen shows them
   std::vector<Result> results = {*state_.output->result};
   if (fo.view == ViewKind::Family)
     for (const FamilyMember& m : state_.output->family)
@@ -782,12 +777,12 @@ void GuiApp::applyScene(const SceneOptions& o, bool initial) {
     state_.scene = scene;
     state_.committed = scene;
     state_.view.view = view;
-    state_.view.head = !o.model_workspace && o.head >= 0 ? o.head : 0;
-    state_.view.image_query = !o.model_workspace ? o.query : -1;
-    state_.view.stage = o.stage;
-    state_.view.focus_panel = o.panel;
+    ViewParams& p = state_.view.params;
+    p.head = !o.model_workspace && o.head >= 0 ? o.head : 0;
+    p.query = !o.model_workspace ? o.query : -1;
+    p.stage = o.stage;
+    p.focus_panel = o.panel;
     state_.view.scroll_to_played = o.stage >= 0 || !o.panel.empty();
-    state_.view.extra_head.clear();
     state_.view.timeline = TimelineState{};
     state_.view.resetZoom();
   }

@@ -113,28 +113,13 @@ namespace {
 // Arrow keys step the image view's query pixel: ±1 along a row, ±width across rows.
 void moveImageQuery(AppState& s, const Result& r, int key) {
   const int64_t w = std::max<int64_t>(1, r.image_width), n = r.queries();
-  int64_t& q = s.view.image_query;
+  int64_t& q = s.view.params.query;
   if (q < 0) return;  // not drawn yet: the view picks the centre first
   if (key == GLFW_KEY_LEFT) q -= 1;
   if (key == GLFW_KEY_RIGHT) q += 1;
   if (key == GLFW_KEY_UP && q >= w) q -= w;
   if (key == GLFW_KEY_DOWN && q + w < n) q += w;
   q = std::clamp<int64_t>(q, 0, std::max<int64_t>(0, n - 1));
-}
-
-// What each view shows (the view buttons' tooltips).
-const char* viewHelp(ViewKind v) {
-  switch (v) {
-    case ViewKind::Heatmap: return "one head's weights as a matrix: zoom, pan, hover for exact values";
-    case ViewKind::Heads: return "every head as a thumbnail with linked zoom";
-    case ViewKind::Lines: return "token lines: opacity = weight, colour = head";
-    case ViewKind::Extras: return "the variant's extra arrays: matrices, per-token and per-head values, curves, term weights";
-    case ViewKind::Family: return "every variant of this family on the same input";
-    case ViewKind::Image: return "the sequence as an image: click a query pixel to see its keys by sub-pattern, next to the L\xC3\x97L connectivity";
-    case ViewKind::Compare: return "against full causal attention on the same q, k, v: mass kept, KL, output error, FLOPs, memory";
-    case ViewKind::Walkthrough: return "the computation stage by stage (LSH: the paper's Figure 2), with the categorical pictures";
-  }
-  return "";
 }
 
 }  // namespace
@@ -507,11 +492,11 @@ void displaySection(AppState& s, const VariantInfo& info) {
     const bool on = s.view.view == v;
     if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyle().Colors[ImGuiCol_ButtonActive]);
     if (ImGui::Button(label.c_str())) s.view.view = v;
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s (key %d)", viewHelp(v), static_cast<int>(key));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s (key %d)", viewInfo(v).help.c_str(), static_cast<int>(key));
     if (on) ImGui::PopStyleColor();
   }
   const int heads = s.output && s.output->result ? s.output->result->heads() : 1;
-  if (heads > 1) ImGui::SliderInt("head", &s.view.head, 0, heads - 1);
+  if (heads > 1) ImGui::SliderInt("head", &s.view.params.head, 0, heads - 1);
   colourControls(s);
 }
 

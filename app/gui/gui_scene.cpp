@@ -118,12 +118,6 @@ bool step(std::vector<Scene>& from, std::vector<Scene>& to, Scene& current) {
 bool UndoStack::undo(Scene& current) { return step(undo_, redo_, current); }
 bool UndoStack::redo(Scene& current) { return step(redo_, undo_, current); }
 
-void ViewState::resetZoom() {
-  main_zoom.reset();
-  heads_zoom.reset();
-  family_zoom.reset();
-  compare_zoom.reset();
-  for (auto& [name, z] : extra_zoom) z.reset();
-}
+void ViewState::resetZoom() { zoom.clear(); }
 
 }  // namespace attn

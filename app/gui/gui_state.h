@@ -14,6 +14,7 @@
 #include "widgets/heatmap.h"
 #include "widgets/token_lines.h"
 #include "widgets/value_range.h"
+#include "widgets/views/view.h"
 
 #include <chrono>
 #include <cstdint>
@@ -78,25 +79,16 @@ struct TimelineState {
 struct ViewState {
   ViewKind view = ViewKind::Heatmap;
   TimelineState timeline;
-  int head = 0;
-  HeatmapZoom main_zoom, heads_zoom, family_zoom, compare_zoom;  // heads, family, compare: one linked zoom each
-  bool family_own_scales = false;  // family view: each member its own colour scale (default: one shared scale)
-  std::map<std::string, HeatmapZoom> extra_zoom;
-  std::map<std::string, int> extra_head;  // the head each per-head Weights extra shows
-  int64_t image_query = -1;  // the image view's query pixel (−1: defaultImageQuery); kept across recomputes (clamped)
-  // The picture view (a result with a Picture extra): its query pixels (empty:
-  // Result::image_queries) and which of them is image_query, moved by a click or the arrows.
-  std::vector<int64_t> picture_queries;
-  std::vector<int64_t> picture_defaults;  // the Result::image_queries picture_queries started from
-  int picture_slot = 0;
-  // The timeline's position where the view plays its own steps: the
-  // walkthrough stage framed, the step of a Weights extra over steps, the
-  // ponder step a stepwise curve is drawn up to (a lesson's "stage"); −1: all.
-  int stage = -1;
+  // What the view shows (widgets/views/view.h): the head, the image's query
+  // pixels, the family's own scales, the visible heads, the timeline's step
+  // (a lesson's "stage"), the panel a lesson frames. An export reads this
+  // same struct (viewParams() adds the colour settings).
+  ViewParams params;
+  std::map<std::string, HeatmapZoom> zoom;  // by the panels' zoom key (panels with one key are linked)
+  // The Result::image_queries params.queries started from (another picture: its own queries).
+  std::vector<int64_t> picture_defaults;
   bool scroll_to_played = false;  // the extras view scrolls its played (or framed) panel into view (once)
-  std::string focus_panel;        // the extras panel a lesson frames (an extra's name); empty: none
   DensePattern dense_pattern;
-  TokenLinesState lines;
   void resetZoom();
 };
 

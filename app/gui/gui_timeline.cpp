@@ -37,7 +37,7 @@ int64_t paramPosition(const VariantInfo& info, const Params& params, const std::
 
 ActiveTimeline activeTimeline(const AppState& s, const Result& r) {
   ActiveTimeline t;
-  const int64_t stage = s.view.stage;
+  const int64_t stage = s.view.params.stage;
   if (s.view.view == ViewKind::Walkthrough && !r.stages.empty()) {
     t.kind = ActiveTimeline::Kind::Stage;
     t.count = static_cast<int64_t>(r.stages.size());
@@ -81,7 +81,7 @@ ActiveTimeline activeTimeline(const AppState& s, const Result& r) {
 void setTimelinePosition(AppState& s, const ActiveTimeline& t, int64_t position) {
   const int64_t p = std::clamp<int64_t>(position, 0, std::max<int64_t>(0, t.count - 1));
   if (t.kind != ActiveTimeline::Kind::Param) {
-    s.view.stage = static_cast<int>(p);
+    s.view.params.stage = static_cast<int>(p);
     s.view.scroll_to_played = true;
     return;
   }
@@ -101,7 +101,7 @@ namespace {
 
 // Forward from "every step" (stage −1) starts at the first; a parameter is always at a step.
 int64_t nextPosition(const AppState& s, const ActiveTimeline& t) {
-  return s.view.stage < 0 && t.kind != ActiveTimeline::Kind::Param ? 0 : t.position + 1;
+  return s.view.params.stage < 0 && t.kind != ActiveTimeline::Kind::Param ? 0 : t.position + 1;
 }
 
 }  // namespace
@@ -125,7 +125,7 @@ void timelineControl(AppState& s, const Result& r) {
     return;
   }
   // Stage −1 ("every step") sits before the first step; a parameter is always at one.
-  const bool placed = s.view.stage >= 0 || t.kind == ActiveTimeline::Kind::Param;
+  const bool placed = s.view.params.stage >= 0 || t.kind == ActiveTimeline::Kind::Param;
   TimelineRow row;
   row.count = t.count;
   row.position = t.position;

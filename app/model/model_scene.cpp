@@ -270,6 +270,14 @@ Result qkResult(const ModelRun& run, const QkTerms& t, const std::string& title)
   r.weights = {run.attention[static_cast<size_t>(t.layer)][static_cast<size_t>(t.head)]};
   const std::string pair = "query " + std::to_string(t.query) + " '" + run.tokens[static_cast<size_t>(t.query)] +
                            "', key " + std::to_string(t.key) + " '" + run.tokens[static_cast<size_t>(t.key)] + "'";
+  // The head's map first, so q, k and their product are read against it.
+  Extra map;
+  map.name = "weights";
+  map.label = "attention weight, layer " + std::to_string(t.layer) + " head " + std::to_string(t.head);
+  map.kind = ExtraKind::Weights;
+  map.slice_axis = "map";  // one map, not a head of several beside the main weights
+  map.value = Array::fromMats({run.attention[static_cast<size_t>(t.layer)][static_cast<size_t>(t.head)]});
+  r.extras.push_back(std::move(map));
   r.extras.push_back(tokenValues("q", "q (query " + std::to_string(t.query) + ")", t.q));
   r.extras.push_back(tokenValues("k", "k (key " + std::to_string(t.key) + ")", t.k));
   r.extras.push_back(tokenValues("qk", "q \xE2\x88\x98 k, " + pair, t.product));

@@ -1,0 +1,249 @@
+// The extras view: a variant's extra arrays, each as its own panel under its
+// title — matrices (category matrices with their legend), per-token and
+// per-head bars, curves with their markers, points, category bars, token
+// strips, stacked bars — after a row of its scalar values. A per-head
+// weights extra (Transformer-XL's terms) sits beside the main weights of the
+// same head; one over steps (ACT's ponder steps) shows the timeline's step.
+// Panels tile the area where each stays readable, else they stack in a
+// column that scrolls on screen. The panel a lesson points at is framed.
+#include "widgets/views/view.h"
+
+#include <algorithm>
+
+namespace attn {
+
+namespace extras_view {
+
+bool shown(const Extra& e) {
+  switch (e.kind) {
+    case ExtraKind::Matrix: return e.value.rank() == 2;
+    case ExtraKind::Weights: return e.value.rank() == 3 && e.value.shape[0] > 0;
+    case ExtraKind::TokenValues:
+    case ExtraKind::HeadValues:
+    case ExtraKind::Curves:
+    case ExtraKind::TokenCategories:
+    case ExtraKind::CategoryValues:
+    case ExtraKind::Points:
+    case ExtraKind::Stacked: return true;
+    case ExtraKind::Scalar:         // in the row of values
+    case ExtraKind::QueryPosition:  // overlays of the heatmap
+    case ExtraKind::QueryWindow:
+    case ExtraKind::QueryGroup:     // outlined in the image view
+    case ExtraKind::Picture:        // the image view's
+    case ExtraKind::Data: return false;  // written by compute, not drawn
+  }
+  return false;
+}
+
+bool isPair(const Extra& e) { return e.kind == ExtraKind::Weights && e.slice_axis == "head"; }
+
+std::vector<ScalarItem> scalarsOf(const Result& r) {
+  std::vector<ScalarItem> items;
+  for (const Extra& e : r.extras)
+    if (e.kind == ExtraKind::Scalar && !e.value.data.empty()) items.push_back(scalarItem(e));
+  return items;
+}
+
+// A matrix extra [R, C], or one slice of a Weights extra [n, Lq, Lk].
+ViewPanel matrixPanel(const Result& r, const Extra& e, const ViewParams& p, const Box& area) {
+  ViewPanel panel;
+  panel.area = area;
+  panel.extra = &e;
+  MatrixSpec& m = panel.spec;
+  const int64_t rank = e.value.rank(), rows = e.value.shape[rank - 2], cols = e.value.shape[rank - 1];
+  const int64_t n = rank == 3 ? e.value.shape[0] : 1;
+  const bool by_head = e.slice_axis == "head";
+  const int64_t slice = std::clamp<int64_t>(by_head ? p.head : p.stage, 0, n - 1);
+  m.data = e.value.data.data() + slice * rows * cols;
+  m.rows = rows;
+  m.cols = cols;
+  m.title = extraLabel(e) + (n <= 1     ? std::string()
+                          : by_head ? " — head " + std::to_string(slice) + (e.signed_values ? " (signed, centred on 0)" : "")
+                                    : " — " + e.slice_axis + " " + std::to_string(slice + 1) + " of " + std::to_string(n));
+  m.value_label.clear();  // the title names it
+  m.row_axis = e.row_axis.empty() ? (e.kind == ExtraKind::Weights ? "query" : "row") : e.row_axis;
+  m.col_axis = e.col_axis.empty() ? (e.kind == ExtraKind::Weights ? "key" : "column") : e.col_axis;
+  if (e.kind == ExtraKind::Weights) {
+    m.row_labels = &r.q_tokens;
+    m.col_labels = &r.k_tokens;
+    if (cols == r.keys()) m.key_bands = &r.key_bands;
+  } else if (!e.row_labels.empty()) {
+    m.row_labels = &e.row_labels;
+  } else if (r.rowsAreTokens(e)) {
+    m.row_labels = &r.q_tokens;
+  }
+  if (!e.categories.empty() && e.kind == ExtraKind::Matrix) {  // which pattern each layer × head uses: a legend
+    m.categories = true;
+    m.category_names = &e.categories;
+  } else {
+    panel.style.range = extraRange(e);
+    panel.style.colormap = colormapFor(panel.style.range, p.colormap);
+    panel.style.max_cell_aspect = cellAspect(m, p);
+  }
+  panel.zoom = e.name;
+  panel.anchor = e.kind == ExtraKind::Weights;
+  return panel;
+}
+
+// The panels of extra `e` in `cell` (its title over a plot; a pair side by side).
+void addPanels(ViewLayout& l, Primitives& out, const Canvas& c, const Result& r, const Extra& e, const ViewParams& p, const Box& cell) {
+  if (e.kind == ExtraKind::Matrix || e.kind == ExtraKind::Weights) {
+    if (!isPair(e)) {
+      l.panels.push_back(matrixPanel(r, e, p, cell));
+      return;
+    }
+    // The main weights of the same head at the left, the extra at the right: read one against the other.
+    const float gap = c.unit;
+    const Box left{cell.x, cell.y, (cell.w - gap) * 0.5f, cell.h}, right{left.right() + gap, cell.y, left.w, cell.h};
+    ViewPanel main = weightsPanel(r, shownHead(r, p), p, left);
+    main.spec.title = r.weights_label + " — head " + std::to_string(shownHead(r, p));
+    main.zoom = e.name;
+    main.anchor = true;
+    l.panels.push_back(std::move(main));
+    ViewPanel extra = matrixPanel(r, e, p, right);
+    extra.anchor = false;
+    l.panels.push_back(std::move(extra));
+    return;
+  }
+  const float title_h = panelTitle(out, c, extraLabel(e), cell.x, cell.y, cell.w);
+  ViewPanel panel;
+  panel.extra = &e;
+  panel.area = {cell.x, cell.y + title_h, cell.w, std::max(1.0f, cell.h - title_h)};
+  panel.range = extraRange(e);
+  panel.style.colormap = colormapFor(panel.range, p.colormap);
+  switch (e.kind) {
+    case ExtraKind::TokenValues: {
+      panel.kind = PanelKind::Bars;
+      if (!e.row_labels.empty()) {
+        panel.labels = &e.row_labels;
+      } else if (e.value.size() == r.queries()) {
+        panel.labels = &r.q_tokens;
+      } else {
+        panel.item_axis = "position";  // a head's q or k: by index
+      }
+      break;
+    }
+    case ExtraKind::HeadValues: {
+      panel.kind = PanelKind::Bars;
+      std::vector<std::string>& names = l.owned_labels.emplace_back();
+      for (int64_t h = 0; h < e.value.size(); ++h) names.push_back("h" + std::to_string(h));
+      panel.labels = &names;
+      panel.colour_per_bar = true;
+      panel.item_axis = "head";
+      break;
+    }
+    case ExtraKind::Curves:
+      panel.kind = PanelKind::Curves;
+      panel.reveal = e.stepwise ? p.stage : -1;
+      break;
+    case ExtraKind::Points: panel.kind = PanelKind::Points; break;
+    case ExtraKind::CategoryValues:
+      panel.kind = PanelKind::CategoryBars;
+      panel.range = {0.0f, std::max(1e-6f, e.stats.max), false};
+      break;
+    case ExtraKind::TokenCategories:
+      panel.kind = PanelKind::TokenStrip;
+      panel.labels = &r.q_tokens;
+      break;
+    case ExtraKind::Stacked: panel.kind = PanelKind::Stacked; break;
+    default: return;
+  }
+  l.panels.push_back(std::move(panel));
+}
+
+// Where the panels go. A figure tiles them in the grid that makes them
+// largest (a per-head pair in rows, for its width). On screen four or more
+// tile where every cell stays readable (20 × 13 units); else they stack in a
+// column that fills the window where each gets 16 units, else shows two at
+// a time and scrolls (three in a row would squeeze a wide matrix).
+struct Arrangement {
+  bool tiled = false;
+  GridLayout grid;
+  float panel_h = 0;
+};
+Arrangement arrange(const Canvas& c, float w, float h, int n, bool pairs, bool scrolls) {
+  Arrangement a;
+  a.grid = bestGrid(n, w, h, 0, 0);
+  const float each = h / static_cast<float>(std::max(1, n));
+  if (!scrolls) {
+    a.tiled = !pairs;
+    a.panel_h = each;
+    return a;
+  }
+  a.tiled = n >= 4 && !pairs && a.grid.cell_w >= c.unit * 20 && a.grid.cell_h >= c.unit * 13;
+  a.panel_h = each >= c.unit * 16 ? each : std::max(c.unit * 16, h / 2);
+  return a;
+}
+
+ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewInput& in, const ViewParams& p) {
+  const Result& r = *in.result;
+  ViewLayout l;
+  const std::vector<ScalarItem> scalars = scalarsOf(r);
+  float top = area.y;
+  if (!scalars.empty()) top += scalarsPrimitives(out, c, Box{area.x, area.y, area.w, 0}, scalars) + c.unit * 0.6f;
+  std::vector<const Extra*> panels;
+  for (const Extra& e : r.extras)
+    if (shown(e)) panels.push_back(&e);
+  if (panels.empty()) {
+    if (scalars.empty()) l.message = "This variant returns no matrix, weights or per-token extras.";
+    l.content_h = top - area.y;
+    return l;
+  }
+  const bool pairs = std::any_of(panels.begin(), panels.end(), [](const Extra* e) { return isPair(*e); });
+  const float gap = c.unit * 1.2f, h = area.bottom() - top;
+  // Presentation mode shows every panel at once, as a figure does: a lecture does not scroll.
+  const Arrangement a = arrange(c, area.w, h, static_cast<int>(panels.size()), pairs, p.scrolls && !p.fill);
+  for (size_t i = 0; i < panels.size(); ++i) {
+    Box cell;
+    if (a.tiled) {
+      const int col = static_cast<int>(i) % a.grid.cols, row = static_cast<int>(i) / a.grid.cols;
+      cell = {area.x + a.grid.cell_w * static_cast<float>(col), top + a.grid.cell_h * static_cast<float>(row), a.grid.cell_w - gap,
+              a.grid.cell_h - gap};
+    } else {
+      cell = {area.x, top + a.panel_h * static_cast<float>(i), area.w, a.panel_h - gap};
+    }
+    const Extra& e = *panels[i];
+    addPanels(l, out, c, r, e, p, cell);
+    if (e.name == p.focus_panel) {  // the panel a lesson points at
+      const float m = c.unit * 0.3f;
+      addRect(out, cell.x - m, cell.y - m, cell.right() + m, cell.bottom() + m, Role::Accent, 3.0f);
+    }
+  }
+  l.content_h = a.tiled ? area.h : top - area.y + a.panel_h * static_cast<float>(panels.size());
+  return l;
+}
+
+// Panels 24 units wide in rows of roughly square cells, under the values.
+float height(const Canvas& c, float width, const ViewInput& in, const ViewParams&) {
+  const Result& r = *in.result;
+  Primitives none;
+  const std::vector<ScalarItem> scalars = scalarsOf(r);
+  const float values_h = scalars.empty() ? 0.0f : scalarsPrimitives(none, c, Box{0, 0, width, 0}, scalars, false) + c.unit * 0.6f;
+  int n = 0;
+  bool pairs = false;
+  for (const Extra& e : r.extras)
+    if (shown(e)) {
+      ++n;
+      pairs = pairs || isPair(e);
+    }
+  const int cols = pairs ? 1 : std::clamp(static_cast<int>(width / (c.unit * 24)), 1, std::max(1, n));
+  const float cell_w = width / static_cast<float>(cols);
+  const float cell_h = pairs ? cell_w * 0.5f + c.unit * 4 : cell_w * 0.85f + c.unit * 3;
+  return values_h + static_cast<float>((n + cols - 1) / cols) * cell_h;
+}
+
+std::string refusal(const ViewInput& in, const ViewParams&) {
+  for (const Extra& e : in.result->extras)
+    if (shown(e) || e.kind == ExtraKind::Scalar) return "";
+  return "--view extras: variant '" + in.result->variant + "' has no extras to show";
+}
+
+}  // namespace extras_view
+
+const ViewInfo kExtrasView = {
+    ViewKind::Extras,
+    "the variant's extra arrays: matrices, per-token and per-head values, curves, term weights",
+    "the variant's extra arrays, each in its own panel; hover for values",
+    true, false, false, false, false, "", extras_view::layout, extras_view::height, extras_view::refusal};
+
+}  // namespace attn

@@ -1,0 +1,85 @@
+// The family view: every variant of the subject's family on the same input,
+// each under its title, the subject framed; one colour scale (the union of
+// the members' ranges, so equal colours are equal weights) with one colour
+// bar at the right, or each member on its own scale with its own bar. On
+// screen the panels share one zoom and a click selects the variant.
+#include "widgets/views/view.h"
+
+#include <algorithm>
+
+namespace attn {
+
+namespace family_view {
+
+float barWidth(const Canvas& c, const ViewParams& p) { return p.own_scales ? 0.0f : c.unit * 7; }
+
+ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewInput& in, const ViewParams& p) {
+  ViewLayout l;
+  std::vector<const Result*> members;
+  for (const ViewMember& m : in.family)
+    if (m.result && m.result->heads() > 0) members.push_back(m.result);
+  const ValueRange shared = members.empty() ? ValueRange{} : scaledWeightsRange(sharedWeightsRange(members), p.scale, *in.result, p.head);
+  const Colormap shared_cmap = colormapFor(shared, p.colormap);
+  const float bar_w = barWidth(c, p);
+  const std::vector<Box> grid = gridBoxes({area.x, area.y, area.w - bar_w, area.h}, static_cast<int>(in.family.size()),
+                                          c.unit * 1.5f, c.unit * (p.own_scales ? 12 : 8));
+  float top = area.bottom(), bottom = area.y;
+  for (size_t i = 0; i < in.family.size(); ++i) {
+    const ViewMember& m = in.family[i];
+    const VariantInfo* info = findVariant(m.variant);
+    const std::string title = info ? info->title : m.variant;
+    if (!m.result || m.result->heads() == 0) {  // why it could not run, under its title
+      const Box& b = grid[i];
+      const float title_h = panelTitle(out, c, title, b.x, b.y, b.w);
+      float y = b.y + title_h;
+      for (const std::string& line : wrapLines(c, m.error.empty() ? "no weights" : m.error, labelPx(c), b.w)) {
+        addText(out, b.x, y, line, labelPx(c), Role::Muted);
+        y += labelPx(c) * 1.3f;
+      }
+      continue;
+    }
+    const Result& r = *m.result;
+    ViewPanel panel = weightsPanel(r, std::clamp(p.head, 0, r.heads() - 1), p, grid[i]);
+    panel.spec.title = title;
+    if (!p.own_scales) {
+      panel.style.range = shared;
+      panel.style.colormap = shared_cmap;
+      panel.style.colorbar = false;
+    }
+    panel.style.labels = panel.area.h > c.unit * 14;
+    panel.style.max_cell_aspect = std::max(panel.style.max_cell_aspect, 1.5f);
+    const bool subject = m.variant == in.result->variant;
+    panel.style.highlight = subject;
+    panel.anchor = subject;  // the subject carries a lesson's marks
+    panel.zoom = "family";
+    panel.click_variant = m.variant;
+    const MatrixPlacement cells = placeMatrix(c, panel);
+    if (cells.valid()) {
+      top = std::min(top, cells.y0);
+      bottom = std::max(bottom, cells.y1);
+    }
+    l.panels.push_back(std::move(panel));
+  }
+  if (!p.own_scales && !members.empty()) sideColorbar(out, c, area, bar_w, top, bottom, shared, shared_cmap, "weight (shared scale)");
+  return l;
+}
+
+float height(const Canvas& c, float width, const ViewInput& in, const ViewParams& p) {
+  const int n = static_cast<int>(in.family.size());
+  const float w = width - barWidth(c, p);
+  const int cols = std::clamp(static_cast<int>(w / (c.unit * 16)), 1, std::max(1, n));
+  return static_cast<float>((n + cols - 1) / cols) * (w / static_cast<float>(cols) * 0.85f + c.unit * 5);
+}
+
+std::string refusal(const ViewInput& in, const ViewParams&) {
+  return in.family.empty() ? "--view family: the family of '" + in.result->variant + "' was not computed" : "";
+}
+
+}  // namespace family_view
+
+const ViewInfo kFamilyView = {ViewKind::Family,
+                              "every variant of this family on the same input",
+                              "every variant on the same input; click one to select it",
+                              true, true, true, false, false, " and its family", family_view::layout, family_view::height, family_view::refusal};
+
+}  // namespace attn

@@ -1,0 +1,65 @@
+// The heads view: every head as a panel under its name ("head h", or a
+// model's "L0 H0"), one colour scale with one colour bar at the right; the
+// focused head framed. On screen the panels share one zoom and a click
+// focuses a head in the heatmap view.
+#include "widgets/views/view.h"
+
+#include <algorithm>
+
+namespace attn {
+
+namespace heads_view {
+
+float barWidth(const Canvas& c) { return c.unit * 7; }
+
+ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewInput& in, const ViewParams& p) {
+  const Result& r = *in.result;
+  const int focused = shownHead(r, p);
+  ViewLayout l;
+  const float bar_w = barWidth(c);
+  const std::vector<Box> grid = gridBoxes({area.x, area.y, area.w - bar_w, area.h}, r.heads(), c.unit, c.unit * 3);
+  float top = area.bottom(), bottom = area.y;
+  ValueRange range;
+  Colormap cmap = p.colormap;
+  for (int h = 0; h < r.heads(); ++h) {
+    ViewPanel panel = weightsPanel(r, h, p, grid[static_cast<size_t>(h)]);
+    // One scale for all, read (for a percentile) from the focused head.
+    panel.style.range = range = scaledWeightsRange(weightsRange(r), p.scale, r, focused);
+    panel.style.colormap = cmap = colormapFor(range, p.colormap);
+    panel.spec.title = static_cast<size_t>(h) < p.panel_titles.size() ? p.panel_titles[static_cast<size_t>(h)] : "head " + std::to_string(h);
+    panel.style.colorbar = false;
+    panel.style.labels = r.queries() <= 24 && panel.area.w > c.unit * 16;
+    panel.style.max_cell_aspect = std::max(panel.style.max_cell_aspect, 1.5f);  // thumbnails fill their cell
+    panel.style.highlight = h == focused;
+    panel.zoom = "heads";
+    panel.anchor = h == focused;
+    panel.click_head = h;
+    const MatrixPlacement cells = placeMatrix(c, panel);
+    if (cells.valid()) {
+      top = std::min(top, cells.y0);
+      bottom = std::max(bottom, cells.y1);
+    }
+    l.panels.push_back(std::move(panel));
+  }
+  sideColorbar(out, c, area, bar_w, top, bottom, range, cmap, r.weights_label);
+  return l;
+}
+
+// Rows of roughly square panels, as many columns as hold one 16 units wide.
+float height(const Canvas& c, float width, const ViewInput& in, const ViewParams&) {
+  const int n = in.result->heads();
+  const float w = width - barWidth(c);
+  const int cols = std::clamp(static_cast<int>(w / (c.unit * 16)), 1, std::max(1, n));
+  return static_cast<float>((n + cols - 1) / cols) * (w / static_cast<float>(cols) + c.unit * 3);
+}
+
+std::string refusal(const ViewInput&, const ViewParams&) { return ""; }
+
+}  // namespace heads_view
+
+const ViewInfo kHeadsView = {ViewKind::Heads,
+                             "every head as a thumbnail with linked zoom",
+                             "every head, one colour scale, linked zoom; click one to focus it",
+                             false, false, false, false, false, "", heads_view::layout, heads_view::height, heads_view::refusal};
+
+}  // namespace attn

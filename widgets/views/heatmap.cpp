@@ -1,0 +1,30 @@
+// The heatmap view: one head's [Lq, Lk] weights with its colour bar, token
+// axes, key bands and overlays; a lesson's marks go on it.
+#include "widgets/views/view.h"
+
+namespace attn {
+
+namespace heatmap_view {
+
+ViewLayout layout(Primitives&, const Canvas&, const Box& area, const ViewInput& in, const ViewParams& p) {
+  ViewLayout l;
+  ViewPanel panel = weightsPanel(*in.result, shownHead(*in.result, p), p, area);
+  panel.anchor = true;
+  l.panels.push_back(std::move(panel));
+  return l;
+}
+
+float height(const Canvas& c, float width, const ViewInput& in, const ViewParams& p) {
+  const ViewPanel panel = weightsPanel(*in.result, shownHead(*in.result, p), p, {0, 0, width, 0});
+  return matrixPanelHeight(c, width, panel.spec, panel.style);
+}
+
+std::string refusal(const ViewInput&, const ViewParams&) { return ""; }
+
+}  // namespace heatmap_view
+
+const ViewInfo kHeatmapView = {
+    ViewKind::Heatmap, "one head's weights as a matrix: zoom, pan, hover for exact values",
+    "scroll to zoom, drag to pan, double-click to reset", true, false, false, false, true, "", heatmap_view::layout, heatmap_view::height, heatmap_view::refusal};
+
+}  // namespace attn

@@ -1,0 +1,112 @@
+// The view registry and what the views share: grids, the colour bar beside
+// a grid, panel titles, and a figure's rendering of each kind of panel.
+#include "widgets/views/view.h"
+
+#include "engine/error.h"
+#include "widgets/view_layouts.h"
+
+#include <algorithm>
+
+namespace attn {
+
+// [SECTION] The registry
+
+const std::vector<ViewInfo>& viewRegistry() {
+  // One line per view; its entry and layout are in widgets/views/<view>.cpp.
+  static const std::vector<ViewInfo> views = {kHeatmapView, kHeadsView,   kLinesView,   kExtrasView,
+                                              kFamilyView,  kImageView,   kCompareView, kWalkthroughView};
+  return views;
+}
+
+const ViewInfo& viewInfo(ViewKind kind) {
+  for (const ViewInfo& v : viewRegistry())
+    if (v.kind == kind) return v;
+  throw InputError("view '" + viewName(kind) + "' has no entry in the view registry");
+}
+
+// [SECTION] Panels
+
+MatrixPlacement panelPrimitives(Primitives& out, const Canvas& c, const ViewPanel& p, const std::vector<Annotation>& marks) {
+  const Box& a = p.area;
+  if (a.w <= 1 || a.h <= 1) return {};
+  const Extra* e = p.extra;
+  switch (p.kind) {
+    case PanelKind::Matrix: {
+      const MatrixPlacement placed = matrixPanelPrimitives(out, c, a, p.spec, p.style);
+      if (!marks.empty()) {
+        const float px = labelPx(c);
+        annotationPrimitives(out, placed, marks, 1.0f, px, c.measure(px));
+      }
+      return placed;
+    }
+    case PanelKind::Bars: barsPrimitives(out, c, a, e->value, p.labels, p.range, p.style.colormap, p.colour_per_bar); break;
+    case PanelKind::Curves:
+      curvesPrimitives(out, c, a, e->value,
+                       seriesNames(e->value.rank() == 2 ? e->value.shape[0] : 1, e->categories, e->row_axis.empty() ? "series" : e->row_axis),
+                       e->col_axis.empty() ? "x" : e->col_axis, e->markers, e->levels, p.reveal);
+      break;
+    case PanelKind::Points: pointsPrimitives(out, c, a, *e); break;
+    case PanelKind::CategoryBars: barsPrimitives(out, c, a, e->value, nullptr, p.range, p.style.colormap, true); break;
+    case PanelKind::TokenStrip: tokenStripPrimitives(out, c, a, e->value, *p.labels, e->name); break;
+    case PanelKind::Stacked:
+      stackedPrimitives(out, c, a, e->value, e->row_labels, e->row_axis.empty() ? "row" : e->row_axis,
+                        e->col_axis.empty() ? "segment" : e->col_axis);
+      break;
+    case PanelKind::Lines: tokenLinesPrimitives(out, c, a, *p.result, p.visible, false); break;
+    case PanelKind::Image:
+      imageViewPrimitives(out, c, a, *p.pattern, p.result->set_names, imageWidth(*p.result), p.queries.at(0),
+                          p.result->firstExtra(ExtraKind::QueryGroup), "figure");
+      break;
+    case PanelKind::Picture:
+      pictureViewPrimitives(out, c, a, p.result->firstExtra(ExtraKind::Picture)->value,
+                            p.result->weights[static_cast<size_t>(p.head)], p.result->key_image_width, p.queries, p.active,
+                            "figure");
+      break;
+  }
+  return {};
+}
+
+MatrixPlacement placeMatrix(const Canvas& c, const ViewPanel& p) {
+  Primitives scratch;
+  return matrixPanelPrimitives(scratch, c, p.area, p.spec, p.style);
+}
+
+// [SECTION] Pieces the views share
+
+std::vector<Box> gridBoxes(const Box& area, int n, float gap, float overhead) {
+  const GridLayout g = bestGrid(n, area.w + gap, area.h + gap, overhead, overhead);
+  std::vector<Box> out;
+  for (int i = 0; i < n; ++i)
+    out.push_back({area.x + static_cast<float>(i % g.cols) * g.cell_w, area.y + static_cast<float>(i / g.cols) * g.cell_h,
+                   g.cell_w - gap, g.cell_h - gap});
+  return out;
+}
+
+float cellAspect(const MatrixSpec& m, const ViewParams& p) {
+  if (m.rows == m.cols) return p.fill ? 1.6f : 1.0f;
+  return m.cols > m.rows ? 4.0f : 1.6f;
+}
+
+int shownHead(const Result& r, const ViewParams& p) { return std::clamp(p.head, 0, std::max(0, r.heads() - 1)); }
+
+ViewPanel weightsPanel(const Result& r, int head, const ViewParams& p, const Box& area) {
+  ViewPanel panel;
+  panel.area = area;
+  panel.spec = weightsSpec(r, head);
+  panel.style.range = scaledWeightsRange(weightsRange(r), p.scale, r, head);
+  panel.style.colormap = colormapFor(panel.style.range, p.colormap);
+  panel.style.max_cell_aspect = cellAspect(panel.spec, p);
+  return panel;
+}
+
+void sideColorbar(Primitives& out, const Canvas& c, const Box& area, float width, float top, float bottom,
+                  const ValueRange& range, Colormap cmap, const std::string& caption) {
+  if (bottom <= top) return;
+  const float px = labelPx(c);
+  colorbarPrimitives(out, area.right() - width + c.unit * 1.2f, top, c.unit * 1.1f, bottom - top, cmap, range, caption, px,
+                     c.measure(px));
+}
+
+std::string extraLabel(const Extra& e) { return e.label.empty() ? e.name : e.label; }
+
+}  // namespace attn
