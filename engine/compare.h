@@ -1,5 +1,5 @@
 // A pattern against full attention on the same inputs: what does the pattern
-// lose? Works for every variant that lists ViewKind::Compare. Such a variant
+// lose? Works for every variant that lists the "compare" view. Such a variant
 // records its projected per-head inputs in Result::inputs as "q", "k", "v"
 // ([L, H·d_head], head h in columns [h·d_head, (h+1)·d_head)), its weights
 // (dense or sparse) and its output [L, H·d_head] (heads concatenated, before

@@ -100,35 +100,6 @@ std::vector<std::string> families() {
   return out;
 }
 
-const std::vector<ViewKind>& allViews() {
-  static const std::vector<ViewKind> v = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Lines, ViewKind::Extras,
-                                          ViewKind::Family,  ViewKind::Image, ViewKind::Compare,
-                                          ViewKind::Walkthrough};
-  return v;
-}
-
-std::string viewName(ViewKind v) {
-  switch (v) {
-    case ViewKind::Heatmap: return "heatmap";
-    case ViewKind::Heads: return "heads";
-    case ViewKind::Lines: return "lines";
-    case ViewKind::Extras: return "extras";
-    case ViewKind::Family: return "family";
-    case ViewKind::Image: return "image";
-    case ViewKind::Compare: return "compare";
-    case ViewKind::Walkthrough: return "walkthrough";
-  }
-  return "?";
-}
-
-ViewKind viewFromName(const std::string& name) {
-  for (ViewKind v : allViews())
-    if (viewName(v) == name) return v;
-  std::string known;
-  for (ViewKind v : allViews()) known += (known.empty() ? "" : ", ") + viewName(v);
-  throw InputError("--view: unknown view '" + name + "' (expected one of: " + known + ")");
-}
-
 // [SECTION] Running
 std::string givenQkvName(GivenQkv g) {
   switch (g) {
@@ -242,7 +213,7 @@ nlohmann::json registryToJson() {
     j["params"] = nlohmann::json::array();
     for (const ParamSpec& p : v.params) j["params"].push_back(specToJson(p));
     j["views"] = nlohmann::json::array();
-    for (ViewKind k : v.views) j["views"].push_back(viewName(k));
+    for (const std::string& k : v.views) j["views"].push_back(k);
     out.push_back(j);
   }
   return out;

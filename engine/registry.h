@@ -20,22 +20,6 @@
 
 namespace attn {
 
-// Views a variant's result can be drawn with. Generic: any variant may list any.
-enum class ViewKind {
-  Heatmap,  // one head's [Lq, Lk] matrix with colorbar, token axes, overlays
-  Heads,    // all heads as thumbnails with linked zoom
-  Lines,    // BertViz-style token lines, one colour per head
-  Extras,   // the variant's Matrix / TokenValues extras, each as its own panel
-  Family,   // every variant of the same family side by side on the same input
-  Image,    // the sequence as a raster image (Result::image_width): click a query
-            // pixel to see its keys coloured by sub-pattern, next to the L×L connectivity
-  Compare,  // against full causal attention on the same Q/K/V (engine/compare.h)
-  Walkthrough,  // Result::stages panel by panel, with the categorical extras (points, bars, token strip)
-};
-const std::vector<ViewKind>& allViews();
-std::string viewName(ViewKind v);          // "heatmap", "heads", "lines", "extras", "family"
-ViewKind viewFromName(const std::string&);  // throws InputError
-
 enum class InputKind {
   SelfAttention,   // x (or q/k/v)
   CrossAttention,  // x (target) and x_kv (source)
@@ -60,7 +44,11 @@ struct VariantInfo {
   InputKind input = InputKind::SelfAttention;
   GivenQkv given_qkv = GivenQkv::Refused;
   std::vector<ParamSpec> params;
-  std::vector<ViewKind> views;
+  // The views that can show its result, by their names in the view registry
+  // (widgets/views/: "heatmap", "heads", "lines", "extras", "family",
+  // "image", "compare", "walkthrough"); the first is its default. A test
+  // checks every name is a registered view.
+  std::vector<std::string> views;
   std::string row_axis, col_axis;  // titles of the weights' axes; empty: from `input` (weightAxes)
   std::function<Result(const Inputs&, const Params&, const RunContext&)> run;
 };

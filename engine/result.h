@@ -105,7 +105,7 @@ struct KeyBand {
   std::string label;
 };
 
-// One panel of a step-by-step walkthrough (ViewKind::Walkthrough; the LSH
+// One panel of a step-by-step walkthrough (the "walkthrough" view; the LSH
 // figure's stages): a matrix in its own row and column order, with a
 // category per row and per column drawn as coloured strips along the axes
 // and divider lines (chunk boundaries). Sparse, so a panel of a long

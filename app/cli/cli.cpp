@@ -51,7 +51,7 @@ int cmdList(bool json) {
         std::cout << "]  " << p.symbol << ": " << p.help << "\n";
       }
       std::cout << "      views:";
-      for (ViewKind k : v.views) std::cout << " " << viewName(k);
+      for (const std::string& k : v.views) std::cout << " " << k;
       std::cout << "\n";
     }
   }
@@ -92,7 +92,7 @@ nlohmann::json writeSparseWeights(const std::vector<SparseRows>& heads, StagedDi
 
 int cmdCompute(const ComputeOptions& o) {
   const VariantInfo& info = variantOrThrow(o.variant);
-  if (o.compare && std::find(info.views.begin(), info.views.end(), ViewKind::Compare) == info.views.end())
+  if (o.compare && std::find(info.views.begin(), info.views.end(), "compare") == info.views.end())
     throw InputError("--compare: " + info.name + " is not a pattern that can be compared with full attention "
                      "(variants with the compare view: see attnlab list)");
   const Params params = resolveParams(info, o.sets);
@@ -261,9 +261,9 @@ int& offscreenPlatform(int& argc) {
   return argc;
 }
 
-std::vector<Result> figureResults(const VariantInfo& info, const Inputs& inputs, const Params& params, ViewKind view) {
+std::vector<Result> figureResults(const VariantInfo& info, const Inputs& inputs, const Params& params, const ViewInfo& view) {
   std::vector<Result> results;
-  if (view == ViewKind::Family) {
+  if (view.family) {
     // The subject first (it titles the figure), then the members that ran.
     const std::vector<FamilyMember> family = runFamily(info, inputs, params);
     for (const FamilyMember& m : family)
@@ -282,18 +282,19 @@ int cmdRender(int argc, char** argv, const RenderOptions& o) {
   const VariantInfo& info = variantOrThrow(o.variant);
   const Params params = resolveParams(info, o.sets);
   FigureOptions fig = figureOptions(o);
-  fig.view = variantView(info, o.view.empty() ? "heatmap" : o.view);
-  const std::vector<Result> results = figureResults(info, resolveInputs(o.input), params, fig.view);
+  const ViewInfo& view = variantView(info, o.view.empty() ? "heatmap" : o.view);
+  fig.view = view.name;
+  const std::vector<Result> results = figureResults(info, resolveInputs(o.input), params, view);
   fig.params.head = o.head;
   fig.params.query = o.query;
   // The comparison with full attention can take seconds at large L: computed
   // here, before any Qt set-up, and handed to the figure.
   std::optional<Comparison> comparison;
-  if (fig.view == ViewKind::Compare) comparison = compareWithFull(results[0]);
+  if (view.comparison) comparison = compareWithFull(results[0]);
 
   HeadlessQt qt(argc, argv);
   const int height = exportFigure(results, fig, o.out, comparison ? &*comparison : nullptr);
-  std::cout << "wrote " << o.out << " (" << viewName(fig.view) << ", " << fig.width << "x" << height << ")\n";
+  std::cout << "wrote " << o.out << " (" << fig.view << ", " << fig.width << "x" << height << ")\n";
   return 0;
 }
 

@@ -85,7 +85,7 @@ int cmdRender(int argc, char** argv, const RenderOptions& o);
 
 // The results a figure of `view` draws: the variant's, and for the family
 // view its family's after it (the subject first). Shared by render and lesson export.
-std::vector<Result> figureResults(const VariantInfo& info, const Inputs& inputs, const Params& params, ViewKind view);
+std::vector<Result> figureResults(const VariantInfo& info, const Inputs& inputs, const Params& params, const ViewInfo& view);
 
 // Headless: QPainter needs a QGuiApplication but no display (the offscreen
 // platform); Qt's chatter is silenced and numbers are read in the C locale.

@@ -82,14 +82,15 @@ StepFigure computeStep(const LessonStep& step, std::shared_ptr<const Model>& mod
     return f;
   }
   const VariantInfo& info = variantOrThrow(scene.variant);
-  f.options.view = viewFromName(scene.view.empty() ? "heatmap" : scene.view);
+  const ViewInfo& view = viewOrThrow(scene.view.empty() ? "heatmap" : scene.view);
+  f.options.view = view.name;
   f.options.params.head = std::max(0, scene.head);
   f.options.params.query = scene.query;
   f.options.params.stage = scene.stage;
   f.options.params.focus_panel = scene.panel;
   f.results = std::make_shared<const std::vector<Result>>(
-      figureResults(info, resolveInputs(sceneInput(scene)), resolveParams(info, scene.sets), f.options.view));
-  if (f.options.view == ViewKind::Compare) f.comparison = std::make_unique<Comparison>(compareWithFull((*f.results)[0]));
+      figureResults(info, resolveInputs(sceneInput(scene)), resolveParams(info, scene.sets), view));
+  if (view.comparison) f.comparison = std::make_unique<Comparison>(compareWithFull((*f.results)[0]));
   return f;
 }
 

@@ -105,7 +105,7 @@ Box boxOf(const QRectF& r) {
 // "<variant title><view's suffix> — head h".
 QString defaultTitle(const Result& r, const FigureOptions& o) {
   const VariantInfo* info = findVariant(r.variant);
-  const ViewInfo& view = viewInfo(o.view);
+  const ViewInfo& view = viewOrThrow(o.view);
   QString t = qs(info ? info->title : r.variant) + qs(view.title_suffix);
   if (view.one_head && r.heads() > 1) t += QString(" — head %1").arg(o.params.head);
   return t;
@@ -202,7 +202,7 @@ void paintFigure(QPainter& p, const FigureSource& src, const FigureOptions& o, d
   const Box body = boxOf(QRectF(page.left(), page.top() + title_h, page.width(), page.height() - title_h));
   const Canvas c = figureCanvas(ctx);
   Primitives prims;
-  const ViewLayout l = viewInfo(o.view).layout(prims, c, body, src.input(), o.params);
+  const ViewLayout l = viewOrThrow(o.view).layout(prims, c, body, src.input(), o.params);
   bool marked = false;
   for (const ViewPanel& panel : l.panels) {
     const bool marks = panel.anchor && !marked;
@@ -236,7 +236,7 @@ int figureHeightFor(const FigureSource& src, const FigureOptions& o) {
   const Result& r = src.results->front();
   const double unit = textUnit(o), margin = unit * 1.5, body_w = o.width - 2 * margin;
   const double title_h = titleBlockHeight(unit, body_w, figureTitle(r, o), figureSubtitle(r, o));
-  const double body_h = viewInfo(o.view).height(figureCanvas(unit), static_cast<float>(body_w), src.input(), o.params);
+  const double body_h = viewOrThrow(o.view).height(figureCanvas(unit), static_cast<float>(body_w), src.input(), o.params);
   return static_cast<int>(std::clamp(std::ceil(2 * margin + title_h + body_h), 64.0, 16384.0));
 }
 
@@ -325,13 +325,13 @@ PreparedFigure prepareFigure(std::shared_ptr<const std::vector<Result>> results,
   FigureOptions o = options;
   if (o.params.head < 0 || o.params.head >= r.heads())
     throw InputError("--head: expected 0.." + std::to_string(r.heads() - 1) + ", got " + std::to_string(o.params.head));
+  const ViewInfo& view = viewOrThrow(o.view);
   auto src = std::make_shared<FigureSource>();
   src->results = results;
   src->comparison = comparison;
   // The image view of a dense pattern reads it as CSR (sparse results carry theirs).
-  if (o.view == ViewKind::Image && !r.isSparse() && !r.weights.empty())
+  if (view.query && !r.isSparse() && !r.weights.empty())
     src->dense_pattern = std::make_shared<const SparseRows>(sparseFromDense(r.weights[static_cast<size_t>(o.params.head)], r.mask));
-  const ViewInfo& view = viewInfo(o.view);
   if (const std::string why = view.refusal(src->input(), o.params); !why.empty()) throw InputError(why);
   if (o.height == 0) o.height = figureHeightFor(*src, o);
   PreparedFigure f;

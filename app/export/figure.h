@@ -24,7 +24,7 @@ class QPainter;
 namespace attn {
 
 struct FigureOptions {
-  ViewKind view = ViewKind::Heatmap;
+  std::string view = "heatmap";  // a view of the registry (widgets/views/)
   // What the view shows and how (head, colour scale, colormap, query,
   // visible heads, a lesson's marks): the screen's own ViewParams when the
   // GUI exports, so the figure is what the screen shows.

@@ -58,14 +58,14 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const 
   switch (view) {
     case ModelView::Model: {
       titled(name + " \xE2\x80\x94 " + std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) + " heads");
-      fo.view = ViewKind::Heads;
+      fo.view = "heads";
       if (!fo.params.marks.empty()) fo.params.head = static_cast<int>(sel.layer * r.heads + sel.head);  // the focused head's panel carries the marks
       fo.params.panel_titles = layerHeadNames(r);
       return prepareFigure(alone(a.pooled ? pooledHeadsResult(a, name) : allHeadsResult(r, name)), fo);
     }
     case ModelView::Heads:
       titled(name + " \xE2\x80\x94 layer " + std::to_string(sel.layer) + ", heads as colours");
-      fo.view = ViewKind::Lines;
+      fo.view = "lines";
       return prepareFigure(alone(layerResult(r, sel.layer, name)), fo);
     case ModelView::Qk: {
       const int64_t n = static_cast<int64_t>(r.tokens.size());
@@ -74,12 +74,12 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const 
       const int64_t k = sel.key < 0 ? strongestKey(r, sel.layer, sel.head, q) : sel.key;
       checkRange("--key", k, n);
       titled(name + " \xE2\x80\x94 " + head + ": q, k and q\xE2\x88\x98k");
-      fo.view = ViewKind::Extras;
+      fo.view = "extras";
       return prepareFigure(alone(qkResult(r, qkTerms(r, sel.layer, sel.head, q, k), name)), fo);
     }
     case ModelView::Rollout:
       titled(name + " \xE2\x80\x94 attention rollout through layer " + std::to_string(sel.layer));
-      fo.view = ViewKind::Heatmap;
+      fo.view = "heatmap";
       return prepareFigure(alone(rolloutResult(a, sel.layer, name)), fo);
     case ModelView::Table:
       titled(name + " \xE2\x80\x94 head summaries");
@@ -88,7 +88,7 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const 
       if (!out.pattern)
         throw InputError("--view pattern: " + (out.pattern_error.empty() ? std::string("no pattern computed") : out.pattern_error));
       titled(out.pattern->result.variant + " on " + name + " " + head);
-      fo.view = ViewKind::Extras;
+      fo.view = "extras";
       return prepareFigure(alone(patternResult(*out.pattern, r, name)), fo);
   }
   throw std::logic_error("prepareModelFigure: unknown view");

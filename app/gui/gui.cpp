@@ -217,8 +217,8 @@ bool GuiApp::initWindow() {
 
 void GuiApp::submitIfChanged() {
   // The family and the comparison are computed only while their view is shown.
-  const bool family = state_.view.view == ViewKind::Family;
-  const bool compare = state_.view.view == ViewKind::Compare;
+  const bool family = state_.view.view->family;
+  const bool compare = state_.view.view->comparison;
   const bool same = sameScene(submitted_, state_.scene);
   const bool need_family = family && !(state_.output && state_.output->has_family && same);
   const bool need_compare = compare && !(state_.output && state_.output->has_comparison && same);
@@ -610,18 +610,18 @@ void GuiApp::exportView() {
     return;
   }
   const Comparison* comparison = state_.output->comparison.get();
-  if (state_.view.view == ViewKind::Compare && !comparison) {
+  if (state_.view.view->comparison && !comparison) {
     state_.status = "the comparison is not computed yet";
     return;
   }
-  const std::optional<std::string> path = qt_->saveFigure(state_.scene.variant + "-" + viewName(state_.view.view) + ".png");
+  const std::optional<std::string> path = qt_->saveFigure(state_.scene.variant + "-" + state_.view.view->name + ".png");
   if (!path) return;
   FigureOptions fo;
-  fo.view = state_.view.view;
+  fo.view = state_.view.view->name;
   fo.params = viewParams(state_);  // what the screen shows, as it shows it
   fo.dark = state_.settings.dark && state_.settings.export_screen_theme;
   std::vector<Result> results = {*state_.output->result};
-  if (fo.view == ViewKind::Family)
+  if (state_.view.view->family)
     for (const FamilyMember& m : state_.output->family)
       if (m.result && m.variant != state_.scene.variant) results.push_back(*m.result);
   writeExport(*path, [&] { exportFigure(results, fo, *path, comparison); });
@@ -766,7 +766,7 @@ void GuiApp::applyScene(const SceneOptions& o, bool initial) {
     Scene scene;
     scene.variant = info.name;
     scene.params = o.model_workspace ? Params::defaults(info.params) : resolveParams(info, o.sets);
-    const ViewKind view = o.model_workspace ? info.views.front() : variantView(info, o.view.empty() ? "heatmap" : o.view);
+    const ViewInfo* view = o.model_workspace ? findView(info.views.front()) : &variantView(info, o.view.empty() ? "heatmap" : o.view);
     scene.input = o.model_workspace ? sceneInput(SceneOptions{}) : sceneInput(o);
     const InputOptions& in = scene.input;
     scene.mode = !in.x.empty() || !in.q.empty() ? InputMode::Files

@@ -44,19 +44,19 @@ void sectionTitle(const char* text) {
 namespace {
 
 // The views offered are the ones the scene's variant lists (VariantInfo::views).
-bool hasView(const AppState& s, ViewKind v) {
+bool hasView(const AppState& s, const ViewInfo* v) {
   const VariantInfo* info = findVariant(s.scene.variant);
-  return !info || std::find(info->views.begin(), info->views.end(), v) != info->views.end();
+  return !info || std::find(info->views.begin(), info->views.end(), v->name) != info->views.end();
 }
 
-void setView(AppState& s, ViewKind v) {
+void setView(AppState& s, const ViewInfo* v) {
   if (hasView(s, v)) s.view.view = v;
 }
 
 // After the variant changed: keep the view if the new variant has it, else its first.
 void fitViewToVariant(AppState& s) {
   const VariantInfo* info = findVariant(s.scene.variant);
-  if (info && !info->views.empty() && !hasView(s, s.view.view)) s.view.view = info->views.front();
+  if (info && !info->views.empty() && !hasView(s, s.view.view)) s.view.view = &viewOrThrow(info->views.front());
 }
 
 }  // namespace
@@ -126,7 +126,7 @@ void moveImageQuery(AppState& s, const Result& r, int key) {
 
 void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
   const ImGuiIO& io = ImGui::GetIO();
-  const std::vector<ViewKind>& views = allViews();
+  const std::vector<const ViewInfo*>& views = viewRegistry();
   for (const KeyPress& k : presses) {
     if (k.key == GLFW_KEY_F1) s.show_help = !s.show_help;
     if (lessonKey(s, k.key, k.ctrl || io.WantTextInput)) continue;
@@ -150,13 +150,13 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
       if (k.key == GLFW_KEY_ESCAPE) s.show_help = false;
       continue;
     }
-    // Keys follow the fixed ViewKind order; setView ignores views the variant lacks.
+    // Keys follow the view registry's order; setView ignores views the variant lacks.
     if (k.key >= GLFW_KEY_1 && k.key < GLFW_KEY_1 + static_cast<int>(std::min<size_t>(views.size(), 9)))
       setView(s, views[static_cast<size_t>(k.key - GLFW_KEY_1)]);
     if (k.key == GLFW_KEY_HOME) s.view.resetZoom();
     if (s.output && s.output->result && (k.key == GLFW_KEY_COMMA || k.key == GLFW_KEY_PERIOD || k.key == GLFW_KEY_K))
       timelineKey(s, *s.output->result, k.key);
-    if (s.view.view == ViewKind::Image && s.output && s.output->result) moveImageQuery(s, *s.output->result, k.key);
+    if (s.view.view->query && s.output && s.output->result) moveImageQuery(s, *s.output->result, k.key);
     if (k.key == GLFW_KEY_ESCAPE) s.show_help = false;
   }
 }
@@ -208,9 +208,9 @@ float drawMenuBar(AppState& s) {
         if (ImGui::MenuItem(modelViewName(v).c_str(), shortcut.c_str(), s.model.view.view == v)) s.model.view.view = v;
       }
     } else {
-      for (ViewKind v : allViews()) {
+      for (const ViewInfo* v : viewRegistry()) {
         const std::string shortcut = std::to_string(i++);
-        if (ImGui::MenuItem(viewName(v).c_str(), shortcut.c_str(), s.view.view == v, hasView(s, v))) setView(s, v);
+        if (ImGui::MenuItem(v->name.c_str(), shortcut.c_str(), s.view.view == v, hasView(s, v))) setView(s, v);
       }
     }
     ImGui::Separator();
@@ -481,18 +481,19 @@ void displaySection(AppState& s, const VariantInfo& info) {
   // One button per view the variant has, numbered by its shortcut key; they
   // wrap to the panel width.
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  const std::vector<ViewKind>& all = allViews();
+  const std::vector<const ViewInfo*>& all = viewRegistry();
   bool first = true;
-  for (ViewKind v : info.views) {
+  for (const std::string& name : info.views) {
+    const ViewInfo* v = &viewOrThrow(name);
     const auto key = std::find(all.begin(), all.end(), v) - all.begin() + 1;
-    const std::string label = std::to_string(key) + " " + viewName(v);
+    const std::string label = std::to_string(key) + " " + name;
     const float w = ImGui::CalcTextSize(label.c_str()).x + ImGui::GetStyle().FramePadding.x * 2;
     if (!first && ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w < right) ImGui::SameLine();
     first = false;
     const bool on = s.view.view == v;
     if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyle().Colors[ImGuiCol_ButtonActive]);
     if (ImGui::Button(label.c_str())) s.view.view = v;
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s (key %d)", viewInfo(v).help.c_str(), static_cast<int>(key));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s (key %d)", v->help.c_str(), static_cast<int>(key));
     if (on) ImGui::PopStyleColor();
   }
   const int heads = s.output && s.output->result ? s.output->result->heads() : 1;

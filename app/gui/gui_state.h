@@ -77,7 +77,7 @@ struct TimelineState {
 };
 
 struct ViewState {
-  ViewKind view = ViewKind::Heatmap;
+  const ViewInfo* view = findView("heatmap");  // never null
   TimelineState timeline;
   // What the view shows (widgets/views/view.h): the head, the image's query
   // pixels, the family's own scales, the visible heads, the timeline's step

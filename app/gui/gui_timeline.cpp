@@ -38,14 +38,14 @@ int64_t paramPosition(const VariantInfo& info, const Params& params, const std::
 ActiveTimeline activeTimeline(const AppState& s, const Result& r) {
   ActiveTimeline t;
   const int64_t stage = s.view.params.stage;
-  if (s.view.view == ViewKind::Walkthrough && !r.stages.empty()) {
+  if (s.view.view->steps == ViewSteps::Stages && !r.stages.empty()) {
     t.kind = ActiveTimeline::Kind::Stage;
     t.count = static_cast<int64_t>(r.stages.size());
     t.position = std::clamp<int64_t>(stage, 0, t.count - 1);
     t.label = stage < 0 ? "all stages" : r.stages[static_cast<size_t>(t.position)].title;
     return t;
   }
-  if (s.view.view == ViewKind::Extras) {
+  if (s.view.view->steps == ViewSteps::Extras) {
     for (const Extra& e : r.extras) {
       if (e.kind == ExtraKind::Weights && e.slice_axis != "head" && e.value.rank() == 3 && e.value.shape[0] > 0) {
         t.kind = ActiveTimeline::Kind::Slice;
@@ -64,8 +64,7 @@ ActiveTimeline activeTimeline(const AppState& s, const Result& r) {
     }
   }
   const VariantInfo* info = findVariant(r.variant);
-  if (!r.timeline.param.empty() && r.timeline.count > 1 && info && s.view.view != ViewKind::Family &&
-      s.view.view != ViewKind::Compare) {
+  if (!r.timeline.param.empty() && r.timeline.count > 1 && info && s.view.view->steps != ViewSteps::None) {
     t.kind = ActiveTimeline::Kind::Param;
     t.param = r.timeline.param;
     t.count = r.timeline.count;

@@ -79,7 +79,7 @@ std::string viewInput(AppState& s, const ViewInfo& info, const Result& r, ViewIn
     if (!out.comparison) return out.comparison_error;
     in.comparison = out.comparison.get();
   }
-  if (info.kind == ViewKind::Image) {
+  if (info.query) {
     s.view.params.head = std::clamp(s.view.params.head, 0, r.heads() - 1);
     if (r.firstExtra(ExtraKind::Picture) && !r.weights.empty() && r.image_width > 0) syncPictureQueries(s.view, r);
     else if (!r.isSparse() && !r.weights.empty()) in.dense_pattern = &densePattern(s, r, s.view.params.head);
@@ -148,7 +148,7 @@ void drawPanel(AppState& s, const ViewPanel& p, int index, HeatmapRenderer& gl) 
       if (p.anchor) offerAnchor(s, ev.placed);
       if (ev.clicked && p.click_head >= 0) {  // a thumbnail: focus it
         params.head = p.click_head;
-        s.view.view = ViewKind::Heatmap;
+        s.view.view = findView("heatmap");
         s.view.zoom["main"] = s.view.zoom[p.zoom];
       }
       if (ev.clicked && !p.click_variant.empty())
@@ -262,7 +262,7 @@ void drawMainView(AppState& s, HeatmapRenderer& gl, ImVec2 pos, ImVec2 size) {
   } else {
     const Result& r = *s.output->result;
     timelineControl(s, r);
-    const ViewInfo& info = viewInfo(s.view.view);
+    const ViewInfo& info = *s.view.view;
     ViewInput in;
     const std::string waiting = viewInput(s, info, r, in);
     header(s, info, r);

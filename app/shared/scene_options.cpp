@@ -7,11 +7,11 @@
 
 namespace attn {
 
-ViewKind variantView(const VariantInfo& info, const std::string& name) {
-  const ViewKind v = viewFromName(name);
-  if (std::find(info.views.begin(), info.views.end(), v) != info.views.end()) return v;
+const ViewInfo& variantView(const VariantInfo& info, const std::string& name) {
+  const ViewInfo& v = viewOrThrow(name);
+  if (std::find(info.views.begin(), info.views.end(), name) != info.views.end()) return v;
   std::string names;
-  for (ViewKind k : info.views) names += (names.empty() ? "" : ", ") + viewName(k);
+  for (const std::string& k : info.views) names += (names.empty() ? "" : ", ") + k;
   throw InputError("--view: variant '" + info.name + "' has no '" + name + "' view (it has: " + names + ")");
 }
 
@@ -32,7 +32,7 @@ void validateScene(const SceneOptions& o) {
     if (!o.model_workspace && !o.view.empty()) variantView(info, o.view);
   }
   if (o.model_workspace && !o.view.empty()) modelViewFromName(o.view);
-  if (!o.model_workspace && !o.view.empty()) viewFromName(o.view);
+  if (!o.model_workspace && !o.view.empty()) viewOrThrow(o.view);
   if (!o.pattern.empty()) {
     const VariantInfo& pattern = headPattern(o.pattern);
     if (o.model_workspace) resolveParams(pattern, o.sets);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "app/shared/input_options.h"
+#include "widgets/views/view.h"
 
 #include <cstdint>
 #include <string>
@@ -45,8 +46,8 @@ const DefaultScene& defaultScene();
 InputOptions sceneInput(const SceneOptions& o);
 
 // The view `name` of `info`. Throws InputError: "--view: variant 'x' has no
-// 'y' view (it has: …)", or viewFromName's for a name that is no view.
-ViewKind variantView(const VariantInfo& info, const std::string& name);
+// 'y' view (it has: …)", or viewOrThrow's for a name that is no view.
+const ViewInfo& variantView(const VariantInfo& info, const std::string& name);
 
 // The variant `name` as a pattern applied to a real head. Throws InputError:
 // "--pattern: 'x' cannot run on a real head (it has no compare view)".

@@ -9,7 +9,7 @@ namespace attn {
 std::vector<const VariantInfo*> headPatternVariants() {
   std::vector<const VariantInfo*> out;
   for (const VariantInfo& v : variants())
-    if (std::find(v.views.begin(), v.views.end(), ViewKind::Compare) != v.views.end()) out.push_back(&v);
+    if (std::find(v.views.begin(), v.views.end(), "compare") != v.views.end()) out.push_back(&v);
   return out;
 }
 

@@ -1,5 +1,5 @@
 // An efficient variant on a real head: the registry's patterns (sparse,
-// local, adaptive span, LSH — every variant that lists ViewKind::Compare)
+// local, adaptive span, LSH — every variant that lists the "compare" view)
 // run on one trained head's own projected queries, keys and values, and how
 // much of that head's real attention mass the pattern keeps.
 #pragma once
@@ -18,7 +18,7 @@ struct HeadPattern {
   double mass_kept_mean = 0;
 };
 
-// Variants usable here: those whose views include ViewKind::Compare.
+// Variants usable here: those whose views include "compare".
 std::vector<const VariantInfo*> headPatternVariants();
 // A model's own sliding window (Mistral: query i keeps keys j with
 // i − W < j ≤ i) as a registry pattern: local-1d with query blocks of one

@@ -206,7 +206,7 @@ VariantInfo makeActVariant() {
        .help = "manual mode: halting values h^1, h^2, … (for example 0.1,0.3,0.2,0.5); past the list its last value",
        .min = 0, .max = 1, .def = std::vector<double>{0.1, 0.3, 0.2, 0.5, 0.4}, .per_head = false},
   };
-  v.views = {ViewKind::Extras, ViewKind::Heatmap, ViewKind::Family};
+  v.views = {"extras", "heatmap", "family"};
   v.run = act;
   return v;
 }

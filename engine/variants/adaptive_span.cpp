@@ -206,7 +206,7 @@ VariantInfo makeAdaptiveSpanVariant() {
       {.key = "span_bias", .symbol = "b", .type = ParamType::Float,
        .help = "Bias b of the dynamic span z_t = S·σ(v·x_t + b)", .min = -20, .max = 20, .def = 0.0},
   };
-  v.views = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Extras, ViewKind::Compare};
+  v.views = {"heatmap", "heads", "extras", "compare"};
   v.run = adaptiveSpan;
   return v;
 }

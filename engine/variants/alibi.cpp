@@ -105,7 +105,7 @@ VariantInfo makeAlibiVariant() {
   causal.def = true;  // the paper's models are decoders
   causal.help = "Query i sees keys j ≤ i only, with bias −m_h (i − j); off: every key, with bias −m_h |i − j|";
   v.params = {causal};
-  v.views = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Extras, ViewKind::Family};
+  v.views = {"heatmap", "heads", "extras", "family"};
   v.run = alibi;
   return v;
 }

@@ -111,7 +111,7 @@ VariantInfo makeGtrxlGateVariant() {
        .min = -20, .max = 20, .def = 2.0},
       causalParam(),
   };
-  v.views = {ViewKind::Extras, ViewKind::Heatmap, ViewKind::Heads, ViewKind::Lines, ViewKind::Family};
+  v.views = {"extras", "heatmap", "heads", "lines", "family"};
   v.run = gtrxlGate;
   return v;
 }

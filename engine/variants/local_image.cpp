@@ -131,7 +131,7 @@ VariantInfo localInfo(bool two_d) {
   v.given_qkv = GivenQkv::Heads;
   v.citation = "Parmar et al. 2018, §3.2";
   // No extras view: the block ids are the image view's overlay and the connection counts are in the compare view.
-  v.views = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Image, ViewKind::Compare};
+  v.views = {"heatmap", "heads", "image", "compare"};
   if (!two_d) {
     v.name = "local-1d";
     v.title = "Image Transformer, local 1D";

@@ -439,7 +439,7 @@ VariantInfo makeLshVariant() {
        .help = "Random rotations as .npy [d_head, rounds·b/2] (round r in columns r·b/2 …); empty: drawn from the seed",
        .def = std::string(), .file_shape = "[d_head, rounds·b/2]"},
   });
-  v.views = {ViewKind::Walkthrough, ViewKind::Heatmap, ViewKind::Heads, ViewKind::Extras, ViewKind::Compare};
+  v.views = {"walkthrough", "heatmap", "heads", "extras", "compare"};
   v.run = lsh;
   return v;
 }

@@ -153,7 +153,7 @@ VariantInfo makeMultiHeadInfo(bool cross) {
   v.input = cross ? InputKind::CrossAttention : InputKind::SelfAttention;
   v.given_qkv = GivenQkv::Heads;
   v.params = {causalParam(), scaleParam()};
-  v.views = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Lines, ViewKind::Family};
+  v.views = {"heatmap", "heads", "lines", "family"};
   if (cross) {
     v.name = "cross-attention";
     v.title = "Encoder–decoder cross-attention";

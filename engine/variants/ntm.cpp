@@ -175,7 +175,7 @@ VariantInfo makeNtmVariant() {
        .help = "The previous weighting as a .npy [N], entries ≥ 0 summing to 1; empty: seeded",
        .def = std::string(), .file_shape = "[N]"},
   };
-  v.views = {ViewKind::Extras, ViewKind::Heatmap, ViewKind::Family};
+  v.views = {"extras", "heatmap", "family"};
   v.row_axis = "head";
   v.col_axis = "memory row";
   v.run = ntm;

@@ -158,7 +158,7 @@ VariantInfo makeNtmCopyVariant() {
                "assets/trained/ntm-copy.safetensors",
        .def = std::string(), .file_shape = "safetensors"},
   };
-  v.views = {ViewKind::Extras, ViewKind::Heatmap, ViewKind::Heads};
+  v.views = {"extras", "heatmap", "heads"};
   v.row_axis = "time step";
   v.col_axis = "memory row";
   v.run = ntmCopy;

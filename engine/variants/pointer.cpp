@@ -85,7 +85,7 @@ VariantInfo makePointerVariant() {
        .help = "Decoder states d as a .npy [m, d_d] (it decides m); empty: the input x (m = --length)",
        .def = std::string(), .file_shape = "[m, d_d]"},
   };
-  v.views = {ViewKind::Heatmap, ViewKind::Family};
+  v.views = {"heatmap", "family"};
   v.row_axis = "decoder step";
   v.col_axis = "input position";
   v.run = pointer;

@@ -193,7 +193,7 @@ VariantInfo makePointerSortVariant() {
                "assets/trained/pointer-sort.safetensors",
        .def = std::string(), .file_shape = "safetensors"},
   };
-  v.views = {ViewKind::Heatmap, ViewKind::Extras, ViewKind::Family};
+  v.views = {"heatmap", "extras", "family"};
   v.row_axis = "output step: number chosen";
   v.col_axis = "input number";
   v.run = pointerSortVariant;

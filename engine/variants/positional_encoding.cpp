@@ -29,7 +29,7 @@ VariantInfo positionVariant(std::string name, std::string title, std::string sum
                             std::vector<ParamSpec> params, decltype(VariantInfo::run) run) {
   return {.name = std::move(name), .family = "positions", .title = std::move(title), .summary = std::move(summary),
           .citation = std::move(citation), .input = InputKind::PositionsOnly, .params = std::move(params),
-          .views = {ViewKind::Heatmap, ViewKind::Extras, ViewKind::Family}, .run = std::move(run)};
+          .views = {"heatmap", "extras", "family"}, .run = std::move(run)};
 }
 
 }  // namespace attn

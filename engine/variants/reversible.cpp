@@ -224,7 +224,7 @@ VariantInfo makeReversibleVariant() {
   };
   const std::vector<ParamSpec> hash = lshParamSpecs();
   v.params.insert(v.params.end(), hash.begin(), hash.end());
-  v.views = {ViewKind::Extras, ViewKind::Heatmap};
+  v.views = {"extras", "heatmap"};
   v.run = reversible;
   return v;
 }

@@ -142,7 +142,7 @@ VariantInfo makeRopeVariant() {
        .min = 2, .max = 1e7, .log_scale = true, .def = 10000.0},
       causal,
   };
-  v.views = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Extras, ViewKind::Family};
+  v.views = {"heatmap", "heads", "extras", "family"};
   v.run = rope;
   return v;
 }

@@ -274,7 +274,7 @@ VariantInfo makeSaganVariant() {
        .help = "The feature map x as a .npy [C, H, W] (instead of an image)", .def = std::string(),
        .file_shape = "[C, H, W]"},
   };
-  v.views = {ViewKind::Image, ViewKind::Heatmap, ViewKind::Family};
+  v.views = {"image", "heatmap", "family"};
   v.row_axis = "query pixel j";
   v.col_axis = "key pixel i";
   v.run = sagan;

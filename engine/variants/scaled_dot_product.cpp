@@ -29,7 +29,7 @@ VariantInfo makeScaledDotProductVariant() {
        .help = "Optional .npy mask [Lq, Lk]: nonzero = allowed; combined with causal", .def = std::string(),
        .file_shape = "[Lq, Lk]"},
   };
-  v.views = {ViewKind::Heatmap, ViewKind::Lines, ViewKind::Family};
+  v.views = {"heatmap", "lines", "family"};
   v.run = [](const Inputs& in, const Params& p, const RunContext& ctx) {
     const Mat& q = in.query();
     const Mat& k = in.key();

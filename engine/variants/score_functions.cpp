@@ -194,7 +194,7 @@ Result softAlignment(const Inputs& in, const ScoreOptions& o, const std::string&
 namespace {
 
 VariantInfo crossVariant(std::string name, std::string family, std::string title, std::string summary,
-                         std::string citation, std::vector<ParamSpec> params, std::vector<ViewKind> views,
+                         std::string citation, std::vector<ParamSpec> params, std::vector<std::string> views,
                          decltype(VariantInfo::run) run) {
   return {.name = std::move(name), .family = std::move(family), .title = std::move(title),
           .summary = std::move(summary), .citation = std::move(citation), .input = InputKind::CrossAttention,
@@ -206,7 +206,7 @@ VariantInfo scoreVariant(ScoreKind kind, std::string title, std::string summary,
                          std::vector<ParamSpec> params) {
   const std::string& name = scoreNames()[static_cast<size_t>(kind)];
   return crossVariant(name, "score functions", std::move(title), std::move(summary), std::move(citation),
-                      std::move(params), {ViewKind::Heatmap, ViewKind::Lines, ViewKind::Family},
+                      std::move(params), {"heatmap", "lines", "family"},
                       [kind, name](const Inputs& in, const Params& p, const RunContext& ctx) {
                         return softAlignment(in, optionsFor(kind, p), name, ctx);
                       });
@@ -217,8 +217,8 @@ VariantInfo scoreVariant(ScoreKind kind, std::string title, std::string summary,
 VariantInfo alignmentVariant(std::string name, std::string title, std::string summary, std::string citation,
                              std::vector<ParamSpec> own, bool has_extras, decltype(VariantInfo::run) run) {
   for (ParamSpec& p : scoreParams("general")) own.push_back(std::move(p));
-  std::vector<ViewKind> views = {ViewKind::Heatmap, ViewKind::Lines, ViewKind::Family};
-  if (has_extras) views.insert(views.begin() + 1, ViewKind::Extras);
+  std::vector<std::string> views = {"heatmap", "lines", "family"};
+  if (has_extras) views.insert(views.begin() + 1, "extras");
   return crossVariant(std::move(name), "alignment", std::move(title), std::move(summary), std::move(citation),
                       std::move(own), std::move(views), std::move(run));
 }

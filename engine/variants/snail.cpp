@@ -347,7 +347,7 @@ VariantInfo makeSnailVariant() {
                "reached); the paper's pseudo-code counts i from 1 (i₀ = 1: 2, 4, 8, …, odd offsets never reached)",
        .min = 0, .max = 4, .def = int64_t{0}},
   };
-  v.views = {ViewKind::Walkthrough, ViewKind::Extras, ViewKind::Heatmap, ViewKind::Heads, ViewKind::Family};
+  v.views = {"walkthrough", "extras", "heatmap", "heads", "family"};
   v.row_axis = "query position t";
   v.col_axis = "key position j";
   v.run = snail;

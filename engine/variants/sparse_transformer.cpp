@@ -158,7 +158,7 @@ VariantInfo sparseInfo(Factorization f) {
   v.family = "sparse";
   v.given_qkv = GivenQkv::Heads;
   v.citation = "Child et al. 2019, §4.2–4.3";
-  v.views = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Image, ViewKind::Extras, ViewKind::Compare};
+  v.views = {"heatmap", "heads", "image", "extras", "compare"};
   if (f == Factorization::Strided) {
     v.name = "sparse-strided";
     v.title = "Sparse Transformer, strided";

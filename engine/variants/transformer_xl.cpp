@@ -304,7 +304,7 @@ VariantInfo makeTransformerXlVariant() {
       {.key = "bias_scale", .symbol = "σ_uv", .type = ParamType::Float,
        .help = "Scale of the seeded global biases u, v (0: u = v = 0)", .min = 0, .max = 8, .def = 1.0},
   };
-  v.views = {ViewKind::Heatmap, ViewKind::Heads, ViewKind::Lines, ViewKind::Extras};
+  v.views = {"heatmap", "heads", "lines", "extras"};
   v.run = transformerXl;
   return v;
 }

@@ -180,7 +180,7 @@ VariantInfo makeUniversalTransformerVariant() {
        .help = "Bias of the halting unit h = σ((H + P) w_h + b_h): lower ponders longer", .min = -10, .max = 10,
        .def = 1.5},
   };
-  v.views = {ViewKind::Extras, ViewKind::Heatmap, ViewKind::Heads, ViewKind::Lines, ViewKind::Family};
+  v.views = {"extras", "heatmap", "heads", "lines", "family"};
   v.run = universalTransformerVariant;
   return v;
 }

@@ -71,10 +71,17 @@ std::string refusal(const ViewInput& in, const ViewParams&) {
 
 }  // namespace compare_view
 
-const ViewInfo kCompareView = {
-    ViewKind::Compare,
-    "against full causal attention on the same q, k, v: mass kept, KL, output error, FLOPs, memory",
-    "against full causal attention on the same q, k, v; hover a number for its meaning",
-    true, false, false, true, true, " against full attention", compare_view::layout, compare_view::height, compare_view::refusal};
+extern const ViewInfo kCompareView = {
+    .name = "compare",
+    .help = "against full causal attention on the same q, k, v: mass kept, KL, output error, FLOPs, memory",
+    .hint = "against full causal attention on the same q, k, v; hover a number for its meaning",
+    .head = true,
+    .comparison = true,
+    .one_head = true,
+    .title_suffix = " against full attention",
+    .steps = ViewSteps::None,
+    .layout = compare_view::layout,
+    .height = compare_view::height,
+    .refusal = compare_view::refusal};
 
 }  // namespace attn

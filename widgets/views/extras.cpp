@@ -240,10 +240,14 @@ std::string refusal(const ViewInput& in, const ViewParams&) {
 
 }  // namespace extras_view
 
-const ViewInfo kExtrasView = {
-    ViewKind::Extras,
-    "the variant's extra arrays: matrices, per-token and per-head values, curves, term weights",
-    "the variant's extra arrays, each in its own panel; hover for values",
-    true, false, false, false, false, "", extras_view::layout, extras_view::height, extras_view::refusal};
+extern const ViewInfo kExtrasView = {
+    .name = "extras",
+    .help = "the variant's extra arrays: matrices, per-token and per-head values, curves, term weights",
+    .hint = "the variant's extra arrays, each in its own panel; hover for values",
+    .head = true,
+    .steps = ViewSteps::Extras,
+    .layout = extras_view::layout,
+    .height = extras_view::height,
+    .refusal = extras_view::refusal};
 
 }  // namespace attn

@@ -77,9 +77,17 @@ std::string refusal(const ViewInput& in, const ViewParams&) {
 
 }  // namespace family_view
 
-const ViewInfo kFamilyView = {ViewKind::Family,
-                              "every variant of this family on the same input",
-                              "every variant on the same input; click one to select it",
-                              true, true, true, false, false, " and its family", family_view::layout, family_view::height, family_view::refusal};
+extern const ViewInfo kFamilyView = {
+    .name = "family",
+    .help = "every variant of this family on the same input",
+    .hint = "every variant on the same input; click one to select it",
+    .head = true,
+    .own_scales = true,
+    .family = true,
+    .title_suffix = " and its family",
+    .steps = ViewSteps::None,
+    .layout = family_view::layout,
+    .height = family_view::height,
+    .refusal = family_view::refusal};
 
 }  // namespace attn

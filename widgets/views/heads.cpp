@@ -57,9 +57,12 @@ std::string refusal(const ViewInput&, const ViewParams&) { return ""; }
 
 }  // namespace heads_view
 
-const ViewInfo kHeadsView = {ViewKind::Heads,
-                             "every head as a thumbnail with linked zoom",
-                             "every head, one colour scale, linked zoom; click one to focus it",
-                             false, false, false, false, false, "", heads_view::layout, heads_view::height, heads_view::refusal};
+extern const ViewInfo kHeadsView = {
+    .name = "heads",
+    .help = "every head as a thumbnail with linked zoom",
+    .hint = "every head, one colour scale, linked zoom; click one to focus it",
+    .layout = heads_view::layout,
+    .height = heads_view::height,
+    .refusal = heads_view::refusal};
 
 }  // namespace attn

@@ -23,8 +23,14 @@ std::string refusal(const ViewInput&, const ViewParams&) { return ""; }
 
 }  // namespace heatmap_view
 
-const ViewInfo kHeatmapView = {
-    ViewKind::Heatmap, "one head's weights as a matrix: zoom, pan, hover for exact values",
-    "scroll to zoom, drag to pan, double-click to reset", true, false, false, false, true, "", heatmap_view::layout, heatmap_view::height, heatmap_view::refusal};
+extern const ViewInfo kHeatmapView = {
+    .name = "heatmap",
+    .help = "one head's weights as a matrix: zoom, pan, hover for exact values",
+    .hint = "scroll to zoom, drag to pan, double-click to reset",
+    .head = true,
+    .one_head = true,
+    .layout = heatmap_view::layout,
+    .height = heatmap_view::height,
+    .refusal = heatmap_view::refusal};
 
 }  // namespace attn

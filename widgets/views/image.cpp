@@ -55,10 +55,15 @@ std::string refusal(const ViewInput& in, const ViewParams& p) {
 
 }  // namespace image_view
 
-const ViewInfo kImageView = {
-    ViewKind::Image,
-    "the sequence as an image: click a query pixel to see its keys by sub-pattern, next to the L\xC3\x97L connectivity",
-    "click or drag on a pixel to move the query (on a map: select its query); arrow keys move it",
-    true, false, false, false, true, "", image_view::layout, image_view::height, image_view::refusal};
+extern const ViewInfo kImageView = {
+    .name = "image",
+    .help = "the sequence as an image: click a query pixel to see its keys by sub-pattern, next to the L\xC3\x97L connectivity",
+    .hint = "click or drag on a pixel to move the query (on a map: select its query); arrow keys move it",
+    .head = true,
+    .query = true,
+    .one_head = true,
+    .layout = image_view::layout,
+    .height = image_view::height,
+    .refusal = image_view::refusal};
 
 }  // namespace attn

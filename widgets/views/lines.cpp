@@ -34,9 +34,12 @@ std::string refusal(const ViewInput& in, const ViewParams&) {
 
 }  // namespace lines_view
 
-const ViewInfo kLinesView = {ViewKind::Lines,
-                             "token lines: opacity = weight, colour = head",
-                             "token lines: opacity = weight, colour = head; hover a token to isolate it",
-                             false, false, false, false, false, "", lines_view::layout, lines_view::height, lines_view::refusal};
+extern const ViewInfo kLinesView = {
+    .name = "lines",
+    .help = "token lines: opacity = weight, colour = head",
+    .hint = "token lines: opacity = weight, colour = head; hover a token to isolate it",
+    .layout = lines_view::layout,
+    .height = lines_view::height,
+    .refusal = lines_view::refusal};
 
 }  // namespace attn

@@ -11,17 +11,38 @@ namespace attn {
 
 // [SECTION] The registry
 
-const std::vector<ViewInfo>& viewRegistry() {
-  // One line per view; its entry and layout are in widgets/views/<view>.cpp.
-  static const std::vector<ViewInfo> views = {kHeatmapView, kHeadsView,   kLinesView,   kExtrasView,
-                                              kFamilyView,  kImageView,   kCompareView, kWalkthroughView};
+// The registry: one line per view, whose entry and layout are in
+// widgets/views/<view>.cpp (a view there defines `extern const ViewInfo kNameView`).
+#define ATTN_VIEWS(X) \
+  X(kHeatmapView)     \
+  X(kHeadsView)       \
+  X(kLinesView)       \
+  X(kExtrasView)      \
+  X(kFamilyView)      \
+  X(kImageView)       \
+  X(kCompareView)     \
+  X(kWalkthroughView)
+
+#define ATTN_DECLARE_VIEW(entry) extern const ViewInfo entry;
+ATTN_VIEWS(ATTN_DECLARE_VIEW)
+
+const std::vector<const ViewInfo*>& viewRegistry() {
+#define ATTN_VIEW_ADDRESS(entry) &entry,
+  static const std::vector<const ViewInfo*> views = {ATTN_VIEWS(ATTN_VIEW_ADDRESS)};
   return views;
 }
 
-const ViewInfo& viewInfo(ViewKind kind) {
-  for (const ViewInfo& v : viewRegistry())
-    if (v.kind == kind) return v;
-  throw InputError("view '" + viewName(kind) + "' has no entry in the view registry");
+const ViewInfo* findView(const std::string& name) {
+  for (const ViewInfo* v : viewRegistry())
+    if (v->name == name) return v;
+  return nullptr;
+}
+
+const ViewInfo& viewOrThrow(const std::string& name, const std::string& flag) {
+  if (const ViewInfo* v = findView(name)) return *v;
+  std::string known;
+  for (const ViewInfo* v : viewRegistry()) known += (known.empty() ? "" : ", ") + v->name;
+  throw InputError(flag + ": unknown view '" + name + "' (expected one of: " + known + ")");
 }
 
 // [SECTION] Panels

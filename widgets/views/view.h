@@ -141,29 +141,36 @@ using ViewHeightFn = float (*)(const Canvas& c, float width, const ViewInput& in
 // Why the view cannot show `in` (a one-line InputError text), or empty.
 using ViewRefusalFn = std::string (*)(const ViewInput& in, const ViewParams& p);
 
+// What the timeline steps through in a view: the variant's timeline
+// parameter (Result::timeline), a walkthrough's stages, an extra's steps
+// (ACT's ponder steps, a curve revealed step by step), or nothing.
+enum class ViewSteps { Param, Stages, Extras, None };
+
 struct ViewInfo {
-  ViewKind kind;
+  std::string name;          // what --view, lessons and VariantInfo::views call it
   std::string help;          // the view menu's tooltip
   std::string hint;          // the screen's header: what the view shows, what a click does
-  // The parameters it reads (the screen's controls): the head slider, the family's own-scales switch.
-  bool head = false, own_scales = false;
+  // The parameters it reads (the screen's controls): the head slider, the
+  // family's own-scales switch, the query pixel (arrow keys move it).
+  bool head = false, own_scales = false, query = false;
   // What it needs computed beside the result.
   bool family = false, comparison = false;
   // A figure's title: the variant's title, then this, then "— head h" where
   // `one_head` and the result has several.
   bool one_head = false;
   std::string title_suffix;
-  ViewLayoutFn layout;
-  ViewHeightFn height;
-  ViewRefusalFn refusal;
+  ViewSteps steps = ViewSteps::Param;
+  ViewLayoutFn layout = nullptr;
+  ViewHeightFn height = nullptr;
+  ViewRefusalFn refusal = nullptr;
 };
 
-const std::vector<ViewInfo>& viewRegistry();
-const ViewInfo& viewInfo(ViewKind kind);
-
-// Every view's entry and layout, in widgets/views/<view>.cpp.
-extern const ViewInfo kHeatmapView, kHeadsView, kLinesView, kExtrasView, kFamilyView, kImageView, kCompareView,
-    kWalkthroughView;
+// Every view, in the order of their shortcut keys (view.cpp: one line each).
+const std::vector<const ViewInfo*>& viewRegistry();
+// The view called `name`, or null.
+const ViewInfo* findView(const std::string& name);
+// The view called `name`; else an InputError naming `flag` and the views there are.
+const ViewInfo& viewOrThrow(const std::string& name, const std::string& flag = "--view");
 
 // [SECTION] Pieces the views share
 

@@ -75,10 +75,13 @@ std::string refusal(const ViewInput& in, const ViewParams&) {
 
 }  // namespace walkthrough_view
 
-const ViewInfo kWalkthroughView = {
-    ViewKind::Walkthrough,
-    "the computation stage by stage (LSH: the paper's Figure 2), with the categorical pictures",
-    "stage by stage; hover a cell for its tokens and categories, scroll to zoom",
-    false, false, false, false, false, "", walkthrough_view::layout, walkthrough_view::height, walkthrough_view::refusal};
+extern const ViewInfo kWalkthroughView = {
+    .name = "walkthrough",
+    .help = "the computation stage by stage (LSH: the paper's Figure 2), with the categorical pictures",
+    .hint = "stage by stage; hover a cell for its tokens and categories, scroll to zoom",
+    .steps = ViewSteps::Stages,
+    .layout = walkthrough_view::layout,
+    .height = walkthrough_view::height,
+    .refusal = walkthrough_view::refusal};
 
 }  // namespace attn
