@@ -45,6 +45,9 @@ int main(int argc, char** argv) {
   gui_cmd->add_option("--query", gui.scene.query, "Model workspace: the query token of the Q/K view and the predictions");
   gui_cmd->add_option("--key", gui.scene.key, "Model workspace: the key token of the Q/K view");
   gui_cmd->add_option("--screenshot", gui.screenshot, "Save the last frame as PNG (with --frames)");
+  gui_cmd->add_option("--describe", gui.describe,
+                      "With --screenshot: write what the view's layout held (panels, titles, colour ranges, strongest "
+                      "cells) as JSON");
   gui_cmd->add_option("--frames", gui.frames, "Exit after N frames, printing median and worst frame time");
   gui_cmd->add_option("--size", gui_size, "Window size WxH");
   gui_cmd->add_flag("--hide-panel", gui.hide_panel, "Start with the side panel hidden (Tab shows it)");
@@ -105,6 +108,8 @@ int main(int argc, char** argv) {
   render_cmd->add_option("--percentile", render.percentile, "Clip of --scale percentile")->capture_default_str();
   render_cmd->add_option("--title", render.title, "Figure title (default: variant and head; \"\" for none)");
   render_cmd->add_flag("--dark", render.dark, "Dark background");
+  render_cmd->add_option("--describe", render.describe,
+                         "Also write what the view's layout holds (panels, titles, colour ranges, strongest cells) as JSON");
   addInputFlags(*render_cmd, render.input);
 
   CLI::App* model_cmd = app.add_subcommand(

@@ -360,13 +360,21 @@ std::vector<SvgGrid> svgCellGrids(const std::string& svg, int64_t rows, int64_t 
     std::vector<bool> used(cells.size(), false);
     for (size_t o = 0; o < cells.size(); ++o) {
       if (used[o]) continue;
-      // A grid starting at cell o: cell (i, j) at (x0 + j·w, y0 + i·h), to a tenth of a cell.
+      // A grid starting at cell o: cell (i, j) at (x0 + j·step_x, y0 + i·step_y), to a tenth of a cell. The
+      // steps are the distances to the next cell right and below (a rect may overlap its neighbour slightly,
+      // so over 64 narrow cells its width is not the step).
       const SvgCell& origin = cells[o];
+      double step_x = origin.w, step_y = origin.h;
+      for (size_t k = o + 1; k < cells.size(); ++k) {
+        const double dx = cells[k].x - origin.x, dy = cells[k].y - origin.y;
+        if (std::abs(dy) < origin.h * 0.1 && dx > origin.w * 0.5 && dx < origin.w * 1.5) step_x = std::min(step_x, dx);
+        if (std::abs(dx) < origin.w * 0.1 && dy > origin.h * 0.5 && dy < origin.h * 1.5) step_y = std::min(step_y, dy);
+      }
       std::vector<uint32_t> colours(static_cast<size_t>(rows * cols));
       std::vector<size_t> members(static_cast<size_t>(rows * cols), cells.size());
       for (size_t k = o; k < cells.size(); ++k) {
         if (used[k]) continue;
-        const double fj = (cells[k].x - origin.x) / origin.w, fi = (cells[k].y - origin.y) / origin.h;
+        const double fj = (cells[k].x - origin.x) / step_x, fi = (cells[k].y - origin.y) / step_y;
         const long i = std::lround(fi), j = std::lround(fj);
         if (i < 0 || j < 0 || i >= rows || j >= cols || std::abs(fi - i) > 0.1 || std::abs(fj - j) > 0.1) continue;
         const size_t at = static_cast<size_t>(i * cols + j);
@@ -374,7 +382,7 @@ std::vector<SvgGrid> svgCellGrids(const std::string& svg, int64_t rows, int64_t 
       }
       if (std::find(members.begin(), members.end(), cells.size()) != members.end()) continue;
       for (const size_t k : members) used[k] = true;
-      grids.push_back({origin.x, origin.y, origin.w, origin.h, std::move(colours)});
+      grids.push_back({origin.x, origin.y, step_x, step_y, std::move(colours)});
     }
   }
   std::sort(grids.begin(), grids.end(), [](const SvgGrid& a, const SvgGrid& b) {

@@ -94,7 +94,7 @@ std::vector<std::string> svgTexts(const std::string& svg);
 // export writes matrices of modest size): every grid of `rows` × `cols` equal
 // rects side by side, in reading order (top to bottom, then left to right).
 struct SvgGrid {
-  double x = 0, y = 0, cell_w = 0, cell_h = 0;  // the top left cell's corner and the cells' size, in SVG units
+  double x = 0, y = 0, cell_w = 0, cell_h = 0;  // the top left cell's corner and the cells' spacing, in SVG units
   std::vector<uint32_t> rgb;                    // fill colours 0xRRGGBB, row by row
 };
 std::vector<SvgGrid> svgCellGrids(const std::string& svg, int64_t rows, int64_t cols);

@@ -293,7 +293,9 @@ int cmdRender(int argc, char** argv, const RenderOptions& o) {
   if (view.comparison) comparison = compareWithFull(results[0]);
 
   HeadlessQt qt(argc, argv);
-  const int height = exportFigure(results, fig, o.out, comparison ? &*comparison : nullptr);
+  nlohmann::json described;
+  const int height = exportFigure(results, fig, o.out, comparison ? &*comparison : nullptr, &described);
+  if (!o.describe.empty()) writeFileAtomic(o.describe, described.dump(2) + "\n");
   std::cout << "wrote " << o.out << " (" << fig.view << ", " << fig.width << "x" << height << ")\n";
   return 0;
 }

@@ -37,6 +37,7 @@ struct RenderOptions {
   std::string scale = "auto";        // colour scale: auto, linear, log, power, percentile
   double gamma = 0.5, percentile = 99;
   bool dark = false;
+  std::string describe;  // --describe FILE: what the view's layout holds, as JSON (describeLayout)
   // A model's view instead of a variant's (app/export/figure_model.h).
   std::string model;           // folder or .safetensors
   bool default_model = false;  // the embedded default model

@@ -194,7 +194,7 @@ struct FigureSource {
 
 // The page: title, subtitle, then the view's layout (widgets/views/) in the
 // rest, its panels and a lesson's marks on its anchor panel.
-void paintFigure(QPainter& p, const FigureSource& src, const FigureOptions& o, double raster_scale) {
+void paintFigure(QPainter& p, const FigureSource& src, const FigureOptions& o, double raster_scale, nlohmann::json& described) {
   const Result& r = src.results->front();
   QRectF page;
   Painter ctx = beginPage(p, o, raster_scale, page);
@@ -211,6 +211,7 @@ void paintFigure(QPainter& p, const FigureSource& src, const FigureOptions& o, d
   }
   if (!l.message.empty()) addText(prims, body.x + body.w * 0.5f, body.y + body.h * 0.5f, l.message, labelPx(c), Role::Muted, 0.5f, 0.5f);
   drawPrimitives(ctx, prims);
+  described = describeLayout(l, c);
 }
 
 // A table of text: header row, rule, rows in alternating shades, columns
@@ -337,7 +338,7 @@ PreparedFigure prepareFigure(std::shared_ptr<const std::vector<Result>> results,
   PreparedFigure f;
   f.options = o;
   f.name = r.variant;
-  f.paint = [src, o](QPainter& p, double scale) { paintFigure(p, *src, o, scale); };
+  f.paint = [src, o, described = f.described](QPainter& p, double scale) { paintFigure(p, *src, o, scale, *described); };
   return f;
 }
 
@@ -362,10 +363,11 @@ PreparedFigure prepareTableFigure(std::vector<std::string> columns, std::vector<
 void writeFigure(const PreparedFigure& f, const std::string& path) { writeFigure(f.paint, f.options, path, f.name); }
 
 int exportFigure(const std::vector<Result>& results, const FigureOptions& options, const std::string& path,
-                 const Comparison* comparison) {
+                 const Comparison* comparison, nlohmann::json* described) {
   // Painted before this returns: the results are borrowed, not copied (a shared_ptr that owns nothing).
   const PreparedFigure f = prepareFigure(std::shared_ptr<const std::vector<Result>>(std::shared_ptr<void>(), &results), options, comparison);
   writeFigure(f, path);
+  if (described) *described = *f.described;
   return f.options.height;
 }
 

@@ -51,6 +51,8 @@ struct PreparedFigure {
   FigureOptions options;
   std::string name;  // the document title
   std::function<void(QPainter&, double raster_scale)> paint;
+  // What the view's layout held when last painted (describeLayout; render --describe).
+  std::shared_ptr<nlohmann::json> described = std::make_shared<nlohmann::json>();
 };
 
 // `results[0]` is the figure's subject; the family view draws all of them.
@@ -71,8 +73,8 @@ PreparedFigure prepareTableFigure(std::vector<std::string> columns, std::vector<
 void writeFigure(const PreparedFigure& figure, const std::string& path);
 
 // prepareFigure and writeFigure; returns the figure's height (options.height,
-// or the content's when that is 0).
+// or the content's when that is 0). `described`: what its layout held.
 int exportFigure(const std::vector<Result>& results, const FigureOptions& options, const std::string& path,
-                 const Comparison* comparison = nullptr);
+                 const Comparison* comparison = nullptr, nlohmann::json* described = nullptr);
 
 }  // namespace attn

@@ -836,6 +836,7 @@ int GuiApp::run() {
   try {
     state_.show_panel = !options_.hide_panel;
     state_.present.on = options_.present;
+    state_.describe = !options_.describe.empty();
     if (!scaleKindFromName(options_.scale, state_.scale.kind))
       throw InputError("--scale: unknown scale '" + options_.scale + "' (expected auto, linear, log, power or percentile)");
     for (const std::string& k : options_.keys) keyFromName(k);
@@ -934,6 +935,7 @@ int GuiApp::run() {
           std::fprintf(stderr, "attnlab: %s\n", error.c_str());
           return 1;
         }
+        if (!options_.describe.empty()) writeFileAtomic(options_.describe, state_.described.dump(2) + "\n");
       }
       glfwSwapBuffers(window_);
       afterSwap();

@@ -15,6 +15,7 @@ struct GuiOptions {
   bool present = false;            // --present: presentation mode (F5)
   std::vector<std::string> keys;   // --keys: key names pressed after the first result, one a frame
   std::string screenshot;          // save the last frame as PNG and exit
+  std::string describe;            // with screenshot: what the view's layout held then, as JSON (describeLayout)
   int frames = 0;                  // exit after N frames; prints median/worst frame time
   int width = 1600, height = 1000;
   bool hide_panel = false;         // start with the side panel hidden (Tab shows it)

@@ -208,6 +208,9 @@ struct AppState {
   // The view's main matrix as drawn this frame (the first a view offers):
   // where a lesson's marks go. Reset at the start of every frame.
   MatrixPlacement anchor;
+  // --describe: the shown view's layout as describeLayout() has it, each frame.
+  bool describe = false;
+  nlohmann::json described;
   bool quit = false;
 };
 

@@ -136,15 +136,18 @@ bool played(const Extra& e) {
   return (e.kind == ExtraKind::Weights && e.slice_axis != "head") || (e.kind == ExtraKind::Curves && e.stepwise);
 }
 
-void drawPanel(AppState& s, const ViewPanel& p, int index, HeatmapRenderer& gl) {
+// Draws panel `p`; returns where a matrix panel's cells went.
+MatrixPlacement drawPanel(AppState& s, const ViewPanel& p, int index, HeatmapRenderer& gl) {
   ViewParams& params = s.view.params;
   ImGui::PushID(index);
   ImGui::SetCursorScreenPos(ImVec2(p.area.x, p.area.y));
   const ImVec2 size(p.area.w, p.area.h);
   const Extra* e = p.extra;
+  MatrixPlacement placed;
   switch (p.kind) {
     case PanelKind::Matrix: {
       const HeatmapEvents ev = heatmap("matrix", p.spec, p.style, s.view.zoom[p.zoom], gl, size);
+      placed = ev.placed;
       if (p.anchor) offerAnchor(s, ev.placed);
       if (ev.clicked && p.click_head >= 0) {  // a thumbnail: focus it
         params.head = p.click_head;
@@ -196,6 +199,7 @@ void drawPanel(AppState& s, const ViewPanel& p, int index, HeatmapRenderer& gl) 
     }
   }
   ImGui::PopID();
+  return placed;
 }
 
 // The tooltip of the region under the mouse (a number's meaning, a strip cell's value).
@@ -240,7 +244,9 @@ void drawLayout(AppState& s, const ViewInfo& info, const ViewInput& in, HeatmapR
   if (!l.message.empty()) {
     centeredText(room, l.message.c_str());
   } else {
-    for (size_t i = 0; i < l.panels.size(); ++i) drawPanel(s, l.panels[i], static_cast<int>(i), gl);
+    std::vector<MatrixPlacement> placed;
+    for (size_t i = 0; i < l.panels.size(); ++i) placed.push_back(drawPanel(s, l.panels[i], static_cast<int>(i), gl));
+    if (s.describe) s.described = describeLayout(l, imguiCanvas(), &placed);
     hitTooltips(l);
     scrollToPlayed(s, l);
     ImGui::SetCursorScreenPos(origin);

@@ -105,8 +105,9 @@ void addPanels(ViewLayout& l, Primitives& out, const Canvas& c, const Result& r,
     l.panels.push_back(std::move(extra));
     return;
   }
-  const float title_h = panelTitle(out, c, extraLabel(e), cell.x, cell.y, cell.w);
   ViewPanel panel;
+  panel.title = extraLabel(e);
+  const float title_h = panelTitle(out, c, panel.title, cell.x, cell.y, cell.w);
   panel.extra = &e;
   panel.area = {cell.x, cell.y + title_h, cell.w, std::max(1.0f, cell.h - title_h)};
   panel.range = extraRange(e);
@@ -152,7 +153,7 @@ void addPanels(ViewLayout& l, Primitives& out, const Canvas& c, const Result& r,
 }
 
 // Where the panels go. A figure tiles them in the grid that makes them
-// largest (a per-head pair in rows, for its width). On screen four or more
+// largest (a per-head pair's cell twice as wide). On screen four or more
 // tile where every cell stays readable (20 × 13 units); else they stack in a
 // column that fills the window where each gets 16 units, else shows two at
 // a time and scrolls (three in a row would squeeze a wide matrix).
@@ -165,8 +166,12 @@ Arrangement arrange(const Canvas& c, float w, float h, int n, bool pairs, bool s
   Arrangement a;
   a.grid = bestGrid(n, w, h, 0, 0);
   const float each = h / static_cast<float>(std::max(1, n));
-  if (!scrolls) {
-    a.tiled = !pairs;
+  if (!scrolls) {  // a pair's cell holds two matrices side by side: the grid of squares half as wide
+    if (pairs) {
+      a.grid = bestGrid(n, w * 0.5f, h, 0, 0);
+      a.grid.cell_w *= 2;
+    }
+    a.tiled = true;
     a.panel_h = each;
     return a;
   }
@@ -226,7 +231,7 @@ float height(const Canvas& c, float width, const ViewInput& in, const ViewParams
       ++n;
       pairs = pairs || isPair(e);
     }
-  const int cols = pairs ? 1 : std::clamp(static_cast<int>(width / (c.unit * 24)), 1, std::max(1, n));
+  const int cols = std::clamp(static_cast<int>(width / (c.unit * (pairs ? 48 : 24))), 1, std::max(1, n));
   const float cell_w = width / static_cast<float>(cols);
   const float cell_h = pairs ? cell_w * 0.5f + c.unit * 4 : cell_w * 0.85f + c.unit * 3;
   return values_h + static_cast<float>((n + cols - 1) / cols) * cell_h;

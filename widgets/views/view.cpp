@@ -6,6 +6,7 @@
 #include "widgets/view_layouts.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace attn {
 
@@ -85,6 +86,50 @@ MatrixPlacement panelPrimitives(Primitives& out, const Canvas& c, const ViewPane
       break;
   }
   return {};
+}
+
+nlohmann::json describeLayout(const ViewLayout& l, const Canvas& c, const std::vector<MatrixPlacement>* placed) {
+  static const char* const kKinds[] = {"matrix", "bars", "curves", "points", "category bars", "token strip", "stacked", "lines",
+                                       "image", "picture"};
+  nlohmann::json panels = nlohmann::json::array();
+  for (size_t i = 0; i < l.panels.size(); ++i) {
+    const ViewPanel& p = l.panels[i];
+    nlohmann::json j = {{"kind", kKinds[static_cast<int>(p.kind)]}};
+    const bool matrix = p.kind == PanelKind::Matrix;
+    const ValueRange& range = matrix ? p.style.range : p.range;
+    j["title"] = matrix ? p.spec.title : p.title;
+    j["range"] = {range.lo, range.hi};
+    j["colormap"] = colormapName(p.style.colormap);
+    const MatrixSpec& m = p.spec;
+    // The strongest cell: dense (unmasked) or a sparse matrix's entries.
+    int64_t best = -1;
+    float value = 0;
+    const auto consider = [&](int64_t k, float v) {
+      if (std::isfinite(v) && (best < 0 || std::abs(v) > std::abs(value))) best = k, value = v;
+    };
+    if (matrix && !m.categories && m.data) {
+      for (int64_t k = 0; k < m.rows * m.cols; ++k)
+        if (!(m.mask && m.mask->size() && (*m.mask)(k / m.cols, k % m.cols) == 0.0f)) consider(k, m.data[k]);
+    } else if (matrix && !m.categories && m.sparse && !m.sparse->values.empty()) {
+      for (int64_t r = 0; r < m.sparse->rows; ++r)
+        for (int64_t e = m.sparse->rowBegin(r); e < m.sparse->rowEnd(r); ++e)
+          consider(r * m.cols + m.sparse->indices[static_cast<size_t>(e)], m.sparse->values[static_cast<size_t>(e)]);
+    }
+    {
+      if (best >= 0) {
+        const int64_t r = best / m.cols, col = best % m.cols;
+        const MatrixPlacement at = placed && i < placed->size() ? (*placed)[i] : placeMatrix(c, p);
+        j["rows"] = m.rows;
+        j["dense"] = m.data != nullptr;
+        j["cols"] = m.cols;
+        j["strongest"] = {{"row", r}, {"col", col}, {"value", value},
+                          {"x", at.colX(static_cast<double>(col) + 0.5)}, {"y", at.rowY(static_cast<double>(r) + 0.5)},
+                          {"cell", std::min((at.x1 - at.x0) / static_cast<float>(m.cols), (at.y1 - at.y0) / static_cast<float>(m.rows))}};
+      }
+    }
+    panels.push_back(std::move(j));
+  }
+  return {{"panels", panels}, {"message", l.message}};
 }
 
 MatrixPlacement placeMatrix(const Canvas& c, const ViewPanel& p) {

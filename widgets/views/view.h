@@ -25,6 +25,8 @@
 #include "widgets/value_range.h"
 #include "widgets/view_layouts.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -94,8 +96,9 @@ struct ViewPanel {
   bool anchor = false;        // where a lesson's marks go: the view's main matrix
   int click_head = -1;        // a click focuses this head in the heatmap view (the heads grid)
   std::string click_variant;  // a click selects this variant (the family grid)
-  // Plots: the extra drawn and how
+  // Plots: the extra drawn and how, under the title the layout drew over it
   const Extra* extra = nullptr;
+  std::string title;
   const std::vector<std::string>* labels = nullptr;  // bars: per bar; token strip: the tokens
   ValueRange range;
   bool colour_per_bar = false;
@@ -132,6 +135,14 @@ struct ViewLayout {
 MatrixPlacement panelPrimitives(Primitives& out, const Canvas& c, const ViewPanel& p, const std::vector<Annotation>& marks = {});
 // Where a matrix panel's cells go (laid out without drawing).
 MatrixPlacement placeMatrix(const Canvas& c, const ViewPanel& p);
+
+// What a laid-out view holds, as JSON (gui and render --describe): per
+// panel its kind, title, colour range and colormap, and for a dense matrix
+// its strongest cell (largest |value| not masked), the value and, from
+// `placed` (the screen's placements, by panel; else laid out on `c`), the
+// cell's centre. A test holds the screen and a figure of one view to each
+// other with it, and to their pixels and text.
+nlohmann::json describeLayout(const ViewLayout& l, const Canvas& c, const std::vector<MatrixPlacement>* placed = nullptr);
 
 // [SECTION] The registry
 

@@ -44,6 +44,7 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
   const auto plot = [&](PanelKind kind, const Extra& e, const Box& b, const std::string& title, bool square) {
     const float title_h = panelTitle(out, c, title, b.x, b.y, b.w);
     ViewPanel panel;
+    panel.title = title;
     panel.kind = kind;
     panel.extra = &e;
     const float h = std::max(1.0f, b.h - title_h);
