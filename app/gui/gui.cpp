@@ -502,6 +502,7 @@ void GuiApp::frame() {
     if (panel) drawControlPanel(state_, top, ImVec2(panel_w, body_h));
     drawMainView(state_, *heatmaps_, view_pos, view_size);
   }
+  if (state_.describe) state_.described["view_area"] = {view_pos.x, view_pos.y, view_size.x, view_size.y};
   if (strip_h > 0) drawLessonStrip(state_, ImVec2(vp->Pos.x, top.y + body_h), ImVec2(vp->Size.x, strip_h));
   if (!present) drawStatusBar(state_, *runner_, ImVec2(vp->Pos.x, top.y + body_h + strip_h), ImVec2(vp->Size.x, status_h));
   const std::string marks = drawLessonOverlay(state_, view_pos, view_size, frames_mode() ? 0.0f : 0.6f);

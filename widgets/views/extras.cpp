@@ -152,29 +152,63 @@ void addPanels(ViewLayout& l, Primitives& out, const Canvas& c, const Result& r,
   l.panels.push_back(std::move(panel));
 }
 
-// Where the panels go. A figure tiles them in the grid that makes them
-// largest (a per-head pair's cell twice as wide). On screen four or more
-// tile where every cell stays readable (20 × 13 units); else they stack in a
-// column that fills the window where each gets 16 units, else shows two at
-// a time and scrolls (three in a row would squeeze a wide matrix).
+// The area a panel's content gets in a cell of w × h: a matrix keeps its
+// cells between 1:A and A:1 (A its cellAspect), so it fills only the part of
+// the cell its shape allows (a pair: two side by side); a plot fills the
+// cell. Room for a title, labels and a colour bar is taken off first.
+float contentArea(const Canvas& c, const Extra& e, const ViewParams& p, float w, float h) {
+  const bool matrix = e.kind == ExtraKind::Matrix || e.kind == ExtraKind::Weights;
+  const float uw = (isPair(e) ? w * 0.5f : w) - (matrix ? c.unit * 11 : c.unit * 4), uh = h - c.unit * (matrix ? 6 : 4);
+  if (uw <= 0 || uh <= 0) return 0;
+  if (!matrix) return uw * uh;
+  const int64_t rank = e.value.rank();
+  MatrixSpec m;
+  m.rows = e.value.shape[static_cast<size_t>(rank - 2)];
+  m.cols = e.value.shape[static_cast<size_t>(rank - 1)];
+  const float aspect = e.categories.empty() ? cellAspect(m, p) : 1.0f;
+  const float shape = static_cast<float>(m.cols) / static_cast<float>(m.rows);
+  const float lo = shape / aspect, hi = shape * aspect, have = uw / uh;
+  const float fitted = have > hi ? uh * uh * hi : have < lo ? uw * uw / lo : uw * uh;
+  return fitted * (isPair(e) ? 2.0f : 1.0f);
+}
+
+// Where the panels go. Tiled, in the grid whose panels' content comes out
+// largest (contentArea summed over the panels; the smallest panel's as the
+// tie-break): a figure always, and presentation mode (a lecture does not
+// scroll). Elsewhere on screen four or more tile where every cell stays
+// readable (20 × 13 units); else they stack in a column that fills the
+// window where each gets 16 units, else shows two at a time and scrolls
+// (three in a row would squeeze a wide matrix).
 struct Arrangement {
   bool tiled = false;
   GridLayout grid;
   float panel_h = 0;
 };
-Arrangement arrange(const Canvas& c, float w, float h, int n, bool pairs, bool scrolls) {
+Arrangement arrange(const Canvas& c, float w, float h, const std::vector<const Extra*>& panels, const ViewParams& p,
+                    bool scrolls) {
   Arrangement a;
-  a.grid = bestGrid(n, w, h, 0, 0);
+  const int n = static_cast<int>(panels.size());
+  const bool pairs = std::any_of(panels.begin(), panels.end(), [](const Extra* e) { return isPair(*e); });
   const float each = h / static_cast<float>(std::max(1, n));
-  if (!scrolls) {  // a pair's cell holds two matrices side by side: the grid of squares half as wide
-    if (pairs) {
-      a.grid = bestGrid(n, w * 0.5f, h, 0, 0);
-      a.grid.cell_w *= 2;
+  if (!scrolls) {
+    float best = -1;
+    for (int cols = 1; cols <= n; ++cols) {
+      const int rows = (n + cols - 1) / cols;
+      const float cw = w / static_cast<float>(cols), ch = h / static_cast<float>(rows);
+      float sum = 0, least = -1;
+      for (const Extra* e : panels) {
+        const float area = contentArea(c, *e, p, cw, ch);
+        sum += area;
+        least = least < 0 ? area : std::min(least, area);
+      }
+      const float score = sum + least;
+      if (score > best) best = score, a.grid = {cols, rows, cw, ch};
     }
     a.tiled = true;
     a.panel_h = each;
     return a;
   }
+  a.grid = bestGrid(n, w, h, 0, 0);
   a.tiled = n >= 4 && !pairs && a.grid.cell_w >= c.unit * 20 && a.grid.cell_h >= c.unit * 13;
   a.panel_h = each >= c.unit * 16 ? each : std::max(c.unit * 16, h / 2);
   return a;
@@ -194,10 +228,8 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
     l.content_h = top - area.y;
     return l;
   }
-  const bool pairs = std::any_of(panels.begin(), panels.end(), [](const Extra* e) { return isPair(*e); });
   const float gap = c.unit * 1.2f, h = area.bottom() - top;
-  // Presentation mode shows every panel at once, as a figure does: a lecture does not scroll.
-  const Arrangement a = arrange(c, area.w, h, static_cast<int>(panels.size()), pairs, p.scrolls && !p.fill);
+  const Arrangement a = arrange(c, area.w, h, panels, p, p.scrolls && !p.fill);
   for (size_t i = 0; i < panels.size(); ++i) {
     Box cell;
     if (a.tiled) {

@@ -21,8 +21,9 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
   const ValueRange shared = members.empty() ? ValueRange{} : scaledWeightsRange(sharedWeightsRange(members), p.scale, *in.result, p.head);
   const Colormap shared_cmap = colormapFor(shared, p.colormap);
   const float bar_w = barWidth(c, p);
+  const LabelRoom room = labelRoom(c, *in.result, true);
   const std::vector<Box> grid = gridBoxes({area.x, area.y, area.w - bar_w, area.h}, static_cast<int>(in.family.size()),
-                                          c.unit * 1.5f, c.unit * (p.own_scales ? 12 : 8));
+                                          c.unit * 1.5f, room.w + (p.own_scales ? c.unit * 6 : 0.0f), room.h + c.unit * 1.5f);
   float top = area.bottom(), bottom = area.y;
   for (size_t i = 0; i < in.family.size(); ++i) {
     const ViewMember& m = in.family[i];

@@ -17,7 +17,8 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
   const int focused = shownHead(r, p);
   ViewLayout l;
   const float bar_w = barWidth(c);
-  const std::vector<Box> grid = gridBoxes({area.x, area.y, area.w - bar_w, area.h}, r.heads(), c.unit, c.unit * 3);
+  const LabelRoom room = labelRoom(c, r, r.queries() <= 24);
+  const std::vector<Box> grid = gridBoxes({area.x, area.y, area.w - bar_w, area.h}, r.heads(), c.unit, room.w, room.h);
   float top = area.bottom(), bottom = area.y;
   ValueRange range;
   Colormap cmap = p.colormap;

@@ -139,8 +139,8 @@ MatrixPlacement placeMatrix(const Canvas& c, const ViewPanel& p) {
 
 // [SECTION] Pieces the views share
 
-std::vector<Box> gridBoxes(const Box& area, int n, float gap, float overhead) {
-  const GridLayout g = bestGrid(n, area.w + gap, area.h + gap, overhead, overhead);
+std::vector<Box> gridBoxes(const Box& area, int n, float gap, float overhead_w, float overhead_h) {
+  const GridLayout g = bestGrid(n, area.w + gap, area.h + gap, overhead_w, overhead_h);
   std::vector<Box> out;
   for (int i = 0; i < n; ++i)
     out.push_back({area.x + static_cast<float>(i % g.cols) * g.cell_w, area.y + static_cast<float>(i / g.cols) * g.cell_h,
@@ -148,8 +148,19 @@ std::vector<Box> gridBoxes(const Box& area, int n, float gap, float overhead) {
   return out;
 }
 
+LabelRoom labelRoom(const Canvas& c, const Result& r, bool labels) {
+  const float px = labelPx(c), title = c.unit * 1.5f;
+  if (!labels) return {c.unit, title};
+  float widest = 0;
+  for (const std::vector<std::string>* tokens : {&r.q_tokens, &r.k_tokens})
+    for (const std::string& t : *tokens) widest = std::max(widest, c.textWidth(t, px));
+  // The axis title and the row labels at the left; the title and the turned column labels above.
+  return {px * 1.5f + widest + c.unit, title + widest + c.unit};
+}
+
 float cellAspect(const MatrixSpec& m, const ViewParams& p) {
   if (m.rows == m.cols) return p.fill ? 1.6f : 1.0f;
+  if (p.scrolls || p.fill) return 8.0f;  // the screen fills its panel with a matrix of any shape
   return m.cols > m.rows ? 4.0f : 1.6f;
 }
 

@@ -185,11 +185,20 @@ const ViewInfo& viewOrThrow(const std::string& name, const std::string& flag = "
 
 // [SECTION] Pieces the views share
 
-// Cells of `n` panels in `area`, `gap` apart, each with `overhead` of room for its title (bestGrid's rule).
-std::vector<Box> gridBoxes(const Box& area, int n, float gap, float overhead);
+// Cells of `n` panels in `area`, `gap` apart, each with `overhead_w` ×
+// `overhead_h` of room for its title and labels (bestGrid's rule: the
+// arrangement whose square content comes out largest).
+std::vector<Box> gridBoxes(const Box& area, int n, float gap, float overhead_w, float overhead_h);
+// The room a matrix panel's title and token labels take beside and above its
+// cells (a grid's overhead), with `labels` shown.
+struct LabelRoom {
+  float w = 0, h = 0;
+};
+LabelRoom labelRoom(const Canvas& c, const Result& r, bool labels);
 // How far a matrix's cells may stretch: square matrices keep square cells
-// (presentation mode lets them stretch to 1.6:1); a wide one up to 4:1 (a
-// 12 × 64 gate map is not a thin strip), a tall one 1.6:1.
+// (presentation mode lets them stretch to 1.6:1); on screen any other shape
+// fills its panel (up to 8:1); in a figure a wide one up to 4:1 (a 12 × 64
+// gate map is not a thin strip), a tall one 1.6:1.
 float cellAspect(const MatrixSpec& m, const ViewParams& p);
 // The head `p.head` clamped to the result's heads.
 int shownHead(const Result& r, const ViewParams& p);
