@@ -4,6 +4,7 @@
 #include "widgets/views/view.h"
 
 #include "engine/error.h"
+#include "tests/app_test_support.h"
 #include "engine/registry.h"
 #include "engine/sparse.h"
 
@@ -68,6 +69,41 @@ TEST(PoolDense, BlockExtremesNeverHideAPeak) {
   const Mat small = poolDense(m.block(0, 0, 7, 5), nullptr, 100, 100, 0.0f);
   EXPECT_EQ(small.rows(), 7);
   EXPECT_EQ(small.cols(), 5);
+}
+
+// The model table's plot: every point at its scores inside the plot, labels
+// beside their points, inside the plot and clear of each other.
+TEST(ScatterLayout, PointsAtTheirScoresLabelsInsideAndApart) {
+  const Canvas c = test::monoCanvas(14);
+  std::vector<ScatterPoint> points;
+  for (int i = 0; i < 8; ++i)
+    points.push_back({0.1f * static_cast<float>(i), i == 3 ? 0.9f : 0.02f, headColor(i / 4), "L" + std::to_string(i / 4) + " H" + std::to_string(i % 4)});
+  points.push_back({0.105f, 0.02f, headColor(1), "L1 H9"});  // on top of another: its label must give way
+  Primitives prims;
+  const ScatterLayout g = scatterPrimitives(prims, c, {0, 0, 600, 400}, points, 1.0f, 1.0f, "previous-token", "induction",
+                                            {{headColor(0), "layer 0"}, {headColor(1), "layer 1"}});
+  ASSERT_EQ(g.sx.size(), points.size());
+  for (size_t i = 0; i < points.size(); ++i) {
+    EXPECT_NEAR(g.sx[i], g.plot.x + points[i].x * g.plot.w, 0.01f);
+    EXPECT_NEAR(g.sy[i], g.plot.bottom() - points[i].y * g.plot.h, 0.01f);
+    EXPECT_EQ(g.pointAt(g.sx[i] + 1, g.sy[i], 3), static_cast<int64_t>(i)) << i;
+  }
+  std::vector<Box> labels;
+  for (const Primitive& p : prims)
+    if (p.kind == Primitive::Kind::Text && p.text.size() == 5 && p.text[0] == 'L') {
+      const float w = c.textWidth(p.text, p.size);
+      labels.push_back({p.x0, p.y0 - p.size * 0.65f, w, p.size * 1.3f});
+    }
+  EXPECT_GE(labels.size(), 6u) << "most points are labelled";
+  EXPECT_LT(labels.size(), points.size()) << "a label under another point's gives way";
+  for (size_t a = 0; a < labels.size(); ++a) {
+    EXPECT_GE(labels[a].x, g.plot.x);
+    EXPECT_LE(labels[a].right(), g.plot.right() + 0.01f);
+    for (size_t b = 0; b < a; ++b)
+      EXPECT_FALSE(labels[a].x < labels[b].right() && labels[b].x < labels[a].right() && labels[a].y < labels[b].bottom() &&
+                   labels[b].y < labels[a].bottom())
+          << "labels " << a << " and " << b << " overlap";
+  }
 }
 
 }  // namespace

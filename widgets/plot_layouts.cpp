@@ -500,6 +500,81 @@ StackedLayout stackedPrimitives(Primitives& out, const Canvas& c, Box area, cons
   return g;
 }
 
+// [SECTION] Scatter
+int64_t ScatterLayout::pointAt(float x, float y, float radius) const {
+  int64_t best = -1;
+  float best_d = radius * radius;
+  for (size_t i = 0; i < sx.size(); ++i) {
+    const float d = (sx[i] - x) * (sx[i] - x) + (sy[i] - y) * (sy[i] - y);
+    if (d <= best_d) best_d = d, best = static_cast<int64_t>(i);
+  }
+  return best;
+}
+
+ScatterLayout scatterPrimitives(Primitives& out, const Canvas& c, Box area, const std::vector<ScatterPoint>& points, float x_hi,
+                                float y_hi, const std::string& x_axis, const std::string& y_axis,
+                                const std::vector<LegendEntry>& legend) {
+  ScatterLayout g;
+  const float px = labelPx(c);
+  const float legend_h = legendPrimitives(out, c, area, legend, false);
+  const float top = area.y + legend_h + (legend_h > 0 ? px * 0.6f : 0.0f);
+  const float axis_title = px * 1.5f;  // the y axis's name, turned, at the left
+  const ValueAxis yaxis = valueAxis(c, 0.0f, y_hi, area.bottom() - top);
+  g.plot = {area.x + axis_title + yaxis.margin, top + px * 0.5f, 0, 0};
+  g.plot.w = area.right() - px * 1.5f - g.plot.x;
+  g.plot.h = area.bottom() - px * 3.0f - g.plot.y;  // x ticks and the x axis's name under it
+  if (g.plot.w <= px * 4 || g.plot.h <= px * 4) return g;
+  const Box& p = g.plot;
+  const auto xOf = [&](float x) { return p.x + x / x_hi * p.w; };
+  const auto yOf = [&](float y) { return p.bottom() - y / y_hi * p.h; };
+  drawValueAxis(out, c, p, valueAxis(c, 0.0f, y_hi, p.h), yOf);
+  for (const float t : niceTicks(0.0f, x_hi, std::clamp(static_cast<int>(p.w / (px * 5.0f)), 2, 8))) {
+    addLine(out, xOf(t), p.y, xOf(t), p.bottom(), Role::Frame).alpha = 0.45f;
+    addText(out, xOf(t), p.bottom() + px * 0.35f, formatValueShort(t), px, Role::Text, 0.5f, 0.0f);
+  }
+  addLine(out, p.x, p.bottom(), p.right(), p.bottom(), Role::Frame);
+  addLine(out, p.x, p.y, p.x, p.bottom(), Role::Frame);
+  addText(out, p.x + p.w / 2, p.bottom() + px * 1.6f, x_axis, px, Role::Muted, 0.5f, 0.0f);
+  Primitive& turned = addText(out, area.x, p.y + p.h / 2, y_axis, px, Role::Muted, 0.5f, 0.0f);
+  turned.vertical = true;
+  const float r = std::max(3.0f, px * 0.35f);
+  for (const ScatterPoint& q : points) {
+    g.sx.push_back(xOf(std::clamp(q.x, 0.0f, x_hi)));
+    g.sy.push_back(yOf(std::clamp(q.y, 0.0f, y_hi)));
+    addFill(out, g.sx.back() - r, g.sy.back() - r, g.sx.back() + r, g.sy.back() + r, q.colour).kind = Primitive::Kind::FillEllipse;
+  }
+  // Labels beside their points (right, left, above right, above left), strongest first, each where it covers
+  // no label placed before it and stays inside the plot.
+  std::vector<size_t> order(points.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::max(points[a].x / x_hi, points[a].y / y_hi) > std::max(points[b].x / x_hi, points[b].y / y_hi);
+  });
+  std::vector<Box> taken;
+  for (const size_t i : order) {
+    if (points[i].label.empty()) continue;
+    const float w = c.textWidth(points[i].label, px), right = g.sx[i] + r * 1.5f, left = g.sx[i] - r * 1.5f - w;
+    const float mid = g.sy[i] - px * 0.65f, above = g.sy[i] - r - px * 1.3f;
+    const Box tries[] = {{right, mid, w, px * 1.3f}, {left, mid, w, px * 1.3f}, {right, above, w, px * 1.3f}, {left, above, w, px * 1.3f}};
+    const Box* fits = nullptr;
+    for (const Box& b : tries) {
+      const bool clear = b.x >= p.x && b.y >= p.y && b.right() <= p.right() && b.bottom() <= p.bottom() &&
+                         std::none_of(taken.begin(), taken.end(), [&](const Box& t) {
+                           return b.x < t.right() && t.x < b.right() && b.y < t.bottom() && t.y < b.bottom();
+                         });
+      if (clear) {
+        fits = &b;
+        break;
+      }
+    }
+    if (!fits) continue;
+    const Box b = *fits;
+    taken.push_back(b);
+    addText(out, b.x, b.y + b.h / 2, points[i].label, px, Role::Text, 0.0f, 0.5f);
+  }
+  return g;
+}
+
 // [SECTION] Scalars
 
 std::string formatScalar(double v) {

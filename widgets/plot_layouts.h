@@ -117,6 +117,25 @@ StackedLayout stackedPrimitives(Primitives& out, const Canvas& c, Box area, cons
                                 const std::vector<std::string>& row_labels, const std::string& row_axis,
                                 const std::string& segment_axis);
 
+// [SECTION] Scatter
+// Points (x, y) in their colours over [0, x_hi] × [0, y_hi] (the model's
+// head scores: shares), with grids, ticks and the axes' names; a point's
+// label beside it where it leaves the others' labels clear (the strongest
+// points first). `legend` above the plot.
+struct ScatterPoint {
+  float x = 0, y = 0;
+  Rgb8 colour;
+  std::string label;
+};
+struct ScatterLayout {
+  Box plot{};
+  std::vector<float> sx, sy;  // each point's centre
+  int64_t pointAt(float x, float y, float radius) const;  // the nearest point within `radius`, −1 on none
+};
+ScatterLayout scatterPrimitives(Primitives& out, const Canvas& c, Box area, const std::vector<ScatterPoint>& points, float x_hi,
+                                float y_hi, const std::string& x_axis, const std::string& y_axis,
+                                const std::vector<LegendEntry>& legend);
+
 // [SECTION] Scalars
 // Scalar extras (ExtraKind::Scalar) as "label value" items: each label
 // (a formula, wrapped) over its value, in as many columns as fit the

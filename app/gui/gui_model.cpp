@@ -17,6 +17,8 @@
 #include "widgets/bars.h"
 #include "widgets/head_grid.h"
 #include "widgets/head_table.h"
+#include "widgets/plot_layouts.h"
+#include "widgets/primitives_imgui.h"
 #include "widgets/token_lines.h"
 #include "widgets/value_range.h"
 
@@ -601,14 +603,57 @@ void rolloutView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
 
 // [SECTION] Table view
 
+// Induction against previous-token score, a dot per head in its layer's
+// colour: the two scores that find an induction circuit, under a table short
+// enough to leave the room. Hover names a dot, a click focuses its head.
+void headScatter(AppState& s, const ModelAnalysis& a, ImVec2 size) {
+  ModelViewState& v = s.model.view;
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton("##scatter", size);
+  const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
+  std::vector<ScatterPoint> points;
+  int64_t layers = 0;
+  for (const HeadSummary& h : a.summaries) {
+    points.push_back({static_cast<float>(h.previous_token), static_cast<float>(h.induction), headColor(static_cast<int>(h.layer)),
+                      headLabel(h.layer, h.head)});
+    layers = std::max(layers, h.layer + 1);
+  }
+  std::vector<LegendEntry> legend;
+  for (int64_t l = 0; l < layers && l < 12; ++l) legend.push_back({headColor(static_cast<int>(l)), "layer " + std::to_string(l)});
+  Primitives prims;
+  const ScatterLayout g = scatterPrimitives(prims, imguiCanvas(), {origin.x, origin.y, size.x, size.y}, points, 1.0f, 1.0f,
+                                            "previous-token score", "induction score", legend);
+  drawPrimitives(ImGui::GetWindowDrawList(), prims);
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  const int64_t at = hovered ? g.pointAt(m.x, m.y, ImGui::GetFontSize()) : -1;
+  if (at < 0) return;
+  const HeadSummary& h = a.summaries[static_cast<size_t>(at)];
+  ImGui::SetTooltip("%s: previous-token %.3f, induction %.3f\nclick to focus it", headLabel(h.layer, h.head).c_str(),
+                    h.previous_token, h.induction);
+  if (clicked) {
+    v.layer = static_cast<int>(h.layer);
+    v.head = static_cast<int>(h.head);
+  }
+}
+
 void tableView(AppState& s, const ModelAnalysis& a) {
   ModelViewState& v = s.model.view;
   header(s, "head summaries; click a column to sort, a row to focus the head (hover a header for its definition)");
-  const int row = headTable("##heads", a.summaries, v.layer, v.head, v.table, ImGui::GetContentRegionAvail());
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  // The table as tall as its rows; what is left, when it is room for a plot, shows the heads' two scores.
+  const float line = ImGui::GetFrameHeightWithSpacing();
+  const float row_h = ImGui::GetTextLineHeight() + ImGui::GetStyle().CellPadding.y * 2;
+  const float table_h = row_h * (static_cast<float>(a.summaries.size()) + 2.0f) + ImGui::GetStyle().CellPadding.y * 4 + 2;
+  const bool scatter = avail.y - table_h >= line * 9;
+  const int row = headTable("##heads", a.summaries, v.layer, v.head, v.table, ImVec2(avail.x, scatter ? table_h : avail.y));
   if (row >= 0) {
     v.layer = static_cast<int>(a.summaries[static_cast<size_t>(row)].layer);
     v.head = static_cast<int>(a.summaries[static_cast<size_t>(row)].head);
   }
+  if (!scatter) return;
+  ImGui::Spacing();
+  avail = ImGui::GetContentRegionAvail();
+  headScatter(s, a, ImVec2(std::min(avail.x, avail.y * 2.2f), avail.y));
 }
 
 // [SECTION] Pattern view

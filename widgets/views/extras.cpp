@@ -175,10 +175,10 @@ float contentArea(const Canvas& c, const Extra& e, const ViewParams& p, float w,
 // Where the panels go. Tiled, in the grid whose panels' content comes out
 // largest (contentArea summed over the panels; the smallest panel's as the
 // tie-break): a figure always, and presentation mode (a lecture does not
-// scroll). Elsewhere on screen four or more tile where every cell stays
-// readable (20 × 13 units); else they stack in a column that fills the
-// window where each gets 16 units, else shows two at a time and scrolls
-// (three in a row would squeeze a wide matrix).
+// scroll). Elsewhere on screen the same where every panel keeps 12 × 8
+// units of content (and no per-head pair needs the width); else they stack
+// in a column that fills the window where each gets 16 units, else shows
+// two at a time and scrolls.
 struct Arrangement {
   bool tiled = false;
   GridLayout grid;
@@ -208,8 +208,15 @@ Arrangement arrange(const Canvas& c, float w, float h, const std::vector<const E
     a.panel_h = each;
     return a;
   }
+  // On screen, the figure's tiling where every panel's content keeps at least 12 × 8 units; else a column.
+  Arrangement tiled = arrange(c, w, h, panels, p, false);
+  float least = -1;
+  for (const Extra* e : panels) {
+    const float area = contentArea(c, *e, p, tiled.grid.cell_w, tiled.grid.cell_h);
+    least = least < 0 ? area : std::min(least, area);
+  }
+  if (!pairs && tiled.grid.cols > 1 && least >= c.unit * c.unit * 96) return tiled;
   a.grid = bestGrid(n, w, h, 0, 0);
-  a.tiled = n >= 4 && !pairs && a.grid.cell_w >= c.unit * 20 && a.grid.cell_h >= c.unit * 13;
   a.panel_h = each >= c.unit * 16 ? each : std::max(c.unit * 16, h / 2);
   return a;
 }
@@ -228,7 +235,31 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
     l.content_h = top - area.y;
     return l;
   }
-  const float gap = c.unit * 1.2f, h = area.bottom() - top;
+  const float gap = c.unit * 1.2f;
+  // Token strips are rows of their own under the values, as tall as their tokens need (at most a third of
+  // the area): a strip in a grid cell would leave the cell empty under one line of tokens.
+  for (auto it = panels.begin(); it != panels.end();) {
+    const Extra& e = **it;
+    if (e.kind != ExtraKind::TokenCategories) {
+      ++it;
+      continue;
+    }
+    Primitives none;
+    const float title_h = panelTitle(none, c, extraLabel(e), area.x, 0, area.w, false);
+    const TokenStripLayout g = tokenStripPrimitives(none, c, {area.x, 0, area.w, area.h / 3 - title_h}, e.value, r.q_tokens, e.name);
+    float needed = labelPx(c) * 1.5f;
+    for (const Box& b : g.boxes) needed = std::max(needed, b.bottom());
+    if (g.boxes.empty()) needed = area.h / 3 - title_h;  // one cell per token: the rows the cells need
+    const Box cell{area.x, top, area.w, title_h + needed};
+    addPanels(l, out, c, r, e, p, cell);
+    top = cell.bottom() + gap;
+    it = panels.erase(it);
+  }
+  const float h = area.bottom() - top;
+  if (panels.empty()) {
+    l.content_h = top - area.y;
+    return l;
+  }
   const Arrangement a = arrange(c, area.w, h, panels, p, p.scrolls && !p.fill);
   for (size_t i = 0; i < panels.size(); ++i) {
     Box cell;
