@@ -123,13 +123,13 @@ Geometry layout(const Canvas& c, const Box& area, const MatrixSpec& m, const Mat
   g.gap = u * 0.3f;
   const float zoom_x = 1.0f / std::max(1e-6f, s.u1 - s.u0), zoom_y = 1.0f / std::max(1e-6f, s.v1 - s.v0);
   g.title_h = m.title.empty() ? 0.0f : formulaHeight(c, m.title, u * 1.05f, area.w, true) + u * 0.4f;
-  const bool labels = s.labels;
+  const bool labels = s.labels && s.row_labels, col_labels = s.labels && s.col_labels;
   g.axis_h = g.lp * 1.5f;
   const float row_title = labels && !m.row_axis.empty() ? g.axis_h : 0.0f;
   // Long tokens cannot squeeze the matrix away: their margin is capped (and they shrink to it).
   const float cap = 0.3f * std::min(area.w, area.h);
   const float row_w = labels ? widestLabel(c, m.row_labels, m.rows, g.lp) : 0.0f;
-  const float col_w = labels ? widestLabel(c, m.col_labels, m.cols, g.lp) : 0.0f;
+  const float col_w = col_labels ? widestLabel(c, m.col_labels, m.cols, g.lp) : 0.0f;
   g.row_margin = labels ? std::min(row_w, cap) + g.gap * 2 : 0.0f;
   g.strip = u * 0.6f;
   g.row_strip = m.row_categories ? g.strip + u * 0.15f : 0.0f;
@@ -157,9 +157,9 @@ Geometry layout(const Canvas& c, const Box& area, const MatrixSpec& m, const Mat
   const float left = area.x + row_title + g.row_margin + g.row_strip;
   // The column axis title goes in the corner left of the column labels where it fits ("key →", as the
   // screen always had it), else in a row of its own above them.
-  g.col_title_corner = labels && !m.col_axis.empty() &&
+  g.col_title_corner = col_labels && s.corner_title && !m.col_axis.empty() &&
                        c.textWidth(cornerTitle(m.col_axis), g.lp) + g.gap <= row_title + g.row_margin + g.row_strip;
-  const float col_title = labels && !m.col_axis.empty() && !g.col_title_corner ? g.axis_h : 0.0f;
+  const float col_title = col_labels && !m.col_axis.empty() && !g.col_title_corner ? g.axis_h : 0.0f;
   auto fit = [&](float top) {
     const float aw = std::max(1.0f, area.x + area.w - right - left), ah = std::max(1.0f, area.y + area.h - bottom - top);
     float cw = aw / static_cast<float>(m.cols), ch = ah / static_cast<float>(m.rows);
@@ -177,10 +177,10 @@ Geometry layout(const Canvas& c, const Box& area, const MatrixSpec& m, const Mat
   const bool bands = m.key_bands && !m.key_bands->empty();
   auto top = [&] { return top0 + g.band_h + g.col_margin + g.col_strip; };
   g.band_h = bands ? g.lp * 1.25f + u * 0.5f : 0.0f;
-  g.col_margin = labels ? g.lp * 1.3f + g.gap : 0.0f;
+  g.col_margin = col_labels ? g.lp * 1.3f + g.gap : 0.0f;
   fit(top());
   // Column labels lie flat where the widest fits a cell, else they are turned up.
-  g.col_vertical = labels && col_w + g.lp * 0.5f > g.cw;
+  g.col_vertical = col_labels && col_w + g.lp * 0.5f > g.cw;
   if (g.col_vertical) g.col_margin = std::min(col_w, cap) + g.gap * 2;
   // Band labels wrap to their band's width: the room above grows to the tallest.
   if (bands) {
@@ -404,7 +404,7 @@ MatrixPlacement matrixPanelPrimitives(Primitives& out, const Canvas& c, const Bo
     }
   }
 
-  if (s.labels) {
+  if (s.labels && s.row_labels) {
     // Row labels, right-aligned against the strip; every n-th where cells are small.
     const float row_right = p.x0 - g.row_strip - g.gap;
     pushClip(out, area.x, p.y0 - g.lp, p.x0 - g.row_strip, p.y1 + g.lp);
@@ -419,6 +419,15 @@ MatrixPlacement matrixPanelPrimitives(Primitives& out, const Canvas& c, const Bo
       addText(out, row_right, cy, t, g.row_px, Role::Text, 1.0f, 0.5f);
     }
     popClip(out);
+    if (!m.row_axis.empty()) {
+      // The axis title beside the row labels (the cells may be centred in a wider area), set smaller where
+      // longer than the side, down to half size.
+      const float x = std::max(area.x, p.x0 - g.row_strip - g.row_margin - g.axis_h);
+      const float px = g.lp * std::clamp((p.y1 - p.y0) / std::max(1.0f, c.textWidth(m.row_axis, g.lp)), 0.5f, 1.0f);
+      addText(out, x, (p.y0 + p.y1) * 0.5f, m.row_axis, px, Role::Muted, 0.5f, 0.0f).vertical = true;
+    }
+  }
+  if (s.labels && s.col_labels) {
     // Column labels, flat or turned up, their foot against the strip.
     const float col_bottom = p.y0 - g.col_strip - g.gap;
     pushClip(out, p.x0 - g.lp, band_top + g.band_h, p.x1 + g.lp, p.y0 - g.col_strip);
@@ -437,24 +446,15 @@ MatrixPlacement matrixPanelPrimitives(Primitives& out, const Canvas& c, const Bo
       colLabel(s.hover_col);
     }
     popClip(out);
-    // Axis titles: the column's in the corner or centred above everything over the cells, the row's turned
-    // beside the row labels; set smaller where longer than their side, down to half size.
-    auto titlePx = [&](const std::string& t, float side) {
-      return g.lp * std::clamp(side / std::max(1.0f, c.textWidth(t, g.lp)), 0.5f, 1.0f);
-    };
+    // The axis title in the corner, or centred above everything over the cells (set smaller where longer
+    // than the side, down to half size).
     if (g.col_title_corner) {
       addText(out, p.x0 - g.row_strip - g.gap, col_bottom, cornerTitle(m.col_axis), g.lp, Role::Muted, 1.0f, 1.0f);
     } else if (!m.col_axis.empty()) {
-      const float px = titlePx(m.col_axis, p.x1 - area.x);
+      const float px = g.lp * std::clamp((p.x1 - area.x) / std::max(1.0f, c.textWidth(m.col_axis, g.lp)), 0.5f, 1.0f);
       const float half = c.textWidth(m.col_axis, px) * 0.5f;
       const float cx = std::clamp((p.x0 + p.x1) * 0.5f, area.x + half, std::max(area.x + half, area.x + area.w - half));
       addText(out, cx, band_top - g.axis_h * 0.5f, m.col_axis, px, Role::Muted, 0.5f, 0.5f);
-    }
-    if (!m.row_axis.empty()) {
-      // Beside the row labels (the cells may be centred in a wider area).
-      const float x = std::max(area.x, p.x0 - g.row_strip - g.row_margin - g.axis_h);
-      Primitive& t = addText(out, x, (p.y0 + p.y1) * 0.5f, m.row_axis, titlePx(m.row_axis, p.y1 - p.y0), Role::Muted, 0.5f, 0.0f);
-      t.vertical = true;
     }
   }
 

@@ -65,6 +65,13 @@ struct MatrixStyle {
   ValueRange range;
   Colormap colormap = Colormap::Viridis;
   bool labels = true;    // token labels and axis titles
+  // Of those, the rows' and the columns' (a grid of small multiples labels
+  // only its left column's rows and its top row's columns).
+  bool row_labels = true, col_labels = true;
+  // The column axis title in the corner left of the column labels where it
+  // fits ("key →"); off: always above them (a grid's top row, whose panels
+  // right of the first have no corner, keeps its cells level).
+  bool corner_title = true;
   bool colorbar = true;  // or the legend, for categories
   bool tooltip = true;   // the screen's
   float max_cell_aspect = 1.0f;  // 1: square cells; larger lets a thin matrix stretch its cells

@@ -444,10 +444,11 @@ void GuiApp::applySettingsIfChanged() {
   // While a slider is dragged, keep the old atlas: rebuild on release.
   if (ImGui::GetCurrentContext() && ImGui::IsAnyItemActive() && settings_applied_) return;
   // Presentation mode sets text larger for the back of the room (not saved):
-  // 1.5× on a 1080-line projector, 1.25× at 720 lines, where the view needs the room.
+  // 1.25× at 1000 lines (22 px labels from the default 18), up to 1.5× on a
+  // large screen; at 720 lines the view needs the room and the text stays.
   int win_w = 0, win_h = 0;
   if (window_) glfwGetWindowSize(window_, &win_w, &win_h);
-  const float present = std::clamp(static_cast<float>(win_h) / 720.0f * 1.25f, 1.0f, 1.5f);
+  const float present = std::clamp(static_cast<float>(win_h) / 1000.0f * 1.25f, 1.0f, 1.5f);
   const float px = std::round(g.font_size * g.ui_scale * (state_.present.on ? present : 1.0f));
   if (!settings_applied_ || g.dark != applied_settings_.dark || g.ui_scale != applied_settings_.ui_scale) applyTheme(g);
   if (fonts_.needsRebuild(px)) fonts_.rebuild(px);

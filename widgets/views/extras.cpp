@@ -172,9 +172,8 @@ float contentArea(const Canvas& c, const Extra& e, const ViewParams& p, float w,
   return fitted * (isPair(e) ? 2.0f : 1.0f);
 }
 
-// Where the panels go. Tiled, in the grid whose panels' content comes out
-// largest (contentArea summed over the panels; the smallest panel's as the
-// tie-break): a figure always, and presentation mode (a lecture does not
+// Where the panels go. Tiled, in the grid whose smallest panel's content
+// comes out largest (contentArea; a tenth of their sum as the tie-break): a figure always, and presentation mode (a lecture does not
 // scroll). Elsewhere on screen the same where every panel keeps 12 × 8
 // units of content (and no per-head pair needs the width); else they stack
 // in a column that fills the window where each gets 16 units, else shows
@@ -201,7 +200,7 @@ Arrangement arrange(const Canvas& c, float w, float h, const std::vector<const E
         sum += area;
         least = least < 0 ? area : std::min(least, area);
       }
-      const float score = sum + least;
+      const float score = least + 0.1f * sum;  // no panel starved for the others' room
       if (score > best) best = score, a.grid = {cols, rows, cw, ch};
     }
     a.tiled = true;

@@ -21,41 +21,43 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
   const ValueRange shared = members.empty() ? ValueRange{} : scaledWeightsRange(sharedWeightsRange(members), p.scale, *in.result, p.head);
   const Colormap shared_cmap = colormapFor(shared, p.colormap);
   const float bar_w = barWidth(c, p);
-  const LabelRoom room = labelRoom(c, *in.result, true);
-  const std::vector<Box> grid = gridBoxes({area.x, area.y, area.w - bar_w, area.h}, static_cast<int>(in.family.size()),
-                                          c.unit * 1.5f, room.w + (p.own_scales ? c.unit * 6 : 0.0f), room.h + c.unit * 1.5f);
-  float top = area.bottom(), bottom = area.y;
-  for (size_t i = 0; i < in.family.size(); ++i) {
-    const ViewMember& m = in.family[i];
+  const Box grid_area{area.x, area.y, area.w - bar_w, area.h};
+  // Every member's panel (one that could not run keeps its place, with why), then the grid: small multiples,
+  // the tokens along its left and top edges only (the members share the input).
+  std::vector<ViewPanel> panels;
+  for (const ViewMember& m : in.family) {
     const VariantInfo* info = findVariant(m.variant);
-    const std::string title = info ? info->title : m.variant;
-    if (!m.result || m.result->heads() == 0) {  // why it could not run, under its title
-      const Box& b = grid[i];
-      const float title_h = panelTitle(out, c, title, b.x, b.y, b.w);
-      float y = b.y + title_h;
-      for (const std::string& line : wrapLines(c, m.error.empty() ? "no weights" : m.error, labelPx(c), b.w)) {
-        addText(out, b.x, y, line, labelPx(c), Role::Muted);
-        y += labelPx(c) * 1.3f;
-      }
-      continue;
-    }
-    const Result& r = *m.result;
-    ViewPanel panel = weightsPanel(r, std::clamp(p.head, 0, r.heads() - 1), p, grid[i]);
-    panel.spec.title = title;
+    const Result* r = m.result && m.result->heads() > 0 ? m.result : in.result;
+    ViewPanel panel = weightsPanel(*r, std::clamp(p.head, 0, r->heads() - 1), p, grid_area);
+    panel.spec.title = info ? info->title : m.variant;
     if (!p.own_scales) {
       panel.style.range = shared;
       panel.style.colormap = shared_cmap;
       panel.style.colorbar = false;
     }
-    panel.style.labels = panel.area.h > c.unit * 14;
     panel.style.max_cell_aspect = std::max(panel.style.max_cell_aspect, 1.5f);
     const bool subject = m.variant == in.result->variant;
     panel.style.highlight = subject;
     panel.anchor = subject;  // the subject carries a lesson's marks
     panel.zoom = "family";
     panel.click_variant = m.variant;
-    const MatrixPlacement cells = placeMatrix(c, panel);
-    if (cells.valid()) {
+    panels.push_back(std::move(panel));
+  }
+  labelledGrid(c, grid_area, panels, c.unit * 1.5f);
+  float top = area.bottom(), bottom = area.y;
+  for (size_t i = 0; i < panels.size(); ++i) {
+    const ViewMember& m = in.family[i];
+    ViewPanel& panel = panels[i];
+    if (!m.result || m.result->heads() == 0) {  // why it could not run, under its title
+      const Box& b = panel.area;
+      float y = b.y + panelTitle(out, c, panel.spec.title, b.x, b.y, b.w);
+      for (const std::string& line : wrapLines(c, m.error.empty() ? "no weights" : m.error, labelPx(c), b.w)) {
+        addText(out, b.x, y, line, labelPx(c), Role::Muted);
+        y += labelPx(c) * 1.3f;
+      }
+      continue;
+    }
+    if (const MatrixPlacement cells = placeMatrix(c, panel); cells.valid()) {
       top = std::min(top, cells.y0);
       bottom = std::max(bottom, cells.y1);
     }

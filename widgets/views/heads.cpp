@@ -17,31 +17,31 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
   const int focused = shownHead(r, p);
   ViewLayout l;
   const float bar_w = barWidth(c);
-  const LabelRoom room = labelRoom(c, r, r.queries() <= 24);
-  const std::vector<Box> grid = gridBoxes({area.x, area.y, area.w - bar_w, area.h}, r.heads(), c.unit, room.w, room.h);
-  float top = area.bottom(), bottom = area.y;
-  ValueRange range;
-  Colormap cmap = p.colormap;
+  // One scale for all, read (for a percentile) from the focused head.
+  const ValueRange range = scaledWeightsRange(weightsRange(r), p.scale, r, focused);
+  const Colormap cmap = colormapFor(range, p.colormap);
   for (int h = 0; h < r.heads(); ++h) {
-    ViewPanel panel = weightsPanel(r, h, p, grid[static_cast<size_t>(h)]);
-    // One scale for all, read (for a percentile) from the focused head.
-    panel.style.range = range = scaledWeightsRange(weightsRange(r), p.scale, r, focused);
-    panel.style.colormap = cmap = colormapFor(range, p.colormap);
+    ViewPanel panel = weightsPanel(r, h, p, area);
+    panel.style.range = range;
+    panel.style.colormap = cmap;
     panel.spec.title = static_cast<size_t>(h) < p.panel_titles.size() ? p.panel_titles[static_cast<size_t>(h)] : "head " + std::to_string(h);
     panel.style.colorbar = false;
-    panel.style.labels = r.queries() <= 24 && panel.area.w > c.unit * 16;
+    panel.style.labels = r.queries() <= 24;
     panel.style.max_cell_aspect = std::max(panel.style.max_cell_aspect, 1.5f);  // thumbnails fill their cell
     panel.style.highlight = h == focused;
     panel.zoom = "heads";
     panel.anchor = h == focused;
     panel.click_head = h;
-    const MatrixPlacement cells = placeMatrix(c, panel);
-    if (cells.valid()) {
+    l.panels.push_back(std::move(panel));
+  }
+  // Small multiples: the tokens along the grid's left and top edges only.
+  labelledGrid(c, {area.x, area.y, area.w - bar_w, area.h}, l.panels, c.unit);
+  float top = area.bottom(), bottom = area.y;
+  for (const ViewPanel& panel : l.panels)
+    if (const MatrixPlacement cells = placeMatrix(c, panel); cells.valid()) {
       top = std::min(top, cells.y0);
       bottom = std::max(bottom, cells.y1);
     }
-    l.panels.push_back(std::move(panel));
-  }
   sideColorbar(out, c, area, bar_w, top, bottom, range, cmap, r.weights_label);
   return l;
 }

@@ -139,23 +139,34 @@ MatrixPlacement placeMatrix(const Canvas& c, const ViewPanel& p) {
 
 // [SECTION] Pieces the views share
 
-std::vector<Box> gridBoxes(const Box& area, int n, float gap, float overhead_w, float overhead_h) {
-  const GridLayout g = bestGrid(n, area.w + gap, area.h + gap, overhead_w, overhead_h);
-  std::vector<Box> out;
-  for (int i = 0; i < n; ++i)
-    out.push_back({area.x + static_cast<float>(i % g.cols) * g.cell_w, area.y + static_cast<float>(i / g.cols) * g.cell_h,
-                   g.cell_w - gap, g.cell_h - gap});
-  return out;
-}
-
-LabelRoom labelRoom(const Canvas& c, const Result& r, bool labels) {
-  const float px = labelPx(c), title = c.unit * 1.5f;
-  if (!labels) return {c.unit, title};
-  float widest = 0;
-  for (const std::vector<std::string>* tokens : {&r.q_tokens, &r.k_tokens})
-    for (const std::string& t : *tokens) widest = std::max(widest, c.textWidth(t, px));
-  // The axis title and the row labels at the left; the title and the turned column labels above.
-  return {px * 1.5f + widest + c.unit, title + widest + c.unit};
+void labelledGrid(const Canvas& c, const Box& area, std::vector<ViewPanel>& panels, float gap) {
+  if (panels.empty()) return;
+  // The room the labels take, measured on the first panel: where its cells start with and without them
+  // (a probe as wide as a cell of a square grid, tall enough that the width sets the cells).
+  const int n = static_cast<int>(panels.size());
+  const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n))));
+  for (ViewPanel& p : panels) p.style.corner_title = false;  // level cells along the top row
+  ViewPanel probe = panels[0];
+  probe.area = {0, 0, area.w / static_cast<float>(side), 1e6f};
+  probe.style.max_cell_aspect = 1.0f;
+  const MatrixPlacement with = placeMatrix(c, probe);
+  probe.style.row_labels = probe.style.col_labels = false;
+  const MatrixPlacement without = placeMatrix(c, probe);
+  const bool labels = panels[0].style.labels;
+  const float room_w = labels ? std::max(0.0f, with.x0 - without.x0) : 0.0f, room_h = labels ? std::max(0.0f, with.y0 - without.y0) : 0.0f;
+  const float title_h = without.y0;  // the panel's title over its cells
+  const Box inner{area.x + room_w, area.y + room_h, area.w - room_w, area.h - room_h};
+  const GridLayout g = bestGrid(n, inner.w + gap, inner.h + gap, 0, title_h);
+  for (int i = 0; i < n; ++i) {
+    ViewPanel& p = panels[static_cast<size_t>(i)];
+    const int col = i % g.cols, row = i / g.cols;
+    Box b{inner.x + static_cast<float>(col) * g.cell_w, inner.y + static_cast<float>(row) * g.cell_h, g.cell_w - gap, g.cell_h - gap};
+    p.style.row_labels = col == 0;
+    p.style.col_labels = row == 0;
+    if (col == 0) b.x -= room_w, b.w += room_w;
+    if (row == 0) b.y -= room_h, b.h += room_h;
+    p.area = b;
+  }
 }
 
 float cellAspect(const MatrixSpec& m, const ViewParams& p) {

@@ -185,16 +185,13 @@ const ViewInfo& viewOrThrow(const std::string& name, const std::string& flag = "
 
 // [SECTION] Pieces the views share
 
-// Cells of `n` panels in `area`, `gap` apart, each with `overhead_w` ×
-// `overhead_h` of room for its title and labels (bestGrid's rule: the
-// arrangement whose square content comes out largest).
-std::vector<Box> gridBoxes(const Box& area, int n, float gap, float overhead_w, float overhead_h);
-// The room a matrix panel's title and token labels take beside and above its
-// cells (a grid's overhead), with `labels` shown.
-struct LabelRoom {
-  float w = 0, h = 0;
-};
-LabelRoom labelRoom(const Canvas& c, const Result& r, bool labels);
+
+// Small multiples: matrix panels of one shape (`panels`, their spec and
+// style set) in the grid of `area` whose cells come out largest, `gap`
+// apart, the token labels only along the left column (rows) and the top row
+// (columns), every panel's cells the same size. Sets each panel's area and
+// label flags.
+void labelledGrid(const Canvas& c, const Box& area, std::vector<ViewPanel>& panels, float gap);
 // How far a matrix's cells may stretch: square matrices keep square cells
 // (presentation mode lets them stretch to 1.6:1); on screen any other shape
 // fills its panel (up to 8:1); in a figure a wide one up to 4:1 (a 12 × 64
