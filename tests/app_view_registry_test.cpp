@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 namespace attn {
@@ -71,13 +72,20 @@ TEST(PoolDense, BlockExtremesNeverHideAPeak) {
   EXPECT_EQ(small.cols(), 5);
 }
 
+// "L1 H2", as the model's views name a head.
+std::string headLabel(int layer, int head) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "L%d H%d", layer, head);
+  return buf;
+}
+
 // The model table's plot: every point at its scores inside the plot, labels
 // beside their points, inside the plot and clear of each other.
 TEST(ScatterLayout, PointsAtTheirScoresLabelsInsideAndApart) {
   const Canvas c = test::monoCanvas(14);
   std::vector<ScatterPoint> points;
   for (int i = 0; i < 8; ++i)
-    points.push_back({0.1f * static_cast<float>(i), i == 3 ? 0.9f : 0.02f, headColor(i / 4), "L" + std::to_string(i / 4) + " H" + std::to_string(i % 4)});
+    points.push_back({0.1f * static_cast<float>(i), i == 3 ? 0.9f : 0.02f, headColor(i / 4), headLabel(i / 4, i % 4)});
   points.push_back({0.105f, 0.02f, headColor(1), "L1 H9"});  // on top of another: its label must give way
   Primitives prims;
   const ScatterLayout g = scatterPrimitives(prims, c, {0, 0, 600, 400}, points, 1.0f, 1.0f, "previous-token", "induction",
@@ -103,6 +111,23 @@ TEST(ScatterLayout, PointsAtTheirScoresLabelsInsideAndApart) {
       EXPECT_FALSE(labels[a].x < labels[b].right() && labels[b].x < labels[a].right() && labels[a].y < labels[b].bottom() &&
                    labels[b].y < labels[a].bottom())
           << "labels " << a << " and " << b << " overlap";
+  }
+}
+
+// A log colour bar's labels never touch: its 0 and its lowest decade are a
+// hair apart at the bar's foot, so one of them goes.
+TEST(ColorbarLayout, LogScaleLabelsKeepApart) {
+  const Canvas c = test::monoCanvas(14);
+  for (const float decades : {3.0f, 6.0f}) {
+    ValueRange r{0.0f, 0.5f, false, ScaleMode::Log, 0.5f, decades};
+    Primitives prims;
+    colorbarPrimitives(prims, 0, 0, 12, 180, Colormap::Viridis, r, "", 12, c.measure(12));
+    std::vector<float> ys;
+    for (const Primitive& p : prims)
+      if (p.kind == Primitive::Kind::Text) ys.push_back(p.y0);
+    ASSERT_GE(ys.size(), 2u) << decades;
+    for (size_t a = 0; a < ys.size(); ++a)
+      for (size_t b = 0; b < a; ++b) EXPECT_GE(std::abs(ys[a] - ys[b]), 12 * 1.1f) << decades << " decades: labels " << a << ", " << b;
   }
 }
 

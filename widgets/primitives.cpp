@@ -140,8 +140,24 @@ void colorbarPrimitives(Primitives& out, float x, float y, float w, float h, Col
   if (ticks.size() < 2) ticks = {range.lo, range.hi};
   const float tick = text_px * 0.35f, right = x + w;
   float label_w = 0;
+  // A tick whose label would touch one already placed goes without it (a log scale's 0 sits a hair below
+  // its lowest decade): the ends first, then the inner ticks.
+  std::vector<float> labelled;
+  const auto clear = [&](float ty) {
+    return std::none_of(labelled.begin(), labelled.end(), [&](float o) { return std::abs(o - ty) < text_px * 1.1f; });
+  };
+  std::vector<float> order = ticks;
+  if (order.size() > 2) std::rotate(order.begin() + 1, order.end() - 1, order.end());  // first, last, then the rest
+  std::vector<float> shown;
+  for (const float t : order) {
+    const float ty = y + h * (1.0f - scaleToUnit(range, t));
+    if (!clear(ty)) continue;
+    labelled.push_back(ty);
+    shown.push_back(t);
+  }
   for (const float t : ticks) {
     const float ty = y + h * (1.0f - scaleToUnit(range, t));
+    if (std::find(shown.begin(), shown.end(), t) == shown.end()) continue;
     Primitive line;
     line.kind = Primitive::Kind::Line;
     line.x0 = right;

@@ -263,8 +263,11 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
   for (size_t i = 0; i < panels.size(); ++i) {
     Box cell;
     if (a.tiled) {
-      const int col = static_cast<int>(i) % a.grid.cols, row = static_cast<int>(i) / a.grid.cols;
-      cell = {area.x + a.grid.cell_w * static_cast<float>(col), top + a.grid.cell_h * static_cast<float>(row), a.grid.cell_w - gap,
+      // A last row with fewer panels shares the whole width between them: no empty cell at its end.
+      const int n = static_cast<int>(panels.size()), col = static_cast<int>(i) % a.grid.cols, row = static_cast<int>(i) / a.grid.cols;
+      const int in_row = std::min(a.grid.cols, n - row * a.grid.cols);
+      const float cell_w = area.w / static_cast<float>(in_row);
+      cell = {area.x + cell_w * static_cast<float>(col), top + a.grid.cell_h * static_cast<float>(row), cell_w - gap,
               a.grid.cell_h - gap};
     } else {
       cell = {area.x, top + a.panel_h * static_cast<float>(i), area.w, a.panel_h - gap};
