@@ -336,6 +336,7 @@ PointsLayout pointsPrimitives(Primitives& out, const Canvas& c, Box area, const 
     addFill(out, x - dot, y - dot, x + dot, y + dot, headColor(static_cast<int>(q[2]))).kind = Primitive::Kind::FillEllipse;
   }
   // Arrows: a dark casing under the coloured shaft, so they read over the dots.
+  std::vector<Box> labelled;  // the labels placed so far
   for (const Arrow& a : e.arrows) {
     const float x = g.cx + a.x * g.scale, y = g.cy - a.y * g.scale;
     Primitive shaft;
@@ -347,12 +348,23 @@ PointsLayout pointsPrimitives(Primitives& out, const Canvas& c, Box area, const 
     addLine(out, g.cx, g.cy, head.base_x, head.base_y, Rgb8{20, 20, 20}, std::max(3.0f, px * 0.25f)).alpha = 0.8f;
     out.push_back(shaft);
     // The label past the tip, along the arrow (±r pairs point apart, so
-    // their labels do), kept inside the area.
+    // their labels do), kept inside the area; where it would touch a label
+    // placed before (many rays close together, b = 8), further out along the
+    // arrow, and left out where no place is clear.
     const float len = std::max(1e-3f, std::hypot(x - g.cx, y - g.cy)), dx = (x - g.cx) / len, dy = (y - g.cy) / len;
     const float w = c.textWidth(a.label, px), h = px * 1.2f, ax = 0.5f - 0.5f * dx, ay = 0.5f - 0.5f * dy;
-    const float lx = std::clamp(x + dx * px * 0.4f, area.x + ax * w, area.right() - (1 - ax) * w);
-    const float ly = std::clamp(y + dy * px * 0.4f, area.y + ay * h, area.bottom() - (1 - ay) * h);
-    addText(out, lx, ly, a.label, px, Role::Text, ax, ay);
+    for (const float out_by : {0.4f, 1.4f, 2.4f}) {
+      const float lx = std::clamp(x + dx * px * out_by, area.x + ax * w, area.right() - (1 - ax) * w);
+      const float ly = std::clamp(y + dy * px * out_by, area.y + ay * h, area.bottom() - (1 - ay) * h);
+      const Box box{lx - ax * w, ly - ay * h, w, h};
+      if (std::any_of(labelled.begin(), labelled.end(), [&](const Box& o) {
+            return box.x < o.right() && o.x < box.right() && box.y < o.bottom() && o.y < box.bottom();
+          }))
+        continue;
+      labelled.push_back(box);
+      addText(out, lx, ly, a.label, px, Role::Text, ax, ay);
+      break;
+    }
   }
   return g;
 }

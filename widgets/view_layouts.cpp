@@ -559,17 +559,23 @@ WalkthroughLayout walkthroughPrimitives(Primitives& out, const Canvas& c, const 
   // Titles and captions wrap inside their panel; the matrices start under
   // the tallest header, so the stages line up.
   const float text_w = grid.cell_w - gap;
-  float header_h = 0;
-  for (const Stage& st : r.stages)
-    header_h = std::max(header_h, panelTitle(out, c, st.title, 0, 0, text_w, false) + formulaHeight(c, st.caption, px, text_w));
-  header_h += gap * 0.5f;
+  float header_h = 0, titles_h = 0;
+  for (const Stage& st : r.stages) {
+    const float title_h = panelTitle(out, c, st.title, 0, 0, text_w, false);
+    titles_h = std::max(titles_h, title_h);
+    header_h = std::max(header_h, title_h + formulaHeight(c, st.caption, px, text_w));
+  }
+  // Where the captions would leave the matrices under 12 units, the titles alone head them (the
+  // captions are the stages' tooltips' and the figure's at a larger size).
+  const bool captions = grid.cell_h - header_h - gap >= c.unit * 12;
+  header_h = (captions ? header_h : titles_h) + gap * 0.5f;
   float matrices_top = area.y + area.h, matrices_bottom = area.y;
   for (int i = 0; i < n; ++i) {
     const Stage& st = r.stages[static_cast<size_t>(i)];
     const float x = grid_area.x + grid.cell_w * static_cast<float>(i % grid.cols);
     const float y = grid_area.y + grid.cell_h * static_cast<float>(i / grid.cols);
     const float title_h = panelTitle(out, c, st.title, x, y, text_w);
-    addFormula(out, c, st.caption, x, y + title_h, px, text_w, Role::Muted);
+    if (captions) addFormula(out, c, st.caption, x, y + title_h, px, text_w, Role::Muted);
     const Box panel{x, y + header_h, text_w, grid.cell_h - header_h - gap};
     g.stages.push_back(panel);
     matrices_top = std::min(matrices_top, panel.y);
