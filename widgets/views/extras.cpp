@@ -37,6 +37,10 @@ bool shown(const Extra& e) {
 
 bool isPair(const Extra& e) { return e.kind == ExtraKind::Weights && e.slice_axis == "head"; }
 
+// A grid of choices (which pattern each layer × head uses) keeps square cells in a figure; on screen its cells
+// may stretch to 3:1 to fill the panel.
+float categoryAspect(const ViewParams& p) { return p.scrolls || p.fill ? 3.0f : 1.0f; }
+
 std::vector<ScalarItem> scalarsOf(const Result& r) {
   std::vector<ScalarItem> items;
   for (const Extra& e : r.extras)
@@ -75,6 +79,7 @@ ViewPanel matrixPanel(const Result& r, const Extra& e, const ViewParams& p, cons
   if (!e.categories.empty() && e.kind == ExtraKind::Matrix) {  // which pattern each layer × head uses: a legend
     m.categories = true;
     m.category_names = &e.categories;
+    panel.style.max_cell_aspect = categoryAspect(p);
   } else {
     panel.style.range = extraRange(e);
     panel.style.colormap = colormapFor(panel.style.range, p.colormap);
@@ -165,7 +170,7 @@ float contentArea(const Canvas& c, const Extra& e, const ViewParams& p, float w,
   MatrixSpec m;
   m.rows = e.value.shape[static_cast<size_t>(rank - 2)];
   m.cols = e.value.shape[static_cast<size_t>(rank - 1)];
-  const float aspect = e.categories.empty() ? cellAspect(m, p) : 1.0f;
+  const float aspect = e.categories.empty() ? cellAspect(m, p) : categoryAspect(p);
   const float shape = static_cast<float>(m.cols) / static_cast<float>(m.rows);
   const float lo = shape / aspect, hi = shape * aspect, have = uw / uh;
   const float fitted = have > hi ? uh * uh * hi : have < lo ? uw * uw / lo : uw * uh;
