@@ -177,11 +177,11 @@ float cellAspect(const MatrixSpec& m, const ViewParams& p) {
 
 int shownHead(const Result& r, const ViewParams& p) { return std::clamp(p.head, 0, std::max(0, r.heads() - 1)); }
 
-ViewPanel weightsPanel(const Result& r, int head, const ViewParams& p, const Box& area) {
+ViewPanel weightsPanel(const Result& r, int head, const ViewParams& p, const Box& area, const ValueRange* shared) {
   ViewPanel panel;
   panel.area = area;
   panel.spec = weightsSpec(r, head);
-  panel.style.range = scaledWeightsRange(weightsRange(r), p.scale, r, head);
+  panel.style.range = shared ? *shared : scaledWeightsRange(weightsRange(r), p.scale, r, head);
   panel.style.colormap = colormapFor(panel.style.range, p.colormap);
   panel.style.max_cell_aspect = cellAspect(panel.spec, p);
   return panel;

@@ -199,8 +199,9 @@ void labelledGrid(const Canvas& c, const Box& area, std::vector<ViewPanel>& pane
 float cellAspect(const MatrixSpec& m, const ViewParams& p);
 // The head `p.head` clamped to the result's heads.
 int shownHead(const Result& r, const ViewParams& p);
-// Head `head`'s weights as a matrix panel on the result's colour scale.
-ViewPanel weightsPanel(const Result& r, int head, const ViewParams& p, const Box& area);
+// Head `head`'s weights as a matrix panel on the result's colour scale, or
+// on `shared` (a grid's one scale, computed once for all its panels).
+ViewPanel weightsPanel(const Result& r, int head, const ViewParams& p, const Box& area, const ValueRange* shared = nullptr);
 // A vertical colour bar for `range` at the right of `area` (`width` wide), from `top` to `bottom`.
 void sideColorbar(Primitives& out, const Canvas& c, const Box& area, float width, float top, float bottom,
                   const ValueRange& range, Colormap cmap, const std::string& caption);
