@@ -69,8 +69,8 @@ TEST_P(GuiViewTest, ViewIsDrawn) {
     // a diverging map showing both ends of coolwarm (blue and red). The
     // heatmap of PE·PEᵀ has almost no blue end (< area / 1000).
     const size_t area = static_cast<size_t>(img.width()) * img.height();
-    // (The blue end covers ~1/200 of the window: PE's low dimensions only.)
-    EXPECT_GT(endPixels(img, Colormap::Coolwarm, 32, false), area / 400) << "no coolwarm blue end";
+    // (The blue end covers ~1/500 of the window: PE's low dimensions only, PE in one of three tiles.)
+    EXPECT_GT(endPixels(img, Colormap::Coolwarm, 32, false), area / 700) << "no coolwarm blue end";
     EXPECT_GT(endPixels(img, Colormap::Coolwarm, 32, true), area / 100) << "no coolwarm red end";
   } else {
     EXPECT_GT(s.colormap_pixels, img.width() * img.height() / 12u) << view;
@@ -141,7 +141,9 @@ TEST_F(GuiTest, CausalMaskDarkensUpperTriangle) {
   ASSERT_FALSE(causal.isNull());
   const QRect rp = findHeatmap(plain), rc = findHeatmap(causal, true);
   ASSERT_GT(rc.width(), 200);
-  EXPECT_NEAR(rc.width(), rc.height(), 4) << "cells should be square";
+  // On screen a square map's cells may stretch to 1.6:1 to fill the view.
+  EXPECT_GE(rc.width() + 4, rc.height());
+  EXPECT_LE(rc.width(), rc.height() * 1.6 + 4);
   // Masked cells are the shader's grey for "no value", as at every length
   // (the sparse path draws cells without an entry the same way).
   int causal_grey = 0, plain_grey = 0, upper = 0;
@@ -416,7 +418,8 @@ TEST_F(GuiTest, PointerSortPointsAlongTheSortedOrderAndMasksWhatWasChosen) {
     ASSERT_FALSE(img.isNull());
     const QRect r = findHeatmap(img, true);
     ASSERT_GT(r.width(), 200) << numbers;
-    EXPECT_NEAR(r.width(), r.height(), 4) << "cells should be square";
+    EXPECT_GE(r.width() + 4, r.height()) << "cells up to 1.6:1 on screen";
+    EXPECT_LE(r.width(), r.height() * 1.6 + 4) << "cells up to 1.6:1 on screen";
     const ColormapMatcher viridis(Colormap::Viridis);
     auto pixel = [&](int i, int j) {
       return img.pixel(r.x() + static_cast<int>((j + 0.15) * r.width() / n), r.y() + static_cast<int>((i + 0.15) * r.height() / n));

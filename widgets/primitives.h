@@ -104,6 +104,8 @@ struct Canvas {
   float raster_scale = 1;   // device pixels per unit: matrices are pooled to this resolution
   Colormap cmap = Colormap::Viridis;
   bool dark = true;         // the theme's background is dark (colours of pictures drawn as pixels follow it)
+  bool screen = false;      // a window: panels taller than the area scroll, matrices stretch their cells to fill
+                            // their panel (a page's never do)
   std::function<float(const std::string& text, float px, bool bold)> width_of;  // text advance
   std::function<float(float px)> ascent_of;                                   // baseline below a line's top
   float textWidth(const std::string& text, float px, bool bold = false) const { return width_of(text, px, bold); }

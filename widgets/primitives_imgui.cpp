@@ -16,6 +16,7 @@ Canvas imguiCanvas() {
   Canvas c;
   c.unit = ImGui::GetFontSize() / kLabelScale;
   c.raster_scale = ImGui::GetIO().DisplayFramebufferScale.y;
+  c.screen = true;
   const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
   c.dark = bg.x * 0.3f + bg.y * 0.59f + bg.z * 0.11f < 0.5f;
   c.width_of = [](const std::string& s, float px, bool) { return ImGui::GetFont()->CalcTextSizeA(px, FLT_MAX, 0.0f, s.c_str()).x; };

@@ -288,31 +288,53 @@ ImageViewLayout imageViewPrimitives(Primitives& out, const Canvas& c, const Box&
   Primitives none;
   const float legend_h = legendPrimitives(none, c, Box{area.x, 0, area.w, 0}, legend, false, false);
 
-  // Two panels side by side under their titles; the image keeps square
-  // pixels, the connectivity fills its panel (cells up to 1.6:1).
-  const float gap = c.unit * 2, panel_w = (area.w - gap) * 0.5f;
+  // Two panels under their titles, side by side or (a wide, short image) the image over the connectivity,
+  // whichever draws both larger; the image keeps square pixels, the connectivity fills its panel (cells up to 1.6:1).
+  const float gap = c.unit * 2;
   std::string image_title = std::to_string(w) + " × " + std::to_string(h) + " image: query " + groupDigits(q) + " (row " +
                             std::to_string(q / w) + ", column " + std::to_string(q % w) + ")";
   if (groups) image_title += " in block " + formatValueShort(groups->value.data[static_cast<size_t>(q)]);
   const std::string matrix_title = "connectivity " + groupDigits(lq) + " × " + groupDigits(lk) + ": " + groupDigits(s.nnz()) +
                                    " connections";
-  const float title_h = std::max(panelTitle(none, c, image_title, 0, 0, panel_w, false),
-                                 panelTitle(none, c, matrix_title, 0, 0, panel_w, false));
   const AxesMargins image_m = cellAxesMargins(c, g.height, true), matrix_m = cellAxesMargins(c, lq, true);
   const float marker = c.unit * 1.1f;  // the query row's arrow right of the matrix
-  const float avail_h = std::max(c.unit, area.h - title_h - legend_h - std::max(image_m.bottom, matrix_m.bottom) - c.unit * 0.5f);
-  const float top = area.y + title_h;
-
-  const float px = std::max(0.1f, std::min((panel_w - image_m.left) / static_cast<float>(w), avail_h / static_cast<float>(g.height)));
-  const float image_x = area.x + image_m.left + std::max(0.0f, (panel_w - image_m.left - px * static_cast<float>(w)) * 0.5f);
-  g.image = {image_x, top, px * static_cast<float>(w), px * static_cast<float>(g.height)};
-  constexpr float kMaxAspect = 1.6f;
-  const float matrix_x0 = area.x + panel_w + gap + matrix_m.left, matrix_w = panel_w - matrix_m.left - marker;
-  float cw = matrix_w / static_cast<float>(lk), ch = avail_h / static_cast<float>(lq);
-  cw = std::min(cw, ch * kMaxAspect);
-  ch = std::min(ch, cw * kMaxAspect);
-  g.matrix = {matrix_x0 + std::max(0.0f, (matrix_w - cw * static_cast<float>(lk)) * 0.5f), top, cw * static_cast<float>(lk),
-              ch * static_cast<float>(lq)};
+  const auto imageIn = [&](float x0, float y0, float room_w, float room_h) {
+    const float px = std::max(0.1f, std::min((room_w - image_m.left) / static_cast<float>(w), room_h / static_cast<float>(g.height)));
+    return Box{x0 + image_m.left + std::max(0.0f, (room_w - image_m.left - px * static_cast<float>(w)) * 0.5f), y0,
+               px * static_cast<float>(w), px * static_cast<float>(g.height)};
+  };
+  const auto matrixIn = [&](float x0, float y0, float room_w, float room_h) {
+    constexpr float kMaxAspect = 1.6f;
+    const float matrix_w = room_w - matrix_m.left - marker;
+    float cw = matrix_w / static_cast<float>(lk), ch = std::max(c.unit, room_h) / static_cast<float>(lq);
+    cw = std::min(cw, ch * kMaxAspect);
+    ch = std::min(ch, cw * kMaxAspect);
+    return Box{x0 + matrix_m.left + std::max(0.0f, (matrix_w - cw * static_cast<float>(lk)) * 0.5f), y0,
+               cw * static_cast<float>(lk), ch * static_cast<float>(lq)};
+  };
+  const float panel_w = (area.w - gap) * 0.5f;
+  const float side_title = std::max(panelTitle(none, c, image_title, 0, 0, panel_w, false),
+                                    panelTitle(none, c, matrix_title, 0, 0, panel_w, false));
+  const float side_h = std::max(c.unit, area.h - side_title - legend_h - std::max(image_m.bottom, matrix_m.bottom) - c.unit * 0.5f);
+  g.image = imageIn(area.x, area.y + side_title, panel_w, side_h);
+  g.matrix = matrixIn(area.x + panel_w + gap, area.y + side_title, panel_w, side_h);
+  Box image_title_at{area.x, area.y, panel_w, 0}, matrix_title_at{area.x + panel_w + gap, area.y, panel_w, 0};
+  {
+    const float image_title_h = panelTitle(none, c, image_title, 0, 0, area.w, false);
+    const float matrix_title_h = panelTitle(none, c, matrix_title, 0, 0, area.w, false);
+    const float room = area.h - image_title_h - matrix_title_h - image_m.bottom - matrix_m.bottom - legend_h - c.unit;
+    const Box image = imageIn(area.x, area.y + image_title_h, area.w, room * 0.35f);
+    const float matrix_title_y = image.bottom() + image_m.bottom + c.unit * 0.5f;
+    const Box matrix = matrixIn(area.x, matrix_title_y + matrix_title_h, area.w, room - image.h);
+    const auto drawn = [](const Box& a, const Box& b) { return a.w * a.h + b.w * b.h; };
+    if (drawn(image, matrix) > drawn(g.image, g.matrix)) {
+      g.image = image;
+      g.matrix = matrix;
+      image_title_at = {area.x, area.y, area.w, 0};
+      matrix_title_at = {area.x, matrix_title_y, area.w, 0};
+    }
+  }
+  const float px = g.image.w / static_cast<float>(w);
 
   // [image] Sequence positions, the block's memory, the query's keys by set; past the end: nothing.
   auto raster = std::make_shared<Raster>();
@@ -364,7 +386,7 @@ ImageViewLayout imageViewPrimitives(Primitives& out, const Canvas& c, const Box&
   const float qx = X(q % w) + px * 0.5f, qy = Y(q / w) + px * 0.5f, half = std::max(px * 0.5f + thick, c.unit * 0.6f);
   addRect(out, qx - half, qy - half, qx + half, qy + half, Role::Text, thick).colour = kQueryMark;
   cellAxesPrimitives(out, c, g.image, g.height, w, "row", "column");
-  panelTitle(out, c, image_title, area.x, area.y, panel_w);
+  panelTitle(out, c, image_title, image_title_at.x, image_title_at.y, image_title_at.w);
 
   // [connectivity] Pooled at the device's resolution by the backend (rasterize(), sets ORed).
   auto sets = std::make_shared<Raster>();
@@ -384,9 +406,9 @@ ImageViewLayout imageViewPrimitives(Primitives& out, const Canvas& c, const Box&
   arrow.kind = Primitive::Kind::Polygon;
   arrow.points = {tx, row_y, tx + 1.6f * t, row_y - t, tx + 1.6f * t, row_y + t};
   cellAxesPrimitives(out, c, g.matrix, lq, lk, "query", "key");
-  panelTitle(out, c, matrix_title, area.x + panel_w + gap, area.y, panel_w);
+  panelTitle(out, c, matrix_title, matrix_title_at.x, matrix_title_at.y, matrix_title_at.w);
 
-  const float legend_top = top + std::max(g.image.h, g.matrix.h) + std::max(image_m.bottom, matrix_m.bottom) + c.unit * 0.3f;
+  const float legend_top = std::max(g.image.bottom() + image_m.bottom, g.matrix.bottom() + matrix_m.bottom) + c.unit * 0.3f;
   legendPrimitives(out, c, Box{area.x, legend_top, area.w, 0}, legend, false);
   return g;
 }
@@ -432,12 +454,13 @@ PictureViewLayout pictureViewPrimitives(Primitives& out, const Canvas& c, const 
                                                                           : std::to_string(k + 1) + " (" + row + "," + col + ")";
   };
 
-  // The picture left and the maps in a grid right of it, or the picture on
-  // top (centred over them) and the maps under it; one colour bar at the far
-  // right. Of the picture's shares of the width or height tried, the one
-  // that covers the most of the area with pixels, counting a map only up to
-  // two thirds of the picture's scale (the picture stays the anchor) and the
-  // picture only up to twice a map's (the maps are what the view is for).
+  // The picture left and the maps in a grid right of it, the picture on top
+  // (centred over them) and the maps under it, or the picture as the first
+  // cell of the maps' grid; one colour bar at the far right. Of the
+  // picture's shares of the width or height tried, the one that covers the
+  // most of the area with pixels, counting a map only up to the picture's
+  // scale (the picture stays the anchor) and the picture only up to twice a
+  // map's (the maps are what the view is for).
   Primitives none;
   const float gap = c.unit * 1.5f, bar_w = c.unit * 0.9f, bar_space = bar_w + c.unit * 5.0f;
   const std::string image_title = std::to_string(w) + " × " + std::to_string(h) + " image, " + std::to_string(nq) +
@@ -447,6 +470,27 @@ PictureViewLayout pictureViewPrimitives(Primitives& out, const Canvas& c, const 
   float image_title_w = 0, image_title_h = 0, image_x = area.x, maps_x = 0, maps_y = 0, map_title_h = 0, map_px = 0,
         image_px = 0, best = -1;
   GridLayout grid;
+  int first_cell = 0;  // the maps' first cell in the grid: 1 where the picture takes the first
+  const auto consider = [&](float ipx, float mpx, float ith, float mth, float sw, float ix, float mx, float my, const GridLayout& gl,
+                            int first) {
+    const float map_counted = std::min(mpx, ipx), image_counted = std::min(ipx, 2 * mpx);
+    const float score = image_counted * image_counted + static_cast<float>(nq) * map_counted * map_counted;
+    if (score <= best) return;
+    best = score;
+    image_title_w = sw, image_title_h = ith, maps_x = mx, maps_y = my, map_title_h = mth, map_px = mpx, image_px = ipx, grid = gl;
+    image_x = ix;
+    first_cell = first;
+  };
+  {
+    const float gw = area.w - bar_space;
+    const float mth0 = panelTitle(none, c, longest, 0, 0, gw / 3 - gap, false) + gap;
+    const GridLayout first = bestGrid(nq + 1, gw, area.h, gap, mth0);
+    const float th = std::max(panelTitle(none, c, image_title, 0, 0, first.cell_w - gap, false),
+                              panelTitle(none, c, mapTitle(nq - 1, n - 1, 0.0001234f, first.cell_w - gap), 0, 0, first.cell_w - gap, false));
+    const GridLayout gl = bestGrid(nq + 1, gw, area.h, gap, th + gap);
+    const float px = std::max(0.1f, std::min((gl.cell_w - gap) / aspect_w, (gl.cell_h - th - gap) / aspect_h));
+    consider(px, px, th, th, gl.cell_w - gap, area.x, area.x, area.y, gl, 1);
+  }
   for (int stacked = 0; stacked < 2; ++stacked)
     for (const float share : {0.25f, 0.3f, 0.35f, 0.4f, 0.45f, 0.5f, 0.55f}) {
       // The picture's box (under its title) and the maps' area.
@@ -462,12 +506,7 @@ PictureViewLayout pictureViewPrimitives(Primitives& out, const Canvas& c, const 
       const float mth = panelTitle(none, c, mapTitle(nq - 1, n - 1, 0.0001234f, first.cell_w - gap), 0, 0, first.cell_w - gap, false);
       const GridLayout gl = bestGrid(std::max(1, nq), mw, mh, gap, mth + gap);
       const float mpx = std::max(0.1f, std::min((gl.cell_w - gap) / aspect_w, (gl.cell_h - mth - gap) / aspect_h));
-      const float map_counted = std::min(mpx, ipx / 1.5f), image_counted = std::min(ipx, 2 * mpx);
-      const float score = image_counted * image_counted + static_cast<float>(nq) * map_counted * map_counted;
-      if (score <= best) continue;
-      best = score;
-      image_title_w = sw, image_title_h = ith, maps_x = mx, maps_y = my, map_title_h = mth, map_px = mpx, image_px = ipx, grid = gl;
-      image_x = stacked ? area.x + std::max(0.0f, (sw - ipx * aspect_w) / 2) : area.x;
+      consider(ipx, mpx, ith, mth, sw, stacked ? area.x + std::max(0.0f, (sw - ipx * aspect_w) / 2) : area.x, mx, my, gl, 0);
     }
   const float cell_w = grid.cell_w - gap;
   // The maps' rows one under the other, no taller than a map and its title.
@@ -502,8 +541,8 @@ PictureViewLayout pictureViewPrimitives(Primitives& out, const Canvas& c, const 
   // [maps] Query k's weights over the grey picture: a key cell colours the pixels it covers.
   for (int k = 0; k < nq; ++k) {
     const int64_t q = std::clamp<int64_t>(queries[static_cast<size_t>(k)], 0, n - 1);
-    const float cx = maps_x + static_cast<float>(k % grid.cols) * grid.cell_w;
-    const float cy = maps_y + static_cast<float>(k / grid.cols) * row_pitch;
+    const float cx = maps_x + static_cast<float>((k + first_cell) % grid.cols) * grid.cell_w;
+    const float cy = maps_y + static_cast<float>((k + first_cell) / grid.cols) * row_pitch;
     const Box b{cx, cy + map_title_h, map_px * static_cast<float>(w), map_px * static_cast<float>(h)};
     g.maps.push_back(b);
     const float top = weights.row(q).maxCoeff();
@@ -818,12 +857,27 @@ CompareLayout comparePrimitives(Primitives& out, const Canvas& c, const Box& are
   const std::vector<std::vector<std::string>> rows = comparisonRows(cmp);
   Box numbers = area;
   const char* titles[] = {"full attention", "pattern", "pattern − full"};
+  // In a row of three, the table and the strip sit side by side under the matrices where the table keeps
+  // its natural width and the strip 30 units: the matrices get the height the strip would have taken.
+  float table_w = 0, table_h = px * 0.5f;
+  for (const auto& row : rows) {
+    table_h += px * 1.65f;
+    float w = c.unit * 0.8f * 4;
+    for (size_t k = 0; k < row.size(); ++k) w += c.textWidth(row[k], px, k > 0 && &row != &rows[0]);
+    table_w = std::max(table_w, w);
+  }
+  const float strip_h = static_cast<float>(cmp.mass_kept.rows()) * c.unit * 1.8f + px * 1.6f + cellAxesMargins(c, 1, false).bottom;
+  const float beside_h = std::max(table_h, strip_h);
+  bool beside = false;
   if (!cmp.full.empty()) {
     const int cols = compareColumns(area.w, area.h, c.unit);
+    g.columns = cols;
+    beside = cols == 3 && area.w - table_w - gap >= c.unit * 30 && beside_h < kNumbersH * c.unit;
+    const float numbers_h = beside ? beside_h : kNumbersH * c.unit;
     const float cell_w = (area.w - static_cast<float>(cols - 1) * gap) / static_cast<float>(cols);
-    const float cell_h = std::max(c.unit * 4, cols == 1   ? (area.h - kNumbersH * c.unit - 3 * gap) / 3
+    const float cell_h = std::max(c.unit * 4, cols == 1   ? (area.h - numbers_h - 3 * gap) / 3
                                               : cols == 2 ? (area.h - gap) / 2
-                                                          : area.h - kNumbersH * c.unit - gap);
+                                                          : area.h - numbers_h - gap);
     for (int i = 0; i < 3; ++i) {
       const float x = area.x + (cell_w + gap) * static_cast<float>(i % cols), y = area.y + (cell_h + gap) * static_cast<float>(i / cols);
       const float title_h = panelTitle(out, c, titles[i], x, y, cell_w);
@@ -845,11 +899,16 @@ CompareLayout comparePrimitives(Primitives& out, const Canvas& c, const Box& are
     }
     numbers = {area.x, y + px * 0.5f, area.w, area.bottom() - y - px * 0.5f};
   }
-  // The table leaves the strip under it room for its title and a thin strip.
-  const float strip_min = c.unit * 6.5f;
-  g.table_rows = textTable(out, c, numbers.x, numbers.y, numbers.w, numbers.h - strip_min, rows);
-  const float strip_top = g.table_rows.back().bottom() + c.unit * 0.8f;
-  g.strip = massStrip(out, c, {numbers.x, strip_top, numbers.w, numbers.bottom() - strip_top}, cmp.mass_kept, cmap);
+  if (beside) {
+    g.table_rows = textTable(out, c, numbers.x, numbers.y, table_w, numbers.h, rows);
+    g.strip = massStrip(out, c, {numbers.x + table_w + gap, numbers.y, numbers.w - table_w - gap, numbers.h}, cmp.mass_kept, cmap);
+  } else {
+    // The table leaves the strip under it room for its title and a thin strip.
+    const float strip_min = c.unit * 6.5f;
+    g.table_rows = textTable(out, c, numbers.x, numbers.y, numbers.w, numbers.h - strip_min, rows);
+    const float strip_top = g.table_rows.back().bottom() + c.unit * 0.8f;
+    g.strip = massStrip(out, c, {numbers.x, strip_top, numbers.w, numbers.bottom() - strip_top}, cmp.mass_kept, cmap);
+  }
   g.strip_rows = cmp.mass_kept.rows();
   g.strip_cols = cmp.mass_kept.cols();
   return g;

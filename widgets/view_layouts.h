@@ -152,6 +152,7 @@ struct CompareLayout {
   std::vector<Box> table_rows;  // the numbers table's rows, header first
   Box strip;                    // the mass strip's cells
   int64_t strip_rows = 0, strip_cols = 0;  // heads × queries
+  int columns = 0;                         // the matrices' arrangement: 1, 2 or 3 in a row
 };
 // The three matrices in 1, 2 (a 2 × 2 with the numbers in the fourth cell)
 // or 3 columns: the arrangement whose matrices come out largest in `w` × `h`

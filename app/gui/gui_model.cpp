@@ -13,6 +13,7 @@
 #include "app/gui/gui_generate.h"
 #include "app/gui/gui_lesson.h"
 #include "app/gui/gui_panels.h"
+#include "app/gui/gui_views.h"
 #include "engine/model/maps.h"
 #include "widgets/bars.h"
 #include "widgets/head_grid.h"
@@ -21,6 +22,7 @@
 #include "widgets/primitives_imgui.h"
 #include "widgets/token_lines.h"
 #include "widgets/value_range.h"
+#include "widgets/views/view.h"
 
 #include <imgui_stdlib.h>
 
@@ -597,7 +599,7 @@ void rolloutView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
   MatrixStyle st;
   st.range = valueRange(a.rollout_stats[static_cast<size_t>(v.layer)], false);
   st.colormap = s.settings.colormap;
-  st.max_cell_aspect = s.present.on ? 1.6f : 1.0f;  // presentation mode fills the wide screen
+  st.max_cell_aspect = cellAspect(imguiCanvas(), m, viewParams(s));  // a view's square map: 1.6:1 on the desk, 2.5:1 presenting
   offerAnchor(s, heatmap("rollout", m, st, v.rollout_zoom, gl, ImGui::GetContentRegionAvail()).placed);
 }
 
@@ -624,6 +626,8 @@ void headScatter(AppState& s, const ModelAnalysis& a, ImVec2 size) {
   const ScatterLayout g = scatterPrimitives(prims, imguiCanvas(), {origin.x, origin.y, size.x, size.y}, points, 1.0f, 1.0f,
                                             "previous-token score", "induction score", legend);
   drawPrimitives(ImGui::GetWindowDrawList(), prims);
+  if (s.describe)
+    s.described["panels"] = {{{"kind", "points"}, {"title", "induction against previous-token score"}, {"area", {origin.x, origin.y, size.x, size.y}}}};
   const ImVec2 m = ImGui::GetIO().MousePos;
   const int64_t at = hovered ? g.pointAt(m.x, m.y, ImGui::GetFontSize()) : -1;
   if (at < 0) return;
@@ -653,7 +657,7 @@ void tableView(AppState& s, const ModelAnalysis& a) {
   if (!scatter) return;
   ImGui::Spacing();
   avail = ImGui::GetContentRegionAvail();
-  headScatter(s, a, ImVec2(std::min(avail.x, avail.y * 2.2f), avail.y));
+  headScatter(s, a, avail);
 }
 
 // [SECTION] Pattern view

@@ -237,9 +237,7 @@ void drawLayout(AppState& s, const ViewInfo& info, const ViewInput& in, HeatmapR
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 room = ImGui::GetContentRegionAvail();
   Primitives prims;
-  ViewParams params = viewParams(s);
-  params.scrolls = true;
-  const ViewLayout l = info.layout(prims, imguiCanvas(), {origin.x, origin.y, room.x, avail.y}, in, params);
+  const ViewLayout l = info.layout(prims, imguiCanvas(), {origin.x, origin.y, room.x, avail.y}, in, viewParams(s));
   drawPrimitives(ImGui::GetWindowDrawList(), prims, &gl);
   if (!l.message.empty()) {
     centeredText(room, l.message.c_str());

@@ -55,10 +55,31 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
     panel.style.range = panels[k].range;
     panel.style.colormap = colormapFor(panels[k].range, p.colormap);
     panel.style.labels = cmp.length <= 32 && panel.area.h > c.unit * 10;
-    panel.style.max_cell_aspect = cellAspect(panel.spec, p);
+    panel.style.max_cell_aspect = cellAspect(c, panel.spec, p);
+    if (g.columns == 3) {  // in a row: the tokens and axis titles at the left only, one colour bar for full and pattern
+      panel.style.row_labels = k == 0;
+      panel.style.colorbar = k > 0;
+      if (k > 0) panel.spec.row_axis = panel.spec.col_axis = "";
+    }
     panel.zoom = "compare";
     panel.anchor = k == 0;
     l.panels.push_back(std::move(panel));
+  }
+  if (g.columns == 3) {
+    // One cell size for the three (the smallest each would take) and one top: their rows line up.
+    float cw = 1e30f, ch = 1e30f, top = 0;
+    for (const ViewPanel& panel : l.panels) {
+      const MatrixPlacement at = placeMatrix(c, panel);
+      cw = std::min(cw, (at.x1 - at.x0) / static_cast<float>(cmp.length));
+      ch = std::min(ch, (at.y1 - at.y0) / static_cast<float>(cmp.length));
+      top = std::max(top, at.y0);
+    }
+    for (ViewPanel& panel : l.panels) {
+      const MatrixPlacement at = placeMatrix(c, panel);
+      panel.area.w -= (at.x1 - at.x0) - cw * static_cast<float>(cmp.length);
+      panel.area.h -= (at.y1 - at.y0) - ch * static_cast<float>(cmp.length) + (top - at.y0);
+      panel.area.y += top - at.y0;
+    }
   }
   return l;
 }

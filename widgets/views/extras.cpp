@@ -4,8 +4,9 @@
 // strips, stacked bars — after a row of its scalar values. A per-head
 // weights extra (Transformer-XL's terms) sits beside the main weights of the
 // same head; one over steps (ACT's ponder steps) shows the timeline's step.
-// Panels tile the area where each stays readable, else they stack in a
-// column that scrolls on screen. The panel a lesson points at is framed.
+// Panels tile the area where each stays readable, else they fill a grid
+// that scrolls on screen. The panel a lesson points at is framed; in
+// presentation mode, where the panels do not fit, it takes the area alone.
 #include "widgets/views/view.h"
 
 #include <algorithm>
@@ -37,9 +38,9 @@ bool shown(const Extra& e) {
 
 bool isPair(const Extra& e) { return e.kind == ExtraKind::Weights && e.slice_axis == "head"; }
 
-// A grid of choices (which pattern each layer × head uses) keeps square cells in a figure; on screen its cells
-// may stretch to 3:1 to fill the panel.
-float categoryAspect(const ViewParams& p) { return p.scrolls || p.fill ? 3.0f : 1.0f; }
+// A grid of choices (which pattern each layer × head uses, which positions still update at each step) keeps
+// square cells in a figure; on screen its cells stretch up to 8:1 to fill the panel.
+float categoryAspect(const Canvas& c) { return c.screen ? 8.0f : 1.0f; }
 
 std::vector<ScalarItem> scalarsOf(const Result& r) {
   std::vector<ScalarItem> items;
@@ -49,7 +50,7 @@ std::vector<ScalarItem> scalarsOf(const Result& r) {
 }
 
 // A matrix extra [R, C], or one slice of a Weights extra [n, Lq, Lk].
-ViewPanel matrixPanel(const Result& r, const Extra& e, const ViewParams& p, const Box& area) {
+ViewPanel matrixPanel(const Canvas& c, const Result& r, const Extra& e, const ViewParams& p, const Box& area) {
   ViewPanel panel;
   panel.area = area;
   panel.extra = &e;
@@ -79,11 +80,11 @@ ViewPanel matrixPanel(const Result& r, const Extra& e, const ViewParams& p, cons
   if (!e.categories.empty() && e.kind == ExtraKind::Matrix) {  // which pattern each layer × head uses: a legend
     m.categories = true;
     m.category_names = &e.categories;
-    panel.style.max_cell_aspect = categoryAspect(p);
+    panel.style.max_cell_aspect = categoryAspect(c);
   } else {
     panel.style.range = extraRange(e);
     panel.style.colormap = colormapFor(panel.style.range, p.colormap);
-    panel.style.max_cell_aspect = cellAspect(m, p);
+    panel.style.max_cell_aspect = cellAspect(c, m, p);
   }
   panel.zoom = e.name;
   panel.anchor = e.kind == ExtraKind::Weights;
@@ -94,18 +95,18 @@ ViewPanel matrixPanel(const Result& r, const Extra& e, const ViewParams& p, cons
 void addPanels(ViewLayout& l, Primitives& out, const Canvas& c, const Result& r, const Extra& e, const ViewParams& p, const Box& cell) {
   if (e.kind == ExtraKind::Matrix || e.kind == ExtraKind::Weights) {
     if (!isPair(e)) {
-      l.panels.push_back(matrixPanel(r, e, p, cell));
+      l.panels.push_back(matrixPanel(c, r, e, p, cell));
       return;
     }
     // The main weights of the same head at the left, the extra at the right: read one against the other.
     const float gap = c.unit;
     const Box left{cell.x, cell.y, (cell.w - gap) * 0.5f, cell.h}, right{left.right() + gap, cell.y, left.w, cell.h};
-    ViewPanel main = weightsPanel(r, shownHead(r, p), p, left);
+    ViewPanel main = weightsPanel(c, r, shownHead(r, p), p, left);
     main.spec.title = r.weights_label + " — head " + std::to_string(shownHead(r, p));
     main.zoom = e.name;
     main.anchor = true;
     l.panels.push_back(std::move(main));
-    ViewPanel extra = matrixPanel(r, e, p, right);
+    ViewPanel extra = matrixPanel(c, r, e, p, right);
     extra.anchor = false;
     l.panels.push_back(std::move(extra));
     return;
@@ -170,7 +171,7 @@ float contentArea(const Canvas& c, const Extra& e, const ViewParams& p, float w,
   MatrixSpec m;
   m.rows = e.value.shape[static_cast<size_t>(rank - 2)];
   m.cols = e.value.shape[static_cast<size_t>(rank - 1)];
-  const float aspect = e.categories.empty() ? cellAspect(m, p) : categoryAspect(p);
+  const float aspect = e.categories.empty() ? cellAspect(c, m, p) : categoryAspect(c);
   const float shape = static_cast<float>(m.cols) / static_cast<float>(m.rows);
   const float lo = shape / aspect, hi = shape * aspect, have = uw / uh;
   const float fitted = have > hi ? uh * uh * hi : have < lo ? uw * uw / lo : uw * uh;
@@ -178,11 +179,11 @@ float contentArea(const Canvas& c, const Extra& e, const ViewParams& p, float w,
 }
 
 // Where the panels go. Tiled, in the grid whose smallest panel's content
-// comes out largest (contentArea; a tenth of their sum as the tie-break): a figure always, and presentation mode (a lecture does not
-// scroll). Elsewhere on screen the same where every panel keeps 12 × 8
-// units of content (and no per-head pair needs the width); else they stack
-// in a column that fills the window where each gets 16 units, else shows
-// two at a time and scrolls.
+// comes out largest (contentArea; a tenth of their sum as the tie-break): a
+// figure always. On screen (presentation mode too) the same where every
+// panel keeps 12 × 8 units of content (and no per-head pair needs the
+// width); else a grid of rows at least 16 units tall that scrolls (to the
+// panel a lesson points at).
 struct Arrangement {
   bool tiled = false;
   GridLayout grid;
@@ -193,7 +194,6 @@ Arrangement arrange(const Canvas& c, float w, float h, const std::vector<const E
   Arrangement a;
   const int n = static_cast<int>(panels.size());
   const bool pairs = std::any_of(panels.begin(), panels.end(), [](const Extra* e) { return isPair(*e); });
-  const float each = h / static_cast<float>(std::max(1, n));
   if (!scrolls) {
     float best = -1;
     for (int cols = 1; cols <= n; ++cols) {
@@ -209,7 +209,7 @@ Arrangement arrange(const Canvas& c, float w, float h, const std::vector<const E
       if (score > best) best = score, a.grid = {cols, rows, cw, ch};
     }
     a.tiled = true;
-    a.panel_h = each;
+    a.panel_h = a.grid.cell_h;
     return a;
   }
   // On screen, the figure's tiling where every panel's content keeps at least 12 × 8 units; else a column.
@@ -220,8 +220,21 @@ Arrangement arrange(const Canvas& c, float w, float h, const std::vector<const E
     least = least < 0 ? area : std::min(least, area);
   }
   if (!pairs && tiled.grid.cols > 1 && least >= c.unit * c.unit * 96) return tiled;
-  a.grid = bestGrid(n, w, h, 0, 0);
-  a.panel_h = each >= c.unit * 16 ? each : std::max(c.unit * 16, h / 2);
+  // A grid that scrolls: as many rows to the window as keep 16 units each, at least two where they keep 12
+  // (one where not; no row cut at the bottom), in as many columns (up to 3, each at least 18 units wide, no
+  // pairs) as show the most content per row height.
+  float best = -1;
+  const float per_window = std::max(h / 2 >= c.unit * 12 ? 2.0f : 1.0f, std::floor(h / (c.unit * 16)));
+  for (int cols = 1; cols <= std::min(n, 3); ++cols) {
+    const float cw = w / static_cast<float>(cols);
+    if (cols > 1 && (pairs || cw < c.unit * 18)) break;
+    const int rows = (n + cols - 1) / cols;
+    const float row_h = h / std::min(per_window, static_cast<float>(rows));
+    float sum = 0;
+    for (const Extra* e : panels) sum += contentArea(c, *e, p, cw, row_h);
+    const float score = sum / (static_cast<float>(rows) * row_h);
+    if (score > best * 1.05f) best = score, a.grid = {cols, rows, cw, row_h}, a.panel_h = row_h;
+  }
   return a;
 }
 
@@ -264,19 +277,21 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
     l.content_h = top - area.y;
     return l;
   }
-  const Arrangement a = arrange(c, area.w, h, panels, p, p.scrolls && !p.fill);
-  for (size_t i = 0; i < panels.size(); ++i) {
-    Box cell;
-    if (a.tiled) {
-      // A last row with fewer panels shares the whole width between them: no empty cell at its end.
-      const int n = static_cast<int>(panels.size()), col = static_cast<int>(i) % a.grid.cols, row = static_cast<int>(i) / a.grid.cols;
-      const int in_row = std::min(a.grid.cols, n - row * a.grid.cols);
-      const float cell_w = area.w / static_cast<float>(in_row);
-      cell = {area.x + cell_w * static_cast<float>(col), top + a.grid.cell_h * static_cast<float>(row), cell_w - gap,
-              a.grid.cell_h - gap};
-    } else {
-      cell = {area.x, top + a.panel_h * static_cast<float>(i), area.w, a.panel_h - gap};
+  Arrangement a = arrange(c, area.w, h, panels, p, c.screen);
+  if (c.screen && p.fill && !a.tiled) {
+    // Presentation mode, where the panels do not fit the window: the panel the lesson points at takes it.
+    const auto focus = std::find_if(panels.begin(), panels.end(), [&](const Extra* e) { return e->name == p.focus_panel; });
+    if (focus != panels.end()) {
+      panels = {*focus};
+      a = arrange(c, area.w, h, panels, p, false);
     }
+  }
+  for (size_t i = 0; i < panels.size(); ++i) {
+    // A last row with fewer panels shares the whole width between them: no empty cell at its end.
+    const int n = static_cast<int>(panels.size()), col = static_cast<int>(i) % a.grid.cols, row = static_cast<int>(i) / a.grid.cols;
+    const int in_row = std::min(a.grid.cols, n - row * a.grid.cols);
+    const float cell_w = area.w / static_cast<float>(in_row);
+    const Box cell{area.x + cell_w * static_cast<float>(col), top + a.panel_h * static_cast<float>(row), cell_w - gap, a.panel_h - gap};
     const Extra& e = *panels[i];
     addPanels(l, out, c, r, e, p, cell);
     if (e.name == p.focus_panel) {  // the panel a lesson points at
@@ -284,7 +299,7 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
       addRect(out, cell.x - m, cell.y - m, cell.right() + m, cell.bottom() + m, Role::Accent, 3.0f);
     }
   }
-  l.content_h = a.tiled ? area.h : top - area.y + a.panel_h * static_cast<float>(panels.size());
+  l.content_h = a.tiled ? area.h : top - area.y + a.panel_h * static_cast<float>(a.grid.rows);
   return l;
 }
 

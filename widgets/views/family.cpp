@@ -28,7 +28,7 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
   for (const ViewMember& m : in.family) {
     const VariantInfo* info = findVariant(m.variant);
     const Result* r = m.result && m.result->heads() > 0 ? m.result : in.result;
-    ViewPanel panel = weightsPanel(*r, std::clamp(p.head, 0, r->heads() - 1), p, grid_area, p.own_scales ? nullptr : &shared);
+    ViewPanel panel = weightsPanel(c, *r, std::clamp(p.head, 0, r->heads() - 1), p, grid_area, p.own_scales ? nullptr : &shared);
     panel.spec.title = info ? info->title : m.variant;
     panel.style.colorbar = p.own_scales;
     panel.style.max_cell_aspect = std::max(panel.style.max_cell_aspect, 1.5f);

@@ -21,7 +21,7 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
   const ValueRange range = scaledWeightsRange(weightsRange(r), p.scale, r, focused);
   const Colormap cmap = colormapFor(range, p.colormap);
   for (int h = 0; h < r.heads(); ++h) {
-    ViewPanel panel = weightsPanel(r, h, p, area, &range);
+    ViewPanel panel = weightsPanel(c, r, h, p, area, &range);
     panel.spec.title = static_cast<size_t>(h) < p.panel_titles.size() ? p.panel_titles[static_cast<size_t>(h)] : "head " + std::to_string(h);
     panel.style.colorbar = false;
     panel.style.labels = r.queries() <= 24;

@@ -6,16 +6,16 @@ namespace attn {
 
 namespace heatmap_view {
 
-ViewLayout layout(Primitives&, const Canvas&, const Box& area, const ViewInput& in, const ViewParams& p) {
+ViewLayout layout(Primitives&, const Canvas& c, const Box& area, const ViewInput& in, const ViewParams& p) {
   ViewLayout l;
-  ViewPanel panel = weightsPanel(*in.result, shownHead(*in.result, p), p, area);
+  ViewPanel panel = weightsPanel(c, *in.result, shownHead(*in.result, p), p, area);
   panel.anchor = true;
   l.panels.push_back(std::move(panel));
   return l;
 }
 
 float height(const Canvas& c, float width, const ViewInput& in, const ViewParams& p) {
-  const ViewPanel panel = weightsPanel(*in.result, shownHead(*in.result, p), p, {0, 0, width, 0});
+  const ViewPanel panel = weightsPanel(c, *in.result, shownHead(*in.result, p), p, {0, 0, width, 0});
   return matrixPanelHeight(c, width, panel.spec, panel.style);
 }
 

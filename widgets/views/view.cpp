@@ -100,6 +100,7 @@ nlohmann::json describeLayout(const ViewLayout& l, const Canvas& c, const std::v
     j["title"] = matrix ? p.spec.title : p.title;
     j["range"] = {range.lo, range.hi};
     j["colormap"] = colormapName(p.style.colormap);
+    j["area"] = {p.area.x, p.area.y, p.area.w, p.area.h};
     const MatrixSpec& m = p.spec;
     // The strongest cell: dense (unmasked) or a sparse matrix's entries.
     int64_t best = -1;
@@ -139,6 +140,12 @@ MatrixPlacement placeMatrix(const Canvas& c, const ViewPanel& p) {
 
 // [SECTION] Pieces the views share
 
+namespace {
+bool sameLabels(const std::vector<std::string>* a, const std::vector<std::string>* b) {
+  return a == b || (a && b && *a == *b);
+}
+}  // namespace
+
 void labelledGrid(const Canvas& c, const Box& area, std::vector<ViewPanel>& panels, float gap) {
   if (panels.empty()) return;
   // The room the labels take, measured on the first panel: where its cells start with and without them
@@ -161,29 +168,39 @@ void labelledGrid(const Canvas& c, const Box& area, std::vector<ViewPanel>& pane
     ViewPanel& p = panels[static_cast<size_t>(i)];
     const int col = i % g.cols, row = i / g.cols;
     Box b{inner.x + static_cast<float>(col) * g.cell_w, inner.y + static_cast<float>(row) * g.cell_h, g.cell_w - gap, g.cell_h - gap};
-    p.style.row_labels = col == 0;
-    p.style.col_labels = row == 0;
+    // A last row with fewer panels shares the width; its cells then no longer sit under the top row's
+    // columns, so it labels its own, as does a panel whose keys differ from the first's (cross-attention).
+    const int in_row = std::min(g.cols, n - row * g.cols);
+    if (in_row < g.cols) {
+      const float w = (inner.w + gap) / static_cast<float>(in_row);
+      b.x = inner.x + static_cast<float>(col) * w;
+      b.w = w - gap;
+    }
+    p.style.row_labels = col == 0 || !sameLabels(p.spec.row_labels, panels[0].spec.row_labels);
+    p.style.col_labels = row == 0 || in_row < g.cols || !sameLabels(p.spec.col_labels, panels[0].spec.col_labels);
     if (col == 0) b.x -= room_w, b.w += room_w;
     if (row == 0) b.y -= room_h, b.h += room_h;
     p.area = b;
   }
 }
 
-float cellAspect(const MatrixSpec& m, const ViewParams& p) {
-  if (m.rows == m.cols) return p.fill ? 1.6f : 1.0f;
-  if (p.scrolls || p.fill) return 8.0f;  // the screen fills its panel with a matrix of any shape
+float cellAspect(const Canvas& c, const MatrixSpec& m, const ViewParams& p) {
+  // A square map: square cells in a figure, up to 1.6:1 on the desk, 2.5:1 in presentation mode (a wide
+  // area over the caption).
+  if (m.rows == m.cols) return !c.screen ? 1.0f : p.fill ? 2.5f : 1.6f;
+  if (c.screen) return 8.0f;  // the screen fills its panel with a matrix of any shape
   return m.cols > m.rows ? 4.0f : 1.6f;
 }
 
 int shownHead(const Result& r, const ViewParams& p) { return std::clamp(p.head, 0, std::max(0, r.heads() - 1)); }
 
-ViewPanel weightsPanel(const Result& r, int head, const ViewParams& p, const Box& area, const ValueRange* shared) {
+ViewPanel weightsPanel(const Canvas& c, const Result& r, int head, const ViewParams& p, const Box& area, const ValueRange* shared) {
   ViewPanel panel;
   panel.area = area;
   panel.spec = weightsSpec(r, head);
   panel.style.range = shared ? *shared : scaledWeightsRange(weightsRange(r), p.scale, r, head);
   panel.style.colormap = colormapFor(panel.style.range, p.colormap);
-  panel.style.max_cell_aspect = cellAspect(panel.spec, p);
+  panel.style.max_cell_aspect = cellAspect(c, panel.spec, p);
   return panel;
 }
 

@@ -53,8 +53,7 @@ struct ViewParams {
   std::vector<std::string> panel_titles;  // heads: one per head (a model's "L0 H0", …); empty: "head h"
   int stage = -1;                // the timeline's step the view plays: walkthrough stage, an extra's step (−1: all)
   std::string focus_panel;       // extras: the panel a lesson frames (an extra's name)
-  bool fill = false;             // presentation mode: square matrices may stretch their cells to fill the screen
-  bool scrolls = false;          // the screen: panels taller than the area scroll (a figure's never do)
+  bool fill = false;             // presentation mode (on a screen): a wide area over the caption, nothing scrolls by hand
   // A lesson step's marks, drawn by a figure over the view's anchor panel
   // (the screen animates them itself over the same panel).
   std::vector<Annotation> marks;
@@ -189,19 +188,23 @@ const ViewInfo& viewOrThrow(const std::string& name, const std::string& flag = "
 // Small multiples: matrix panels of one shape (`panels`, their spec and
 // style set) in the grid of `area` whose cells come out largest, `gap`
 // apart, the token labels only along the left column (rows) and the top row
-// (columns), every panel's cells the same size. Sets each panel's area and
-// label flags.
+// (columns), every panel's cells the same size. A last row with fewer panels
+// shares the width and labels its own columns, as does a panel whose tokens
+// differ from the first's (cross-attention in a family). Sets each panel's
+// area and label flags.
 void labelledGrid(const Canvas& c, const Box& area, std::vector<ViewPanel>& panels, float gap);
-// How far a matrix's cells may stretch: square matrices keep square cells
-// (presentation mode lets them stretch to 1.6:1); on screen any other shape
-// fills its panel (up to 8:1); in a figure a wide one up to 4:1 (a 12 × 64
-// gate map is not a thin strip), a tall one 1.6:1.
-float cellAspect(const MatrixSpec& m, const ViewParams& p);
+// How far a matrix's cells may stretch. In a figure square matrices keep
+// square cells, a wide one up to 4:1 (a 12 × 64 gate map is not a thin
+// strip), a tall one 1.6:1. On screen (Canvas::screen) a square one up to
+// 1.6:1 (2.5:1 in presentation mode, a wide area over the caption) and any
+// other shape fills its panel (up to 8:1).
+float cellAspect(const Canvas& c, const MatrixSpec& m, const ViewParams& p);
 // The head `p.head` clamped to the result's heads.
 int shownHead(const Result& r, const ViewParams& p);
 // Head `head`'s weights as a matrix panel on the result's colour scale, or
 // on `shared` (a grid's one scale, computed once for all its panels).
-ViewPanel weightsPanel(const Result& r, int head, const ViewParams& p, const Box& area, const ValueRange* shared = nullptr);
+ViewPanel weightsPanel(const Canvas& c, const Result& r, int head, const ViewParams& p, const Box& area,
+                       const ValueRange* shared = nullptr);
 // A vertical colour bar for `range` at the right of `area` (`width` wide), from `top` to `bottom`.
 void sideColorbar(Primitives& out, const Canvas& c, const Box& area, float width, float top, float bottom,
                   const ValueRange& range, Colormap cmap, const std::string& caption);
