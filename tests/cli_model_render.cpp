@@ -83,12 +83,17 @@ TEST(ModelRenderCli, QkSvgFromAModelFolderShowsTheAskedHead) {
   const auto label = std::find_if(texts.begin(), texts.end(), [&](const std::string& s) { return s.find(pair) != std::string::npos; });
   ASSERT_NE(label, texts.end()) << "no q∘k panel title";
   EXPECT_NE(label->find("key " + std::to_string(key) + " '"), std::string::npos) << *label << "; head 1's strongest key is " << key;
-  // The values row: "attention weight" over its number (the weights panel has the same title, over token labels).
-  const auto weight = std::adjacent_find(texts.begin(), texts.end(), [](const std::string& name, const std::string& value) {
-    return name == "attention weight" && !value.empty() && (std::isdigit(static_cast<unsigned char>(value[0])) || value[0] == '-');
-  });
-  ASSERT_TRUE(weight != texts.end()) << "no attention weight value";
-  EXPECT_NEAR(std::stod(*std::next(weight)), row[key], 1e-4) << "the printed attention weight";
+  // The values row: "attention weight" beside its number (a row of values on one line: the number first;
+  // stacked: under its name), the weights panel having the same title over token labels.
+  auto number = [](const std::string& s) { return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-'); };
+  std::string value;
+  for (size_t i = 0; i < texts.size() && value.empty(); ++i)
+    if (texts[i] == "attention weight") {
+      if (i > 0 && number(texts[i - 1])) value = texts[i - 1];
+      else if (i + 1 < texts.size() && number(texts[i + 1])) value = texts[i + 1];
+    }
+  ASSERT_FALSE(value.empty()) << "no attention weight value";
+  EXPECT_NEAR(std::stod(value), row[key], 1e-4) << "the printed attention weight";
 }
 
 // The model view's grid: panel L l H h shows that head's map, in layer-major order.

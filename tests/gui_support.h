@@ -6,8 +6,10 @@
 #include "widgets/colormap.h"
 
 #include <QImage>
+#include <QRectF>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -79,20 +81,28 @@ class GuiTest : public ::testing::Test {
     if (allow && std::string(allow) == "1") GTEST_SKIP() << xvfb_.error;
     FAIL() << "Xvfb cannot start (" << xvfb_.error << "); set ATTNLAB_ALLOW_GUI_SKIP=1 to skip the GUI tests";
   }
-  // Runs `attnlab gui ARGS --frames 8 --screenshot`; returns the image.
+  // Runs `attnlab gui ARGS --frames 8 --screenshot` at 1280×800; returns the image.
   // `extra_env` ("KEY=VALUE") is added to the window's environment.
   QImage shoot(const std::vector<std::string>& args, RunResult* out = nullptr,
                const std::vector<std::string>& extra_env = {}) {
-    const std::string png = (dir_ / ("shot" + std::to_string(shots_++) + ".png")).string();
-    std::vector<std::string> a = {"gui", "--frames", "8", "--screenshot", png, "--size", "1280x800"};
+    return shootAt("1280x800", args, nullptr, out, 8, extra_env);
+  }
+  // The same at `size`, `frames` frames; with `described`, also what the
+  // view's layout held (`--describe`: view_area, panels, texts).
+  QImage shootAt(const std::string& size, const std::vector<std::string>& args, nlohmann::json* described = nullptr,
+                 RunResult* out = nullptr, int frames = 8, const std::vector<std::string>& extra_env = {}) {
+    const std::string stem = (dir_ / ("shot" + std::to_string(shots_++))).string();
+    std::vector<std::string> a = {"gui", "--frames", std::to_string(frames), "--screenshot", stem + ".png", "--size", size};
+    if (described) a.insert(a.end(), {"--describe", stem + ".json"});
     a.insert(a.end(), args.begin(), args.end());
     std::vector<std::string> e = env();
     e.insert(e.end(), extra_env.begin(), extra_env.end());
     const RunResult r = runAttnlab(a, e, 120);
     if (out) *out = r;
     EXPECT_EQ(r.status, 0) << r.err;
-    QImage img(QString::fromStdString(png));
+    QImage img(QString::fromStdString(stem + ".png"));
     EXPECT_FALSE(img.isNull()) << "no screenshot written: " << r.err;
+    if (described) *described = std::filesystem::exists(stem + ".json") ? nlohmann::json::parse(slurp(stem + ".json")) : nlohmann::json();
     return img;
   }
   std::vector<std::string> env() const {
@@ -143,34 +153,74 @@ inline size_t countNear(const QImage& img, Rgb8 c, int tolerance = 24) {
 // ImGuiCol_WindowBg of the dark theme (app/gui/gui.cpp, applyTheme): 0.11, 0.12, 0.14.
 constexpr Rgb8 kDarkBackground{28, 31, 36};
 
-// Share of `area` that lies in holes: 40×40-pixel tiles of nothing but the
-// background whose eight neighbours are background too, so only regions at
-// least 120 pixels across count; the gaps between lines of text, between a
-// label and its cells, or between the faint lines of the lines view do not.
-inline double emptyShare(const QImage& img, const QRect& area) {
-  constexpr int kTile = 40;
-  const int cols = area.width() / kTile, rows = area.height() / kTile;
-  std::vector<char> blank(static_cast<size_t>(cols * rows), 0);
-  for (int ty = 0; ty < rows; ++ty)
-    for (int tx = 0; tx < cols; ++tx) {
-      bool all = true;
-      for (int dy = 0; dy < kTile && all; ++dy)
-        for (int dx = 0; dx < kTile && all; ++dx)
-          all = near(img.pixel(area.left() + tx * kTile + dx, area.top() + ty * kTile + dy), kDarkBackground, 6);
-      blank[static_cast<size_t>(ty * cols + tx)] = all;
+// The share of the view's area (`--describe`'s view_area) left empty:
+// 48 × 48-pixel blocks holding nothing but the dark theme's background greys
+// (every channel under 45, within 12 of each other: the window's and the
+// panels' backgrounds), where a block centred in a plot's area (bars,
+// curves, points, token lines: its frame is its data) counts as drawn. The
+// gaps between rows of text count as empty where they reach 48 pixels.
+inline double emptyShare(const QImage& img, const nlohmann::json& described) {
+  constexpr int kBlock = 48;
+  const nlohmann::json& a = described.at("view_area");
+  const int x0 = static_cast<int>(a[0].get<double>()), y0 = static_cast<int>(a[1].get<double>());
+  const int w = static_cast<int>(a[2].get<double>()), h = static_cast<int>(a[3].get<double>());
+  std::vector<QRectF> plots;
+  for (const nlohmann::json& p : described.value("panels", nlohmann::json::array())) {
+    const std::string kind = p.value("kind", "");
+    if (kind == "matrix" || kind == "image" || kind == "picture" || kind == "token strip" || !p.contains("area")) continue;
+    const nlohmann::json& r = p["area"];
+    plots.emplace_back(r[0].get<double>(), r[1].get<double>(), r[2].get<double>(), r[3].get<double>());
+  }
+  auto background = [](QRgb p) {
+    const int hi = std::max({qRed(p), qGreen(p), qBlue(p)}), lo = std::min({qRed(p), qGreen(p), qBlue(p)});
+    return hi < 45 && hi - lo < 12;
+  };
+  int blocks = 0, empty = 0;
+  for (int by = y0; by + kBlock <= y0 + h && by + kBlock <= img.height(); by += kBlock)
+    for (int bx = x0; bx + kBlock <= x0 + w && bx + kBlock <= img.width(); bx += kBlock) {
+      ++blocks;
+      const QPointF centre(bx + kBlock / 2.0, by + kBlock / 2.0);
+      bool blank = std::none_of(plots.begin(), plots.end(), [&](const QRectF& r) { return r.contains(centre); });
+      for (int y = by; y < by + kBlock && blank; ++y)
+        for (int x = bx; x < bx + kBlock && blank; ++x) blank = background(img.pixel(x, y));
+      empty += blank;
     }
-  int holes = 0;
-  for (int ty = 0; ty < rows; ++ty)
-    for (int tx = 0; tx < cols; ++tx) {
-      bool hole = true;
-      for (int dy = -1; dy <= 1 && hole; ++dy)
-        for (int dx = -1; dx <= 1 && hole; ++dx) {
-          const int x = std::clamp(tx + dx, 0, cols - 1), y = std::clamp(ty + dy, 0, rows - 1);
-          hole = blank[static_cast<size_t>(y * cols + x)];
-        }
-      holes += hole;
+  return blocks > 0 ? static_cast<double>(empty) / blocks : 1.0;
+}
+
+// The median of `v` (the mean of the middle two for an even count).
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The texts the view drew (`--describe`'s texts) set under `min_px`
+// (sub- and superscripts of a formula: under 0.7 × min_px), and the pairs
+// whose boxes overlap (by more than a pixel across and a quarter of the
+// smaller's height: rows of labels may touch), each as a line to report.
+inline std::vector<std::string> smallTexts(const nlohmann::json& described, double min_px) {
+  std::vector<std::string> out;
+  for (const nlohmann::json& t : described.value("texts", nlohmann::json::array())) {
+    const double px = t.at("px").get<double>(), least = t.value("script", false) ? 0.7 * min_px : min_px;
+    if (px < least) out.push_back("'" + t.at("text").get<std::string>() + "' at " + std::to_string(px) + " px");
+  }
+  return out;
+}
+inline std::vector<std::string> overlappingTexts(const nlohmann::json& described) {
+  std::vector<std::string> out;
+  const nlohmann::json texts = described.value("texts", nlohmann::json::array());
+  for (size_t i = 0; i < texts.size(); ++i)
+    for (size_t j = i + 1; j < texts.size(); ++j) {
+      const nlohmann::json &a = texts[i], &b = texts[j];
+      auto edge = [](const nlohmann::json& t, const char* k) { return t.at(k).get<double>(); };
+      const double iw = std::min(edge(a, "x") + edge(a, "w"), edge(b, "x") + edge(b, "w")) - std::max(edge(a, "x"), edge(b, "x"));
+      const double ih = std::min(edge(a, "y") + edge(a, "h"), edge(b, "y") + edge(b, "h")) - std::max(edge(a, "y"), edge(b, "y"));
+      if (iw > 1 && ih > 0.25 * std::min(edge(a, "h"), edge(b, "h")))
+        out.push_back("'" + a.at("text").get<std::string>() + "' over '" + b.at("text").get<std::string>() + "'");
     }
-  return cols > 0 && rows > 0 ? static_cast<double>(holes) / (cols * rows) : 1.0;
+  return out;
 }
 
 // The area the layout gives the view: right of the side panel's border (a

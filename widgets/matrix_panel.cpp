@@ -420,11 +420,11 @@ MatrixPlacement matrixPanelPrimitives(Primitives& out, const Canvas& c, const Bo
     }
     popClip(out);
     if (!m.row_axis.empty()) {
-      // The axis title beside the row labels (the cells may be centred in a wider area), set smaller where
-      // longer than the side, down to half size.
+      // The axis title beside the row labels (the cells may be centred in a wider area), set a little
+      // smaller where longer than the side, left out where even that is too long (the labels stay readable).
       const float x = std::max(area.x, p.x0 - g.row_strip - g.row_margin - g.axis_h);
-      const float px = g.lp * std::clamp((p.y1 - p.y0) / std::max(1.0f, c.textWidth(m.row_axis, g.lp)), 0.5f, 1.0f);
-      addText(out, x, (p.y0 + p.y1) * 0.5f, m.row_axis, px, Role::Muted, 0.5f, 0.0f).vertical = true;
+      const float fit = (p.y1 - p.y0) / std::max(1.0f, c.textWidth(m.row_axis, g.lp));
+      if (fit >= 0.85f) addText(out, x, (p.y0 + p.y1) * 0.5f, m.row_axis, g.lp * std::min(fit, 1.0f), Role::Muted, 0.5f, 0.0f).vertical = true;
     }
   }
   if (s.labels && s.col_labels) {

@@ -609,6 +609,24 @@ float scalarsPrimitives(Primitives& out, const Canvas& c, Box area, const std::v
     widest = std::max({widest, c.textWidth(s.label, px), c.textWidth(formatScalar(s.value), value_px, true)});
   const int cols = std::max(1, static_cast<int>((area.w + gap) / (std::min(widest, area.w) + gap)));
   const float col_w = (area.w - gap * static_cast<float>(cols - 1)) / static_cast<float>(cols);
+  // More than two rows of them, or all in one line: one line each instead, the value then its label (half
+  // the height).
+  float value_w = 0, line_w = 0;
+  for (const ScalarItem& s : items) value_w = std::max(value_w, c.textWidth(formatScalar(s.value), value_px, true));
+  for (const ScalarItem& s : items) line_w = std::max(line_w, value_w + px + c.textWidth(s.label, px));
+  const int line_cols = std::max(1, static_cast<int>((area.w + gap) / (line_w + gap)));
+  const bool one_line = static_cast<size_t>(line_cols) >= items.size();
+  if (((items.size() + static_cast<size_t>(cols) - 1) / static_cast<size_t>(cols) > 2 || one_line) && line_w <= area.w) {
+    const float pitch = (area.w + gap) / static_cast<float>(line_cols), line_h = value_px * 1.45f;
+    for (size_t k = 0; k < items.size(); ++k) {
+      const float x = area.x + pitch * static_cast<float>(k % static_cast<size_t>(line_cols));
+      const float y = area.y + line_h * static_cast<float>(k / static_cast<size_t>(line_cols)) + line_h * 0.5f;
+      if (!draw) continue;
+      addText(out, x + value_w, y, formatScalar(items[k].value), value_px, Role::Text, 1.0f, 0.5f).bold = true;
+      addFormula(out, c, items[k].label, x + value_w + px, y - px * 0.85f, px, pitch - value_w - px - gap, Role::Muted, false, true);
+    }
+    return line_h * static_cast<float>((items.size() + static_cast<size_t>(line_cols) - 1) / static_cast<size_t>(line_cols));
+  }
   float y = area.y;
   for (size_t first = 0; first < items.size(); first += static_cast<size_t>(cols)) {
     float row_h = 0;

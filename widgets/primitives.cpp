@@ -74,6 +74,7 @@ float addFormula(Primitives& out, const Canvas& c, const std::string& text, floa
       for (const FormulaRun& r : lines[l].runs) {
         Primitive& t = addText(out, x + r.x, baseline + r.dy, r.text, px * r.scale, role);
         t.baseline = true;
+        t.script = r.scale < 1;
         t.bold = bold;
       }
     }

@@ -77,10 +77,11 @@ struct Primitive {
   // Text: size, which point of its box sits at the anchor (0 left/top,
   // 0.5 centre, 1 right/bottom, along the text's own axes) and whether it
   // reads bottom to top (turned 90° counter-clockwise, as an axis title).
-  // `baseline`: y0 is the baseline (align_y unused): formula runs.
+  // `baseline`: y0 is the baseline (align_y unused): formula runs; `script`:
+  // a formula's sub- or superscript, set smaller than its line.
   std::string text;
   float size = 0, align_x = 0, align_y = 0;
-  bool vertical = false, bold = false, baseline = false;
+  bool vertical = false, bold = false, baseline = false, script = false;
   Colormap cmap = Colormap::Viridis;  // ColormapStrip: bottom is 0, top is 1
   std::shared_ptr<const Raster> raster;
 };

@@ -29,6 +29,8 @@ Canvas imguiCanvas() {
 
 namespace {
 
+std::vector<DrawnText>* text_sink = nullptr;  // a TextRecorder's
+
 // A dashed line as dashes of about 4 × its thickness (ImGui draws only solid lines).
 void dashedLine(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 col, float thick) {
   const float dx = b.x - a.x, dy = b.y - a.y, len = std::sqrt(dx * dx + dy * dy);
@@ -114,6 +116,9 @@ void drawRaster(ImDrawList* dl, HeatmapRenderer& gl, const Raster& r, ImVec2 p0,
 }
 
 }  // namespace
+
+TextRecorder::TextRecorder(std::vector<DrawnText>& sink) { text_sink = &sink; }
+TextRecorder::~TextRecorder() { text_sink = nullptr; }
 
 void drawPrimitives(ImDrawList* dl, const Primitives& prims, HeatmapRenderer* gl) {
   ImFont* font = ImGui::GetFont();
@@ -217,6 +222,13 @@ void drawPrimitives(ImDrawList* dl, const Primitives& prims, HeatmapRenderer* gl
       }
       case Primitive::Kind::Text: {
         const ImVec2 ts = font->CalcTextSizeA(p.size, FLT_MAX, 0.0f, p.text.c_str());
+        if (text_sink) {
+          DrawnText t{p.text, p.x0 - p.align_x * ts.x, p.y0 - p.align_y * ts.y, ts.x, ts.y, p.size, p.script};
+          if (p.baseline) t.y = p.y0 - font->Ascent * p.size / font->FontSize;
+          if (p.vertical) t = {p.text, p.x0 - p.align_y * ts.y, p.y0 + p.align_x * ts.x - ts.x, ts.y, ts.x, p.size, p.script};
+          const ImVec2 lo = dl->GetClipRectMin(), hi = dl->GetClipRectMax();
+          if (t.x < hi.x && t.y < hi.y && t.x + t.w > lo.x && t.y + t.h > lo.y && !p.text.empty()) text_sink->push_back(std::move(t));
+        }
         if (p.baseline) {
           dl->AddText(font, p.size, ImVec2(p.x0 - p.align_x * ts.x, p.y0 - font->Ascent * p.size / font->FontSize), colourOf(p),
                       p.text.c_str());

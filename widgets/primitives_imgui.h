@@ -7,12 +7,32 @@
 
 #include <imgui.h>
 
+#include <string>
+#include <vector>
+
 namespace attn {
 
 class HeatmapRenderer;
 
 // `gl` draws Raster primitives (skipped without it).
 void drawPrimitives(ImDrawList* dl, const Primitives& prims, HeatmapRenderer* gl = nullptr);
+
+// A text drawPrimitives drew: its box on the screen (the turned ones' too)
+// and size. Not kept where the clip rect hides it.
+struct DrawnText {
+  std::string text;
+  float x = 0, y = 0, w = 0, h = 0, px = 0;
+  bool script = false;  // a formula's sub- or superscript
+};
+// While one lives, drawPrimitives appends every text it draws to `sink`
+// (`--describe`: what the tests check of the labels' sizes and overlaps).
+class TextRecorder {
+ public:
+  explicit TextRecorder(std::vector<DrawnText>& sink);
+  ~TextRecorder();
+  TextRecorder(const TextRecorder&) = delete;
+  TextRecorder& operator=(const TextRecorder&) = delete;
+};
 // A colormap colour as an ImGui colour.
 inline ImU32 toU32(Rgb8 c, int alpha = 255) { return IM_COL32(c.r, c.g, c.b, alpha); }
 // Text widths in the current ImGui font at `px` × scale, for the layouts.

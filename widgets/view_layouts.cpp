@@ -81,11 +81,12 @@ void cellAxesPrimitives(Primitives& out, const Canvas& c, const Box& pic, int64_
     const float w = c.textWidth(col_caption, px), size = w > pic.w ? px * std::max(0.6f, pic.w / w) : px;
     addText(out, pic.x + pic.w * 0.5f, pic.bottom() + tick + px * 1.5f, col_caption, size, Role::Muted, 0.5f, 0.0f);
   }
-  if (!row_caption.empty()) {
-    Primitive& t = addText(out, pic.x - tick * 1.5f - widest - px * 0.4f, pic.y + pic.h * 0.5f, row_caption, px, Role::Muted, 0.5f, 1.0f);
+  // Taller than the picture: a little smaller, or left out where that is not enough (the ticks stay readable).
+  const float fit = pic.h / std::max(1.0f, c.textWidth(row_caption, px));
+  if (!row_caption.empty() && fit >= 0.85f) {
+    Primitive& t = addText(out, pic.x - tick * 1.5f - widest - px * 0.4f, pic.y + pic.h * 0.5f, row_caption, px * std::min(fit, 1.0f),
+                           Role::Muted, 0.5f, 1.0f);
     t.vertical = true;
-    const float w = c.textWidth(row_caption, px);
-    if (w > pic.h) t.size = px * std::max(0.6f, pic.h / w);
   }
 }
 
@@ -459,7 +460,7 @@ PictureViewLayout pictureViewPrimitives(Primitives& out, const Canvas& c, const 
   // cell of the maps' grid; one colour bar at the far right. Of the
   // picture's shares of the width or height tried, the one that covers the
   // most of the area with pixels, counting a map only up to the picture's
-  // scale (the picture stays the anchor) and the picture only up to twice a
+  // scale (the picture stays the anchor) and the picture only up to 2.5 times a
   // map's (the maps are what the view is for).
   Primitives none;
   const float gap = c.unit * 1.5f, bar_w = c.unit * 0.9f, bar_space = bar_w + c.unit * 5.0f;
@@ -473,7 +474,7 @@ PictureViewLayout pictureViewPrimitives(Primitives& out, const Canvas& c, const 
   int first_cell = 0;  // the maps' first cell in the grid: 1 where the picture takes the first
   const auto consider = [&](float ipx, float mpx, float ith, float mth, float sw, float ix, float mx, float my, const GridLayout& gl,
                             int first) {
-    const float map_counted = std::min(mpx, ipx), image_counted = std::min(ipx, 2 * mpx);
+    const float map_counted = std::min(mpx, ipx), image_counted = std::min(ipx, 2.5f * mpx);
     const float score = image_counted * image_counted + static_cast<float>(nq) * map_counted * map_counted;
     if (score <= best) return;
     best = score;
@@ -589,12 +590,12 @@ WalkthroughLayout walkthroughPrimitives(Primitives& out, const Canvas& c, const 
   const int n = static_cast<int>(r.stages.size());
   if (n == 0) return g;
   const float px = labelPx(c), line = px * 1.3f, gap = c.unit * 0.8f, bar_space = c.unit * 6.5f;
-  // The extras beside the stages where the area is wide (62 % for the
+  // The extras beside the stages where the area is wide (68 % for the
   // stages), else under them (64 % above).
   const bool side = !g.picture_extras.empty() || !g.other_extras.empty();
   const bool wide = area.w >= area.h * 1.2f;
-  const Box grid_area = !side ? area : wide ? Box{area.x, area.y, area.w * 0.62f, area.h} : Box{area.x, area.y, area.w, area.h * 0.64f};
-  const GridLayout grid = bestGrid(n, grid_area.w - bar_space, grid_area.h, 0, line * 4);
+  const Box grid_area = !side ? area : wide ? Box{area.x, area.y, area.w * 0.68f, area.h} : Box{area.x, area.y, area.w, area.h * 0.64f};
+  const GridLayout grid = bestGrid(n, grid_area.w - bar_space, grid_area.h, 0, line * 2.5f);
   // Titles and captions wrap inside their panel; the matrices start under
   // the tallest header, so the stages line up.
   const float text_w = grid.cell_w - gap;
@@ -859,13 +860,15 @@ CompareLayout comparePrimitives(Primitives& out, const Canvas& c, const Box& are
   const char* titles[] = {"full attention", "pattern", "pattern − full"};
   // In a row of three, the table and the strip sit side by side under the matrices where the table keeps
   // its natural width and the strip 30 units: the matrices get the height the strip would have taken.
-  float table_w = 0, table_h = px * 0.5f;
+  float table_w = 0, table_h = px * 0.5f, first_two = 0;
   for (const auto& row : rows) {
     table_h += px * 1.65f;
     float w = c.unit * 0.8f * 4;
     for (size_t k = 0; k < row.size(); ++k) w += c.textWidth(row[k], px, k > 0 && &row != &rows[0]);
     table_w = std::max(table_w, w);
+    first_two = std::max(first_two, c.textWidth(row[0], px) + c.textWidth(row[1], px, &row != &rows[0]) + c.unit * 1.6f);
   }
+  table_w = std::max(table_w, first_two / 0.65f + 1);  // textTable sets its text smaller where they take more
   const float strip_h = static_cast<float>(cmp.mass_kept.rows()) * c.unit * 1.8f + px * 1.6f + cellAxesMargins(c, 1, false).bottom;
   const float beside_h = std::max(table_h, strip_h);
   bool beside = false;
@@ -904,7 +907,7 @@ CompareLayout comparePrimitives(Primitives& out, const Canvas& c, const Box& are
     g.strip = massStrip(out, c, {numbers.x + table_w + gap, numbers.y, numbers.w - table_w - gap, numbers.h}, cmp.mass_kept, cmap);
   } else {
     // The table leaves the strip under it room for its title and a thin strip.
-    const float strip_min = c.unit * 6.5f;
+    const float strip_min = c.unit * 4.5f;
     g.table_rows = textTable(out, c, numbers.x, numbers.y, numbers.w, numbers.h - strip_min, rows);
     const float strip_top = g.table_rows.back().bottom() + c.unit * 0.8f;
     g.strip = massStrip(out, c, {numbers.x, strip_top, numbers.w, numbers.bottom() - strip_top}, cmp.mass_kept, cmap);

@@ -21,6 +21,7 @@
 #include "app/gui/job_runner.h"
 #include "engine/error.h"
 #include "widgets/heatmap.h"
+#include "widgets/primitives_imgui.h"
 
 #include <nlohmann/json.hpp>
 
@@ -36,6 +37,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <thread>
 
 namespace attn {
@@ -495,6 +497,10 @@ void GuiApp::frame() {
   const ImVec2 top(vp->Pos.x, vp->Pos.y + menu_h);
   const float body_h = vp->Size.y - menu_h - status_h - strip_h;
   const ImVec2 view_pos(top.x + panel_w, top.y), view_size(vp->Size.x - panel_w, body_h);
+  // `--describe`: the texts the view and the lesson's marks draw (their boxes and sizes).
+  std::vector<DrawnText> texts;
+  std::optional<TextRecorder> recording;
+  if (state_.describe) recording.emplace(texts);
   if (state_.workspace == Workspace::Model) {
     if (panel) drawModelPanel(state_, top, ImVec2(panel_w, body_h));
     drawModelView(state_, *heatmaps_, view_pos, view_size);
@@ -507,6 +513,13 @@ void GuiApp::frame() {
   if (strip_h > 0) drawLessonStrip(state_, ImVec2(vp->Pos.x, top.y + body_h), ImVec2(vp->Size.x, strip_h));
   if (!present) drawStatusBar(state_, *runner_, ImVec2(vp->Pos.x, top.y + body_h + strip_h), ImVec2(vp->Size.x, status_h));
   const std::string marks = drawLessonOverlay(state_, view_pos, view_size, frames_mode() ? 0.0f : 0.6f);
+  if (recording) {
+    recording.reset();
+    nlohmann::json& list = state_.described["texts"] = nlohmann::json::array();
+    for (const DrawnText& t : texts)
+      if (t.x >= view_pos.x && t.y >= view_pos.y && t.x + t.w <= view_pos.x + view_size.x + 1 && t.y + t.h <= view_pos.y + view_size.y + 1)
+        list.push_back({{"text", t.text}, {"x", t.x}, {"y", t.y}, {"w", t.w}, {"h", t.h}, {"px", t.px}, {"script", t.script}});
+  }
   // A step whose marks do not fit its view is the lesson's bug: said once per step, on stderr too.
   const bool current = state_.workspace == Workspace::Model ? state_.model.output_current : state_.output_current;
   if (!marks.empty() && current && state_.lesson.warned != marks) {

@@ -682,22 +682,24 @@ void patternView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = ImGui::GetFontSize() * 1.2f, caption = ImGui::GetTextLineHeightWithSpacing();
   const float strip = ImGui::GetFontSize() * 9.0f;
-  const float side = std::max(8.0f, std::min((avail.x - gap) * 0.5f, avail.y - strip - caption * 2));
-  const MatrixStyle st = probabilityStyle(s);
+  // The two maps side by side over the strip, their cells stretching as a view's square map does.
+  const ImVec2 box(std::max(8.0f, (avail.x - gap) * 0.5f), std::max(8.0f, avail.y - strip - caption * 2));
+  MatrixStyle st = probabilityStyle(s);
+  st.max_cell_aspect = cellAspect(imguiCanvas(), MatrixSpec::of(p.real), viewParams(s));
   ImGui::BeginGroup();
   ImGui::TextDisabled("real head %s", headLabel(v.layer, v.head).c_str());
   MatrixSpec real = MatrixSpec::of(p.real);
   real.row_labels = real.col_labels = &r.tokens;
   real.sliding_window = layerWindow(r, v.layer);
   real.window_centered = !r.causal;
-  offerAnchor(s, heatmap("real", real, st, v.pattern_zoom, gl, ImVec2(side, side)).placed);
+  offerAnchor(s, heatmap("real", real, st, v.pattern_zoom, gl, box).placed);
   ImGui::EndGroup();
   ImGui::SameLine(0, gap);
   ImGui::BeginGroup();
   ImGui::TextDisabled("%s weights on the same q, k", info ? info->title.c_str() : "pattern");
   MatrixSpec pat = p.result.weights.empty() ? MatrixSpec::of(p.result.sparse[0]) : MatrixSpec::of(p.result.weights[0]);
   pat.row_labels = pat.col_labels = &r.tokens;
-  heatmap("pattern", pat, st, v.pattern_zoom, gl, ImVec2(side, side));
+  heatmap("pattern", pat, st, v.pattern_zoom, gl, box);
   ImGui::EndGroup();
   ImGui::TextDisabled("real attention mass kept per query (mean %s)", kept);
   Array mass;

@@ -162,6 +162,7 @@ VariantInfo sparseInfo(Factorization f) {
   if (f == Factorization::Strided) {
     v.name = "sparse-strided";
     v.title = "Sparse Transformer, strided";
+    // No-break spaces around the ellipsis: a wrapped line never ends on it.
     v.summary = "A¹ᵢ = {max(0, i−ℓ) … i},  A²ᵢ = {j ≤ i : (i−j) mod ℓ = 0}";
     v.params = {
         {.key = "stride", .symbol = "ℓ", .type = ParamType::Int,
@@ -175,7 +176,7 @@ VariantInfo sparseInfo(Factorization f) {
   } else {
     v.name = "sparse-fixed";
     v.title = "Sparse Transformer, fixed";
-    v.summary = "A¹ᵢ = {j ≤ i : ⌊j/ℓ⌋ = ⌊i/ℓ⌋},  A²ᵢ = {j ≤ i : j mod ℓ ∈ {ℓ−c … ℓ−1}}";
+    v.summary = "A¹ᵢ = {j ≤ i : ⌊j/ℓ⌋ = ⌊i/ℓ⌋},  A²ᵢ = {j ≤ i : j mod ℓ ∈ {ℓ−c … ℓ−1}}";
     v.params = {
         {.key = "block", .symbol = "ℓ", .type = ParamType::Int, .help = "Block length ℓ of the fixed pattern",
          .min = 1, .max = 1 << 20, .log_scale = true, .def = int64_t{4}},

@@ -161,10 +161,14 @@ void addPanels(ViewLayout& l, Primitives& out, const Canvas& c, const Result& r,
 // The area a panel's content gets in a cell of w × h: a matrix keeps its
 // cells between 1:A and A:1 (A its cellAspect), so it fills only the part of
 // the cell its shape allows (a pair: two side by side); a plot fills the
-// cell. Room for a title, labels and a colour bar is taken off first.
+// cell. Room for a title, labels and a colour bar (a category matrix: its
+// legend beside it; stacked bars: theirs above) is taken off first.
 float contentArea(const Canvas& c, const Extra& e, const ViewParams& p, float w, float h) {
   const bool matrix = e.kind == ExtraKind::Matrix || e.kind == ExtraKind::Weights;
-  const float uw = (isPair(e) ? w * 0.5f : w) - (matrix ? c.unit * 11 : c.unit * 4), uh = h - c.unit * (matrix ? 6 : 4);
+  float legend_w = 0;
+  for (const std::string& name : e.categories) legend_w = std::max(legend_w, c.textWidth(name, labelPx(c)) + c.unit * 2.5f);
+  const float uw = (isPair(e) ? w * 0.5f : w) - (matrix ? c.unit * 8 + legend_w : c.unit * 4);
+  const float uh = h - c.unit * (matrix ? 5.0f : e.kind == ExtraKind::Stacked ? 7.0f : 4.0f);
   if (uw <= 0 || uh <= 0) return 0;
   if (!matrix) return uw * uh;
   const int64_t rank = e.value.rank();
@@ -220,11 +224,11 @@ Arrangement arrange(const Canvas& c, float w, float h, const std::vector<const E
     least = least < 0 ? area : std::min(least, area);
   }
   if (!pairs && tiled.grid.cols > 1 && least >= c.unit * c.unit * 96) return tiled;
-  // A grid that scrolls: as many rows to the window as keep 16 units each, at least two where they keep 12
-  // (one where not; no row cut at the bottom), in as many columns (up to 3, each at least 18 units wide, no
-  // pairs) as show the most content per row height.
+  // A grid that scrolls: as many rows to the window as keep 16 units each, on the desk at least two where
+  // they keep 12 (presentation mode: one, as large as a slide; no row cut at the bottom), in as many columns
+  // (up to 3, each at least 18 units wide, no pairs) as show the most content per row height.
   float best = -1;
-  const float per_window = std::max(h / 2 >= c.unit * 12 ? 2.0f : 1.0f, std::floor(h / (c.unit * 16)));
+  const float per_window = std::max(!p.fill && h / 2 >= c.unit * 12 ? 2.0f : 1.0f, std::floor(h / (c.unit * 16)));
   for (int cols = 1; cols <= std::min(n, 3); ++cols) {
     const float cw = w / static_cast<float>(cols);
     if (cols > 1 && (pairs || cw < c.unit * 18)) break;

@@ -152,10 +152,20 @@ void labelledGrid(const Canvas& c, const Box& area, std::vector<ViewPanel>& pane
   // (a probe as wide as a cell of a square grid, tall enough that the width sets the cells).
   const int n = static_cast<int>(panels.size());
   const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n))));
-  for (ViewPanel& p : panels) p.style.corner_title = false;  // level cells along the top row
+  // The column axis title only in the first panel's corner ("key →"), where it fits: a row of its own
+  // over one panel would leave the top row's cells uneven.
   ViewPanel probe = panels[0];
   probe.area = {0, 0, area.w / static_cast<float>(side), 1e6f};
   probe.style.max_cell_aspect = 1.0f;
+  probe.style.corner_title = true;
+  ViewPanel untitled = probe;
+  untitled.spec.col_axis.clear();
+  const bool corner = placeMatrix(c, probe).y0 <= placeMatrix(c, untitled).y0 + 0.5f;
+  for (size_t i = 0; i < panels.size(); ++i) {
+    panels[i].style.corner_title = true;
+    if (i > 0 || !corner) panels[i].spec.col_axis.clear();
+  }
+  probe.spec.col_axis = panels[0].spec.col_axis;
   const MatrixPlacement with = placeMatrix(c, probe);
   probe.style.row_labels = probe.style.col_labels = false;
   const MatrixPlacement without = placeMatrix(c, probe);
