@@ -10,7 +10,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 namespace {
@@ -21,6 +24,20 @@ int usageError(const CLI::Error& e, const std::string& cmd) {
             << " (see 'attnlab" << (cmd.empty() ? "" : " " + cmd) << " --help')\n";
   return 2;
 }
+
+// A file the command writes: its folder must exist and be writable, checked
+// before any work, so a failed write never follows a finished one (the
+// figure written, its --describe refused).
+const CLI::Validator kWritableFile(
+    [](std::string& path) -> std::string {
+      const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+      const std::string f = folder.empty() ? "." : folder.string();
+      std::error_code ec;
+      if (!std::filesystem::is_directory(f, ec) || access(f.c_str(), W_OK) != 0)
+        return path + ": could not write there (folder missing or not writable)";
+      return "";
+    },
+    "FILE");
 
 }  // namespace
 
@@ -44,10 +61,11 @@ int main(int argc, char** argv) {
   gui_cmd->add_option("--head", gui.scene.head, "Model workspace: the focused head");
   gui_cmd->add_option("--query", gui.scene.query, "Model workspace: the query token of the Q/K view and the predictions");
   gui_cmd->add_option("--key", gui.scene.key, "Model workspace: the key token of the Q/K view");
-  gui_cmd->add_option("--screenshot", gui.screenshot, "Save the last frame as PNG (with --frames)");
+  gui_cmd->add_option("--screenshot", gui.screenshot, "Save the last frame as PNG (with --frames)")->check(kWritableFile);
   gui_cmd->add_option("--describe", gui.describe,
                       "With --screenshot: write what the view's layout held (panels, titles, colour ranges, strongest "
-                      "cells) as JSON");
+                      "cells, the texts drawn) as JSON")
+      ->check(kWritableFile);
   gui_cmd->add_option("--frames", gui.frames, "Exit after N frames, printing median and worst frame time");
   gui_cmd->add_option("--size", gui_size, "Window size WxH");
   gui_cmd->add_flag("--hide-panel", gui.hide_panel, "Start with the side panel hidden (Tab shows it)");
@@ -109,7 +127,8 @@ int main(int argc, char** argv) {
   render_cmd->add_option("--title", render.title, "Figure title (default: variant and head; \"\" for none)");
   render_cmd->add_flag("--dark", render.dark, "Dark background");
   render_cmd->add_option("--describe", render.describe,
-                         "Also write what the view's layout holds (panels, titles, colour ranges, strongest cells) as JSON");
+                         "Also write what the view's layout holds (panels, titles, colour ranges, strongest cells) as JSON")
+      ->check(kWritableFile);
   addInputFlags(*render_cmd, render.input);
 
   CLI::App* model_cmd = app.add_subcommand(

@@ -336,6 +336,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"bad_view", {"render", "multi-head", "--view", "sideways", "--out", "{dir}/f.png"}, "unknown view 'sideways'"},
         BadCase{"bad_extension", {"render", "multi-head", "--out", "{dir}/f.gif"}, "expected a .png, .svg or .pdf"},
         BadCase{"missing_out_folder", {"render", "multi-head", "--out", "{dir}/no/such/f.png"}, "could not write"},
+        BadCase{"missing_describe_folder", {"render", "multi-head", "--out", "{dir}/f.png", "--describe", "{dir}/no/such/d.json"},
+                "--describe: "},
         BadCase{"bad_size", {"render", "multi-head", "--size", "big", "--out", "{dir}/f.png"}, "--size"},
         BadCase{"usage", {"compute"}, "attnlab compute:"}),
     [](const ::testing::TestParamInfo<BadCase>& i) { return i.param.name; });

@@ -858,24 +858,24 @@ CompareLayout comparePrimitives(Primitives& out, const Canvas& c, const Box& are
   const std::vector<std::vector<std::string>> rows = comparisonRows(cmp);
   Box numbers = area;
   const char* titles[] = {"full attention", "pattern", "pattern − full"};
-  // In a row of three, the table and the strip sit side by side under the matrices where the table keeps
-  // its natural width and the strip 30 units: the matrices get the height the strip would have taken.
-  float table_w = 0, table_h = px * 0.5f, first_two = 0;
+  // On screen, in a row of three, the table and the strip sit side by side under the matrices where the
+  // table keeps its natural width (its widest entry of each column) and the strip 20 units: the matrices
+  // get the height the strip would have taken. (A figure's height follows the stacked arrangement.)
+  float widest[3] = {0, 0, 0}, table_h = px * 0.5f;
   for (const auto& row : rows) {
     table_h += px * 1.65f;
-    float w = c.unit * 0.8f * 4;
-    for (size_t k = 0; k < row.size(); ++k) w += c.textWidth(row[k], px, k > 0 && &row != &rows[0]);
-    table_w = std::max(table_w, w);
-    first_two = std::max(first_two, c.textWidth(row[0], px) + c.textWidth(row[1], px, &row != &rows[0]) + c.unit * 1.6f);
+    for (size_t k = 0; k < 3 && k < row.size(); ++k) widest[k] = std::max(widest[k], c.textWidth(row[k], px, k > 0 && &row != &rows[0]));
   }
-  table_w = std::max(table_w, first_two / 0.65f + 1);  // textTable sets its text smaller where they take more
+  const float first_two = widest[0] + widest[1] + c.unit * 1.6f;
+  // textTable sets its text smaller where the first two columns take over 65 % of the width.
+  const float table_w = std::max(first_two + widest[2] + c.unit * 1.6f, first_two / 0.65f + 1);
   const float strip_h = static_cast<float>(cmp.mass_kept.rows()) * c.unit * 1.8f + px * 1.6f + cellAxesMargins(c, 1, false).bottom;
   const float beside_h = std::max(table_h, strip_h);
   bool beside = false;
   if (!cmp.full.empty()) {
     const int cols = compareColumns(area.w, area.h, c.unit);
     g.columns = cols;
-    beside = cols == 3 && area.w - table_w - gap >= c.unit * 30 && beside_h < kNumbersH * c.unit;
+    beside = c.screen && cols == 3 && area.w - table_w - gap >= c.unit * 20 && beside_h < kNumbersH * c.unit;
     const float numbers_h = beside ? beside_h : kNumbersH * c.unit;
     const float cell_w = (area.w - static_cast<float>(cols - 1) * gap) / static_cast<float>(cols);
     const float cell_h = std::max(c.unit * 4, cols == 1   ? (area.h - numbers_h - 3 * gap) / 3
