@@ -116,6 +116,20 @@ TEST(ModelRenderCli, ModelViewPanelsShowEachHeadInOrder) {
         ADD_FAILURE() << "L" << l << " H" << h << " " << p;
 }
 
+// The head table's figure has the screen's plot under it: its axes, the
+// layers' legend and the heads that stand out on it (L1 H1 the strongest
+// induction head, L0 H2 the previous-token head); the table keeps its last
+// column (it was once set wider than the page).
+TEST(ModelRenderCli, TableFigureHasTheScreensPlotOfTheHeads) {
+  TempDir dir;
+  const std::string svg = (dir / "table.svg").string();
+  const RunResult r = runAttnlab({"render", "--default-model", "--view", "table", "--out", svg});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::vector<std::string> texts = svgTexts(slurp(svg));
+  for (const char* t : {"previous-token score", "induction score", "layer 0", "layer 1", "L1 H1", "L0 H2", "group JS"})
+    EXPECT_NE(std::find(texts.begin(), texts.end(), t), texts.end()) << t;
+}
+
 TEST(ModelRenderCli, MistralFiguresShowRopeBandsAndKvGroups) {
   TempDir dir;
   // A folder name with '_' and '^' (the subtitle is laid out as a formula and must keep them literal).

@@ -127,6 +127,12 @@ struct ScatterPoint {
   Rgb8 colour;
   std::string label;
 };
+// What a scatter plot shows: its points, their legend and the axes' names.
+struct Scatter {
+  std::vector<ScatterPoint> points;
+  std::vector<LegendEntry> legend;
+  std::string x_axis, y_axis;
+};
 struct ScatterLayout {
   Box plot{};
   std::vector<float> sx, sy;  // each point's centre

@@ -747,15 +747,16 @@ float columnsTablePrimitives(Primitives& out, const Canvas& c, const Box& area, 
   const float min_pad = std::min(row_h * 0.6f, area.w * 0.3f / n), room = area.w - min_pad * n;
   float px = row_h * 0.6f, total = 0;
   std::vector<float> width(columns.size(), 0.0f);
-  for (int pass = 0; pass < 2; ++pass) {
+  // Measured again after each shrink (text does not scale exactly with its size) until the columns fit.
+  for (int pass = 0; pass < 6; ++pass) {
     total = 0;
     for (size_t k = 0; k < columns.size(); ++k) {
       width[k] = c.textWidth(columns[k], px, true);
       for (const auto& row : rows) width[k] = std::max(width[k], c.textWidth(k < row.size() ? row[k] : std::string(), px, true));
       total += width[k];
     }
-    if (total <= room) break;
-    px *= room / total;
+    if (total <= room || pass == 5) break;
+    px *= room / total * 0.98f;
   }
   const float pad = std::max(min_pad, (area.w - total) / n);
   auto row = [&](float y, const std::vector<std::string>& cells, bool bold) {

@@ -216,14 +216,21 @@ void paintFigure(QPainter& p, const FigureSource& src, const FigureOptions& o, d
 
 // A table of text: header row, rule, rows in alternating shades, columns
 // sized to their widest cell; the font shrinks until every row fits.
+// The table's rows at 1.8 units each (a header, then `rows`), and the plot
+// in the rest of the page.
 void paintTable(QPainter& p, const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows,
-                const FigureOptions& o, double raster_scale) {
+                const std::optional<Scatter>& plot, const FigureOptions& o, double raster_scale) {
   QRectF page;
   Painter ctx = beginPage(p, o, raster_scale, page);
   const double title_h = drawTitle(ctx, page, qs(o.title.value_or("")), qs(o.subtitle));
+  const Canvas c = figureCanvas(ctx);
+  const double body_h = page.height() - title_h;
+  const double table_h = plot ? std::min(body_h, c.unit * 1.8 * static_cast<double>(rows.size() + 1)) : body_h;
   Primitives prims;
-  columnsTablePrimitives(prims, figureCanvas(ctx), boxOf(QRectF(page.left(), page.top() + title_h, page.width(), page.height() - title_h)),
-                         columns, rows);
+  columnsTablePrimitives(prims, c, boxOf(QRectF(page.left(), page.top() + title_h, page.width(), table_h)), columns, rows);
+  if (plot && body_h - table_h > c.unit * 8)
+    scatterPrimitives(prims, c, boxOf(QRectF(page.left(), page.top() + title_h + table_h + c.unit, page.width(), body_h - table_h - c.unit)),
+                      plot->points, 1.0f, 1.0f, plot->x_axis, plot->y_axis, plot->legend);
   drawPrimitives(ctx, prims);
 }
 
@@ -343,19 +350,20 @@ PreparedFigure prepareFigure(std::shared_ptr<const std::vector<Result>> results,
 }
 
 PreparedFigure prepareTableFigure(std::vector<std::string> columns, std::vector<std::vector<std::string>> rows,
-                                  const FigureOptions& options) {
+                                  const FigureOptions& options, std::optional<Scatter> plot) {
   if (rows.empty()) throw InputError("export: the table has no rows");
   FigureOptions o = options;
-  if (o.height == 0) {  // a header and the rows at 1.8 units each
+  if (o.height == 0) {  // a header and the rows at 1.8 units each, the plot under them at half the width
     const double unit = textUnit(o), margin = unit * 1.5;
     const double title_h = titleBlockHeight(unit, o.width - 2 * margin, qs(o.title.value_or("")), qs(o.subtitle));
-    o.height = static_cast<int>(std::clamp(std::ceil(2 * margin + title_h + unit * 1.8 * (rows.size() + 1)), 64.0, 16384.0));
+    const double plot_h = plot ? unit + (o.width - 2 * margin) * 0.5 : 0.0;
+    o.height = static_cast<int>(std::clamp(std::ceil(2 * margin + title_h + unit * 1.8 * (rows.size() + 1) + plot_h), 64.0, 16384.0));
   }
   PreparedFigure f;
   f.options = o;
   f.name = o.title.value_or("");
-  f.paint = [columns = std::move(columns), rows = std::move(rows), o](QPainter& p, double scale) {
-    paintTable(p, columns, rows, o, scale);
+  f.paint = [columns = std::move(columns), rows = std::move(rows), plot = std::move(plot), o](QPainter& p, double scale) {
+    paintTable(p, columns, rows, plot, o, scale);
   };
   return f;
 }

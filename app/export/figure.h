@@ -10,6 +10,7 @@
 #include "engine/result.h"
 #include "widgets/annotations.h"
 #include "widgets/colormap.h"
+#include "widgets/plot_layouts.h"
 #include "widgets/value_range.h"
 #include "widgets/views/view.h"
 
@@ -63,9 +64,10 @@ PreparedFigure prepareFigure(std::shared_ptr<const std::vector<Result>> results,
                              const Comparison* comparison = nullptr);
 
 // A table of text (the model workspace's head summaries): a header row and
-// `rows`, title from options.title.
+// `rows`, title from options.title, and `plot` under it where given (as the
+// screen draws it under a short table).
 PreparedFigure prepareTableFigure(std::vector<std::string> columns, std::vector<std::vector<std::string>> rows,
-                                  const FigureOptions& options);
+                                  const FigureOptions& options, std::optional<Scatter> plot = std::nullopt);
 
 // Writes the figure in the format of `path`'s extension (.png, .svg, .pdf)
 // through a temp file renamed into place, so a failure leaves nothing.

@@ -83,7 +83,7 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const 
       return prepareFigure(alone(rolloutResult(a, sel.layer, name)), fo);
     case ModelView::Table:
       titled(name + " \xE2\x80\x94 head summaries");
-      return prepareTableFigure(headTableColumns(), headTableRows(a.summaries), fo);
+      return prepareTableFigure(headTableColumns(), headTableRows(a.summaries), fo, headScatter(a.summaries));
     case ModelView::Pattern:
       if (!out.pattern)
         throw InputError("--view pattern: " + (out.pattern_error.empty() ? std::string("no pattern computed") : out.pattern_error));

@@ -608,26 +608,18 @@ void rolloutView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
 // Induction against previous-token score, a dot per head in its layer's
 // colour: the two scores that find an induction circuit, under a table short
 // enough to leave the room. Hover names a dot, a click focuses its head.
-void headScatter(AppState& s, const ModelAnalysis& a, ImVec2 size) {
+void drawHeadScatter(AppState& s, const ModelAnalysis& a, ImVec2 size) {
   ModelViewState& v = s.model.view;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("##scatter", size);
   const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
-  std::vector<ScatterPoint> points;
-  int64_t layers = 0;
-  for (const HeadSummary& h : a.summaries) {
-    points.push_back({static_cast<float>(h.previous_token), static_cast<float>(h.induction), headColor(static_cast<int>(h.layer)),
-                      headLabel(h.layer, h.head)});
-    layers = std::max(layers, h.layer + 1);
-  }
-  std::vector<LegendEntry> legend;
-  for (int64_t l = 0; l < layers && l < 12; ++l) legend.push_back({headColor(static_cast<int>(l)), "layer " + std::to_string(l)});
+  const Scatter scatter = headScatter(a.summaries);
   Primitives prims;
-  const ScatterLayout g = scatterPrimitives(prims, imguiCanvas(), {origin.x, origin.y, size.x, size.y}, points, 1.0f, 1.0f,
-                                            "previous-token score", "induction score", legend);
+  const ScatterLayout g = scatterPrimitives(prims, imguiCanvas(), {origin.x, origin.y, size.x, size.y}, scatter.points, 1.0f, 1.0f,
+                                            scatter.x_axis, scatter.y_axis, scatter.legend);
   drawPrimitives(ImGui::GetWindowDrawList(), prims);
   if (s.describe)
-    s.described["panels"] = {{{"kind", "points"}, {"title", "induction against previous-token score"}, {"area", {origin.x, origin.y, size.x, size.y}}}};
+    s.described["panels"] = {{{"kind", "points"}, {"title", scatter.y_axis + " against " + scatter.x_axis}, {"area", {origin.x, origin.y, size.x, size.y}}}};
   const ImVec2 m = ImGui::GetIO().MousePos;
   const int64_t at = hovered ? g.pointAt(m.x, m.y, ImGui::GetFontSize()) : -1;
   if (at < 0) return;
@@ -657,7 +649,7 @@ void tableView(AppState& s, const ModelAnalysis& a) {
   if (!scatter) return;
   ImGui::Spacing();
   avail = ImGui::GetContentRegionAvail();
-  headScatter(s, a, avail);
+  drawHeadScatter(s, a, avail);
 }
 
 // [SECTION] Pattern view

@@ -382,6 +382,20 @@ std::vector<std::vector<std::string>> headTableRows(const std::vector<HeadSummar
   return rows;
 }
 
+Scatter headScatter(const std::vector<HeadSummary>& summaries) {
+  Scatter s;
+  s.x_axis = "previous-token score";
+  s.y_axis = "induction score";
+  int64_t layers = 0;
+  for (const HeadSummary& h : summaries) {
+    s.points.push_back({static_cast<float>(h.previous_token), static_cast<float>(h.induction), headColor(static_cast<int>(h.layer)),
+                        headLabel(h.layer, h.head)});
+    layers = std::max(layers, h.layer + 1);
+  }
+  for (int64_t l = 0; l < layers && l < 12; ++l) s.legend.push_back({headColor(static_cast<int>(l)), "layer " + std::to_string(l)});
+  return s;
+}
+
 std::string modelShortName(const Model& m) {
   const std::string& label = modelInfo(m).label;
   const std::filesystem::path p(label);

@@ -14,6 +14,7 @@
 #include "engine/model/qk_terms.h"
 #include "engine/registry.h"
 #include "engine/result.h"
+#include "widgets/plot_layouts.h"
 
 #include <functional>
 #include <memory>
@@ -148,6 +149,10 @@ Result patternResult(const HeadPattern& p, const ModelRun& run, const std::strin
 
 // The head-summary table as text rows (figure export, one row per head).
 std::vector<std::vector<std::string>> headTableRows(const std::vector<HeadSummary>& summaries);
+// The table's plot (the screen's under a short table, and the figure's):
+// induction against previous-token score, a dot per head in its layer's
+// colour, a legend of the layers (up to 12).
+Scatter headScatter(const std::vector<HeadSummary>& summaries);
 
 // A short name for the model: its folder name, or the embedded label.
 std::string modelShortName(const Model& m);
