@@ -10,6 +10,7 @@
 #include "widgets/views/view.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace attn {
 
@@ -216,7 +217,7 @@ Arrangement arrange(const Canvas& c, float w, float h, const std::vector<const E
     a.panel_h = a.grid.cell_h;
     return a;
   }
-  // On screen, the figure's tiling where every panel's content keeps at least 12 × 8 units; else a column.
+  // On screen, the figure's tiling where every panel's content keeps at least 12 × 8 units; else a grid that scrolls.
   Arrangement tiled = arrange(c, w, h, panels, p, false);
   float least = -1;
   for (const Extra* e : panels) {
