@@ -695,14 +695,25 @@ std::vector<std::vector<std::string>> comparisonRows(const Comparison& c) {
 // cell, the last one wrapped; set smaller (down to 0.6×) where the first two
 // would leave the last less than 35 % of the width, or where the table would
 // be taller than `max_h`. Returns each row's box.
+// Column k of a text table at `px`: its widest entry (the body's values in
+// bold) and the pad after it.
+float textColumnWidth(const Canvas& c, const std::vector<std::vector<std::string>>& rows, size_t k, float px) {
+  float w = 0;
+  for (const auto& row : rows) w = std::max(w, c.textWidth(row[k], px, k > 0 && &row != &rows[0]));
+  return w + c.unit * 0.8f;
+}
+
+// The width at which textTable keeps its full size and wraps nothing: each
+// column as wide as its widest entry, the first two at most 65 % of it.
+float textTableWidth(const Canvas& c, const std::vector<std::vector<std::string>>& rows) {
+  const float px = labelPx(c), fixed = textColumnWidth(c, rows, 0, px) + textColumnWidth(c, rows, 1, px);
+  return std::max(fixed + textColumnWidth(c, rows, 2, px), fixed / 0.65f + 1);
+}
+
 std::vector<Box> textTable(Primitives& out, const Canvas& c, float x, float y, float width, float max_h,
                            const std::vector<std::vector<std::string>>& rows) {
   const float pad = c.unit * 0.8f;
-  auto columnWidth = [&](size_t k, float size) {
-    float w = 0;
-    for (const auto& row : rows) w = std::max(w, c.textWidth(row[k], size, k > 0 && &row != &rows[0]));
-    return w + pad;
-  };
+  auto columnWidth = [&](size_t k, float size) { return textColumnWidth(c, rows, k, size); };
   auto layout = [&](Primitives& o, float px) {
     const float w0 = columnWidth(0, px), w1 = columnWidth(1, px), w2 = std::max(px * 4, width - w0 - w1);
     const float line_h = px * 1.45f;
@@ -860,16 +871,11 @@ CompareLayout comparePrimitives(Primitives& out, const Canvas& c, const Box& are
   Box numbers = area;
   const char* titles[] = {"full attention", "pattern", "pattern − full"};
   // On screen, in a row of three, the table and the strip sit side by side under the matrices where the
-  // table keeps its natural width (its widest entry of each column) and the strip 20 units: the matrices
-  // get the height the strip would have taken. (A figure's height follows the stacked arrangement.)
-  float widest[3] = {0, 0, 0}, table_h = px * 0.5f;
-  for (const auto& row : rows) {
-    table_h += px * 1.65f;
-    for (size_t k = 0; k < 3 && k < row.size(); ++k) widest[k] = std::max(widest[k], c.textWidth(row[k], px, k > 0 && &row != &rows[0]));
-  }
-  const float first_two = widest[0] + widest[1] + c.unit * 1.6f;
-  // textTable sets its text smaller where the first two columns take over 65 % of the width.
-  const float table_w = std::max(first_two + widest[2] + c.unit * 1.6f, first_two / 0.65f + 1);
+  // table keeps its natural width (textTableWidth) and the strip 20 units: the matrices get the height the
+  // strip would have taken. (A figure's height follows the stacked arrangement.)
+  const float table_w = textTableWidth(c, rows);
+  Primitives none;
+  const float table_h = textTable(none, c, 0, 0, table_w, 1e9f, rows).back().bottom() + px * 0.5f;
   const float strip_h = static_cast<float>(cmp.mass_kept.rows()) * c.unit * 1.8f + px * 1.6f + cellAxesMargins(c, 1, false).bottom;
   const float beside_h = std::max(table_h, strip_h);
   bool beside = false;

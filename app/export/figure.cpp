@@ -215,9 +215,8 @@ void paintFigure(QPainter& p, const FigureSource& src, const FigureOptions& o, d
 }
 
 // A table of text: header row, rule, rows in alternating shades, columns
-// sized to their widest cell; the font shrinks until every row fits.
-// The table's rows at 1.8 units each (a header, then `rows`), and the plot
-// in the rest of the page.
+// sized to their widest cell; the font shrinks until every row fits. The
+// plot, where given, takes the page under the rows.
 void paintTable(QPainter& p, const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows,
                 const std::optional<Scatter>& plot, const FigureOptions& o, double raster_scale) {
   QRectF page;
@@ -225,9 +224,9 @@ void paintTable(QPainter& p, const std::vector<std::string>& columns, const std:
   const double title_h = drawTitle(ctx, page, qs(o.title.value_or("")), qs(o.subtitle));
   const Canvas c = figureCanvas(ctx);
   const double body_h = page.height() - title_h;
-  const double table_h = plot ? std::min(body_h, c.unit * 1.8 * static_cast<double>(rows.size() + 1)) : body_h;
   Primitives prims;
-  columnsTablePrimitives(prims, c, boxOf(QRectF(page.left(), page.top() + title_h, page.width(), table_h)), columns, rows);
+  const double table_h =
+      columnsTablePrimitives(prims, c, boxOf(QRectF(page.left(), page.top() + title_h, page.width(), body_h)), columns, rows);
   if (plot && body_h - table_h > c.unit * 8)
     scatterPrimitives(prims, c, boxOf(QRectF(page.left(), page.top() + title_h + table_h + c.unit, page.width(), body_h - table_h - c.unit)),
                       plot->points, 1.0f, 1.0f, plot->x_axis, plot->y_axis, plot->legend);

@@ -68,14 +68,16 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
   if (g.columns == 3) {
     // One cell size for the three (the smallest each would take) and one top: their rows line up.
     float cw = 1e30f, ch = 1e30f, top = 0;
+    std::vector<MatrixPlacement> placed;
     for (const ViewPanel& panel : l.panels) {
-      const MatrixPlacement at = placeMatrix(c, panel);
+      const MatrixPlacement& at = placed.emplace_back(placeMatrix(c, panel));
       cw = std::min(cw, (at.x1 - at.x0) / static_cast<float>(cmp.length));
       ch = std::min(ch, (at.y1 - at.y0) / static_cast<float>(cmp.length));
       top = std::max(top, at.y0);
     }
-    for (ViewPanel& panel : l.panels) {
-      const MatrixPlacement at = placeMatrix(c, panel);
+    for (size_t k = 0; k < l.panels.size(); ++k) {
+      ViewPanel& panel = l.panels[k];
+      const MatrixPlacement& at = placed[k];
       panel.area.w -= (at.x1 - at.x0) - cw * static_cast<float>(cmp.length);
       panel.area.h -= (at.y1 - at.y0) - ch * static_cast<float>(cmp.length) + (top - at.y0);
       panel.area.y += top - at.y0;
