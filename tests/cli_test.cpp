@@ -338,6 +338,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"missing_out_folder", {"render", "multi-head", "--out", "{dir}/no/such/f.png"}, "could not write"},
         BadCase{"missing_describe_folder", {"render", "multi-head", "--out", "{dir}/f.png", "--describe", "{dir}/no/such/d.json"},
                 "--describe: "},
+        BadCase{"missing_screenshot_folder", {"gui", "--frames", "1", "--screenshot", "{dir}/no/such/s.png"}, "--screenshot: "},
         BadCase{"bad_size", {"render", "multi-head", "--size", "big", "--out", "{dir}/f.png"}, "--size"},
         BadCase{"usage", {"compute"}, "attnlab compute:"}),
     [](const ::testing::TestParamInfo<BadCase>& i) { return i.param.name; });
