@@ -160,6 +160,10 @@ int main(int argc, char** argv) {
   model_run_cmd->add_flag("--truncate", model_run.truncate, "Cut text longer than the model's positions");
   model_run_cmd->add_option("--top-k", model_run.top_k, "Predictions per position (models with an LM head)")
       ->capture_default_str();
+  model_run_cmd->add_option("--target", model_run.target,
+                            "Encoder–decoder models (T5, BART): the decoder's text, read after decoder_start_token_id "
+                            "(teacher forcing); writes encoder_attention.npy, decoder_attention.npy, "
+                            "cross_attention.npy, encoder_hidden.npy and decoder_hidden.npy");
   model_run_cmd->add_option("--predict-at", model_run.predict_at,
                             "Positions to predict at: all, last, or a list such as 0,7,12 (the LM head runs on these only)")
       ->capture_default_str();
@@ -168,8 +172,10 @@ int main(int argc, char** argv) {
   CLI::App* model_gen_cmd = model_cmd->add_subcommand(
       "generate", "Generate text with a KV cache; write tokens.json, each new token's attention (attention.npy "
                   "[steps, layers, heads, L_max] with lengths.npy), prompt_attention.npy and meta.json");
-  model_gen_cmd->add_option("path", model_gen.path, "Model folder (a causal family with an LM head)")->required();
-  model_gen_cmd->add_option("--text", model_gen.text, "The prompt")->required();
+  model_gen_cmd->add_option("path", model_gen.path,
+                            "Model folder (a causal family with an LM head, or an encoder–decoder: T5, BART)")
+      ->required();
+  model_gen_cmd->add_option("--text", model_gen.text, "The prompt (encoder–decoder: the source)")->required();
   model_gen_cmd->add_option("--out", model_gen.out_dir, "Output folder")->required();
   model_gen_cmd->add_option("--max-new", model_gen.max_new, "New tokens to generate")->capture_default_str();
   CLI::Option* greedy = model_gen_cmd->add_flag("--greedy", model_gen.greedy, "Take the most probable token (the default)");

@@ -391,8 +391,8 @@ TEST(ModelCli, BadInputExitsTwoWithoutOutput) {
                    "generation needs a causal language model");
   }
 
-  test::setConfigField(tm, "architectures", R"(["T5ForConditionalGeneration"])");
-  expectBadInput({"model", "run", m, "--text", "the", "--out", out}, dir.path, "T5ForConditionalGeneration");
+  test::setConfigField(tm, "architectures", R"(["MambaForCausalLM"])");
+  expectBadInput({"model", "run", m, "--text", "the", "--out", out}, dir.path, "MambaForCausalLM");
   expectBadInput({"model", "info", m}, dir.path, "config.json");
   test::setConfigField(tm, "architectures", R"(["GPT2LMHeadModel"])");
   // GPT-2 tensors described as another family are refused, naming the field and the family expected.

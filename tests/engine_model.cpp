@@ -681,8 +681,8 @@ TEST(ModelErrors, GptBuffersAreNotExtraTensors) {
 TEST(ModelErrors, ConfigProblems) {
   test::TempDir dir;
   const TinyModel tm = test::writeTinyModel(dir.path);
-  test::setConfigField(tm, "architectures", R"(["T5ForConditionalGeneration"])");
-  expectHas(test::loadError(dir.path), {"config.json", "architecture 'T5ForConditionalGeneration' is not supported"});
+  test::setConfigField(tm, "architectures", R"(["MambaForCausalLM"])");
+  expectHas(test::loadError(dir.path), {"config.json", "architecture 'MambaForCausalLM' is not supported"});
   test::setConfigField(tm, "architectures", R"(["GPT2LMHeadModel"])");
   test::setConfigField(tm, "n_head", "3");
   expectHas(test::loadError(dir.path), {"config.json", "heads (3) must divide the model width (8)"});

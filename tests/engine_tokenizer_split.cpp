@@ -335,16 +335,26 @@ void splitExpectRefused(const std::function<void()>& f, const std::vector<std::s
   }
 }
 
+// T5's template is "$A </s>": one token after the text and none before, from the template or from add_eos_token.
+TEST(TokenizerPostProcessor, TextThenEndTokenAsT5) {
+  const json specials = {{"<bos>", splitSpecial("<bos>", {2})}, {"<eos>", splitSpecial("<eos>", {1})}};
+  HfTokenizer hf = splitLoad(withPost(gemmaFile(), templateOf({}, {"<eos>"}, specials)));
+  EXPECT_TRUE(hf.before.empty());
+  EXPECT_EQ(hf.after, (Ids{1}));
+  EXPECT_FALSE(hf.add_bos);
+  hf = splitLoad(gemmaFile(), R"({"add_bos_token": false, "add_eos_token": true, "eos_token": "<eos>"})");
+  EXPECT_TRUE(hf.before.empty());
+  EXPECT_EQ(hf.after, (Ids{1}));
+}
+
 TEST(TokenizerPostProcessor, RefusesWhatTheLoaderCannotWrap) {
   const json specials = {{"<bos>", splitSpecial("<bos>", {2})}, {"<eos>", splitSpecial("<eos>", {1})}};
   splitExpectRefused([&] { splitLoad(withPost(gemmaFile(), templateOf({"<bos>", "<bos>"}, {}, specials))); },
                 {"tokenizer.json: post_processor", "2 special token(s) before the text and 0 after"});
-  splitExpectRefused([&] { splitLoad(withPost(gemmaFile(), templateOf({}, {"<eos>"}, specials))); },
-                {"tokenizer.json: post_processor", "0 special token(s) before the text and 1 after"});
+  splitExpectRefused([&] { splitLoad(withPost(gemmaFile(), templateOf({}, {"<eos>", "<eos>"}, specials))); },
+                {"tokenizer.json: post_processor", "0 special token(s) before the text and 2 after"});
   splitExpectRefused([&] { splitLoad(withPost(gemmaFile(), templateOf({"<bos>"}, {}, {{"<bos>", splitSpecial("<bos>", {2, 2})}}))); },
                 {"post_processor", "2 special token(s) before"});
-  splitExpectRefused([&] { splitLoad(gemmaFile(), R"({"add_bos_token": false, "add_eos_token": true, "eos_token": "<eos>"})"); },
-                {"tokenizer_config.json: add_bos_token / add_eos_token", "0 special token(s) before the text and 1 after"});
   splitExpectRefused([&] { splitLoad(withPost(gemmaFile(), templateOf({"<cls>"}, {}, specials))); },
                 {"post_processor.single[0].SpecialToken.id", "'<cls>' is not in", "special_tokens"});
   splitExpectRefused([&] { splitLoad(withPost(gemmaFile(), templateOf({"<bos>"}, {}, {{"<bos>", splitSpecial("<bos>", {9999})}}))); },

@@ -206,6 +206,8 @@ inline Rows repeatHeadsRef(const Rows& x, size_t heads, size_t kv_heads, size_t 
   return y;
 }
 
+inline void expectTopK(const std::vector<std::vector<Prediction>>& top, const Rows& logits, int top_k);
+
 // Every map, q/k/v, hidden and the top-k (ids and softmax probabilities) against the reference.
 inline void expectMatches(const ModelRun& run, const Reference& ref, int top_k) {
   const double tol = kModelTol;
@@ -224,22 +226,27 @@ inline void expectMatches(const ModelRun& run, const Reference& ref, int top_k) 
   }
   for (size_t i = 0; i < ref.hidden.size(); ++i)
     for (size_t e = 0; e < ref.hidden[i].size(); ++e) ASSERT_NEAR(run.hidden(i, e), ref.hidden[i][e], tol);
-  if (ref.logits.empty()) {
-    EXPECT_TRUE(run.top_k.empty());
+  expectTopK(run.top_k, ref.logits, top_k);
+}
+
+// The top-k of each row (ids and softmax probabilities) against the reference's logits; none when it has none.
+inline void expectTopK(const std::vector<std::vector<Prediction>>& top, const Rows& logits, int top_k) {
+  if (logits.empty()) {
+    EXPECT_TRUE(top.empty());
     return;
   }
-  ASSERT_EQ(run.top_k.size(), ref.logits.size());
-  for (size_t i = 0; i < ref.logits.size(); ++i) {
-    const std::vector<double>& z = ref.logits[i];
+  ASSERT_EQ(top.size(), logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) {
+    const std::vector<double>& z = logits[i];
     const double mx = *std::max_element(z.begin(), z.end());
     double sum = 0;
     for (double v : z) sum += std::exp(v - mx);
     std::vector<int32_t> order(z.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return z[a] > z[b]; });
-    ASSERT_EQ(run.top_k[i].size(), static_cast<size_t>(top_k));
+    ASSERT_EQ(top[i].size(), static_cast<size_t>(top_k));
     for (int t = 0; t < top_k; ++t) {
-      const Prediction& p = run.top_k[i][static_cast<size_t>(t)];
+      const Prediction& p = top[i][static_cast<size_t>(t)];
       EXPECT_NEAR(p.probability, std::exp(z[order[t]] - mx) / sum, 1e-4) << "position " << i << " rank " << t;
       // Near-ties may swap; the probability of the predicted id must match its rank's.
       EXPECT_NEAR(std::exp(z[p.id] - mx) / sum, std::exp(z[order[t]] - mx) / sum, 1e-4);

@@ -8,6 +8,7 @@
 #include <QGuiApplication>
 
 #include <clocale>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,7 @@ struct ModelRunCliOptions {
   std::string predict_at = "all";  // "all", "last" or positions "0,5,9": where the LM head runs
   std::string text_file;           // the text from a file instead of --text
   std::string maps = "auto";       // "auto", "all", "pooled", "none" or "L:H,…" (engine/model/maps.h)
+  std::optional<std::string> target;  // encoder–decoder models: the decoder's text (teacher forcing)
 };
 
 // attnlab model generate PATH --text T --max-new N [--greedy | --top-k K --temperature τ --seed S] --out DIR

@@ -9,12 +9,14 @@
 #include "engine/model/head_metrics.h"
 #include "engine/model/maps.h"
 #include "engine/model/model.h"
+#include "engine/model/seq2seq.h"
 #include "engine/npy.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -30,7 +32,7 @@ int cmdModelFamilies(bool json, bool markdown) {
     nlohmann::json j = nlohmann::json::array();
     for (const FamilySummary& f : families)
       j.push_back({{"model_type", f.model_type}, {"label", f.label}, {"paper", f.paper},
-                   {"architectures", f.architectures}, {"causal", f.causal}});
+                   {"architectures", f.architectures}, {"causal", f.causal}, {"attention", f.attention}});
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -40,10 +42,9 @@ int cmdModelFamilies(bool json, bool markdown) {
     for (const std::string& a : f.architectures) archs += (archs.empty() ? "" : markdown ? ", " : " ") + (markdown ? "`" + a + "`" : a);
     if (markdown)
       std::printf("| %s | `%s` | %s | %s | %s |\n", f.label.c_str(), f.model_type.c_str(), archs.c_str(),
-                  f.causal ? "causal" : "bidirectional", f.paper.c_str());
+                  f.attention.c_str(), f.paper.c_str());
     else
-      std::printf("%-12s %-14s %-14s %s\n", f.label.c_str(), f.model_type.c_str(), f.causal ? "causal" : "bidirectional",
-                  archs.c_str());
+      std::printf("%-12s %-14s %-16s %s\n", f.label.c_str(), f.model_type.c_str(), f.attention.c_str(), archs.c_str());
   }
   return 0;
 }
@@ -59,9 +60,14 @@ int cmdModelInfo(const std::string& path, bool json) {
   const ModelConfig& c = info.config;
   std::printf("%s\n", info.label.c_str());
   std::printf("  architecture  %s\n", c.arch_name.c_str());
-  std::printf("  layers        %lld\n", static_cast<long long>(c.layers));
+  if (c.encoder_decoder)
+    std::printf("  layers        %lld encoder + %lld decoder (decoder starts at token %lld)\n",
+                static_cast<long long>(c.layers), static_cast<long long>(c.decoder_layers),
+                static_cast<long long>(c.decoder_start));
+  else
+    std::printf("  layers        %lld\n", static_cast<long long>(c.layers));
   std::printf("  heads         %lld (d_head %lld)\n", static_cast<long long>(c.heads), static_cast<long long>(c.head_dim));
-  std::printf("  family        %s (%s)\n", c.label.c_str(), c.causal ? "causal" : "bidirectional");
+  std::printf("  family        %s (%s)\n", c.label.c_str(), attentionKind(c.causal, c.encoder_decoder).c_str());
   if (c.kv_heads != c.heads)
     std::printf("  kv heads      %lld (%s)\n", static_cast<long long>(c.kv_heads),
                 c.kv_heads == 1 ? "multi-query: all query heads share one"
@@ -89,7 +95,11 @@ int cmdModelInfo(const std::string& path, bool json) {
   if (c.qk_norm) std::printf("  QK-norm       q and k normalised before the scores\n");
   if (!c.blocks.empty()) std::printf("  norm / MLP    %s\n", c.blocks.c_str());
   std::printf("  d_model       %lld (d_ff %lld)\n", static_cast<long long>(c.d_model), static_cast<long long>(c.d_ff));
-  std::printf("  positions     %lld\n", static_cast<long long>(c.positions));
+  if (c.relative_buckets > 0)
+    std::printf("  positions     relative: %lld buckets up to %lld apart, per head, no table to run out of\n",
+                static_cast<long long>(c.relative_buckets), static_cast<long long>(c.relative_max_distance));
+  else
+    std::printf("  positions     %lld\n", static_cast<long long>(c.positions));
   std::printf("  vocabulary    %lld\n", static_cast<long long>(c.vocab));
   std::printf("  parameters    %lld\n", static_cast<long long>(info.parameters));
   std::printf("  dtype         %s\n", info.dtype.c_str());
@@ -156,12 +166,101 @@ nlohmann::json headsJson(const std::vector<HeadSummary>& summaries, bool inducti
   return heads;
 }
 
+// The config of the folder, read before its weights (nullopt without config.json: loadModel says so).
+std::optional<ModelConfig> configOf(const ModelFiles& files) {
+  const std::optional<std::string> text = files.read_text("config.json");
+  if (!text) return std::nullopt;
+  return parseConfig(*text, (std::filesystem::path(files.label) / "config.json").string());
+}
+
+// [layer][head] maps as one .npy [layers, heads, rows, cols].
+void writeMaps(StagedDir& dir, const std::string& name, const std::vector<std::vector<Mat>>& maps, int64_t heads,
+               int64_t rows, int64_t cols) {
+  std::vector<std::span<const float>> parts;
+  for (const std::vector<Mat>& layer : maps)
+    for (const Mat& a : layer) parts.push_back(values(a));
+  dir.writeNpy(name, {static_cast<int64_t>(maps.size()), heads, rows, cols}, parts);
+}
+
+nlohmann::json predictionsJson(const std::vector<Prediction>& top) {
+  nlohmann::json r = nlohmann::json::array();
+  for (const Prediction& p : top) r.push_back({{"id", p.id}, {"token", p.token}, {"probability", p.probability}});
+  return r;
+}
+
+// model run PATH --text SOURCE --target TARGET on an encoder–decoder (T5, BART).
+int cmdModelRunSeq2Seq(const ModelRunCliOptions& o, const ModelFiles& files, const std::string& text) {
+  if (o.maps != "auto") throw InputError("--maps: an encoder–decoder run writes every map (leave --maps out)");
+  if (o.predict_at != "all") throw InputError("--predict-at: an encoder–decoder run predicts after every target token (leave --predict-at out)");
+  if (o.truncate) throw InputError("--truncate: not available for encoder–decoder models (shorten the source or the target)");
+  const std::shared_ptr<const Model> model = loadModel(files);
+  const ModelConfig& c = modelInfo(*model).config;
+  if (hasDecoder(*model) && !o.target)
+    throw InputError("--target: " + c.label + " reads a source and a target: give the decoder's text with --target "
+                     "(or let it write one: attnlab model generate PATH --text SOURCE)");
+  StagedDir dir(o.out_dir);  // validates --out before the run
+  const Seq2SeqRun run = runSeq2Seq(*model, text, o.target.value_or(""), o.top_k);
+  const int64_t S = static_cast<int64_t>(run.source_ids.size()), T = static_cast<int64_t>(run.target_ids.size());
+  dir.write("tokens.json", jsonText(nlohmann::json{{"source_ids", run.source_ids},
+                                                   {"source_tokens", run.source_tokens},
+                                                   {"target_ids", run.target_ids},
+                                                   {"target_tokens", run.target_tokens}}));
+  nlohmann::json shapes;
+  writeMaps(dir, "encoder_attention.npy", run.encoder_attention, run.heads, S, S);
+  shapes["encoder_attention"] = {run.encoder_layers, run.heads, S, S};
+  dir.writeNpy("encoder_hidden.npy", run.encoder_hidden);
+  shapes["encoder_hidden"] = {run.encoder_hidden.rows(), run.encoder_hidden.cols()};
+  if (run.decoder_layers > 0) {
+    writeMaps(dir, "decoder_attention.npy", run.decoder_attention, run.heads, T, T);
+    writeMaps(dir, "cross_attention.npy", run.cross_attention, run.heads, T, S);
+    dir.writeNpy("decoder_hidden.npy", run.decoder_hidden);
+    shapes["decoder_attention"] = {run.decoder_layers, run.heads, T, T};
+    shapes["cross_attention"] = {run.decoder_layers, run.heads, T, S};
+    shapes["decoder_hidden"] = {run.decoder_hidden.rows(), run.decoder_hidden.cols()};
+  }
+  nlohmann::json meta = {{"model", modelInfo(*model).label},
+                         {"architecture", c.arch_name},
+                         {"encoder_layers", run.encoder_layers},
+                         {"decoder_layers", run.decoder_layers},
+                         {"heads", run.heads},
+                         {"d_head", run.d_head},
+                         {"source_tokens", S},
+                         {"target_tokens", T},
+                         {"decoder_start_token_id", c.decoder_start},
+                         {"flops", run.flops},
+                         {"compute_seconds", run.compute_seconds},
+                         {"cross_attention_layout", "cross_attention[layer, head, t, s]: target position t (row, "
+                                                    "decoder_start first) attending to source position s"},
+                         {"shapes", shapes}};
+  if (!run.top_k.empty() && o.top_k > 0) {
+    meta["top_k_predicts"] = "next token after the target position";
+    nlohmann::json top = nlohmann::json::array();
+    for (const std::vector<Prediction>& row : run.top_k) top.push_back(predictionsJson(row));
+    meta["top_k"] = top;  // top_k[t]: after target position t
+  }
+  dir.write("meta.json", jsonText(meta));
+  dir.commit();
+  std::cout << "wrote " << o.out_dir << ": " << c.arch_name << ", " << S << " source tokens"
+            << (run.decoder_layers > 0 ? ", " + std::to_string(T) + " target tokens, cross-attention " +
+                                             Array{shapes["cross_attention"].get<std::vector<int64_t>>(), {}}.shapeString()
+                                       : std::string(" (encoder alone)"))
+            << ", " << run.flops / 1e9 << " GFLOP in " << run.compute_seconds * 1e3 << " ms\n";
+  return 0;
+}
+
 }  // namespace
 
 int cmdModelRun(const ModelRunCliOptions& o) {
   if (o.top_k < 0) throw InputError("--top-k: expected K ≥ 0, got " + std::to_string(o.top_k));
   const std::string text = o.text_file.empty() ? o.text : readWholeFile(o.text_file, "--text-file");
-  const std::shared_ptr<const Model> model = loadModel(filesOnDisk(o.path));
+  const ModelFiles files = filesOnDisk(o.path);
+  if (const std::optional<ModelConfig> c = configOf(files)) {
+    if (c->encoder_decoder) return cmdModelRunSeq2Seq(o, files, text);
+    if (o.target)
+      throw InputError("--target: " + c->arch_name + " is not an encoder–decoder model (--target needs T5 or BART; "
+                       "run it with --text alone)");
+  }
+  const std::shared_ptr<const Model> model = loadModel(files);
   const ModelInfo& info = modelInfo(*model);
   StagedDir dir(o.out_dir);  // validates --out before the run
   ModelRunOptions options{.truncate = o.truncate, .top_k = o.top_k};
@@ -263,9 +362,70 @@ int cmdModelRun(const ModelRunCliOptions& o) {
 }
 
 // [SECTION] model generate
+namespace {
+
+// model generate on an encoder–decoder: greedy, each step's cross-attention row.
+int cmdModelGenerateSeq2Seq(const ModelGenerateCliOptions& o, const ModelFiles& files) {
+  if (o.top_k > 0 || o.truncate)
+    throw InputError(std::string(o.top_k > 0 ? "--top-k" : "--truncate") +
+                     ": encoder–decoder models generate greedily here (leave it out)");
+  const std::shared_ptr<const Model> model = loadModel(files);
+  const ModelConfig& c = modelInfo(*model).config;
+  StagedDir dir(o.out_dir);  // validates --out before the run
+  const Seq2SeqGeneration g = generateSeq2Seq(*model, o.text, o.max_new);
+  const Seq2SeqRun& r = g.run;
+  const int64_t S = static_cast<int64_t>(r.source_ids.size()), steps = static_cast<int64_t>(g.tokens.size());
+  nlohmann::json ids = nlohmann::json::array(), tokens = nlohmann::json::array(), probs = nlohmann::json::array();
+  for (const Prediction& t : g.tokens) ids.push_back(t.id), tokens.push_back(t.token), probs.push_back(t.probability);
+  dir.write("tokens.json", jsonText(nlohmann::json{{"source_ids", r.source_ids},
+                                                   {"source_tokens", r.source_tokens},
+                                                   {"decoder_ids", r.target_ids},
+                                                   {"decoder_tokens", r.target_tokens},
+                                                   {"ids", ids},
+                                                   {"tokens", tokens},
+                                                   {"probabilities", probs},
+                                                   {"text", g.text}}));
+  // cross_attention.npy [steps, layers, heads, S]: step s's query (the decoder's token s) over the source.
+  const std::vector<int64_t> shape = {steps, r.decoder_layers, r.heads, S};
+  std::vector<float> cross(static_cast<size_t>(steps * r.decoder_layers * r.heads * S));
+  for (int64_t s = 0; s < steps; ++s)
+    for (int64_t l = 0; l < r.decoder_layers; ++l)
+      for (int64_t h = 0; h < r.heads; ++h) {
+        const Mat& a = r.cross_attention[static_cast<size_t>(l)][static_cast<size_t>(h)];
+        std::copy(a.row(s).data(), a.row(s).data() + S, cross.begin() + ((s * r.decoder_layers + l) * r.heads + h) * S);
+      }
+  dir.writeNpy("cross_attention.npy", shape, std::vector{std::span<const float>(cross)});
+  writeMaps(dir, "encoder_attention.npy", r.encoder_attention, r.heads, S, S);
+  nlohmann::json meta = {{"model", modelInfo(*model).label},
+                         {"architecture", c.arch_name},
+                         {"encoder_layers", r.encoder_layers},
+                         {"decoder_layers", r.decoder_layers},
+                         {"heads", r.heads},
+                         {"source_tokens", S},
+                         {"steps", steps},
+                         {"max_new", o.max_new},
+                         {"stopped_at_eos", g.stopped_at_eos},
+                         {"sampling", {{"mode", "greedy"}}},
+                         {"seconds", g.seconds},
+                         {"cross_attention_layout", "cross_attention[s, layer, head, j]: the decoder's query at step s "
+                                                    "(reading decoder_tokens[s], choosing tokens[s]) over source position j"},
+                         {"shapes", {{"cross_attention", shape}, {"encoder_attention", {r.encoder_layers, r.heads, S, S}}}}};
+  dir.write("meta.json", jsonText(meta));
+  dir.commit();
+  std::cout << "wrote " << o.out_dir << ": " << c.arch_name << ", " << S << " source tokens, " << steps << " new"
+            << (g.stopped_at_eos ? " (stopped at end of text)" : "") << ", cross-attention "
+            << Array{shape, {}}.shapeString() << ", " << g.seconds * 1e3 << " ms\n";
+  std::cout << "text: " << g.text << "\n";
+  return 0;
+}
+
+}  // namespace
+
 int cmdModelGenerate(const ModelGenerateCliOptions& o) {
   if (o.greedy && o.top_k > 0) throw InputError("--greedy and --top-k: give one (greedy takes the most probable token)");
-  const std::shared_ptr<const Model> model = loadModel(filesOnDisk(o.path));
+  const ModelFiles files = filesOnDisk(o.path);
+  if (const std::optional<ModelConfig> c = configOf(files); c && c->encoder_decoder) return cmdModelGenerateSeq2Seq(o, files);
+  const std::shared_ptr<const Model> model = loadModel(files);
   StagedDir dir(o.out_dir);  // validates --out before the run
   const Generation g = generate(*model, o.text,
                                 {.max_new = o.max_new, .top_k = o.greedy ? 0 : o.top_k, .temperature = o.temperature,

@@ -52,6 +52,15 @@ double ConfigReader::number(const std::string& key, std::optional<double> def, d
   return v->get<double>();
 }
 
+int64_t ConfigReader::tokenId(const std::string& key, int64_t def, int64_t vocab) const {
+  const nlohmann::json* v = find(key);
+  if (!v) return def;
+  if (!v->is_number_integer() || (v->is_number_unsigned() && v->get<uint64_t>() >= uint64_t(vocab)) ||
+      v->get<int64_t>() < 0 || v->get<int64_t>() >= vocab)
+    fail(key, "must be a token id from 0 to " + std::to_string(vocab - 1) + ", got " + v->dump());
+  return v->get<int64_t>();
+}
+
 bool ConfigReader::flag(const std::string& key, bool def) const {
   const nlohmann::json* v = find(key);
   if (!v) return def;
@@ -233,6 +242,16 @@ struct ComputeField {
 const std::vector<ComputeField>& computeFields() {
   static const std::vector<ComputeField> fields = {
       {"attn_logit_softcapping", nullptr},
+      // encoder–decoder blocks (T5, BART and their relatives)
+      {"scale_embedding", false},
+      {"normalize_before", false},
+      {"add_final_layer_norm", false},
+      {"static_position_embeddings", false},
+      {"normalize_embedding", true},
+      {"add_bias_logits", false},
+      {"feed_forward_proj", nullptr},
+      {"relative_attention_num_buckets", nullptr},
+      {"relative_attention_max_distance", nullptr},
       {"final_logit_softcapping", nullptr},
       {"query_pre_attn_scalar", nullptr},
       {"sliding_window", nullptr},

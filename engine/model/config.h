@@ -42,6 +42,8 @@ struct ConfigReader {
   int64_t positive(const std::string& key, int64_t max, std::optional<int64_t> def = std::nullopt) const;
   // A number in [lo, hi]; `def` when absent.
   double number(const std::string& key, std::optional<double> def, double lo, double hi) const;
+  // A token id: an integer in [0, vocab); `def` when absent.
+  int64_t tokenId(const std::string& key, int64_t def, int64_t vocab) const;
   double epsilon(const std::string& key, double def) const;  // a number in (0, 1): a norm's ε
   bool flag(const std::string& key, bool def) const;
   std::string text(const std::string& key, const std::string& def) const;

@@ -27,8 +27,14 @@ const Family* findFamily(const std::string& arch_name) {
 
 std::vector<FamilySummary> modelFamilySummaries() {
   std::vector<FamilySummary> out;
-  for (const Family& f : modelFamilies()) out.push_back({f.model_type, f.label, f.paper, f.architectures, f.causal});
+  for (const Family& f : modelFamilies())
+    out.push_back({f.model_type, f.label, f.paper, f.architectures, f.causal,
+                   attentionKind(f.causal, static_cast<bool>(f.seq2seq))});
   return out;
+}
+
+std::string attentionKind(bool causal, bool encoder_decoder) {
+  return encoder_decoder ? "encoder–decoder" : causal ? "causal" : "bidirectional";
 }
 
 std::vector<Expected> lmHeadUnlessTied(const ModelConfig& c) {

@@ -8,6 +8,7 @@
 
 #include "engine/model/config.h"
 #include "engine/model/model_impl.h"
+#include "engine/model/seq2seq.h"
 
 #include <functional>
 #include <map>
@@ -87,6 +88,10 @@ struct Family {
   // run.attention/q/k/v/hidden (and the family's extras) and adds its FLOPs
   // to run.flops; the cache, when given, is read and extended.
   std::function<void(const Model&, ModelRun&, KvCache*, const RunContext&)> forward;
+  // Encoder–decoder families (T5, BART) set this instead of `forward`: the
+  // pass over run.source_ids and run.target_ids (empty: the encoder alone),
+  // filling the three kinds of maps and both hidden states, adding its FLOPs.
+  std::function<void(const Model&, Seq2SeqRun&, const RunContext&)> seq2seq;
   // The LM head's logits for rows of the final hidden states   [rows, V].
   // Unset: hidden lm_headᵀ (lmHeadLogits).
   std::function<Mat(const Model&, const Mat& hidden, double* flops)> logits;

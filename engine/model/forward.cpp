@@ -349,6 +349,30 @@ std::pair<const Mat*, const Mat*> keysWithCache(KvCache* cache, int64_t layer, c
   return {&K, &V};
 }
 
+// [SECTION] Encoder–decoder attention
+void denseAttentionBlock(const Mat& xq, const Mat& xkv, const AttentionWeights& w, int64_t heads, float scale,
+                         const std::vector<Mat>& bias, bool causal, std::vector<Mat>& maps, Mat& out,
+                         std::vector<float>& scratch, double* flops) {
+  Mat q, k, v;
+  linearT(xq, w.q_w, w.q_b, scratch, flops, q);   // [Lq, H·dh]
+  linearT(xkv, w.k_w, w.k_b, scratch, flops, k);  // [Lk, H·dh]
+  linearT(xkv, w.v_w, w.v_b, scratch, flops, v);  // [Lk, H·dh]
+  const int64_t Lq = q.rows(), Lk = k.rows(), dh = q.cols() / heads;
+  const Mat mask = causal ? causalMask(Lq, Lk) : Mat();
+  Mat concat(Lq, q.cols()), scores;
+  maps.assign(static_cast<size_t>(heads), Mat());
+  for (int64_t h = 0; h < heads; ++h) {
+    // s = q_h k_hᵀ · scale + bias_h                                  [Lq, Lk]
+    scores.noalias() = q.middleCols(h * dh, dh) * k.middleCols(h * dh, dh).transpose() * scale;
+    if (!bias.empty()) scores += bias[static_cast<size_t>(h)];
+    Mat& A = maps[static_cast<size_t>(h)];
+    maskedSoftmaxRows(scores, mask, A);
+    concat.middleCols(h * dh, dh).noalias() = A * v.middleCols(h * dh, dh);  // [Lq, dh]
+  }
+  if (flops) *flops += 4.0 * static_cast<double>(Lq * Lk * dh * heads);
+  linearT(concat, w.o_w, w.o_b, scratch, flops, out);  // [Lq, d]
+}
+
 // [SECTION] LM heads
 Mat lmHeadLogits(const Weight& W, const Mat& hidden, double* flops) {
   // logits = h Wᵀ                                                  [P, V]

@@ -244,7 +244,8 @@ void loadTokenizer(const ModelFiles& files, Model& m) {
       m.tokenizer = std::move(t.tokenizer);
       m.bos = t.bos, m.eos = t.eos, m.add_bos = t.add_bos;
       if (t.before.size() == 1 && t.after.size() == 1) m.cls = t.before[0], m.sep = t.after[0];  // [CLS] $A [SEP]
-      if (!c.causal) {  // a bidirectional encoder (ModernBERT) reads [CLS] text [SEP], from the template or the vocabulary
+      if (t.before.empty() && t.after.size() == 1) m.sep = t.after[0];                              // $A </s> (T5)
+      if (!c.causal && !c.encoder_decoder) {  // a bidirectional encoder (ModernBERT) reads [CLS] text [SEP], from the template or the vocabulary
         if (m.cls < 0) m.cls = m.tokenizer->specialId("[CLS]");
         if (m.sep < 0) m.sep = m.tokenizer->specialId("[SEP]");
         m.add_bos = false;
@@ -342,7 +343,7 @@ std::shared_ptr<const Model> loadModel(const ModelFiles& files, const RunContext
   Model& model = *m;
   const WeightSource source(all, prefix, fileIn(files, shard_names[0]), model);
   model.weights = family.load(source, model, [&](int64_t l) {
-    ctx.progress(0.1f + 0.8f * static_cast<float>(l + 1) / static_cast<float>(c.layers));
+    ctx.progress(0.1f + 0.8f * static_cast<float>(l + 1) / static_cast<float>(c.layers + c.decoder_layers));
   });
   loadTokenizer(files, model);
   ctx.progress(1.0f);
@@ -386,6 +387,15 @@ nlohmann::json modelInfoToJson(const ModelInfo& info) {
     j["qkv_bias"] = c.qkv_bias;
     j["tie_word_embeddings"] = c.tie_embeddings;
     j["sliding_window"] = c.sliding_window;
+  }
+  if (c.encoder_decoder) {
+    j["encoder_decoder"] = true;
+    j["decoder_layers"] = c.decoder_layers;
+    j["decoder_start_token_id"] = c.decoder_start;
+  }
+  if (c.relative_buckets > 0) {
+    j["relative_attention_num_buckets"] = c.relative_buckets;
+    j["relative_attention_max_distance"] = c.relative_max_distance;
   }
   if (!c.layer_window.empty()) j["layer_window"] = c.layer_window;
   if (c.score_scale > 0) j["score_scale"] = c.score_scale;
@@ -516,6 +526,9 @@ ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* ca
 
 void checkIds(const Model& m, const std::vector<int32_t>& ids, int64_t first_position) {
   const ModelConfig& c = m.info.config;
+  if (m.family->seq2seq)
+    throw InputError(c.label + " is an encoder–decoder model: it reads a source and a target (attnlab model run PATH "
+                               "--text SOURCE --target TARGET, or model generate PATH --text SOURCE)");
   const int64_t L = static_cast<int64_t>(ids.size());
   if (L == 0) throw InputError("text: no tokens to run the model on");
   if (first_position + L > c.positions)
@@ -561,12 +574,17 @@ std::vector<int32_t> promptIds(const Model& m, const std::string& text, int64_t 
   if (text.empty()) throw InputError("text: empty (type some text for the model to read)");
   std::vector<int32_t> ids = m.tokenizer->encode(text);
   if (ids.empty()) throw InputError("text: no tokens after tokenizing (type some words for the model to read)");
-  const bool bert = m.cls >= 0 && m.sep >= 0, bos = !bert && m.add_bos && m.bos >= 0;
-  const int64_t added = bert ? 2 : bos ? 1 : 0;  // BERT adds [CLS] and [SEP]; the LLaMA family <s>
+  // What the post-processor puts around the text: [CLS] … [SEP] (BERT,
+  // BART's <s> … </s>), <s> … (the LLaMA family), … </s> (T5), or nothing.
+  const int32_t before = m.cls >= 0 ? m.cls : m.add_bos && m.bos >= 0 ? m.bos : -1, after = m.sep;
+  const int64_t added = (before >= 0 ? 1 : 0) + (after >= 0 ? 1 : 0);
   const int64_t limit = max_tokens - added;
   const int64_t n = static_cast<int64_t>(ids.size());
   if (n > limit) {
-    const std::string specials = bert ? " (plus [CLS] and [SEP])" : bos ? " (plus " + tokenText(*m.tokenizer, m.bos) + ")" : "";
+    std::string specials;
+    for (const int32_t id : {before, after})
+      if (id >= 0) specials += (specials.empty() ? " (plus " : " and ") + tokenText(*m.tokenizer, id);
+    if (!specials.empty()) specials += ")";
     if (!truncate)
       throw TooLongError("text: " + std::to_string(n) + " tokens" + specials + ", but " + c.label +
                              " has only " + std::to_string(max_tokens) + " positions" +
@@ -577,12 +595,8 @@ std::vector<int32_t> promptIds(const Model& m, const std::string& text, int64_t 
     ids.resize(static_cast<size_t>(limit));
     *truncated = true;
   }
-  if (bert) {
-    ids.insert(ids.begin(), m.cls);
-    ids.push_back(m.sep);
-  } else if (bos) {
-    ids.insert(ids.begin(), m.bos);
-  }
+  if (before >= 0) ids.insert(ids.begin(), before);
+  if (after >= 0) ids.push_back(after);
   return ids;
 }
 

@@ -89,6 +89,14 @@ struct ModelConfig {
   bool post_ln = false;       // each block's norms after its residual adds (OPT-350m: do_layer_norm_before false)
   bool final_norm = true;     // a norm after the last block (OPT: absent when post-LN or _remove_final_layer_norm)
   bool linear_bias = true;    // biases on every linear layer (OPT's enable_bias)
+  // Encoder–decoder models (T5, BART; engine/model/seq2seq.h): `layers` are
+  // the encoder's, decoder_layers the decoder's (0: an encoder alone, T5EncoderModel).
+  bool encoder_decoder = false;
+  int64_t decoder_layers = 0;
+  int64_t decoder_start = -1;        // decoder_start_token_id: the decoder's first token
+  double embed_scale = 1;            // token embeddings × this (BART's scale_embedding: √d_model)
+  int64_t relative_buckets = 0;      // T5's relative_attention_num_buckets (0: no relative bias)
+  int64_t relative_max_distance = 0; // T5's relative_attention_max_distance
 
   // The window of layer l (0: none), and its RoPE.
   int64_t windowOf(int64_t l) const { return layer_window.empty() ? 0 : layer_window[static_cast<size_t>(l)]; }
@@ -106,8 +114,12 @@ struct FamilySummary {
   std::string model_type, label, paper;
   std::vector<std::string> architectures;
   bool causal = true;
+  std::string attention;  // attentionKind
 };
 std::vector<FamilySummary> modelFamilySummaries();
+// "causal", "bidirectional", or "encoder–decoder" (a bidirectional encoder,
+// a causal decoder and the decoder's cross-attention to the encoder).
+std::string attentionKind(bool causal, bool encoder_decoder);
 
 // Where the files come from: a folder on disk, or the embedded default.
 struct ModelFiles {

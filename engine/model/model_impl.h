@@ -35,6 +35,7 @@ struct FamilyWeights {
 
 struct Family;
 struct ConfigReader;
+struct Seq2SeqRun;
 
 class Model {
  public:
@@ -164,6 +165,30 @@ void groupWeights(const Mat& q, const MatRef& K, int64_t r0, int64_t n, int64_t 
 void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const KeyRange& keys, int64_t heads, int64_t kv_heads,
                     float scale, const RunContext& ctx, ModelRun& run, int64_t layer, Mat& concat,
                     const ScoreMods& mods = {});
+// The weights of one attention block of an encoder–decoder, nn.Linear
+// [out, in]; the biases absent in T5.
+struct AttentionWeights {
+  Weight q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b;
+};
+// Every head of one attention block, dense, its maps kept (encoder–decoder
+// models: sentences, every map wanted; the memory is checked by the caller):
+//   q = xq W_qᵀ + b_q, k = xkv W_kᵀ + b_k, v = xkv W_vᵀ + b_v    [Lq, H·dh], [Lk, H·dh] × 2
+//   A_h = softmax(q_h k_hᵀ · scale + bias_h, causal: keys j ≤ i)  [Lq, Lk]   → maps[h]
+//   out = Concat(A_1 v_1 … A_H v_H) W_oᵀ + b_o                    [Lq, d]
+// bias: [heads] [Lq, Lk] (T5's relative position bias), or empty.
+void denseAttentionBlock(const Mat& xq, const Mat& xkv, const AttentionWeights& w, int64_t heads, float scale,
+                         const std::vector<Mat>& bias, bool causal, std::vector<Mat>& maps, Mat& out,
+                         std::vector<float>& scratch, double* flops);
+// An encoder–decoder's pass, as its family's stacks compute it: the encoder
+// over run.source_ids (memory null), then, with a target, the decoder over
+// run.target_ids attending to the encoder's output; each stack fills its
+// maps ([layer][head]) and calls layer_done(l) after each layer (progress,
+// cancel). stack(decoder, ids, memory, self_maps, cross_maps, layer_done) → its output.
+using MapsByLayer = std::vector<std::vector<Mat>>;
+using StackPass = std::function<Mat(bool decoder, const std::vector<int32_t>& ids, const Mat* memory,
+                                    MapsByLayer& self_maps, MapsByLayer* cross_maps,
+                                    const std::function<void(int64_t)>& layer_done)>;
+void encoderDecoderPass(Seq2SeqRun& run, const RunContext& ctx, const StackPass& stack);
 // hidden headᵀ, a 16-bit head converted a block of rows at a time       [rows, V]
 Mat lmHeadLogits(const Weight& head, const Mat& hidden, double* flops);
 

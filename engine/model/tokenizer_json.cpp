@@ -935,13 +935,13 @@ HfTokenizer makeHfTokenizer(const std::string& tokenizer_json, const std::option
       wrap.after = c.flag("add_eos_token", false) ? std::vector<int32_t>{out.eos} : std::vector<int32_t>{};
     }
   }
-  // What the model loader can put around a text: nothing, bos, or [CLS] … [SEP].
-  const bool shape_ok = wrap.before.size() <= 1 && (wrap.after.empty() || wrap.before.size() == 1) && wrap.after.size() <= 1;
+  // What the model loader can put around a text: nothing, bos, [CLS] … [SEP], or … </s>.
+  const bool shape_ok = wrap.before.size() <= 1 && wrap.after.size() <= 1;
   if (!shape_ok)
     throw InputError(what_wrap + ": " + std::to_string(wrap.before.size()) + " special token(s) before the text and " +
                      std::to_string(wrap.after.size()) +
-                     " after it are not supported (supported: none, one before as bos, or one before and one after as "
-                     "[CLS] … [SEP])");
+                     " after it are not supported (supported: at most one before, as bos or [CLS], and one after, as "
+                     "[SEP] or </s>)");
   out.add_bos = wrap.before.size() == 1 && wrap.after.empty();
   if (out.add_bos) out.bos = wrap.before.front();
   out.before = std::move(wrap.before);

@@ -26,8 +26,8 @@ struct HfTokenizer {
   // processor adds them (TemplateProcessing "single", BertProcessing,
   // RobertaProcessing; a Sequence of them applied in turn). tokenizer_config.json's
   // add_bos_token / add_eos_token, when given, rebuild that side as transformers
-  // does: [bos] or nothing before, [eos] or nothing after. Either nothing,
-  // one token before ([<s>] $A), or one before and one after ([CLS] $A [SEP]);
+  // does: [bos] or nothing before, [eos] or nothing after. At most one token
+  // before ([<s>] $A) and one after ([CLS] $A [SEP], T5's $A </s>);
   // other shapes are refused.
   std::vector<int32_t> before, after;
   // before is exactly {bos} and after is empty: the model prepends bos
