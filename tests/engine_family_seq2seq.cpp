@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <fstream>
 #include <functional>
 
 namespace fs = std::filesystem;
@@ -287,6 +288,7 @@ struct T5Case {
   bool saved_tables = false;  // encoder.embed_tokens / decoder.embed_tokens saved beside shared
   bool config_derived = false;  // dense_act_fn / is_gated_act saved as T5Config writes them
   int64_t layers = 2, decoder_layers = 2;
+  int64_t vocab = kV;
 };
 constexpr int64_t kDkv = 6, kBuckets = 8, kMaxDistance = 20;  // inner width 4 · 6 = 24 ≠ d_model
 
@@ -308,7 +310,7 @@ TinyModel writeT5(const fs::path& dir, const T5Case& o) {
                            {"layer_norm_epsilon", 1e-6},
                            {"feed_forward_proj", o.gated ? "gated-gelu" : "relu"},
                            {"tie_word_embeddings", o.tied},
-                           {"vocab_size", kV},
+                           {"vocab_size", o.vocab},
                            {"decoder_start_token_id", 0},
                            {"eos_token_id", kEos},
                            {"pad_token_id", 0},
@@ -321,10 +323,10 @@ TinyModel writeT5(const fs::path& dir, const T5Case& o) {
     config["dense_act_fn"] = o.gated ? "gelu_new" : "relu";
     config["is_gated_act"] = o.gated;
   }
-  std::vector<test::TensorSpec> t = {{"shared.weight", {kV, d}, 1.0f}};
+  std::vector<test::TensorSpec> t = {{"shared.weight", {o.vocab, d}, 1.0f}};
   if (o.saved_tables) {
-    t.push_back({"encoder.embed_tokens.weight", {kV, d}, 1.0f});
-    if (!o.encoder_only) t.push_back({"decoder.embed_tokens.weight", {kV, d}, 1.0f});
+    t.push_back({"encoder.embed_tokens.weight", {o.vocab, d}, 1.0f});
+    if (!o.encoder_only) t.push_back({"decoder.embed_tokens.weight", {o.vocab, d}, 1.0f});
   }
   for (const std::string stack : {"encoder.", "decoder."}) {
     const int64_t layers = stack == "encoder." ? o.layers : o.encoder_only ? 0 : o.decoder_layers;
@@ -353,7 +355,7 @@ TinyModel writeT5(const fs::path& dir, const T5Case& o) {
     }
     if (layers > 0) t.push_back({stack + "final_layer_norm.weight", {d}, 0.2f, 1.0f});
   }
-  if (!o.encoder_only && !o.tied) t.push_back({"lm_head.weight", {kV, d}});
+  if (!o.encoder_only && !o.tied) t.push_back({"lm_head.weight", {o.vocab, d}});
   return test::writeCheckpoint(dir, config, t, {}, {}, kT5TokenizerConfig);
 }
 
@@ -440,7 +442,7 @@ Seq2SeqRef t5Ref(const TinyModel& m, const T5Case& o, const std::vector<int32_t>
     for (auto& row : scaled)
       for (double& e : row) e *= std::pow(static_cast<double>(d), -0.5);
   const std::string table = o.saved_tables ? "decoder.embed_tokens.weight" : "shared.weight";
-  r.logits = logitsRef(scaled, w(o.tied ? table : "lm_head.weight"), none);
+  r.logits = linearRef(scaled, w(o.tied ? table : "lm_head.weight"), none, d, static_cast<size_t>(o.vocab), true);
   return r;
 }
 
@@ -470,6 +472,46 @@ TEST(FamilyT5, MatchesTransformersOnEveryMapAndHiddenState) {
     }
     expectMatchesRef(run, t5Ref(tiny, cases[n], run.source_ids, run.target_ids), 4);
   }
+}
+
+// A T5 folder as the Hub has them: the SentencePiece Unigram tokenizer.json
+// (nmt_nfkc charsmap, from scripts/unigram_reference.py), or only spiece.model.
+TEST(FamilyT5, ReadsTheUnigramTokenizerOfRealT5Folders) {
+  const fs::path unigram = fs::path(ATTNLAB_NPM_DIR) / "unigram";
+  const std::string expected_text = test::slurp(unigram / "unigram_expected.json");
+  ASSERT_FALSE(expected_text.empty()) << "write it with: " << test::referenceIdsCommand(ATTNLAB_NPM_DIR);
+  const nlohmann::json expected = nlohmann::json::parse(expected_text);
+  const std::string tokenizer_json = test::slurp(unigram / "unigram_t5" / "tokenizer.json");
+  const int64_t vocab = static_cast<int64_t>(nlohmann::json::parse(tokenizer_json)["model"]["vocab"].size());
+  const std::vector<std::string> strings = expected["strings"].get<std::vector<std::string>>();
+  const size_t n = static_cast<size_t>(std::find(strings.begin(), strings.end(), "translate English to German: The house is wonderful.") - strings.begin());
+  ASSERT_LT(n, strings.size());
+  std::vector<int32_t> want = expected["t5"][n].get<std::vector<int32_t>>();
+  want.push_back(1);  // "$A </s>"
+
+  test::TempDir json_dir, spiece_dir, out;
+  const T5Case o{.gated = true, .tied = false, .vocab = vocab};
+  const TinyModel tiny = writeT5(json_dir.path, o);
+  fs::remove(json_dir.path / "tokenizer_config.json");
+  std::ofstream(json_dir.path / "tokenizer.json", std::ios::binary) << tokenizer_json;
+  writeT5(spiece_dir.path, o);
+  fs::remove(spiece_dir.path / "tokenizer.json");
+  fs::remove(spiece_dir.path / "tokenizer_config.json");
+  fs::copy_file(unigram / "unigram_t5" / "spiece.model", spiece_dir.path / "spiece.model");
+  for (const fs::path& dir : {json_dir.path, spiece_dir.path}) {
+    SCOPED_TRACE(dir.string());
+    const auto model = loadModel(filesOnDisk(dir.string()));
+    const Seq2SeqRun run = runSeq2Seq(*model, strings[n], "Das Haus ist wunderbar.", 3);
+    EXPECT_EQ(run.source_ids, want);
+    EXPECT_EQ(run.target_ids.front(), 0);  // <pad>, T5's decoder_start_token_id
+    EXPECT_NE(run.target_ids.back(), 1);
+    if (dir == json_dir.path) expectMatchesRef(run, t5Ref(tiny, o, run.source_ids, run.target_ids), 3);
+  }
+  // Through the binary: tokens.json's source ids are the tokenizers library's.
+  const test::RunResult r = test::runAttnlab({"model", "run", json_dir.path.string(), "--text", strings[n], "--target",
+                                              "Das Haus", "--out", (out.path / "o").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(test::slurp(out.path / "o" / "tokens.json"))["source_ids"].get<std::vector<int32_t>>(), want);
 }
 
 // [SECTION] Generation, refusals

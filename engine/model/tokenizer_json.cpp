@@ -15,6 +15,7 @@
 #include "engine/model/tokenizer_json.h"
 
 #include "engine/error.h"
+#include "engine/model/precompiled_charsmap.h"
 #include "engine/model/tokenizer_text.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -24,6 +25,7 @@
 #include <array>
 #include <cctype>
 #include <cstdio>
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -129,12 +131,36 @@ std::string replaceAll(std::string s, const std::string& from, const std::string
 }
 
 // Normalizers: Prepend (only to a non-empty span), Replace (a literal
-// string), and the Unicode normal forms.
+// string, or each match of a regex), Strip (White_Space at either end), the
+// Unicode normal forms, and Precompiled (SentencePiece's table).
 struct NormalizerStep {
-  enum class Kind { prepend, replace, unicode } kind;
-  std::string text, with;  // prepend: text; replace: text → with
+  enum class Kind { prepend, replace, unicode, strip, precompiled } kind;
+  std::string text, with;  // prepend: text; replace: text (or regex's matches) → with
   NormalForm form = NormalForm::NFC;
+  std::shared_ptr<const Regex> regex;               // replace by a Regex pattern
+  bool left = false, right = false;                 // strip
+  std::shared_ptr<const PrecompiledCharsmap> table;  // precompiled
 };
+
+// `s` without the White_Space characters at its start (left) and end (right).
+std::string stripSpace(const std::string& s, bool left, bool right) {
+  size_t begin = 0, end = s.size();
+  if (left)
+    for (size_t i = 0; i < s.size(); begin = i) {
+      const char32_t cp = nextCodePoint(s, i);
+      if (cp == kInvalid || !isWhiteSpace(cp)) break;
+    }
+  if (right)
+    while (end > begin) {
+      size_t start = end - 1;  // the last character's first byte
+      while (start > begin && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
+      size_t i = start;
+      const char32_t cp = nextCodePoint(s, i);
+      if (i != end || cp == kInvalid || !isWhiteSpace(cp)) break;
+      end = start;
+    }
+  return s.substr(begin, end - begin);
+}
 
 std::string normalize(std::string s, const std::vector<NormalizerStep>& steps) {
   for (const NormalizerStep& step : steps) {
@@ -143,10 +169,29 @@ std::string normalize(std::string s, const std::vector<NormalizerStep>& steps) {
         if (!s.empty()) s = step.text + s;
         break;
       case NormalizerStep::Kind::replace:
-        s = replaceAll(std::move(s), step.text, step.with);
+        if (step.regex) {
+          std::string out;
+          size_t from = 0;
+          for (const auto& [begin, end] : step.regex->find(s)) {
+            if (end == begin) continue;  // an empty match replaces nothing
+            out.append(s, from, begin - from);
+            out += step.with;
+            from = end;
+          }
+          out.append(s, from, std::string::npos);
+          s = std::move(out);
+        } else {
+          s = replaceAll(std::move(s), step.text, step.with);
+        }
         break;
       case NormalizerStep::Kind::unicode:
         s = toUtf8(normalized(toCodePoints(s), step.form));
+        break;
+      case NormalizerStep::Kind::strip:
+        s = stripSpace(s, step.left, step.right);
+        break;
+      case NormalizerStep::Kind::precompiled:
+        s = step.table->normalize(s);
         break;
     }
   }
@@ -186,7 +231,8 @@ struct Metaspace {
 struct Digits {
   bool individual;
 };
-using PreTokenizerStep = std::variant<Split, ByteLevel, Metaspace, Digits>;
+struct WhitespaceSplit {};  // pieces cut at runs of White_Space, which are dropped
+using PreTokenizerStep = std::variant<Split, ByteLevel, Metaspace, Digits, WhitespaceSplit>;
 
 // `piece` cut at the byte ranges `cuts` (sorted, disjoint); the ranges are
 // pieces of their own unless `drop_cuts`; the text between them always is.
@@ -286,6 +332,21 @@ std::vector<std::pair<size_t, size_t>> digitRuns(const std::string& text, bool i
   return out;
 }
 
+// Runs of White_Space as byte ranges.
+std::vector<std::pair<size_t, size_t>> whiteSpaceRuns(const std::string& text) {
+  std::vector<std::pair<size_t, size_t>> runs;
+  for (size_t i = 0; i < text.size();) {
+    const size_t at = i;
+    const char32_t cp = nextCodePoint(text, i);
+    if (cp == kInvalid || !isWhiteSpace(cp)) continue;
+    if (!runs.empty() && runs.back().second == at)
+      runs.back().second = i;
+    else
+      runs.emplace_back(at, i);
+  }
+  return runs;
+}
+
 std::vector<Piece> preTokenize(std::vector<Piece> pieces, const std::vector<PreTokenizerStep>& steps) {
   for (const PreTokenizerStep& step : steps) {
     std::vector<Piece> next;
@@ -316,8 +377,10 @@ std::vector<Piece> preTokenize(std::vector<Piece> pieces, const std::vector<PreT
         }
         words.emplace_back(from, replaced.text.size());
         cutInto(replaced, words, false, next);
+      } else if (const auto* d = std::get_if<Digits>(&step)) {
+        cutInto(piece, digitRuns(piece.text, d->individual), false, next);
       } else {
-        cutInto(piece, digitRuns(piece.text, std::get<Digits>(step).individual), false, next);
+        cutInto(piece, whiteSpaceRuns(piece.text), true, next);
       }
     }
     pieces = std::move(next);
@@ -333,7 +396,7 @@ struct AddedToken {
   bool lstrip, rstrip;
 };
 
-struct BpeModel {
+struct JsonModel {
   std::vector<std::string> tokens;  // id → token (model vocabulary and added tokens)
   std::unordered_map<std::string, int32_t> ids;
   std::vector<bool> added;  // id is an added token: encoded and decoded as its content
@@ -342,6 +405,13 @@ struct BpeModel {
   std::array<int32_t, 256> byte_ids{};  // byte_level: each byte's symbol; byte_fallback: <0xNN>
   bool byte_fallback = false, fuse_unk = false, ignore_merges = false;
   int32_t unk = -1;
+  int32_t model_tokens = 0;  // ids below are model.vocab's, the rest added tokens
+  // Unigram (SentencePiece): each model token's log-probability, the score
+  // of an unknown character, the longest token in bytes (the Viterbi's reach).
+  bool unigram = false;
+  std::vector<double> scores;
+  double unk_score = 0;
+  size_t max_token_bytes = 0;
   std::string space = "▁";    // SentencePiece style: what stands for ' '
   bool strip_first_space = false;  // a '▁' is prepended: decode drops it
   std::vector<NormalizerStep> normalizer;
@@ -350,9 +420,9 @@ struct BpeModel {
   std::array<bool, 256> added_first_byte{};  // some added token starts with this byte
 };
 
-class HfBpeTokenizer final : public Tokenizer {
+class HfJsonTokenizer final : public Tokenizer {
  public:
-  explicit HfBpeTokenizer(BpeModel m) : m_(std::move(m)) {}
+  explicit HfJsonTokenizer(JsonModel m) : m_(std::move(m)) {}
 
   std::vector<int32_t> encode(const std::string& text) const override {
     std::vector<int32_t> out;
@@ -422,7 +492,69 @@ class HfBpeTokenizer final : public Tokenizer {
   void encodeSpan(const std::string& span, bool first, std::vector<int32_t>& out) const {
     std::string text = normalize(span, m_.normalizer);
     if (text.empty()) return;
-    for (const Piece& piece : preTokenize({{std::move(text), first}}, m_.pre_tokenizer)) bpe(piece.text, out);
+    for (const Piece& piece : preTokenize({{std::move(text), first}}, m_.pre_tokenizer)) {
+      if (m_.unigram)
+        viterbi(piece.text, out);
+      else
+        bpe(piece.text, out);
+    }
+  }
+
+  // The Unigram model on one piece, as `tokenizers`' Unigram::encode: the
+  // segmentation whose tokens' scores sum highest (Viterbi over character
+  // boundaries; a character no token starts with scores unk_score), ties to
+  // the path found first; runs of unknown characters fused into one string,
+  // which becomes unk, or its UTF-8 bytes' <0xNN> tokens with byte_fallback.
+  void viterbi(const std::string& piece, std::vector<int32_t>& out) const {
+    const size_t n = piece.size();
+    struct Node {
+      int32_t id = -1;
+      double score = 0;
+      size_t start = 0;
+      bool reached = false;
+    };
+    std::vector<Node> best(n + 1);
+    best[0].reached = true;
+    for (size_t at = 0; at < n;) {
+      size_t next = at;
+      nextCodePoint(piece, next);  // this character's length: an invalid byte is one
+      const double here = best[at].score;
+      bool single = false;
+      for (size_t end = at + 1; end <= n && end - at <= m_.max_token_bytes; ++end) {
+        const auto it = m_.ids.find(piece.substr(at, end - at));
+        if (it == m_.ids.end() || it->second >= m_.model_tokens) continue;
+        const double score = here + m_.scores[static_cast<size_t>(it->second)];
+        Node& node = best[end];
+        if (!node.reached || score > node.score) node = {it->second, score, at, true};
+        if (end == next) single = true;
+      }
+      if (!single) {
+        Node& node = best[next];
+        const double score = here + m_.unk_score;
+        if (!node.reached || score > node.score) node = {m_.unk, score, at, true};
+      }
+      at = next;
+    }
+    std::vector<std::pair<size_t, size_t>> pieces;  // back to front
+    for (size_t end = n; end > 0;) {
+      const Node& node = best[end];
+      if (node.id == m_.unk && !pieces.empty() && best[pieces.back().second].id == m_.unk && pieces.back().first == end)
+        pieces.back().first = node.start;  // fused with the unknown run after it
+      else
+        pieces.emplace_back(node.start, end);
+      end = node.start;
+    }
+    for (auto p = pieces.rbegin(); p != pieces.rend(); ++p) {
+      const std::string token = piece.substr(p->first, p->second - p->first);
+      const auto it = m_.ids.find(token);
+      if (it != m_.ids.end() && it->second < m_.model_tokens) {
+        out.push_back(it->second);
+      } else if (m_.byte_fallback) {
+        for (const char c : token) out.push_back(m_.byte_ids[static_cast<unsigned char>(c)]);
+      } else {
+        out.push_back(m_.unk);
+      }
+    }
   }
 
   // The BPE model on one piece: with ignore_merges a piece that is itself a
@@ -480,7 +612,7 @@ class HfBpeTokenizer final : public Tokenizer {
     return replaceAll(token, m_.space, " ");
   }
 
-  BpeModel m_;
+  JsonModel m_;
   ByteSymbols symbols_;
 };
 
@@ -550,8 +682,21 @@ std::vector<NormalizerStep> readNormalizer(const json& v, const std::string& whe
       out.push_back({Kind::prepend, f.string("prepend"), ""});
     } else if (type == "Replace") {
       const auto [from, regex] = pattern(f);
-      if (regex) throw InputError(f.at("pattern") + ": a Regex pattern in Replace is not supported (a String is)");
-      out.push_back({Kind::replace, from, f.string("content")});
+      NormalizerStep step{Kind::replace, from, f.string("content")};
+      if (regex) step.regex = std::make_shared<const Regex>(from, f.at("pattern.Regex"));
+      out.push_back(step);
+    } else if (type == "Strip") {
+      NormalizerStep step{Kind::strip, "", ""};
+      step.left = f.flag("strip_left", false);
+      step.right = f.flag("strip_right", false);
+      out.push_back(step);
+    } else if (type == "Precompiled") {
+      NormalizerStep step{Kind::precompiled, "", ""};
+      const std::string where = f.at("precompiled_charsmap");
+      const json& map = f.get("precompiled_charsmap");
+      if (!map.is_string()) throw InputError(where + ": expected a base64 string");
+      step.table = std::make_shared<const PrecompiledCharsmap>(base64Decode(map.get<std::string>(), where), where);
+      out.push_back(step);
     } else if (type == "NFC" || type == "NFD" || type == "NFKC" || type == "NFKD") {
       const NormalForm form = type == "NFC"   ? NormalForm::NFC
                               : type == "NFD" ? NormalForm::NFD
@@ -560,7 +705,7 @@ std::vector<NormalizerStep> readNormalizer(const json& v, const std::string& whe
       out.push_back({Kind::unicode, "", "", form});
     } else {
       throw InputError(f.at("type") + ": normalizer \"" + type +
-                       "\" is not supported (supported: Sequence, Prepend, Replace, NFC, NFD, NFKC, NFKD)");
+                       "\" is not supported (supported: Sequence, Prepend, Replace, Strip, Precompiled, NFC, NFD, NFKC, NFKD)");
     }
   }
   return out;
@@ -613,9 +758,11 @@ std::vector<PreTokenizerStep> readPreTokenizer(const json& v, const std::string&
       out.push_back(m);
     } else if (type == "Digits") {
       out.push_back(Digits{f.flag("individual_digits", false)});
+    } else if (type == "WhitespaceSplit") {
+      out.push_back(WhitespaceSplit{});
     } else {
       throw InputError(f.at("type") + ": pre_tokenizer \"" + type +
-                       "\" is not supported (supported: Sequence, Split, ByteLevel, Metaspace, Digits)");
+                       "\" is not supported (supported: Sequence, Split, ByteLevel, Metaspace, Digits, WhitespaceSplit)");
     }
   }
   return out;
@@ -643,15 +790,41 @@ std::pair<std::string, std::string> mergePair(const json& v, const std::string& 
   throw InputError(where + ": expected \"a b\" or [\"a\", \"b\"], got " + v.dump().substr(0, 60));
 }
 
-// The vocabulary (model.vocab and added_tokens) into m.tokens / m.ids / m.added.
-void readVocabulary(const Fields& model, const json& root, const std::string& what, BpeModel& m) {
+// A BPE model.vocab: {"token": id, …}.
+std::vector<std::pair<std::string, int32_t>> bpeVocabulary(const Fields& model) {
   const json& vocab = model.get("vocab");
   if (!vocab.is_object() || vocab.empty()) throw InputError(model.at("vocab") + ": expected a non-empty object {\"token\": id, …}");
   if (static_cast<int64_t>(vocab.size()) > kMaxVocab)
     throw InputError(model.at("vocab") + ": " + std::to_string(vocab.size()) + " tokens, more than " + std::to_string(kMaxVocab));
   std::vector<std::pair<std::string, int32_t>> entries;
   for (const auto& [token, value] : vocab.items()) entries.emplace_back(token, tokenId(value, model.at("vocab") + ": token " + shown(token)));
+  return entries;
+}
+
+// A Unigram model.vocab: [["token", log-probability], …], ids in order; the scores into m.scores.
+std::vector<std::pair<std::string, int32_t>> unigramVocabulary(const Fields& model, JsonModel& m) {
+  const json& vocab = model.get("vocab");
+  if (!vocab.is_array() || vocab.empty()) throw InputError(model.at("vocab") + ": expected a non-empty array [[\"token\", score], …]");
+  if (static_cast<int64_t>(vocab.size()) > kMaxVocab)
+    throw InputError(model.at("vocab") + ": " + std::to_string(vocab.size()) + " tokens, more than " + std::to_string(kMaxVocab));
+  std::vector<std::pair<std::string, int32_t>> entries;
+  for (size_t i = 0; i < vocab.size(); ++i) {
+    const json& e = vocab[i];
+    const std::string where = model.at("vocab") + "[" + std::to_string(i) + "]";
+    if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number() || !std::isfinite(e[1].get<double>()))
+      throw InputError(where + ": expected [\"token\", finite score], got " + e.dump().substr(0, 60));
+    if (e[0].get<std::string>().empty()) throw InputError(where + ": the token is empty");
+    entries.emplace_back(e[0].get<std::string>(), static_cast<int32_t>(i));
+    m.scores.push_back(e[1].get<double>());
+  }
+  return entries;
+}
+
+// The vocabulary (model.vocab's `entries` and added_tokens) into m.tokens / m.ids / m.added.
+void readVocabulary(const Fields& model, const json& root, const std::string& what,
+                    std::vector<std::pair<std::string, int32_t>> entries, JsonModel& m) {
   const size_t model_tokens = entries.size();
+  m.model_tokens = static_cast<int32_t>(model_tokens);
 
   const json added = root.contains("added_tokens") && !root.at("added_tokens").is_null() ? root.at("added_tokens") : json::array();
   if (!added.is_array() || added.size() > kMaxAddedTokens)
@@ -693,7 +866,7 @@ void readVocabulary(const Fields& model, const json& root, const std::string& wh
             [](const AddedToken& a, const AddedToken& b) { return a.content.size() > b.content.size(); });
 }
 
-void readMerges(const Fields& model, BpeModel& m) {
+void readMerges(const Fields& model, JsonModel& m) {
   const json& merges = model.get("merges");
   if (!merges.is_array() || merges.size() > kMaxMerges)
     throw InputError(model.at("merges") + ": expected an array of at most " + std::to_string(kMaxMerges) + " merges");
@@ -716,24 +889,46 @@ void readMerges(const Fields& model, BpeModel& m) {
   }
 }
 
-// model: type BPE, vocab, merges, unk_token, byte_fallback, fuse_unk, ignore_merges.
-void readModel(const json& root, const std::string& what, BpeModel& m) {
+// The Unigram model's tables: the score of an unknown character (the lowest
+// score less 10, `tokenizers`' K_UNK_PENALTY), the longest token, and unk_id.
+void readUnigram(const Fields& model, JsonModel& m) {
+  m.unigram = true;
+  m.fuse_unk = true;  // `tokenizers`' Unigram always fuses unknown characters
+  double lowest = m.scores.front();
+  for (const double v : m.scores) lowest = std::min(lowest, v);
+  m.unk_score = lowest - 10.0;
+  for (int32_t id = 0; id < m.model_tokens; ++id) m.max_token_bytes = std::max(m.max_token_bytes, m.tokens[id].size());
+  if (!model.has("unk_id")) throw InputError(model.at("unk_id") + ": expected the id of the unknown token, got null");
+  m.unk = tokenId(model.get("unk_id"), model.at("unk_id"));
+  if (m.unk >= m.model_tokens)
+    throw InputError(model.at("unk_id") + ": " + std::to_string(m.unk) + " is outside model.vocab's " +
+                     std::to_string(m.model_tokens) + " tokens");
+}
+
+// model: type BPE (vocab, merges, unk_token, byte_fallback, fuse_unk,
+// ignore_merges) or Unigram (vocab with scores, unk_id, byte_fallback).
+void readModel(const json& root, const std::string& what, JsonModel& m) {
   if (!root.contains("model")) throw InputError(what + ": model is missing");
   const Fields model = objectAt(root.at("model"), what + ": model");
   const std::string type = model.has("type") ? model.string("type") : "(none)";
-  if (type != "BPE")
+  if (type != "BPE" && type != "Unigram")
     throw InputError(model.at("type") + " is \"" + type +
                      "\"; supported: \"BPE\" (byte-level as in Llama 3, Qwen2, SmolLM, or SentencePiece-style as in Llama 2, "
-                     "TinyLlama, Mistral)");
-  if (model.has("dropout") && !(model.get("dropout").is_number() && model.get("dropout").get<double>() == 0.0))
-    throw InputError(model.at("dropout") + ": BPE dropout is not supported (expected null)");
-  for (const char* field : {"continuing_subword_prefix", "end_of_word_suffix"})
-    if (model.has(field) && model.string(field) != "") throw InputError(model.at(field) + ": not supported (expected null)");
-  readVocabulary(model, root, what, m);
-  readMerges(model, m);
+                     "TinyLlama, Mistral) and \"Unigram\" (SentencePiece's, as in T5)");
   m.byte_fallback = model.flag("byte_fallback", false);
-  m.fuse_unk = model.flag("fuse_unk", false);
-  m.ignore_merges = model.flag("ignore_merges", false);
+  if (type == "Unigram") {
+    readVocabulary(model, root, what, unigramVocabulary(model, m), m);
+    readUnigram(model, m);
+  } else {
+    if (model.has("dropout") && !(model.get("dropout").is_number() && model.get("dropout").get<double>() == 0.0))
+      throw InputError(model.at("dropout") + ": BPE dropout is not supported (expected null)");
+    for (const char* field : {"continuing_subword_prefix", "end_of_word_suffix"})
+      if (model.has(field) && model.string(field) != "") throw InputError(model.at(field) + ": not supported (expected null)");
+    readVocabulary(model, root, what, bpeVocabulary(model), m);
+    readMerges(model, m);
+    m.fuse_unk = model.flag("fuse_unk", false);
+    m.ignore_merges = model.flag("ignore_merges", false);
+  }
   if (model.has("unk_token")) {
     const std::string unk = model.string("unk_token");
     const auto it = m.ids.find(unk);
@@ -757,7 +952,7 @@ void readModel(const json& root, const std::string& what, BpeModel& m) {
 
 // The id of a token named in a file: "<s>", or {"content": "<s>", …} (an
 // AddedToken as tokenizer_config.json writes it); -1 for null.
-int32_t namedToken(const json& v, const std::string& where, const BpeModel& m) {
+int32_t namedToken(const json& v, const std::string& where, const JsonModel& m) {
   if (v.is_null()) return -1;
   if (!v.is_object() && !v.is_string())
     throw InputError(where + ": expected a token string or {\"content\": …}, got " + v.dump().substr(0, 60));
@@ -773,7 +968,7 @@ struct Wrap {
 };
 
 // An id the post-processor names directly: inside the vocabulary.
-int32_t postId(const json& v, const std::string& where, const BpeModel& m) {
+int32_t postId(const json& v, const std::string& where, const JsonModel& m) {
   const int32_t id = tokenId(v, where);
   if (id >= static_cast<int32_t>(m.tokens.size()))
     throw InputError(where + ": id " + std::to_string(id) + " is outside the vocabulary (" + std::to_string(m.tokens.size()) +
@@ -783,7 +978,7 @@ int32_t postId(const json& v, const std::string& where, const BpeModel& m) {
 
 // BertProcessing / RobertaProcessing: "cls": ["[CLS]", 101], "sep": ["[SEP]", 102]
 // → [CLS] $A [SEP].
-Wrap clsSepWrap(const Fields& f, const BpeModel& m) {
+Wrap clsSepWrap(const Fields& f, const JsonModel& m) {
   const auto tokenOf = [&](const std::string& field) {
     const json& v = f.get(field);
     if (!v.is_array() || v.size() != 2 || !v[0].is_string())
@@ -797,7 +992,7 @@ Wrap clsSepWrap(const Fields& f, const BpeModel& m) {
 // "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}}: each
 // SpecialToken stands for its entry's ids (a file without special_tokens:
 // the vocabulary's token of that name).
-Wrap templateWrap(const Fields& f, const BpeModel& m) {
+Wrap templateWrap(const Fields& f, const JsonModel& m) {
   const json& single = f.get("single");
   if (!single.is_array()) throw InputError(f.at("single") + ": expected an array");
   const json* specials = f.has("special_tokens") ? &f.get("special_tokens") : nullptr;
@@ -835,7 +1030,7 @@ Wrap templateWrap(const Fields& f, const BpeModel& m) {
 // The post_processor's wrap of a single text: TemplateProcessing,
 // BertProcessing, RobertaProcessing; ByteLevel adds nothing; a Sequence
 // applies its processors in turn (each wraps what the one before gave).
-Wrap postProcessorWrap(const json& root, const std::string& what, const BpeModel& m) {
+Wrap postProcessorWrap(const json& root, const std::string& what, const JsonModel& m) {
   Wrap w;
   if (!root.contains("post_processor") || root.at("post_processor").is_null()) return w;
   for (const Fields& f : steps(root.at("post_processor"), what + ": post_processor", "processors")) {
@@ -880,7 +1075,7 @@ HfTokenizer makeHfTokenizer(const std::string& tokenizer_json, const std::option
   if (!root.is_object()) throw InputError(what_json + ": expected a JSON object with \"model\"");
   if (!repeated.empty()) throw InputError(what_json + ": model.vocab: token " + shown(repeated) + " appears twice");
 
-  BpeModel m;
+  JsonModel m;
   readModel(root, what_json, m);
   if (root.contains("normalizer") && !root.at("normalizer").is_null())
     m.normalizer = readNormalizer(root.at("normalizer"), what_json + ": normalizer");
@@ -946,7 +1141,7 @@ HfTokenizer makeHfTokenizer(const std::string& tokenizer_json, const std::option
   if (out.add_bos) out.bos = wrap.before.front();
   out.before = std::move(wrap.before);
   out.after = std::move(wrap.after);
-  out.tokenizer = std::make_unique<HfBpeTokenizer>(std::move(m));
+  out.tokenizer = std::make_unique<HfJsonTokenizer>(std::move(m));
   return out;
 }
 

@@ -46,10 +46,13 @@ HfTokenizer makeHfTokenizer(const std::string& tokenizer_json, const std::option
 // EncodeAsIds, as transformers' slow LlamaTokenizer / GemmaTokenizer call it.
 // bos / eos: tokenizer_config.json's bos_token / eos_token (looked up as
 // pieces), else the model's bos_id / eos_id; add_bos: tokenizer_config.json's
-// add_bos_token, else true (those tokenizers' default); add_eos_token true
-// is refused (the model loader cannot append eos alone). Special tokens
-// written in the text are not split out: SentencePiece reads "<s>" as text.
+// add_bos_token, else true (those tokenizers' default); add_eos_token, else
+// false. T5's spiece.model (`eos_after`): the text then eos, as
+// T5Tokenizer builds its inputs (add_bos_token false, add_eos_token true by
+// default). Special tokens written in the text are not split out:
+// SentencePiece reads "<s>" as text.
 HfTokenizer makeSentencePieceTokenizer(const std::string& model, const std::optional<std::string>& tokenizer_config,
-                                       const std::string& what_model, const std::string& what_config);
+                                       const std::string& what_model, const std::string& what_config,
+                                       bool eos_after = false);
 
 }  // namespace attn

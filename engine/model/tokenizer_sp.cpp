@@ -74,13 +74,13 @@ class SentencePieceTokenizer final : public Tokenizer {
 }  // namespace
 
 HfTokenizer makeSentencePieceTokenizer(const std::string& model, const std::optional<std::string>& tokenizer_config,
-                                       const std::string& what_model, const std::string& what_config) {
+                                       const std::string& what_model, const std::string& what_config, bool eos_after) {
   auto sp = std::make_unique<SentencePieceTokenizer>(model, what_model);
   HfTokenizer out;
   const auto idOf = [&](int id) { return id >= 0 && id < sp->vocabSize() ? id : -1; };
   out.bos = idOf(sp->bosId());
   out.eos = idOf(sp->eosId());
-  bool add_bos = true;
+  bool add_bos = !eos_after, add_eos = eos_after;
   if (tokenizer_config) {
     json c;
     try {
@@ -110,14 +110,18 @@ HfTokenizer makeSentencePieceTokenizer(const std::string& model, const std::opti
       if (!c.at(field).is_boolean()) throw InputError(what_config + ": " + field + ": expected true or false, got " + c.at(field).dump());
       return c.at(field).get<bool>();
     };
-    add_bos = flag("add_bos_token", true);
-    if (flag("add_eos_token", false))
-      throw InputError(what_config + ": add_eos_token: true is not supported with " + what_model + " (an eos after the text)");
+    add_bos = flag("add_bos_token", add_bos);
+    add_eos = flag("add_eos_token", add_eos);
   }
   if (add_bos && out.bos < 0)
-    throw InputError(what_model + ": no bos piece, but " + what_config + "'s add_bos_token is true (or absent: true by default)");
+    throw InputError(what_model + ": no bos piece, but " + what_config + "'s add_bos_token is true (or absent: " +
+                     (eos_after ? "false" : "true") + " by default)");
+  if (add_eos && out.eos < 0)
+    throw InputError(what_model + ": no eos piece, but " + what_config + "'s add_eos_token is true (or absent: " +
+                     (eos_after ? "true" : "false") + " by default)");
   if (add_bos) out.before = {out.bos};
-  out.add_bos = add_bos;
+  if (add_eos) out.after = {out.eos};
+  out.add_bos = add_bos && !add_eos;
   out.tokenizer = std::move(sp);
   return out;
 }

@@ -1,6 +1,7 @@
 // The tokenizers' shared pieces (engine/model/tokenizer_text.h).
 #include "engine/model/tokenizer_text.h"
 
+#include <unicode/brkiter.h>
 #include <unicode/locid.h>
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
@@ -8,6 +9,7 @@
 
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <queue>
 #include <stdexcept>
 
@@ -144,6 +146,32 @@ std::u32string normalized(const std::u32string& s, NormalForm form) {
 std::u32string lowerCase(const std::u32string& s) {
   icu::UnicodeString u = toIcu(s);
   return fromIcu(u.toLower(icu::Locale::getRoot()));
+}
+
+bool isWhiteSpace(char32_t cp) { return u_isUWhiteSpace(static_cast<UChar32>(cp)) != 0; }
+
+std::vector<std::pair<size_t, size_t>> graphemeClusters(const std::string& text) {
+  std::vector<std::pair<size_t, size_t>> out;
+  if (text.empty()) return out;
+  UErrorCode status = U_ZERO_ERROR;
+  std::unique_ptr<icu::BreakIterator> it(icu::BreakIterator::createCharacterInstance(icu::Locale::getRoot(), status));
+  if (U_FAILURE(status)) throw std::runtime_error(std::string("ICU break iterator failed: ") + u_errorName(status));
+  // UTF-16 offset → UTF-8 byte offset, code point by code point (invalid bytes as U+FFFD, one unit each).
+  icu::UnicodeString u;
+  std::vector<size_t> byte_at;  // byte offset of each UTF-16 unit, then the end
+  for (size_t i = 0; i < text.size();) {
+    const size_t at = i;
+    char32_t cp = nextCodePoint(text, i);
+    if (cp == kInvalid) cp = 0xFFFD;
+    u.append(static_cast<UChar32>(cp));
+    while (static_cast<size_t>(u.length()) > byte_at.size()) byte_at.push_back(at);
+  }
+  byte_at.push_back(text.size());
+  it->setText(u);
+  int32_t begin = it->first();
+  for (int32_t end = it->next(); end != icu::BreakIterator::DONE; begin = end, end = it->next())
+    out.emplace_back(byte_at[static_cast<size_t>(begin)], byte_at[static_cast<size_t>(end)]);
+  return out;
 }
 
 // [SECTION] GPT-2 byte symbols and pre-tokenization

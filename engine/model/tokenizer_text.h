@@ -43,6 +43,12 @@ enum class NormalForm { NFC, NFD, NFKC, NFKD };
 std::u32string normalized(const std::u32string& s, NormalForm form);
 // str.lower(): full case mapping (İ → i̇, final sigma).
 std::u32string lowerCase(const std::u32string& s);
+// The White_Space property (Rust's char::is_whitespace).
+bool isWhiteSpace(char32_t cp);
+// The extended grapheme clusters of UTF-8 text (ICU's character break
+// iterator; the unicode-segmentation crate's graphemes(true)), as byte
+// ranges [begin, end) covering it in order.
+std::vector<std::pair<size_t, size_t>> graphemeClusters(const std::string& text);
 
 // [SECTION] GPT-2 byte symbols and pre-tokenization
 

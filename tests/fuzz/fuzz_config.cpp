@@ -23,6 +23,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!(r->theta >= 1) || !(r->factor >= 1) || !(r->partial > 0 && r->partial <= 1)) std::abort();
     if (c.sliding_window < 0 || (!c.layer_window.empty() && static_cast<int64_t>(c.layer_window.size()) != c.layers))
       std::abort();
+    // Encoder–decoders: a decoder of 0 (an encoder alone) to 1,024 layers starting at a token of the vocabulary;
+    // T5's buckets leave room for the exact ones and the log-spaced ones.
+    if (c.decoder_layers < 0 || c.decoder_layers > 1024 || (c.encoder_decoder && (c.decoder_start < 0 || c.decoder_start >= c.vocab)))
+      std::abort();
+    if (c.relative_buckets != 0 && (c.relative_buckets < 4 || c.relative_max_distance <= c.relative_buckets / 2)) std::abort();
   } catch (const attn::InputError&) {
   }
   return 0;
