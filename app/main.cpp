@@ -103,6 +103,9 @@ int main(int argc, char** argv) {
   render_cmd->add_option("--layer", render.layer, "Model views: the layer (rollout: up to it)")->capture_default_str();
   render_cmd->add_option("--key", render.key, "Model qk view: the key token (default: the query's strongest key)");
   render_cmd->add_option("--pattern", render.pattern, "Model pattern view: the variant applied to the head");
+  render_cmd->add_option("--target", render.target,
+                         "Encoder–decoder models (T5, BART): the decoder's text; views maps (default), lines, cross, "
+                         "encoder, decoder");
   render_cmd->add_option("--set", render.sets, "Parameter KEY=VALUE (repeatable)");
   render_cmd->add_option("--view", render.view,
                          "heatmap, heads, lines, extras, family, image or compare; with a model: model, heads, qk, "

@@ -692,5 +692,69 @@ TEST(FamilySeq2Seq, ModelRunWritesTheThreeKindsOfMapsThroughTheCli) {
   }
 }
 
+// `attnlab render --model T5 --text --target`: the three maps, the token lines and the grid, each panel's strongest
+// cell the run's; the views and selections it cannot draw are refused in one line.
+TEST(FamilySeq2Seq, RenderDrawsTheThreeMapsTheLinesAndTheGrids) {
+  test::TempDir dir, out;
+  writeT5(dir.path, {.gated = true, .tied = false});
+  const auto model = loadModel(filesOnDisk(dir.path.string()));
+  const Seq2SeqRun run = runSeq2Seq(*model, kSource, kTarget, 0);
+  const auto render = [&](const std::vector<std::string>& extra, const std::string& name) {
+    std::vector<std::string> args = {"render", "--model", dir.path.string(), "--text", kSource, "--target", kTarget,
+                                     "--out", (out.path / (name + ".png")).string(), "--describe", (out.path / (name + ".json")).string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return test::runAttnlab(args);
+  };
+  const auto strongest = [](const Mat& a) { return static_cast<double>(a.maxCoeff()); };
+  {
+    const test::RunResult r = render({"--layer", "1", "--head", "2"}, "maps");  // --view maps is the default
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json d = nlohmann::json::parse(test::slurp(out.path / "maps.json"));
+    ASSERT_EQ(d["panels"].size(), 3u);
+    EXPECT_EQ(d["panels"][0]["title"], "cross-attention, target \xE2\x86\x92 source");
+    EXPECT_EQ(d["panels"][0]["rows"], run.target_ids.size());
+    EXPECT_EQ(d["panels"][0]["cols"], run.source_ids.size());
+    EXPECT_NEAR(d["panels"][0]["strongest"]["value"].get<double>(), strongest(run.cross_attention[1][2]), 1e-6);
+    EXPECT_EQ(d["panels"][1]["title"], "encoder self-attention");
+    EXPECT_NEAR(d["panels"][1]["strongest"]["value"].get<double>(), strongest(run.encoder_attention[1][2]), 1e-6);
+    EXPECT_EQ(d["panels"][2]["title"], "decoder self-attention");
+    EXPECT_NEAR(d["panels"][2]["strongest"]["value"].get<double>(), strongest(run.decoder_attention[1][2]), 1e-6);
+  }
+  {
+    const test::RunResult r = render({"--view", "cross"}, "cross");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json d = nlohmann::json::parse(test::slurp(out.path / "cross.json"));
+    ASSERT_EQ(d["panels"].size(), static_cast<size_t>(2 * kHeads));  // layers × heads
+    EXPECT_EQ(d["panels"][kHeads + 3]["title"], "L1 H3");
+    EXPECT_NEAR(d["panels"][kHeads + 3]["strongest"]["value"].get<double>(), strongest(run.cross_attention[1][3]), 1e-6);
+  }
+  {
+    const test::RunResult r = render({"--view", "lines", "--layer", "0"}, "lines");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json d = nlohmann::json::parse(test::slurp(out.path / "lines.json"));
+    ASSERT_EQ(d["panels"].size(), 1u);
+    EXPECT_EQ(d["panels"][0]["kind"], "lines");
+  }
+  for (const std::string name : {"maps", "cross", "lines"}) EXPECT_GT(fs::file_size(out.path / (name + ".png")), 10000u) << name;
+  struct Bad {
+    std::vector<std::string> extra;
+    std::string needle;
+  };
+  for (const Bad& b : std::vector<Bad>{{{"--view", "rollout"}, "--view: 'rollout' is not a view of an encoder–decoder model"},
+                                       {{"--layer", "2"}, "--layer: expected 0..1"},
+                                       {{"--head", "4"}, "--head: expected 0..3"}}) {
+    const test::RunResult r = render(b.extra, "bad");
+    EXPECT_NE(r.status, 0);
+    EXPECT_NE(r.err.find(b.needle), std::string::npos) << r.err;
+    EXPECT_EQ(test::countLines(r.err), 1) << r.err;
+    EXPECT_FALSE(fs::exists(out.path / "bad.png"));
+  }
+  test::TempDir gpt2;
+  test::writeTinyModel(gpt2.path);
+  const test::RunResult r = test::runAttnlab({"render", "--model", gpt2.path.string(), "--text", "hi", "--target", "x",
+                                              "--out", (out.path / "g.png").string()});
+  EXPECT_NE(r.err.find("--target: only encoder–decoder models"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace attn::s2s

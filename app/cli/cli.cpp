@@ -3,6 +3,7 @@
 #include "app/bench/bench.h"
 #include "app/model/embedded_model.h"
 #include "app/export/figure_model.h"
+#include "app/export/figure_seq2seq.h"
 #include "app/qt/qt_messages.h"
 #include "app/cli/staged_dir.h"
 #include "app/shared/scene_options.h"
@@ -10,6 +11,7 @@
 #include "engine/attention_math.h"
 #include "engine/compare.h"
 #include "engine/error.h"
+#include "engine/model/seq2seq.h"
 #include "engine/npy.h"
 
 #include <nlohmann/json.hpp>
@@ -225,10 +227,35 @@ FigureOptions figureOptions(const RenderOptions& o) {
   return fig;
 }
 
+// `attnlab render --model PATH --text SOURCE --target TARGET --view V` of an encoder–decoder.
+int cmdRenderSeq2Seq(int argc, char** argv, const RenderOptions& o, const ModelFiles& files) {
+  const std::string view = o.view.empty() ? "maps" : o.view;
+  FigureOptions fig = figureOptions(o);
+  const std::shared_ptr<const Model> model = loadModel(files);
+  if (hasDecoder(*model) && !o.target)
+    throw InputError("--target: " + modelInfo(*model).config.label + " reads a source and a target: give the decoder's text");
+  if (o.input.text.empty()) throw InputError("--text: the source text for the encoder (empty)");
+  const Seq2SeqRun run = runSeq2Seq(*model, o.input.text, o.target.value_or(""), 0);
+  HeadlessQt qt(argc, argv);
+  const PreparedFigure f = prepareSeq2SeqFigure(*model, run, o.input.text, o.target.value_or(""), view, o.layer, o.head, fig);
+  writeFigure(f, o.out);
+  if (!o.describe.empty()) writeFileAtomic(o.describe, f.described->dump(2) + "\n");
+  std::cout << "wrote " << o.out << " (" << view << " of " << modelShortName(*model) << ", " << f.options.width << "x"
+            << f.options.height << ")\n";
+  return 0;
+}
+
 // `attnlab render --model PATH | --default-model --text T --view V`.
 int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   if (!o.variant.empty()) throw InputError("render: give a variant NAME or --model / --default-model, not both");
   if (!o.model.empty() && o.default_model) throw InputError("render: give --model PATH or --default-model, not both");
+  if (!o.default_model) {
+    const ModelFiles files = filesOnDisk(o.model);
+    const std::optional<std::string> config = files.read_text("config.json");
+    if (config && parseConfig(*config, (fs::path(files.label) / "config.json").string()).encoder_decoder)
+      return cmdRenderSeq2Seq(argc, argv, o, files);
+  }
+  if (o.target) throw InputError("--target: only encoder–decoder models (T5, BART) read a target");
   const ModelView view = modelViewFromName(o.view.empty() ? "model" : o.view);
   FigureOptions fig = figureOptions(o);
   const VariantInfo* pattern = o.pattern.empty() ? defaultPatternVariant() : &variantOrThrow(o.pattern);

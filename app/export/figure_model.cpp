@@ -23,6 +23,23 @@ std::shared_ptr<const std::vector<Result>> alone(Result r) {
 
 }  // namespace
 
+std::string quotedStart(const std::string& text) {
+  constexpr size_t kQuoted = 160;
+  if (text.size() <= kQuoted) return text;
+  size_t cut = kQuoted;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+  return text.substr(0, cut) + "\xE2\x80\xA6";
+}
+
+std::string literalSubtitle(const std::string& plain) {
+  std::string out;
+  for (const char c : plain) {
+    if (c == '^' || c == '_' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const ModelFigureSelection& sel,
                                   const FigureOptions& options) {
   if (!out.analysis) throw InputError(out.too_long_message.empty() ? "model: nothing to draw" : out.too_long_message);
@@ -34,22 +51,8 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const 
   const std::string head = "layer " + std::to_string(sel.layer) + ", head " + std::to_string(sel.head);
   FigureOptions fo = options;
   fo.params.head = 0;
-  // The subtitle is laid out as a formula (widgets/formula.h): the folder name and the text are escaped to stay literal.
-  // A long text is quoted by its beginning: the subtitle stays a line or two.
-  constexpr size_t kQuoted = 160;
-  std::string quoted = out.text;
-  if (quoted.size() > kQuoted) {
-    size_t cut = kQuoted;
-    while (cut > 0 && (static_cast<unsigned char>(quoted[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
-    quoted = quoted.substr(0, cut) + "\xE2\x80\xA6";
-  }
-  std::string plain = name + " (" + modelInfo(*out.model).config.arch_name + "), " + std::to_string(r.tokens.size()) +
-                      " tokens: \"" + quoted + "\"";
-  fo.subtitle.clear();
-  for (const char c : plain) {
-    if (c == '^' || c == '_' || c == '\\') fo.subtitle += '\\';
-    fo.subtitle += c;
-  }
+  fo.subtitle = literalSubtitle(name + " (" + modelInfo(*out.model).config.arch_name + "), " +
+                                std::to_string(r.tokens.size()) + " tokens: \"" + quotedStart(out.text) + "\"");
   auto titled = [&](const std::string& t) {
     if (!fo.title) fo.title = t;
   };

@@ -15,6 +15,13 @@ struct ModelFigureSelection {
   int64_t query = -1, key = -1;  // Q/K pair; -1: last token, its strongest key
 };
 
+// A figure's subtitle is laid out as a formula (widgets/formula.h): a
+// folder name and a user's text are escaped to stay literal, and a long text
+// is quoted by its beginning (160 bytes, then …), so the subtitle stays a
+// line or two.
+std::string literalSubtitle(const std::string& plain);
+std::string quotedStart(const std::string& text);
+
 // Throws InputError for a selection out of range or a pattern view without a
 // pattern in `out`.
 PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const ModelFigureSelection& sel,

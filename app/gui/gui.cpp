@@ -20,6 +20,7 @@
 #include "app/gui/gui_views.h"
 #include "app/gui/job_runner.h"
 #include "engine/error.h"
+#include "engine/npy.h"
 #include "widgets/heatmap.h"
 #include "widgets/primitives_imgui.h"
 

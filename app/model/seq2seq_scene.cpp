@@ -1,0 +1,70 @@
+#include "app/model/seq2seq_scene.h"
+
+#include "engine/attention_math.h"
+#include "engine/error.h"
+
+namespace attn {
+
+namespace {
+
+const std::vector<std::vector<Mat>>& mapsOf(const Seq2SeqRun& run, Seq2SeqMaps kind) {
+  return kind == Seq2SeqMaps::Encoder ? run.encoder_attention : kind == Seq2SeqMaps::Decoder ? run.decoder_attention
+                                                                                              : run.cross_attention;
+}
+
+// The axes of a kind: queries down, keys across; the decoder's causal mask.
+Result axesOf(const Seq2SeqRun& run, Seq2SeqMaps kind) {
+  Result r;
+  r.variant = seq2seqMapsTitle(kind);
+  r.q_tokens = kind == Seq2SeqMaps::Encoder ? run.source_tokens : run.target_tokens;
+  r.k_tokens = kind == Seq2SeqMaps::Decoder ? run.target_tokens : run.source_tokens;
+  if (kind == Seq2SeqMaps::Decoder)
+    r.mask = causalMask(static_cast<int64_t>(run.target_tokens.size()), static_cast<int64_t>(run.target_tokens.size()));
+  return r;
+}
+
+const std::vector<Mat>& layerOf(const Seq2SeqRun& run, Seq2SeqMaps kind, int64_t layer) {
+  const std::vector<std::vector<Mat>>& maps = mapsOf(run, kind);
+  if (layer < 0 || layer >= static_cast<int64_t>(maps.size()))
+    throw InputError("--layer: expected 0.." + std::to_string(static_cast<int64_t>(maps.size()) - 1) + " (" +
+                     seq2seqMapsTitle(kind) + "), got " + std::to_string(layer));
+  return maps[static_cast<size_t>(layer)];
+}
+
+}  // namespace
+
+std::string seq2seqMapsTitle(Seq2SeqMaps kind) {
+  // Not a registry variant's name: a view that looks names up (the family view's titles) finds none.
+  return kind == Seq2SeqMaps::Encoder ? "encoder self-attention"
+         : kind == Seq2SeqMaps::Decoder ? "decoder self-attention"
+                                         : "cross-attention, target \xE2\x86\x92 source";
+}
+
+int64_t seq2seqLayers(const Seq2SeqRun& run, Seq2SeqMaps kind) { return static_cast<int64_t>(mapsOf(run, kind).size()); }
+
+Result seq2seqHeadResult(const Seq2SeqRun& run, Seq2SeqMaps kind, int64_t layer, int64_t head) {
+  const std::vector<Mat>& maps = layerOf(run, kind, layer);
+  if (head < 0 || head >= static_cast<int64_t>(maps.size()))
+    throw InputError("--head: expected 0.." + std::to_string(static_cast<int64_t>(maps.size()) - 1) + ", got " +
+                     std::to_string(head));
+  Result r = axesOf(run, kind);
+  r.weights = {maps[static_cast<size_t>(head)]};
+  r.computeStats();
+  return r;
+}
+
+Result seq2seqLayerResult(const Seq2SeqRun& run, Seq2SeqMaps kind, int64_t layer) {
+  Result r = axesOf(run, kind);
+  r.weights = layerOf(run, kind, layer);
+  r.computeStats();
+  return r;
+}
+
+Result seq2seqAllHeadsResult(const Seq2SeqRun& run, Seq2SeqMaps kind) {
+  Result r = axesOf(run, kind);
+  for (const std::vector<Mat>& layer : mapsOf(run, kind)) r.weights.insert(r.weights.end(), layer.begin(), layer.end());
+  r.computeStats();
+  return r;
+}
+
+}  // namespace attn
