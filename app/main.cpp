@@ -167,6 +167,12 @@ int main(int argc, char** argv) {
                             "Encoder–decoder models (T5, BART): the decoder's text, read after decoder_start_token_id "
                             "(teacher forcing); writes encoder_attention.npy, decoder_attention.npy, "
                             "cross_attention.npy, encoder_hidden.npy and decoder_hidden.npy");
+  CLI::Option* run_image = model_run_cmd->add_option(
+      "--image", model_run.image,
+      "Vision models (ViT): a PNG or JPEG picture, resized, rescaled and normalised as the folder's "
+      "preprocessor_config.json says; writes attention.npy [layers, heads, 1 + P, 1 + P], hidden.npy, pixel_values.npy");
+  model_run_cmd->add_option("--pixels", model_run.pixels, "Vision models: pixel values as given, float32 .npy [3, H, W]")
+      ->excludes(run_image);
   model_run_cmd->add_option("--predict-at", model_run.predict_at,
                             "Positions to predict at: all, last, or a list such as 0,7,12 (the LM head runs on these only)")
       ->capture_default_str();

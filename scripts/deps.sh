@@ -13,7 +13,7 @@ else
     libglfw3-dev libimgui-dev libstb-dev libgl1-mesa-dri
     qt6-base-dev qt6-svg-dev
     libgtest-dev libgmock-dev libbenchmark-dev
-    xvfb xauth poppler-utils python3-sentencepiece
+    xvfb xauth poppler-utils python3-sentencepiece python3-pil python3-numpy
     fonts-dejavu-core fonts-noto-cjk
     clang-14 libclang-rt-14-dev libomp-14-dev
   )

@@ -34,7 +34,8 @@ stage() {  # stage NAME: the time since the previous stage ended
 # script also writes a tokenizer.json from each package's vocabulary and merges.
 # SentencePiece Unigram (T5): a model trained by Debian's python3-sentencepiece
 # with nmt_nfkc, written as tokenizer.json, against Hugging Face's own
-# `tokenizers` (its npm package).
+# `tokenizers` (its npm package). ViT's picture preprocessing: pictures
+# resized by Debian's python3-pil as transformers' image processor calls it.
 npm_dir="$root/build/npm"
 reference_ids() {
   local modules="$npm_dir/node_modules"
@@ -49,6 +50,7 @@ reference_ids() {
   node "$root/tests/tokenizer_json_expected.js" "$modules" "$npm_dir/llama"
   /usr/bin/python3 "$root/scripts/unigram_reference.py" "$npm_dir/unigram"
   node "$root/tests/tokenizer_unigram_expected.js" "$modules" "$npm_dir/unigram"
+  /usr/bin/python3 "$root/scripts/vision_reference.py" "$npm_dir/vision"
 }
 
 release() {

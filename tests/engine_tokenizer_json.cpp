@@ -271,8 +271,9 @@ TEST(TokenizerJson, RefusesBadFiles) {
   json f = byteLevelFile(true);
   f["model"]["type"] = "WordPiece";
   expectRefused([&] { loadJson(f); }, {"tokenizer.json: model.type", "\"WordPiece\"", "supported: \"BPE\""});
+  // A Unigram model reads its vocabulary as [token, score] pairs: a BPE vocabulary under that type is refused.
   f["model"]["type"] = "Unigram";
-  expectRefused([&] { loadJson(f); }, {"model.type", "\"Unigram\"", "supported"});
+  expectRefused([&] { loadJson(f); }, {"model.vocab", "expected a non-empty array [[\"token\", score]"});
 
   f = byteLevelFile(true);
   f["model"].erase("vocab");

@@ -79,7 +79,10 @@ TEST(TokenizerSentencePiece, TokenizerConfig) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
   };
-  refused(R"({"add_eos_token": true})", "tokenizer_config.json: add_eos_token");
+  hf = loadSp(R"({"add_eos_token": true})");  // the text, then eos: [bos] … [eos]
+  EXPECT_EQ(hf.after, (Ids{2}));
+  EXPECT_EQ(hf.before, (Ids{1}));
+  EXPECT_FALSE(hf.add_bos);
   refused(R"({"bos_token": "<bos>"})", "tokenizer_config.json: bos_token: '<bos>' is not a piece");
   refused(R"({"add_bos_token": "yes"})", "add_bos_token: expected true or false");
   refused("{", "tokenizer_config.json: malformed JSON");

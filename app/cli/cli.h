@@ -57,6 +57,7 @@ struct ModelRunCliOptions {
   std::string text_file;           // the text from a file instead of --text
   std::string maps = "auto";       // "auto", "all", "pooled", "none" or "L:H,…" (engine/model/maps.h)
   std::optional<std::string> target;  // encoder–decoder models: the decoder's text (teacher forcing)
+  std::string image, pixels;          // vision models: a picture, or pixel values float32 [3, H, W]
 };
 
 // attnlab model generate PATH --text T --max-new N [--greedy | --top-k K --temperature τ --seed S] --out DIR

@@ -9,7 +9,9 @@
 #include "engine/model/head_metrics.h"
 #include "engine/model/maps.h"
 #include "engine/model/model.h"
+#include "engine/image.h"
 #include "engine/model/seq2seq.h"
+#include "engine/model/vision.h"
 #include "engine/npy.h"
 
 #include <nlohmann/json.hpp>
@@ -248,13 +250,72 @@ int cmdModelRunSeq2Seq(const ModelRunCliOptions& o, const ModelFiles& files, con
   return 0;
 }
 
+// The largest picture --image reads (it is resized to the model's size first).
+constexpr int64_t kMaxPicturePixels = int64_t{64} << 20;
+
+// model run PATH --image FILE | --pixels FILE.npy on a vision model (ViT).
+int cmdModelRunVision(const ModelRunCliOptions& o, const ModelFiles& files) {
+  if (!o.text.empty() || !o.text_file.empty() || o.target)
+    throw InputError(std::string(o.target ? "--target" : "--text") + ": a vision model reads a picture (--image FILE or --pixels FILE.npy), not text");
+  if (o.image.empty() && o.pixels.empty()) throw InputError("--image: a vision model reads a picture: give --image FILE.png or --pixels FILE.npy");
+  if (o.maps != "auto" || o.predict_at != "all" || o.truncate)
+    throw InputError(std::string(o.maps != "auto" ? "--maps" : o.predict_at != "all" ? "--predict-at" : "--truncate") +
+                     ": not available for vision models (every map is written)");
+  Array pixels;
+  if (!o.image.empty()) {
+    const std::optional<std::string> pre = files.read_text("preprocessor_config.json");
+    const std::string where = (std::filesystem::path(files.label) / "preprocessor_config.json").string();
+    if (!pre) throw InputError(where + ": missing (--image needs the folder's image preprocessing; or give --pixels FILE.npy)");
+    const ImagePreprocessing p = parsePreprocessorConfig(*pre, where);
+    pixels = preprocessImage(readImageRgb(o.image, "--image", kMaxPicturePixels), p);
+  } else {
+    pixels = readNpy(o.pixels, "--pixels");
+  }
+  const std::shared_ptr<const Model> model = loadModel(files);
+  const ModelConfig& c = modelInfo(*model).config;
+  StagedDir dir(o.out_dir);  // validates --out before the run
+  const VisionRun run = runVision(*model, pixels, o.top_k);
+  const int64_t n = 1 + run.grid_h * run.grid_w;
+  writeMaps(dir, "attention.npy", run.attention, run.heads, n, n);
+  dir.writeNpy("hidden.npy", run.hidden);
+  dir.writeNpy("pixel_values.npy", run.pixel_values);
+  nlohmann::json meta = {{"model", modelInfo(*model).label},
+                         {"architecture", c.arch_name},
+                         {"layers", run.layers},
+                         {"heads", run.heads},
+                         {"d_head", run.d_head},
+                         {"image_size", c.image_size},
+                         {"patch_size", c.patch_size},
+                         {"grid", {run.grid_h, run.grid_w}},
+                         {"tokens", n},
+                         {"token_layout", "token 0 is [CLS]; token 1 + gy·grid_w + gx the patch at row gy, column gx"},
+                         {"flops", run.flops},
+                         {"compute_seconds", run.compute_seconds},
+                         {"shapes", {{"attention", {run.layers, run.heads, n, n}},
+                                     {"hidden", {run.hidden.rows(), run.hidden.cols()}},
+                                     {"pixel_values", run.pixel_values.shape}}}};
+  if (!run.top_k.empty()) meta["top_k"] = predictionsJson(run.top_k);  // the classifier's labels on [CLS], best first
+  dir.write("meta.json", jsonText(meta));
+  dir.commit();
+  std::cout << "wrote " << o.out_dir << ": " << c.arch_name << ", " << run.grid_h << "×" << run.grid_w
+            << " patches + [CLS], attention " << Array{{run.layers, run.heads, n, n}, {}}.shapeString()
+            << (run.top_k.empty() ? std::string() : ", top label '" + run.top_k[0].token + "'") << ", "
+            << run.compute_seconds * 1e3 << " ms\n";
+  return 0;
+}
+
 }  // namespace
 
 int cmdModelRun(const ModelRunCliOptions& o) {
   if (o.top_k < 0) throw InputError("--top-k: expected K ≥ 0, got " + std::to_string(o.top_k));
-  const std::string text = o.text_file.empty() ? o.text : readWholeFile(o.text_file, "--text-file");
   const ModelFiles files = filesOnDisk(o.path);
-  if (const std::optional<ModelConfig> c = configOf(files)) {
+  const std::optional<ModelConfig> config = configOf(files);
+  if (config && config->vision) return cmdModelRunVision(o, files);
+  if (!o.image.empty() || !o.pixels.empty())
+    throw InputError(std::string(o.image.empty() ? "--pixels" : "--image") + ": " +
+                     (config ? config->arch_name : std::string("this model")) + " reads text, not pictures (--image needs a ViT)");
+  const std::string text = o.text_file.empty() ? o.text : readWholeFile(o.text_file, "--text-file");
+  if (const std::optional<ModelConfig>& c = config) {
     if (c->encoder_decoder) return cmdModelRunSeq2Seq(o, files, text);
     if (o.target)
       throw InputError("--target: " + c->arch_name + " is not an encoder–decoder model (--target needs T5 or BART; "

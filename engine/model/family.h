@@ -9,6 +9,7 @@
 #include "engine/model/config.h"
 #include "engine/model/model_impl.h"
 #include "engine/model/seq2seq.h"
+#include "engine/model/vision.h"
 
 #include <functional>
 #include <map>
@@ -61,6 +62,7 @@ enum class TokenizerFiles {
   Gpt2,       // vocab.json + merges.txt
   WordPiece,  // vocab.txt (BERT)
   Json,       // tokenizer.json (+ tokenizer_config.json)
+  None,       // pictures, not text (ViT)
 };
 
 struct Family {
@@ -92,6 +94,9 @@ struct Family {
   // pass over run.source_ids and run.target_ids (empty: the encoder alone),
   // filling the three kinds of maps and both hidden states, adding its FLOPs.
   std::function<void(const Model&, Seq2SeqRun&, const RunContext&)> seq2seq;
+  // Vision families (ViT) set this instead: the pass over run.pixel_values,
+  // filling its maps and hidden states, adding its FLOPs.
+  std::function<void(const Model&, VisionRun&, const RunContext&)> vision;
   // The LM head's logits for rows of the final hidden states   [rows, V].
   // Unset: hidden lm_headᵀ (lmHeadLogits).
   std::function<Mat(const Model&, const Mat& hidden, double* flops)> logits;

@@ -232,6 +232,8 @@ void loadTokenizer(const ModelFiles& files, Model& m) {
   };
   std::string vocab_file;
   switch (m.family->tokenizer) {
+    case TokenizerFiles::None:
+      return;
     case TokenizerFiles::Json: {
       vocab_file = "tokenizer.json";
       std::optional<std::string> json = files.read_text(vocab_file), spm;
@@ -530,6 +532,8 @@ ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* ca
 
 void checkIds(const Model& m, const std::vector<int32_t>& ids, int64_t first_position) {
   const ModelConfig& c = m.info.config;
+  if (m.family->vision)
+    throw InputError(c.label + " reads pictures, not text (attnlab model run PATH --image FILE.png, or --pixels FILE.npy)");
   if (m.family->seq2seq)
     throw InputError(c.label + " is an encoder–decoder model: it reads a source and a target (attnlab model run PATH "
                                "--text SOURCE --target TARGET, or model generate PATH --text SOURCE)");
@@ -575,6 +579,8 @@ ModelRun runModelIds(const Model& m, const std::vector<int32_t>& ids, const Mode
 std::vector<int32_t> promptIds(const Model& m, const std::string& text, int64_t max_tokens, bool truncate,
                                bool* truncated) {
   const ModelConfig& c = m.info.config;
+  if (!m.tokenizer)
+    throw InputError(c.label + " reads pictures, not text (attnlab model run PATH --image FILE.png, or --pixels FILE.npy)");
   if (text.empty()) throw InputError("text: empty (type some text for the model to read)");
   std::vector<int32_t> ids = m.tokenizer->encode(text);
   if (ids.empty()) throw InputError("text: no tokens after tokenizing (type some words for the model to read)");

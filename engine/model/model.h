@@ -97,6 +97,10 @@ struct ModelConfig {
   double embed_scale = 1;            // token embeddings × this (BART's scale_embedding: √d_model)
   int64_t relative_buckets = 0;      // T5's relative_attention_num_buckets (0: no relative bias)
   int64_t relative_max_distance = 0; // T5's relative_attention_max_distance
+  // Vision Transformers (engine/model/vision.h): pictures of image_size² pixels in patch_size² patches.
+  bool vision = false;
+  int64_t image_size = 0, patch_size = 0, channels = 0;
+  std::vector<std::string> labels;  // the classifier's id2label, by id (empty without a classifier)
 
   // The window of layer l (0: none), and its RoPE.
   int64_t windowOf(int64_t l) const { return layer_window.empty() ? 0 : layer_window[static_cast<size_t>(l)]; }
