@@ -5,6 +5,7 @@
 // the picture's preprocessing against Pillow (scripts/vision_reference.py,
 // run by scripts/test.sh); the command line; the refusals.
 #include "engine/image.h"
+#include "engine/model/head_metrics.h"
 #include "engine/model/model.h"
 #include "engine/model/vision.h"
 #include "engine/npy.h"
@@ -185,7 +186,27 @@ TEST(FamilyVit, MatchesTransformersOnEveryMapHiddenStateAndLabel) {
     const VisionRun run = runVision(*model, px, 3);
     EXPECT_EQ(run.grid_h, kGrid);
     EXPECT_EQ(run.attention[0][0].rows(), 1 + kGrid * kGrid);
-    expectMatches(run, vitRef(tiny, o, px));
+    const VitRef ref = vitRef(tiny, o, px);
+    expectMatches(run, ref);
+    // Mean attention distance in pixels, from the reference's maps: patch-to-patch rows renormalised, [CLS] left out.
+    const std::vector<std::vector<double>> distance = attentionDistance(run, kPatch);
+    ASSERT_EQ(distance.size(), static_cast<size_t>(kLayers));
+    for (size_t l = 0; l < distance.size(); ++l)
+      for (size_t h = 0; h < static_cast<size_t>(kHeads); ++h) {
+        double sum = 0;
+        for (int64_t i = 0; i < kGrid * kGrid; ++i) {
+          double z = 0, weighted = 0;
+          for (int64_t j = 0; j < kGrid * kGrid; ++j) {
+            const double a = ref.attention[l][h][1 + i][1 + j];
+            const double dy = static_cast<double>(i / kGrid - j / kGrid), dx = static_cast<double>(i % kGrid - j % kGrid);
+            z += a;
+            weighted += a * std::sqrt(dy * dy + dx * dx) * kPatch;
+          }
+          sum += weighted / z;
+        }
+        EXPECT_NEAR(distance[l][h], sum / (kGrid * kGrid), 1e-4) << "layer " << l << " head " << h;
+        EXPECT_GT(distance[l][h], 0.0);
+      }
   }
 }
 
@@ -224,6 +245,12 @@ TEST(FamilyVit, ModelRunWritesTheMapsOfAPictureThroughTheCli) {
   EXPECT_EQ(shape, (std::vector<int64_t>{n, kD}));
   test::readTyped<float>(out.path / "a" / "pixel_values.npy", "<f4", shape);
   EXPECT_EQ(shape, (std::vector<int64_t>{3, kImage, kImage}));
+  const std::vector<float> rollout = test::readTyped<float>(out.path / "a" / "rollout.npy", "<f4", shape);
+  ASSERT_EQ(shape, (std::vector<int64_t>{kLayers, n, n}));
+  EXPECT_EQ(rollout[static_cast<size_t>((1 * n + 0) * n + 9)], attentionRollout(run.attention)[1](0, 9));  // [CLS]'s row
+  const std::vector<float> distance = test::readTyped<float>(out.path / "a" / "attention_distance.npy", "<f4", shape);
+  ASSERT_EQ(shape, (std::vector<int64_t>{kLayers, kHeads}));
+  EXPECT_FLOAT_EQ(distance[static_cast<size_t>(kHeads + 1)], static_cast<float>(attentionDistance(run, kPatch)[1][1]));
   const nlohmann::json meta = nlohmann::json::parse(test::slurp(out.path / "a" / "meta.json"));
   EXPECT_EQ(meta["top_k"][0]["token"], run.top_k[0].token);
   EXPECT_EQ(meta["grid"], (nlohmann::json{kGrid, kGrid}));

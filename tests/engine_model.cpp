@@ -896,7 +896,7 @@ TEST(HeadMetrics, RolloutAgainstLoopAndRowsSumToOne) {
   test::writeTinyModel(dir.path);
   const auto m = loadModel(filesOnDisk(dir.path.string()));
   const ModelRun run = runModelIds(*m, {3, 1, 4, 1, 5, 9, 2, 6});
-  const std::vector<Mat> R = attentionRollout(run);
+  const std::vector<Mat> R = attentionRollout(run.attention);
   ASSERT_EQ(R.size(), 2u);
   const int64_t L = 8;
   std::vector<Rows> hat;

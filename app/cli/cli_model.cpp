@@ -279,6 +279,15 @@ int cmdModelRunVision(const ModelRunCliOptions& o, const ModelFiles& files) {
   writeMaps(dir, "attention.npy", run.attention, run.heads, n, n);
   dir.writeNpy("hidden.npy", run.hidden);
   dir.writeNpy("pixel_values.npy", run.pixel_values);
+  // rollout.npy [layers, 1 + P, 1 + P]: R_l (row 0 is [CLS]'s rollout over the picture); attention_distance.npy [layers, heads]
+  const std::vector<Mat> rollout = attentionRollout(run.attention);
+  std::vector<std::span<const float>> rolled;
+  for (const Mat& R : rollout) rolled.push_back(values(R));
+  dir.writeNpy("rollout.npy", {run.layers, n, n}, rolled);
+  std::vector<float> distance;
+  for (const std::vector<double>& layer : attentionDistance(run, c.patch_size))
+    for (const double d : layer) distance.push_back(static_cast<float>(d));
+  dir.writeNpy("attention_distance.npy", {run.layers, run.heads}, std::vector{std::span<const float>(distance)});
   nlohmann::json meta = {{"model", modelInfo(*model).label},
                          {"architecture", c.arch_name},
                          {"layers", run.layers},
@@ -293,7 +302,12 @@ int cmdModelRunVision(const ModelRunCliOptions& o, const ModelFiles& files) {
                          {"compute_seconds", run.compute_seconds},
                          {"shapes", {{"attention", {run.layers, run.heads, n, n}},
                                      {"hidden", {run.hidden.rows(), run.hidden.cols()}},
-                                     {"pixel_values", run.pixel_values.shape}}}};
+                                     {"pixel_values", run.pixel_values.shape},
+                                     {"rollout", {run.layers, n, n}},
+                                     {"attention_distance", {run.layers, run.heads}}}},
+                         {"rollout", "Abnar & Zuidema with the residual: R_l = (½·mean_h A_l + ½·I, rows renormalised) · R_{l−1}"},
+                         {"attention_distance", "per layer and head, pixels: mean over query patches of Σ_j a_ij·|c_i − c_j|, "
+                                                "a the patch-to-patch weights renormalised ([CLS] left out)"}};
   if (!run.top_k.empty()) meta["top_k"] = predictionsJson(run.top_k);  // the classifier's labels on [CLS], best first
   dir.write("meta.json", jsonText(meta));
   dir.commit();

@@ -127,7 +127,7 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
         a->block_labels.push_back(std::to_string(b * p.block) + "\xE2\x80\x93" +
                                   std::to_string(std::min(L, (b + 1) * p.block) - 1));
     }
-    if (!a->pooled) a->rollout = attentionRollout(a->run);
+    if (!a->pooled) a->rollout = attentionRollout(a->run.attention);
     for (const Mat& r : a->rollout) {
       const int64_t skip = a->run.causal && r.rows() > 1 ? 1 : 0;
       a->rollout_stats.push_back(ValueStats::of(r.data() + skip * r.cols(), (r.rows() - skip) * r.cols()));

@@ -88,11 +88,11 @@ ModelRun inductionRun(const Model& m, const RunContext& ctx) {
   return runModelIds(m, repeatedRandomIds(m, t, kInductionSeed), maps_only, ctx);
 }
 
-std::vector<Mat> attentionRollout(const ModelRun& run) {
+std::vector<Mat> attentionRollout(const std::vector<std::vector<Mat>>& attention) {
   std::vector<Mat> out;
   Mat R;
-  for (int64_t l = 0; l < run.layers; ++l) {
-    const std::vector<Mat>& heads = run.attention[static_cast<size_t>(l)];
+  for (size_t l = 0; l < attention.size(); ++l) {
+    const std::vector<Mat>& heads = attention[l];
     const int64_t L = heads[0].rows();
     // Â_l = ½·mean_h A_l,h + ½·I, rows renormalised               [L, L]
     Mat a = Mat::Zero(L, L);

@@ -40,7 +40,8 @@ constexpr uint64_t kInductionSeed = 1;
 ModelRun inductionRun(const Model& m, const RunContext& ctx = {});
 
 // Rollout with the residual identity: Â_l = ½·mean_h A_l,h + ½·I, rows
-// renormalised; R_0 = Â_0, R_l = Â_l · R_{l−1}. Returns R_l per layer [L, L].
-std::vector<Mat> attentionRollout(const ModelRun& run);
+// renormalised; R_0 = Â_0, R_l = Â_l · R_{l−1}. From every map of a run
+// ([layer][head] [L, L]: a text model's, a ViT's); returns R_l per layer [L, L].
+std::vector<Mat> attentionRollout(const std::vector<std::vector<Mat>>& attention);
 
 }  // namespace attn

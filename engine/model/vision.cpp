@@ -180,6 +180,28 @@ Array preprocessImage(const Array& rgb01, const ImagePreprocessing& p) {
   return out;
 }
 
+std::vector<std::vector<double>> attentionDistance(const VisionRun& run, int64_t patch_size) {
+  const int64_t P = run.grid_h * run.grid_w;
+  // ‖c_i − c_j‖ in pixels between patch centres                        [P, P]
+  Eigen::MatrixXd dist(P, P);
+  for (int64_t i = 0; i < P; ++i)
+    for (int64_t j = 0; j < P; ++j)
+      dist(i, j) = static_cast<double>(patch_size) * std::hypot(static_cast<double>(i / run.grid_w - j / run.grid_w),
+                                                                static_cast<double>(i % run.grid_w - j % run.grid_w));
+  std::vector<std::vector<double>> out(run.attention.size());
+  for (size_t l = 0; l < run.attention.size(); ++l)
+    for (const Mat& A : run.attention[l]) {
+      const Eigen::MatrixXd patches = A.bottomRightCorner(P, P).cast<double>();
+      double sum = 0;
+      for (int64_t i = 0; i < P; ++i) {
+        const double z = patches.row(i).sum();
+        if (z > 0) sum += patches.row(i).dot(dist.row(i)) / z;
+      }
+      out[l].push_back(sum / static_cast<double>(P));
+    }
+  return out;
+}
+
 VisionRun runVision(const Model& m, const Array& pixels, int top_k, const RunContext& ctx) {
   const ModelConfig& c = m.info.config;
   if (!isVisionModel(m))

@@ -51,6 +51,13 @@ std::vector<uint8_t> resizeBilinearLikePillow(const std::vector<uint8_t>& rgb, i
 // readImageRgb gives it): resized, rescaled and normalised as `p` says.
 Array preprocessImage(const Array& rgb01, const ImagePreprocessing& p);
 
+// Each head's mean attention distance in pixels (Dosovitskiy et al. 2021,
+// Figure 7 and appendix D.7): the mean over the query patches i of
+// Σ_j a_ij·‖c_i − c_j‖ over the key patches j, with c a patch's centre in
+// pixels and a_ij = A[i, j] / Σ_j' A[i, j'] the patch-to-patch weights (the
+// [CLS] token left out as query and key).                       [layers][heads]
+std::vector<std::vector<double>> attentionDistance(const VisionRun& run, int64_t patch_size);
+
 // The pass on pixel values [3, H, W] (H and W the model's image_size), the top-k labels where it has a classifier.
 VisionRun runVision(const Model& m, const Array& pixel_values, int top_k, const RunContext& ctx = {});
 
