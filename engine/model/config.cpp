@@ -52,6 +52,17 @@ double ConfigReader::number(const std::string& key, std::optional<double> def, d
   return v->get<double>();
 }
 
+nlohmann::json parseJsonObject(const std::string& text, const std::string& where) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(where + ": not valid JSON (" + e.what() + ")");
+  }
+  if (!j.is_object()) throw InputError(where + ": expected a JSON object");
+  return j;
+}
+
 int64_t ConfigReader::tokenId(const std::string& key, int64_t def, int64_t vocab) const {
   const nlohmann::json* v = find(key);
   if (!v) return def;

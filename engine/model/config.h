@@ -28,6 +28,10 @@ namespace attn {
 // 256k): layers, widths (heads, d, d_ff), and counts (positions, vocabulary).
 inline constexpr int64_t kMaxLayers = 1024, kMaxWidth = int64_t{1} << 20, kMaxCount = int64_t{1} << 24;
 
+// A model folder's JSON file (config.json, preprocessor_config.json) as an
+// object; InputError naming `where` when it is not valid JSON or not an object.
+nlohmann::json parseJsonObject(const std::string& text, const std::string& where);
+
 // One JSON object of config.json (the whole file, or a nested object such
 // as rope_parameters). Each field read is remembered, for refuseUnread().
 struct ConfigReader {

@@ -96,13 +96,7 @@ const Family& familyOf(const ConfigReader& r, ModelConfig& c) {
 }  // namespace
 
 ModelConfig parseConfig(const std::string& text, const std::string& where) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(where + ": not valid JSON (" + e.what() + ")");
-  }
-  if (!j.is_object()) throw InputError(where + ": expected a JSON object");
+  const nlohmann::json j = parseJsonObject(text, where);
   const ConfigReader r{j, where};
   ModelConfig c;
   const Family& f = familyOf(r, c);
@@ -211,14 +205,9 @@ void checkWeightValues(const std::string& where, const std::string& name, const 
 bool bertLowerCase(const ModelFiles& files) {
   const std::optional<std::string> text = files.read_text("tokenizer_config.json");
   if (!text) return true;
+  const nlohmann::json j = parseJsonObject(*text, fileIn(files, "tokenizer_config.json"));
   const std::string where = fileIn(files, "tokenizer_config.json");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(*text);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(where + ": not valid JSON (" + e.what() + ")");
-  }
-  if (!j.is_object() || !j.contains("do_lower_case")) return true;
+  if (!j.contains("do_lower_case")) return true;
   if (!j["do_lower_case"].is_boolean()) throw InputError(where + ": field 'do_lower_case' must be true or false");
   return j["do_lower_case"].get<bool>();
 }
@@ -535,8 +524,9 @@ void checkIds(const Model& m, const std::vector<int32_t>& ids, int64_t first_pos
   if (m.family->vision)
     throw InputError(c.label + " reads pictures, not text (attnlab model run PATH --image FILE.png, or --pixels FILE.npy)");
   if (m.family->seq2seq)
-    throw InputError(c.label + " is an encoder–decoder model: it reads a source and a target (attnlab model run PATH "
-                               "--text SOURCE --target TARGET, or model generate PATH --text SOURCE)");
+    throw InputError(c.label + " is an encoder–decoder model: it reads a source and a target (its maps: attnlab model run "
+                               "PATH --text SOURCE --target TARGET; its figures: attnlab render --model PATH --text SOURCE "
+                               "--target TARGET; its own target: attnlab model generate PATH --text SOURCE)");
   const int64_t L = static_cast<int64_t>(ids.size());
   if (L == 0) throw InputError("text: no tokens to run the model on");
   if (first_position + L > c.positions)

@@ -16,13 +16,7 @@ namespace attn {
 bool isVisionModel(const Model& m) { return m.family && static_cast<bool>(m.family->vision); }
 
 ImagePreprocessing parsePreprocessorConfig(const std::string& text, const std::string& where) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(where + ": not valid JSON (" + e.what() + ")");
-  }
-  if (!j.is_object()) throw InputError(where + ": expected a JSON object");
+  const nlohmann::json j = parseJsonObject(text, where);
   const ConfigReader r{j, where};
   ImagePreprocessing p;
   p.resize = r.flag("do_resize", true);
