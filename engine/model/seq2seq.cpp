@@ -138,9 +138,9 @@ Seq2SeqGeneration generateSeq2Seq(const Model& m, const std::string& source, int
     target.push_back(next.id);
   }
   // g.run is the last step's pass: its row s is step s's, one row per new token.
-  std::vector<int32_t> text_ids;
+  std::vector<int32_t> text_ids;  // the new tokens without the specials around a text (BART writes <s> first)
   for (const int32_t id : new_ids)
-    if (id != m.eos && id != c.decoder_start) text_ids.push_back(id);
+    if (id != m.eos && id != c.decoder_start && id != m.bos && id != m.cls && id != m.sep) text_ids.push_back(id);
   g.text = m.tokenizer->decode(text_ids);
   g.seconds = seconds(t0);
   g.run.compute_seconds = g.seconds;
