@@ -542,6 +542,20 @@ TEST(FamilySeq2Seq, GreedyGenerationTakesTheReferencesArgmaxAtEachStep) {
   }
 }
 
+// The decoded text leaves out the specials around a text: a BART whose logits bias makes <s> win every step
+// generates only <s> (its tokens say so) and an empty text.
+TEST(FamilySeq2Seq, GeneratedTextLeavesOutSpecials) {
+  test::TempDir dir;
+  TinyModel bart = writeBart(dir.path, {});
+  bart.weights.at("final_logits_bias")[kBos] = 50.0f;
+  test::writeWeights(bart);
+  const auto model = loadModel(filesOnDisk(dir.path.string()));
+  const Seq2SeqGeneration g = generateSeq2Seq(*model, kSource, 3);
+  ASSERT_EQ(g.tokens.size(), 3u);
+  for (const Prediction& t : g.tokens) EXPECT_EQ(t.id, kBos);
+  EXPECT_EQ(g.text, "");
+}
+
 TEST(FamilySeq2Seq, RefusesConfigsItDoesNotCompute) {
   struct Bad {
     bool t5;

@@ -149,7 +149,8 @@ void modelSection(AppState& s) {
                         info.config.arch_name.c_str(), static_cast<long long>(c.layers), static_cast<long long>(c.heads),
                         static_cast<long long>(c.d_model), static_cast<long long>(c.vocab));
   } else {
-    ImGui::TextDisabled("loading the model\xE2\x80\xA6");
+    // A load that failed leaves no model (its reason is in the status bar); otherwise one is on its way.
+    ImGui::TextDisabled(s.status_is_error ? "no model: open one" : "loading the model\xE2\x80\xA6");
   }
   if (ImGui::Button("Open Model\xE2\x80\xA6")) s.request.kind = Request::Kind::OpenModel;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("a Hugging Face folder or a .safetensors file (Ctrl+O)");
