@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <fstream>
 #include <random>
 
 namespace fs = std::filesystem;
@@ -223,6 +224,19 @@ TEST(FamilyVit, PicturesArePreparedAsTheImageProcessorDoes) {
     ASSERT_EQ(got.shape, want.shape);
     for (size_t i = 0; i < want.data.size(); ++i) ASSERT_NEAR(got.data[i], want.data[i], 1e-6) << "value " << i;
   }
+}
+
+// A PNG whose chunk claims more bytes than the file has is refused before stb_image sizes a buffer by it
+// (a few bytes claiming a 1 GiB IDAT made it allocate 2 GiB: found by fuzz_image, kept in its corpus).
+TEST(FamilyVit, APngChunkLongerThanTheFileIsRefusedBeforeDecoding) {
+  test::TempDir dir;
+  std::string png("\x89PNG\r\n\x1a\n", 8);
+  png += std::string("\x00\x00\x00\x0dIHDR", 8) + std::string("\x00\x00\x00\x04\x00\x00\x00\x03\x08\x02\x00\x00\x00", 13) + "CRC!";
+  png += std::string("\x40\x00\x00\x00IDAT", 8) + "xyz";
+  std::ofstream(dir.path / "bomb.png", std::ios::binary) << png;
+  const std::string e = test::errorOf([&] { readImageRgb((dir.path / "bomb.png").string(), "--image", 1 << 20); });
+  EXPECT_NE(e.find("bomb.png (--image): a corrupt PNG: chunk 'IDAT' at byte 33 claims 1073741824 bytes, but the file has"),
+            std::string::npos) << e;
 }
 
 TEST(FamilyVit, ModelRunWritesTheMapsOfAPictureThroughTheCli) {
