@@ -35,7 +35,7 @@ void checkPngChunks(FILE* f, const std::string& where) {
     for (char& ch : type)
       if (ch < 0x20 || ch > 0x7e) ch = '?';  // shown in the message as it reads
     if (static_cast<uint64_t>(at) + 12 + length > static_cast<uint64_t>(size))
-      throw InputError(where + ": a corrupt PNG: chunk " + "'" + type + "'" + " at byte " + std::to_string(at) +
+      throw InputError(where + ": expected a PNG or JPEG image, got a corrupt PNG: chunk " + "'" + type + "'" + " at byte " + std::to_string(at) +
                        " claims " + std::to_string(length) + " bytes, but the file has " + std::to_string(size - at - 12) +
                        " left");
     if (type == "IEND") break;
