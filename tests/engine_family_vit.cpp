@@ -235,7 +235,7 @@ TEST(FamilyVit, APngChunkLongerThanTheFileIsRefusedBeforeDecoding) {
   png += std::string("\x40\x00\x00\x00IDAT", 8) + "xyz";
   std::ofstream(dir.path / "bomb.png", std::ios::binary) << png;
   const std::string e = test::errorOf([&] { readImageRgb((dir.path / "bomb.png").string(), "--image", 1 << 20); });
-  EXPECT_NE(e.find("bomb.png (--image): a corrupt PNG: chunk 'IDAT' at byte 33 claims 1073741824 bytes, but the file has"),
+  EXPECT_NE(e.find("bomb.png (--image): expected a PNG or JPEG image, got a corrupt PNG: chunk 'IDAT' at byte 33 claims 1073741824 bytes, but the file has"),
             std::string::npos) << e;
 }
 
