@@ -530,10 +530,7 @@ int cmdModelGenerate(const ModelGenerateCliOptions& o) {
   const std::vector<int64_t> shape = {S, p.layers, p.heads, L_max};
   dir.writeNpy("attention.npy", shape, std::vector{std::span<const float>(attention)});
   dir.writeNpy("lengths.npy", {S}, std::vector{std::span<const int32_t>(lengths)});
-  std::vector<std::span<const float>> maps;  // the prompt's own maps [layers, heads, P, P]
-  for (const std::vector<Mat>& layer : p.attention)
-    for (const Mat& a : layer) maps.push_back(values(a));
-  dir.writeNpy("prompt_attention.npy", {p.layers, p.heads, P, P}, maps);
+  writeMaps(dir, "prompt_attention.npy", p.attention, p.heads, P, P);  // the prompt's own maps [layers, heads, P, P]
 
   const ModelInfo& info = modelInfo(*model);
   nlohmann::json meta = {{"model", info.label},

@@ -566,6 +566,8 @@ ModelRun runModelIds(const Model& m, const std::vector<int32_t>& ids, const Mode
   return run;
 }
 
+int32_t leadingSpecial(const Model& m) { return m.cls >= 0 ? m.cls : m.add_bos && m.bos >= 0 ? m.bos : -1; }
+
 std::vector<int32_t> promptIds(const Model& m, const std::string& text, int64_t max_tokens, bool truncate,
                                bool* truncated) {
   const ModelConfig& c = m.info.config;
@@ -576,7 +578,7 @@ std::vector<int32_t> promptIds(const Model& m, const std::string& text, int64_t 
   if (ids.empty()) throw InputError("text: no tokens after tokenizing (type some words for the model to read)");
   // What the post-processor puts around the text: [CLS] … [SEP] (BERT,
   // BART's <s> … </s>), <s> … (the LLaMA family), … </s> (T5), or nothing.
-  const int32_t before = m.cls >= 0 ? m.cls : m.add_bos && m.bos >= 0 ? m.bos : -1, after = m.sep;
+  const int32_t before = leadingSpecial(m), after = m.sep;
   const int64_t added = (before >= 0 ? 1 : 0) + (after >= 0 ? 1 : 0);
   const int64_t limit = max_tokens - added;
   const int64_t n = static_cast<int64_t>(ids.size());

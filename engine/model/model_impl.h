@@ -83,6 +83,9 @@ int passThreads(const Model& m, int64_t tokens);
 // `truncate` (setting *truncated).
 std::vector<int32_t> promptIds(const Model& m, const std::string& text, int64_t max_tokens, bool truncate,
                                bool* truncated);
+// The special token the tokenizer puts before a text: [CLS] (BERT, BART's
+// <s>), the bos the LLaMA family adds, or −1 (T5, GPT-2).
+int32_t leadingSpecial(const Model& m);
 // The LM head's logits for rows of `hidden` (the family's head)     [rows, V]. Adds its FLOPs to *flops.
 Mat lmLogits(const Model& m, const Mat& hidden, double* flops);
 // A token as shown: the tokenizer's string, or "#id" past its vocabulary.

@@ -5,6 +5,7 @@
 
 #include "engine/attention_math.h"
 #include "engine/model/family.h"
+#include "engine/model/model_impl.h"
 #include "engine/parallel.h"
 
 #include <chrono>
@@ -23,8 +24,7 @@ std::vector<int32_t> targetIds(const Model& m, const std::string& text) {
   const ModelConfig& c = m.info.config;
   std::vector<int32_t> ids = {static_cast<int32_t>(c.decoder_start)};
   // the labels' leading special (BART's <s>), then the text; the end token is left out
-  const int32_t before = m.cls >= 0 ? m.cls : m.add_bos && m.bos >= 0 ? m.bos : -1;
-  if (before >= 0) ids.push_back(before);
+  if (const int32_t before = leadingSpecial(m); before >= 0) ids.push_back(before);
   const std::vector<int32_t> text_ids = m.tokenizer->encode(text);
   ids.insert(ids.end(), text_ids.begin(), text_ids.end());
   return ids;
