@@ -53,9 +53,14 @@ int main(int argc, char** argv) {
   gui_cmd->add_option("--variant", gui.scene.variant, "Variant to open (see 'attnlab list')");
   gui_cmd->add_option("--set", gui.scene.sets, "Parameter KEY=VALUE (repeatable)");
   gui_cmd->add_option("--view", gui.scene.view,
-                      "Initial view: model, heads, qk, rollout, table, pattern (model workspace); heatmap, heads, lines, "
+                      "Initial view: model, heads, qk, rollout, table, pattern (model workspace; encoder–decoders: maps, "
+                      "model, heads, table; ViTs: picture, model, rollout, distance); heatmap, heads, lines, "
                       "extras, family, image, compare (variants)");
-  gui_cmd->add_option("--model", gui.scene.model, "Open a model: a Hugging Face folder or its .safetensors file");
+  gui_cmd->add_option("--model", gui.scene.model,
+                      "Open a model: a Hugging Face folder or its .safetensors file, or shipped:NAME (shipped:t5-toy, "
+                      "shipped:vit-shapes)");
+  gui_cmd->add_option("--target", gui.scene.target, "Encoder–decoder models: the decoder's text (default: the model's own translation)");
+  gui_cmd->add_option("--image", gui.scene.image, "Vision models: the picture (default: a shipped model's first example)");
   gui_cmd->add_option("--pattern", gui.scene.pattern, "Pattern view: the variant applied to the focused head (its --set values)");
   gui_cmd->add_option("--layer", gui.scene.layer, "Model workspace: the focused layer");
   gui_cmd->add_option("--head", gui.scene.head, "Model workspace: the focused head");
@@ -105,7 +110,10 @@ int main(int argc, char** argv) {
   render_cmd->add_option("--pattern", render.pattern, "Model pattern view: the variant applied to the head");
   render_cmd->add_option("--target", render.target,
                          "Encoder–decoder models (T5, BART): the decoder's text; views maps (default), lines, cross, "
-                         "encoder, decoder");
+                         "encoder, decoder, table");
+  render_cmd->add_option("--image", render.image,
+                         "Vision models (ViT): the picture; views picture (default: --layer, --query 0 [CLS] or 1 + "
+                         "patch), rollout, distance, model");
   render_cmd->add_option("--set", render.sets, "Parameter KEY=VALUE (repeatable)");
   render_cmd->add_option("--view", render.view,
                          "heatmap, heads, lines, extras, family, image or compare; with a model: model, heads, qk, "

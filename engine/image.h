@@ -15,5 +15,7 @@ namespace attn {
 // the file and `flag` when it is missing, not an image stb_image can decode,
 // or has more than `max_pixels` pixels (checked from the header alone).
 Array readImageRgb(const std::string& path, const std::string& flag, int64_t max_pixels);
+// The same from a file's bytes (an embedded picture); `where` names it in errors.
+Array decodeImageRgb(const std::string& bytes, const std::string& where, int64_t max_pixels);
 
 }  // namespace attn

@@ -41,20 +41,25 @@ double value(const HeadSummary& s, int column) {
 }  // namespace
 
 int headTable(const char* id, const std::vector<HeadSummary>& rows, int focus_layer, int focus_head,
-              HeadTableState& state, ImVec2 size) {
+              HeadTableState& state, ImVec2 size, const std::vector<int>& columns) {
   int clicked = -1;
+  std::vector<int> shown = columns;
+  if (shown.empty())
+    for (int c = 0; c < kColumns; ++c) shown.push_back(c);
+  const int count = static_cast<int>(shown.size());
   const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_BordersOuter | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchSame;
-  if (!ImGui::BeginTable(id, kColumns, flags, size)) return clicked;
+  if (!ImGui::BeginTable(id, count, flags, size)) return clicked;
   ImGui::TableSetupScrollFreeze(0, 1);
   const std::vector<std::string>& names = headTableColumns();
-  for (int c = 0; c < kColumns; ++c)
-    ImGui::TableSetupColumn(names[static_cast<size_t>(c)].c_str(),
-                            c == 0 ? ImGuiTableColumnFlags_DefaultSort : ImGuiTableColumnFlags_None);
+  for (int k = 0; k < count; ++k)
+    ImGui::TableSetupColumn(names[static_cast<size_t>(shown[static_cast<size_t>(k)])].c_str(),
+                            k == 0 ? ImGuiTableColumnFlags_DefaultSort : ImGuiTableColumnFlags_None);
   // Headers with a tooltip each (what the number means).
   ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
-  for (int c = 0; c < kColumns; ++c) {
-    ImGui::TableSetColumnIndex(c);
+  for (int k = 0; k < count; ++k) {
+    const int c = shown[static_cast<size_t>(k)];
+    ImGui::TableSetColumnIndex(k);
     // A name wider than its column (large text, a narrow window) breaks at its space or hyphen, never elided.
     std::string label = names[static_cast<size_t>(c)];
     if (ImGui::CalcTextSize(label.c_str()).x > ImGui::GetContentRegionAvail().x - ImGui::GetFontSize())
@@ -72,7 +77,7 @@ int headTable(const char* id, const std::vector<HeadSummary>& rows, int focus_la
   }
   if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs(); specs && (specs->SpecsDirty || !state.sorted_once)) {
     if (specs->SpecsCount > 0) {
-      const int column = specs->Specs[0].ColumnIndex;
+      const int column = shown[static_cast<size_t>(std::clamp(static_cast<int>(specs->Specs[0].ColumnIndex), 0, count - 1))];
       const bool ascending = specs->Specs[0].SortDirection == ImGuiSortDirection_Ascending;
       std::stable_sort(state.order.begin(), state.order.end(), [&](int a, int b) {
         const double va = value(rows[static_cast<size_t>(a)], column), vb = value(rows[static_cast<size_t>(b)], column);
@@ -88,8 +93,9 @@ int headTable(const char* id, const std::vector<HeadSummary>& rows, int focus_la
     ImGui::TableNextRow();
     ImGui::PushID(i);
     const bool focused = s.layer == focus_layer && s.head == focus_head;
-    for (int c = 0; c < kColumns; ++c) {
-      ImGui::TableSetColumnIndex(c);
+    for (int k = 0; k < count; ++k) {
+      const int c = shown[static_cast<size_t>(k)];
+      ImGui::TableSetColumnIndex(k);
       const double v = value(s, c);
       if ((c >= 2 && c <= 4) || (c == 8 && s.group_size > 1)) {
         // Shares in [0, 1]: the cell's tint grows with the value.

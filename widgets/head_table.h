@@ -18,8 +18,9 @@ struct HeadTableState {
   size_t rows = 0;         // size of the data `order` was built for
 };
 
-// Returns the index into `rows` of the clicked row, or −1.
+// Returns the index into `rows` of the clicked row, or −1. `columns`: the
+// indices into headTableColumns() shown, in order (empty: all nine).
 int headTable(const char* id, const std::vector<HeadSummary>& rows, int focus_layer, int focus_head,
-              HeadTableState& state, ImVec2 size);
+              HeadTableState& state, ImVec2 size, const std::vector<int>& columns = {});
 
 }  // namespace attn

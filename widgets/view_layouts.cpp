@@ -16,9 +16,6 @@ namespace {
 // The query the image and compare views mark.
 constexpr Rgb8 kQueryMark{220, 20, 60};
 
-// 0xAABBGGRR, the order of Raster::pixels.
-uint32_t rgba(Rgb8 c, uint32_t alpha = 255) { return alpha << 24 | uint32_t{c.b} << 16 | uint32_t{c.g} << 8 | c.r; }
-
 // The theme's text colour as a data colour (legend entries are data colours).
 Rgb8 textColour(const Canvas& c) { return c.dark ? Rgb8{235, 235, 235} : Rgb8{20, 20, 20}; }
 
@@ -31,6 +28,18 @@ std::string printf1(const char* format, double v) {
 }  // namespace
 
 // [SECTION] Pieces
+
+uint32_t packRgba(Rgb8 c) { return 255u << 24 | uint32_t{c.b} << 16 | uint32_t{c.g} << 8 | c.r; }
+
+uint32_t heatOverPicture(float r, float g, float b, float t, Colormap cmap) {
+  const float grey = 0.3f + 0.35f * (0.3f * r + 0.59f * g + 0.11f * b);
+  const Rgb8 heat = colormapAt(cmap, t);
+  const float a = std::sqrt(std::clamp(t, 0.0f, 1.0f));
+  auto mix = [&](uint8_t v) {
+    return static_cast<uint8_t>(std::lround(std::clamp(grey * (1 - a) + static_cast<float>(v) / 255.0f * a, 0.0f, 1.0f) * 255.0f));
+  };
+  return packRgba({mix(heat.r), mix(heat.g), mix(heat.b)});
+}
 
 float panelTitle(Primitives& out, const Canvas& c, const std::string& title, float x, float y, float width, bool draw) {
   if (title.empty()) return 0;
@@ -342,18 +351,18 @@ ImageViewLayout imageViewPrimitives(Primitives& out, const Canvas& c, const Box&
   raster->rows = g.height;
   raster->cols = w;
   raster->pixels.assign(static_cast<size_t>(w * g.height), 0u);
-  std::fill(raster->pixels.begin(), raster->pixels.begin() + std::min(lk, w * g.height), rgba(base));
+  std::fill(raster->pixels.begin(), raster->pixels.begin() + std::min(lk, w * g.height), packRgba(base));
   std::vector<int64_t> block;
   if (groups) {
     const float id = groups->value.data[static_cast<size_t>(q)];
     for (int64_t i = 0; i < lq; ++i)
       if (groups->value.data[static_cast<size_t>(i)] == id) block.push_back(i);
     for (const int64_t i : block)
-      for (int64_t e = s.rowBegin(i); e < s.rowEnd(i); ++e) raster->pixels[static_cast<size_t>(s.indices[static_cast<size_t>(e)])] = rgba(shade);
+      for (int64_t e = s.rowBegin(i); e < s.rowEnd(i); ++e) raster->pixels[static_cast<size_t>(s.indices[static_cast<size_t>(e)])] = packRgba(shade);
   }
   for (int64_t e = s.rowBegin(q); e < s.rowEnd(q); ++e)
     raster->pixels[static_cast<size_t>(s.indices[static_cast<size_t>(e)])] =
-        rgba(setColor(s.sets.empty() ? 1u : s.sets[static_cast<size_t>(e)]));
+        packRgba(setColor(s.sets.empty() ? 1u : s.sets[static_cast<size_t>(e)]));
   raster->key = key + "/image";
   raster->version = std::to_string(reinterpret_cast<uintptr_t>(&s)) + ":" + std::to_string(q) + ":" + std::to_string(w) +
                     (groups ? "g" : "") + (c.dark ? "d" : "l");
@@ -519,7 +528,7 @@ PictureViewLayout pictureViewPrimitives(Primitives& out, const Canvas& c, const 
   pic->rows = h;
   pic->cols = w;
   pic->pixels.resize(static_cast<size_t>(n));
-  for (int64_t p = 0; p < n; ++p) pic->pixels[static_cast<size_t>(p)] = rgba({byte(rgb(p, 0)), byte(rgb(p, 1)), byte(rgb(p, 2))});
+  for (int64_t p = 0; p < n; ++p) pic->pixels[static_cast<size_t>(p)] = packRgba({byte(rgb(p, 0)), byte(rgb(p, 1)), byte(rgb(p, 2))});
   pic->key = key + "/picture";
   pic->version = std::to_string(reinterpret_cast<uintptr_t>(picture.data.data())) + ":" + std::to_string(n);
   Primitive& image = addRect(out, g.image.x, g.image.y, g.image.right(), g.image.bottom(), Role::Frame);
@@ -554,11 +563,7 @@ PictureViewLayout pictureViewPrimitives(Primitives& out, const Canvas& c, const 
     for (int64_t p = 0; p < n; ++p) {
       const int64_t cell = (p / w) * kh / h * kw + (p % w) * kw / w;
       const float t = top > 0 ? weights(q, std::min<int64_t>(cell, weights.cols() - 1)) / top : 0.0f;
-      const float grey = 0.3f + 0.35f * (0.3f * rgb(p, 0) + 0.59f * rgb(p, 1) + 0.11f * rgb(p, 2));
-      const Rgb8 heat = colormapAt(c.cmap, t);
-      const float a = std::sqrt(std::clamp(t, 0.0f, 1.0f));
-      auto mix = [&](uint8_t v) { return byte(grey * (1 - a) + static_cast<float>(v) / 255.0f * a); };
-      map->pixels[static_cast<size_t>(p)] = rgba({mix(heat.r), mix(heat.g), mix(heat.b)});
+      map->pixels[static_cast<size_t>(p)] = heatOverPicture(rgb(p, 0), rgb(p, 1), rgb(p, 2), t, c.cmap);
     }
     map->key = key + "/map" + std::to_string(k);
     map->version = std::to_string(reinterpret_cast<uintptr_t>(&weights)) + ":" + std::to_string(q) + ":" +
@@ -814,7 +819,7 @@ Box massStrip(Primitives& out, const Canvas& c, const Box& area, const Mat& kept
   for (int64_t hh = 0; hh < heads; ++hh)
     for (int64_t b = 0; b < out_cols; ++b) {
       const int64_t j0 = b * n / out_cols, j1 = std::max((b + 1) * n / out_cols, j0 + 1);
-      raster->pixels[static_cast<size_t>(hh * out_cols + b)] = rgba(colormapAt(cmap, kept.row(hh).segment(j0, j1 - j0).minCoeff()));
+      raster->pixels[static_cast<size_t>(hh * out_cols + b)] = packRgba(colormapAt(cmap, kept.row(hh).segment(j0, j1 - j0).minCoeff()));
     }
   raster->key = "mass";
   raster->version = std::to_string(reinterpret_cast<uintptr_t>(kept.data())) + ":" + std::to_string(static_cast<int>(cmap));

@@ -28,6 +28,13 @@ namespace attn {
 
 // [SECTION] Pieces
 
+// A colour as a Raster's pixel (0xAABBGGRR, opaque).
+uint32_t packRgba(Rgb8 c);
+// A picture's pixel (r, g, b in [0, 1]) under a weight t ∈ [0, 1] (of the
+// map's largest): the pixel in grey, the colour map's colour over it with
+// opacity √t, so a weight shows where it is small and the picture where none is.
+uint32_t heatOverPicture(float r, float g, float b, float t, Colormap cmap);
+
 // A panel's title: a bold formula at the base size, wrapped to `width`, from
 // (x, y); returns its height with the gap under it (0 for none). `draw`
 // false only measures.

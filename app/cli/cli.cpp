@@ -4,6 +4,7 @@
 #include "app/model/embedded_model.h"
 #include "app/export/figure_model.h"
 #include "app/export/figure_seq2seq.h"
+#include "app/export/figure_vision.h"
 #include "app/qt/qt_messages.h"
 #include "app/cli/staged_dir.h"
 #include "app/shared/scene_options.h"
@@ -245,23 +246,46 @@ int cmdRenderSeq2Seq(int argc, char** argv, const RenderOptions& o, const ModelF
   return 0;
 }
 
+// `attnlab render --model PATH --image FILE --view picture|rollout|distance|model` on a ViT.
+int cmdRenderVision(int argc, char** argv, const RenderOptions& o, const ModelFiles& files) {
+  if (o.target || !o.input.text.empty())
+    throw InputError(std::string(o.target ? "--target" : "--text") + ": a vision model reads a picture (--image FILE), not text");
+  const std::string view = o.view.empty() ? "picture" : o.view;
+  const FigureOptions fig = figureOptions(o);
+  const std::shared_ptr<const Model> model = loadModel(files);
+  // No --image: a shipped model's first example picture.
+  const std::vector<std::string> examples = modelExamplePictures(o.model);
+  const bool example = o.image.empty() && !examples.empty();
+  const VisionAnalysis a = analyseVision(*model, files, example ? examples.front() : o.image, example, "--image");
+  HeadlessQt qt(argc, argv);
+  const PreparedFigure f = prepareVisionFigure(*model, a, view, o.layer, std::max<int64_t>(o.query, 0), fig);
+  writeFigure(f, o.out);
+  if (!o.describe.empty()) writeFileAtomic(o.describe, f.described->dump(2) + "\n");
+  std::cout << "wrote " << o.out << " (" << view << " of " << modelShortName(*model) << " on "
+            << fs::path(a.picture).filename().string() << ", " << f.options.width << "x" << f.options.height << ")\n";
+  return 0;
+}
+
 // `attnlab render --model PATH | --default-model --text T --view V`.
 int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   if (!o.variant.empty()) throw InputError("render: give a variant NAME or --model / --default-model, not both");
   if (!o.model.empty() && o.default_model) throw InputError("render: give --model PATH or --default-model, not both");
   if (!o.default_model) {
-    const ModelFiles files = filesOnDisk(o.model);
+    const ModelFiles files = modelFiles(o.model);
     const std::optional<std::string> config = files.read_text("config.json");
-    if (config && parseConfig(*config, (fs::path(files.label) / "config.json").string()).encoder_decoder)
-      return cmdRenderSeq2Seq(argc, argv, o, files);
+    const std::optional<ModelConfig> c =
+        config ? std::optional<ModelConfig>(parseConfig(*config, (fs::path(files.label) / "config.json").string())) : std::nullopt;
+    if (c && c->encoder_decoder) return cmdRenderSeq2Seq(argc, argv, o, files);
+    if (c && c->vision) return cmdRenderVision(argc, argv, o, files);
   }
   if (o.target) throw InputError("--target: only encoder–decoder models (T5, BART) read a target");
+  if (!o.image.empty()) throw InputError("--image: only vision models (ViT) read a picture");
   const ModelView view = modelViewFromName(o.view.empty() ? "model" : o.view);
   FigureOptions fig = figureOptions(o);
   const VariantInfo* pattern = o.pattern.empty() ? defaultPatternVariant() : &variantOrThrow(o.pattern);
   if (view == ModelView::Pattern && pattern) pattern = &headPattern(pattern->name);
   ModelScene scene;
-  scene.model = loadModel(o.default_model ? embeddedModelFiles() : filesOnDisk(o.model));
+  scene.model = loadModel(o.default_model ? embeddedModelFiles() : modelFiles(o.model));
   scene.text = o.input.text.empty() ? defaultModelText() : o.input.text;
   scene.pattern = view == ModelView::Pattern;
   scene.layer = o.layer;

@@ -46,6 +46,7 @@ struct RenderOptions {
   int64_t key = -1;
   std::string pattern;         // pattern view: the variant (default: the first that fits a head)
   std::optional<std::string> target;  // an encoder–decoder's target text (app/export/figure_seq2seq.h)
+  std::string image;                  // a ViT's picture (app/export/figure_vision.h)
 };
 
 // attnlab model info PATH / model run PATH --text TEXT --out DIR (app/cli/cli_model.cpp)

@@ -1,6 +1,8 @@
 // attnlab model info / run / generate: a real checkpoint without a window.
 #include "app/cli/cli.h"
 #include "app/cli/staged_dir.h"
+#include "app/model/embedded_model.h"
+#include "app/model/vision_scene.h"
 
 #include "engine/attention_math.h"
 #include "engine/error.h"
@@ -53,7 +55,7 @@ int cmdModelFamilies(bool json, bool markdown) {
 
 // [SECTION] model info
 int cmdModelInfo(const std::string& path, bool json) {
-  const std::shared_ptr<const Model> model = loadModel(filesOnDisk(path));
+  const std::shared_ptr<const Model> model = loadModel(modelFiles(path));
   const ModelInfo& info = modelInfo(*model);
   if (json) {
     std::cout << modelInfoToJson(info).dump(2) << "\n";
@@ -250,9 +252,6 @@ int cmdModelRunSeq2Seq(const ModelRunCliOptions& o, const ModelFiles& files, con
   return 0;
 }
 
-// The largest picture --image reads (it is resized to the model's size first).
-constexpr int64_t kMaxPicturePixels = int64_t{64} << 20;
-
 // model run PATH --image FILE | --pixels FILE.npy on a vision model (ViT).
 int cmdModelRunVision(const ModelRunCliOptions& o, const ModelFiles& files) {
   if (!o.text.empty() || !o.text_file.empty() || o.target)
@@ -263,11 +262,7 @@ int cmdModelRunVision(const ModelRunCliOptions& o, const ModelFiles& files) {
                      ": not available for vision models (every map is written)");
   Array pixels;
   if (!o.image.empty()) {
-    const std::optional<std::string> pre = files.read_text("preprocessor_config.json");
-    const std::string where = (std::filesystem::path(files.label) / "preprocessor_config.json").string();
-    if (!pre) throw InputError(where + ": missing (--image needs the folder's image preprocessing; or give --pixels FILE.npy)");
-    const ImagePreprocessing p = parsePreprocessorConfig(*pre, where);
-    pixels = preprocessImage(readImageRgb(o.image, "--image", kMaxPicturePixels), p);
+    pixels = preprocessImage(readImageRgb(o.image, "--image", kMaxPicturePixels), readPreprocessing(files, "--image"));
   } else {
     pixels = readNpy(o.pixels, "--pixels");
   }
@@ -322,7 +317,7 @@ int cmdModelRunVision(const ModelRunCliOptions& o, const ModelFiles& files) {
 
 int cmdModelRun(const ModelRunCliOptions& o) {
   if (o.top_k < 0) throw InputError("--top-k: expected K ≥ 0, got " + std::to_string(o.top_k));
-  const ModelFiles files = filesOnDisk(o.path);
+  const ModelFiles files = modelFiles(o.path);
   const std::optional<ModelConfig> config = configOf(files);
   if (config && config->vision) return cmdModelRunVision(o, files);
   if (!o.image.empty() || !o.pixels.empty())
@@ -498,7 +493,7 @@ int cmdModelGenerateSeq2Seq(const ModelGenerateCliOptions& o, const ModelFiles& 
 
 int cmdModelGenerate(const ModelGenerateCliOptions& o) {
   if (o.greedy && o.top_k > 0) throw InputError("--greedy and --top-k: give one (greedy takes the most probable token)");
-  const ModelFiles files = filesOnDisk(o.path);
+  const ModelFiles files = modelFiles(o.path);
   if (const std::optional<ModelConfig> c = configOf(files); c && c->encoder_decoder) return cmdModelGenerateSeq2Seq(o, files);
   const std::shared_ptr<const Model> model = loadModel(files);
   StagedDir dir(o.out_dir);  // validates --out before the run

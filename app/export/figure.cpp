@@ -217,19 +217,13 @@ void paintFigure(QPainter& p, const FigureSource& src, const FigureOptions& o, d
 // A table of text: header row, rule, rows in alternating shades, columns
 // sized to their widest cell; the font shrinks until every row fits. The
 // plot, where given, takes the page under the rows.
-void paintTable(QPainter& p, const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& rows,
-                const std::optional<Scatter>& plot, const FigureOptions& o, double raster_scale) {
+// A page of primitives: the title block, then `layout` in the rest.
+void paintLayout(QPainter& p, const FigureLayout& layout, const FigureOptions& o, double raster_scale) {
   QRectF page;
   Painter ctx = beginPage(p, o, raster_scale, page);
   const double title_h = drawTitle(ctx, page, qs(o.title.value_or("")), qs(o.subtitle));
-  const Canvas c = figureCanvas(ctx);
-  const double body_h = page.height() - title_h;
   Primitives prims;
-  const double table_h =
-      columnsTablePrimitives(prims, c, boxOf(QRectF(page.left(), page.top() + title_h, page.width(), body_h)), columns, rows);
-  if (plot && body_h - table_h > c.unit * 8)
-    scatterPrimitives(prims, c, boxOf(QRectF(page.left(), page.top() + title_h + table_h + c.unit, page.width(), body_h - table_h - c.unit)),
-                      plot->points, 1.0f, 1.0f, plot->x_axis, plot->y_axis, plot->legend);
+  layout(prims, figureCanvas(ctx), boxOf(QRectF(page.left(), page.top() + title_h, page.width(), page.height() - title_h)));
   drawPrimitives(ctx, prims);
 }
 
@@ -348,23 +342,38 @@ PreparedFigure prepareFigure(std::shared_ptr<const std::vector<Result>> results,
   return f;
 }
 
-PreparedFigure prepareTableFigure(std::vector<std::string> columns, std::vector<std::vector<std::string>> rows,
-                                  const FigureOptions& options, std::optional<Scatter> plot) {
-  if (rows.empty()) throw InputError("export: the table has no rows");
+PreparedFigure prepareLayoutFigure(FigureLayout layout, const FigureBodyHeight& body_height, const FigureOptions& options) {
   FigureOptions o = options;
-  if (o.height == 0) {  // a header and the rows at 1.8 units each, the plot under them at half the width
-    const double unit = textUnit(o), margin = unit * 1.5;
-    const double title_h = titleBlockHeight(unit, o.width - 2 * margin, qs(o.title.value_or("")), qs(o.subtitle));
-    const double plot_h = plot ? unit + (o.width - 2 * margin) * 0.5 : 0.0;
-    o.height = static_cast<int>(std::clamp(std::ceil(2 * margin + title_h + unit * 1.8 * (rows.size() + 1) + plot_h), 64.0, 16384.0));
+  if (o.height == 0) {  // the title block and the body the layout asks for at the page's width
+    const double unit = textUnit(o), margin = unit * 1.5, body_w = o.width - 2 * margin;
+    const double title_h = titleBlockHeight(unit, body_w, qs(o.title.value_or("")), qs(o.subtitle));
+    const double body_h = body_height(figureCanvas(unit), static_cast<float>(body_w));
+    o.height = static_cast<int>(std::clamp(std::ceil(2 * margin + title_h + body_h), 64.0, 16384.0));
   }
   PreparedFigure f;
   f.options = o;
   f.name = o.title.value_or("");
-  f.paint = [columns = std::move(columns), rows = std::move(rows), plot = std::move(plot), o](QPainter& p, double scale) {
-    paintTable(p, columns, rows, plot, o, scale);
-  };
+  f.paint = [layout = std::move(layout), o](QPainter& p, double scale) { paintLayout(p, layout, o, scale); };
   return f;
+}
+
+PreparedFigure prepareTableFigure(std::vector<std::string> columns, std::vector<std::vector<std::string>> rows,
+                                  const FigureOptions& options, std::optional<Scatter> plot) {
+  if (rows.empty()) throw InputError("export: the table has no rows");
+  const size_t n = rows.size();
+  const bool has_plot = plot.has_value();
+  // A header and the rows at 1.8 units each, the plot under them at half the width.
+  const FigureBodyHeight height = [n, has_plot](const Canvas& c, float width) {
+    return c.unit * 1.8f * static_cast<float>(n + 1) + (has_plot ? c.unit + width * 0.5f : 0.0f);
+  };
+  FigureLayout layout = [columns = std::move(columns), rows = std::move(rows), plot = std::move(plot)](
+                            Primitives& prims, const Canvas& c, const Box& body) {
+    const float table_h = columnsTablePrimitives(prims, c, body, columns, rows);
+    if (plot && body.h - table_h > c.unit * 8)
+      scatterPrimitives(prims, c, {body.x, body.y + table_h + c.unit, body.w, body.h - table_h - c.unit}, plot->points, 1.0f,
+                        1.0f, plot->x_axis, plot->y_axis, plot->legend);
+  };
+  return prepareLayoutFigure(std::move(layout), height, options);
 }
 
 void writeFigure(const PreparedFigure& f, const std::string& path) { writeFigure(f.paint, f.options, path, f.name); }

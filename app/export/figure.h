@@ -11,6 +11,7 @@
 #include "widgets/annotations.h"
 #include "widgets/colormap.h"
 #include "widgets/plot_layouts.h"
+#include "widgets/primitives.h"
 #include "widgets/value_range.h"
 #include "widgets/views/view.h"
 
@@ -62,6 +63,13 @@ struct PreparedFigure {
 // prepared figure). Throws InputError for a view the results cannot show.
 PreparedFigure prepareFigure(std::shared_ptr<const std::vector<Result>> results, const FigureOptions& options,
                              const Comparison* comparison = nullptr);
+
+// A page of primitives under the title: `layout` fills the body's box;
+// with FigureOptions::height 0 the page is as tall as `body_height` asks
+// for at the body's width (both in layout units).
+using FigureLayout = std::function<void(Primitives& out, const Canvas& c, const Box& body)>;
+using FigureBodyHeight = std::function<float(const Canvas& c, float width)>;
+PreparedFigure prepareLayoutFigure(FigureLayout layout, const FigureBodyHeight& body_height, const FigureOptions& options);
 
 // A table of text (the model workspace's head summaries): a header row and
 // `rows`, title from options.title, and `plot` under it where given (as the

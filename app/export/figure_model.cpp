@@ -1,5 +1,8 @@
 #include "app/export/figure_model.h"
 
+#include "app/export/figure_seq2seq.h"
+#include "app/export/figure_vision.h"
+
 #include "engine/error.h"
 
 #include <memory>
@@ -42,7 +45,22 @@ std::string literalSubtitle(const std::string& plain) {
 
 PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const ModelFigureSelection& sel,
                                   const FigureOptions& options) {
-  if (!out.analysis) throw InputError(out.too_long_message.empty() ? "model: nothing to draw" : out.too_long_message);
+  if (out.seq2seq) {
+    const std::string kind = sel.kind == Seq2SeqMaps::Encoder ? "encoder" : sel.kind == Seq2SeqMaps::Decoder ? "decoder" : "cross";
+    const std::string name = view == ModelView::Maps    ? "maps"
+                             : view == ModelView::Heads ? "lines"
+                             : view == ModelView::Model ? kind
+                             : view == ModelView::Table ? "table"
+                                                        : modelViewName(view);
+    return prepareSeq2SeqFigure(*out.model, out.seq2seq->run, out.text, out.seq2seq->target, name, sel.layer, sel.head, options);
+  }
+  if (out.vision)
+    return prepareVisionFigure(*out.model, *out.vision, view == ModelView::Picture ? "picture" : modelViewName(view), sel.layer,
+                               std::max<int64_t>(sel.query, 0), options);
+  if (!out.analysis)
+    throw InputError(!out.error.empty()               ? out.error
+                     : out.too_long_message.empty() ? "model: nothing to draw"
+                                                    : out.too_long_message);
   const ModelAnalysis& a = *out.analysis;
   const ModelRun& r = a.run;
   checkRange("--layer", sel.layer, r.layers);
@@ -93,6 +111,11 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const 
       titled(out.pattern->result.variant + " on " + name + " " + head);
       fo.view = "extras";
       return prepareFigure(alone(patternResult(*out.pattern, r, name)), fo);
+    case ModelView::Maps:
+    case ModelView::Picture:
+    case ModelView::Distance:
+      throw InputError("--view " + modelViewName(view) + ": " + modelInfo(*out.model).config.arch_name + " is a text model (" +
+                       (view == ModelView::Maps ? "maps need an encoder\xE2\x80\x93" "decoder: T5, BART)" : "this view needs a ViT)"));
   }
   throw std::logic_error("prepareModelFigure: unknown view");
 }

@@ -4,6 +4,7 @@
 #include "app/model/model_scene.h"
 #include "app/model/seq2seq_scene.h"
 #include "engine/error.h"
+#include "engine/model/head_metrics.h"
 
 #include <algorithm>
 #include <memory>
@@ -11,7 +12,7 @@
 namespace attn {
 
 const std::vector<std::string>& seq2seqViewNames() {
-  static const std::vector<std::string> names = {"maps", "lines", "cross", "encoder", "decoder"};
+  static const std::vector<std::string> names = {"maps", "lines", "cross", "encoder", "decoder", "table"};
   return names;
 }
 
@@ -45,6 +46,17 @@ PreparedFigure prepareSeq2SeqFigure(const Model& m, const Seq2SeqRun& run, const
     titled(name + " \xE2\x80\x94 layer " + std::to_string(layer) + " cross-attention, target \xE2\x86\x92 source, heads as colours");
     fo.view = "lines";
     results->push_back(seq2seqLayerResult(run, Seq2SeqMaps::Cross, layer));
+  } else if (view == "table") {
+    titled(name + " \xE2\x80\x94 head summaries of the three kinds of attention");
+    std::vector<std::string> columns = {"attention"};
+    for (const std::string& c : headTableColumnNames(seq2seqTableColumns())) columns.push_back(c);
+    std::vector<std::vector<std::string>> rows;
+    for (const Seq2SeqMaps kind : {Seq2SeqMaps::Encoder, Seq2SeqMaps::Decoder, Seq2SeqMaps::Cross})
+      for (std::vector<std::string>& row : headTableRows(summarizeMaps(seq2seqMaps(run, kind)), seq2seqTableColumns())) {
+        row.insert(row.begin(), kind == Seq2SeqMaps::Encoder ? "encoder" : kind == Seq2SeqMaps::Decoder ? "decoder" : "cross");
+        rows.push_back(std::move(row));
+      }
+    return prepareTableFigure(std::move(columns), std::move(rows), fo);
   } else {
     const Seq2SeqMaps kind = view == "cross" ? Seq2SeqMaps::Cross : view == "encoder" ? Seq2SeqMaps::Encoder : Seq2SeqMaps::Decoder;
     const int64_t layers = seq2seqLayers(run, kind);

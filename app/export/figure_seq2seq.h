@@ -6,6 +6,7 @@
 //   lines    the cross-attention of one layer as token lines, target on the
 //            left, source on the right, a colour per head (BertViz's view)
 //   cross, encoder, decoder   every layer's heads of that kind (the grid)
+//   table    the head summaries of the three kinds
 #pragma once
 
 #include "app/export/figure.h"

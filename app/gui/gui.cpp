@@ -250,7 +250,10 @@ void GuiApp::submitLoad() {
   state_.model.output_current = false;
   stopGenerating();
   model_submitted_id_ = runner_->submit([scene, path](const RunContext& ctx) mutable {
-    scene.model = loadModel(path.empty() ? embeddedModelFiles() : filesOnDisk(path), ctx);
+    const ModelFiles files = path.empty() ? embeddedModelFiles() : modelFiles(path);
+    scene.model = loadModel(files, ctx);
+    scene.files = std::make_shared<const ModelFiles>(files);
+    startOnModel(scene, path);
     SceneOutput out;
     out.model = std::make_shared<const ModelOutput>(computeModelScene(scene, nullptr, ctx));
     return out;
@@ -353,6 +356,14 @@ void GuiApp::takeModelOutput(const JobOutcome& done) {
     m.scene.generation_steps = 0;
     m.scene.model = out->model;
     m.scene.truncate = out->truncate;
+    // What the load job chose for this model: its files, its example picture or text.
+    m.scene.files = out->files;
+    m.scene.text = out->text;
+    m.scene.target = out->target;
+    m.scene.translate = out->translate;
+    m.scene.picture = out->picture;
+    m.scene.picture_example = out->picture_example;
+    if (done.id == model_submitted_id_) model_submitted_ = m.scene;
     m.path = loading_path_;
     loading_ = false;
     if (done.id == model_submitted_id_) model_submitted_.model = out->model;
@@ -577,7 +588,7 @@ void GuiApp::writeExport(const std::string& path, const std::function<void()>& w
 
 void GuiApp::exportModelView() {
   const ModelState& m = state_.model;
-  if (!m.output || !m.output->analysis) {
+  if (!m.output || (!m.output->analysis && !m.output->seq2seq && !m.output->vision)) {
     state_.status = "nothing to export yet";
     return;
   }
@@ -589,7 +600,8 @@ void GuiApp::exportModelView() {
   fo.params.scale = state_.scale;
   fo.params.heads_visible = m.view.lines.heads_visible;
   fo.dark = state_.settings.dark && state_.settings.export_screen_theme;
-  const ModelFigureSelection sel{m.view.layer, m.view.head, m.view.query, m.view.key};
+  const bool vision = m.output->vision != nullptr;
+  const ModelFigureSelection sel{m.view.layer, m.view.head, vision ? m.view.token : m.view.query, m.view.key, m.view.kind};
   writeExport(*path, [&] { exportModelFigure(*m.output, m.view.view, sel, fo, *path); });
 }
 
@@ -702,6 +714,12 @@ void GuiApp::afterSwap() {
       if (state_.model.scene.model) qt_->showModelInfo(modelInfo(*state_.model.scene.model));
       break;
     case Request::Kind::OpenLesson: openLesson(req.key); break;
+    case Request::Kind::OpenPicture:
+      if (auto p = qt_->openFile("Open Picture", "Pictures (*.png *.jpg *.jpeg);;All files (*)")) {
+        state_.model.scene.picture = *p;
+        state_.model.scene.picture_example = false;
+      }
+      break;
   }
   if (const ModelOutput* o = state_.model.output.get();
       o && o->too_long_tokens > 0 && state_.model.output_current && o->text != state_.model.asked_truncate_for &&
@@ -760,9 +778,16 @@ void GuiApp::applyScene(const SceneOptions& o, bool initial) {
     const VariantInfo& pattern = headPattern(o.pattern.empty() ? d.pattern : o.pattern);
     const Params params = o.model_workspace ? resolveParams(pattern, o.sets) : Params::defaults(pattern.params);
     const ModelView view = modelViewFromName(o.model_workspace && !o.view.empty() ? o.view : d.model_view);
-    if (!o.model.empty()) filesOnDisk(o.model);  // a missing path is a usage error
+    if (!o.model.empty()) modelFiles(o.model);  // a missing path is a usage error
     const bool mine = o.model_workspace;
     m.scene.text = mine && !o.input.text.empty() ? o.input.text : d.model_text;
+    // An encoder–decoder's target (none: its own translation), a ViT's picture (none: the first example it ships).
+    m.scene.target = mine ? o.target : "";
+    m.scene.translate = m.scene.target.empty();
+    const std::vector<std::string> examples = modelExamplePictures(o.model);
+    m.scene.picture_example = mine && !o.image.empty() ? o.model.rfind(kShippedPrefix, 0) == 0 && o.image.rfind("examples/", 0) == 0
+                                                       : !examples.empty();
+    m.scene.picture = mine && !o.image.empty() ? o.image : examples.empty() ? "" : examples.front();
     m.scene.pattern_variant = pattern.name;
     m.scene.pattern_params = params;
     m.view.view = view;

@@ -11,6 +11,7 @@
 #include "app/gui/gui_model.h"
 
 #include "app/gui/gui_generate.h"
+#include "app/gui/gui_kinds.h"
 #include "app/gui/gui_lesson.h"
 #include "app/gui/gui_panels.h"
 #include "app/gui/gui_views.h"
@@ -42,6 +43,9 @@ const char* modelViewHelp(ModelView v) {
     case ModelView::Rollout: return "attention rollout (Abnar & Zuidema) up to the focused layer, residual included";
     case ModelView::Table: return "head summaries, sortable by every column; click a row to focus that head";
     case ModelView::Pattern: return "an efficient-attention pattern on the focused head's own q, k: mass kept";
+    case ModelView::Maps: return "the focused head's cross-attention, encoder and decoder self-attention, side by side";
+    case ModelView::Picture: return "one token's attention over the picture, per head and averaged; click a patch or [CLS]";
+    case ModelView::Distance: return "each head's mean attention distance in pixels against its layer (ViT paper, Figure 7)";
   }
   return "";
 }
@@ -82,6 +86,8 @@ std::string tokenCaption(const ModelRun& r, int64_t i) {
   return std::to_string(i) + " '" + r.tokens[static_cast<size_t>(i)] + "'";
 }
 
+}  // namespace
+
 // "83.9%  'And'" over a bar `share` (0..1) of `width` long: a next-token
 // prediction, or a key a query attends to.
 void shareRow(float share, const std::string& what, float width) {
@@ -100,8 +106,6 @@ void shareRow(float share, const std::string& what, float width) {
                     ImGui::GetColorU32(ImVec4(acc.x, acc.y, acc.z, 0.35f)), 2.0f);
   ImGui::Text("%s  %s", pct, what.c_str());
 }
-
-}  // namespace
 
 void clampModelSelection(ModelState& m) {
   ModelViewState& v = m.view;
@@ -193,7 +197,7 @@ void textSection(AppState& s) {
 void displaySection(AppState& s) {
   ModelViewState& v = s.model.view;
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  const std::vector<ModelView>& all = allModelViews();
+  const std::vector<ModelView>& all = modelViewsFor(s.model.scene.model.get());
   for (size_t i = 0; i < all.size(); ++i) {
     const std::string label = std::to_string(i + 1) + " " + modelViewName(all[i]);
     const float w = ImGui::CalcTextSize(label.c_str()).x + ImGui::GetStyle().FramePadding.x * 2;
@@ -204,6 +208,9 @@ void displaySection(AppState& s) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s (key %d)", modelViewHelp(all[i]), static_cast<int>(i + 1));
     if (on) ImGui::PopStyleColor();
   }
+  const ModelOutput* o = s.model.output.get();
+  if (o && o->seq2seq) seq2seqDisplayControls(s);
+  if (o && o->vision) visionDisplayControls(s);
   if (const ModelRun* r = currentRun(s)) {
     ImGui::SliderInt("layer", &v.layer, 0, static_cast<int>(r->layers) - 1);
     ImGui::SliderInt("head", &v.head, 0, static_cast<int>(r->heads) - 1);
@@ -267,10 +274,17 @@ void drawModelPanel(AppState& s, ImVec2 pos, ImVec2 size) {
   workspaceSwitch(s);
   sectionTitle("MODEL");
   modelSection(s);
-  sectionTitle("TEXT");
-  textSection(s);
-  sectionTitle("GENERATE");
-  generateSection(s);
+  const Model* model = s.model.scene.model.get();
+  if (model && isVisionModel(*model)) {
+    pictureSection(s);
+  } else if (model && isEncoderDecoder(*model)) {
+    seq2seqTextSections(s);
+  } else {
+    sectionTitle("TEXT");
+    textSection(s);
+    sectionTitle("GENERATE");
+    generateSection(s);
+  }
   sectionTitle("DISPLAY");
   displaySection(s);
   if (s.model.view.view == ModelView::Pattern) {
@@ -284,9 +298,7 @@ void drawModelPanel(AppState& s, ImVec2 pos, ImVec2 size) {
 
 // [SECTION] Model view
 
-namespace {
-
-void header(const AppState& s, const std::string& what) {
+void modelHeader(const AppState& s, const std::string& what) {
   const ModelState& m = s.model;
   ImGui::TextUnformatted(m.output && m.output->model ? modelShortName(*m.output->model).c_str() : "model");
   // The description on the same line while it fits, else wrapped under it: never past the window's edge.
@@ -303,6 +315,8 @@ void header(const AppState& s, const std::string& what) {
     ImGui::TextDisabled("(previous result)");
   }
 }
+
+namespace {
 
 // The focused head's row of the head table, one number per line with its
 // column's name, in `width` (under the grid of the model view).
@@ -365,7 +379,7 @@ void modelGridView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
       a.pooled ? "; thumbnails pooled (means of " + std::to_string(r.pooled.block) + "\xC3\x97" +
                      std::to_string(r.pooled.block) + " positions: every map would not fit), the focused head whole"
                : std::string();
-  header(s, std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) + " heads" +
+  modelHeader(s, std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) + " heads" +
                 (gqa ? " in " + std::to_string(r.kv_heads) + " kv groups" : std::string()) + pooled +
                 "; bar: first-token share (accent from 0.3: a sink)" +
                 (layerWindow(r, v.layer) > 0
@@ -434,7 +448,7 @@ void modelGridView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
 
 void headsView(AppState& s, const ModelRun& r) {
   ModelViewState& v = s.model.view;
-  header(s, "layer " + std::to_string(v.layer) + ": token lines, opacity = weight, colour = head; hover a token");
+  modelHeader(s, "layer " + std::to_string(v.layer) + ": token lines, opacity = weight, colour = head; hover a token");
   if (!v.layer_result || v.layer_generation != s.model.generation || v.layer_of_result != v.layer) {
     v.layer_result = std::make_shared<const Result>(layerResult(r, v.layer, "layer " + std::to_string(v.layer)));
     v.layer_generation = s.model.generation;
@@ -467,7 +481,7 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   }
   const QkTerms& t = v.qk_pair->terms;
   const int64_t q = t.query, k = t.key;
-  header(s, headLabel(v.layer, v.head) + ": query " + tokenCaption(r, q) + " \xC2\xB7 key " + tokenCaption(r, k) +
+  modelHeader(s, headLabel(v.layer, v.head) + ": query " + tokenCaption(r, q) + " \xC2\xB7 key " + tokenCaption(r, k) +
                 "; click a cell to pick another pair");
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = ImGui::GetFontSize() * 1.5f;
@@ -589,7 +603,7 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
 
 void rolloutView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
   ModelViewState& v = s.model.view;
-  header(s, "attention rollout through layers 0\xE2\x80\xA6" + std::to_string(v.layer) +
+  modelHeader(s, "attention rollout through layers 0\xE2\x80\xA6" + std::to_string(v.layer) +
                 " (\xC2\xBD mean of heads + \xC2\xBD identity, multiplied layer by layer)");
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
   ImGui::SliderInt("up to layer##rollout", &v.layer, 0, static_cast<int>(a.rollout.size()) - 1);
@@ -635,7 +649,7 @@ void drawHeadScatter(AppState& s, const ModelAnalysis& a, ImVec2 size) {
 
 void tableView(AppState& s, const ModelAnalysis& a) {
   ModelViewState& v = s.model.view;
-  header(s, "head summaries; click a column to sort, a row to focus the head (hover a header for its definition)");
+  modelHeader(s, "head summaries; click a column to sort, a row to focus the head (hover a header for its definition)");
   ImVec2 avail = ImGui::GetContentRegionAvail();
   // The table as tall as its rows; what is left, when it is room for a plot, shows the heads' two scores.
   const float line = ImGui::GetFrameHeightWithSpacing();
@@ -670,7 +684,7 @@ void patternView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   const HeadPattern& p = *o.pattern;
   char kept[64];
   std::snprintf(kept, sizeof kept, "%.1f%%", 100.0 * p.mass_kept_mean);
-  header(s, std::string(info ? info->title : p.result.variant) + " on " + headLabel(v.layer, v.head) +
+  modelHeader(s, std::string(info ? info->title : p.result.variant) + " on " + headLabel(v.layer, v.head) +
                 ": keeps " + kept + " of the head's real attention mass");
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = ImGui::GetFontSize() * 1.2f, caption = ImGui::GetTextLineHeightWithSpacing();
@@ -709,7 +723,15 @@ void patternView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
 void drawModelView(AppState& s, HeatmapRenderer& gl, ImVec2 pos, ImVec2 size) {
   beginFixedWindow("##modelview", pos, size, false);
   const ModelOutput* o = s.model.output.get();
-  if (!o || !o->analysis) {
+  if (o) {  // the view a model of this kind shows (after another kind's was open)
+    const std::vector<ModelView>& views = modelViewsFor(o->model.get());
+    if (std::find(views.begin(), views.end(), s.model.view.view) == views.end()) s.model.view.view = views.front();
+  }
+  if (o && (o->seq2seq || o->vision || !o->error.empty())) {
+    if (o->seq2seq) drawSeq2SeqView(s, *o->seq2seq, gl);
+    else if (o->vision) drawVisionView(s, *o->vision, gl);
+    else centeredText(ImGui::GetContentRegionAvail(), o->error.c_str());
+  } else if (!o || !o->analysis) {
     const char* msg = o && o->too_long_tokens > 0 ? o->too_long_message.c_str()
                       : s.status_is_error         ? s.status.c_str()
                                                   : "loading and running the model\xE2\x80\xA6";
@@ -731,6 +753,9 @@ void drawModelView(AppState& s, HeatmapRenderer& gl, ImVec2 pos, ImVec2 size) {
       case ModelView::Rollout: rolloutView(s, a, gl); break;
       case ModelView::Table: tableView(s, a); break;
       case ModelView::Pattern: patternView(s, a.run, gl); break;
+      case ModelView::Maps:
+      case ModelView::Picture:
+      case ModelView::Distance: break;  // not a text model's (replaced above)
     }
   }
   ImGui::End();

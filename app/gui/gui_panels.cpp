@@ -143,7 +143,7 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
     if (io.WantTextInput) continue;
     if (k.key == GLFW_KEY_TAB) s.show_panel = !s.show_panel;
     if (model) {
-      const std::vector<ModelView>& mv = allModelViews();
+      const std::vector<ModelView>& mv = modelViewsFor(s.model.scene.model.get());
       if (k.key >= GLFW_KEY_1 && k.key < GLFW_KEY_1 + static_cast<int>(mv.size()))
         s.model.view.view = mv[static_cast<size_t>(k.key - GLFW_KEY_1)];
       generationKey(s, k.key);
@@ -203,7 +203,7 @@ float drawMenuBar(AppState& s) {
     ImGui::Separator();
     int i = 1;
     if (model) {
-      for (ModelView v : allModelViews()) {
+      for (ModelView v : modelViewsFor(s.model.scene.model.get())) {
         const std::string shortcut = std::to_string(i++);
         if (ImGui::MenuItem(modelViewName(v).c_str(), shortcut.c_str(), s.model.view.view == v)) s.model.view.view = v;
       }

@@ -124,6 +124,8 @@ struct ModelViewState {
     Mat score_change;
   };
   std::optional<QkPair> qk_pair;
+  Seq2SeqMaps kind = Seq2SeqMaps::Cross;  // an encoder–decoder's grid and table: which attention
+  int64_t token = 0;                      // a ViT's picture view: the token whose attention is shown (0 [CLS], 1 + p patch p)
 };
 
 // Generate in the model workspace: the options of the next generation, and
@@ -174,7 +176,7 @@ struct PresentState {
 // [SECTION] Requests for the main loop (modals open after the frame is swapped)
 
 struct Request {
-  enum class Kind { None, OpenX, OpenQkv, OpenParamFile, Export, OpenModel, OpenRecentModel, ModelInfo, OpenLesson } kind =
+  enum class Kind { None, OpenX, OpenQkv, OpenParamFile, Export, OpenModel, OpenRecentModel, ModelInfo, OpenLesson, OpenPicture } kind =
       Kind::None;
   std::string key;  // OpenParamFile: the parameter; OpenRecentModel: the path; OpenLesson: the lesson's name
   bool pattern = false;  // OpenParamFile: of the model workspace's pattern

@@ -1,5 +1,7 @@
 #include "app/lesson/lesson.h"
 
+#include "app/model/embedded_model.h"
+
 #include "engine/error.h"
 
 #include <nlohmann/json.hpp>
@@ -14,11 +16,13 @@ namespace {
 using json = nlohmann::json;
 
 // The scene keys a step may set: the flags of `attnlab gui`, plus
-// "workspace" and "stage". A lesson always runs on the embedded model.
+// "workspace" and "stage". A lesson runs on the embedded model or on one the
+// binary ships ("model": "shipped:NAME"), never on a path of the author's disk.
 const std::vector<std::string>& sceneKeys() {
-  static const std::vector<std::string> keys = {"workspace", "variant", "set",   "view",  "text", "source_text",
-                                                "length",    "source_length", "dim", "heads", "seed", "preset",
-                                                "pattern",   "layer",   "head",  "query", "key",  "stage", "panel"};
+  static const std::vector<std::string> keys = {"workspace", "variant", "set",   "view",  "text",  "source_text",
+                                                "length",    "source_length", "dim", "heads", "seed",  "preset",
+                                                "pattern",   "layer",   "head",  "query", "key",   "stage",
+                                                "panel",     "model",   "target", "image"};
   return keys;
 }
 
@@ -106,6 +110,13 @@ SceneOptions sceneOf(const json& s) {
   if (s.contains("key")) o.key = integer(s["key"], "key", 0, 1 << 20);
   if (s.contains("stage")) o.stage = static_cast<int>(integer(s["stage"], "stage", 0, 1023));
   if (s.contains("panel")) o.panel = text(s["panel"], "panel");
+  if (s.contains("model")) {
+    o.model = text(s["model"], "model");
+    if (o.model.rfind(kShippedPrefix, 0) != 0)
+      throw InputError("\"model\": a lesson reads the models the binary ships (\"shipped:NAME\"), got \"" + o.model + "\"");
+  }
+  if (s.contains("target")) o.target = text(s["target"], "target");
+  if (s.contains("image")) o.image = text(s["image"], "image");
   validateScene(o);
   return o;
 }

@@ -1,8 +1,12 @@
 #include "app/model/model_scene.h"
 
+#include "app/model/embedded_model.h"
+
 #include "engine/attention_math.h"
 #include "engine/error.h"
 #include "engine/model/maps.h"
+#include "engine/model/seq2seq.h"
+#include "engine/model/vision.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -13,9 +17,18 @@ namespace attn {
 // [SECTION] Views
 
 const std::vector<ModelView>& allModelViews() {
-  static const std::vector<ModelView> v = {ModelView::Model, ModelView::Heads, ModelView::Qk,
-                                           ModelView::Rollout, ModelView::Table, ModelView::Pattern};
+  static const std::vector<ModelView> v = {ModelView::Model,   ModelView::Heads, ModelView::Qk,
+                                           ModelView::Rollout, ModelView::Table, ModelView::Pattern,
+                                           ModelView::Maps,    ModelView::Picture, ModelView::Distance};
   return v;
+}
+
+const std::vector<ModelView>& modelViewsFor(const Model* m) {
+  static const std::vector<ModelView> text = {ModelView::Model,   ModelView::Heads, ModelView::Qk,
+                                              ModelView::Rollout, ModelView::Table, ModelView::Pattern};
+  static const std::vector<ModelView> seq2seq = {ModelView::Maps, ModelView::Model, ModelView::Heads, ModelView::Table};
+  static const std::vector<ModelView> vision = {ModelView::Picture, ModelView::Model, ModelView::Rollout, ModelView::Distance};
+  return !m ? text : isVisionModel(*m) ? vision : isEncoderDecoder(*m) ? seq2seq : text;
 }
 
 std::string modelViewName(ModelView v) {
@@ -26,6 +39,9 @@ std::string modelViewName(ModelView v) {
     case ModelView::Rollout: return "rollout";
     case ModelView::Table: return "table";
     case ModelView::Pattern: return "pattern";
+    case ModelView::Maps: return "maps";
+    case ModelView::Picture: return "picture";
+    case ModelView::Distance: return "distance";
   }
   return "model";
 }
@@ -44,7 +60,8 @@ ModelView modelViewFromName(const std::string& name) {
 bool sameModelScene(const ModelScene& a, const ModelScene& b) {
   if (a.model != b.model || a.text != b.text || a.truncate != b.truncate || a.pattern != b.pattern ||
       a.predict_at != b.predict_at || a.generation != b.generation || a.generation_steps != b.generation_steps ||
-      a.maps != b.maps)
+      a.maps != b.maps || a.target != b.target || a.translate != b.translate || a.picture != b.picture ||
+      a.picture_example != b.picture_example)
     return false;
   if ((a.pattern || a.focus_whole || b.focus_whole) && (a.layer != b.layer || a.head != b.head)) return false;
   return !a.pattern || (a.pattern_variant == b.pattern_variant && a.pattern_params == b.pattern_params);
@@ -76,6 +93,23 @@ const VariantInfo* defaultPatternVariant() {
   return v.empty() ? nullptr : v.front();
 }
 
+void startOnModel(ModelScene& s, const std::string& path) {
+  if (!s.model) return;
+  if (isVisionModel(*s.model) && s.picture.empty()) {
+    const std::vector<std::string> examples = modelExamplePictures(path);
+    if (!examples.empty()) {
+      s.picture = examples.front();
+      s.picture_example = true;
+    }
+  }
+  if (isEncoderDecoder(*s.model)) {
+    if (s.target.empty()) s.translate = true;
+    if (s.files && s.text == defaultModelText())
+      if (const std::optional<std::string> source = s.files->read_text("examples/source.txt"))
+        s.text = std::string(*source).erase(source->find_last_not_of(" \n\r\t") + 1);
+  }
+}
+
 ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, const RunContext& ctx) {
   if (!s.model) throw InputError("model: no model is loaded (File ▸ Open Model…)");
   const Model& m = *s.model;
@@ -83,6 +117,30 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
   out.model = s.model;
   out.text = s.text;
   out.truncate = s.truncate;
+  out.files = s.files;
+  out.target = s.target;
+  out.translate = s.translate;
+  out.picture = s.picture;
+  out.picture_example = s.picture_example;
+  if (isEncoderDecoder(m) || isVisionModel(m)) {
+    // Their own runs: reused while the source, target and picture are the same (a new focus costs nothing).
+    const bool same = previous && previous->model == s.model && previous->text == s.text;
+    try {
+      if (isVisionModel(m)) {
+        if (same && previous->vision && previous->vision->picture == s.picture) out.vision = previous->vision;
+        else if (!s.files) out.error = "picture: the model's files are not at hand";
+        else out.vision = std::make_shared<const VisionAnalysis>(analyseVision(m, *s.files, s.picture, s.picture_example, "picture", ctx));
+      } else if (same && previous->seq2seq && previous->seq2seq->translated == s.translate &&
+                 (s.translate || previous->seq2seq->target == s.target)) {
+        out.seq2seq = previous->seq2seq;
+      } else {
+        out.seq2seq = std::make_shared<const Seq2SeqAnalysis>(analyseSeq2Seq(m, s.text, s.target, s.translate, ctx));
+      }
+    } catch (const InputError& e) {
+      out.error = e.what();  // shown in the view (an empty source, an unreadable picture), the scene stays editable
+    }
+    return out;
+  }
   out.generation = s.generation;
   out.generation_steps = s.generation ? std::clamp<int64_t>(s.generation_steps, 0, static_cast<int64_t>(s.generation->tokens.size())) : 0;
   const bool same_model = previous && previous->model == s.model;
@@ -368,18 +426,33 @@ int64_t strongestKey(const ModelRun& run, int64_t layer, int64_t head, int64_t q
   return j;
 }
 
-std::vector<std::vector<std::string>> headTableRows(const std::vector<HeadSummary>& summaries) {
+std::vector<std::vector<std::string>> headTableRows(const std::vector<HeadSummary>& summaries, const std::vector<int>& columns) {
   std::vector<std::vector<std::string>> rows;
   auto num = [](double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.3f", v);
     return std::string(buf);
   };
-  for (const HeadSummary& s : summaries)
-    rows.push_back({std::to_string(s.layer), std::to_string(s.head), num(s.previous_token), num(s.sink),
-                    num(s.induction), num(s.mean_distance), num(s.entropy), std::to_string(s.kv_head),
-                    s.group_size > 1 ? num(s.group_divergence) : "\xE2\x80\x94"});
+  for (const HeadSummary& s : summaries) {
+    const std::vector<std::string> all = {std::to_string(s.layer), std::to_string(s.head), num(s.previous_token), num(s.sink),
+                                          num(s.induction), num(s.mean_distance), num(s.entropy), std::to_string(s.kv_head),
+                                          s.group_size > 1 ? num(s.group_divergence) : "\xE2\x80\x94"};
+    if (columns.empty()) {
+      rows.push_back(all);
+      continue;
+    }
+    std::vector<std::string> row;
+    for (const int c : columns) row.push_back(all[static_cast<size_t>(c)]);
+    rows.push_back(std::move(row));
+  }
   return rows;
+}
+
+std::vector<std::string> headTableColumnNames(const std::vector<int>& columns) {
+  if (columns.empty()) return headTableColumns();
+  std::vector<std::string> names;
+  for (const int c : columns) names.push_back(headTableColumns()[static_cast<size_t>(c)]);
+  return names;
 }
 
 Scatter headScatter(const std::vector<HeadSummary>& summaries) {
@@ -397,7 +470,8 @@ Scatter headScatter(const std::vector<HeadSummary>& summaries) {
 }
 
 std::string modelShortName(const Model& m) {
-  const std::string& label = modelInfo(m).label;
+  std::string label = modelInfo(m).label;
+  if (label.rfind(kShippedPrefix, 0) == 0) return label.substr(std::string(kShippedPrefix).size());
   const std::filesystem::path p(label);
   const std::string name = p.has_filename() ? p.filename().string() : p.parent_path().filename().string();
   return name.empty() ? label : name;

@@ -7,6 +7,8 @@
 // widgets and figures draw them.
 #pragma once
 
+#include "app/model/seq2seq_scene.h"
+#include "app/model/vision_scene.h"
 #include "engine/model/head_metrics.h"
 #include "engine/model/generate.h"
 #include "engine/model/head_patterns.h"
@@ -26,15 +28,22 @@ namespace attn {
 // [SECTION] Views of the model workspace (keys 1–6)
 
 enum class ModelView {
-  Model,    // layers × heads thumbnails; a click focuses one (heatmap with token axes)
-  Heads,    // token lines of one layer, heads as colours
-  Qk,       // q, k and q∘k of the selected head and (query, key) pair
-  Rollout,  // attention rollout up to the selected layer
-  Table,    // head summaries, sortable
-  Pattern,  // a registry pattern on the selected head against the real head
+  Model,     // layers × heads thumbnails; a click focuses one (heatmap with token axes)
+  Heads,     // token lines of one layer, heads as colours (an encoder–decoder's: its cross-attention)
+  Qk,        // q, k and q∘k of the selected head and (query, key) pair
+  Rollout,   // attention rollout up to the selected layer (a ViT's: from [CLS] over the picture, layer by layer)
+  Table,     // head summaries, sortable
+  Pattern,   // a registry pattern on the selected head against the real head
+  Maps,      // an encoder–decoder's three maps of the focused head: cross-attention and both self-attentions
+  Picture,   // a ViT's picture: one token's attention over it, per head and averaged
+  Distance,  // a ViT's heads' mean attention distance against layer (the ViT paper's Figure 7)
 };
-const std::vector<ModelView>& allModelViews();
-std::string modelViewName(ModelView v);            // "model", "heads", "qk", "rollout", "table", "pattern"
+const std::vector<ModelView>& allModelViews();     // every view, of every kind of model
+// The views a model shows, in key order: a text model's six, an
+// encoder–decoder's maps, model (the grid), heads and table, a ViT's
+// picture, model, rollout and distance; null: a text model's.
+const std::vector<ModelView>& modelViewsFor(const Model* m);
+std::string modelViewName(ModelView v);            // "model", "heads", "qk", "rollout", "table", "pattern", …
 ModelView modelViewFromName(const std::string& name);  // throws InputError naming the views
 
 // [SECTION] Scene and output
@@ -55,6 +64,16 @@ struct ModelScene {
   std::shared_ptr<const Generation> generation;
   int64_t generation_steps = 0;
   MapsChoice::Mode maps = MapsChoice::Mode::Auto;  // every map when it fits (Auto), or pooled
+  // An encoder–decoder (T5, BART): `text` is the source; the decoder reads
+  // `target` (teacher forcing), or, with `translate`, the model's own greedy output.
+  std::string target;
+  bool translate = false;
+  // A vision model (ViT): the picture, one of the model's shipped examples
+  // (`picture_example`, read through `files`) or a path on disk; `files`
+  // also hold its preprocessor_config.json. Set when the model is loaded.
+  std::string picture;
+  bool picture_example = false;
+  std::shared_ptr<const ModelFiles> files;
 };
 bool sameModelScene(const ModelScene& a, const ModelScene& b);
 
@@ -98,9 +117,25 @@ struct ModelOutput {
   std::shared_ptr<const Mat> focus_map;
   int64_t focus_layer = -1, focus_head = -1;
   std::string focus_error;
+  // An encoder–decoder's or a vision model's run (then `analysis` is null);
+  // `error`: why there is none (no picture yet, a picture that cannot be read).
+  std::shared_ptr<const Seq2SeqAnalysis> seq2seq;
+  std::shared_ptr<const VisionAnalysis> vision;
+  std::string error;
+  // The scene's inputs of those models, as computed (a load chooses them: startOnModel).
+  std::shared_ptr<const ModelFiles> files;
+  std::string target, picture;
+  bool translate = false, picture_example = false;
 };
 
 constexpr int kPredictions = 5;  // tokens listed after the selected query
+
+// Where a model just loaded starts (the files are `s.files`, from `path`):
+// a ViT without a picture on its first shipped example; an encoder–decoder
+// without a target on its own translation, and, while the text is the
+// default model's sentence, on the example source a shipped one carries
+// (examples/source.txt).
+void startOnModel(ModelScene& s, const std::string& path);
 
 // Runs what `s` needs. From `previous` (may be null) it reuses the model run
 // when model, text and truncation are the same (then a new predict_at costs
@@ -148,7 +183,10 @@ std::vector<std::string> thetaLabels(const ModelRun& run, int64_t layer);
 Result patternResult(const HeadPattern& p, const ModelRun& run, const std::string& title);
 
 // The head-summary table as text rows (figure export, one row per head).
-std::vector<std::vector<std::string>> headTableRows(const std::vector<HeadSummary>& summaries);
+// `columns`: indices into headTableColumns() (empty: all nine), as the screen's table shows them.
+std::vector<std::vector<std::string>> headTableRows(const std::vector<HeadSummary>& summaries,
+                                                   const std::vector<int>& columns = {});
+std::vector<std::string> headTableColumnNames(const std::vector<int>& columns);
 // The table's plot (the screen's under a short table, and the figure's):
 // induction against previous-token score, a dot per head in its layer's
 // colour, a legend of the layers (up to 12).

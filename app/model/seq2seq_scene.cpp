@@ -2,15 +2,11 @@
 
 #include "engine/attention_math.h"
 #include "engine/error.h"
+#include "engine/model/head_metrics.h"
 
 namespace attn {
 
 namespace {
-
-const std::vector<std::vector<Mat>>& mapsOf(const Seq2SeqRun& run, Seq2SeqMaps kind) {
-  return kind == Seq2SeqMaps::Encoder ? run.encoder_attention : kind == Seq2SeqMaps::Decoder ? run.decoder_attention
-                                                                                              : run.cross_attention;
-}
 
 // The axes of a kind: queries down, keys across; the decoder's causal mask.
 Result axesOf(const Seq2SeqRun& run, Seq2SeqMaps kind) {
@@ -24,7 +20,7 @@ Result axesOf(const Seq2SeqRun& run, Seq2SeqMaps kind) {
 }
 
 const std::vector<Mat>& layerOf(const Seq2SeqRun& run, Seq2SeqMaps kind, int64_t layer) {
-  const std::vector<std::vector<Mat>>& maps = mapsOf(run, kind);
+  const std::vector<std::vector<Mat>>& maps = seq2seqMaps(run, kind);
   if (layer < 0 || layer >= static_cast<int64_t>(maps.size()))
     throw InputError("--layer: expected 0.." + std::to_string(static_cast<int64_t>(maps.size()) - 1) + " (" +
                      seq2seqMapsTitle(kind) + "), got " + std::to_string(layer));
@@ -33,6 +29,33 @@ const std::vector<Mat>& layerOf(const Seq2SeqRun& run, Seq2SeqMaps kind, int64_t
 
 }  // namespace
 
+const std::vector<std::vector<Mat>>& seq2seqMaps(const Seq2SeqRun& run, Seq2SeqMaps kind) {
+  return kind == Seq2SeqMaps::Encoder ? run.encoder_attention : kind == Seq2SeqMaps::Decoder ? run.decoder_attention
+                                                                                              : run.cross_attention;
+}
+
+const std::vector<int>& seq2seqTableColumns() {
+  static const std::vector<int> columns = {0, 1, 2, 3, 5, 6};
+  return columns;
+}
+
+Seq2SeqAnalysis analyseSeq2Seq(const Model& m, const std::string& source, const std::string& target, bool translate,
+                               const RunContext& ctx) {
+  Seq2SeqAnalysis a;
+  if (translate && hasDecoder(m)) {
+    Seq2SeqGeneration g = generateSeq2Seq(m, source, kTranslateTokens, ctx);
+    a.run = std::move(g.run);
+    a.target = g.text;
+    a.translated = true;
+  } else {
+    a.run = runSeq2Seq(m, source, hasDecoder(m) ? target : "", 5, ctx);
+    a.target = hasDecoder(m) ? target : "";
+  }
+  for (const Seq2SeqMaps kind : {Seq2SeqMaps::Encoder, Seq2SeqMaps::Decoder, Seq2SeqMaps::Cross})
+    a.summaries[static_cast<size_t>(kind)] = summarizeMaps(seq2seqMaps(a.run, kind));
+  return a;
+}
+
 std::string seq2seqMapsTitle(Seq2SeqMaps kind) {
   // Not a registry variant's name: a view that looks names up (the family view's titles) finds none.
   return kind == Seq2SeqMaps::Encoder ? "encoder self-attention"
@@ -40,7 +63,7 @@ std::string seq2seqMapsTitle(Seq2SeqMaps kind) {
                                          : "cross-attention, target \xE2\x86\x92 source";
 }
 
-int64_t seq2seqLayers(const Seq2SeqRun& run, Seq2SeqMaps kind) { return static_cast<int64_t>(mapsOf(run, kind).size()); }
+int64_t seq2seqLayers(const Seq2SeqRun& run, Seq2SeqMaps kind) { return static_cast<int64_t>(seq2seqMaps(run, kind).size()); }
 
 Result seq2seqHeadResult(const Seq2SeqRun& run, Seq2SeqMaps kind, int64_t layer, int64_t head) {
   const std::vector<Mat>& maps = layerOf(run, kind, layer);
@@ -62,7 +85,7 @@ Result seq2seqLayerResult(const Seq2SeqRun& run, Seq2SeqMaps kind, int64_t layer
 
 Result seq2seqAllHeadsResult(const Seq2SeqRun& run, Seq2SeqMaps kind) {
   Result r = axesOf(run, kind);
-  for (const std::vector<Mat>& layer : mapsOf(run, kind)) r.weights.insert(r.weights.end(), layer.begin(), layer.end());
+  for (const std::vector<Mat>& layer : seq2seqMaps(run, kind)) r.weights.insert(r.weights.end(), layer.begin(), layer.end());
   r.computeStats();
   return r;
 }

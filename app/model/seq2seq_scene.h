@@ -7,6 +7,7 @@
 #include "engine/model/seq2seq.h"
 #include "engine/result.h"
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,28 @@ enum class Seq2SeqMaps { Encoder, Decoder, Cross };
 std::string seq2seqMapsTitle(Seq2SeqMaps kind);
 // The layers a run has of that kind (the encoder's, or the decoder's for both of its kinds).
 int64_t seq2seqLayers(const Seq2SeqRun& run, Seq2SeqMaps kind);
+
+// The maps of a kind, [layer][head].
+const std::vector<std::vector<Mat>>& seq2seqMaps(const Seq2SeqRun& run, Seq2SeqMaps kind);
+
+// The model workspace's run of an encoder–decoder: the teacher-forced pass
+// over the target typed, or, with `translate`, the model's own greedy output
+// for the source (then `target` is that text); and the head summaries of the
+// three kinds (summarizeMaps), indexed by Seq2SeqMaps.
+struct Seq2SeqAnalysis {
+  Seq2SeqRun run;
+  std::string target;
+  bool translated = false;
+  std::array<std::vector<HeadSummary>, 3> summaries;
+};
+// The head table's columns for an encoder–decoder (indices into
+// headTableColumns()): layer, head, previous-token, sink, mean distance,
+// entropy; no induction or key/value groups.
+const std::vector<int>& seq2seqTableColumns();
+// Greedy output is cut at this many new tokens.
+constexpr int64_t kTranslateTokens = 64;
+Seq2SeqAnalysis analyseSeq2Seq(const Model& m, const std::string& source, const std::string& target, bool translate,
+                               const RunContext& ctx = {});
 
 // One head's map; every head of one layer (token lines); every layer's heads, layer-major (the grid).
 Result seq2seqHeadResult(const Seq2SeqRun& run, Seq2SeqMaps kind, int64_t layer, int64_t head);

@@ -21,7 +21,9 @@ struct SceneOptions {
   // The model workspace (a real checkpoint): opened by default, by --model
   // and --pattern; --variant, --set and synthetic or file inputs open the variant workspace.
   bool model_workspace = true;
-  std::string model;              // --model PATH (folder or .safetensors); empty: the embedded default
+  std::string model;              // --model PATH (folder or .safetensors, or shipped:NAME); empty: the embedded default
+  std::string target;             // --target TEXT: an encoder–decoder's target (empty: the model's own translation)
+  std::string image;              // --image FILE: a ViT's picture (a shipped model's "examples/…" or a file)
   std::string pattern;            // --pattern NAME: the pattern view's variant (its --set values)
   int layer = -1, head = -1;      // focused head (variants: the head shown); -1: the default scene's
   int64_t query = -1, key = -1;   // Q/K pair, image-view query; -1: the view's default

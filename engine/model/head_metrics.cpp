@@ -88,6 +88,31 @@ ModelRun inductionRun(const Model& m, const RunContext& ctx) {
   return runModelIds(m, repeatedRandomIds(m, t, kInductionSeed), maps_only, ctx);
 }
 
+std::vector<HeadSummary> summarizeMaps(const std::vector<std::vector<Mat>>& maps) {
+  std::vector<HeadSummary> out;
+  for (size_t l = 0; l < maps.size(); ++l)
+    for (size_t h = 0; h < maps[l].size(); ++h) {
+      const Mat& A = maps[l][h];  // [rows, keys]
+      HeadSummary x;
+      x.layer = static_cast<int64_t>(l);
+      x.head = x.kv_head = static_cast<int64_t>(h);
+      const int64_t rows = A.rows(), keys = A.cols();
+      for (int64_t i = 0; i < rows; ++i) {
+        for (int64_t j = 0; j < keys; ++j) {
+          const double a = A(i, j);
+          x.mean_distance += a * static_cast<double>(std::abs(i - j));
+          if (a > 0) x.entropy -= a * std::log(a);
+        }
+        if (i >= 1 && keys > 0) x.sink += A(i, 0);
+        if (i >= 1 && i - 1 < keys) x.previous_token += A(i, i - 1);
+      }
+      if (rows > 1) x.previous_token /= static_cast<double>(rows - 1), x.sink /= static_cast<double>(rows - 1);
+      if (rows > 0) x.mean_distance /= static_cast<double>(rows), x.entropy /= static_cast<double>(rows);
+      out.push_back(x);
+    }
+  return out;
+}
+
 std::vector<Mat> attentionRollout(const std::vector<std::vector<Mat>>& attention) {
   std::vector<Mat> out;
   Mat R;

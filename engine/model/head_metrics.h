@@ -27,6 +27,11 @@ const std::vector<std::string>& headTableColumns();
 // numbers); induction from `repeated` (a run on repeatedRandomIds(), every
 // map kept). InputError when `run` streamed none (a run after a KV cache).
 std::vector<HeadSummary> summarizeHeads(const ModelRun& run, const ModelRun& repeated);
+// The same columns from maps a run kept ([layer][head] [rows, keys]: an
+// encoder–decoder's encoder, decoder or cross-attention), without induction
+// or groups; previous-token reads A[i, i − 1] and the sink key 0, as
+// summarizeHeads does (for cross-attention: target i against source i − 1).
+std::vector<HeadSummary> summarizeMaps(const std::vector<std::vector<Mat>>& maps);
 // 2·T ids: T seeded random ids (avoiding special tokens) then the same T
 // again; BERT's are wrapped in [CLS] … [SEP] (2·T + 2 ids), ready for
 // runModelIds. summarizeHeads() finds T from the run's length and causality.

@@ -10,10 +10,19 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 
 namespace attn {
 
 bool isVisionModel(const Model& m) { return m.family && static_cast<bool>(m.family->vision); }
+
+ImagePreprocessing readPreprocessing(const ModelFiles& files, const std::string& flag) {
+  const std::optional<std::string> text = files.read_text("preprocessor_config.json");
+  const std::string where = (std::filesystem::path(files.label) / "preprocessor_config.json").string();
+  if (!text)
+    throw InputError(where + ": missing (" + flag + " needs the folder's image preprocessing; or give --pixels FILE.npy)");
+  return parsePreprocessorConfig(*text, where);
+}
 
 ImagePreprocessing parsePreprocessorConfig(const std::string& text, const std::string& where) {
   const nlohmann::json j = parseJsonObject(text, where);

@@ -39,6 +39,9 @@ struct ImagePreprocessing {
 // Reads the file's text; a field that changes the pixels and is not
 // implemented (a resampling other than bilinear, cropping) is refused naming it.
 ImagePreprocessing parsePreprocessorConfig(const std::string& text, const std::string& where);
+// The folder's preprocessor_config.json; missing, an InputError saying that
+// `flag` (what asked for a picture) needs it, or pixel values instead.
+ImagePreprocessing readPreprocessing(const ModelFiles& files, const std::string& flag);
 
 // Resizes 8-bit RGB [h, w, 3] to [out_h, out_w, 3] as Pillow's
 // Image.resize(…, BILINEAR) does: a separable triangle filter widened by

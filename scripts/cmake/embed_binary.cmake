@@ -3,7 +3,8 @@
 # and a table read as (app/model/embedded_model.cpp, engine/trained.cpp):
 #   PREFIX_files[i] = {name, begin, end}, PREFIX_file_count.
 # PREFIX names the table (default attn_embedded), so that two tables can be
-# linked into one program.
+# linked into one program. With BASE, a file's name is its path under BASE
+# ("t5-toy/config.json"); without, its file name.
 # Each file's SHA-256 is written next to its .incbin, so the generated file,
 # and any cache keyed on it, changes whenever a file's bytes change.
 separate_arguments(FILES)
@@ -14,7 +15,11 @@ set(body "")
 set(table "")
 set(i 0)
 foreach(f IN LISTS FILES)
-  get_filename_component(name ${f} NAME)
+  if(BASE)
+    file(RELATIVE_PATH name ${BASE} ${f})
+  else()
+    get_filename_component(name ${f} NAME)
+  endif()
   file(SHA256 ${f} hash)
   string(APPEND body "  .balign 64\n${PREFIX}_file_${i}:\n  .incbin \"${f}\"  /* sha256 ${hash} */\n${PREFIX}_file_${i}_end:\n"
                      "${PREFIX}_name_${i}:\n  .asciz \"${name}\"\n")

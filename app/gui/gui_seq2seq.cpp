@@ -1,0 +1,201 @@
+// The model workspace on an encoder–decoder (T5, BART): the source and
+// target texts in the panel, and the views of its three kinds of attention —
+// the focused head's three maps, the cross-attention token lines of a layer,
+// the grid of one kind's heads and their summary table.
+#include "app/gui/gui_kinds.h"
+
+#include "app/gui/gui_lesson.h"
+#include "app/gui/gui_panels.h"
+#include "widgets/head_grid.h"
+#include "widgets/head_table.h"
+#include "widgets/token_lines.h"
+
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+
+namespace attn {
+
+namespace {
+
+const char* const kKindNames[] = {"encoder self-attention", "decoder self-attention", "cross-attention"};
+
+MatrixStyle unitStyle(const AppState& s) {
+  MatrixStyle st;
+  st.range = {0.0f, 1.0f, false};
+  st.colormap = s.settings.colormap;
+  return st;
+}
+
+const std::vector<std::string>& rowTokens(const Seq2SeqRun& r, Seq2SeqMaps kind) {
+  return kind == Seq2SeqMaps::Encoder ? r.source_tokens : r.target_tokens;
+}
+const std::vector<std::string>& colTokens(const Seq2SeqRun& r, Seq2SeqMaps kind) {
+  return kind == Seq2SeqMaps::Decoder ? r.target_tokens : r.source_tokens;
+}
+
+// One head's map of a kind with its token axes.
+HeatmapEvents kindMap(AppState& s, const Seq2SeqRun& r, Seq2SeqMaps kind, int layer, int head, HeatmapZoom& zoom,
+                      HeatmapRenderer& gl, ImVec2 size) {
+  const Mat& map = seq2seqMaps(r, kind)[static_cast<size_t>(layer)][static_cast<size_t>(head)];
+  MatrixSpec v = MatrixSpec::of(map);
+  v.row_labels = &rowTokens(r, kind);
+  v.col_labels = &colTokens(r, kind);
+  v.row_axis = kind == Seq2SeqMaps::Encoder ? "source (query)" : "target (query)";
+  v.col_axis = kind == Seq2SeqMaps::Decoder ? "target (key)" : "source (key)";
+  MatrixStyle st = unitStyle(s);
+  st.max_cell_aspect = 2.5f;
+  return heatmap(kind == Seq2SeqMaps::Cross ? "s2s_cross" : kind == Seq2SeqMaps::Encoder ? "s2s_enc" : "s2s_dec", v, st, zoom,
+                 gl, size);
+}
+
+// The layers of the kind the grid and table show (the encoder's or the decoder's).
+int kindLayers(const Seq2SeqRun& r, Seq2SeqMaps kind) { return static_cast<int>(seq2seqLayers(r, kind)); }
+
+void mapsView(AppState& s, const Seq2SeqAnalysis& a, HeatmapRenderer& gl) {
+  ModelViewState& v = s.model.view;
+  const Seq2SeqRun& r = a.run;
+  modelHeader(s, headLabel(v.layer, v.head) + ": cross-attention (target rows over source columns) and the two self-attentions");
+  const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
+  const float gap = ImGui::GetFontSize() * 1.2f, line = ImGui::GetTextLineHeightWithSpacing();
+  // Cross-attention takes the left 55 %, the encoder's and decoder's maps share the right column.
+  const float left = (avail.x - gap) * 0.55f, right = avail.x - gap - left;
+  ImGui::TextUnformatted("cross-attention: what each target token reads in the source");
+  offerAnchor(s, kindMap(s, r, Seq2SeqMaps::Cross, v.layer, v.head, v.focus_zoom, gl, ImVec2(left, avail.y - line)).placed);
+  const float half = (avail.y - gap) * 0.5f;
+  ImGui::SetCursorScreenPos(ImVec2(origin.x + left + gap, origin.y));
+  ImGui::BeginGroup();
+  ImGui::TextDisabled("encoder self-attention (source \xC3\x97 source)");
+  const int enc_layer = std::min(v.layer, kindLayers(r, Seq2SeqMaps::Encoder) - 1);
+  kindMap(s, r, Seq2SeqMaps::Encoder, enc_layer, v.head, v.grid_zoom, gl, ImVec2(right, half - line));
+  ImGui::TextDisabled("decoder self-attention (target \xC3\x97 target, causal)");
+  kindMap(s, r, Seq2SeqMaps::Decoder, v.layer, v.head, v.qk_zoom, gl, ImVec2(right, half - line));
+  ImGui::EndGroup();
+}
+
+void linesView(AppState& s, const Seq2SeqAnalysis& a) {
+  ModelViewState& v = s.model.view;
+  modelHeader(s, "layer " + std::to_string(v.layer) +
+                     " cross-attention: target tokens (left) read source tokens (right); colour = head, opacity = weight");
+  if (!v.layer_result || v.layer_generation != s.model.generation || v.layer_of_result != v.layer) {
+    v.layer_result = std::make_shared<const Result>(seq2seqLayerResult(a.run, Seq2SeqMaps::Cross, v.layer));
+    v.layer_generation = s.model.generation;
+    v.layer_of_result = v.layer;
+  }
+  tokenLines("s2s_lines", *v.layer_result, v.lines, ImGui::GetContentRegionAvail());
+}
+
+void gridView(AppState& s, const Seq2SeqAnalysis& a, HeatmapRenderer& gl) {
+  ModelViewState& v = s.model.view;
+  const Seq2SeqRun& r = a.run;
+  const Seq2SeqMaps kind = v.kind;
+  const int layers = kindLayers(r, kind);
+  modelHeader(s, std::string(kKindNames[static_cast<int>(kind)]) + ", " + std::to_string(layers) + " layers \xC3\x97 " +
+                     std::to_string(r.heads) + " heads; click a thumbnail to focus it (right: " + headLabel(v.layer, v.head) + ")");
+  const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
+  const float font = ImGui::GetFontSize(), gap = font * 1.5f;
+  const float grid_w = std::min(avail.x * 0.4f, (avail.y * 0.8f - font * 2) * static_cast<float>(r.heads) / static_cast<float>(layers) + font * 3);
+  const float grid_h = std::min(avail.y * 0.8f, (grid_w - font * 3) * static_cast<float>(layers) / static_cast<float>(r.heads) + font * 2);
+  const HeadPick pick = headGrid("s2s_grid", seq2seqMaps(r, kind), nullptr, unitStyle(s), v.layer, v.head, v.grid_zoom, gl,
+                                 ImVec2(grid_w, grid_h));
+  if (pick.layer >= 0) {
+    v.layer = pick.layer;
+    v.head = pick.head;
+  }
+  ImGui::SetCursorScreenPos(ImVec2(origin.x + grid_w + gap, origin.y));
+  ImGui::BeginGroup();
+  ImGui::Text("layer %d, head %d", v.layer, v.head);
+  offerAnchor(s, kindMap(s, r, kind, std::min(v.layer, layers - 1), v.head, v.focus_zoom, gl,
+                         ImVec2(avail.x - grid_w - gap, avail.y - ImGui::GetTextLineHeightWithSpacing()))
+                     .placed);
+  ImGui::EndGroup();
+}
+
+void tableView(AppState& s, const Seq2SeqAnalysis& a) {
+  ModelViewState& v = s.model.view;
+  modelHeader(s, std::string(kKindNames[static_cast<int>(v.kind)]) +
+                     ": head summaries; click a column to sort, a row to focus the head (hover a header for its definition)");
+  const std::vector<HeadSummary>& rows = a.summaries[static_cast<size_t>(v.kind)];
+  const int row = headTable("##s2s_heads", rows, v.layer, v.head, v.table, ImGui::GetContentRegionAvail(), seq2seqTableColumns());
+  if (row >= 0) {
+    v.layer = static_cast<int>(rows[static_cast<size_t>(row)].layer);
+    v.head = static_cast<int>(rows[static_cast<size_t>(row)].head);
+  }
+}
+
+}  // namespace
+
+void seq2seqTextSections(AppState& s) {
+  ModelState& m = s.model;
+  sectionTitle("SOURCE");
+  ImGui::TextDisabled("the encoder reads it; recomputed as you type");
+  if (ImGui::InputTextMultiline("##source", &m.scene.text, ImVec2(-1, ImGui::GetTextLineHeight() * 3.2f)))
+    m.text_edited = std::chrono::steady_clock::now();
+  const ModelOutput* o = m.output.get();
+  const Seq2SeqAnalysis* a = o ? o->seq2seq.get() : nullptr;
+  if (m.scene.model && !hasDecoder(*m.scene.model)) return;  // an encoder alone: no target
+  sectionTitle("TARGET");
+  ImGui::Checkbox("the model's own translation", &m.scene.translate);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("greedy decoding from the source: the target is what the model writes, token by token\n"
+                      "(off: the decoder reads the target you type, teacher forcing)");
+  if (m.scene.translate) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(a && a->translated ? ("\xE2\x86\x92 " + a->target).c_str() : "translating\xE2\x80\xA6");
+    ImGui::PopTextWrapPos();
+    if (a && a->translated && ImGui::SmallButton("edit it")) {
+      m.scene.target = a->target;
+      m.scene.translate = false;
+    }
+  } else if (ImGui::InputTextMultiline("##target", &m.scene.target, ImVec2(-1, ImGui::GetTextLineHeight() * 3.2f))) {
+    m.text_edited = std::chrono::steady_clock::now();
+  }
+  if (a) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%zu source tokens, %zu target tokens (the decoder's start token first)", a->run.source_tokens.size(),
+                        a->run.target_tokens.size());
+    ImGui::PopTextWrapPos();
+  }
+}
+
+void seq2seqDisplayControls(AppState& s) {
+  ModelViewState& v = s.model.view;
+  const Seq2SeqAnalysis* a = s.model.output ? s.model.output->seq2seq.get() : nullptr;
+  if (v.view == ModelView::Model || v.view == ModelView::Table) {
+    int kind = static_cast<int>(v.kind);
+    if (ImGui::Combo("attention", &kind, kKindNames, 3)) v.kind = static_cast<Seq2SeqMaps>(kind);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("which of the three kinds the grid and the table show");
+  }
+  if (!a) return;
+  const int layers = static_cast<int>(std::max(a->run.encoder_layers, a->run.decoder_layers));
+  ImGui::SliderInt("layer", &v.layer, 0, std::max(0, layers - 1));
+  ImGui::SliderInt("head", &v.head, 0, static_cast<int>(a->run.heads) - 1);
+}
+
+void clampSeq2SeqSelection(ModelViewState& v, const Seq2SeqAnalysis& a) {
+  const Seq2SeqRun& r = a.run;
+  if (r.decoder_layers == 0) v.kind = Seq2SeqMaps::Encoder;
+  // The maps and lines views read the decoder's layers; the grid and table the kind's.
+  const int64_t layers = v.view == ModelView::Model || v.view == ModelView::Table ? seq2seqLayers(r, v.kind)
+                         : r.decoder_layers > 0                                  ? r.decoder_layers
+                                                                                 : r.encoder_layers;
+  v.layer = std::clamp<int>(v.layer, 0, static_cast<int>(std::max<int64_t>(1, layers)) - 1);
+  v.head = std::clamp<int>(v.head, 0, static_cast<int>(std::max<int64_t>(1, r.heads)) - 1);
+}
+
+void drawSeq2SeqView(AppState& s, const Seq2SeqAnalysis& a, HeatmapRenderer& gl) {
+  ModelViewState& v = s.model.view;
+  clampSeq2SeqSelection(v, a);
+  if (a.run.decoder_layers == 0 && v.view != ModelView::Model && v.view != ModelView::Table) {
+    centeredText(ImGui::GetContentRegionAvail(), "an encoder alone (T5EncoderModel): its self-attention is in the model and table views");
+    return;
+  }
+  switch (v.view) {
+    case ModelView::Maps: mapsView(s, a, gl); break;
+    case ModelView::Heads: linesView(s, a); break;
+    case ModelView::Table: tableView(s, a); break;
+    default: gridView(s, a, gl); break;
+  }
+}
+
+}  // namespace attn

@@ -1,0 +1,152 @@
+// The model workspace on a Vision Transformer: the picture in the panel
+// (the model's shipped examples or a file), and the views — one token's
+// attention over the picture per head and averaged (click a patch or the
+// [CLS] chip to pick the token), the grid of every head, the rollout from
+// [CLS] after each layer, and the heads' attention distance against layer.
+#include "app/gui/gui_kinds.h"
+
+#include "app/gui/gui_lesson.h"
+#include "app/gui/gui_panels.h"
+#include "app/model/embedded_model.h"
+#include "widgets/head_grid.h"
+#include "widgets/primitives_imgui.h"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace attn {
+
+namespace {
+
+// A PatchMaps layout in the rest of the window; a click picks the token under it.
+void patchMapsArea(AppState& s, const PatchMaps& maps, HeatmapRenderer& gl, bool clickable) {
+  const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton("##patchmaps", ImVec2(std::max(1.0f, avail.x), std::max(1.0f, avail.y)));
+  const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
+  Primitives prims;
+  const PatchMapsLayout g = patchMapsPrimitives(prims, imguiCanvas(), {origin.x, origin.y, avail.x, avail.y}, maps);
+  drawPrimitives(ImGui::GetWindowDrawList(), prims, &gl);
+  if (s.describe) s.described["panels"] = {{{"kind", "patch maps"}, {"maps", maps.maps.size()}, {"area", {origin.x, origin.y, avail.x, avail.y}}}};
+  if (!hovered || !s.model.output || !s.model.output->vision) return;
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  const int64_t token = g.tokenAt(mouse.x, mouse.y);
+  if (token < 0) return;
+  ImGui::SetTooltip("%s%s", patchTokenName(*s.model.output->vision, token).c_str(), clickable ? "\nclick: show its attention" : "");
+  if (clickable && clicked) s.model.view.token = token;
+}
+
+void pictureView(AppState& s, const VisionAnalysis& a, HeatmapRenderer& gl) {
+  ModelViewState& v = s.model.view;
+  modelHeader(s, "layer " + std::to_string(v.layer) + ": the attention of " + patchTokenName(a, v.token) +
+                     " over the picture, the heads' mean and each head; click a patch or a [CLS] chip to pick the token");
+  patchMapsArea(s, headsOverPicture(a, v.layer, v.token), gl, true);
+}
+
+void rolloutView(AppState& s, const VisionAnalysis& a, HeatmapRenderer& gl) {
+  modelHeader(s, "attention rollout (Abnar & Zuidema) from [CLS] over the picture after each layer: "
+                 "\xC2\xBD mean of heads + \xC2\xBD identity, multiplied layer by layer");
+  patchMapsArea(s, rolloutOverPicture(a), gl, false);
+}
+
+void distanceView(AppState& s, const VisionAnalysis& a) {
+  modelHeader(s, "each head's mean attention distance in pixels against its layer (Dosovitskiy et al. 2021, Figure 7): "
+                 "the ViT's receptive field, from the maps");
+  const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
+  const Scatter sc = distanceScatter(a);
+  float top = static_cast<float>(a.patch_size);
+  for (const ScatterPoint& p : sc.points) top = std::max(top, p.y * 1.15f);
+  Primitives prims;
+  scatterPrimitives(prims, imguiCanvas(), {origin.x, origin.y, avail.x, avail.y}, sc.points, static_cast<float>(a.run.layers) + 1.0f,
+                    top, sc.x_axis, sc.y_axis, sc.legend);
+  drawPrimitives(ImGui::GetWindowDrawList(), prims);
+  ImGui::Dummy(avail);
+}
+
+void gridView(AppState& s, const VisionAnalysis& a, HeatmapRenderer& gl) {
+  ModelViewState& v = s.model.view;
+  const VisionRun& r = a.run;
+  modelHeader(s, std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) +
+                     " heads over [CLS] and the patches; click a thumbnail to focus it (right: " + headLabel(v.layer, v.head) + ")");
+  const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
+  const float font = ImGui::GetFontSize(), gap = font * 1.5f;
+  const float layers = static_cast<float>(r.layers), heads = static_cast<float>(r.heads);
+  const float grid_w = std::min(avail.x * 0.4f, (avail.y * 0.8f - font * 2) * heads / layers + font * 3);
+  const float grid_h = std::min(avail.y * 0.8f, (grid_w - font * 3) * layers / heads + font * 2);
+  MatrixStyle st;
+  st.range = {0.0f, 1.0f, false};
+  st.colormap = s.settings.colormap;
+  const HeadPick pick = headGrid("vit_grid", r.attention, nullptr, st, v.layer, v.head, v.grid_zoom, gl, ImVec2(grid_w, grid_h));
+  if (pick.layer >= 0) {
+    v.layer = pick.layer;
+    v.head = pick.head;
+  }
+  ImGui::SetCursorScreenPos(ImVec2(origin.x + grid_w + gap, origin.y));
+  ImGui::BeginGroup();
+  ImGui::Text("layer %d, head %d: token 0 is [CLS], 1 + p patch p", v.layer, v.head);
+  MatrixSpec m = MatrixSpec::of(r.attention[static_cast<size_t>(v.layer)][static_cast<size_t>(v.head)]);
+  m.row_axis = "query token";
+  m.col_axis = "key token";
+  st.max_cell_aspect = 1.6f;
+  offerAnchor(s, heatmap("vit_focus", m, st, v.focus_zoom, gl, ImVec2(avail.x - grid_w - gap, avail.y - ImGui::GetTextLineHeightWithSpacing())).placed);
+  ImGui::EndGroup();
+}
+
+}  // namespace
+
+void pictureSection(AppState& s) {
+  ModelState& m = s.model;
+  sectionTitle("PICTURE");
+  const std::vector<std::string> examples = modelExamplePictures(m.path);
+  const std::string shown = m.scene.picture.empty() ? "(none)" : std::filesystem::path(m.scene.picture).filename().string();
+  if (!examples.empty() && ImGui::BeginCombo("example", m.scene.picture_example ? shown.c_str() : "(a file)")) {
+    for (const std::string& e : examples) {
+      const bool on = m.scene.picture_example && m.scene.picture == e;
+      if (ImGui::Selectable(std::filesystem::path(e).filename().string().c_str(), on) && !on) {
+        m.scene.picture = e;
+        m.scene.picture_example = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  if (ImGui::Button("Open Picture\xE2\x80\xA6")) s.request.kind = Request::Kind::OpenPicture;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("a PNG or JPEG, resized and normalised as the model's preprocessor_config.json says (Ctrl+I)");
+  if (!m.scene.picture_example && !m.scene.picture.empty()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", shown.c_str());
+  }
+  const ModelOutput* o = m.output.get();
+  if (!o || !o->vision || o->vision->run.top_k.empty()) return;
+  sectionTitle("PREDICTED");
+  const float w = ImGui::GetContentRegionAvail().x;
+  for (const Prediction& p : o->vision->run.top_k) shareRow(p.probability, "'" + p.token + "'", w);
+}
+
+void visionDisplayControls(AppState& s) {
+  ModelViewState& v = s.model.view;
+  const VisionAnalysis* a = s.model.output ? s.model.output->vision.get() : nullptr;
+  if (!a) return;
+  const VisionRun& r = a->run;
+  ImGui::SliderInt("layer", &v.layer, 0, static_cast<int>(r.layers) - 1);
+  ImGui::SliderInt("head", &v.head, 0, static_cast<int>(r.heads) - 1);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("the head the model view focuses");
+  int token = static_cast<int>(v.token);
+  if (ImGui::SliderInt("token", &token, 0, static_cast<int>(r.grid_h * r.grid_w)))
+    v.token = token;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("the token whose attention the picture view shows: 0 is [CLS], 1 + p patch p");
+  ImGui::TextDisabled("%s", patchTokenName(*a, v.token).c_str());
+}
+
+void drawVisionView(AppState& s, const VisionAnalysis& a, HeatmapRenderer& gl) {
+  ModelViewState& v = s.model.view;
+  v.layer = std::clamp<int>(v.layer, 0, static_cast<int>(a.run.layers) - 1);
+  v.head = std::clamp<int>(v.head, 0, static_cast<int>(a.run.heads) - 1);
+  v.token = std::clamp<int64_t>(v.token, 0, a.run.grid_h * a.run.grid_w);
+  switch (v.view) {
+    case ModelView::Model: gridView(s, a, gl); break;
+    case ModelView::Rollout: rolloutView(s, a, gl); break;
+    case ModelView::Distance: distanceView(s, a); break;
+    default: pictureView(s, a, gl); break;
+  }
+}
+
+}  // namespace attn

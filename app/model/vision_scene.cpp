@@ -1,0 +1,142 @@
+#include "app/model/vision_scene.h"
+
+#include "engine/error.h"
+#include "engine/image.h"
+#include "engine/model/head_metrics.h"
+#include "widgets/colormap.h"
+
+#include <algorithm>
+
+namespace attn {
+
+namespace {
+
+// The pixel values back in [0, 1]: x·std + mean, undoing the rescale.
+Array unNormalised(const Array& pixels, const ImagePreprocessing& p) {
+  const int64_t H = pixels.shape[1], W = pixels.shape[2];
+  Array out{{H, W, 3}, std::vector<float>(static_cast<size_t>(H * W * 3))};
+  for (int64_t ch = 0; ch < 3; ++ch)
+    for (int64_t i = 0; i < H * W; ++i) {
+      double v = pixels.data[static_cast<size_t>(ch * H * W + i)];
+      if (p.normalize) v = v * p.std[static_cast<size_t>(ch)] + p.mean[static_cast<size_t>(ch)];
+      v = p.rescale ? v / (p.rescale_factor * 255.0) : v / 255.0;  // the 8-bit value, then in [0, 1]
+      out.data[static_cast<size_t>(i * 3 + ch)] = static_cast<float>(std::clamp(v, 0.0, 1.0));
+    }
+  return out;
+}
+
+// Pixel values given as they are: shown stretched to [0, 1] over all channels.
+Array stretched(const Array& pixels) {
+  const int64_t H = pixels.shape[1], W = pixels.shape[2];
+  const auto [lo, hi] = std::minmax_element(pixels.data.begin(), pixels.data.end());
+  const float span = *hi > *lo ? *hi - *lo : 1.0f;
+  Array out{{H, W, 3}, std::vector<float>(static_cast<size_t>(H * W * 3))};
+  for (int64_t ch = 0; ch < 3; ++ch)
+    for (int64_t i = 0; i < H * W; ++i) out.data[static_cast<size_t>(i * 3 + ch)] = (pixels.data[static_cast<size_t>(ch * H * W + i)] - *lo) / span;
+  return out;
+}
+
+VisionAnalysis analysed(const Model& m, const Array& pixels, const std::string& name, const RunContext& ctx) {
+  VisionAnalysis a;
+  a.run = runVision(m, pixels, 5, ctx);
+  a.picture = name;
+  a.rollout = attentionRollout(a.run.attention);
+  a.patch_size = modelInfo(m).config.patch_size;
+  a.distance = attentionDistance(a.run, a.patch_size);
+  return a;
+}
+
+std::string layerName(int64_t l) { return "layer " + std::to_string(l); }
+
+}  // namespace
+
+VisionAnalysis analyseVision(const Model& m, const ModelFiles& files, const std::string& picture, bool example,
+                             const std::string& flag, const RunContext& ctx) {
+  if (picture.empty()) throw InputError(flag + ": no picture chosen (Open Picture\xE2\x80\xA6, or --image FILE)");
+  const ImagePreprocessing p = readPreprocessing(files, flag);
+  Array rgb;
+  if (example) {
+    const std::optional<std::string> bytes = files.read_text(picture);
+    if (!bytes) throw InputError(files.label + "/" + picture + " (" + flag + "): no such example picture");
+    rgb = decodeImageRgb(*bytes, files.label + "/" + picture + " (" + flag + ")", kMaxPicturePixels);
+  } else {
+    rgb = readImageRgb(picture, flag, kMaxPicturePixels);
+  }
+  VisionAnalysis a = analysed(m, preprocessImage(rgb, p), picture, ctx);
+  a.shown = unNormalised(a.run.pixel_values, p);
+  return a;
+}
+
+VisionAnalysis analyseVisionPixels(const Model& m, const Array& pixel_values, const std::string& name, const RunContext& ctx) {
+  VisionAnalysis a = analysed(m, pixel_values, name, ctx);
+  a.shown = stretched(a.run.pixel_values);
+  return a;
+}
+
+std::string patchTokenName(const VisionAnalysis& a, int64_t token) {
+  if (token <= 0) return "[CLS]";
+  const int64_t p = token - 1;
+  return "patch " + std::to_string(p) + " (row " + std::to_string(p / a.run.grid_w) + ", column " +
+         std::to_string(p % a.run.grid_w) + ")";
+}
+
+PatchMaps headsOverPicture(const VisionAnalysis& a, int64_t layer, int64_t query) {
+  const VisionRun& r = a.run;
+  const int64_t n = 1 + r.grid_h * r.grid_w;
+  if (layer < 0 || layer >= r.layers)
+    throw InputError("--layer: expected 0.." + std::to_string(r.layers - 1) + ", got " + std::to_string(layer));
+  if (query < 0 || query >= n)
+    throw InputError("--query: expected 0 ([CLS]) .. " + std::to_string(n - 1) + " (the patches), got " + std::to_string(query));
+  PatchMaps m;
+  m.picture = &a.shown;
+  m.grid_h = r.grid_h;
+  m.grid_w = r.grid_w;
+  m.query = query;
+  m.scale_caption = "attention weight";
+  m.key = "vision/heads";
+  m.version = std::to_string(reinterpret_cast<uintptr_t>(&a)) + ":" + std::to_string(layer) + ":" + std::to_string(query);
+  const std::vector<Mat>& maps = r.attention[static_cast<size_t>(layer)];
+  PatchMap mean{"mean of the " + std::to_string(r.heads) + " heads", std::vector<float>(static_cast<size_t>(n), 0.0f)};
+  for (const Mat& A : maps)
+    for (int64_t j = 0; j < n; ++j) mean.weights[static_cast<size_t>(j)] += A(query, j) / static_cast<float>(r.heads);
+  m.maps.push_back(std::move(mean));
+  for (int64_t h = 0; h < r.heads; ++h) {
+    const Mat& A = maps[static_cast<size_t>(h)];
+    m.maps.push_back({"head " + std::to_string(h), std::vector<float>(A.row(query).data(), A.row(query).data() + n)});
+  }
+  return m;
+}
+
+PatchMaps rolloutOverPicture(const VisionAnalysis& a) {
+  PatchMaps m;
+  m.picture = &a.shown;
+  m.grid_h = a.run.grid_h;
+  m.grid_w = a.run.grid_w;
+  m.query = 0;
+  m.own_scale = true;
+  m.scale_caption = "rollout \xC3\xB7 the map's largest patch";
+  m.key = "vision/rollout";
+  m.version = std::to_string(reinterpret_cast<uintptr_t>(&a));
+  for (size_t l = 0; l < a.rollout.size(); ++l) {
+    const Mat& R = a.rollout[l];
+    m.maps.push_back({"after " + layerName(static_cast<int64_t>(l)), std::vector<float>(R.row(0).data(), R.row(0).data() + R.cols())});
+  }
+  return m;
+}
+
+Scatter distanceScatter(const VisionAnalysis& a) {
+  Scatter s;
+  s.x_axis = "network depth (layer, from 1)";
+  s.y_axis = "mean attention distance (pixels)";
+  const int64_t heads = a.run.heads;
+  for (size_t l = 0; l < a.distance.size(); ++l)
+    for (int64_t h = 0; h < heads; ++h) {
+      // Heads of a layer side by side around its depth, so equal distances stay apart.
+      const float x = static_cast<float>(l + 1) + (static_cast<float>(h) - 0.5f * static_cast<float>(heads - 1)) * 0.08f;
+      s.points.push_back({x, static_cast<float>(a.distance[l][static_cast<size_t>(h)]), headColor(static_cast<int>(h)), ""});
+    }
+  for (int64_t h = 0; h < heads && h < 16; ++h) s.legend.push_back({headColor(static_cast<int>(h)), "head " + std::to_string(h)});
+  return s;
+}
+
+}  // namespace attn

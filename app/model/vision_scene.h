@@ -1,0 +1,51 @@
+// A Vision Transformer in the model workspace, GUI-free: the run on a
+// picture (a shipped model's example or a file), the rollout and the heads'
+// attention distances, and the data of its views — one token's attention
+// over the picture per head and averaged, the rollout from [CLS] after each
+// layer (widgets/patch_layouts.h), and the distance plot (the ViT paper's
+// Figure 7) — for the window and `attnlab render --model … --image …`.
+#pragma once
+
+#include "engine/model/model.h"
+#include "engine/model/vision.h"
+#include "widgets/patch_layouts.h"
+#include "widgets/plot_layouts.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+struct VisionAnalysis {
+  VisionRun run;
+  std::string picture;  // as named: a shipped example ("examples/circle.png") or a path
+  Array shown;          // [H, W, 3] in [0, 1]: the pixel values un-normalised, the picture as the model read it
+  std::vector<Mat> rollout;                   // R_l per layer [1 + P, 1 + P]
+  std::vector<std::vector<double>> distance;  // [layer][head] mean attention distance in pixels
+  int64_t patch_size = 0;
+};
+
+// The largest picture read (pixels): every larger one is refused before decoding.
+constexpr int64_t kMaxPicturePixels = int64_t{64} << 20;
+
+// Reads `picture` from the model's files (`example`: a shipped model's
+// "examples/…") or from disk, prepares it as the folder's
+// preprocessor_config.json says and runs the model; InputError names the
+// picture or the file that is missing, and `flag` (what gave the picture).
+VisionAnalysis analyseVision(const Model& m, const ModelFiles& files, const std::string& picture, bool example,
+                             const std::string& flag, const RunContext& ctx = {});
+// The analysis of pixel values given as they are ([3, H, W], `--pixels`).
+VisionAnalysis analyseVisionPixels(const Model& m, const Array& pixel_values, const std::string& name,
+                                   const RunContext& ctx = {});
+
+// "[CLS]" or "patch 12 (row 1, column 4)".
+std::string patchTokenName(const VisionAnalysis& a, int64_t token);
+// Token `query`'s row in layer `layer`: the mean of the heads first, then each head.
+PatchMaps headsOverPicture(const VisionAnalysis& a, int64_t layer, int64_t query);
+// [CLS]'s row of the rollout after each layer.
+PatchMaps rolloutOverPicture(const VisionAnalysis& a);
+// Each head's mean attention distance against its layer, a colour per head.
+Scatter distanceScatter(const VisionAnalysis& a);
+
+}  // namespace attn

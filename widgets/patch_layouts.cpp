@@ -1,0 +1,160 @@
+#include "widgets/patch_layouts.h"
+
+#include "widgets/colormap.h"
+#include "widgets/value_range.h"
+#include "widgets/view_layouts.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace attn {
+
+namespace {
+
+// Spacing of the maps' grid: between pictures, the colour bar's column, the [CLS] chip's line.
+float gapOf(const Canvas& c) { return c.unit * 1.2f; }
+float barSpace(const Canvas& c) { return c.unit * 6.5f; }
+float chipHeight(const Canvas& c) { return labelPx(c) * 1.9f; }
+
+float pictureAspect(const PatchMaps& m) {  // height / width
+  return m.picture && m.picture->rank() == 3 && m.picture->shape[1] > 0
+             ? static_cast<float>(m.picture->shape[0]) / static_cast<float>(m.picture->shape[1])
+             : 1.0f;
+}
+
+// The tallest title at a picture width.
+float titlesHeight(const Canvas& c, const PatchMaps& m, float width) {
+  Primitives none;
+  float h = 0;
+  for (const PatchMap& p : m.maps) h = std::max(h, panelTitle(none, c, p.title, 0, 0, width, false));
+  return h;
+}
+
+// The largest patch weight of a map (the [CLS] key left out).
+float patchTop(const PatchMap& p) {
+  float top = 0;
+  for (size_t i = 1; i < p.weights.size(); ++i) top = std::max(top, p.weights[i]);
+  return top;
+}
+
+std::string weightText(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, v >= 0.01f ? "%.2f" : "%.1e", static_cast<double>(v));
+  return buf;
+}
+
+}  // namespace
+
+int64_t PatchMapsLayout::tokenAt(float x, float y) const {
+  for (const Box& b : chips)
+    if (x >= b.x && x < b.right() && y >= b.y && y < b.bottom()) return 0;
+  for (const Box& b : pictures)
+    if (x >= b.x && x < b.right() && y >= b.y && y < b.bottom()) {
+      const int64_t col = std::clamp<int64_t>(static_cast<int64_t>((x - b.x) / b.w * static_cast<float>(grid_w)), 0, grid_w - 1);
+      const int64_t row = std::clamp<int64_t>(static_cast<int64_t>((y - b.y) / b.h * static_cast<float>(grid_h)), 0, grid_h - 1);
+      return 1 + row * grid_w + col;
+    }
+  return -1;
+}
+
+int patchMapsColumns(const Canvas& c, float width, size_t maps) {
+  const int n = static_cast<int>(std::max<size_t>(1, maps));
+  const float gap = gapOf(c);
+  // Pictures at least 9 text units wide, then the rows balanced (7 maps in 4 + 3, not 5 + 2).
+  const int cols = std::clamp(static_cast<int>(std::floor((width - barSpace(c) + gap) / (c.unit * 9 + gap))), 1, n);
+  const int rows = (n + cols - 1) / cols;
+  return (n + rows - 1) / rows;
+}
+
+float patchMapsHeight(const Canvas& c, float width, const PatchMaps& m) {
+  const int n = static_cast<int>(std::max<size_t>(1, m.maps.size()));
+  const int cols = patchMapsColumns(c, width, m.maps.size()), rows = (n + cols - 1) / cols;
+  const float gap = gapOf(c), pic_w = (width - barSpace(c)) / static_cast<float>(cols) - gap;
+  return static_cast<float>(rows) * (titlesHeight(c, m, pic_w) + pic_w * pictureAspect(m) + chipHeight(c) + gap);
+}
+
+PatchMapsLayout patchMapsPrimitives(Primitives& out, const Canvas& c, const Box& area, const PatchMaps& m) {
+  PatchMapsLayout g;
+  const Array* pic = m.picture;
+  if (!pic || pic->rank() != 3 || pic->shape[2] != 3 || m.grid_h <= 0 || m.grid_w <= 0 || m.maps.empty()) return g;
+  const int64_t H = pic->shape[0], W = pic->shape[1], P = m.grid_h * m.grid_w;
+  g.grid_h = m.grid_h;
+  g.grid_w = m.grid_w;
+  const int n = static_cast<int>(m.maps.size());
+  const float gap = gapOf(c), chip_h = chipHeight(c), aspect = pictureAspect(m), grid_w = area.w - barSpace(c);
+
+  // The grid: on a page, columns by the width; on a screen, the most picture the area holds.
+  int cols = patchMapsColumns(c, area.w, m.maps.size());
+  float pic_w = grid_w / static_cast<float>(cols) - gap, title_h = titlesHeight(c, m, pic_w);
+  if (c.screen) {
+    const float overhead = c.unit * 1.6f + chip_h + gap;  // one title line first, then the titles as wrapped
+    GridLayout gl = bestGrid(n, grid_w, area.h, gap, overhead);
+    title_h = titlesHeight(c, m, gl.cell_w - gap);
+    gl = bestGrid(n, grid_w, area.h, gap, title_h + chip_h + gap);
+    cols = gl.cols;
+    pic_w = std::max(c.unit, std::min(gl.cell_w - gap, (gl.cell_h - title_h - chip_h - gap) / aspect));
+  }
+  const float pic_h = pic_w * aspect, cell_w = grid_w / static_cast<float>(cols);
+  const float pitch = title_h + pic_h + chip_h + gap;
+
+  float shared = 0;
+  for (const PatchMap& p : m.maps) shared = std::max(shared, patchTop(p));
+  const float thick = std::max(1.0f, c.unit * 0.12f);
+  auto rgb = [&](int64_t y, int64_t x, int k) { return pic->data[static_cast<size_t>((y * W + x) * 3 + k)]; };
+  for (int k = 0; k < n; ++k) {
+    const PatchMap& map = m.maps[static_cast<size_t>(k)];
+    if (static_cast<int64_t>(map.weights.size()) != 1 + P) continue;
+    const float x = area.x + static_cast<float>(k % cols) * cell_w, y = area.y + static_cast<float>(k / cols) * pitch;
+    panelTitle(out, c, map.title, x, y, pic_w);
+    const Box b{x, y + title_h, pic_w, pic_h};
+    g.pictures.push_back(b);
+    const float top = m.own_scale ? patchTop(map) : shared;
+    auto raster = std::make_shared<Raster>();
+    raster->rows = H;
+    raster->cols = W;
+    raster->pixels.resize(static_cast<size_t>(H * W));
+    for (int64_t py = 0; py < H; ++py)
+      for (int64_t px = 0; px < W; ++px) {
+        const int64_t patch = (py * m.grid_h / H) * m.grid_w + px * m.grid_w / W;
+        const float t = top > 0 ? map.weights[static_cast<size_t>(1 + patch)] / top : 0.0f;
+        raster->pixels[static_cast<size_t>(py * W + px)] = heatOverPicture(rgb(py, px, 0), rgb(py, px, 1), rgb(py, px, 2), t, c.cmap);
+      }
+    raster->key = m.key + "/map" + std::to_string(k);
+    raster->version = m.version + ":" + std::to_string(static_cast<int>(c.cmap));
+    Primitive& image = addRect(out, b.x, b.y, b.right(), b.bottom(), Role::Frame);
+    image.kind = Primitive::Kind::Raster;
+    image.raster = std::move(raster);
+    // The patch grid, faint, where a patch is large enough to show it.
+    const float sx = b.w / static_cast<float>(m.grid_w), sy = b.h / static_cast<float>(m.grid_h);
+    if (std::min(sx, sy) >= c.unit * 0.6f) {
+      for (int64_t i = 1; i < m.grid_w; ++i)
+        addLine(out, b.x + sx * static_cast<float>(i), b.y, b.x + sx * static_cast<float>(i), b.bottom(), Role::Background).alpha = 0.45f;
+      for (int64_t i = 1; i < m.grid_h; ++i)
+        addLine(out, b.x, b.y + sy * static_cast<float>(i), b.right(), b.y + sy * static_cast<float>(i), Role::Background).alpha = 0.45f;
+    }
+    addRect(out, b.x, b.y, b.right(), b.bottom(), Role::Frame);
+    if (m.query >= 1 && m.query <= P) {
+      const int64_t q = m.query - 1;
+      const float qx = b.x + sx * static_cast<float>(q % m.grid_w), qy = b.y + sy * static_cast<float>(q / m.grid_w);
+      addRect(out, qx, qy, qx + sx, qy + sy, Role::Accent, thick * 2);
+    }
+    // [CLS]: a swatch in the weight's colour (clamped to the scale's top) and the weight.
+    const float cy = b.bottom() + chip_h * 0.2f, side = chip_h * 0.6f, label = labelPx(c);
+    const float w0 = map.weights[0];
+    addFill(out, b.x, cy, b.x + side, cy + side, colormapAt(c.cmap, top > 0 ? w0 / top : 0.0f));
+    addRect(out, b.x, cy, b.x + side, cy + side, m.query == 0 ? Role::Accent : Role::Frame, m.query == 0 ? thick * 2 : 0);
+    const std::string text = "[CLS] " + weightText(w0);
+    addText(out, b.x + side + label * 0.4f, cy + side * 0.5f, text, label, m.query == 0 ? Role::Accent : Role::Muted, 0, 0.5f);
+    g.chips.push_back({b.x, cy, side + label * 0.4f + c.textWidth(text, label), side});
+  }
+  if (!g.pictures.empty()) {
+    const float bar_top = g.pictures.front().y, bar_h = std::max(c.unit * 4, g.pictures.back().bottom() - bar_top);
+    colorbarPrimitives(out, area.x + grid_w + c.unit * 0.8f, bar_top, c.unit * 0.9f, bar_h, c.cmap,
+                       m.own_scale ? ValueRange{0, 1} : ValueRange{0, shared > 0 ? shared : 1}, m.scale_caption, labelPx(c),
+                       c.measure(labelPx(c)));
+  }
+  return g;
+}
+
+}  // namespace attn
