@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 
 namespace attn {
@@ -56,7 +57,10 @@ struct StepFigure {
   ModelFigureSelection selection;
 };
 
-StepFigure computeStep(const LessonStep& step, std::shared_ptr<const Model>& model) {
+// The models the steps have read so far, by path ("" the embedded default).
+using LoadedModels = std::map<std::string, std::pair<std::shared_ptr<const Model>, std::shared_ptr<const ModelFiles>>>;
+
+StepFigure computeStep(const LessonStep& step, LoadedModels& models) {
   const SceneOptions& scene = step.scene;
   const DefaultScene& d = defaultScene();
   StepFigure f;
@@ -65,12 +69,19 @@ StepFigure computeStep(const LessonStep& step, std::shared_ptr<const Model>& mod
   f.options.font_size = 8;  // points, as the paper sizes
   f.options.title = "";     // the page titles the step
   if (scene.model_workspace) {
-    if (!model) model = loadModel(embeddedModelFiles());
+    auto& [model, files] = models[scene.model];
+    if (!model) {
+      files = std::make_shared<const ModelFiles>(scene.model.empty() ? embeddedModelFiles() : modelFiles(scene.model));
+      model = loadModel(*files);
+    }
     ModelScene ms;
     ms.model = model;
+    ms.files = files;
     ms.text = scene.input.text.empty() ? d.model_text : scene.input.text;
+    setModelInputs(ms, scene.model, scene.target, scene.image);
     f.model_view = modelViewFromName(scene.view.empty() ? d.model_view : scene.view);
-    f.selection = {scene.layer >= 0 ? scene.layer : d.layer, scene.head >= 0 ? scene.head : d.head, scene.query, scene.key};
+    f.selection = {scene.layer >= 0 ? scene.layer : d.layer, scene.head >= 0 ? scene.head : d.head, scene.query, scene.key,
+                   Seq2SeqMaps::Cross};
     ms.pattern = f.model_view == ModelView::Pattern;
     ms.layer = f.selection.layer;
     ms.head = f.selection.head;
@@ -79,6 +90,7 @@ StepFigure computeStep(const LessonStep& step, std::shared_ptr<const Model>& mod
     ms.pattern_params = resolveParams(pattern, scene.sets);
     f.model = std::make_unique<ModelOutput>(computeModelScene(ms, nullptr, {}));
     if (f.model->too_long_tokens > 0) throw InputError("text: " + f.model->too_long_message);
+    if (!f.model->error.empty()) throw InputError(f.model->error);
     return f;
   }
   const VariantInfo& info = variantOrThrow(scene.variant);
@@ -106,11 +118,11 @@ int cmdLessonExport(int argc, char** argv, const LessonExportOptions& o) {
   if (width < 288 || height < 288)
     throw InputError("--size: a handout page needs at least 288x288 points (4 in), got '" + o.size + "'");
   // Every step computed first (a bad step fails before anything is written), then painted.
-  std::shared_ptr<const Model> model;
+  LoadedModels models;
   std::vector<StepFigure> figures;
   for (size_t i = 0; i < lesson.steps.size(); ++i) {
     try {
-      figures.push_back(computeStep(lesson.steps[i], model));
+      figures.push_back(computeStep(lesson.steps[i], models));
     } catch (const InputError& e) {
       throw InputError(stepError(lesson, i, e.what()));
     }

@@ -781,13 +781,7 @@ void GuiApp::applyScene(const SceneOptions& o, bool initial) {
     if (!o.model.empty()) modelFiles(o.model);  // a missing path is a usage error
     const bool mine = o.model_workspace;
     m.scene.text = mine && !o.input.text.empty() ? o.input.text : d.model_text;
-    // An encoder–decoder's target (none: its own translation), a ViT's picture (none: the first example it ships).
-    m.scene.target = mine ? o.target : "";
-    m.scene.translate = m.scene.target.empty();
-    const std::vector<std::string> examples = modelExamplePictures(o.model);
-    m.scene.picture_example = mine && !o.image.empty() ? o.model.rfind(kShippedPrefix, 0) == 0 && o.image.rfind("examples/", 0) == 0
-                                                       : !examples.empty();
-    m.scene.picture = mine && !o.image.empty() ? o.image : examples.empty() ? "" : examples.front();
+    setModelInputs(m.scene, o.model, mine ? o.target : "", mine ? o.image : "");
     m.scene.pattern_variant = pattern.name;
     m.scene.pattern_params = params;
     m.view.view = view;
@@ -795,6 +789,7 @@ void GuiApp::applyScene(const SceneOptions& o, bool initial) {
     m.view.head = mine && o.head >= 0 ? o.head : d.head;
     m.view.query = mine ? o.query : -1;
     m.view.key = mine ? o.key : -1;
+    m.view.token = mine && o.query >= 0 ? o.query : 0;
     // The scene's model: the embedded one unless a path is given; loaded when it is not the one open.
     if (initial || m.path != o.model) {
       loading_ = true;

@@ -93,6 +93,15 @@ const VariantInfo* defaultPatternVariant() {
   return v.empty() ? nullptr : v.front();
 }
 
+void setModelInputs(ModelScene& s, const std::string& model_path, const std::string& target, const std::string& image) {
+  s.target = target;
+  s.translate = target.empty();
+  const std::vector<std::string> examples = modelExamplePictures(model_path);
+  s.picture_example = image.empty() ? !examples.empty()
+                                    : model_path.rfind(kShippedPrefix, 0) == 0 && image.rfind("examples/", 0) == 0;
+  s.picture = !image.empty() ? image : examples.empty() ? "" : examples.front();
+}
+
 void startOnModel(ModelScene& s, const std::string& path) {
   if (!s.model) return;
   if (isVisionModel(*s.model) && s.picture.empty()) {

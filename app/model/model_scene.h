@@ -130,6 +130,12 @@ struct ModelOutput {
 
 constexpr int kPredictions = 5;  // tokens listed after the selected query
 
+// The inputs of an encoder–decoder or a ViT as a scene names them (gui
+// --target/--image, a lesson's "target"/"image"): no target is the model's
+// own translation; no picture is the first example a shipped model carries;
+// a picture "examples/…" of a shipped model is that example, anything else a file.
+void setModelInputs(ModelScene& s, const std::string& model_path, const std::string& target, const std::string& image);
+
 // Where a model just loaded starts (the files are `s.files`, from `path`):
 // a ViT without a picture on its first shipped example; an encoder–decoder
 // without a target on its own translation, and, while the text is the
