@@ -81,6 +81,50 @@ TEST(TrainedT5, TeacherForcedPassEqualsTheTorchModelsCrossAttentionAndEncoderOut
   EXPECT_LT(worst, 1e-4);
 }
 
+// The picture's run through the folder's preprocessing, as `model run --image` does.
+VisionRun visionRunOn(const Model& m, const std::string& picture) {
+  const ModelFiles files = filesOnDisk(kRoot + "/assets/trained/vit-shapes");
+  const Array rgb = readImageRgb(kRoot + "/assets/trained/vit-shapes/examples/" + picture, "test", int64_t{1} << 20);
+  return runVision(m, preprocessImage(rgb, readPreprocessing(files, "test")), 3);
+}
+
+TEST(TrainedViT, NamesEachExamplePictureAsItsTorchModelDoes) {
+  const auto model = shipped("vit-shapes");
+  const nlohmann::json e = expected("vit_shapes_expected.json");
+  ASSERT_GE(e.at("examples").size(), 5u);
+  for (const auto& [picture, x] : e.at("examples").items()) {
+    const VisionRun run = visionRunOn(*model, picture);
+    const nlohmann::json& top = x.at("top3");
+    ASSERT_EQ(run.top_k.size(), top.size()) << picture;
+    for (size_t k = 0; k < top.size(); ++k) {
+      EXPECT_EQ(run.top_k[k].token, top[k].at("label").get<std::string>()) << picture << " #" << k;
+      EXPECT_NEAR(run.top_k[k].probability, top[k].at("probability").get<double>(), 1e-4) << picture << " #" << k;
+    }
+    // Each example shows its own shape, and the model names it.
+    EXPECT_EQ(run.top_k[0].token + ".png", picture);
+  }
+}
+
+TEST(TrainedViT, ClsAttentionAndHiddenStateEqualTheTorchModels) {
+  const auto model = shipped("vit-shapes");
+  const nlohmann::json e = expected("vit_shapes_expected.json");
+  const VisionRun run = visionRunOn(*model, e.at("attention_example").get<std::string>());
+  const nlohmann::json& cls = e.at("cls_attention_last_layer");  // [heads][1 + P]
+  ASSERT_EQ(cls.size(), run.attention.back().size());
+  double worst = 0;
+  for (size_t h = 0; h < cls.size(); ++h) {
+    const Mat& A = run.attention.back()[h];
+    ASSERT_EQ(static_cast<int64_t>(cls[h].size()), A.cols());
+    for (int64_t j = 0; j < A.cols(); ++j) worst = std::max(worst, std::abs(A(0, j) - cls[h][static_cast<size_t>(j)].get<double>()));
+  }
+  EXPECT_LT(worst, 1e-4);
+  const nlohmann::json& hidden = e.at("cls_hidden");  // [d]
+  ASSERT_EQ(static_cast<int64_t>(hidden.size()), run.hidden.cols());
+  worst = 0;
+  for (int64_t j = 0; j < run.hidden.cols(); ++j) worst = std::max(worst, std::abs(run.hidden(0, j) - hidden[static_cast<size_t>(j)].get<double>()));
+  EXPECT_LT(worst, 1e-4);
+}
+
 // summarizeMaps' columns, from their definitions, in double.
 TEST(SummarizeMaps, EqualsPlainLoopsOnEveryKindOfAShippedRun) {
   const auto model = shipped("t5-toy");

@@ -26,9 +26,23 @@ float pictureAspect(const PatchMaps& m) {  // height / width
 // The tallest title at a picture width.
 float titlesHeight(const Canvas& c, const PatchMaps& m, float width) {
   Primitives none;
-  float h = 0;
+  float h = panelTitle(none, c, m.picture_title, 0, 0, width, false);
   for (const PatchMap& p : m.maps) h = std::max(h, panelTitle(none, c, p.title, 0, 0, width, false));
   return h;
+}
+
+// A picture's pixel (r, g, b in [0, 1]) under a patch's weight t ∈ [0, 1]
+// (of the scale's top): the picture in its own colours, a little dimmed,
+// the colour map's colour over it with opacity 0.15 + 0.75·t, so a patch
+// with little weight leaves the picture readable (grey would lose a shape
+// as bright as its background) and the heaviest is almost the colour.
+uint32_t heatOverPatch(float r, float g, float b, float t, Colormap cmap) {
+  const Rgb8 heat = colormapAt(cmap, t);
+  const float a = 0.15f + 0.75f * std::clamp(t, 0.0f, 1.0f);
+  auto mix = [&](float v, uint8_t h) {
+    return static_cast<uint8_t>(std::lround(std::clamp(0.85f * v * (1 - a) + static_cast<float>(h) / 255.0f * a, 0.0f, 1.0f) * 255.0f));
+  };
+  return packRgba({mix(r, heat.r), mix(g, heat.g), mix(b, heat.b)});
 }
 
 // The largest patch weight of a map (the [CLS] key left out).
@@ -67,9 +81,12 @@ int patchMapsColumns(const Canvas& c, float width, size_t maps) {
   return (n + rows - 1) / rows;
 }
 
+// Panels drawn: the picture's, then the maps.
+static size_t panelCount(const PatchMaps& m) { return m.maps.size() + (m.picture_title.empty() ? 0 : 1); }
+
 float patchMapsHeight(const Canvas& c, float width, const PatchMaps& m) {
-  const int n = static_cast<int>(std::max<size_t>(1, m.maps.size()));
-  const int cols = patchMapsColumns(c, width, m.maps.size()), rows = (n + cols - 1) / cols;
+  const int n = static_cast<int>(std::max<size_t>(1, panelCount(m)));
+  const int cols = patchMapsColumns(c, width, panelCount(m)), rows = (n + cols - 1) / cols;
   const float gap = gapOf(c), pic_w = (width - barSpace(c)) / static_cast<float>(cols) - gap;
   return static_cast<float>(rows) * (titlesHeight(c, m, pic_w) + pic_w * pictureAspect(m) + chipHeight(c) + gap);
 }
@@ -81,20 +98,19 @@ PatchMapsLayout patchMapsPrimitives(Primitives& out, const Canvas& c, const Box&
   const int64_t H = pic->shape[0], W = pic->shape[1], P = m.grid_h * m.grid_w;
   g.grid_h = m.grid_h;
   g.grid_w = m.grid_w;
-  const int n = static_cast<int>(m.maps.size());
+  const int n = static_cast<int>(panelCount(m));
+  const int first = m.picture_title.empty() ? 0 : 1;  // the maps' first panel
   const float gap = gapOf(c), chip_h = chipHeight(c), aspect = pictureAspect(m), grid_w = area.w - barSpace(c);
 
-  // The grid: on a page, columns by the width; on a screen, the most picture the area holds.
-  int cols = patchMapsColumns(c, area.w, m.maps.size());
-  float pic_w = grid_w / static_cast<float>(cols) - gap, title_h = titlesHeight(c, m, pic_w);
-  if (c.screen) {
-    const float overhead = c.unit * 1.6f + chip_h + gap;  // one title line first, then the titles as wrapped
-    GridLayout gl = bestGrid(n, grid_w, area.h, gap, overhead);
-    title_h = titlesHeight(c, m, gl.cell_w - gap);
-    gl = bestGrid(n, grid_w, area.h, gap, title_h + chip_h + gap);
-    cols = gl.cols;
-    pic_w = std::max(c.unit, std::min(gl.cell_w - gap, (gl.cell_h - title_h - chip_h - gap) / aspect));
-  }
+  // The grid holding the most picture the area allows (a page sized by
+  // patchMapsHeight() gets patchMapsColumns() columns or a grid as large).
+  const float overhead = c.unit * 1.6f + chip_h + gap;  // one title line first, then the titles as wrapped
+  GridLayout gl = bestGrid(n, grid_w, area.h, gap, overhead);
+  float title_h = titlesHeight(c, m, gl.cell_w - gap);
+  gl = bestGrid(n, grid_w, area.h, gap, title_h + chip_h + gap);
+  title_h = std::max(title_h, titlesHeight(c, m, gl.cell_w - gap));
+  const int cols = gl.cols;
+  const float pic_w = std::max(c.unit, std::min(gl.cell_w - gap, (gl.cell_h - title_h - chip_h - gap) / aspect));
   const float pic_h = pic_w * aspect, cell_w = grid_w / static_cast<float>(cols);
   const float pitch = title_h + pic_h + chip_h + gap;
 
@@ -103,24 +119,31 @@ PatchMapsLayout patchMapsPrimitives(Primitives& out, const Canvas& c, const Box&
   const float thick = std::max(1.0f, c.unit * 0.12f);
   auto rgb = [&](int64_t y, int64_t x, int k) { return pic->data[static_cast<size_t>((y * W + x) * 3 + k)]; };
   for (int k = 0; k < n; ++k) {
-    const PatchMap& map = m.maps[static_cast<size_t>(k)];
-    if (static_cast<int64_t>(map.weights.size()) != 1 + P) continue;
+    const bool picture = k < first;
+    const PatchMap* map = picture ? nullptr : &m.maps[static_cast<size_t>(k - first)];
+    if (map && static_cast<int64_t>(map->weights.size()) != 1 + P) continue;
     const float x = area.x + static_cast<float>(k % cols) * cell_w, y = area.y + static_cast<float>(k / cols) * pitch;
-    panelTitle(out, c, map.title, x, y, pic_w);
+    panelTitle(out, c, picture ? m.picture_title : map->title, x, y, pic_w);
     const Box b{x, y + title_h, pic_w, pic_h};
     g.pictures.push_back(b);
-    const float top = m.own_scale ? patchTop(map) : shared;
+    const float top = !map ? 0.0f : m.own_scale ? patchTop(*map) : shared;
     auto raster = std::make_shared<Raster>();
     raster->rows = H;
     raster->cols = W;
     raster->pixels.resize(static_cast<size_t>(H * W));
+    auto byte = [](float v) { return static_cast<uint8_t>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255.0f)); };
     for (int64_t py = 0; py < H; ++py)
       for (int64_t px = 0; px < W; ++px) {
         const int64_t patch = (py * m.grid_h / H) * m.grid_w + px * m.grid_w / W;
-        const float t = top > 0 ? map.weights[static_cast<size_t>(1 + patch)] / top : 0.0f;
-        raster->pixels[static_cast<size_t>(py * W + px)] = heatOverPicture(rgb(py, px, 0), rgb(py, px, 1), rgb(py, px, 2), t, c.cmap);
+        const float r = rgb(py, px, 0), gr = rgb(py, px, 1), bl = rgb(py, px, 2);
+        if (!map) {
+          raster->pixels[static_cast<size_t>(py * W + px)] = packRgba({byte(r), byte(gr), byte(bl)});
+          continue;
+        }
+        const float t = top > 0 ? map->weights[static_cast<size_t>(1 + patch)] / top : 0.0f;
+        raster->pixels[static_cast<size_t>(py * W + px)] = heatOverPatch(r, gr, bl, t, c.cmap);
       }
-    raster->key = m.key + "/map" + std::to_string(k);
+    raster->key = m.key + (picture ? "/picture" : "/map" + std::to_string(k));
     raster->version = m.version + ":" + std::to_string(static_cast<int>(c.cmap));
     Primitive& image = addRect(out, b.x, b.y, b.right(), b.bottom(), Role::Frame);
     image.kind = Primitive::Kind::Raster;
@@ -129,9 +152,9 @@ PatchMapsLayout patchMapsPrimitives(Primitives& out, const Canvas& c, const Box&
     const float sx = b.w / static_cast<float>(m.grid_w), sy = b.h / static_cast<float>(m.grid_h);
     if (std::min(sx, sy) >= c.unit * 0.6f) {
       for (int64_t i = 1; i < m.grid_w; ++i)
-        addLine(out, b.x + sx * static_cast<float>(i), b.y, b.x + sx * static_cast<float>(i), b.bottom(), Role::Background).alpha = 0.45f;
+        addLine(out, b.x + sx * static_cast<float>(i), b.y, b.x + sx * static_cast<float>(i), b.bottom(), Role::Background).alpha = 0.3f;
       for (int64_t i = 1; i < m.grid_h; ++i)
-        addLine(out, b.x, b.y + sy * static_cast<float>(i), b.right(), b.y + sy * static_cast<float>(i), Role::Background).alpha = 0.45f;
+        addLine(out, b.x, b.y + sy * static_cast<float>(i), b.right(), b.y + sy * static_cast<float>(i), Role::Background).alpha = 0.3f;
     }
     addRect(out, b.x, b.y, b.right(), b.bottom(), Role::Frame);
     if (m.query >= 1 && m.query <= P) {
@@ -139,9 +162,10 @@ PatchMapsLayout patchMapsPrimitives(Primitives& out, const Canvas& c, const Box&
       const float qx = b.x + sx * static_cast<float>(q % m.grid_w), qy = b.y + sy * static_cast<float>(q / m.grid_w);
       addRect(out, qx, qy, qx + sx, qy + sy, Role::Accent, thick * 2);
     }
+    if (!map) continue;
     // [CLS]: a swatch in the weight's colour (clamped to the scale's top) and the weight.
     const float cy = b.bottom() + chip_h * 0.2f, side = chip_h * 0.6f, label = labelPx(c);
-    const float w0 = map.weights[0];
+    const float w0 = map->weights[0];
     addFill(out, b.x, cy, b.x + side, cy + side, colormapAt(c.cmap, top > 0 ? w0 / top : 0.0f));
     addRect(out, b.x, cy, b.x + side, cy + side, m.query == 0 ? Role::Accent : Role::Frame, m.query == 0 ? thick * 2 : 0);
     const std::string text = "[CLS] " + weightText(w0);

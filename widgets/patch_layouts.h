@@ -1,7 +1,7 @@
 // A Vision Transformer's attention over its picture, laid out once as
 // primitives for the screen and the figures: small multiples of the picture
 // the model read, the patch grid over it, and one token's weights on each
-// patch as the colour map over the picture in grey (heatOverPicture). A
+// patch as the colour map over the picture, more opaque with the weight. A
 // chip under each picture carries the weight on the [CLS] token, which has
 // no place in the picture. The maps are the rows the caller chose: one
 // query's row per head and their mean, or the [CLS] row of the rollout after
@@ -27,6 +27,8 @@ struct PatchMaps {
   int64_t grid_h = 0, grid_w = 0;  // P = grid_h · grid_w patches
   int64_t query = -1;              // the token whose rows these are: 0 [CLS], 1 + p a patch; −1 none marked
   std::vector<PatchMap> maps;
+  // A first panel of the picture itself, in colour, under this title (empty: none).
+  std::string picture_title;
   // Colours: every map on one scale, 0 … the largest patch weight of them
   // all (heads compare), or each map on its own (rollout shrinks with depth).
   bool own_scale = false;
@@ -43,9 +45,11 @@ struct PatchMapsLayout {
   int64_t tokenAt(float x, float y) const;
 };
 
-// Lays the maps out in `area`: a grid as square as the area allows on a
-// screen, or, on a page (Canvas::screen false), patchMapsColumns() columns
-// at the area's width (patchMapsHeight() tall).
+// The maps' weights colour the picture, opacity growing with the weight,
+// so the picture shows where a map has little. Lays the maps out in `area`
+// as the grid that holds the most picture; a page as tall as
+// patchMapsHeight() asks for at its width gets patchMapsColumns() columns
+// (pictures at least 9 text units wide) or a grid with pictures as large.
 PatchMapsLayout patchMapsPrimitives(Primitives& out, const Canvas& c, const Box& area, const PatchMaps& m);
 int patchMapsColumns(const Canvas& c, float width, size_t maps);
 float patchMapsHeight(const Canvas& c, float width, const PatchMaps& m);

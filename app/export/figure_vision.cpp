@@ -5,6 +5,7 @@
 #include "engine/error.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 
@@ -65,7 +66,9 @@ PreparedFigure prepareVisionFigure(const Model& m, const VisionAnalysis& a, cons
     return prepareFigure(std::make_shared<const std::vector<Result>>(1, allHeadsOfVision(a, name)), fo);
   }
   if (view == "distance") {
-    titled(name + " \xE2\x80\x94 mean attention distance of each head");
+    char uniform[64];
+    std::snprintf(uniform, sizeof uniform, " (uniform attention: %.1f px)", a.uniform_distance);
+    titled(name + " \xE2\x80\x94 mean attention distance of each head" + uniform);
     const Scatter s = distanceScatter(a);
     double top_distance = 0;
     for (const ScatterPoint& p : s.points) top_distance = std::max(top_distance, static_cast<double>(p.y));

@@ -9,6 +9,7 @@
 #include "widgets/heatmap.h"
 
 #include <string>
+#include <vector>
 
 namespace attn {
 
@@ -16,6 +17,10 @@ namespace attn {
 void modelHeader(const AppState& s, const std::string& what);
 // "83.9%  'And'" over a bar `share` (0..1) of `width`: a prediction, or a key a query attends to.
 void shareRow(float share, const std::string& what, float width);
+// The focused head's row of the head table, one number per line with its column's name
+// (`shown`: indices into headTableColumns(); empty: all), in `width`.
+void focusedHeadNumbers(const std::vector<HeadSummary>& summaries, int layer, int head, float width,
+                        const std::vector<int>& shown);
 
 void seq2seqTextSections(AppState& s);     // SOURCE and TARGET
 void seq2seqDisplayControls(AppState& s);  // the grid's and table's kind, layer, head

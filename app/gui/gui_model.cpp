@@ -316,15 +316,14 @@ void modelHeader(const AppState& s, const std::string& what) {
   }
 }
 
-namespace {
-
 // The focused head's row of the head table, one number per line with its
 // column's name, in `width` (under the grid of the model view).
-void focusedHeadNumbers(const std::vector<HeadSummary>& summaries, int layer, int head, float width) {
-  const std::vector<std::string> columns = headTableColumns();
+void focusedHeadNumbers(const std::vector<HeadSummary>& summaries, int layer, int head, float width,
+                        const std::vector<int>& shown) {
+  const std::vector<std::string> columns = headTableColumnNames(shown);
   for (const HeadSummary& summary : summaries) {
     if (summary.layer != layer || summary.head != head) continue;
-    const std::vector<std::string> row = headTableRows({summary})[0];  // this head's row only
+    const std::vector<std::string> row = headTableRows({summary}, shown)[0];  // this head's row only
     ImGui::TextDisabled("FOCUSED HEAD");
     if (ImGui::BeginTable("##focused", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp, ImVec2(width, 0))) {
       for (size_t c = 0; c < columns.size(); ++c) {
@@ -339,6 +338,8 @@ void focusedHeadNumbers(const std::vector<HeadSummary>& summaries, int layer, in
     return;
   }
 }
+
+namespace {
 
 // The keys the query attends to most in the focused head, strongest first,
 // as many as fit in `height` (under the grid of the model view).
@@ -419,7 +420,7 @@ void modelGridView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
   }
   if (s.model.output && s.model.output->analysis) {
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + grid_h + font));
-    focusedHeadNumbers(s.model.output->analysis->summaries, v.layer, v.head, grid_w);
+    focusedHeadNumbers(s.model.output->analysis->summaries, v.layer, v.head, grid_w, {});
     ImGui::Spacing();
     if (const Mat* map = focusMap(s))
       strongestKeys(r, *map, v.query < 0 ? tokenCount(r) - 1 : v.query, grid_w,

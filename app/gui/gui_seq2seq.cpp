@@ -82,7 +82,24 @@ void linesView(AppState& s, const Seq2SeqAnalysis& a) {
     v.layer_generation = s.model.generation;
     v.layer_of_result = v.layer;
   }
-  tokenLines("s2s_lines", *v.layer_result, v.lines, ImGui::GetContentRegionAvail());
+  const ImVec2 origin = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
+  tokenLines("s2s_lines", *v.layer_result, v.lines, avail);
+  if (s.describe) s.described["panels"] = {{{"kind", "lines"}, {"area", {origin.x, origin.y, avail.x, avail.y}}}};
+}
+
+// Each query token's strongest key in the head, one row each ("le → cat"),
+// as many as fit in `height`: for cross-attention, the head's alignment.
+void strongestKeyOfEachQuery(const Seq2SeqRun& r, Seq2SeqMaps kind, int layer, int head, float width, float height) {
+  const Mat& map = seq2seqMaps(r, kind)[static_cast<size_t>(layer)][static_cast<size_t>(head)];
+  const std::vector<std::string>&rows = rowTokens(r, kind), &cols = colTokens(r, kind);
+  const int fit = static_cast<int>(height / ImGui::GetTextLineHeightWithSpacing()) - 1;
+  if (fit < 1) return;
+  ImGui::TextDisabled("EACH QUERY'S STRONGEST KEY");
+  for (int64_t i = 0; i < map.rows() && i < fit; ++i) {
+    Eigen::Index j = 0;
+    const float w = map.row(i).maxCoeff(&j);
+    shareRow(w, "'" + rows[static_cast<size_t>(i)] + "' \xE2\x86\x92 '" + cols[static_cast<size_t>(j)] + "'", width);
+  }
 }
 
 void gridView(AppState& s, const Seq2SeqAnalysis& a, HeatmapRenderer& gl) {
@@ -102,6 +119,11 @@ void gridView(AppState& s, const Seq2SeqAnalysis& a, HeatmapRenderer& gl) {
     v.layer = pick.layer;
     v.head = pick.head;
   }
+  // Under the grid: the focused head's numbers, then the key each query reads most (its alignment, for cross-attention).
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + grid_h + font));
+  focusedHeadNumbers(a.summaries[static_cast<size_t>(kind)], v.layer, v.head, grid_w, seq2seqTableColumns());
+  ImGui::Spacing();
+  strongestKeyOfEachQuery(r, kind, std::min(v.layer, layers - 1), v.head, grid_w, origin.y + avail.y - ImGui::GetCursorScreenPos().y);
   ImGui::SetCursorScreenPos(ImVec2(origin.x + grid_w + gap, origin.y));
   ImGui::BeginGroup();
   ImGui::Text("layer %d, head %d", v.layer, v.head);
@@ -111,16 +133,23 @@ void gridView(AppState& s, const Seq2SeqAnalysis& a, HeatmapRenderer& gl) {
   ImGui::EndGroup();
 }
 
-void tableView(AppState& s, const Seq2SeqAnalysis& a) {
+void tableView(AppState& s, const Seq2SeqAnalysis& a, HeatmapRenderer& gl) {
   ModelViewState& v = s.model.view;
   modelHeader(s, std::string(kKindNames[static_cast<int>(v.kind)]) +
                      ": head summaries; click a column to sort, a row to focus the head (hover a header for its definition)");
   const std::vector<HeadSummary>& rows = a.summaries[static_cast<size_t>(v.kind)];
-  const int row = headTable("##s2s_heads", rows, v.layer, v.head, v.table, ImGui::GetContentRegionAvail(), seq2seqTableColumns());
+  // The table as tall as its rows (at most half the view), the focused head's map under it.
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float row_h = ImGui::GetTextLineHeight() + ImGui::GetStyle().CellPadding.y * 2;
+  const float table_h = std::min(avail.y * 0.5f, row_h * (static_cast<float>(rows.size()) + 1.3f) + ImGui::GetStyle().CellPadding.y * 4 + 2);
+  const int row = headTable("##s2s_heads", rows, v.layer, v.head, v.table, ImVec2(avail.x, table_h), seq2seqTableColumns());
   if (row >= 0) {
     v.layer = static_cast<int>(rows[static_cast<size_t>(row)].layer);
     v.head = static_cast<int>(rows[static_cast<size_t>(row)].head);
   }
+  ImGui::Text("layer %d, head %d", v.layer, v.head);
+  const int layer = std::min(v.layer, kindLayers(a.run, v.kind) - 1);
+  offerAnchor(s, kindMap(s, a.run, v.kind, layer, v.head, v.focus_zoom, gl, ImGui::GetContentRegionAvail()).placed);
 }
 
 }  // namespace
@@ -193,7 +222,7 @@ void drawSeq2SeqView(AppState& s, const Seq2SeqAnalysis& a, HeatmapRenderer& gl)
   switch (v.view) {
     case ModelView::Maps: mapsView(s, a, gl); break;
     case ModelView::Heads: linesView(s, a); break;
-    case ModelView::Table: tableView(s, a); break;
+    case ModelView::Table: tableView(s, a, gl); break;
     default: gridView(s, a, gl); break;
   }
 }

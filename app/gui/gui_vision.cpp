@@ -12,6 +12,7 @@
 #include "widgets/primitives_imgui.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 namespace attn {
@@ -49,8 +50,10 @@ void rolloutView(AppState& s, const VisionAnalysis& a, HeatmapRenderer& gl) {
 }
 
 void distanceView(AppState& s, const VisionAnalysis& a) {
+  char uniform[96];
+  std::snprintf(uniform, sizeof uniform, "; attending to every patch alike scores %.1f px", a.uniform_distance);
   modelHeader(s, "each head's mean attention distance in pixels against its layer (Dosovitskiy et al. 2021, Figure 7): "
-                 "the ViT's receptive field, from the maps");
+                 "the ViT's receptive field, from the maps" + std::string(uniform));
   const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
   const Scatter sc = distanceScatter(a);
   float top = static_cast<float>(a.patch_size);

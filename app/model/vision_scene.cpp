@@ -6,6 +6,8 @@
 #include "widgets/colormap.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 namespace attn {
 
@@ -43,10 +45,29 @@ VisionAnalysis analysed(const Model& m, const Array& pixels, const std::string& 
   a.rollout = attentionRollout(a.run.attention);
   a.patch_size = modelInfo(m).config.patch_size;
   a.distance = attentionDistance(a.run, a.patch_size);
+  // The mean over patch pairs of the distance between their centres (the same for every query layout).
+  const int64_t gw = a.run.grid_w, P = a.run.grid_h * gw;
+  double sum = 0;
+  for (int64_t i = 0; i < P; ++i)
+    for (int64_t j = 0; j < P; ++j)
+      sum += std::hypot(static_cast<double>(i / gw - j / gw), static_cast<double>(i % gw - j % gw)) * static_cast<double>(a.patch_size);
+  a.uniform_distance = P > 0 ? sum / static_cast<double>(P * P) : 0.0;
   return a;
 }
 
 std::string layerName(int64_t l) { return "layer " + std::to_string(l); }
+
+std::string weightText(float w) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2g", static_cast<double>(w));
+  return buf;
+}
+
+// The picture's own panel: "input 32 × 32, 8 × 8 patches".
+std::string pictureTitle(const VisionAnalysis& a) {
+  return "input " + std::to_string(a.shown.shape[1]) + " \xC3\x97 " + std::to_string(a.shown.shape[0]) + ", " +
+         std::to_string(a.run.grid_h) + " \xC3\x97 " + std::to_string(a.run.grid_w) + " patches";
+}
 
 }  // namespace
 
@@ -92,11 +113,13 @@ PatchMaps headsOverPicture(const VisionAnalysis& a, int64_t layer, int64_t query
   m.grid_h = r.grid_h;
   m.grid_w = r.grid_w;
   m.query = query;
-  m.scale_caption = "attention weight";
+  m.picture_title = pictureTitle(a);
+  m.own_scale = true;  // each map to its largest patch weight (in its title): a diffuse head still shows its shape
+  m.scale_caption = "weight \xC3\xB7 the map's largest patch weight";
   m.key = "vision/heads";
   m.version = std::to_string(reinterpret_cast<uintptr_t>(&a)) + ":" + std::to_string(layer) + ":" + std::to_string(query);
   const std::vector<Mat>& maps = r.attention[static_cast<size_t>(layer)];
-  PatchMap mean{"mean of the " + std::to_string(r.heads) + " heads", std::vector<float>(static_cast<size_t>(n), 0.0f)};
+  PatchMap mean{"mean of heads", std::vector<float>(static_cast<size_t>(n), 0.0f)};
   for (const Mat& A : maps)
     for (int64_t j = 0; j < n; ++j) mean.weights[static_cast<size_t>(j)] += A(query, j) / static_cast<float>(r.heads);
   m.maps.push_back(std::move(mean));
@@ -104,6 +127,7 @@ PatchMaps headsOverPicture(const VisionAnalysis& a, int64_t layer, int64_t query
     const Mat& A = maps[static_cast<size_t>(h)];
     m.maps.push_back({"head " + std::to_string(h), std::vector<float>(A.row(query).data(), A.row(query).data() + n)});
   }
+  for (PatchMap& p : m.maps) p.title += " \xC2\xB7 max " + weightText(*std::max_element(p.weights.begin() + 1, p.weights.end()));
   return m;
 }
 
@@ -113,6 +137,7 @@ PatchMaps rolloutOverPicture(const VisionAnalysis& a) {
   m.grid_h = a.run.grid_h;
   m.grid_w = a.run.grid_w;
   m.query = 0;
+  m.picture_title = pictureTitle(a);
   m.own_scale = true;
   m.scale_caption = "rollout \xC3\xB7 the map's largest patch";
   m.key = "vision/rollout";
@@ -121,6 +146,7 @@ PatchMaps rolloutOverPicture(const VisionAnalysis& a) {
     const Mat& R = a.rollout[l];
     m.maps.push_back({"after " + layerName(static_cast<int64_t>(l)), std::vector<float>(R.row(0).data(), R.row(0).data() + R.cols())});
   }
+  for (PatchMap& p : m.maps) p.title += " \xC2\xB7 max " + weightText(*std::max_element(p.weights.begin() + 1, p.weights.end()));
   return m;
 }
 

@@ -23,6 +23,7 @@ struct VisionAnalysis {
   Array shown;          // [H, W, 3] in [0, 1]: the pixel values un-normalised, the picture as the model read it
   std::vector<Mat> rollout;                   // R_l per layer [1 + P, 1 + P]
   std::vector<std::vector<double>> distance;  // [layer][head] mean attention distance in pixels
+  double uniform_distance = 0;                // what a head attending to every patch alike would score
   int64_t patch_size = 0;
 };
 
