@@ -8,6 +8,7 @@
 #include "app/gui/gui_state.h"
 #include "widgets/heatmap.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,10 @@ namespace attn {
 void modelHeader(const AppState& s, const std::string& what);
 // "83.9%  'And'" over a bar `share` (0..1) of `width`: a prediction, or a key a query attends to.
 void shareRow(float share, const std::string& what, float width);
+// The keys `query` attends to most in `map`, strongest first, under `title`,
+// as many as fit in `height` (under a grid of heads); `name` names a key.
+void strongestKeys(const std::string& title, const Mat& map, int64_t query, const std::function<std::string(int64_t)>& name,
+                   float width, float height);
 // The focused head's row of the head table, one number per line with its column's name
 // (`shown`: indices into headTableColumns(); empty: all), in `width`.
 void focusedHeadNumbers(const std::vector<HeadSummary>& summaries, int layer, int head, float width,

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <string>
 
 namespace attn {
@@ -339,23 +340,22 @@ void focusedHeadNumbers(const std::vector<HeadSummary>& summaries, int layer, in
   }
 }
 
-namespace {
-
-// The keys the query attends to most in the focused head, strongest first,
-// as many as fit in `height` (under the grid of the model view).
-void strongestKeys(const ModelRun& r, const Mat& map, int64_t query, float width, float height) {
+void strongestKeys(const std::string& title, const Mat& map, int64_t query, const std::function<std::string(int64_t)>& name,
+                   float width, float height) {
   const float line = ImGui::GetTextLineHeightWithSpacing();
   const int rows = static_cast<int>(height / line) - 2;
-  if (rows < 1 || query < 0 || query >= tokenCount(r)) return;
-  ImGui::TextDisabled("QUERY %s ATTENDS TO", tokenCaption(r, query).c_str());
+  if (rows < 1 || query < 0 || query >= map.rows()) return;
+  ImGui::TextDisabled("%s", title.c_str());
   const auto w = map.row(query);
   std::vector<int64_t> keys(static_cast<size_t>(w.size()));
   for (int64_t j = 0; j < w.size(); ++j) keys[static_cast<size_t>(j)] = j;
   const size_t shown = std::min(keys.size(), static_cast<size_t>(rows));
   std::partial_sort(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(shown), keys.end(),
                     [&](int64_t a, int64_t b) { return w(a) > w(b); });
-  for (size_t i = 0; i < shown; ++i) shareRow(w(keys[i]), tokenCaption(r, keys[i]), width);
+  for (size_t i = 0; i < shown; ++i) shareRow(w(keys[i]), name(keys[i]), width);
 }
+
+namespace {
 
 // The window of `layer` (0: none): models alternating local and global layers have one on the local ones only.
 int64_t layerWindow(const ModelRun& r, int layer) {
@@ -422,9 +422,10 @@ void modelGridView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + grid_h + font));
     focusedHeadNumbers(s.model.output->analysis->summaries, v.layer, v.head, grid_w, {});
     ImGui::Spacing();
+    const int64_t q = v.query < 0 ? tokenCount(r) - 1 : v.query;
     if (const Mat* map = focusMap(s))
-      strongestKeys(r, *map, v.query < 0 ? tokenCount(r) - 1 : v.query, grid_w,
-                    origin.y + avail.y - ImGui::GetCursorScreenPos().y);
+      strongestKeys("QUERY " + tokenCaption(r, q) + " ATTENDS TO", *map, q, [&r](int64_t k) { return tokenCaption(r, k); },
+                    grid_w, origin.y + avail.y - ImGui::GetCursorScreenPos().y);
   }
   ImGui::SetCursorScreenPos(ImVec2(origin.x + grid_w + gap, origin.y));
   ImGui::BeginGroup();

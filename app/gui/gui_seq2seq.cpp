@@ -138,18 +138,30 @@ void tableView(AppState& s, const Seq2SeqAnalysis& a, HeatmapRenderer& gl) {
   modelHeader(s, std::string(kKindNames[static_cast<int>(v.kind)]) +
                      ": head summaries; click a column to sort, a row to focus the head (hover a header for its definition)");
   const std::vector<HeadSummary>& rows = a.summaries[static_cast<size_t>(v.kind)];
-  // The table as tall as its rows (at most half the view), the focused head's map under it.
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  // The focused head's map beside the table in a wide view (the table as
+  // tall as its rows), or under it (the table at most half the height).
+  const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
+  const bool beside = avail.x > avail.y * 1.4f;
+  const float gap = ImGui::GetFontSize() * 1.2f;
   const float row_h = ImGui::GetTextLineHeight() + ImGui::GetStyle().CellPadding.y * 2;
-  const float table_h = std::min(avail.y * 0.5f, row_h * (static_cast<float>(rows.size()) + 1.3f) + ImGui::GetStyle().CellPadding.y * 4 + 2);
-  const int row = headTable("##s2s_heads", rows, v.layer, v.head, v.table, ImVec2(avail.x, table_h), seq2seqTableColumns());
+  const float rows_h = row_h * (static_cast<float>(rows.size()) + 2.3f) + ImGui::GetStyle().CellPadding.y * 4 + 2;  // a header of up to two lines
+  const ImVec2 table(beside ? (avail.x - gap) * 0.5f : avail.x, std::min(beside ? avail.y : avail.y * 0.5f, rows_h));
+  const int row = headTable("##s2s_heads", rows, v.layer, v.head, v.table, table, seq2seqTableColumns());
   if (row >= 0) {
     v.layer = static_cast<int>(rows[static_cast<size_t>(row)].layer);
     v.head = static_cast<int>(rows[static_cast<size_t>(row)].head);
   }
-  ImGui::Text("layer %d, head %d", v.layer, v.head);
   const int layer = std::min(v.layer, kindLayers(a.run, v.kind) - 1);
-  offerAnchor(s, kindMap(s, a.run, v.kind, layer, v.head, v.focus_zoom, gl, ImGui::GetContentRegionAvail()).placed);
+  if (beside) {  // under the table, the focused head's strongest key for each query
+    ImGui::Spacing();
+    strongestKeyOfEachQuery(a.run, v.kind, layer, v.head, table.x, origin.y + avail.y - ImGui::GetCursorScreenPos().y);
+    ImGui::SetCursorScreenPos(ImVec2(origin.x + table.x + gap, origin.y));
+  }
+  ImGui::BeginGroup();
+  ImGui::Text("layer %d, head %d", v.layer, v.head);
+  const ImVec2 map(beside ? avail.x - table.x - gap : avail.x, origin.y + avail.y - ImGui::GetCursorScreenPos().y);
+  offerAnchor(s, kindMap(s, a.run, v.kind, layer, v.head, v.focus_zoom, gl, map).placed);
+  ImGui::EndGroup();
 }
 
 }  // namespace

@@ -38,8 +38,10 @@ void patchMapsArea(AppState& s, const PatchMaps& maps, HeatmapRenderer& gl, bool
 
 void pictureView(AppState& s, const VisionAnalysis& a, HeatmapRenderer& gl) {
   ModelViewState& v = s.model.view;
-  modelHeader(s, "layer " + std::to_string(v.layer) + ": the attention of " + patchTokenName(a, v.token) +
-                     " over the picture, the heads' mean and each head; click a patch or a [CLS] chip to pick the token");
+  modelHeader(s, "layer " + std::to_string(v.layer) + ": the attention of " + patchTokenName(a, v.token) + " over the " +
+                     std::to_string(a.shown.shape[1]) + " \xC3\x97 " + std::to_string(a.shown.shape[0]) + " input in " +
+                     std::to_string(a.patch_size) + "-pixel patches, the heads' mean and each head; click a patch or a [CLS] "
+                     "chip to pick the token");
   patchMapsArea(s, headsOverPicture(a, v.layer, v.token), gl, true);
 }
 
@@ -62,6 +64,7 @@ void distanceView(AppState& s, const VisionAnalysis& a) {
   scatterPrimitives(prims, imguiCanvas(), {origin.x, origin.y, avail.x, avail.y}, sc.points, static_cast<float>(a.run.layers) + 1.0f,
                     top, sc.x_axis, sc.y_axis, sc.legend);
   drawPrimitives(ImGui::GetWindowDrawList(), prims);
+  if (s.describe) s.described["panels"] = {{{"kind", "points"}, {"title", sc.y_axis + " against " + sc.x_axis}, {"area", {origin.x, origin.y, avail.x, avail.y}}}};
   ImGui::Dummy(avail);
 }
 
@@ -83,6 +86,11 @@ void gridView(AppState& s, const VisionAnalysis& a, HeatmapRenderer& gl) {
     v.layer = pick.layer;
     v.head = pick.head;
   }
+  // Under the grid: the tokens the chosen token reads most in the focused head.
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + grid_h + font));
+  strongestKeys("TOKEN " + std::to_string(v.token) + ", " + patchTokenName(a, v.token) + ", READS MOST", r.attention[static_cast<size_t>(v.layer)][static_cast<size_t>(v.head)],
+                v.token, [&a](int64_t k) { return patchTokenName(a, k); }, grid_w,
+                origin.y + avail.y - ImGui::GetCursorScreenPos().y);
   ImGui::SetCursorScreenPos(ImVec2(origin.x + grid_w + gap, origin.y));
   ImGui::BeginGroup();
   ImGui::Text("layer %d, head %d: token 0 is [CLS], 1 + p patch p", v.layer, v.head);

@@ -63,10 +63,9 @@ std::string weightText(float w) {
   return buf;
 }
 
-// The picture's own panel: "input 32 × 32, 8 × 8 patches".
+// The picture's own panel: "input, 8 × 8 patches" (its size is in the figure's subtitle and the view's header).
 std::string pictureTitle(const VisionAnalysis& a) {
-  return "input " + std::to_string(a.shown.shape[1]) + " \xC3\x97 " + std::to_string(a.shown.shape[0]) + ", " +
-         std::to_string(a.run.grid_h) + " \xC3\x97 " + std::to_string(a.run.grid_w) + " patches";
+  return "input, " + std::to_string(a.run.grid_h) + " \xC3\x97 " + std::to_string(a.run.grid_w) + " patches";
 }
 
 }  // namespace
