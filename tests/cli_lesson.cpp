@@ -135,6 +135,10 @@ TEST(LessonErrors, ABadLessonIsOneLineNamingTheFileAndTheStep) {
       {"not_json", "{\"title\": \"T\", \"steps\": [", "not valid JSON"},
       {"huge_number", R"({"title": 1e400, "steps": []})", "not valid JSON ([json.exception.out_of_range.406] number overflow"},
       {"no_steps", R"({"title": "T", "steps": []})", "\"steps\": expected a non-empty list"},
+      {"disk_model", lesson(R"({"title": "t", "narration": "n", "scene": {"workspace": "model", "model": "/tmp/t5"}})"),
+       "step 1: \"model\": a lesson reads the models the binary ships (\"shipped:NAME\"), got \"/tmp/t5\""},
+      {"unknown_shipped", lesson(R"({"title": "t", "narration": "n", "scene": {"workspace": "model", "model": "shipped:gpt9"}})"),
+       "step 1: shipped:gpt9: no such shipped model (this build ships shipped:t5-toy, shipped:vit-shapes)"},
   };
   for (const BadLesson& c : cases) {
     const TempDir dir;

@@ -6,6 +6,7 @@
 #include "widgets/colormap.h"
 
 #include <QImage>
+#include <QRect>
 #include <QRectF>
 
 #include <gtest/gtest.h>
@@ -238,6 +239,38 @@ inline QRect viewArea(const QImage& img) {
     if (same > (bottom - top) * 9 / 10) border = x;
   }
   return QRect(QPoint(border + 1, top), QPoint(img.width() - 1, bottom));
+}
+
+// Connected regions (4-neighbour) of pixels that pass `keep`, at least `min_area` large.
+template <class Keep>
+std::vector<QRect> regions(const QImage& img, Keep keep, int min_area) {
+  const int w = img.width(), h = img.height();
+  std::vector<int> seen(static_cast<size_t>(w) * h, 0);
+  std::vector<QRect> out;
+  std::vector<std::pair<int, int>> stack;
+  for (int y0 = 0; y0 < h; ++y0)
+    for (int x0 = 0; x0 < w; ++x0) {
+      if (seen[static_cast<size_t>(y0) * w + x0] || !keep(img.pixel(x0, y0))) continue;
+      int area = 0, x_lo = x0, x_hi = x0, y_lo = y0, y_hi = y0;
+      stack.push_back({x0, y0});
+      seen[static_cast<size_t>(y0) * w + x0] = 1;
+      while (!stack.empty()) {
+        const auto [x, y] = stack.back();
+        stack.pop_back();
+        ++area;
+        x_lo = std::min(x_lo, x), x_hi = std::max(x_hi, x), y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
+        const int nx[4] = {x - 1, x + 1, x, x}, ny[4] = {y, y, y - 1, y + 1};
+        for (int k = 0; k < 4; ++k) {
+          if (nx[k] < 0 || ny[k] < 0 || nx[k] >= w || ny[k] >= h) continue;
+          int& s = seen[static_cast<size_t>(ny[k]) * w + nx[k]];
+          if (s || !keep(img.pixel(nx[k], ny[k]))) continue;
+          s = 1;
+          stack.push_back({nx[k], ny[k]});
+        }
+      }
+      if (area >= min_area) out.emplace_back(QPoint(x_lo, y_lo), QPoint(x_hi, y_hi));
+    }
+  return out;
 }
 
 }  // namespace attn::test

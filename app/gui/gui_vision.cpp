@@ -27,7 +27,18 @@ void patchMapsArea(AppState& s, const PatchMaps& maps, HeatmapRenderer& gl, bool
   Primitives prims;
   const PatchMapsLayout g = patchMapsPrimitives(prims, imguiCanvas(), {origin.x, origin.y, avail.x, avail.y}, maps);
   drawPrimitives(ImGui::GetWindowDrawList(), prims, &gl);
-  if (s.describe) s.described["panels"] = {{{"kind", "patch maps"}, {"maps", maps.maps.size()}, {"area", {origin.x, origin.y, avail.x, avail.y}}}};
+  if (s.describe) {  // each picture's box, under its title: the input's first where it is shown
+    nlohmann::json panels = nlohmann::json::array();
+    const size_t first = maps.picture_title.empty() ? 0 : 1;
+    for (size_t i = 0; i < g.pictures.size(); ++i) {
+      const Box& b = g.pictures[i];
+      panels.push_back({{"kind", "picture"},
+                        {"title", i < first ? maps.picture_title : maps.maps[i - first].title},
+                        {"grid", {maps.grid_h, maps.grid_w}},
+                        {"area", {b.x, b.y, b.w, b.h}}});
+    }
+    s.described["panels"] = panels;
+  }
   if (!hovered || !s.model.output || !s.model.output->vision) return;
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   const int64_t token = g.tokenAt(mouse.x, mouse.y);

@@ -1,5 +1,6 @@
 #include "app/shared/scene_options.h"
 
+#include "app/model/embedded_model.h"
 #include "app/model/model_scene.h"
 #include "engine/error.h"
 
@@ -31,6 +32,7 @@ void validateScene(const SceneOptions& o) {
     resolveParams(info, o.sets);
     if (!o.model_workspace && !o.view.empty()) variantView(info, o.view);
   }
+  if (o.model.rfind(kShippedPrefix, 0) == 0) modelFiles(o.model);  // an unknown shipped name, before any window opens
   if (o.model_workspace && !o.view.empty()) modelViewFromName(o.view);
   if (!o.model_workspace && !o.view.empty()) viewOrThrow(o.view);
   if (!o.pattern.empty()) {
