@@ -123,7 +123,7 @@ PatchMapsLayout patchMapsPrimitives(Primitives& out, const Canvas& c, const Box&
     const PatchMap* map = picture ? nullptr : &m.maps[static_cast<size_t>(k - first)];
     if (map && static_cast<int64_t>(map->weights.size()) != 1 + P) continue;
     const float x = area.x + static_cast<float>(k % cols) * cell_w, y = area.y + static_cast<float>(k / cols) * pitch;
-    panelTitle(out, c, picture ? m.picture_title : map->title, x, y, pic_w);
+    panelTitle(out, c, picture ? m.picture_title : map->title, x, y, cell_w - gap);  // as wide as titlesHeight measured
     const Box b{x, y + title_h, pic_w, pic_h};
     g.pictures.push_back(b);
     const float top = !map ? 0.0f : m.own_scale ? patchTop(*map) : shared;
@@ -168,7 +168,9 @@ PatchMapsLayout patchMapsPrimitives(Primitives& out, const Canvas& c, const Box&
     const float w0 = map->weights[0];
     addFill(out, b.x, cy, b.x + side, cy + side, colormapAt(c.cmap, top > 0 ? w0 / top : 0.0f));
     addRect(out, b.x, cy, b.x + side, cy + side, m.query == 0 ? Role::Accent : Role::Frame, m.query == 0 ? thick * 2 : 0);
-    const std::string text = "[CLS] " + weightText(w0);
+    // "[CLS] 0.02", or the number alone where the label would reach the next picture.
+    std::string text = "[CLS] " + weightText(w0);
+    if (side + label * 0.4f + c.textWidth(text, label) > pic_w + gap * 0.8f) text = weightText(w0);
     addText(out, b.x + side + label * 0.4f, cy + side * 0.5f, text, label, m.query == 0 ? Role::Accent : Role::Muted, 0, 0.5f);
     g.chips.push_back({b.x, cy, side + label * 0.4f + c.textWidth(text, label), side});
   }
