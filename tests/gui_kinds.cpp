@@ -113,7 +113,7 @@ TEST_F(GuiTest, ViTPictureViewColoursThePatchEachTokenReadsMost) {
                                &described);
     ASSERT_FALSE(img.isNull());
     ASSERT_EQ(described.at("panels").size(), 6u) << "the input, the heads' mean and 4 heads";
-    EXPECT_EQ(described["panels"][0].value("title", ""), "input, 8 \xC3\x97 8 patches");
+    EXPECT_EQ(described["panels"][0].value("title", ""), "the input");
     // Head 0 of layer 2 reads one patch far more than any other, from [CLS] and from the centre patch alike.
     const float* row = att.data.data() + ((2 * att.shape[1] + 0) * n + token) * n;
     EXPECT_EQ(yellowestPatch(img, panelTitled(described, "head 0")), argmaxOf(row + 1, n - 1)) << "token " << token;
@@ -127,10 +127,10 @@ TEST_F(GuiTest, ViTRolloutViewShowsEachLayersRolloutFromCls) {
   const int64_t n = rollout.shape[1];
   nlohmann::json described;
   const QImage img = shootAt("1600x1000", {"--model", "shipped:vit-shapes", "--image", "examples/star.png", "--view", "rollout"}, &described);
-  ASSERT_EQ(described.at("panels").size(), 1u + static_cast<size_t>(rollout.shape[0]));
+  ASSERT_EQ(described.at("panels").size(), 1u + 2 * static_cast<size_t>(rollout.shape[0])) << "input, each layer's mean, each rollout";
   for (int64_t l = 0; l < rollout.shape[0]; ++l) {
     const float* cls = rollout.data.data() + l * n * n;  // row 0
-    EXPECT_EQ(yellowestPatch(img, panelTitled(described, "after layer " + std::to_string(l))), argmaxOf(cls + 1, n - 1)) << "layer " << l;
+    EXPECT_EQ(yellowestPatch(img, panelTitled(described, "rollout, layer " + std::to_string(l))), argmaxOf(cls + 1, n - 1)) << "layer " << l;
   }
   // The distance view plots a dot per head in the head colours.
   const QImage plot = shootAt("1280x800", {"--model", "shipped:vit-shapes", "--view", "distance"});

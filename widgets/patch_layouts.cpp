@@ -102,17 +102,29 @@ PatchMapsLayout patchMapsPrimitives(Primitives& out, const Canvas& c, const Box&
   const int first = m.picture_title.empty() ? 0 : 1;  // the maps' first panel
   const float gap = gapOf(c), chip_h = chipHeight(c), aspect = pictureAspect(m), grid_w = area.w - barSpace(c);
 
-  // The grid holding the most picture the area allows (a page sized by
-  // patchMapsHeight() gets patchMapsColumns() columns or a grid as large).
-  const float overhead = c.unit * 1.6f + chip_h + gap;  // one title line first, then the titles as wrapped
-  GridLayout gl = bestGrid(n, grid_w, area.h, gap, overhead);
-  float title_h = titlesHeight(c, m, gl.cell_w - gap);
-  gl = bestGrid(n, grid_w, area.h, gap, title_h + chip_h + gap);
-  title_h = std::max(title_h, titlesHeight(c, m, gl.cell_w - gap));
-  const int cols = gl.cols;
-  const float pic_w = std::max(c.unit, std::min(gl.cell_w - gap, (gl.cell_h - title_h - chip_h - gap) / aspect));
-  const float pic_h = pic_w * aspect, cell_w = grid_w / static_cast<float>(cols);
-  const float pitch = title_h + pic_h + chip_h + gap;
+  // The column count holding the most picture the area allows, each with its
+  // titles wrapped to its cells (a page sized by patchMapsHeight() gets
+  // patchMapsColumns() columns or a grid as large).
+  int cols = 1;
+  float pic_w = 0, title_h = 0;
+  for (int k = 1; k <= n; ++k) {
+    const int rows = (n + k - 1) / k;
+    const float cw = grid_w / static_cast<float>(k), th = titlesHeight(c, m, cw - gap);
+    const float w = std::min(cw - gap, (area.h / static_cast<float>(rows) - th - chip_h - gap) / aspect);
+    if (w > pic_w) cols = k, pic_w = w, title_h = th;
+  }
+  pic_w = std::max(c.unit, pic_w);
+  const int rows = (n + cols - 1) / cols;
+  const float pic_h = pic_w * aspect, cell_w = grid_w / static_cast<float>(cols), label = labelPx(c), line = label * 1.35f;
+  // Room the pictures leave, beside them in their cells (a tall grid) or
+  // under them (a wide, short area): there each map's patches it weighs
+  // most, as many lines as fit (at least 2, at most 8).
+  const float list_w = c.textWidth("00.0%  (00, 00)", label) + label;
+  const bool beside = cell_w - gap - pic_w >= list_w;
+  const float spare = area.h / static_cast<float>(rows) - (title_h + pic_h + chip_h + gap);
+  const int fit = static_cast<int>((beside ? pic_h + chip_h : spare) / line);
+  const int listed = fit >= 2 ? std::min(8, fit) : 0;
+  const float pitch = title_h + pic_h + chip_h + (beside ? 0.0f : static_cast<float>(listed) * line) + gap;
 
   float shared = 0;
   for (const PatchMap& p : m.maps) shared = std::max(shared, patchTop(p));
@@ -157,6 +169,10 @@ PatchMapsLayout patchMapsPrimitives(Primitives& out, const Canvas& c, const Box&
         addLine(out, b.x, b.y + sy * static_cast<float>(i), b.right(), b.y + sy * static_cast<float>(i), Role::Background).alpha = 0.3f;
     }
     addRect(out, b.x, b.y, b.right(), b.bottom(), Role::Frame);
+    const float lx = beside ? b.right() + label * 0.6f : b.x, ly = beside ? b.y : b.bottom() + chip_h;
+    if (!map)
+      for (size_t i = 0; i < m.picture_notes.size() && i < static_cast<size_t>(listed); ++i)
+        addText(out, lx, ly + line * static_cast<float>(i), m.picture_notes[i], label, i == 0 ? Role::Text : Role::Muted);
     if (m.query >= 1 && m.query <= P) {
       const int64_t q = m.query - 1;
       const float qx = b.x + sx * static_cast<float>(q % m.grid_w), qy = b.y + sy * static_cast<float>(q / m.grid_w);
@@ -164,7 +180,7 @@ PatchMapsLayout patchMapsPrimitives(Primitives& out, const Canvas& c, const Box&
     }
     if (!map) continue;
     // [CLS]: a swatch in the weight's colour (clamped to the scale's top) and the weight.
-    const float cy = b.bottom() + chip_h * 0.2f, side = chip_h * 0.6f, label = labelPx(c);
+    const float cy = b.bottom() + chip_h * 0.2f, side = chip_h * 0.6f;
     const float w0 = map->weights[0];
     addFill(out, b.x, cy, b.x + side, cy + side, colormapAt(c.cmap, top > 0 ? w0 / top : 0.0f));
     addRect(out, b.x, cy, b.x + side, cy + side, m.query == 0 ? Role::Accent : Role::Frame, m.query == 0 ? thick * 2 : 0);
@@ -173,6 +189,19 @@ PatchMapsLayout patchMapsPrimitives(Primitives& out, const Canvas& c, const Box&
     if (side + label * 0.4f + c.textWidth(text, label) > pic_w + gap * 0.8f) text = weightText(w0);
     addText(out, b.x + side + label * 0.4f, cy + side * 0.5f, text, label, m.query == 0 ? Role::Accent : Role::Muted, 0, 0.5f);
     g.chips.push_back({b.x, cy, side + label * 0.4f + c.textWidth(text, label), side});
+    // The patches it weighs most: "24.5%  (3, 3)", (row, column) of the patch.
+    std::vector<int64_t> order(static_cast<size_t>(P));
+    for (int64_t p = 0; p < P; ++p) order[static_cast<size_t>(p)] = p;
+    const size_t shown = std::min(order.size(), static_cast<size_t>(listed));
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(shown), order.end(),
+                      [&](int64_t a, int64_t b2) { return map->weights[static_cast<size_t>(1 + a)] > map->weights[static_cast<size_t>(1 + b2)]; });
+    for (size_t i = 0; i < shown; ++i) {
+      const int64_t p = order[i];
+      char row[64];
+      std::snprintf(row, sizeof row, "%.1f%%  (%lld, %lld)", 100.0 * map->weights[static_cast<size_t>(1 + p)],
+                    static_cast<long long>(p / m.grid_w), static_cast<long long>(p % m.grid_w));
+      addText(out, lx, ly + line * static_cast<float>(i), row, label, i == 0 ? Role::Text : Role::Muted);
+    }
   }
   if (!g.pictures.empty()) {
     const float bar_top = g.pictures.front().y, bar_h = std::max(c.unit * 4, g.pictures.back().bottom() - bar_top);

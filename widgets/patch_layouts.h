@@ -3,7 +3,8 @@
 // the model read, the patch grid over it, and one token's weights on each
 // patch as the colour map over the picture, more opaque with the weight. A
 // chip under each picture carries the weight on the [CLS] token, which has
-// no place in the picture. The maps are the rows the caller chose: one
+// no place in the picture; where the area leaves height, the patches each
+// map weighs most are listed under it. The maps are the rows the caller chose: one
 // query's row per head and their mean, or the [CLS] row of the rollout after
 // each layer.
 #pragma once
@@ -27,8 +28,10 @@ struct PatchMaps {
   int64_t grid_h = 0, grid_w = 0;  // P = grid_h · grid_w patches
   int64_t query = -1;              // the token whose rows these are: 0 [CLS], 1 + p a patch; −1 none marked
   std::vector<PatchMap> maps;
-  // A first panel of the picture itself, in colour, under this title (empty: none).
+  // A first panel of the picture itself, in colour, under this title (empty:
+  // none), with these lines where the maps list their patches (the labels).
   std::string picture_title;
+  std::vector<std::string> picture_notes;
   // Colours: every map on one scale, 0 … the largest patch weight of them
   // all (heads compare), or each map on its own (rollout shrinks with depth).
   bool own_scale = false;

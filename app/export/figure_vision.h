@@ -3,7 +3,7 @@
 // render --model PATH --image FILE --view V` draw the same page.
 //   picture   one token's attention over the picture (--query: 0 [CLS], 1 + p
 //             a patch) in layer --layer, the mean of the heads and each head
-//   rollout   [CLS]'s rollout over the picture after each layer
+//   rollout   [CLS]'s row of each layer's mean of heads, and of the rollout after each layer
 //   distance  each head's mean attention distance against layer (Figure 7 of the ViT paper)
 //   model     every layer's heads as maps over the 1 + P tokens
 #pragma once

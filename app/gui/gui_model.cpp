@@ -345,7 +345,9 @@ void strongestKeys(const std::string& title, const Mat& map, int64_t query, cons
   const float line = ImGui::GetTextLineHeightWithSpacing();
   const int rows = static_cast<int>(height / line) - 2;
   if (rows < 1 || query < 0 || query >= map.rows()) return;
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);  // a long title wraps inside the column
   ImGui::TextDisabled("%s", title.c_str());
+  ImGui::PopTextWrapPos();
   const auto w = map.row(query);
   std::vector<int64_t> keys(static_cast<size_t>(w.size()));
   for (int64_t j = 0; j < w.size(); ++j) keys[static_cast<size_t>(j)] = j;

@@ -19,25 +19,9 @@ namespace attn {
 
 namespace {
 
-// A PatchMaps layout in the rest of the window; a click picks the token
-// under it. Square pictures leave a wide window's right side empty: there,
-// the patches map `listed` of them weighs most, strongest first, under `title`.
-void patchMapsArea(AppState& s, const PatchMaps& maps, HeatmapRenderer& gl, bool clickable, size_t listed,
-                   const std::string& title) {
-  const ImVec2 full = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
-  const bool side = full.x > full.y * 1.5f && listed < maps.maps.size() && s.model.output && s.model.output->vision;
-  const float gap = ImGui::GetFontSize() * 1.5f;
-  const ImVec2 avail(side ? full.x * 0.72f : full.x, full.y);
-  if (side) {
-    const std::vector<float>& w = maps.maps[listed].weights;
-    const Mat row = Eigen::Map<const Mat>(w.data(), 1, static_cast<Eigen::Index>(w.size()));
-    ImGui::SetCursorScreenPos(ImVec2(origin.x + avail.x + gap, origin.y));
-    ImGui::BeginGroup();
-    strongestKeys(title, row, 0, [&s](int64_t k) { return patchTokenName(*s.model.output->vision, k); },
-                  full.x - avail.x - gap, full.y);
-    ImGui::EndGroup();
-    ImGui::SetCursorScreenPos(origin);
-  }
+// A PatchMaps layout in the rest of the window; a click picks the token under it.
+void patchMapsArea(AppState& s, const PatchMaps& maps, HeatmapRenderer& gl, bool clickable) {
+  const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("##patchmaps", ImVec2(std::max(1.0f, avail.x), std::max(1.0f, avail.y)));
   const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
   Primitives prims;
@@ -67,17 +51,16 @@ void pictureView(AppState& s, const VisionAnalysis& a, HeatmapRenderer& gl) {
   ModelViewState& v = s.model.view;
   modelHeader(s, "layer " + std::to_string(v.layer) + ": the attention of " + patchTokenName(a, v.token) + " over the " +
                      std::to_string(a.shown.shape[1]) + " \xC3\x97 " + std::to_string(a.shown.shape[0]) + " input in " +
-                     std::to_string(a.patch_size) + "-pixel patches, the heads' mean and each head; click a patch or a [CLS] "
-                     "chip to pick the token");
-  const PatchMaps maps = headsOverPicture(a, v.layer, v.token);
-  patchMapsArea(s, maps, gl, true, 0, "WHAT " + patchTokenName(a, v.token) + " READS, MEAN OF THE HEADS");
+                     std::to_string(a.patch_size) + "-pixel patches, the heads' mean and each head, with the patches each weighs most (row, column) where "
+                     "there is room; click a patch or a [CLS] chip to pick the token");
+  patchMapsArea(s, headsOverPicture(a, v.layer, v.token), gl, true);
 }
 
 void rolloutView(AppState& s, const VisionAnalysis& a, HeatmapRenderer& gl) {
-  modelHeader(s, "attention rollout (Abnar & Zuidema) from [CLS] over the picture after each layer: "
-                 "\xC2\xBD mean of heads + \xC2\xBD identity, multiplied layer by layer");
-  const PatchMaps maps = rolloutOverPicture(a);
-  patchMapsArea(s, maps, gl, false, maps.maps.size() - 1, "WHAT REACHES [CLS] AFTER THE LAST LAYER");
+  modelHeader(s, "attention rollout (Abnar & Zuidema) from [CLS] over the " + std::to_string(a.run.grid_h) + " \xC3\x97 " +
+                     std::to_string(a.run.grid_w) + " patches, each layer's mean of heads and the rollout to it: "
+                     "\xC2\xBD mean of heads + \xC2\xBD identity, multiplied layer by layer");
+  patchMapsArea(s, rolloutOverPicture(a), gl, false);
 }
 
 void distanceView(AppState& s, const VisionAnalysis& a) {

@@ -63,10 +63,8 @@ std::string weightText(float w) {
   return buf;
 }
 
-// The picture's own panel: "input, 8 × 8 patches" (its size is in the figure's subtitle and the view's header).
-std::string pictureTitle(const VisionAnalysis& a) {
-  return "input, " + std::to_string(a.run.grid_h) + " \xC3\x97 " + std::to_string(a.run.grid_w) + " patches";
-}
+// The picture's own panel (its size and patches are in the view's header and the figure's subtitle).
+std::string pictureTitle() { return "the input"; }
 
 }  // namespace
 
@@ -112,7 +110,12 @@ PatchMaps headsOverPicture(const VisionAnalysis& a, int64_t layer, int64_t query
   m.grid_h = r.grid_h;
   m.grid_w = r.grid_w;
   m.query = query;
-  m.picture_title = pictureTitle(a);
+  m.picture_title = pictureTitle();
+  for (const Prediction& p : r.top_k) {  // what the classifier says of it: "97.8%  star"
+    char line[96];
+    std::snprintf(line, sizeof line, "%.1f%%  %s", 100.0 * p.probability, p.token.c_str());
+    m.picture_notes.push_back(line);
+  }
   m.own_scale = true;  // each map to its largest patch weight (in its title): a diffuse head still shows its shape
   m.scale_caption = "weight \xC3\xB7 the map's largest patch weight";
   m.key = "vision/heads";
@@ -136,16 +139,23 @@ PatchMaps rolloutOverPicture(const VisionAnalysis& a) {
   m.grid_h = a.run.grid_h;
   m.grid_w = a.run.grid_w;
   m.query = 0;
-  m.picture_title = pictureTitle(a);
+  m.picture_title = pictureTitle();
   m.own_scale = true;
-  m.scale_caption = "rollout \xC3\xB7 the map's largest patch";
+  m.scale_caption = "weight \xC3\xB7 the map's largest patch weight";
   m.key = "vision/rollout";
   m.version = std::to_string(reinterpret_cast<uintptr_t>(&a));
+  // What each layer's heads give [CLS] on their own (their mean), then what the rollout carries through them.
+  const int64_t n = 1 + a.run.grid_h * a.run.grid_w;
+  for (size_t l = 0; l < a.rollout.size(); ++l) {
+    PatchMap mean{layerName(static_cast<int64_t>(l)) + ", mean", std::vector<float>(static_cast<size_t>(n), 0.0f)};
+    for (const Mat& A : a.run.attention[l])
+      for (int64_t j = 0; j < n; ++j) mean.weights[static_cast<size_t>(j)] += A(0, j) / static_cast<float>(a.run.heads);
+    m.maps.push_back(std::move(mean));
+  }
   for (size_t l = 0; l < a.rollout.size(); ++l) {
     const Mat& R = a.rollout[l];
-    m.maps.push_back({"after " + layerName(static_cast<int64_t>(l)), std::vector<float>(R.row(0).data(), R.row(0).data() + R.cols())});
+    m.maps.push_back({"rollout, " + layerName(static_cast<int64_t>(l)), std::vector<float>(R.row(0).data(), R.row(0).data() + R.cols())});
   }
-  for (PatchMap& p : m.maps) p.title += " \xC2\xB7 max " + weightText(*std::max_element(p.weights.begin() + 1, p.weights.end()));
   return m;
 }
 

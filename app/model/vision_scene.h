@@ -44,7 +44,7 @@ VisionAnalysis analyseVisionPixels(const Model& m, const Array& pixel_values, co
 std::string patchTokenName(const VisionAnalysis& a, int64_t token);
 // Token `query`'s row in layer `layer`: the mean of the heads first, then each head.
 PatchMaps headsOverPicture(const VisionAnalysis& a, int64_t layer, int64_t query);
-// [CLS]'s row of the rollout after each layer.
+// [CLS]'s row of each layer's mean of heads, then of the rollout after each layer.
 PatchMaps rolloutOverPicture(const VisionAnalysis& a);
 // Each head's mean attention distance against its layer, a colour per head.
 Scatter distanceScatter(const VisionAnalysis& a);
