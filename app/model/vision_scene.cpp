@@ -66,6 +66,17 @@ std::string weightText(float w) {
 // The picture's own panel (its size and patches are in the view's header and the figure's subtitle).
 std::string pictureTitle() { return "the input"; }
 
+// What the classifier says of it, beside the input: "97.8%  star", best first.
+std::vector<std::string> labelNotes(const VisionAnalysis& a) {
+  std::vector<std::string> notes;
+  for (const Prediction& p : a.run.top_k) {
+    char line[96];
+    std::snprintf(line, sizeof line, "%.1f%%  %s", 100.0 * p.probability, p.token.c_str());
+    notes.push_back(line);
+  }
+  return notes;
+}
+
 }  // namespace
 
 VisionAnalysis analyseVision(const Model& m, const ModelFiles& files, const std::string& picture, bool example,
@@ -111,11 +122,7 @@ PatchMaps headsOverPicture(const VisionAnalysis& a, int64_t layer, int64_t query
   m.grid_w = r.grid_w;
   m.query = query;
   m.picture_title = pictureTitle();
-  for (const Prediction& p : r.top_k) {  // what the classifier says of it: "97.8%  star"
-    char line[96];
-    std::snprintf(line, sizeof line, "%.1f%%  %s", 100.0 * p.probability, p.token.c_str());
-    m.picture_notes.push_back(line);
-  }
+  m.picture_notes = labelNotes(a);
   m.own_scale = true;  // each map to its largest patch weight (in its title): a diffuse head still shows its shape
   m.scale_caption = "weight \xC3\xB7 the map's largest patch weight";
   m.key = "vision/heads";
@@ -140,6 +147,7 @@ PatchMaps rolloutOverPicture(const VisionAnalysis& a) {
   m.grid_w = a.run.grid_w;
   m.query = 0;
   m.picture_title = pictureTitle();
+  m.picture_notes = labelNotes(a);
   m.own_scale = true;
   m.scale_caption = "weight \xC3\xB7 the map's largest patch weight";
   m.key = "vision/rollout";
