@@ -160,6 +160,7 @@ class GuiApp {
   uint64_t model_submitted_id_ = 0;
   bool model_ever_submitted_ = false, variant_outstanding_ = false, model_outstanding_ = false;
   bool loading_ = false;           // the next model job loads `loading_path_` ("" = the embedded model)
+  bool default_view_ = false;      // the scene named no model view: the loaded model's first (a ViT's picture)
   std::string loading_path_;
   bool show_info_after_load_ = false;
   // The running generation's job and the partial outputs it hands over.
@@ -364,6 +365,7 @@ void GuiApp::takeModelOutput(const JobOutcome& done) {
     m.scene.picture = out->picture;
     m.scene.picture_example = out->picture_example;
     if (done.id == model_submitted_id_) model_submitted_ = m.scene;
+    if (std::exchange(default_view_, false)) m.view.view = modelViewsFor(out->model.get()).front();
     m.path = loading_path_;
     loading_ = false;
     if (done.id == model_submitted_id_) model_submitted_.model = out->model;
@@ -785,6 +787,7 @@ void GuiApp::applyScene(const SceneOptions& o, bool initial) {
     m.scene.pattern_variant = pattern.name;
     m.scene.pattern_params = params;
     m.view.view = view;
+    default_view_ = mine && o.view.empty();  // no view asked for: the loaded model's kind chooses its first
     m.view.layer = mine && o.layer >= 0 ? o.layer : d.layer;
     m.view.head = mine && o.head >= 0 ? o.head : d.head;
     m.view.query = mine ? o.query : -1;

@@ -10,6 +10,7 @@
 #include "app/gui/gui_model.h"
 #include "app/gui/gui_timeline.h"
 #include "engine/error.h"
+#include "engine/model/vision.h"
 #include "widgets/formula_view.h"
 #include "widgets/value_range.h"
 
@@ -87,6 +88,7 @@ struct Shortcut {
 const Shortcut kShortcuts[] = {
     {"1 – 8", "variants: heatmap, heads, lines, extras, family, image, compare, walkthrough view"},
     {"1 – 6", "real model: model grid, heads, Q/K, rollout, table, pattern view"},
+    {"1 – 4", "encoder–decoder: maps, model grid, heads, table; ViT: picture, model grid, rollout, distance"},
     {"Arrow keys", "move the selected query pixel (image view, no lesson open)"},
     {"Ctrl+G", "real model: generate new tokens from the text"},
     {"\u2190 \u2192 / , . / K", "real model, after Generate: step back / forward through the new tokens, play or pause"},
@@ -98,6 +100,7 @@ const Shortcut kShortcuts[] = {
     {"Ctrl+Z / Ctrl+Y", "undo / redo a parameter or input change"},
     {"Ctrl+E", "export the current view (PNG, SVG, PDF)"},
     {"Ctrl+O", "open a model (real model) or an X .npy input (variants)"},
+    {"Ctrl+I", "open a picture for a vision model (real model)"},
     {"Mouse wheel", "zoom the heatmap about the cursor"},
     {"Drag", "pan the heatmap"},
     {"Double click / Home", "reset zoom"},
@@ -134,6 +137,8 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
     if (k.ctrl) {
       if (k.key == GLFW_KEY_E) s.request.kind = Request::Kind::Export;
       if (k.key == GLFW_KEY_O) s.request.kind = model ? Request::Kind::OpenModel : Request::Kind::OpenX;
+      if (k.key == GLFW_KEY_I && model && s.model.scene.model && isVisionModel(*s.model.scene.model))
+        s.request.kind = Request::Kind::OpenPicture;
       if (k.key == GLFW_KEY_G && model) requestGeneration(s.model);
       // Text fields have their own undo while they are being edited.
       if (k.key == GLFW_KEY_Z && !io.WantTextInput) undoScene(s);
@@ -181,6 +186,11 @@ float drawMenuBar(AppState& s) {
       ImGui::EndMenu();
     }
     if (ImGui::MenuItem("Model info…", nullptr, false, s.model.scene.model != nullptr)) s.request.kind = Request::Kind::ModelInfo;
+    const bool vision = s.model.scene.model && isVisionModel(*s.model.scene.model);
+    if (ImGui::MenuItem("Open Picture…", "Ctrl+I", false, vision)) {
+      s.workspace = Workspace::Model;
+      s.request.kind = Request::Kind::OpenPicture;
+    }
     ImGui::Separator();
     if (ImGui::MenuItem("Open X .npy…", model ? nullptr : "Ctrl+O")) {
       s.workspace = Workspace::Variants;
