@@ -70,10 +70,7 @@ PreparedFigure prepareVisionFigure(const Model& m, const VisionAnalysis& a, cons
     std::snprintf(uniform, sizeof uniform, " (uniform attention: %.1f px)", a.uniform_distance);
     titled(name + " \xE2\x80\x94 mean attention distance of each head" + uniform);
     const Scatter s = distanceScatter(a);
-    double top_distance = 0;
-    for (const ScatterPoint& p : s.points) top_distance = std::max(top_distance, static_cast<double>(p.y));
-    const float x_hi = static_cast<float>(a.run.layers) + 1.0f;
-    const float y_hi = static_cast<float>(std::max(top_distance * 1.15, static_cast<double>(a.patch_size)));
+    const float x_hi = distanceXTop(a), y_hi = distanceYTop(s, a);
     return prepareLayoutFigure(
         [s, x_hi, y_hi](Primitives& out, const Canvas& c, const Box& body) {
           scatterPrimitives(out, c, body, s.points, x_hi, y_hi, s.x_axis, s.y_axis, s.legend);

@@ -70,11 +70,9 @@ void distanceView(AppState& s, const VisionAnalysis& a) {
                  "the ViT's receptive field, from the maps" + std::string(uniform));
   const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
   const Scatter sc = distanceScatter(a);
-  float top = static_cast<float>(a.patch_size);
-  for (const ScatterPoint& p : sc.points) top = std::max(top, p.y * 1.15f);
   Primitives prims;
-  scatterPrimitives(prims, imguiCanvas(), {origin.x, origin.y, avail.x, avail.y}, sc.points, static_cast<float>(a.run.layers) + 1.0f,
-                    top, sc.x_axis, sc.y_axis, sc.legend);
+  scatterPrimitives(prims, imguiCanvas(), {origin.x, origin.y, avail.x, avail.y}, sc.points, distanceXTop(a),
+                    distanceYTop(sc, a), sc.x_axis, sc.y_axis, sc.legend);
   drawPrimitives(ImGui::GetWindowDrawList(), prims);
   if (s.describe) s.described["panels"] = {{{"kind", "points"}, {"title", sc.y_axis + " against " + sc.x_axis}, {"area", {origin.x, origin.y, avail.x, avail.y}}}};
   ImGui::Dummy(avail);

@@ -182,4 +182,12 @@ Scatter distanceScatter(const VisionAnalysis& a) {
   return s;
 }
 
+float distanceXTop(const VisionAnalysis& a) { return static_cast<float>(a.run.layers) + 1.0f; }
+
+float distanceYTop(const Scatter& s, const VisionAnalysis& a) {
+  float top = static_cast<float>(a.patch_size);
+  for (const ScatterPoint& p : s.points) top = std::max(top, p.y * 1.15f);
+  return top;
+}
+
 }  // namespace attn

@@ -48,5 +48,9 @@ PatchMaps headsOverPicture(const VisionAnalysis& a, int64_t layer, int64_t query
 PatchMaps rolloutOverPicture(const VisionAnalysis& a);
 // Each head's mean attention distance against its layer, a colour per head.
 Scatter distanceScatter(const VisionAnalysis& a);
+// Its axes' ends, on screen and in figures: the layers 1 … L inside [0, L + 1],
+// the distances up to 15 % above the largest (at least one patch).
+float distanceXTop(const VisionAnalysis& a);
+float distanceYTop(const Scatter& s, const VisionAnalysis& a);
 
 }  // namespace attn
