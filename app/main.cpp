@@ -108,6 +108,10 @@ int main(int argc, char** argv) {
   render_cmd->add_option("--layer", render.layer, "Model views: the layer (rollout: up to it)")->capture_default_str();
   render_cmd->add_option("--key", render.key, "Model qk view: the key token (default: the query's strongest key)");
   render_cmd->add_option("--pattern", render.pattern, "Model pattern view: the variant applied to the head");
+  render_cmd->add_option("--summary", render.summary,
+                         "Model view of a model too large for a thumbnail per head: the measure each head's cell shows "
+                         "(sink, previous-token, induction, entropy, distance)")
+      ->capture_default_str();
   render_cmd->add_option("--target", render.target,
                          "Encoder–decoder models (T5, BART): the decoder's text; views maps (default), lines, cross, "
                          "encoder, decoder, table");

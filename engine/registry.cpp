@@ -80,6 +80,7 @@ const VariantInfo* findVariant(const std::string& name) {
 }
 
 WeightAxes weightAxes(const Result& r) {
+  if (!r.weights_row_axis.empty()) return {r.weights_row_axis, r.weights_col_axis};
   const VariantInfo* info = findVariant(r.variant);
   if (info && !info->row_axis.empty()) return {info->row_axis, info->col_axis};
   if (info && info->input == InputKind::CrossAttention) return {"query (target)", "key (source)"};

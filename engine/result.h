@@ -66,7 +66,8 @@ struct Extra {
   ExtraKind kind = ExtraKind::Matrix;
   Array value;
   std::string row_axis, col_axis;  // Matrix: axis captions ("position", "dimension");
-                                   // Curves: row_axis names the series ("head"), col_axis the x axis
+                                   // Curves: row_axis names the series ("head"), col_axis the x axis;
+                                   // TokenValues: row_axis says what a bar is ("memory slot i")
   bool signed_values = false;      // Matrix, Weights: draw with a diverging colormap centred on 0
   bool unit_range = false;         // Matrix, Weights, TokenValues: probabilities on a fixed [0, 1] scale, not
                                    // [0, max] (NTM's weightings: a flat one stays pale, not a white column)
@@ -149,6 +150,9 @@ struct Result {
   bool weights_unit_range = false;        // drawn on a fixed [0, 1] scale, not [0, max] (as Extra::unit_range)
   std::string weights_label = "attention weight";
   std::string scores_label = "pre-softmax score";
+  // The weights' axis titles where they are not a variant's (a model's grid of head summaries: "layer",
+  // "head"); empty: weightAxes() has them from the registry.
+  std::string weights_row_axis, weights_col_axis;
 
   ValueStats weights_stats;  // over all heads; filled by runVariant
 

@@ -84,7 +84,7 @@ TEST(BarsPrimitives, BarsStandAtTheirValuesFromTheZeroLine) {
   const Box area{10, 20, 400, 240};
   Primitives prims;
   const Array v = vec({1.0f, -0.5f, 0.25f, 0.0f});
-  const BarsLayout g = barsPrimitives(prims, c, area, v, nullptr, ValueRange{-1.0f, 1.0f, true}, Colormap::Coolwarm, true);
+  const BarsLayout g = barsPrimitives(prims, c, area, v, "v", nullptr, ValueRange{-1.0f, 1.0f, true}, Colormap::Coolwarm, true);
   ASSERT_EQ(g.bars, 4);
   const auto bars = fills(prims);
   ASSERT_EQ(bars.size(), 4u);
@@ -112,7 +112,7 @@ TEST(BarsPrimitives, MoreValuesThanPixelsAreAveragedOneBarPerPixel) {
   std::vector<float> data(100000);
   for (size_t i = 0; i < data.size(); ++i) data[i] = i % 2 ? 1.0f : 0.0f;  // pairs average to 0.5
   Primitives prims;
-  const BarsLayout g = barsPrimitives(prims, c, area, vec(data), nullptr, ValueRange{0.0f, 1.0f, false}, Colormap::Viridis, false);
+  const BarsLayout g = barsPrimitives(prims, c, area, vec(data), "v", nullptr, ValueRange{0.0f, 1.0f, false}, Colormap::Viridis, false);
   EXPECT_EQ(g.bars, static_cast<int64_t>(g.plot.w * 2)) << "one bar per device pixel";
   const auto bars = fills(prims);
   ASSERT_EQ(bars.size(), static_cast<size_t>(g.bars));
@@ -131,7 +131,7 @@ TEST(BarsPrimitives, LongTokensAreTurnedAndThinnedNeverOverlapping) {
     data.push_back(static_cast<float>(i % 7));
   }
   Primitives prims;
-  barsPrimitives(prims, c, area, vec(data), &tokens, ValueRange{0.0f, 6.0f, false}, Colormap::Viridis, false);
+  barsPrimitives(prims, c, area, vec(data), "v", &tokens, ValueRange{0.0f, 6.0f, false}, Colormap::Viridis, false);
   EXPECT_GT(countOf(prims, [](const Primitive& p) { return p.kind == Primitive::Kind::Text && p.vertical; }), 4);
   expectReadable(c, prims, area);
 }

@@ -79,39 +79,74 @@ std::string headLabel(int layer, int head) {
   return buf;
 }
 
-// The model table's plot: every point at its scores inside the plot, labels
-// beside their points, inside the plot and clear of each other.
-TEST(ScatterLayout, PointsAtTheirScoresLabelsInsideAndApart) {
+// The model table's plot: every point at its scores inside the plot; every
+// label reads as its own point's (the mark rule: nearer its dot than any
+// other, over none, or on a leader to it), inside the plot and clear of the
+// other labels; a point left without a label is named over the plot.
+TEST(ScatterLayout, LabelsNameTheirOwnPointsOrAreListed) {
   const Canvas c = test::monoCanvas(14);
   std::vector<ScatterPoint> points;
   for (int i = 0; i < 8; ++i)
     points.push_back({0.1f * static_cast<float>(i), i == 3 ? 0.9f : 0.02f, headColor(i / 4), headLabel(i / 4, i % 4)});
-  points.push_back({0.105f, 0.02f, headColor(1), "L1 H9"});  // on top of another: its label must give way
-  Primitives prims;
-  const ScatterLayout g = scatterPrimitives(prims, c, {0, 0, 600, 400}, points, 1.0f, 1.0f, "previous-token", "induction",
-                                            {{headColor(0), "layer 0"}, {headColor(1), "layer 1"}});
-  ASSERT_EQ(g.sx.size(), points.size());
-  for (size_t i = 0; i < points.size(); ++i) {
-    EXPECT_NEAR(g.sx[i], g.plot.x + points[i].x * g.plot.w, 0.01f);
-    EXPECT_NEAR(g.sy[i], g.plot.bottom() - points[i].y * g.plot.h, 0.01f);
-    EXPECT_EQ(g.pointAt(g.sx[i] + 1, g.sy[i], 3), static_cast<int64_t>(i)) << i;
-  }
-  std::vector<Box> labels;
-  for (const Primitive& p : prims)
-    if (p.kind == Primitive::Kind::Text && p.text.size() == 5 && p.text[0] == 'L') {
-      const float w = c.textWidth(p.text, p.size);
-      labels.push_back({p.x0, p.y0 - p.size * 0.65f, w, p.size * 1.3f});
+  points.push_back({0.105f, 0.02f, headColor(1), "L1 H9"});  // on top of another
+  for (int i = 0; i < 6; ++i)  // a cluster near the origin, as a small model's heads sit
+    points.push_back({0.01f * static_cast<float>(i % 3), 0.012f * static_cast<float>(i / 3), headColor(2), headLabel(2, i)});
+  for (const Box area : {Box{0, 0, 600, 400}, Box{0, 0, 360, 220}}) {
+    Primitives prims;
+    Scatter sc{points, {{headColor(0), "layer 0"}, {headColor(1), "layer 1"}}, "previous-token", "induction"};
+    const ScatterLayout g = scatterPrimitives(prims, c, area, sc);
+    ASSERT_EQ(g.sx.size(), points.size());
+    for (size_t i = 0; i < points.size(); ++i) {
+      EXPECT_NEAR(g.sx[i], g.plot.x + points[i].x * g.plot.w, 0.01f);
+      EXPECT_NEAR(g.sy[i], g.plot.bottom() - points[i].y * g.plot.h, 0.01f);
     }
-  EXPECT_GE(labels.size(), 6u) << "most points are labelled";
-  EXPECT_LT(labels.size(), points.size()) << "a label under another point's gives way";
-  for (size_t a = 0; a < labels.size(); ++a) {
-    EXPECT_GE(labels[a].x, g.plot.x);
-    EXPECT_LE(labels[a].right(), g.plot.right() + 0.01f);
-    for (size_t b = 0; b < a; ++b)
-      EXPECT_FALSE(labels[a].x < labels[b].right() && labels[b].x < labels[a].right() && labels[a].y < labels[b].bottom() &&
-                   labels[b].y < labels[a].bottom())
-          << "labels " << a << " and " << b << " overlap";
+    MarkSheet sheet;
+    recordMarks(prims, c, sheet);
+    EXPECT_EQ(sheet.marks.size(), points.size());
+    for (const std::string& v : markRuleViolations(sheet)) ADD_FAILURE() << area.w << "×" << area.h << ": " << v;
+    std::string note;  // the line(s) naming the points left unlabelled, over the plot
+    for (const Primitive& p : prims)
+      if (p.kind == Primitive::Kind::Text && p.role == Role::Muted && p.y0 < g.plot.y) note += p.text + " ";
+    for (const ScatterPoint& q : points) {
+      const bool labelled = std::any_of(sheet.labels.begin(), sheet.labels.end(), [&](const MarkSheet::Label& l) { return l.text == q.label; });
+      EXPECT_TRUE(labelled != (note.find(q.label) != std::string::npos)) << q.label << ": labelled or listed, once";
+    }
+    EXPECT_GE(sheet.labels.size(), 6u) << "most points are labelled";
+    for (size_t a = 0; a < sheet.labels.size(); ++a) {
+      const Box& la = sheet.labels[a].box;
+      EXPECT_GE(la.x, g.plot.x);
+      EXPECT_LE(la.right(), g.plot.right() + 0.01f);
+      for (size_t b = 0; b < a; ++b) {
+        const Box& lb = sheet.labels[b].box;
+        EXPECT_FALSE(la.x < lb.right() && lb.x < la.right() && la.y < lb.bottom() && lb.y < la.bottom())
+            << "labels " << sheet.labels[a].text << " and " << sheet.labels[b].text << " overlap";
+      }
+    }
   }
+}
+
+// The rule itself, on the head table's scatter as it was drawn before
+// (labels to the right of their dots, whatever lay there): "L0 H1" over L1
+// H2's dot and a label nearer another dot than its own are both reported; a
+// label on a leader to its own dot is not.
+TEST(MarkRules, ReportLabelsThatNameTheWrongMark) {
+  MarkSheet s;
+  s.marks = {{"d[L0 H1]", {100, 100, 8, 8}, 0}, {"d[L1 H2]", {125, 100, 8, 8}, 0}, {"d[L0 H3]", {100, 160, 8, 8}, 0}};
+  s.labels = {{"L0 H1", "d[L0 H1]", {112, 98, 40, 12}},   // right of its dot, over L1 H2's
+              {"L1 H2", "d[L1 H2]", {80, 140, 40, 12}},   // nearer L0 H3's dot than its own
+              {"L0 H3", "d[L0 H3]", {150, 200, 40, 12}}};  // far off, on a leader
+  s.leaders = {{"d[L0 H3]", 150, 200, 106, 166}};
+  const std::vector<std::string> v = markRuleViolations(s);
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_NE(v[0].find("label 'L0 H1' (of d[L0 H1]) lies as near d[L1 H2]"), std::string::npos) << v[0];
+  EXPECT_NE(v[1].find("label 'L0 H1' (of d[L0 H1]) covers d[L1 H2]"), std::string::npos) << v[1];
+  EXPECT_NE(v[2].find("label 'L1 H2' (of d[L1 H2]) lies as near d[L0 H3]"), std::string::npos) << v[2];
+  s.leaders.clear();  // without its leader the far label is still nearest its own dot: no break
+  s.labels.erase(s.labels.begin(), s.labels.begin() + 2);
+  s.labels.push_back({"X", "d[nothing]", {0, 0, 5, 5}});
+  const std::vector<std::string> w = markRuleViolations(s);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("not drawn"), std::string::npos) << w[0];
 }
 
 // A log colour bar's labels never touch: its 0 and its lowest decade are a

@@ -16,7 +16,7 @@ void valueBars(const char* id, const Array& values, const std::vector<std::strin
   const bool hovered = ImGui::IsItemHovered();
   Primitives prims;
   const BarsLayout g =
-      barsPrimitives(prims, imguiCanvas(), Box{origin.x, origin.y, size.x, size.y}, values, labels, range, cmap, colour_per_bar);
+      barsPrimitives(prims, imguiCanvas(), Box{origin.x, origin.y, size.x, size.y}, values, id, labels, range, cmap, colour_per_bar);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   drawPrimitives(dl, prims);
   const ImVec2 m = ImGui::GetIO().MousePos;

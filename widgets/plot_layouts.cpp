@@ -99,7 +99,7 @@ int64_t BarsLayout::barAt(float x) const {
   return std::min<int64_t>(bars - 1, static_cast<int64_t>((x - plot.x) / bar_w));
 }
 
-BarsLayout barsPrimitives(Primitives& out, const Canvas& c, Box area, const Array& values,
+BarsLayout barsPrimitives(Primitives& out, const Canvas& c, Box area, const Array& values, const std::string& array,
                           const std::vector<std::string>* labels, const ValueRange& range, Colormap cmap,
                           bool colour_per_bar) {
   BarsLayout g;
@@ -149,18 +149,18 @@ BarsLayout barsPrimitives(Primitives& out, const Canvas& c, Box area, const Arra
     const Rgb8 colour = colour_per_bar ? headColor(static_cast<int>(b)) : colormapAt(cmap, scaleToUnit(range, v));
     // Averaged bars overlap their neighbour a little: no hairline seams between them in a viewer.
     const float x0 = g.plot.x + g.bar_w * static_cast<float>(b), overlap = gap > 0 || b + 1 == g.bars ? 0.0f : g.bar_w * 0.3f;
-    addFill(out, x0 + gap, std::min(yOf(v), zero), x0 + g.bar_w - gap + overlap, std::max(yOf(v), zero), colour);
+    Primitive& bar = addFill(out, x0 + gap, std::min(yOf(v), zero), x0 + g.bar_w - gap + overlap, std::max(yOf(v), zero), colour);
+    bar.mark = array + "[" + label(g.first(b)) + "]";
+    bar.mark_value = v;
   }
   addLine(out, g.plot.x, zero, g.plot.right(), zero, Role::Frame);
   const int64_t stride = labelStride(g.bar_w, upright ? widest + px * 0.5f : label_px * 1.2f);
   for (int64_t b = 0; b < g.bars; b += stride) {
     const float x = g.plot.x + g.bar_w * (static_cast<float>(b) + 0.5f);
-    if (upright) {
-      addText(out, x, g.plot.bottom() + label_top, label(g.first(b)), px, Role::Text, 0.5f, 0.0f);
-    } else {
-      Primitive& t = addText(out, x, g.plot.bottom() + label_top, label(g.first(b)), label_px, Role::Text, 1.0f, 0.5f);
-      t.vertical = true;  // reads upwards, ending under its bar
-    }
+    Primitive& t = upright ? addText(out, x, g.plot.bottom() + label_top, label(g.first(b)), px, Role::Text, 0.5f, 0.0f)
+                           : addText(out, x, g.plot.bottom() + label_top, label(g.first(b)), label_px, Role::Text, 1.0f, 0.5f);
+    t.vertical = !upright;  // reads upwards, ending under its bar
+    t.labels = array + "[" + label(g.first(b)) + "]";
   }
   return g;
 }
@@ -523,23 +523,141 @@ int64_t ScatterLayout::pointAt(float x, float y, float radius) const {
   return best;
 }
 
-ScatterLayout scatterPrimitives(Primitives& out, const Canvas& c, Box area, const std::vector<ScatterPoint>& points, float x_hi,
-                                float y_hi, const std::string& x_axis, const std::string& y_axis,
-                                const std::vector<LegendEntry>& legend) {
-  ScatterLayout g;
-  const float px = labelPx(c);
-  const float legend_h = legendPrimitives(out, c, area, legend, false);
-  const float top = area.y + legend_h + (legend_h > 0 ? px * 0.6f : 0.0f);
+namespace {
+
+// Whether the segment (x0, y0)–(x1, y1) passes through `b` (sampled every few pixels).
+bool crosses(float x0, float y0, float x1, float y1, const Box& b) {
+  const int n = std::max(2, static_cast<int>(std::hypot(x1 - x0, y1 - y0) / 2.0f));
+  for (int i = 1; i < n; ++i) {
+    const float t = static_cast<float>(i) / static_cast<float>(n), x = x0 + (x1 - x0) * t, y = y0 + (y1 - y0) * t;
+    if (x > b.x && x < b.right() && y > b.y && y < b.bottom()) return true;
+  }
+  return false;
+}
+
+bool intersects(const Box& a, const Box& b) { return a.x < b.right() && b.x < a.right() && a.y < b.bottom() && b.y < a.bottom(); }
+
+}  // namespace
+
+ScatterLayout scatterPrimitives(Primitives& out, const Canvas& c, Box area, const Scatter& s) {
+  const std::vector<ScatterPoint>& points = s.points;
+  const std::string &x_axis = s.x_axis, &y_axis = s.y_axis;
+  const float x_hi = s.x_hi, y_lo = s.y_lo, y_hi = s.y_hi > s.y_lo ? s.y_hi : s.y_lo + 1.0f;
+  const float px = labelPx(c), r = std::max(3.0f, px * 0.35f), line_h = px * 1.3f;
+  const float legend_h = legendPrimitives(out, c, area, s.legend, false);
+  float top = area.y + legend_h + (legend_h > 0 ? px * 0.6f : 0.0f);
   const float axis_title = px * 1.5f;  // the y axis's name, turned, at the left
-  const ValueAxis yaxis = valueAxis(c, 0.0f, y_hi, area.bottom() - top);
-  g.plot = {area.x + axis_title + yaxis.margin, top + px * 0.5f, 0, 0};
-  g.plot.w = area.right() - px * 1.5f - g.plot.x;
-  g.plot.h = area.bottom() - px * 3.0f - g.plot.y;  // x ticks and the x axis's name under it
-  if (g.plot.w <= px * 4 || g.plot.h <= px * 4) return g;
+  const auto markId = [&](size_t i) { return "(" + x_axis + ", " + y_axis + ")[" + points[i].label + "]"; };
+
+  // The plot for a top edge; where its labels go. Each label, strongest point first, takes the first of
+  // eight places around its dot where it reads as that dot's alone (labelNamesOnly: its centre nearer its
+  // own dot than any other, over no dot), inside the plot and clear of the labels placed before it; else
+  // a place farther out joined to the dot by a leader that crosses no other dot or label; else none.
+  struct Placed {
+    size_t point;
+    Box box;
+    bool leader;
+  };
+  struct Placement {
+    Box plot{};
+    std::vector<float> sx, sy;
+    std::vector<Placed> labels;
+    std::vector<size_t> unlabelled;
+  };
+  const auto place = [&](float plot_top) {
+    Placement g;
+    const ValueAxis yaxis = valueAxis(c, y_lo, y_hi, area.bottom() - plot_top);
+    g.plot = {area.x + axis_title + yaxis.margin, plot_top + px * 0.5f, 0, 0};
+    g.plot.w = area.right() - px * 1.5f - g.plot.x;
+    g.plot.h = area.bottom() - px * 3.0f - g.plot.y;  // x ticks and the x axis's name under it
+    if (g.plot.w <= px * 4 || g.plot.h <= px * 4) return g;
+    const Box& p = g.plot;
+    std::vector<Box> dots;
+    for (const ScatterPoint& q : points) {
+      g.sx.push_back(p.x + std::clamp(q.x, 0.0f, x_hi) / x_hi * p.w);
+      g.sy.push_back(p.bottom() - (std::clamp(q.y, y_lo, y_hi) - y_lo) / (y_hi - y_lo) * p.h);
+      dots.push_back({g.sx.back() - r, g.sy.back() - r, 2 * r, 2 * r});
+    }
+    std::vector<size_t> order(points.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return std::max(points[a].x / x_hi, (points[a].y - y_lo) / (y_hi - y_lo)) >
+             std::max(points[b].x / x_hi, (points[b].y - y_lo) / (y_hi - y_lo));
+    });
+    std::vector<Box> taken;
+    const auto inside = [&](const Box& b) { return b.x >= p.x && b.y >= p.y && b.right() <= p.right() && b.bottom() <= p.bottom(); };
+    const auto clear = [&](const Box& b) { return std::none_of(taken.begin(), taken.end(), [&](const Box& t) { return intersects(b, t); }); };
+    for (const size_t i : order) {
+      if (points[i].label.empty()) continue;
+      const float w = c.textWidth(points[i].label, px), x = g.sx[i], y = g.sy[i], d = r * 1.6f;
+      const Box near[] = {{x + d, y - line_h / 2, w, line_h},     {x - d - w, y - line_h / 2, w, line_h},
+                          {x - w / 2, y - d - line_h, w, line_h}, {x - w / 2, y + d, w, line_h},
+                          {x + r, y - r - line_h, w, line_h},     {x - r - w, y - r - line_h, w, line_h},
+                          {x + r, y + r, w, line_h},              {x - r - w, y + r, w, line_h}};
+      const Box* fits = nullptr;
+      for (const Box& b : near)
+        if (inside(b) && clear(b) && labelNamesOnly(b, i, dots)) {
+          fits = &b;
+          break;
+        }
+      if (fits) {
+        taken.push_back(*fits);
+        g.labels.push_back({i, *fits, false});
+        continue;
+      }
+      // Farther out, in sixteen directions at three distances, on a leader from the label's nearest point.
+      bool found = false;
+      for (const float reach : {px * 2.5f, px * 4.5f, px * 7.0f}) {
+        for (int k = 0; k < 16 && !found; ++k) {
+          const float th = static_cast<float>(k) * 0.3926991f;
+          const float cx = x + std::cos(th) * (reach + w / 2), cy = y - std::sin(th) * (reach + line_h / 2);
+          const Box b{cx - w / 2, cy - line_h / 2, w, line_h};
+          if (!inside(b) || !clear(b)) continue;
+          // The leader runs from the label's nearest point to the dot's edge, past no other dot or label.
+          const float lx = std::clamp(x, b.x, b.right()), ly = std::clamp(y, b.y, b.bottom());
+          const float len = std::max(1e-3f, std::hypot(lx - x, ly - y)), ex = x + (lx - x) / len * r, ey = y + (ly - y) / len * r;
+          bool ok = true;
+          for (size_t j = 0; j < dots.size() && ok; ++j) {
+            const Box grown{dots[j].x - 1, dots[j].y - 1, dots[j].w + 2, dots[j].h + 2};
+            ok = !intersects(b, grown) && (j == i || !crosses(lx, ly, ex, ey, grown));
+          }
+          for (size_t t = 0; t < taken.size() && ok; ++t) ok = !crosses(lx, ly, ex, ey, taken[t]);
+          if (!ok) continue;
+          taken.push_back(b);
+          g.labels.push_back({i, b, true});
+          found = true;
+        }
+        if (found) break;
+      }
+      if (!found) g.unlabelled.push_back(i);
+    }
+    return g;
+  };
+  Placement g = place(top);
+  // Points no label could name alone: a line over the plot names them (the screen adds the hover).
+  std::string note;
+  if (!g.unlabelled.empty()) {
+    std::sort(g.unlabelled.begin(), g.unlabelled.end());
+    note = "not labelled where the dots crowd:";
+    for (size_t k = 0; k < g.unlabelled.size(); ++k) note += (k ? ", " : " ") + points[g.unlabelled[k]].label;
+    g = place(top + line_h * static_cast<float>(wrapLines(c, note, px, area.w).size()));
+  }
+  ScatterLayout out_g;
+  out_g.plot = g.plot;
+  out_g.sx = g.sx;
+  out_g.sy = g.sy;
   const Box& p = g.plot;
+  if (p.w <= px * 4 || p.h <= px * 4) return out_g;
+  if (!note.empty()) {
+    float y = top;
+    for (const std::string& l : wrapLines(c, note, px, area.w)) {
+      addText(out, area.x, y, l, px, Role::Muted, 0.0f, 0.0f);
+      y += line_h;
+    }
+  }
+  const auto yOf = [&](float y) { return p.bottom() - (y - y_lo) / (y_hi - y_lo) * p.h; };
   const auto xOf = [&](float x) { return p.x + x / x_hi * p.w; };
-  const auto yOf = [&](float y) { return p.bottom() - y / y_hi * p.h; };
-  drawValueAxis(out, c, p, valueAxis(c, 0.0f, y_hi, p.h), yOf);
+  drawValueAxis(out, c, p, valueAxis(c, y_lo, y_hi, p.h), yOf);
   for (const float t : niceTicks(0.0f, x_hi, std::clamp(static_cast<int>(p.w / (px * 5.0f)), 2, 8))) {
     addLine(out, xOf(t), p.y, xOf(t), p.bottom(), Role::Frame).alpha = 0.45f;
     addText(out, xOf(t), p.bottom() + px * 0.35f, formatValueShort(t), px, Role::Text, 0.5f, 0.0f);
@@ -549,42 +667,41 @@ ScatterLayout scatterPrimitives(Primitives& out, const Canvas& c, Box area, cons
   addText(out, p.x + p.w / 2, p.bottom() + px * 1.6f, x_axis, px, Role::Muted, 0.5f, 0.0f);
   Primitive& turned = addText(out, area.x, p.y + p.h / 2, y_axis, px, Role::Muted, 0.5f, 0.0f);
   turned.vertical = true;
-  const float r = std::max(3.0f, px * 0.35f);
-  for (const ScatterPoint& q : points) {
-    g.sx.push_back(xOf(std::clamp(q.x, 0.0f, x_hi)));
-    g.sy.push_back(yOf(std::clamp(q.y, 0.0f, y_hi)));
-    addFill(out, g.sx.back() - r, g.sy.back() - r, g.sx.back() + r, g.sy.back() + r, q.colour).kind = Primitive::Kind::FillEllipse;
-  }
-  // Labels beside their points (right, left, above right, above left), strongest first, each where it covers
-  // no label placed before it and stays inside the plot.
-  std::vector<size_t> order(points.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return std::max(points[a].x / x_hi, points[a].y / y_hi) > std::max(points[b].x / x_hi, points[b].y / y_hi);
-  });
-  std::vector<Box> taken;
-  for (const size_t i : order) {
-    if (points[i].label.empty()) continue;
-    const float w = c.textWidth(points[i].label, px), right = g.sx[i] + r * 1.5f, left = g.sx[i] - r * 1.5f - w;
-    const float mid = g.sy[i] - px * 0.65f, above = g.sy[i] - r - px * 1.3f;
-    const Box tries[] = {{right, mid, w, px * 1.3f}, {left, mid, w, px * 1.3f}, {right, above, w, px * 1.3f}, {left, above, w, px * 1.3f}};
-    const Box* fits = nullptr;
-    for (const Box& b : tries) {
-      const bool clear = b.x >= p.x && b.y >= p.y && b.right() <= p.right() && b.bottom() <= p.bottom() &&
-                         std::none_of(taken.begin(), taken.end(), [&](const Box& t) {
-                           return b.x < t.right() && t.x < b.right() && b.y < t.bottom() && t.y < b.bottom();
-                         });
-      if (clear) {
-        fits = &b;
+  for (const Marker& l : s.levels) {  // dashed across; its label on a plate over the line, where it hides no dot
+    const float y = yOf(std::clamp(static_cast<float>(l.x), y_lo, y_hi));
+    addLine(out, p.x, y, p.right(), y, Role::Muted, 1.5f).dashed = true;
+    const float w = c.textWidth(l.label, px) + px * 0.3f, h = px * 1.2f;
+    const float above = y - px * 1.35f < p.y ? y + px * 0.15f : y - px * 1.35f, below = y + px * 0.15f + h > p.bottom() ? above : y + px * 0.15f;
+    const Box tries[] = {{p.right() - px * 0.15f - w, above, w, h}, {p.x + px * 0.3f, above, w, h},
+                         {p.right() - px * 0.15f - w, below, w, h}, {p.x + px * 0.3f, below, w, h}};
+    const Box* at = &tries[0];
+    for (const Box& b : tries)
+      if (std::none_of(g.sx.begin(), g.sx.end(), [&](const float& x) {
+            const size_t i = static_cast<size_t>(&x - g.sx.data());
+            return intersects(b, {x - r - 1, g.sy[i] - r - 1, 2 * r + 2, 2 * r + 2});
+          })) {
+        at = &b;
         break;
       }
-    }
-    if (!fits) continue;
-    const Box b = *fits;
-    taken.push_back(b);
-    addText(out, b.x, b.y + b.h / 2, points[i].label, px, Role::Text, 0.0f, 0.5f);
+    addFill(out, at->x, at->y, at->right(), at->bottom(), Role::Background, 0.85f);
+    addText(out, at->x + px * 0.15f, at->y, l.label, px, Role::Muted, 0.0f, 0.0f);
   }
-  return g;
+  for (size_t i = 0; i < points.size(); ++i) {
+    Primitive& dot = addFill(out, g.sx[i] - r, g.sy[i] - r, g.sx[i] + r, g.sy[i] + r, points[i].colour);
+    dot.kind = Primitive::Kind::FillEllipse;
+    dot.mark = markId(i);
+    dot.mark_value = points[i].y;
+  }
+  for (const Placed& l : g.labels) {
+    const size_t i = l.point;
+    if (l.leader) {
+      const float lx = std::clamp(g.sx[i], l.box.x, l.box.right()), ly = std::clamp(g.sy[i], l.box.y, l.box.bottom());
+      const float dx = lx - g.sx[i], dy = ly - g.sy[i], len = std::max(1e-3f, std::hypot(dx, dy));
+      addLine(out, lx, ly, g.sx[i] + dx / len * r, g.sy[i] + dy / len * r, Role::Muted).labels = markId(i);
+    }
+    addText(out, l.box.x, l.box.y + l.box.h / 2, points[i].label, px, Role::Text, 0.0f, 0.5f).labels = markId(i);
+  }
+  return out_g;
 }
 
 // [SECTION] Scalars

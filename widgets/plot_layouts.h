@@ -48,8 +48,9 @@ struct BarsLayout {
 // head); ticks and grid on the left, `labels` (index numbers when null)
 // under the bars, upright where they fit a bar, else turned, thinned so
 // none overlaps. Category values (ExtraKind::CategoryValues) are such bars
-// too: one per category in its colour, numbered.
-BarsLayout barsPrimitives(Primitives& out, const Canvas& c, Box area, const Array& values,
+// too: one per category in its colour, numbered. Each bar is a mark,
+// "array[label]" with its value, and its label names it.
+BarsLayout barsPrimitives(Primitives& out, const Canvas& c, Box area, const Array& values, const std::string& array,
                           const std::vector<std::string>* labels, const ValueRange& range, Colormap cmap,
                           bool colour_per_bar);
 
@@ -118,29 +119,34 @@ StackedLayout stackedPrimitives(Primitives& out, const Canvas& c, Box area, cons
                                 const std::string& segment_axis);
 
 // [SECTION] Scatter
-// Points (x, y) in their colours over [0, x_hi] × [0, y_hi] (the model's
-// head scores: shares), with grids, ticks and the axes' names; a point's
-// label beside it where it leaves the others' labels clear (the strongest
-// points first). `legend` above the plot.
+// Points (x, y) in their colours over [0, x_hi] × [y_lo, y_hi] (the model's
+// head scores: shares), with grids, ticks, the axes' names and the levels
+// (dashed across, labelled at the right: a reference such as uniform
+// attention's distance). Each dot is a
+// mark, "(x_axis, y_axis)[label]"; its label goes beside it where it reads
+// as that dot's alone and clear of the others (labelNamesOnly), else
+// farther out on a leader line, else a line over the plot names the points
+// left unlabelled where they crowd (the screen names a dot on hover).
+// `legend` above the plot.
 struct ScatterPoint {
   float x = 0, y = 0;
   Rgb8 colour;
   std::string label;
 };
-// What a scatter plot shows: its points, their legend and the axes' names.
+// What a scatter plot shows: its points, their legend, the axes' names and ranges, its levels (Marker::x is the y).
 struct Scatter {
   std::vector<ScatterPoint> points;
   std::vector<LegendEntry> legend;
   std::string x_axis, y_axis;
+  float x_hi = 1, y_lo = 0, y_hi = 1;
+  std::vector<Marker> levels;
 };
 struct ScatterLayout {
   Box plot{};
   std::vector<float> sx, sy;  // each point's centre
   int64_t pointAt(float x, float y, float radius) const;  // the nearest point within `radius`, −1 on none
 };
-ScatterLayout scatterPrimitives(Primitives& out, const Canvas& c, Box area, const std::vector<ScatterPoint>& points, float x_hi,
-                                float y_hi, const std::string& x_axis, const std::string& y_axis,
-                                const std::vector<LegendEntry>& legend);
+ScatterLayout scatterPrimitives(Primitives& out, const Canvas& c, Box area, const Scatter& s);
 
 // [SECTION] Scalars
 // Scalar extras (ExtraKind::Scalar) as "label value" items: each label

@@ -85,7 +85,7 @@ void categoryBars(const char* id, const Array& values, const std::vector<std::st
   float hi = 0;
   for (const float v : values.data) hi = std::max(hi, v);
   Primitives prims;
-  const BarsLayout g = barsPrimitives(prims, imguiCanvas(), area, values, nullptr, ValueRange{0.0f, std::max(1e-6f, hi)},
+  const BarsLayout g = barsPrimitives(prims, imguiCanvas(), area, values, id, nullptr, ValueRange{0.0f, std::max(1e-6f, hi)},
                                       Colormap::Viridis, true);
   drawPrimitives(ImGui::GetWindowDrawList(), prims);
   const ImVec2 m = ImGui::GetIO().MousePos;

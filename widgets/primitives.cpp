@@ -113,6 +113,76 @@ std::vector<std::string> wrapLines(const Canvas& c, const std::string& text, flo
   return lines;
 }
 
+// [SECTION] Marks and their labels
+
+Box textBox(const Primitive& t, float w, float h, float ascent) {
+  const float top = t.baseline ? t.y0 - ascent : t.y0 - t.align_y * h;
+  if (t.vertical) return {t.x0 - t.align_y * h, t.y0 + t.align_x * w - w, h, w};
+  return {t.x0 - t.align_x * w, top, w, h};
+}
+
+void recordMarks(const Primitives& prims, const Canvas& c, MarkSheet& sheet) {
+  for (const Primitive& p : prims) {
+    if (!p.mark.empty())
+      sheet.marks.push_back({p.mark, {std::min(p.x0, p.x1), std::min(p.y0, p.y1), std::abs(p.x1 - p.x0), std::abs(p.y1 - p.y0)}, p.mark_value});
+    if (p.labels.empty()) continue;
+    if (p.kind == Primitive::Kind::Text)
+      sheet.labels.push_back({p.text, p.labels, textBox(p, c.textWidth(p.text, p.size, p.bold), p.size, c.ascent_of(p.size))});
+    else if (p.kind == Primitive::Kind::Line)
+      sheet.leaders.push_back({p.labels, p.x0, p.y0, p.x1, p.y1});
+  }
+}
+
+namespace {
+
+// The distance from (x, y) to the nearest point of `b` (0 inside).
+float distanceTo(const Box& b, float x, float y) {
+  return std::hypot(std::max({b.x - x, 0.0f, x - b.right()}), std::max({b.y - y, 0.0f, y - b.bottom()}));
+}
+
+// Whether two boxes overlap by more than half a pixel each way.
+bool overlaps(const Box& a, const Box& b) {
+  constexpr float t = 0.5f;
+  return a.x + t < b.right() && b.x + t < a.right() && a.y + t < b.bottom() && b.y + t < a.bottom();
+}
+
+}  // namespace
+
+bool labelNamesOnly(const Box& label, size_t own, const std::vector<Box>& marks) {
+  const float cx = label.x + label.w / 2, cy = label.y + label.h / 2, mine = distanceTo(marks[own], cx, cy);
+  for (size_t i = 0; i < marks.size(); ++i)
+    if (i != own && (distanceTo(marks[i], cx, cy) <= mine || overlaps(label, marks[i]))) return false;
+  return true;
+}
+
+std::vector<std::string> markRuleViolations(const MarkSheet& sheet) {
+  std::vector<std::string> out;
+  std::vector<Box> boxes;
+  for (const MarkSheet::Mark& m : sheet.marks) boxes.push_back(m.box);
+  const auto quoted = [](const MarkSheet::Label& l) { return "label '" + l.text + "' (of " + l.names + ")"; };
+  for (const MarkSheet::Label& l : sheet.labels) {
+    const auto own = std::find_if(sheet.marks.begin(), sheet.marks.end(), [&](const MarkSheet::Mark& m) { return m.id == l.names; });
+    if (own == sheet.marks.end()) {
+      out.push_back(quoted(l) + " names a mark that is not drawn");
+      continue;
+    }
+    const size_t k = static_cast<size_t>(own - sheet.marks.begin());
+    const auto leader = std::find_if(sheet.leaders.begin(), sheet.leaders.end(), [&](const MarkSheet::Leader& d) {
+      return d.names == l.names && distanceTo(l.box, d.x0, d.y0) <= 2.0f && distanceTo(own->box, d.x1, d.y1) <= 2.0f;
+    });
+    if (leader == sheet.leaders.end()) {  // no leader: the nearest mark is the one it names
+      const float cx = l.box.x + l.box.w / 2, cy = l.box.y + l.box.h / 2;
+      const MarkSheet::Mark* nearest = &*own;
+      for (const MarkSheet::Mark& m : sheet.marks)
+        if (&m != &*own && distanceTo(m.box, cx, cy) <= distanceTo(nearest->box, cx, cy)) nearest = &m;
+      if (nearest != &*own) out.push_back(quoted(l) + " lies as near " + nearest->id + " as its own mark, or nearer");
+    }
+    for (size_t i = 0; i < boxes.size(); ++i)
+      if (i != k && overlaps(l.box, boxes[i])) out.push_back(quoted(l) + " covers " + sheet.marks[i].id);
+  }
+  return out;
+}
+
 ArrowHead arrowHead(const Primitive& a) {
   const float dx = a.x1 - a.x0, dy = a.y1 - a.y0, len = std::max(1e-3f, std::sqrt(dx * dx + dy * dy));
   const float ux = dx / len, uy = dy / len;

@@ -84,6 +84,12 @@ struct Primitive {
   bool vertical = false, bold = false, baseline = false, script = false;
   Colormap cmap = Colormap::Viridis;  // ColormapStrip: bottom is 0, top is 1
   std::shared_ptr<const Raster> raster;
+  // A data mark (a dot, a bar): what it stands for, "array[index]" ("induction score[L0 H1]"), and its
+  // value. `--describe` lists it with its box, and the tests hold labels to it (markRuleViolations). A
+  // Text that labels a mark, and a leader Line that joins such a label to its mark, name it in `labels`.
+  std::string mark;
+  double mark_value = 0;
+  std::string labels;
 };
 
 using Primitives = std::vector<Primitive>;
@@ -136,6 +142,44 @@ float formulaHeight(const Canvas& c, const std::string& text, float px, float ma
 // Plain text broken at spaces into lines at most `max_width` wide (a word
 // longer than a line gets a line of its own); explicit '\n' breaks too.
 std::vector<std::string> wrapLines(const Canvas& c, const std::string& text, float px, float max_width, bool bold = false);
+
+// [SECTION] Marks and their labels
+// What a view drew of its data marks, the labels that name them and the
+// leaders that join the two, each with its box on the screen or the page:
+// what `--describe` writes and the rules below read.
+struct MarkSheet {
+  struct Mark {
+    std::string id;
+    Box box;
+    double value = 0;
+  };
+  struct Label {
+    std::string text, names;
+    Box box;
+  };
+  struct Leader {
+    std::string names;
+    float x0 = 0, y0 = 0, x1 = 0, y1 = 0;  // from the label to the mark
+  };
+  std::vector<Mark> marks;
+  std::vector<Label> labels;
+  std::vector<Leader> leaders;
+};
+// The box of a Text primitive whose run measures w × h, its baseline
+// `ascent` below its top (a turned text's box is turned too).
+Box textBox(const Primitive& t, float w, float h, float ascent);
+// Appends to `sheet` the marks, mark labels and leaders among `prims` as a
+// figure lays them out on `c` (the screen records what it draws instead:
+// widgets/primitives_imgui.h).
+void recordMarks(const Primitives& prims, const Canvas& c, MarkSheet& sheet);
+// Whether a label at `label` reads as naming marks[own] (the rule of
+// markRuleViolations): its centre lies nearer that mark's box than any
+// other's, and it covers no other mark.
+bool labelNamesOnly(const Box& label, size_t own, const std::vector<Box>& marks);
+// Every break of the rules for labels, one line each: a label names a mark
+// that is drawn; it lies nearer its own mark than any other, or a leader
+// runs from the label to it; it covers no other mark.
+std::vector<std::string> markRuleViolations(const MarkSheet& sheet);
 
 // The head of an Arrow primitive: the triangle's tip is (x1, y1), its base
 // centre is where the shaft ends; both backends draw this one shape.

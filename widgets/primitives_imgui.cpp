@@ -30,6 +30,7 @@ Canvas imguiCanvas() {
 namespace {
 
 std::vector<DrawnText>* text_sink = nullptr;  // a TextRecorder's
+MarkSheet* mark_sink = nullptr;               // its marks, where it has them
 
 // A dashed line as dashes of about 4 × its thickness (ImGui draws only solid lines).
 void dashedLine(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 col, float thick) {
@@ -117,8 +118,11 @@ void drawRaster(ImDrawList* dl, HeatmapRenderer& gl, const Raster& r, ImVec2 p0,
 
 }  // namespace
 
-TextRecorder::TextRecorder(std::vector<DrawnText>& sink) { text_sink = &sink; }
-TextRecorder::~TextRecorder() { text_sink = nullptr; }
+TextRecorder::TextRecorder(std::vector<DrawnText>& sink, MarkSheet* marks) {
+  text_sink = &sink;
+  mark_sink = marks;
+}
+TextRecorder::~TextRecorder() { text_sink = nullptr, mark_sink = nullptr; }
 
 void drawPrimitives(ImDrawList* dl, const Primitives& prims, HeatmapRenderer* gl) {
   ImFont* font = ImGui::GetFont();
@@ -137,6 +141,9 @@ void drawPrimitives(ImDrawList* dl, const Primitives& prims, HeatmapRenderer* gl
   int clips = 0;
   for (const Primitive& p : prims) {
     const float thick = std::max(1.0f, p.thickness);
+    if (mark_sink && !p.mark.empty())
+      mark_sink->marks.push_back({p.mark, {std::min(p.x0, p.x1), std::min(p.y0, p.y1), std::abs(p.x1 - p.x0), std::abs(p.y1 - p.y0)}, p.mark_value});
+    if (mark_sink && !p.labels.empty() && p.kind == Primitive::Kind::Line) mark_sink->leaders.push_back({p.labels, p.x0, p.y0, p.x1, p.y1});
     switch (p.kind) {
       case Primitive::Kind::StrokeRect:
         dl->AddRect(ImVec2(p.x0, p.y0), ImVec2(p.x1, p.y1), colourOf(p), 0.0f, 0, thick);
@@ -223,11 +230,12 @@ void drawPrimitives(ImDrawList* dl, const Primitives& prims, HeatmapRenderer* gl
       case Primitive::Kind::Text: {
         const ImVec2 ts = font->CalcTextSizeA(p.size, FLT_MAX, 0.0f, p.text.c_str());
         if (text_sink) {
-          DrawnText t{p.text, p.x0 - p.align_x * ts.x, p.y0 - p.align_y * ts.y, ts.x, ts.y, p.size, p.script};
-          if (p.baseline) t.y = p.y0 - font->Ascent * p.size / font->FontSize;
-          if (p.vertical) t = {p.text, p.x0 - p.align_y * ts.y, p.y0 + p.align_x * ts.x - ts.x, ts.y, ts.x, p.size, p.script};
+          const Box b = textBox(p, ts.x, ts.y, font->Ascent * p.size / font->FontSize);
           const ImVec2 lo = dl->GetClipRectMin(), hi = dl->GetClipRectMax();
-          if (t.x < hi.x && t.y < hi.y && t.x + t.w > lo.x && t.y + t.h > lo.y && !p.text.empty()) text_sink->push_back(std::move(t));
+          if (b.x < hi.x && b.y < hi.y && b.right() > lo.x && b.bottom() > lo.y && !p.text.empty()) {
+            text_sink->push_back({p.text, b.x, b.y, b.w, b.h, p.size, p.script});
+            if (mark_sink && !p.labels.empty()) mark_sink->labels.push_back({p.text, p.labels, b});
+          }
         }
         if (p.baseline) {
           dl->AddText(font, p.size, ImVec2(p.x0 - p.align_x * ts.x, p.y0 - font->Ascent * p.size / font->FontSize), colourOf(p),

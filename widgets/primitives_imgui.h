@@ -25,10 +25,11 @@ struct DrawnText {
   bool script = false;  // a formula's sub- or superscript
 };
 // While one lives, drawPrimitives appends every text it draws to `sink`
-// (`--describe`: what the tests check of the labels' sizes and overlaps).
+// (`--describe`: what the tests check of the labels' sizes and overlaps),
+// and the data marks, their labels and leaders to `marks` where given.
 class TextRecorder {
  public:
-  explicit TextRecorder(std::vector<DrawnText>& sink);
+  explicit TextRecorder(std::vector<DrawnText>& sink, MarkSheet* marks = nullptr);
   ~TextRecorder();
   TextRecorder(const TextRecorder&) = delete;
   TextRecorder& operator=(const TextRecorder&) = delete;

@@ -297,9 +297,13 @@ int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   const ModelOutput out = computeModelScene(scene, nullptr, {});
   if (out.too_long_tokens > 0) throw InputError("--text: " + out.too_long_message);
   HeadlessQt qt(argc, argv);
-  const int height = exportModelFigure(out, view, {o.layer, o.head, o.query, o.key}, fig, o.out);
+  ModelFigureSelection sel{o.layer, o.head, o.query, o.key};
+  sel.measure = headMeasureFromName(o.summary, "--summary");
+  const PreparedFigure f = prepareModelFigure(out, view, sel, fig);
+  writeFigure(f, o.out);
+  if (!o.describe.empty()) writeFileAtomic(o.describe, f.described->dump(2) + "\n");
   std::cout << "wrote " << o.out << " (" << modelViewName(view) << " of " << modelShortName(*out.model) << ", "
-            << fig.width << "x" << height << ")\n";
+            << fig.width << "x" << f.options.height << ")\n";
   return 0;
 }
 

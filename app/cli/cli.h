@@ -45,6 +45,7 @@ struct RenderOptions {
   int layer = 0;
   int64_t key = -1;
   std::string pattern;         // pattern view: the variant (default: the first that fits a head)
+  std::string summary = "sink";  // model view of a model too large for thumbnails: the measure per head (headMeasureNames)
   std::optional<std::string> target;  // an encoder–decoder's target text (app/export/figure_seq2seq.h)
   std::string image;                  // a ViT's picture (app/export/figure_vision.h)
 };

@@ -212,19 +212,27 @@ void paintFigure(QPainter& p, const FigureSource& src, const FigureOptions& o, d
   if (!l.message.empty()) addText(prims, body.x + body.w * 0.5f, body.y + body.h * 0.5f, l.message, labelPx(c), Role::Muted, 0.5f, 0.5f);
   drawPrimitives(ctx, prims);
   described = describeLayout(l, c);
+  MarkSheet marks;
+  recordMarks(prims, c, marks);
+  described.update(markSheetJson(marks));
 }
 
 // A table of text: header row, rule, rows in alternating shades, columns
 // sized to their widest cell; the font shrinks until every row fits. The
 // plot, where given, takes the page under the rows.
 // A page of primitives: the title block, then `layout` in the rest.
-void paintLayout(QPainter& p, const FigureLayout& layout, const FigureOptions& o, double raster_scale) {
+// `described`: its data marks, their labels and leaders (markSheetJson).
+void paintLayout(QPainter& p, const FigureLayout& layout, const FigureOptions& o, double raster_scale, nlohmann::json& described) {
   QRectF page;
   Painter ctx = beginPage(p, o, raster_scale, page);
   const double title_h = drawTitle(ctx, page, qs(o.title.value_or("")), qs(o.subtitle));
   Primitives prims;
-  layout(prims, figureCanvas(ctx), boxOf(QRectF(page.left(), page.top() + title_h, page.width(), page.height() - title_h)));
+  const Canvas c = figureCanvas(ctx);
+  layout(prims, c, boxOf(QRectF(page.left(), page.top() + title_h, page.width(), page.height() - title_h)));
   drawPrimitives(ctx, prims);
+  MarkSheet marks;
+  recordMarks(prims, c, marks);
+  described = markSheetJson(marks);
 }
 
 // [SECTION] Output devices and atomic write
@@ -353,7 +361,9 @@ PreparedFigure prepareLayoutFigure(FigureLayout layout, const FigureBodyHeight& 
   PreparedFigure f;
   f.options = o;
   f.name = o.title.value_or("");
-  f.paint = [layout = std::move(layout), o](QPainter& p, double scale) { paintLayout(p, layout, o, scale); };
+  f.paint = [layout = std::move(layout), o, described = f.described](QPainter& p, double scale) {
+    paintLayout(p, layout, o, scale, *described);
+  };
   return f;
 }
 
@@ -370,8 +380,7 @@ PreparedFigure prepareTableFigure(std::vector<std::string> columns, std::vector<
                             Primitives& prims, const Canvas& c, const Box& body) {
     const float table_h = columnsTablePrimitives(prims, c, body, columns, rows);
     if (plot && body.h - table_h > c.unit * 8)
-      scatterPrimitives(prims, c, {body.x, body.y + table_h + c.unit, body.w, body.h - table_h - c.unit}, plot->points, 1.0f,
-                        1.0f, plot->x_axis, plot->y_axis, plot->legend);
+      scatterPrimitives(prims, c, {body.x, body.y + table_h + c.unit, body.w, body.h - table_h - c.unit}, *plot);
   };
   return prepareLayoutFigure(std::move(layout), height, options);
 }

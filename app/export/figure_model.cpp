@@ -78,7 +78,14 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const 
     throw InputError(everyMapRefusal(a, "--view " + modelViewName(view)));
   switch (view) {
     case ModelView::Model: {
-      titled(name + " \xE2\x80\x94 " + std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) + " heads");
+      // Too many heads for thumbnails a reader could see: one cell per head, its summary.
+      const bool cells = !thumbnailsReadable(static_cast<float>(fo.width) * 0.85f, 0.0f, r.layers, r.heads);
+      titled(name + " \xE2\x80\x94 " + std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) + " heads" +
+             (cells ? ": " + headMeasureLabel(sel.measure) + " per head" : std::string()));
+      if (cells) {
+        fo.view = "heatmap";
+        return prepareFigure(alone(headMeasureResult(a, sel.measure, name)), fo);
+      }
       fo.view = "heads";
       if (!fo.params.marks.empty()) fo.params.head = static_cast<int>(sel.layer * r.heads + sel.head);  // the focused head's panel carries the marks
       fo.params.panel_titles = layerHeadNames(r);

@@ -14,6 +14,7 @@ struct ModelFigureSelection {
   int layer = 0, head = 0;       // focused head (rollout: up to this layer)
   int64_t query = -1, key = -1;  // Q/K pair; -1: last token, its strongest key (a ViT's picture: the token, −1 [CLS])
   Seq2SeqMaps kind = Seq2SeqMaps::Cross;  // an encoder–decoder's grid: which attention
+  HeadMeasure measure = HeadMeasure::Sink;  // the model view where thumbnails would be unreadable: a cell per head
 };
 
 // A figure's subtitle is laid out as a formula (widgets/formula.h): a

@@ -66,15 +66,9 @@ PreparedFigure prepareVisionFigure(const Model& m, const VisionAnalysis& a, cons
     return prepareFigure(std::make_shared<const std::vector<Result>>(1, allHeadsOfVision(a, name)), fo);
   }
   if (view == "distance") {
-    char uniform[64];
-    std::snprintf(uniform, sizeof uniform, " (uniform attention: %.1f px)", a.uniform_distance);
-    titled(name + " \xE2\x80\x94 mean attention distance of each head" + uniform);
+    titled(name + " \xE2\x80\x94 mean attention distance of each head (the dashed line: uniform attention)");
     const Scatter s = distanceScatter(a);
-    const float x_hi = distanceXTop(a), y_hi = distanceYTop(s, a);
-    return prepareLayoutFigure(
-        [s, x_hi, y_hi](Primitives& out, const Canvas& c, const Box& body) {
-          scatterPrimitives(out, c, body, s.points, x_hi, y_hi, s.x_axis, s.y_axis, s.legend);
-        },
+    return prepareLayoutFigure([s](Primitives& out, const Canvas& c, const Box& body) { scatterPrimitives(out, c, body, s); },
         [](const Canvas& c, float width) { return c.unit * 4 + width * 0.55f; }, fo);
   }
   auto maps = std::make_shared<PatchMaps>(view == "rollout" ? rolloutOverPicture(a) : headsOverPicture(a, layer, query));

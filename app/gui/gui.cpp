@@ -511,10 +511,12 @@ void GuiApp::frame() {
   const ImVec2 top(vp->Pos.x, vp->Pos.y + menu_h);
   const float body_h = vp->Size.y - menu_h - status_h - strip_h;
   const ImVec2 view_pos(top.x + panel_w, top.y), view_size(vp->Size.x - panel_w, body_h);
-  // `--describe`: the texts the view and the lesson's marks draw (their boxes and sizes).
+  // `--describe`: the texts the view and the lesson's marks draw (their boxes and sizes), and the view's
+  // data marks with their labels.
   std::vector<DrawnText> texts;
+  MarkSheet data_marks;
   std::optional<TextRecorder> recording;
-  if (state_.describe) recording.emplace(texts);
+  if (state_.describe) recording.emplace(texts, &data_marks);
   if (state_.workspace == Workspace::Model) {
     if (panel) drawModelPanel(state_, top, ImVec2(panel_w, body_h));
     drawModelView(state_, *heatmaps_, view_pos, view_size);
@@ -529,6 +531,7 @@ void GuiApp::frame() {
   const std::string marks = drawLessonOverlay(state_, view_pos, view_size, frames_mode() ? 0.0f : 0.6f);
   if (recording) {
     recording.reset();
+    state_.described.update(markSheetJson(data_marks));
     nlohmann::json& list = state_.described["texts"] = nlohmann::json::array();
     for (const DrawnText& t : texts)
       if (t.x >= view_pos.x && t.y >= view_pos.y && t.x + t.w <= view_pos.x + view_size.x + 1 && t.y + t.h <= view_pos.y + view_size.y + 1)
@@ -603,7 +606,8 @@ void GuiApp::exportModelView() {
   fo.params.heads_visible = m.view.lines.heads_visible;
   fo.dark = state_.settings.dark && state_.settings.export_screen_theme;
   const bool vision = m.output->vision != nullptr;
-  const ModelFigureSelection sel{m.view.layer, m.view.head, vision ? m.view.token : m.view.query, m.view.key, m.view.kind};
+  const ModelFigureSelection sel{m.view.layer, m.view.head, vision ? m.view.token : m.view.query, m.view.key, m.view.kind,
+                                 m.view.measure};
   writeExport(*path, [&] { exportModelFigure(*m.output, m.view.view, sel, fo, *path); });
 }
 

@@ -374,6 +374,67 @@ MatrixSpec headView(const ModelRun& r, const Mat& map, int layer) {
   return v;
 }
 
+// The grid of a model too large for thumbnails: a layers × heads map of one
+// measure per head, chosen above it; hover a cell for its head's map, click
+// to focus the head.
+void headMeasureGrid(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl, ImVec2 size) {
+  ModelViewState& v = s.model.view;
+  const ModelRun& r = a.run;
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("each cell: one head's");
+  ImGui::SameLine();
+  const std::vector<std::string>& names = headMeasureNames();
+  int chosen = static_cast<int>(v.measure);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
+  if (ImGui::BeginCombo("##measure", names[static_cast<size_t>(chosen)].c_str())) {
+    for (size_t i = 0; i < names.size(); ++i)
+      if (ImGui::Selectable(names[i].c_str(), static_cast<int>(i) == chosen)) chosen = static_cast<int>(i);
+    ImGui::EndCombo();
+  }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", (std::to_string(r.layers * r.heads) +
+                             " thumbnails would be too small to read: each head is one cell of this measure").c_str());
+  v.measure = static_cast<HeadMeasure>(chosen);
+  if (!v.measure_result || v.measure_generation != s.model.generation || v.measure_of_result != v.measure) {
+    v.measure_result = std::make_shared<const Result>(headMeasureResult(a, v.measure, "heads"));
+    v.measure_generation = s.model.generation;
+    v.measure_of_result = v.measure;
+  }
+  const Result& m = *v.measure_result;
+  MatrixSpec spec = weightsSpec(m, 0);
+  spec.title = headMeasureLabel(v.measure) + " per head";
+  MatrixStyle st;
+  st.range = weightsRange(m);
+  st.colormap = s.settings.colormap;
+  st.tooltip = false;
+  st.max_cell_aspect = 3.0f;
+  const float used = ImGui::GetCursorScreenPos().y - origin.y;
+  const HeatmapEvents ev = heatmap("measures", spec, st, v.grid_zoom, gl, ImVec2(size.x, std::max(8.0f, size.y - used)));
+  offerAnchor(s, ev.placed);
+  if (ev.placed.valid()) {  // the focused head framed
+    const MatrixPlacement& p = ev.placed;
+    ImGui::GetWindowDrawList()->AddRect(ImVec2(p.colX(v.head), p.rowY(v.layer)), ImVec2(p.colX(v.head + 1.0), p.rowY(v.layer + 1.0)),
+                                        ImGui::GetColorU32(ImGuiCol_PlotHistogram), 0.0f, 0, 2.0f);
+  }
+  if (ev.hovered && ev.row >= 0 && ev.col >= 0) {
+    const auto l = static_cast<size_t>(ev.row), h = static_cast<size_t>(ev.col);
+    ImGui::BeginTooltip();
+    ImGui::Text("%s: %s %.3f; click to focus it", headLabel(ev.row, ev.col).c_str(), headMeasureLabel(v.measure).c_str(),
+                static_cast<double>(m.weights[0](ev.row, ev.col)));
+    const std::vector<std::vector<Mat>>& maps = a.pooled ? a.thumbnails : r.attention;
+    MatrixStyle thumb = probabilityStyle(s);
+    thumb.labels = thumb.colorbar = thumb.tooltip = false;
+    const float side = ImGui::GetFontSize() * 11;
+    heatmap("hovered", MatrixSpec::of(maps[l][h]), thumb, v.focus_zoom, gl, ImVec2(side, side));
+    ImGui::EndTooltip();
+  }
+  if (ev.clicked && ev.row >= 0 && ev.col >= 0) {
+    v.layer = static_cast<int>(ev.row);
+    v.head = static_cast<int>(ev.col);
+  }
+}
+
 void modelGridView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
   ModelViewState& v = s.model.view;
   const ModelRun& r = a.run;
@@ -382,43 +443,55 @@ void modelGridView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
       a.pooled ? "; thumbnails pooled (means of " + std::to_string(r.pooled.block) + "\xC3\x97" +
                      std::to_string(r.pooled.block) + " positions: every map would not fit), the focused head whole"
                : std::string();
+  // Whether thumbnails would be readable in the grid's column (the layout below), the header's line aside.
+  const float font = ImGui::GetFontSize();
+  const ImVec2 whole = ImGui::GetContentRegionAvail();
+  const float caption_h = font * (gqa ? 3.4f : 2.0f);
+  const float group_gaps = gqa ? font * 0.7f * static_cast<float>(r.kv_heads - 1) : 0.0f;
+  const bool cells = !thumbnailsReadable(whole.x * 0.4f - font * 3 - group_gaps, (whole.y - font * 2) * 0.7f - caption_h, r.layers, r.heads);
   modelHeader(s, std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) + " heads" +
                 (gqa ? " in " + std::to_string(r.kv_heads) + " kv groups" : std::string()) + pooled +
-                "; bar: first-token share (accent from 0.3: a sink)" +
+                (cells ? "; a cell per head (thumbnails would be too small to read), its map on hover"
+                       : "; bar: first-token share (accent from 0.3: a sink)") +
                 (layerWindow(r, v.layer) > 0
                      ? "; line: layer " + std::to_string(v.layer) + "'s window of " +
                            std::to_string(layerWindow(r, v.layer)) + " keys"
                      : std::string()) +
-                "; click a thumbnail to focus it (right: " + headLabel(v.layer, v.head) + ")");
+                "; click " + (cells ? "a cell" : "a thumbnail") + " to focus it (right: " + headLabel(v.layer, v.head) + ")");
   // Layout: the grid in a left column 40 % of the width (less when the
   // grid is tall and narrow), the focused head's numbers under it, and the
   // focused head taking the rest, its cells stretched up to 1.6:1 so it fills
-  // the height and the width alike.
+  // the height and the width alike. A model whose thumbnails would be too
+  // small to read shows a cell per head instead (a summary of the head, its
+  // map on hover), in a column of 46 % of the width.
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float font = ImGui::GetFontSize(), gap = font * 1.5f;
+  const float gap = font * 1.5f;
   const float layers = static_cast<float>(std::max<int64_t>(1, r.layers)), heads = static_cast<float>(std::max<int64_t>(1, r.heads));
-  // Grouped heads: a row of kv brackets over the captions and a gap between groups.
-  const float caption_h = font * (gqa ? 3.4f : 2.0f);
-  const float group_gaps = gqa ? font * 0.7f * static_cast<float>(r.kv_heads - 1) : 0.0f;
-  const float grid_w = std::min(avail.x * 0.4f, (avail.y * 0.7f - caption_h) * heads / layers + font * 3 + group_gaps);
-  const float grid_h = std::min(avail.y * 0.7f, (grid_w - font * 3 - group_gaps) * layers / heads + caption_h);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const MatrixStyle st = probabilityStyle(s);
-  // Each thumbnail's first-token share (engine summaries) as a bar; GQA groups side by side.
-  std::vector<float> sinks;
-  if (s.model.output && s.model.output->analysis)
-    for (const HeadSummary& h : s.model.output->analysis->summaries) sinks.push_back(static_cast<float>(h.sink));
-  HeadGridMarks marks;
-  marks.group = r.kv_heads > 0 ? static_cast<int>(r.heads / r.kv_heads) : 1;
-  marks.share = &sinks;
-  marks.share_threshold = static_cast<float>(kSinkShare);
-  marks.share_name = "first-token share";
-  const HeadPick pick =
-      headGrid("grid", a.pooled ? a.thumbnails : r.attention, nullptr, st, v.layer, v.head, v.grid_zoom, gl,
-               ImVec2(grid_w, grid_h), marks);
-  if (pick.layer >= 0) {
-    v.layer = pick.layer;
-    v.head = pick.head;
+  float grid_w = 0, grid_h = 0;
+  if (cells) {
+    grid_w = avail.x * 0.46f;
+    grid_h = avail.y * 0.72f;
+    headMeasureGrid(s, a, gl, ImVec2(grid_w, grid_h));
+  } else {
+    grid_w = std::min(avail.x * 0.4f, (avail.y * 0.7f - caption_h) * heads / layers + font * 3 + group_gaps);
+    grid_h = std::min(avail.y * 0.7f, (grid_w - font * 3 - group_gaps) * layers / heads + caption_h);
+    // Each thumbnail's first-token share (engine summaries) as a bar; GQA groups side by side.
+    std::vector<float> sinks;
+    for (const HeadSummary& h : a.summaries) sinks.push_back(static_cast<float>(h.sink));
+    HeadGridMarks marks;
+    marks.group = r.kv_heads > 0 ? static_cast<int>(r.heads / r.kv_heads) : 1;
+    marks.share = &sinks;
+    marks.share_threshold = static_cast<float>(kSinkShare);
+    marks.share_name = "first-token share";
+    const HeadPick pick =
+        headGrid("grid", a.pooled ? a.thumbnails : r.attention, nullptr, st, v.layer, v.head, v.grid_zoom, gl,
+                 ImVec2(grid_w, grid_h), marks);
+    if (pick.layer >= 0) {
+      v.layer = pick.layer;
+      v.head = pick.head;
+    }
   }
   if (s.model.output && s.model.output->analysis) {
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + grid_h + font));
@@ -634,8 +707,7 @@ void drawHeadScatter(AppState& s, const ModelAnalysis& a, ImVec2 size) {
   const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
   const Scatter scatter = headScatter(a.summaries);
   Primitives prims;
-  const ScatterLayout g = scatterPrimitives(prims, imguiCanvas(), {origin.x, origin.y, size.x, size.y}, scatter.points, 1.0f, 1.0f,
-                                            scatter.x_axis, scatter.y_axis, scatter.legend);
+  const ScatterLayout g = scatterPrimitives(prims, imguiCanvas(), {origin.x, origin.y, size.x, size.y}, scatter);
   drawPrimitives(ImGui::GetWindowDrawList(), prims);
   if (s.describe)
     s.described["panels"] = {{{"kind", "points"}, {"title", scatter.y_axis + " against " + scatter.x_axis}, {"area", {origin.x, origin.y, size.x, size.y}}}};
@@ -710,6 +782,7 @@ void patternView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   ImGui::TextDisabled("%s weights on the same q, k", info ? info->title.c_str() : "pattern");
   MatrixSpec pat = p.result.weights.empty() ? MatrixSpec::of(p.result.sparse[0]) : MatrixSpec::of(p.result.weights[0]);
   pat.row_labels = pat.col_labels = &r.tokens;
+  if (p.result.mask.size()) pat.mask = &p.result.mask;  // keys outside the pattern in grey, as the figure has them
   heatmap("pattern", pat, st, v.pattern_zoom, gl, box);
   ImGui::EndGroup();
   ImGui::TextDisabled("real attention mass kept per query (mean %s)", kept);

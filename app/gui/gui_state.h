@@ -124,6 +124,12 @@ struct ModelViewState {
     Mat score_change;
   };
   std::optional<QkPair> qk_pair;
+  // A model too large for a thumbnail per head: the grid's measure per head,
+  // and its [layers, heads] map, rebuilt when the output or the measure changes.
+  HeadMeasure measure = HeadMeasure::Sink;
+  std::shared_ptr<const Result> measure_result;
+  uint64_t measure_generation = ~uint64_t{0};
+  HeadMeasure measure_of_result = HeadMeasure::Sink;
   Seq2SeqMaps kind = Seq2SeqMaps::Cross;  // an encoder–decoder's grid and table: which attention
   int64_t token = 0;                      // a ViT's picture view: the token whose attention is shown (0 [CLS], 1 + p patch p)
 };

@@ -299,6 +299,62 @@ std::vector<std::string> layerHeadNames(const ModelRun& run) {
   return names;
 }
 
+bool thumbnailsReadable(float w, float h, int64_t layers, int64_t heads) {
+  const float across = w / static_cast<float>(std::max<int64_t>(1, heads));
+  const float down = h > 0 ? h / static_cast<float>(std::max<int64_t>(1, layers)) : across;
+  return std::min(across, down) >= kReadableThumbnail;
+}
+
+const std::vector<std::string>& headMeasureNames() {
+  static const std::vector<std::string> names = {"sink", "previous-token", "induction", "entropy", "distance"};
+  return names;
+}
+
+HeadMeasure headMeasureFromName(const std::string& name, const std::string& flag) {
+  const std::vector<std::string>& names = headMeasureNames();
+  const auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) {
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw InputError(flag + ": expected one of " + list + ", got '" + name + "'");
+  }
+  return static_cast<HeadMeasure>(it - names.begin());
+}
+
+std::string headMeasureLabel(HeadMeasure m) {
+  switch (m) {
+    case HeadMeasure::Sink: return "first-token share";
+    case HeadMeasure::PreviousToken: return "previous-token score";
+    case HeadMeasure::Induction: return "induction score";
+    case HeadMeasure::Entropy: return "entropy (nats)";
+    case HeadMeasure::Distance: return "mean distance (tokens)";
+  }
+  return "";
+}
+
+Result headMeasureResult(const ModelAnalysis& a, HeadMeasure m, const std::string& title) {
+  const ModelRun& run = a.run;
+  Result r;
+  r.variant = title;
+  Mat grid = Mat::Zero(run.layers, run.heads);  // [layers, heads]
+  for (const HeadSummary& h : a.summaries) {
+    const double v = m == HeadMeasure::Sink            ? h.sink
+                     : m == HeadMeasure::PreviousToken ? h.previous_token
+                     : m == HeadMeasure::Induction     ? h.induction
+                     : m == HeadMeasure::Entropy       ? h.entropy
+                                                       : h.mean_distance;
+    grid(h.layer, h.head) = static_cast<float>(v);
+  }
+  for (int64_t l = 0; l < run.layers; ++l) r.q_tokens.push_back("L" + std::to_string(l));
+  for (int64_t h = 0; h < run.heads; ++h) r.k_tokens.push_back("H" + std::to_string(h));
+  r.weights = {grid};
+  r.weights_label = headMeasureLabel(m);
+  r.weights_row_axis = "layer";
+  r.weights_col_axis = "head";
+  r.computeStats();
+  return r;
+}
+
 Result allHeadsResult(const ModelRun& run, const std::string& title) {
   Result r = tokensResult(run, title);
   for (const std::vector<Mat>& layer : run.attention) r.weights.insert(r.weights.end(), layer.begin(), layer.end());

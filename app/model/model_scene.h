@@ -169,6 +169,21 @@ Result allHeadsResult(const ModelRun& run, const std::string& title);
 Result pooledHeadsResult(const ModelAnalysis& a, const std::string& title);
 // The line a view that reads every map shows for a pooled run.
 std::string everyMapRefusal(const ModelAnalysis& a, const std::string& view);
+// A model too large for a thumbnail per head (a head's map under
+// kReadableThumbnail pixels or layout units): the grid shows one summary per
+// head instead, a layers × heads matrix (headMeasureResult).
+constexpr float kReadableThumbnail = 28.0f;
+// Whether layers × heads thumbnails in w × h (h ≤ 0: as tall as they need) keep kReadableThumbnail each.
+bool thumbnailsReadable(float w, float h, int64_t layers, int64_t heads);
+// The summaries such a grid can show, in the order of headMeasureNames().
+enum class HeadMeasure { Sink, PreviousToken, Induction, Entropy, Distance };
+const std::vector<std::string>& headMeasureNames();  // "sink", "previous-token", "induction", "entropy", "distance"
+// Parses one of headMeasureNames(); throws InputError naming `flag` and the names.
+HeadMeasure headMeasureFromName(const std::string& name, const std::string& flag);
+// What the measure is, as a map's title: "first-token share", "mean distance (tokens)", …
+std::string headMeasureLabel(HeadMeasure m);
+// The measure of every head as one [layers, heads] map, rows "L0" …, columns "H0" …
+Result headMeasureResult(const ModelAnalysis& a, HeadMeasure m, const std::string& title);
 // Their names; with grouped-query attention the key/value head too ("L0 H5 kv 1").
 std::vector<std::string> layerHeadNames(const ModelRun& run);
 // The key `query` attends to most in head (layer, head) of a run that kept

@@ -179,15 +179,16 @@ Scatter distanceScatter(const VisionAnalysis& a) {
       s.points.push_back({x, static_cast<float>(a.distance[l][static_cast<size_t>(h)]), headColor(static_cast<int>(h)), ""});
     }
   for (int64_t h = 0; h < heads && h < 16; ++h) s.legend.push_back({headColor(static_cast<int>(h)), "head " + std::to_string(h)});
+  char uniform[64];
+  std::snprintf(uniform, sizeof uniform, "uniform attention: %.1f px", a.uniform_distance);
+  s.levels.push_back({a.uniform_distance, uniform});
+  float lo = static_cast<float>(a.uniform_distance), hi = lo;
+  for (const ScatterPoint& p : s.points) lo = std::min(lo, p.y), hi = std::max(hi, p.y);
+  const float margin = std::max(0.15f * (hi - lo), 0.5f);
+  s.x_hi = static_cast<float>(a.run.layers) + 1.0f;
+  s.y_lo = std::max(0.0f, lo - margin);
+  s.y_hi = hi + margin;
   return s;
-}
-
-float distanceXTop(const VisionAnalysis& a) { return static_cast<float>(a.run.layers) + 1.0f; }
-
-float distanceYTop(const Scatter& s, const VisionAnalysis& a) {
-  float top = static_cast<float>(a.patch_size);
-  for (const ScatterPoint& p : s.points) top = std::max(top, p.y * 1.15f);
-  return top;
 }
 
 }  // namespace attn

@@ -46,11 +46,11 @@ std::string patchTokenName(const VisionAnalysis& a, int64_t token);
 PatchMaps headsOverPicture(const VisionAnalysis& a, int64_t layer, int64_t query);
 // [CLS]'s row of each layer's mean of heads, then of the rollout after each layer.
 PatchMaps rolloutOverPicture(const VisionAnalysis& a);
-// Each head's mean attention distance against its layer, a colour per head.
+// Each head's mean attention distance against its layer, a colour per head,
+// with uniform attention's distance as a dashed level; on screen and in
+// figures the layers 1 … L inside [0, L + 1], the distances from 15 % of
+// their span under the least (the level included; 0 at the least) to 15 %
+// over the largest.
 Scatter distanceScatter(const VisionAnalysis& a);
-// Its axes' ends, on screen and in figures: the layers 1 … L inside [0, L + 1],
-// the distances up to 15 % above the largest (at least one patch).
-float distanceXTop(const VisionAnalysis& a);
-float distanceYTop(const Scatter& s, const VisionAnalysis& a);
 
 }  // namespace attn

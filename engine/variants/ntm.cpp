@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace attn {
 
@@ -77,6 +78,7 @@ Array readParamFile(const std::string& path, const std::string& key, const std::
 
 Result ntm(const Inputs& in, const Params& p, const RunContext& ctx) {
   const std::vector<double>& shift = p.getFloatList("shift");  // odd length, summing to 1: checked by Params
+  const auto half_shift = static_cast<int64_t>(shift.size()) / 2;  // K
 
   // M [N, W]: the file, or the input x (N = L tokens, W = d).
   const std::string& memory_path = p.getString("memory");
@@ -119,16 +121,28 @@ Result ntm(const Inputs& in, const Params& p, const RunContext& ctx) {
   r.k_tokens = positionTokens(n, "");
   r.weights.assign(1, a.w.transpose());  // [1, 1, N]
   r.weights_label = "head weighting w";
+  // Every weighting is over the N memory slots (M's rows).
   auto bars = [](std::string name, std::string label, const Vec& v) {
     return Extra{.name = std::move(name), .label = std::move(label), .kind = ExtraKind::TokenValues,
-                 .value = Array::fromVec(v)};
+                 .value = Array::fromVec(v), .row_axis = "memory slot i"};
   };
+  r.extras.push_back(bars("w_prev", "previous weighting w_prev", w_prev));
   r.extras.push_back(bars("w_c", "content w_c = softmax(β K(k, M_i))", a.w_c));
   r.extras.push_back(bars("w_g", "interpolated w_g = g w_c + (1 − g) w_prev", a.w_g));
   r.extras.push_back(bars("w_tilde", "shifted w̃(i) = Σ_j w_g(j) s(i − j)", a.w_tilde));
   r.extras.push_back(bars("w", "sharpened w ∝ w̃^γ", a.w));
-  r.extras.push_back({.name = "memory", .label = "memory M", .kind = ExtraKind::Matrix,
-                      .value = Array::fromMat(memory), .row_axis = "memory row", .col_axis = "slot",
+  // s(o) for the offsets o = −K … K, by offset.
+  Extra s{.name = "shift", .label = "shift weighting s(o)", .kind = ExtraKind::TokenValues,
+          .value = Array::fromVec(Eigen::Map<const Eigen::VectorXd>(shift.data(), static_cast<Eigen::Index>(shift.size())).cast<float>()),
+          .row_axis = "shift offset o"};
+  for (int64_t o = -half_shift; o <= half_shift; ++o) {
+    char label[24];
+    std::snprintf(label, sizeof label, "%+lld", static_cast<long long>(o));
+    s.row_labels.emplace_back(o == 0 ? "0" : label);
+  }
+  r.extras.push_back(std::move(s));
+  r.extras.push_back({.name = "memory", .label = "memory M [slot, feature]", .kind = ExtraKind::Matrix,
+                      .value = Array::fromMat(memory), .row_axis = "memory slot i", .col_axis = "feature (of W)",
                       .signed_values = true});
   r.inputs["memory"] = memory;
   r.inputs["key"] = key;

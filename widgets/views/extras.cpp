@@ -1,9 +1,10 @@
 // The extras view: a variant's extra arrays, each as its own panel under its
 // title — matrices (category matrices with their legend), per-token and
 // per-head bars, curves with their markers, points, category bars, token
-// strips, stacked bars — after a row of its scalar values. A per-head
-// weights extra (Transformer-XL's terms) sits beside the main weights of the
-// same head; one over steps (ACT's ponder steps) shows the timeline's step.
+// strips, stacked bars — after a row of its scalar values. Where there are
+// per-head weights extras (Transformer-XL's terms), the main weights of the
+// shown head come first, once, as a panel of their own, so each term is read
+// against them; one over steps (ACT's ponder steps) shows the timeline's step.
 // Panels tile the area where each stays readable, else they fill a grid
 // that scrolls on screen. The panel a lesson points at is framed; in
 // presentation mode, where the panels do not fit, it takes the area alone.
@@ -37,7 +38,10 @@ bool shown(const Extra& e) {
   return false;
 }
 
-bool isPair(const Extra& e) { return e.kind == ExtraKind::Weights && e.slice_axis == "head"; }
+bool perHead(const Extra& e) { return e.kind == ExtraKind::Weights && e.slice_axis == "head"; }
+
+// The panels are extras, and null for the shown head's main weights (first, where any extra is per head).
+using PanelSource = const Extra*;
 
 // A grid of choices (which pattern each layer × head uses, which positions still update at each step) keeps
 // square cells in a figure; on screen its cells stretch up to 8:1 to fill the panel.
@@ -64,7 +68,7 @@ ViewPanel matrixPanel(const Canvas& c, const Result& r, const Extra& e, const Vi
   m.rows = rows;
   m.cols = cols;
   m.title = extraLabel(e) + (n <= 1     ? std::string()
-                          : by_head ? " — head " + std::to_string(slice) + (e.signed_values ? " (signed, centred on 0)" : "")
+                          : by_head ? " — head " + std::to_string(slice)  // signed ones: the colour bar's 0 is its middle
                                     : " — " + e.slice_axis + " " + std::to_string(slice + 1) + " of " + std::to_string(n));
   m.value_label.clear();  // the title names it
   m.row_axis = e.row_axis.empty() ? (e.kind == ExtraKind::Weights ? "query" : "row") : e.row_axis;
@@ -92,28 +96,27 @@ ViewPanel matrixPanel(const Canvas& c, const Result& r, const Extra& e, const Vi
   return panel;
 }
 
-// The panels of extra `e` in `cell` (its title over a plot; a pair side by side).
-void addPanels(ViewLayout& l, Primitives& out, const Canvas& c, const Result& r, const Extra& e, const ViewParams& p, const Box& cell) {
-  if (e.kind == ExtraKind::Matrix || e.kind == ExtraKind::Weights) {
-    if (!isPair(e)) {
-      l.panels.push_back(matrixPanel(c, r, e, p, cell));
-      return;
-    }
-    // The main weights of the same head at the left, the extra at the right: read one against the other.
-    const float gap = c.unit;
-    const Box left{cell.x, cell.y, (cell.w - gap) * 0.5f, cell.h}, right{left.right() + gap, cell.y, left.w, cell.h};
-    ViewPanel main = weightsPanel(c, r, shownHead(r, p), p, left);
+// The panels of `source` in `cell` (its title over a plot).
+void addPanels(ViewLayout& l, Primitives& out, const Canvas& c, const Result& r, PanelSource source, const ViewParams& p,
+               const Box& cell) {
+  if (!source) {  // the main weights of the head the per-head extras show
+    ViewPanel main = weightsPanel(c, r, shownHead(r, p), p, cell);
     main.spec.title = r.weights_label + " — head " + std::to_string(shownHead(r, p));
-    main.zoom = e.name;
+    main.zoom = "weights";
     main.anchor = true;
     l.panels.push_back(std::move(main));
-    ViewPanel extra = matrixPanel(c, r, e, p, right);
-    extra.anchor = false;
-    l.panels.push_back(std::move(extra));
+    return;
+  }
+  const Extra& e = *source;
+  if (e.kind == ExtraKind::Matrix || e.kind == ExtraKind::Weights) {
+    ViewPanel panel = matrixPanel(c, r, e, p, cell);
+    panel.anchor = panel.anchor && !perHead(e);  // the main weights are the anchor then
+    l.panels.push_back(std::move(panel));
     return;
   }
   ViewPanel panel;
-  panel.title = extraLabel(e);
+  // Bars over what the extra names (an NTM's weightings: "… over memory slot i"); the bars' labels are its values.
+  panel.title = extraLabel(e) + (e.kind == ExtraKind::TokenValues && !e.row_axis.empty() ? " over " + e.row_axis : std::string());
   const float title_h = panelTitle(out, c, panel.title, cell.x, cell.y, cell.w);
   panel.extra = &e;
   panel.area = {cell.x, cell.y + title_h, cell.w, std::max(1.0f, cell.h - title_h)};
@@ -129,6 +132,7 @@ void addPanels(ViewLayout& l, Primitives& out, const Canvas& c, const Result& r,
       } else {
         panel.item_axis = "position";  // a head's q or k: by index
       }
+      if (!e.row_axis.empty()) panel.item_axis = e.row_axis;  // what a bar is, where the extra says (an NTM's memory slot)
       break;
     }
     case ExtraKind::HeadValues: {
@@ -159,54 +163,44 @@ void addPanels(ViewLayout& l, Primitives& out, const Canvas& c, const Result& r,
   l.panels.push_back(std::move(panel));
 }
 
-// The area a panel's content gets in a cell of w × h: a matrix keeps its
-// cells between 1:A and A:1 (A its cellAspect), so it fills only the part of
-// the cell its shape allows (a pair: two side by side); a plot fills the
-// cell. Room for a title, labels and a colour bar (a category matrix: its
-// legend beside it; stacked bars: theirs above) is taken off first.
-float contentArea(const Canvas& c, const Extra& e, const ViewParams& p, float w, float h) {
-  const bool matrix = e.kind == ExtraKind::Matrix || e.kind == ExtraKind::Weights;
-  float legend_w = 0;
-  for (const std::string& name : e.categories) legend_w = std::max(legend_w, c.textWidth(name, labelPx(c)) + c.unit * 2.5f);
-  const float uw = (isPair(e) ? w * 0.5f : w) - (matrix ? c.unit * 8 + legend_w : c.unit * 4);
-  const float uh = h - c.unit * (matrix ? 5.0f : e.kind == ExtraKind::Stacked ? 7.0f : 4.0f);
-  if (uw <= 0 || uh <= 0) return 0;
-  if (!matrix) return uw * uh;
-  const int64_t rank = e.value.rank();
-  MatrixSpec m;
-  m.rows = e.value.shape[static_cast<size_t>(rank - 2)];
-  m.cols = e.value.shape[static_cast<size_t>(rank - 1)];
-  const float aspect = e.categories.empty() ? cellAspect(c, m, p) : categoryAspect(c);
-  const float shape = static_cast<float>(m.cols) / static_cast<float>(m.rows);
-  const float lo = shape / aspect, hi = shape * aspect, have = uw / uh;
-  const float fitted = have > hi ? uh * uh * hi : have < lo ? uw * uw / lo : uw * uh;
-  return fitted * (isPair(e) ? 2.0f : 1.0f);
+// The area a panel's content gets in a cell of w × h: a matrix's cells as
+// the panel lays them out there (after its title, labels, bands and colour
+// bar or legend, each cell between 1:A and A:1 for A its cellAspect); a plot
+// fills the cell less the room for its title and axes (stacked bars: their
+// legend above too).
+float contentArea(const Canvas& c, const Result& r, PanelSource source, const ViewParams& p, float w, float h) {
+  const bool matrix = !source || source->kind == ExtraKind::Matrix || source->kind == ExtraKind::Weights;
+  if (matrix) {
+    const Box cell{0, 0, w, h};
+    const MatrixPlacement at = placeMatrix(c, source ? matrixPanel(c, r, *source, p, cell) : weightsPanel(c, r, shownHead(r, p), p, cell));
+    return at.valid() ? (at.x1 - at.x0) * (at.y1 - at.y0) : 0.0f;
+  }
+  const float uw = w - c.unit * 4, uh = h - c.unit * (source->kind == ExtraKind::Stacked ? 7.0f : 4.0f);
+  return uw > 0 && uh > 0 ? uw * uh : 0.0f;
 }
 
 // Where the panels go. Tiled, in the grid whose smallest panel's content
 // comes out largest (contentArea; a tenth of their sum as the tie-break): a
 // figure always. On screen (presentation mode too) the same where every
-// panel keeps 12 × 8 units of content (and no per-head pair needs the
-// width); else a grid of rows at least 16 units tall that scrolls (to the
-// panel a lesson points at).
+// panel keeps 12 × 8 units of content; else a grid of rows at least 16
+// units tall that scrolls (to the panel a lesson points at).
 struct Arrangement {
   bool tiled = false;
   GridLayout grid;
   float panel_h = 0;
 };
-Arrangement arrange(const Canvas& c, float w, float h, const std::vector<const Extra*>& panels, const ViewParams& p,
-                    bool scrolls) {
+Arrangement arrange(const Canvas& c, const Result& r, float w, float h, const std::vector<PanelSource>& panels,
+                    const ViewParams& p, bool scrolls) {
   Arrangement a;
   const int n = static_cast<int>(panels.size());
-  const bool pairs = std::any_of(panels.begin(), panels.end(), [](const Extra* e) { return isPair(*e); });
   if (!scrolls) {
     float best = -1;
     for (int cols = 1; cols <= n; ++cols) {
       const int rows = (n + cols - 1) / cols;
       const float cw = w / static_cast<float>(cols), ch = h / static_cast<float>(rows);
       float sum = 0, least = -1;
-      for (const Extra* e : panels) {
-        const float area = contentArea(c, *e, p, cw, ch);
+      for (const PanelSource e : panels) {
+        const float area = contentArea(c, r, e, p, cw, ch);
         sum += area;
         least = least < 0 ? area : std::min(least, area);
       }
@@ -218,29 +212,40 @@ Arrangement arrange(const Canvas& c, float w, float h, const std::vector<const E
     return a;
   }
   // On screen, the figure's tiling where every panel's content keeps at least 12 × 8 units; else a grid that scrolls.
-  Arrangement tiled = arrange(c, w, h, panels, p, false);
+  Arrangement tiled = arrange(c, r, w, h, panels, p, false);
   float least = -1;
-  for (const Extra* e : panels) {
-    const float area = contentArea(c, *e, p, tiled.grid.cell_w, tiled.grid.cell_h);
+  for (const PanelSource e : panels) {
+    const float area = contentArea(c, r, e, p, tiled.grid.cell_w, tiled.grid.cell_h);
     least = least < 0 ? area : std::min(least, area);
   }
-  if (!pairs && tiled.grid.cols > 1 && least >= c.unit * c.unit * 96) return tiled;
+  if (tiled.grid.cols > 1 && least >= c.unit * c.unit * 96) return tiled;
   // A grid that scrolls: as many rows to the window as keep 16 units each, on the desk at least two where
   // they keep 12 (presentation mode: one, as large as a slide; no row cut at the bottom), in as many columns
-  // (up to 3, each at least 18 units wide, no pairs) as show the most content per row height.
+  // (up to 3, each at least 18 units wide) as show the most content per row height; more columns where they
+  // show within 5 % of that (more panels side by side: a term beside the weights it makes).
   float best = -1;
   const float per_window = std::max(!p.fill && h / 2 >= c.unit * 12 ? 2.0f : 1.0f, std::floor(h / (c.unit * 16)));
   for (int cols = 1; cols <= std::min(n, 3); ++cols) {
     const float cw = w / static_cast<float>(cols);
-    if (cols > 1 && (pairs || cw < c.unit * 18)) break;
+    if (cols > 1 && cw < c.unit * 18) break;
     const int rows = (n + cols - 1) / cols;
     const float row_h = h / std::min(per_window, static_cast<float>(rows));
     float sum = 0;
-    for (const Extra* e : panels) sum += contentArea(c, *e, p, cw, row_h);
+    for (const PanelSource e : panels) sum += contentArea(c, r, e, p, cw, row_h);
     const float score = sum / (static_cast<float>(rows) * row_h);
-    if (score > best * 1.05f) best = score, a.grid = {cols, rows, cw, row_h}, a.panel_h = row_h;
+    if (score >= best * 0.95f) best = std::max(best, score), a.grid = {cols, rows, cw, row_h}, a.panel_h = row_h;
   }
   return a;
+}
+
+// The panels the extras view draws, in order: the main weights where any extra is per head, then every
+// extra it shows.
+std::vector<PanelSource> panelSources(const Result& r) {
+  std::vector<PanelSource> panels;
+  if (std::any_of(r.extras.begin(), r.extras.end(), [](const Extra& e) { return shown(e) && perHead(e); })) panels.push_back(nullptr);
+  for (const Extra& e : r.extras)
+    if (shown(e)) panels.push_back(&e);
+  return panels;
 }
 
 ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewInput& in, const ViewParams& p) {
@@ -249,9 +254,7 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
   const std::vector<ScalarItem> scalars = scalarsOf(r);
   float top = area.y;
   if (!scalars.empty()) top += scalarsPrimitives(out, c, Box{area.x, area.y, area.w, 0}, scalars) + c.unit * 0.6f;
-  std::vector<const Extra*> panels;
-  for (const Extra& e : r.extras)
-    if (shown(e)) panels.push_back(&e);
+  std::vector<PanelSource> panels = panelSources(r);
   if (panels.empty()) {
     if (scalars.empty()) l.message = "This variant returns no matrix, weights or per-token extras.";
     l.content_h = top - area.y;
@@ -261,11 +264,11 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
   // Token strips are rows of their own under the values, as tall as their tokens need (at most a third of
   // the area): a strip in a grid cell would leave the cell empty under one line of tokens.
   for (auto it = panels.begin(); it != panels.end();) {
-    const Extra& e = **it;
-    if (e.kind != ExtraKind::TokenCategories) {
+    if (!*it || (*it)->kind != ExtraKind::TokenCategories) {
       ++it;
       continue;
     }
+    const Extra& e = **it;
     Primitives none;
     const float title_h = panelTitle(none, c, extraLabel(e), area.x, 0, area.w, false);
     const TokenStripLayout g = tokenStripPrimitives(none, c, {area.x, 0, area.w, area.h / 3 - title_h}, e.value, r.q_tokens, e.name);
@@ -273,7 +276,7 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
     for (const Box& b : g.boxes) needed = std::max(needed, b.bottom());
     if (g.boxes.empty()) needed = area.h / 3 - title_h;  // one cell per token: the rows the cells need
     const Box cell{area.x, top, area.w, title_h + needed};
-    addPanels(l, out, c, r, e, p, cell);
+    addPanels(l, out, c, r, &e, p, cell);
     top = cell.bottom() + gap;
     it = panels.erase(it);
   }
@@ -282,13 +285,13 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
     l.content_h = top - area.y;
     return l;
   }
-  Arrangement a = arrange(c, area.w, h, panels, p, c.screen);
+  Arrangement a = arrange(c, r, area.w, h, panels, p, c.screen);
   if (c.screen && p.fill && !a.tiled) {
     // Presentation mode, where the panels do not fit the window: the panel the lesson points at takes it.
-    const auto focus = std::find_if(panels.begin(), panels.end(), [&](const Extra* e) { return e->name == p.focus_panel; });
+    const auto focus = std::find_if(panels.begin(), panels.end(), [&](PanelSource e) { return e && e->name == p.focus_panel; });
     if (focus != panels.end()) {
       panels = {*focus};
-      a = arrange(c, area.w, h, panels, p, false);
+      a = arrange(c, r, area.w, h, panels, p, false);
     }
   }
   for (size_t i = 0; i < panels.size(); ++i) {
@@ -297,9 +300,8 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
     const int in_row = std::min(a.grid.cols, n - row * a.grid.cols);
     const float cell_w = area.w / static_cast<float>(in_row);
     const Box cell{area.x + cell_w * static_cast<float>(col), top + a.panel_h * static_cast<float>(row), cell_w - gap, a.panel_h - gap};
-    const Extra& e = *panels[i];
-    addPanels(l, out, c, r, e, p, cell);
-    if (e.name == p.focus_panel) {  // the panel a lesson points at
+    addPanels(l, out, c, r, panels[i], p, cell);
+    if (panels[i] && panels[i]->name == p.focus_panel) {  // the panel a lesson points at
       const float m = c.unit * 0.3f;
       addRect(out, cell.x - m, cell.y - m, cell.right() + m, cell.bottom() + m, Role::Accent, 3.0f);
     }
@@ -314,17 +316,10 @@ float height(const Canvas& c, float width, const ViewInput& in, const ViewParams
   Primitives none;
   const std::vector<ScalarItem> scalars = scalarsOf(r);
   const float values_h = scalars.empty() ? 0.0f : scalarsPrimitives(none, c, Box{0, 0, width, 0}, scalars, false) + c.unit * 0.6f;
-  int n = 0;
-  bool pairs = false;
-  for (const Extra& e : r.extras)
-    if (shown(e)) {
-      ++n;
-      pairs = pairs || isPair(e);
-    }
-  const int cols = std::clamp(static_cast<int>(width / (c.unit * (pairs ? 48 : 24))), 1, std::max(1, n));
+  const int n = static_cast<int>(panelSources(r).size());
+  const int cols = std::clamp(static_cast<int>(width / (c.unit * 24)), 1, std::max(1, n));
   const float cell_w = width / static_cast<float>(cols);
-  const float cell_h = pairs ? cell_w * 0.5f + c.unit * 4 : cell_w * 0.85f + c.unit * 3;
-  return values_h + static_cast<float>((n + cols - 1) / cols) * cell_h;
+  return values_h + static_cast<float>((n + cols - 1) / cols) * (cell_w * 0.85f + c.unit * 3);
 }
 
 std::string refusal(const ViewInput& in, const ViewParams&) {

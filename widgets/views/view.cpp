@@ -61,14 +61,14 @@ MatrixPlacement panelPrimitives(Primitives& out, const Canvas& c, const ViewPane
       }
       return placed;
     }
-    case PanelKind::Bars: barsPrimitives(out, c, a, e->value, p.labels, p.range, p.style.colormap, p.colour_per_bar); break;
+    case PanelKind::Bars: barsPrimitives(out, c, a, e->value, e->name, p.labels, p.range, p.style.colormap, p.colour_per_bar); break;
     case PanelKind::Curves:
       curvesPrimitives(out, c, a, e->value,
                        seriesNames(e->value.rank() == 2 ? e->value.shape[0] : 1, e->categories, e->row_axis.empty() ? "series" : e->row_axis),
                        e->col_axis.empty() ? "x" : e->col_axis, e->markers, e->levels, p.reveal);
       break;
     case PanelKind::Points: pointsPrimitives(out, c, a, *e); break;
-    case PanelKind::CategoryBars: barsPrimitives(out, c, a, e->value, nullptr, p.range, p.style.colormap, true); break;
+    case PanelKind::CategoryBars: barsPrimitives(out, c, a, e->value, e->name, nullptr, p.range, p.style.colormap, true); break;
     case PanelKind::TokenStrip: tokenStripPrimitives(out, c, a, e->value, *p.labels, e->name); break;
     case PanelKind::Stacked:
       stackedPrimitives(out, c, a, e->value, e->row_labels, e->row_axis.empty() ? "row" : e->row_axis,
@@ -131,6 +131,29 @@ nlohmann::json describeLayout(const ViewLayout& l, const Canvas& c, const std::v
     panels.push_back(std::move(j));
   }
   return {{"panels", panels}, {"message", l.message}};
+}
+
+nlohmann::json markSheetJson(const MarkSheet& sheet) {
+  const auto box = [](const Box& b) { return nlohmann::json::array({b.x, b.y, b.w, b.h}); };
+  nlohmann::json marks = nlohmann::json::array(), labels = nlohmann::json::array(), leaders = nlohmann::json::array();
+  for (const MarkSheet::Mark& m : sheet.marks) marks.push_back({{"id", m.id}, {"box", box(m.box)}, {"value", m.value}});
+  for (const MarkSheet::Label& l : sheet.labels) labels.push_back({{"text", l.text}, {"names", l.names}, {"box", box(l.box)}});
+  for (const MarkSheet::Leader& d : sheet.leaders)
+    leaders.push_back({{"names", d.names}, {"from", {d.x0, d.y0}}, {"to", {d.x1, d.y1}}});
+  return {{"marks", marks}, {"labels", labels}, {"leaders", leaders}};
+}
+
+MarkSheet markSheetFromJson(const nlohmann::json& j) {
+  const auto box = [](const nlohmann::json& b) { return Box{b.at(0).get<float>(), b.at(1).get<float>(), b.at(2).get<float>(), b.at(3).get<float>()}; };
+  MarkSheet s;
+  for (const nlohmann::json& m : j.value("marks", nlohmann::json::array()))
+    s.marks.push_back({m.at("id").get<std::string>(), box(m.at("box")), m.at("value").get<double>()});
+  for (const nlohmann::json& l : j.value("labels", nlohmann::json::array()))
+    s.labels.push_back({l.at("text").get<std::string>(), l.at("names").get<std::string>(), box(l.at("box"))});
+  for (const nlohmann::json& d : j.value("leaders", nlohmann::json::array()))
+    s.leaders.push_back({d.at("names").get<std::string>(), d.at("from").at(0).get<float>(), d.at("from").at(1).get<float>(),
+                         d.at("to").at(0).get<float>(), d.at("to").at(1).get<float>()});
+  return s;
 }
 
 MatrixPlacement placeMatrix(const Canvas& c, const ViewPanel& p) {

@@ -143,6 +143,13 @@ MatrixPlacement placeMatrix(const Canvas& c, const ViewPanel& p);
 // other with it, and to their pixels and text.
 nlohmann::json describeLayout(const ViewLayout& l, const Canvas& c, const std::vector<MatrixPlacement>* placed = nullptr);
 
+// The data marks a view drew, their labels and leaders (MarkSheet), as
+// `--describe` writes them beside the panels: {"marks": [{id, box, value}],
+// "labels": [{text, names, box}], "leaders": [{names, from, to}]}, boxes as
+// [x, y, w, h]; and read back (the tests' rules run on what was written).
+nlohmann::json markSheetJson(const MarkSheet& sheet);
+MarkSheet markSheetFromJson(const nlohmann::json& j);
+
 // [SECTION] The registry
 
 using ViewLayoutFn = ViewLayout (*)(Primitives& out, const Canvas& c, const Box& area, const ViewInput& in, const ViewParams& p);
