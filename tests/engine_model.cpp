@@ -355,6 +355,108 @@ TEST(ModelForward, Llama3WithTransformers5RopeParameters) {
   EXPECT_EQ(c.dtype, "float32");
 }
 
+// [SECTION] RoPE angles as transformers forms them, at 4,096+ positions
+// A Llama 3 shape (θ = 500,000, head_dim 64) over 4,374 tokens: transformers
+// turns q and k by float32 angles (float32 inv_freq, float32 m·θ_i, then
+// cos/sin), which at these positions differ from the exact angles by up to
+// ~3·10⁻⁴ rad. The engine agrees with the float32 reference, and not with the
+// exact one, in θ_i, in the rotated q and k, and in the last row's weights.
+struct LongRope {
+  double q = 0, k = 0, weight = 0;  // the largest |engine − reference| over rows ≥ 4,096
+};
+
+Rows rowsOf(const Mat& m) {
+  Rows r = zeros(static_cast<size_t>(m.rows()), static_cast<size_t>(m.cols()));
+  for (int64_t i = 0; i < m.rows(); ++i)
+    for (int64_t e = 0; e < m.cols(); ++e) r[static_cast<size_t>(i)][static_cast<size_t>(e)] = m(i, e);
+  return r;
+}
+
+// Head 0's weights of query i over keys 0 … i, in double.
+std::vector<double> lastRowRef(const Rows& q, const Rows& k, size_t dh) {
+  const size_t i = q.size() - 1;
+  std::vector<double> s(i + 1);
+  double mx = -1e300, z = 0;
+  for (size_t j = 0; j <= i; ++j) {
+    double dot = 0;
+    for (size_t e = 0; e < dh; ++e) dot += q[i][e] * k[j][e];
+    mx = std::max(mx, s[j] = dot / std::sqrt(static_cast<double>(dh)));
+  }
+  for (double& v : s) z += (v = std::exp(v - mx));
+  for (double& v : s) v /= z;
+  return s;
+}
+
+TEST(ModelForward, RopeAnglesAreTransformersFloat32AtLongPositions) {
+  const int64_t dh = 64, d = 32, L = 4374;
+  const nlohmann::json plain = {{"rope_type", "default"}, {"rope_theta", 500000.0}};
+  const nlohmann::json llama3 = {{"rope_type", "llama3"}, {"rope_theta", 500000.0}, {"factor", 8.0},
+                                 {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+                                 {"original_max_position_embeddings", 8192}};
+  for (const nlohmann::json& rope : {plain, llama3}) {
+    SCOPED_TRACE(rope.dump());
+    const nlohmann::json config = {{"architectures", {"LlamaForCausalLM"}}, {"model_type", "llama"},
+                                   {"num_hidden_layers", 1}, {"num_attention_heads", 2}, {"num_key_value_heads", 1},
+                                   {"hidden_size", d}, {"head_dim", dh}, {"intermediate_size", 16},
+                                   {"max_position_embeddings", 8192}, {"vocab_size", test::kTokenizerVocab},
+                                   {"rms_norm_eps", 1e-5}, {"hidden_act", "silu"}, {"tie_word_embeddings", true},
+                                   {"bos_token_id", 259}, {"eos_token_id", 260}, {"dtype", "float32"},
+                                   {"rope_parameters", rope}};
+    const std::string l0 = "model.layers.0.";
+    test::TempDir dir;
+    test::writeCheckpoint(
+        dir.path, config,
+        {{"model.embed_tokens.weight", {test::kTokenizerVocab, d}, 1.0f}, {l0 + "input_layernorm.weight", {d}, 0.1f, 1.0f},
+         {l0 + "self_attn.q_proj.weight", {2 * dh, d}, 0.6f}, {l0 + "self_attn.k_proj.weight", {dh, d}, 0.6f},
+         {l0 + "self_attn.v_proj.weight", {dh, d}}, {l0 + "self_attn.o_proj.weight", {d, 2 * dh}},
+         {l0 + "post_attention_layernorm.weight", {d}, 0.1f, 1.0f}, {l0 + "mlp.gate_proj.weight", {16, d}},
+         {l0 + "mlp.up_proj.weight", {16, d}}, {l0 + "mlp.down_proj.weight", {d, 16}}, {"model.norm.weight", {d}, 0.1f, 1.0f}},
+        {.seed = 21});
+    std::vector<int32_t> ids(static_cast<size_t>(L));
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 37 + 11) % 259);
+    const auto model = loadModel(filesOnDisk(dir.path.string()));
+    const ModelRun run = runModelIds(*model, ids, {.top_k = 0, .maps = {MapsChoice::Mode::All}});  // 2 maps of 4,374²
+    const RopeSpec& spec = modelInfo(*model).config.rope;
+    const std::vector<double> theta = ropeThetaRef(spec, dh), exact_theta = ropeThetaRef(spec, dh, true);
+    ASSERT_EQ(run.rope_theta, theta) << "θ_i: transformers' float32 inv_freq, bit for bit";
+    ASSERT_EQ(run.q_unrotated.size(), 1u);
+    ASSERT_EQ(run.q[0].rows(), L);
+    ASSERT_EQ(run.q[0].cols(), 2 * dh);
+    ASSERT_EQ(run.k[0].cols(), 2 * dh);  // the one key head repeated for both query heads
+    // The references turn the engine's own unrotated q and k, head 0, as transformers turns them, and exactly.
+    const Rows q0 = rowsOf(run.q_unrotated[0].leftCols(dh)), k0 = rowsOf(run.k_unrotated[0].leftCols(dh));
+    const Rows q = ropeRef(q0, dh, theta), k = ropeRef(k0, dh, theta);
+    const Rows q_exact = ropeRef(q0, dh, exact_theta, 0, true), k_exact = ropeRef(k0, dh, exact_theta, 0, true);
+    const Mat& map = run.attention[0][0];
+    const std::vector<double> w = lastRowRef(q, k, dh), w_exact = lastRowRef(q_exact, k_exact, dh);
+    LongRope f32_gap, exact_gap;
+    for (size_t i = 4096; i < static_cast<size_t>(L); ++i)
+      for (size_t e = 0; e < static_cast<size_t>(dh); ++e) {
+        const int64_t r = static_cast<int64_t>(i), c = static_cast<int64_t>(e);
+        f32_gap.q = std::max(f32_gap.q, std::abs(run.q[0](r, c) - q[i][e]));
+        f32_gap.k = std::max(f32_gap.k, std::abs(run.k[0](r, c) - k[i][e]));
+        exact_gap.q = std::max(exact_gap.q, std::abs(run.q[0](r, c) - q_exact[i][e]));
+        exact_gap.k = std::max(exact_gap.k, std::abs(run.k[0](r, c) - k_exact[i][e]));
+      }
+    for (size_t j = 0; j < w.size(); ++j) {
+      const double got = map(L - 1, static_cast<int64_t>(j));
+      f32_gap.weight = std::max(f32_gap.weight, std::abs(got - w[j]));
+      exact_gap.weight = std::max(exact_gap.weight, std::abs(got - w_exact[j]));
+    }
+    std::printf("  %s: engine − float32 reference: q %.2e, k %.2e, weight %.2e; engine − exact angles: q %.2e, k %.2e, weight %.2e\n",
+                spec.type.c_str(), f32_gap.q, f32_gap.k, f32_gap.weight, exact_gap.q, exact_gap.k, exact_gap.weight);
+    // Against the float32 angles: q and k to float32 rounding, the weights to the float32 scores' (~10⁻⁶).
+    EXPECT_LT(f32_gap.q, 2e-6);
+    EXPECT_LT(f32_gap.k, 2e-6);
+    EXPECT_LT(f32_gap.weight, 1e-5);
+    // The exact angles are another computation: q and k off by ~10⁻³, the weights by an order more than the above
+    // (measured: 1.2e-4 plain, 1.1e-5 with llama3's slowed frequencies).
+    EXPECT_GT(exact_gap.q, 1e-4);
+    EXPECT_GT(exact_gap.k, 1e-4);
+    EXPECT_GT(exact_gap.weight, 10 * f32_gap.weight);
+  }
+}
+
 // rope_type "linear" divides every frequency by the factor, in both config forms.
 TEST(ModelForward, LinearRopeScalingBothConfigForms) {
   for (const bool v5 : {false, true}) {

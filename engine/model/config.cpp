@@ -101,21 +101,39 @@ int64_t RopeSpec::rotaryDims(int64_t head_dim) const {
   return dims - dims % 2;
 }
 
+// θ_i as transformers computes inv_freq: float32 tensors, each operation
+// rounded to float32 (the build is ISO C++, so GCC does not fuse a product
+// into a sum: -ffp-contract=off). A float32 +, −, ·, / equals the double
+// result rounded once to float (53 ≥ 2·24 + 2 bits), so f32(double op) is it.
+//   inv_freq = 1.0 / base ** (arange(0, dims, 2).float() / dims)
+//   linear:  inv_freq / factor
+//   llama3:  wavelen = (1 / inv_freq) · f32(2π)   (a Python number over a tensor: reciprocal, then ·)
+//            above original/low_freq: inv_freq / factor; below original/high_freq: kept;
+//            between: s = ((1 / wavelen) · original − low) / (high − low),
+//                     (1 − s) · inv_freq / factor + s · inv_freq
+// The power is the correctly rounded float32 one; torch's SLEEF powf (≤ 1
+// ulp) agrees with it on the usual bases and widths (10⁴, 5·10⁵ at 64 and
+// 128 dims: every θ_i equal).
 std::vector<double> RopeSpec::frequencies(int64_t head_dim) const {
+  const auto f32 = [](double v) { return static_cast<double>(static_cast<float>(v)); };
   const int64_t dims = rotaryDims(head_dim);
+  const double base = f32(theta), fac = f32(factor);
   std::vector<double> out(static_cast<size_t>(dims / 2));
   for (size_t i = 0; i < out.size(); ++i) {
-    double t = std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(dims));
+    const double exponent = f32(static_cast<double>(2 * i) / static_cast<double>(dims));
+    double t = f32(1.0 / f32(std::pow(base, exponent)));
     if (type == "linear") {
-      t /= factor;
+      t = f32(t / fac);
     } else if (type == "llama3") {
       // transformers' _compute_llama3_parameters
-      const double original = static_cast<double>(original_positions), wavelen = 2.0 * std::numbers::pi / t;
-      if (wavelen > original / low_freq) {
-        t /= factor;
-      } else if (wavelen >= original / high_freq) {
-        const double smooth = (original / wavelen - low_freq) / (high_freq - low_freq);
-        t = (1.0 - smooth) * t / factor + smooth * t;
+      const double original = static_cast<double>(original_positions);
+      const double wavelen = f32(f32(1.0 / t) * f32(2.0 * std::numbers::pi));
+      if (wavelen > f32(original / low_freq)) {
+        t = f32(t / fac);
+      } else if (!(wavelen < f32(original / high_freq))) {
+        const double smooth =
+            f32(f32(f32(f32(1.0 / wavelen) * f32(original)) - f32(low_freq)) / f32(high_freq - low_freq));
+        t = f32(f32(f32(f32(1.0 - smooth) * t) / fac) + f32(smooth * t));
       }
     }
     out[i] = t;
