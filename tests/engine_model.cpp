@@ -132,7 +132,7 @@ LlamaReference llamaRef(const TinyModel& m, const std::vector<int32_t>& ids) {
     const Rows q = ropeRef(q0, dh, theta), k = ropeRef(k0, dh, theta);
     std::vector<Rows> maps;
     Rows out;
-    attentionRef(q, k, v, H, true, maps, out, Hkv, static_cast<size_t>(c.sliding_window));
+    attentionRef(q, k, v, H, true, maps, out, Hkv, static_cast<size_t>(c.windowOf(l)));  // Mistral's, Qwen2's layers
     r.attention.push_back(maps);
     r.q.push_back(q), r.k.push_back(repeatHeadsRef(k, H, Hkv, dh)), r.v.push_back(repeatHeadsRef(v, H, Hkv, dh));
     r.q_unrotated.push_back(q0), r.k_unrotated.push_back(repeatHeadsRef(k0, H, Hkv, dh));
@@ -309,7 +309,8 @@ void expectLlamaMatches(const TinyOptions& o, const std::string& text) {
   EXPECT_EQ(run.tokens[0], "<s>");
   EXPECT_TRUE(run.rope && run.causal);
   EXPECT_EQ(run.kv_heads, o.kv_heads);
-  EXPECT_EQ(run.sliding_window, o.sliding_window);
+  EXPECT_EQ(run.sliding_window, tm.config.sliding_window);
+  EXPECT_EQ(run.layer_window, tm.config.layer_window);
   const LlamaReference ref = llamaRef(tm, run.ids);
   ASSERT_EQ(run.rope_theta.size(), 2u);
   const std::vector<double> theta = ropeThetaRef(tm.config);
@@ -480,6 +481,44 @@ TEST(ModelForward, Qwen2BiasesOnQkv) {
   expectLlamaMatches({.seed = 5, .family = "qwen2", .kv_heads = 2}, "the the the");
 }
 
+// transformers 5 saves layer_types (all "full_attention" without use_sliding_window) and a null sliding_window.
+TEST(ModelForward, Qwen2AsTransformers5SavesIt) {
+  expectLlamaMatches({.seed = 11, .family = "qwen2", .kv_heads = 2, .transformers5 = true}, "the cat sat on the mat");
+  test::TempDir dir;
+  test::writeTinyModel(dir.path, {.arch = test::Fixture::Llama, .family = "qwen2", .transformers5 = true});
+  const nlohmann::json config = nlohmann::json::parse(test::slurp(dir / "config.json"));
+  EXPECT_EQ(config["layer_types"], nlohmann::json({"full_attention", "full_attention"}));
+  EXPECT_TRUE(config["sliding_window"].is_null());
+}
+
+// Qwen2's own windows (use_sliding_window): the layers from max_window_layers on keep keys j with
+// i − j < sliding_window, in 4.x's config (use_sliding_window, max_window_layers) and in
+// transformers 5's (layer_types, as Qwen2Config builds it).
+TEST(ModelForward, Qwen2SlidingWindowLayersBothConfigForms) {
+  for (const bool v5 : {false, true}) {
+    SCOPED_TRACE(v5 ? "layer_types" : "max_window_layers");
+    const TinyOptions o = {.seed = 12, .family = "qwen2", .kv_heads = 2, .sliding_window = 3, .max_window_layers = 1,
+                           .transformers5 = v5};
+    expectLlamaMatches(o, "a b c d e f g");
+    test::TempDir dir;
+    test::writeTinyModel(dir.path, {.arch = test::Fixture::Llama, .family = "qwen2", .sliding_window = 3,
+                                    .max_window_layers = 1, .transformers5 = v5});
+    const ModelRun run = runModel(*loadModel(filesOnDisk(dir.path.string())), "a b c d e f", {.top_k = 0});
+    EXPECT_EQ(run.layer_window, (std::vector<int64_t>{0, 3}));
+    for (size_t l = 0; l < 2; ++l) {
+      const Mat& a = run.attention[l][1];
+      for (int64_t i = 0; i < a.rows(); ++i)
+        for (int64_t j = 0; j < a.cols(); ++j) {
+          if (j > i || (l == 1 && i - j >= 3)) EXPECT_EQ(a(i, j), 0.0f) << l << ": " << i << "," << j;
+          else EXPECT_GT(a(i, j), 0.0f) << l << ": " << i << "," << j;
+        }
+    }
+  }
+  // max_window_layers at or past the last layer: no layer slides.
+  expectLlamaMatches({.seed = 13, .family = "qwen2", .kv_heads = 2, .sliding_window = 3, .max_window_layers = 2},
+                     "a b c d e f g");
+}
+
 TEST(ModelForward, MistralSlidingWindow) {
   expectLlamaMatches({.seed = 6, .family = "mistral", .kv_heads = 4, .sliding_window = 3}, "the cat sat on the mat");
   // The window itself: row i keeps keys i−2 … i only.
@@ -540,6 +579,12 @@ TEST(Generate, LlamaGqaKvCacheMatchesFullForward) {
 TEST(Generate, MistralWindowSlidesDuringDecoding) {
   // Window 3 over 4 prompt tokens and 6 new: decode steps drop keys that fall out of the window.
   expectGenerationMatchesFullForward({.arch = test::Fixture::Llama, .seed = 3, .family = "mistral", .sliding_window = 3},
+                                     "a cat");
+}
+
+TEST(Generate, Qwen2WindowLayerSlidesDuringDecoding) {
+  expectGenerationMatchesFullForward({.arch = test::Fixture::Llama, .seed = 4, .family = "qwen2", .sliding_window = 3,
+                                      .max_window_layers = 1, .transformers5 = true},
                                      "a cat");
 }
 
@@ -833,6 +878,10 @@ TEST(ModelErrors, LlamaConfigProblems) {
                      {"config.json: field 'partial_rotary_factor' is 0.5, which Llama does not implement (expected 1.0)"});
   expectFieldRefused(tm, "layer_types", R"(["sliding_attention", "full_attention"])", "null",
                      {"config.json: field 'layer_types'", "which Llama does not implement"});
+  // Only full_attention changes nothing for Llama, which has no window: read, not refused.
+  test::setConfigField(tm, "layer_types", R"(["full_attention", "full_attention"])");
+  ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
+  test::setConfigField(tm, "layer_types", "null");
   expectFieldRefused(tm, "use_qk_norm", "true", "false", {"field 'use_qk_norm' is true, which Llama does not implement"});
   expectFieldRefused(tm, "rope_scaling", R"({"rope_type": "llama3", "factor": 8.0})", "null",
                      {"config.json", "field 'low_freq_factor' is missing"});
@@ -847,6 +896,30 @@ TEST(ModelErrors, LlamaConfigProblems) {
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
   fs::remove(dir / "tokenizer.json");
   expectHas(test::loadError(dir.path), {"tokenizer.json", "missing", "Llama's tokenizer needs tokenizer.json"});
+}
+
+// Qwen2's windows: a sliding layer needs use_sliding_window (transformers has no window otherwise), and
+// a window on a family that does not read layer_types keeps it refused.
+TEST(ModelErrors, Qwen2AndMistralWindowProblems) {
+  test::TempDir dir;
+  const TinyModel tm = test::writeTinyModel(dir.path, {.arch = test::Fixture::Llama, .family = "qwen2", .transformers5 = true});
+  ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
+  const std::string full = R"(["full_attention", "full_attention"])";
+  expectFieldRefused(tm, "layer_types", R"(["full_attention", "sliding_attention"])", full,
+                     {"config.json: field 'layer_types' makes layer 1 sliding_attention, but Qwen2 has no "
+                      "sliding_window to mask it with (use_sliding_window is not true"});
+  expectFieldRefused(tm, "layer_types", R"(["full_attention", "chunked_attention"])", full,
+                     {"field 'layer_types' has \"chunked_attention\", which is not implemented"});
+  expectFieldRefused(tm, "layer_types", R"(["full_attention"])", full, {"field 'layer_types' must list one type per layer (2)"});
+  test::setConfigField(tm, "use_sliding_window", "true");
+  test::setConfigField(tm, "layer_types", "null");
+  expectFieldRefused(tm, "max_window_layers", "0.5", "28", {"field 'max_window_layers' must be an integer, got 0.5"});
+  expectFieldRefused(tm, "sliding_window", "0", "4", {"field 'sliding_window' must be an integer from 1"});
+  test::TempDir mistral;
+  const TinyModel tmm =
+      test::writeTinyModel(mistral.path, {.arch = test::Fixture::Llama, .family = "mistral", .sliding_window = 3});
+  expectFieldRefused(tmm, "layer_types", full, "null", {"field 'layer_types'", "which Mistral does not implement"});
+  ASSERT_NO_THROW(loadModel(filesOnDisk(mistral.path.string())));
 }
 
 TEST(ModelErrors, TokenizerFiles) {

@@ -237,6 +237,33 @@ std::vector<std::string> readLayerTypes(const ConfigReader& r, int64_t layers,
   return types;
 }
 
+void readQwenWindows(const ConfigReader& r, ModelConfig& c, const std::string& label) {
+  // transformers: sliding_window = sliding_window if use_sliding_window else None; a null
+  // in the file is None too (the class default 4096 stands only for an absent field)
+  const bool use = r.flag("use_sliding_window", false);
+  r.read.insert({"sliding_window", "max_window_layers"});
+  const auto given = r.j.find("sliding_window");
+  const bool none = given != r.j.end() && given->is_null();
+  const int64_t window = use && !none ? r.positive("sliding_window", kMaxCount, 4096) : 0;
+  const double first = use ? r.number("max_window_layers", 28.0, 0.0, static_cast<double>(kMaxLayers)) : 0.0;
+  if (first != std::floor(first)) r.fail("max_window_layers", "must be an integer, got " + r.find("max_window_layers")->dump());
+  const std::vector<std::string> types = readLayerTypes(r, c.layers, [&](int64_t l) {
+    return window > 0 && static_cast<double>(l) >= first ? "sliding_attention" : "full_attention";
+  });
+  c.layer_window.clear();
+  for (size_t l = 0; l < types.size(); ++l) {
+    const bool sliding = types[l] == "sliding_attention";
+    if (sliding && window == 0)
+      r.fail("layer_types", "makes layer " + std::to_string(l) + " sliding_attention, but " + label +
+                                " has no sliding_window to mask it with (use_sliding_window is not true, or "
+                                "sliding_window is null)");
+    c.layer_window.push_back(sliding ? window : 0);
+  }
+  const bool any = std::any_of(c.layer_window.begin(), c.layer_window.end(), [](int64_t w) { return w > 0; });
+  c.sliding_window = any ? window : 0;
+  if (!any) c.layer_window.clear();
+}
+
 // [SECTION] Sizes
 void readDecoderSizes(const ConfigReader& r, ModelConfig& c, std::optional<int64_t> head_dim_default) {
   c.layers = r.positive("num_hidden_layers", kMaxLayers);
@@ -328,13 +355,17 @@ const std::vector<ComputeField>& computeFields() {
 
 }  // namespace
 
-void refuseUnread(const ConfigReader& r, const std::string& label) {
+void refuseUnread(const ConfigReader& r, const ModelConfig& c) {
+  const auto allFull = [](const nlohmann::json& types) {
+    return types.is_array() && std::all_of(types.begin(), types.end(), [](const nlohmann::json& t) { return t == "full_attention"; });
+  };
   for (const ComputeField& f : computeFields()) {
     if (r.read.count(f.key)) continue;
     const auto it = r.j.find(f.key);
     if (it == r.j.end() || it->is_null()) continue;
     if (!f.neutral.is_null() && *it == f.neutral) continue;
-    r.fail(f.key, "is " + it->dump() + ", which " + label + " does not implement" +
+    if (std::string(f.key) == "layer_types" && c.layer_window.empty() && allFull(*it)) continue;
+    r.fail(f.key, "is " + it->dump() + ", which " + c.label + " does not implement" +
                       (f.neutral.is_null() ? "" : " (expected " + f.neutral.dump() + ")"));
   }
 }

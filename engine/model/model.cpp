@@ -118,7 +118,7 @@ ModelConfig parseConfig(const std::string& text, const std::string& where) {
                        std::to_string(c.d_model) + ")");
     c.head_dim = c.d_model / c.heads;
   }
-  refuseUnread(r, c.label);
+  refuseUnread(r, c);
   return c;
 }
 
