@@ -240,13 +240,20 @@ void loadTokenizer(const ModelFiles& files, Model& m) {
       m.bos = t.bos, m.eos = t.eos, m.add_bos = t.add_bos;
       if (t.before.size() == 1 && t.after.size() == 1) m.cls = t.before[0], m.sep = t.after[0];  // [CLS] $A [SEP]
       if (t.before.empty() && t.after.size() == 1) m.sep = t.after[0];                              // $A </s> (T5)
-      if (!c.causal && !c.encoder_decoder) {  // a bidirectional encoder (ModernBERT) reads [CLS] text [SEP], from the template or the vocabulary
-        if (m.cls < 0) m.cls = m.tokenizer->specialId("[CLS]");
-        if (m.sep < 0) m.sep = m.tokenizer->specialId("[SEP]");
+      if (!c.causal && !c.encoder_decoder) {
+        // A bidirectional encoder (ModernBERT) reads the text between the special tokens
+        // the post-processor puts around it, whatever their names ([CLS] … [SEP], <s> … </s>,
+        // <s> … alone); a tokenizer.json that puts none: the vocabulary's [CLS] and [SEP].
+        m.cls = t.before.empty() ? -1 : t.before[0];
+        m.sep = t.after.empty() ? -1 : t.after[0];
         m.add_bos = false;
-        if (m.cls < 0 || m.sep < 0)
-          throw InputError(fileIn(files, vocab_file) + ": has no [CLS] or [SEP] token (" + c.label +
-                           " reads [CLS] text [SEP])");
+        if (t.before.empty() && t.after.empty()) {
+          m.cls = m.tokenizer->specialId("[CLS]");
+          m.sep = m.tokenizer->specialId("[SEP]");
+          if (m.cls < 0 || m.sep < 0)
+            throw InputError(fileIn(files, vocab_file) + ": its post_processor puts no special token around a text, and " +
+                             "it has no [CLS] or [SEP] token (" + c.label + " reads [CLS] text [SEP])");
+        }
       }
       break;
     }
