@@ -582,10 +582,12 @@ std::vector<int32_t> promptIds(const Model& m, const std::string& text, int64_t 
     throw InputError(c.label + " reads pictures, not text (attnlab model run PATH --image FILE.png, or --pixels FILE.npy)");
   if (text.empty()) throw InputError("text: empty (type some text for the model to read)");
   std::vector<int32_t> ids = m.tokenizer->encode(text);
-  if (ids.empty()) throw InputError("text: no tokens after tokenizing (type some words for the model to read)");
   // What the post-processor puts around the text: [CLS] … [SEP] (BERT,
   // BART's <s> … </s>), <s> … (the LLaMA family), … </s> (T5), or nothing.
+  // Text that gives no tokens of its own (T5's "   ") still runs on those, as `tokenizers` encodes it.
   const int32_t before = leadingSpecial(m), after = m.sep;
+  if (ids.empty() && before < 0 && after < 0)
+    throw InputError("text: no tokens after tokenizing (type some words for the model to read)");
   const int64_t added = (before >= 0 ? 1 : 0) + (after >= 0 ? 1 : 0);
   const int64_t limit = max_tokens - added;
   const int64_t n = static_cast<int64_t>(ids.size());
