@@ -234,13 +234,19 @@ void rotateHalf(Eigen::Ref<Mat> x, const std::vector<double>& theta, int64_t fir
   rotateHalfHeads(x, 1, theta, first_position);
 }
 
-void rotateHalfHeads(Eigen::Ref<Mat> x, int64_t heads, const std::vector<double>& theta, int64_t first_position) {
+double ropeAngle(int64_t m, double theta, RopeAngle how) {
+  if (how == RopeAngle::Double) return static_cast<double>(m) * theta;
+  // float32(m) · float32(θ) rounded once: the exact double product of two floats, rounded to float
+  return static_cast<float>(static_cast<double>(static_cast<float>(m)) * static_cast<float>(theta));
+}
+
+void rotateHalfHeads(Eigen::Ref<Mat> x, int64_t heads, const std::vector<double>& theta, int64_t first_position,
+                     RopeAngle how) {
   const int64_t half = static_cast<int64_t>(theta.size()), dh = 2 * half;
   for (int64_t r = 0; r < x.rows(); ++r) {
-    const double m = static_cast<double>(first_position + r);
     for (int64_t i = 0; i < half; ++i) {
-      // The angle in double: m θ_i reaches 10⁴ rad at m = 10⁴, where a float keeps ~3 digits of its sine.
-      const double a = m * theta[static_cast<size_t>(i)], c = std::cos(a), s = std::sin(a);
+      // cos and sin in double of the angle `how` forms
+      const double a = ropeAngle(first_position + r, theta[static_cast<size_t>(i)], how), c = std::cos(a), s = std::sin(a);
       for (int64_t h = 0; h < heads; ++h) {
         const double lo = x(r, h * dh + i), hi = x(r, h * dh + i + half);
         x(r, h * dh + i) = static_cast<float>(lo * c - hi * s);

@@ -24,13 +24,20 @@ Mat sinusoidalEncoding(int64_t length, int64_t dim, double base = 10000.0);
 
 // RoPE's frequencies θ_i = base^(−2i/d_head), i = 0 … d_head/2 − 1 (Su et al. 2021).
 std::vector<double> ropeFrequencies(int64_t d_head, double base);
+// How RoPE's angle m·θ_i is formed: in double (the equation), or as
+// transformers' rotary embeddings form it (float32 inv_freq times the
+// float32 position, rounded to float32, autocast off), then cos and sin of
+// that float32 angle. At m ≈ 4,096 the two differ by up to ~3·10⁻⁴ rad.
+enum class RopeAngle { Double, Float32 };
+double ropeAngle(int64_t m, double theta, RopeAngle how);
 // Rotates each row r of x [n, d_head] (position first_position + r = m) in the
 // `rotate_half` layout of LLaMA and Hugging Face: dimension i pairs with
-// i + d_head/2, turned by the angle m·θ_i (computed in double).
+// i + d_head/2, turned by the angle m·θ_i (in double).
 void rotateHalf(Eigen::Ref<Mat> x, const std::vector<double>& theta, int64_t first_position);
-// The same for x [n, heads·d_head], every head turned alike; each angle's
-// sine and cosine are computed once for all the heads.
-void rotateHalfHeads(Eigen::Ref<Mat> x, int64_t heads, const std::vector<double>& theta, int64_t first_position);
+// The same for x [n, heads·d_head], every head turned alike, the angle
+// formed as `how` says; each angle's sine and cosine are computed once for all the heads.
+void rotateHalfHeads(Eigen::Ref<Mat> x, int64_t heads, const std::vector<double>& theta, int64_t first_position,
+                     RopeAngle how = RopeAngle::Double);
 
 // LayerNorm over each row without gain and bias (Ba et al. 2016):
 //   LN(x)_i = (x_i − mean(x_i)) / √(var(x_i) + eps)                [rows, d]

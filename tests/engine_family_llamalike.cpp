@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -174,17 +175,27 @@ struct Qwen3Options {
   bool bias = false;
   size_t head_dim = 6;  // 16 / 4 = 4 would be the width's; Qwen3 sets it apart
   uint64_t seed = 11;
+  int64_t window = 0;  // use_sliding_window with this sliding_window (0: false)
+  int64_t max_window_layers = 28;
 };
+
+// Qwen3Config: with use_sliding_window, layer l slides when l >= max_window_layers.
+size_t qwen3Window(const Qwen3Options& o, size_t l) {
+  return o.window > 0 && static_cast<int64_t>(l) >= o.max_window_layers ? static_cast<size_t>(o.window) : 0;
+}
 
 TinyModel writeQwen3(const fs::path& dir, const Qwen3Options& o) {
   json c = baseConfig("Qwen3ForCausalLM", "qwen3", o.v5, 50.0);
   c["head_dim"] = o.head_dim;
   c["tie_word_embeddings"] = o.tied;
   c["attention_bias"] = o.bias;
-  c["use_sliding_window"] = false;
-  c["sliding_window"] = o.v5 ? json(nullptr) : json(4096);
-  c["max_window_layers"] = 28;
-  if (o.v5) c["layer_types"] = {"full_attention", "full_attention"};
+  c["use_sliding_window"] = o.window > 0;
+  c["sliding_window"] = o.window > 0 ? json(o.window) : o.v5 ? json(nullptr) : json(4096);
+  c["max_window_layers"] = o.max_window_layers;
+  if (o.v5) {
+    c["layer_types"] = json::array();
+    for (size_t l = 0; l < kLayers; ++l) c["layer_types"].push_back(qwen3Window(o, l) > 0 ? "sliding_attention" : "full_attention");
+  }
   const int64_t d = kD, ff = kFf, dh = static_cast<int64_t>(o.head_dim), qd = kHeads * dh, kvd = kKvHeads * dh;
   std::vector<TensorSpec> t = {{"model.embed_tokens.weight", {test::kTokenizerVocab, d}}};
   for (size_t l = 0; l < kLayers; ++l) {
@@ -212,7 +223,7 @@ TinyModel writeQwen3(const fs::path& dir, const Qwen3Options& o) {
 }
 
 // Qwen3DecoderLayer: x += o_proj(attn(rope(q_norm(q)), rope(k_norm(k)), v)); x += mlp(post_norm(x)).
-LikeReference qwen3Ref(const TinyModel& m, const std::vector<int32_t>& ids) {
+LikeReference qwen3Ref(const TinyModel& m, const Qwen3Options& o, const std::vector<int32_t>& ids) {
   const ModelConfig& c = m.config;
   const size_t d = kD, ff = kFf, H = kHeads, Hkv = kKvHeads, dh = static_cast<size_t>(c.head_dim);
   const std::vector<double> theta = ropeThetaRef(c);
@@ -231,7 +242,7 @@ LikeReference qwen3Ref(const TinyModel& m, const std::vector<int32_t>& ids) {
     const Rows q = ropeRef(qn, dh, theta), k = ropeRef(kn, dh, theta);
     std::vector<Rows> maps;
     Rows out;
-    attentionRefOpts(q, k, v, H, {.kv_heads = Hkv}, maps, out);
+    attentionRefOpts(q, k, v, H, {.kv_heads = Hkv, .window = qwen3Window(o, l)}, maps, out);
     r.attention.push_back(maps);
     r.q.push_back(q), r.k.push_back(repeatHeadsRef(k, H, Hkv, dh)), r.v.push_back(repeatHeadsRef(v, H, Hkv, dh));
     r.q_prenorm.push_back(q0), r.k_prenorm.push_back(repeatHeadsRef(k0, H, Hkv, dh));
@@ -262,7 +273,11 @@ void expectQwen3Matches(const Qwen3Options& o, const std::string& text) {
   EXPECT_EQ(run.kv_heads, static_cast<int64_t>(kKvHeads));
   EXPECT_TRUE(run.rope && run.causal);
   EXPECT_EQ(run.rotary_dims, 0);
-  expectRunMatches(run, qwen3Ref(tm, run.ids), true);
+  std::vector<int64_t> windows;
+  for (size_t l = 0; l < kLayers; ++l) windows.push_back(static_cast<int64_t>(qwen3Window(o, l)));
+  const bool none = static_cast<size_t>(std::count(windows.begin(), windows.end(), 0)) == kLayers;
+  EXPECT_EQ(run.layer_window, none ? std::vector<int64_t>{} : windows);
+  expectRunMatches(run, qwen3Ref(tm, o, run.ids), true);
 }
 
 TEST(Qwen3Family, Transformers4ConfigMatchesReference) {
@@ -279,20 +294,28 @@ TEST(Qwen3Family, Transformers5TiedWithBiasesMatchesReference) {
   EXPECT_EQ(modelInfo(*loadModel(filesOnDisk(dir.path.string()))).config.rope.theta, 50.0);
 }
 
+// use_sliding_window: the layers from max_window_layers on keep keys j with i − j < sliding_window,
+// in 4.x's config and in transformers 5's layer_types.
+TEST(Qwen3Family, SlidingWindowLayersBothConfigForms) {
+  expectQwen3Matches({.seed = 14, .window = 3, .max_window_layers = 1}, "a b c d e f g");
+  expectQwen3Matches({.v5 = true, .seed = 15, .window = 2, .max_window_layers = 0}, "a b c d e f g");
+}
+
 TEST(Qwen3Family, KvCacheGenerationMatchesFullForward) {
   test::TempDir dir;
   writeQwen3(dir.path, {.seed = 13});
   expectGenerationMatchesFullForward(dir.path, "the cat");
+  test::TempDir windowed;
+  writeQwen3(windowed.path, {.v5 = true, .seed = 16, .window = 3, .max_window_layers = 1});
+  expectGenerationMatchesFullForward(windowed.path, "the cat");
 }
 
 TEST(Qwen3Family, RefusesWhatItDoesNotImplement) {
   test::TempDir dir;
   const TinyModel tm = writeQwen3(dir.path, {});
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
-  expectRefused(tm, "use_sliding_window", "true", "false",
-                {"field 'use_sliding_window' is true", "not supported for Qwen3"});
   expectRefused(tm, "layer_types", R"(["full_attention", "sliding_attention"])", "null",
-                {"field 'layer_types' has \"sliding_attention\"", "not supported for Qwen3"});
+                {"field 'layer_types' makes layer 1 sliding_attention, but Qwen3 has no sliding_window"});
   expectRefused(tm, "rope_scaling", R"({"rope_type": "yarn", "factor": 4.0})", "null",
                 {"rope_scaling: field 'rope_type' is 'yarn', which is not implemented"});
   expectRefused(tm, "hidden_act", R"("gelu")", R"("silu")", {"field 'hidden_act' is 'gelu'"});

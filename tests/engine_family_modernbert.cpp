@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -372,6 +373,42 @@ TEST(ModernBertForward, OpensThroughTheCliWithClsAndSep) {
   const ModelRun run = runModel(*loadModel(filesOnDisk(dir.path.string())), "the cat", {.top_k = 0});
   EXPECT_EQ(run.tokens.front(), "[CLS]");
   EXPECT_EQ(run.tokens.back(), "[SEP]");
+}
+
+// The folder's post-processor decides what goes around a text, whatever the
+// tokens are called: RoBERTa-style <s> … </s> (as TemplateProcessing with
+// its special_tokens, or RobertaProcessing), or <s> alone.
+TEST(ModernBertForward, SpecialTokensComeFromThePostProcessor) {
+  const nlohmann::json s = {{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}};
+  const nlohmann::json e = {{"SpecialToken", {{"id", "</s>"}, {"type_id", 0}}}};
+  const nlohmann::json a = {{"Sequence", {{"id", "A"}, {"type_id", 0}}}};
+  const nlohmann::json specials = {{"<s>", {{"id", "<s>"}, {"ids", {259}}, {"tokens", {"<s>"}}}},
+                                   {"</s>", {{"id", "</s>"}, {"ids", {260}}, {"tokens", {"</s>"}}}}};
+  const std::vector<std::pair<nlohmann::json, std::vector<int32_t>>> cases = {
+      {{{"type", "TemplateProcessing"}, {"single", {s, a, e}}, {"pair", {s, a, e, e, a, e}}, {"special_tokens", specials}},
+       {259, 260}},
+      {{{"type", "RobertaProcessing"}, {"sep", {"</s>", 260}}, {"cls", {"<s>", 259}}, {"trim_offsets", true},
+        {"add_prefix_space", false}},
+       {259, 260}},
+      {{{"type", "TemplateProcessing"}, {"single", {s, a}}, {"pair", {s, a, a}}, {"special_tokens", specials}}, {259}},
+  };
+  for (const auto& [processor, around] : cases) {
+    SCOPED_TRACE(processor.dump());
+    test::TempDir dir;
+    mbWrite(dir.path, {});
+    nlohmann::json tokenizer = nlohmann::json::parse(test::slurp(dir / "tokenizer.json"));
+    tokenizer["post_processor"] = processor;
+    std::ofstream(dir / "tokenizer.json") << tokenizer.dump();
+    std::ofstream(dir / "tokenizer_config.json") << R"({"bos_token": "<s>", "eos_token": "</s>", "cls_token": "<s>", "sep_token": "</s>"})";
+    const auto model = loadModel(filesOnDisk(dir.path.string()));
+    const ModelRun run = runModel(*model, "the cat", {.top_k = 0});
+    ASSERT_EQ(run.ids.size(), modelTokenizer(*model).encode("the cat").size() + around.size());
+    EXPECT_EQ(run.ids.front(), 259) << "<s> first";
+    if (around.size() == 2) EXPECT_EQ(run.ids.back(), 260) << "</s> last";
+    else EXPECT_NE(run.ids.back(), 260) << "nothing after the text";
+    EXPECT_EQ(std::count(run.ids.begin(), run.ids.end(), kMbCls) + std::count(run.ids.begin(), run.ids.end(), kMbSep), 0)
+        << "no [CLS] or [SEP] the post-processor did not put";
+  }
 }
 
 }  // namespace

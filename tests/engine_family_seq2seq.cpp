@@ -476,42 +476,87 @@ TEST(FamilyT5, MatchesTransformersOnEveryMapAndHiddenState) {
 
 // A T5 folder as the Hub has them: the SentencePiece Unigram tokenizer.json
 // (nmt_nfkc charsmap, from scripts/unigram_reference.py), or only spiece.model.
+// scripts/unigram_reference.py's T5 tokenizer.json, and the ids `tokenizers` gives on its strings.
+struct UnigramT5 {
+  fs::path dir = fs::path(ATTNLAB_NPM_DIR) / "unigram";
+  nlohmann::json expected;
+  std::string tokenizer_json;
+  std::vector<std::string> strings;
+
+  bool read() {
+    const std::string text = test::slurp(dir / "unigram_expected.json");
+    if (text.empty()) return false;
+    expected = nlohmann::json::parse(text);
+    tokenizer_json = test::slurp(dir / "unigram_t5" / "tokenizer.json");
+    strings = expected["strings"].get<std::vector<std::string>>();
+    return true;
+  }
+  int64_t vocab() const { return static_cast<int64_t>(nlohmann::json::parse(tokenizer_json)["model"]["vocab"].size()); }
+  // The ids of `text` as `tokenizers` gives them, with the post-processor's "$A </s>"; empty when it is not listed.
+  std::vector<int32_t> ids(const std::string& text) const {
+    const auto it = std::find(strings.begin(), strings.end(), text);
+    if (it == strings.end()) return {};
+    std::vector<int32_t> want = expected["t5"][static_cast<size_t>(it - strings.begin())].get<std::vector<int32_t>>();
+    want.push_back(1);
+    return want;
+  }
+  // A tiny T5 in `path` that reads this tokenizer.json (no tokenizer_config.json).
+  TinyModel write(const fs::path& path, const T5Case& o) const {
+    TinyModel tiny = writeT5(path, o);
+    fs::remove(path / "tokenizer_config.json");
+    std::ofstream(path / "tokenizer.json", std::ios::binary) << tokenizer_json;
+    return tiny;
+  }
+};
+
 TEST(FamilyT5, ReadsTheUnigramTokenizerOfRealT5Folders) {
-  const fs::path unigram = fs::path(ATTNLAB_NPM_DIR) / "unigram";
-  const std::string expected_text = test::slurp(unigram / "unigram_expected.json");
-  ASSERT_FALSE(expected_text.empty()) << "write it with: " << test::referenceIdsCommand(ATTNLAB_NPM_DIR);
-  const nlohmann::json expected = nlohmann::json::parse(expected_text);
-  const std::string tokenizer_json = test::slurp(unigram / "unigram_t5" / "tokenizer.json");
-  const int64_t vocab = static_cast<int64_t>(nlohmann::json::parse(tokenizer_json)["model"]["vocab"].size());
-  const std::vector<std::string> strings = expected["strings"].get<std::vector<std::string>>();
-  const size_t n = static_cast<size_t>(std::find(strings.begin(), strings.end(), "translate English to German: The house is wonderful.") - strings.begin());
-  ASSERT_LT(n, strings.size());
-  std::vector<int32_t> want = expected["t5"][n].get<std::vector<int32_t>>();
-  want.push_back(1);  // "$A </s>"
+  UnigramT5 unigram;
+  ASSERT_TRUE(unigram.read()) << "write it with: " << test::referenceIdsCommand(ATTNLAB_NPM_DIR);
+  const std::string text = "translate English to German: The house is wonderful.";
+  const std::vector<int32_t> want = unigram.ids(text);
+  ASSERT_FALSE(want.empty());
 
   test::TempDir json_dir, spiece_dir, out;
-  const T5Case o{.gated = true, .tied = false, .vocab = vocab};
-  const TinyModel tiny = writeT5(json_dir.path, o);
-  fs::remove(json_dir.path / "tokenizer_config.json");
-  std::ofstream(json_dir.path / "tokenizer.json", std::ios::binary) << tokenizer_json;
+  const T5Case o{.gated = true, .tied = false, .vocab = unigram.vocab()};
+  const TinyModel tiny = unigram.write(json_dir.path, o);
   writeT5(spiece_dir.path, o);
   fs::remove(spiece_dir.path / "tokenizer.json");
   fs::remove(spiece_dir.path / "tokenizer_config.json");
-  fs::copy_file(unigram / "unigram_t5" / "spiece.model", spiece_dir.path / "spiece.model");
+  fs::copy_file(unigram.dir / "unigram_t5" / "spiece.model", spiece_dir.path / "spiece.model");
   for (const fs::path& dir : {json_dir.path, spiece_dir.path}) {
     SCOPED_TRACE(dir.string());
     const auto model = loadModel(filesOnDisk(dir.string()));
-    const Seq2SeqRun run = runSeq2Seq(*model, strings[n], "Das Haus ist wunderbar.", 3);
+    const Seq2SeqRun run = runSeq2Seq(*model, text, "Das Haus ist wunderbar.", 3);
     EXPECT_EQ(run.source_ids, want);
     EXPECT_EQ(run.target_ids.front(), 0);  // <pad>, T5's decoder_start_token_id
     EXPECT_NE(run.target_ids.back(), 1);
     if (dir == json_dir.path) expectMatchesRef(run, t5Ref(tiny, o, run.source_ids, run.target_ids), 3);
   }
   // Through the binary: tokens.json's source ids are the tokenizers library's.
-  const test::RunResult r = test::runAttnlab({"model", "run", json_dir.path.string(), "--text", strings[n], "--target",
+  const test::RunResult r = test::runAttnlab({"model", "run", json_dir.path.string(), "--text", text, "--target",
                                               "Das Haus", "--out", (out.path / "o").string()});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(test::slurp(out.path / "o" / "tokens.json"))["source_ids"].get<std::vector<int32_t>>(), want);
+}
+
+// Whitespace alone gives T5's Unigram tokenizer.json no token of its own:
+// `tokenizers` encodes it as the post-processor's </s> alone, and so does the engine.
+TEST(FamilyT5, WhitespaceOnlyTextIsTheEndTokenAlone) {
+  UnigramT5 unigram;
+  ASSERT_TRUE(unigram.read()) << "write it with: " << test::referenceIdsCommand(ATTNLAB_NPM_DIR);
+  test::TempDir dir;
+  const T5Case o{.gated = true, .tied = false, .vocab = unigram.vocab()};
+  const TinyModel tiny = unigram.write(dir.path, o);
+  const auto model = loadModel(filesOnDisk(dir.path.string()));
+  for (const std::string text : {" ", "   ", "\n", " \t\n "}) {
+    SCOPED_TRACE(nlohmann::json(text).dump());
+    const std::vector<int32_t> want = unigram.ids(text);
+    EXPECT_EQ(want, (std::vector<int32_t>{1})) << "tokenizers gives </s> alone";
+    const Seq2SeqRun run = runSeq2Seq(*model, text, "Das Haus", 3);
+    EXPECT_EQ(run.source_ids, want);
+    expectMatchesRef(run, t5Ref(tiny, o, run.source_ids, run.target_ids), 3);
+  }
+  EXPECT_THROW(runSeq2Seq(*model, "", "Das Haus", 3), InputError);
 }
 
 // [SECTION] Generation, refusals

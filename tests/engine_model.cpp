@@ -132,7 +132,7 @@ LlamaReference llamaRef(const TinyModel& m, const std::vector<int32_t>& ids) {
     const Rows q = ropeRef(q0, dh, theta), k = ropeRef(k0, dh, theta);
     std::vector<Rows> maps;
     Rows out;
-    attentionRef(q, k, v, H, true, maps, out, Hkv, static_cast<size_t>(c.sliding_window));
+    attentionRef(q, k, v, H, true, maps, out, Hkv, static_cast<size_t>(c.windowOf(l)));  // Mistral's, Qwen2's layers
     r.attention.push_back(maps);
     r.q.push_back(q), r.k.push_back(repeatHeadsRef(k, H, Hkv, dh)), r.v.push_back(repeatHeadsRef(v, H, Hkv, dh));
     r.q_unrotated.push_back(q0), r.k_unrotated.push_back(repeatHeadsRef(k0, H, Hkv, dh));
@@ -309,7 +309,8 @@ void expectLlamaMatches(const TinyOptions& o, const std::string& text) {
   EXPECT_EQ(run.tokens[0], "<s>");
   EXPECT_TRUE(run.rope && run.causal);
   EXPECT_EQ(run.kv_heads, o.kv_heads);
-  EXPECT_EQ(run.sliding_window, o.sliding_window);
+  EXPECT_EQ(run.sliding_window, tm.config.sliding_window);
+  EXPECT_EQ(run.layer_window, tm.config.layer_window);
   const LlamaReference ref = llamaRef(tm, run.ids);
   ASSERT_EQ(run.rope_theta.size(), 2u);
   const std::vector<double> theta = ropeThetaRef(tm.config);
@@ -355,6 +356,108 @@ TEST(ModelForward, Llama3WithTransformers5RopeParameters) {
   EXPECT_EQ(c.dtype, "float32");
 }
 
+// [SECTION] RoPE angles as transformers forms them, at 4,096+ positions
+// A Llama 3 shape (θ = 500,000, head_dim 64) over 4,374 tokens: transformers
+// turns q and k by float32 angles (float32 inv_freq, float32 m·θ_i, then
+// cos/sin), which at these positions differ from the exact angles by up to
+// ~3·10⁻⁴ rad. The engine agrees with the float32 reference, and not with the
+// exact one, in θ_i, in the rotated q and k, and in the last row's weights.
+struct LongRope {
+  double q = 0, k = 0, weight = 0;  // the largest |engine − reference| over rows ≥ 4,096
+};
+
+Rows rowsOf(const Mat& m) {
+  Rows r = zeros(static_cast<size_t>(m.rows()), static_cast<size_t>(m.cols()));
+  for (int64_t i = 0; i < m.rows(); ++i)
+    for (int64_t e = 0; e < m.cols(); ++e) r[static_cast<size_t>(i)][static_cast<size_t>(e)] = m(i, e);
+  return r;
+}
+
+// Head 0's weights of query i over keys 0 … i, in double.
+std::vector<double> lastRowRef(const Rows& q, const Rows& k, size_t dh) {
+  const size_t i = q.size() - 1;
+  std::vector<double> s(i + 1);
+  double mx = -1e300, z = 0;
+  for (size_t j = 0; j <= i; ++j) {
+    double dot = 0;
+    for (size_t e = 0; e < dh; ++e) dot += q[i][e] * k[j][e];
+    mx = std::max(mx, s[j] = dot / std::sqrt(static_cast<double>(dh)));
+  }
+  for (double& v : s) z += (v = std::exp(v - mx));
+  for (double& v : s) v /= z;
+  return s;
+}
+
+TEST(ModelForward, RopeAnglesAreTransformersFloat32AtLongPositions) {
+  const int64_t dh = 64, d = 32, L = 4374;
+  const nlohmann::json plain = {{"rope_type", "default"}, {"rope_theta", 500000.0}};
+  const nlohmann::json llama3 = {{"rope_type", "llama3"}, {"rope_theta", 500000.0}, {"factor", 8.0},
+                                 {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+                                 {"original_max_position_embeddings", 8192}};
+  for (const nlohmann::json& rope : {plain, llama3}) {
+    SCOPED_TRACE(rope.dump());
+    const nlohmann::json config = {{"architectures", {"LlamaForCausalLM"}}, {"model_type", "llama"},
+                                   {"num_hidden_layers", 1}, {"num_attention_heads", 2}, {"num_key_value_heads", 1},
+                                   {"hidden_size", d}, {"head_dim", dh}, {"intermediate_size", 16},
+                                   {"max_position_embeddings", 8192}, {"vocab_size", test::kTokenizerVocab},
+                                   {"rms_norm_eps", 1e-5}, {"hidden_act", "silu"}, {"tie_word_embeddings", true},
+                                   {"bos_token_id", 259}, {"eos_token_id", 260}, {"dtype", "float32"},
+                                   {"rope_parameters", rope}};
+    const std::string l0 = "model.layers.0.";
+    test::TempDir dir;
+    test::writeCheckpoint(
+        dir.path, config,
+        {{"model.embed_tokens.weight", {test::kTokenizerVocab, d}, 1.0f}, {l0 + "input_layernorm.weight", {d}, 0.1f, 1.0f},
+         {l0 + "self_attn.q_proj.weight", {2 * dh, d}, 0.6f}, {l0 + "self_attn.k_proj.weight", {dh, d}, 0.6f},
+         {l0 + "self_attn.v_proj.weight", {dh, d}}, {l0 + "self_attn.o_proj.weight", {d, 2 * dh}},
+         {l0 + "post_attention_layernorm.weight", {d}, 0.1f, 1.0f}, {l0 + "mlp.gate_proj.weight", {16, d}},
+         {l0 + "mlp.up_proj.weight", {16, d}}, {l0 + "mlp.down_proj.weight", {d, 16}}, {"model.norm.weight", {d}, 0.1f, 1.0f}},
+        {.seed = 21});
+    std::vector<int32_t> ids(static_cast<size_t>(L));
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 37 + 11) % 259);
+    const auto model = loadModel(filesOnDisk(dir.path.string()));
+    const ModelRun run = runModelIds(*model, ids, {.top_k = 0, .maps = {MapsChoice::Mode::All}});  // 2 maps of 4,374²
+    const RopeSpec& spec = modelInfo(*model).config.rope;
+    const std::vector<double> theta = ropeThetaRef(spec, dh), exact_theta = ropeThetaRef(spec, dh, true);
+    ASSERT_EQ(run.rope_theta, theta) << "θ_i: transformers' float32 inv_freq, bit for bit";
+    ASSERT_EQ(run.q_unrotated.size(), 1u);
+    ASSERT_EQ(run.q[0].rows(), L);
+    ASSERT_EQ(run.q[0].cols(), 2 * dh);
+    ASSERT_EQ(run.k[0].cols(), 2 * dh);  // the one key head repeated for both query heads
+    // The references turn the engine's own unrotated q and k, head 0, as transformers turns them, and exactly.
+    const Rows q0 = rowsOf(run.q_unrotated[0].leftCols(dh)), k0 = rowsOf(run.k_unrotated[0].leftCols(dh));
+    const Rows q = ropeRef(q0, dh, theta), k = ropeRef(k0, dh, theta);
+    const Rows q_exact = ropeRef(q0, dh, exact_theta, 0, true), k_exact = ropeRef(k0, dh, exact_theta, 0, true);
+    const Mat& map = run.attention[0][0];
+    const std::vector<double> w = lastRowRef(q, k, dh), w_exact = lastRowRef(q_exact, k_exact, dh);
+    LongRope f32_gap, exact_gap;
+    for (size_t i = 4096; i < static_cast<size_t>(L); ++i)
+      for (size_t e = 0; e < static_cast<size_t>(dh); ++e) {
+        const int64_t r = static_cast<int64_t>(i), c = static_cast<int64_t>(e);
+        f32_gap.q = std::max(f32_gap.q, std::abs(run.q[0](r, c) - q[i][e]));
+        f32_gap.k = std::max(f32_gap.k, std::abs(run.k[0](r, c) - k[i][e]));
+        exact_gap.q = std::max(exact_gap.q, std::abs(run.q[0](r, c) - q_exact[i][e]));
+        exact_gap.k = std::max(exact_gap.k, std::abs(run.k[0](r, c) - k_exact[i][e]));
+      }
+    for (size_t j = 0; j < w.size(); ++j) {
+      const double got = map(L - 1, static_cast<int64_t>(j));
+      f32_gap.weight = std::max(f32_gap.weight, std::abs(got - w[j]));
+      exact_gap.weight = std::max(exact_gap.weight, std::abs(got - w_exact[j]));
+    }
+    std::printf("  %s: engine − float32 reference: q %.2e, k %.2e, weight %.2e; engine − exact angles: q %.2e, k %.2e, weight %.2e\n",
+                spec.type.c_str(), f32_gap.q, f32_gap.k, f32_gap.weight, exact_gap.q, exact_gap.k, exact_gap.weight);
+    // Against the float32 angles: q and k to float32 rounding, the weights to the float32 scores' (~10⁻⁶).
+    EXPECT_LT(f32_gap.q, 2e-6);
+    EXPECT_LT(f32_gap.k, 2e-6);
+    EXPECT_LT(f32_gap.weight, 1e-5);
+    // The exact angles are another computation: q and k off by ~10⁻³, the weights by an order more than the above
+    // (measured: 1.2e-4 plain, 1.1e-5 with llama3's slowed frequencies).
+    EXPECT_GT(exact_gap.q, 1e-4);
+    EXPECT_GT(exact_gap.k, 1e-4);
+    EXPECT_GT(exact_gap.weight, 10 * f32_gap.weight);
+  }
+}
+
 // rope_type "linear" divides every frequency by the factor, in both config forms.
 TEST(ModelForward, LinearRopeScalingBothConfigForms) {
   for (const bool v5 : {false, true}) {
@@ -376,6 +479,44 @@ TEST(ModelForward, LinearRopeScalingBothConfigForms) {
 
 TEST(ModelForward, Qwen2BiasesOnQkv) {
   expectLlamaMatches({.seed = 5, .family = "qwen2", .kv_heads = 2}, "the the the");
+}
+
+// transformers 5 saves layer_types (all "full_attention" without use_sliding_window) and a null sliding_window.
+TEST(ModelForward, Qwen2AsTransformers5SavesIt) {
+  expectLlamaMatches({.seed = 11, .family = "qwen2", .kv_heads = 2, .transformers5 = true}, "the cat sat on the mat");
+  test::TempDir dir;
+  test::writeTinyModel(dir.path, {.arch = test::Fixture::Llama, .family = "qwen2", .transformers5 = true});
+  const nlohmann::json config = nlohmann::json::parse(test::slurp(dir / "config.json"));
+  EXPECT_EQ(config["layer_types"], nlohmann::json({"full_attention", "full_attention"}));
+  EXPECT_TRUE(config["sliding_window"].is_null());
+}
+
+// Qwen2's own windows (use_sliding_window): the layers from max_window_layers on keep keys j with
+// i − j < sliding_window, in 4.x's config (use_sliding_window, max_window_layers) and in
+// transformers 5's (layer_types, as Qwen2Config builds it).
+TEST(ModelForward, Qwen2SlidingWindowLayersBothConfigForms) {
+  for (const bool v5 : {false, true}) {
+    SCOPED_TRACE(v5 ? "layer_types" : "max_window_layers");
+    const TinyOptions o = {.seed = 12, .family = "qwen2", .kv_heads = 2, .sliding_window = 3, .max_window_layers = 1,
+                           .transformers5 = v5};
+    expectLlamaMatches(o, "a b c d e f g");
+    test::TempDir dir;
+    test::writeTinyModel(dir.path, {.arch = test::Fixture::Llama, .family = "qwen2", .sliding_window = 3,
+                                    .max_window_layers = 1, .transformers5 = v5});
+    const ModelRun run = runModel(*loadModel(filesOnDisk(dir.path.string())), "a b c d e f", {.top_k = 0});
+    EXPECT_EQ(run.layer_window, (std::vector<int64_t>{0, 3}));
+    for (size_t l = 0; l < 2; ++l) {
+      const Mat& a = run.attention[l][1];
+      for (int64_t i = 0; i < a.rows(); ++i)
+        for (int64_t j = 0; j < a.cols(); ++j) {
+          if (j > i || (l == 1 && i - j >= 3)) EXPECT_EQ(a(i, j), 0.0f) << l << ": " << i << "," << j;
+          else EXPECT_GT(a(i, j), 0.0f) << l << ": " << i << "," << j;
+        }
+    }
+  }
+  // max_window_layers at or past the last layer: no layer slides.
+  expectLlamaMatches({.seed = 13, .family = "qwen2", .kv_heads = 2, .sliding_window = 3, .max_window_layers = 2},
+                     "a b c d e f g");
 }
 
 TEST(ModelForward, MistralSlidingWindow) {
@@ -438,6 +579,12 @@ TEST(Generate, LlamaGqaKvCacheMatchesFullForward) {
 TEST(Generate, MistralWindowSlidesDuringDecoding) {
   // Window 3 over 4 prompt tokens and 6 new: decode steps drop keys that fall out of the window.
   expectGenerationMatchesFullForward({.arch = test::Fixture::Llama, .seed = 3, .family = "mistral", .sliding_window = 3},
+                                     "a cat");
+}
+
+TEST(Generate, Qwen2WindowLayerSlidesDuringDecoding) {
+  expectGenerationMatchesFullForward({.arch = test::Fixture::Llama, .seed = 4, .family = "qwen2", .sliding_window = 3,
+                                      .max_window_layers = 1, .transformers5 = true},
                                      "a cat");
 }
 
@@ -731,6 +878,10 @@ TEST(ModelErrors, LlamaConfigProblems) {
                      {"config.json: field 'partial_rotary_factor' is 0.5, which Llama does not implement (expected 1.0)"});
   expectFieldRefused(tm, "layer_types", R"(["sliding_attention", "full_attention"])", "null",
                      {"config.json: field 'layer_types'", "which Llama does not implement"});
+  // Only full_attention changes nothing for Llama, which has no window: read, not refused.
+  test::setConfigField(tm, "layer_types", R"(["full_attention", "full_attention"])");
+  ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
+  test::setConfigField(tm, "layer_types", "null");
   expectFieldRefused(tm, "use_qk_norm", "true", "false", {"field 'use_qk_norm' is true, which Llama does not implement"});
   expectFieldRefused(tm, "rope_scaling", R"({"rope_type": "llama3", "factor": 8.0})", "null",
                      {"config.json", "field 'low_freq_factor' is missing"});
@@ -745,6 +896,30 @@ TEST(ModelErrors, LlamaConfigProblems) {
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
   fs::remove(dir / "tokenizer.json");
   expectHas(test::loadError(dir.path), {"tokenizer.json", "missing", "Llama's tokenizer needs tokenizer.json"});
+}
+
+// Qwen2's windows: a sliding layer needs use_sliding_window (transformers has no window otherwise), and
+// a window on a family that does not read layer_types keeps it refused.
+TEST(ModelErrors, Qwen2AndMistralWindowProblems) {
+  test::TempDir dir;
+  const TinyModel tm = test::writeTinyModel(dir.path, {.arch = test::Fixture::Llama, .family = "qwen2", .transformers5 = true});
+  ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
+  const std::string full = R"(["full_attention", "full_attention"])";
+  expectFieldRefused(tm, "layer_types", R"(["full_attention", "sliding_attention"])", full,
+                     {"config.json: field 'layer_types' makes layer 1 sliding_attention, but Qwen2 has no "
+                      "sliding_window to mask it with (use_sliding_window is not true"});
+  expectFieldRefused(tm, "layer_types", R"(["full_attention", "chunked_attention"])", full,
+                     {"field 'layer_types' has \"chunked_attention\", which is not implemented"});
+  expectFieldRefused(tm, "layer_types", R"(["full_attention"])", full, {"field 'layer_types' must list one type per layer (2)"});
+  test::setConfigField(tm, "use_sliding_window", "true");
+  test::setConfigField(tm, "layer_types", "null");
+  expectFieldRefused(tm, "max_window_layers", "0.5", "28", {"field 'max_window_layers' must be an integer, got 0.5"});
+  expectFieldRefused(tm, "sliding_window", "0", "4", {"field 'sliding_window' must be an integer from 1"});
+  test::TempDir mistral;
+  const TinyModel tmm =
+      test::writeTinyModel(mistral.path, {.arch = test::Fixture::Llama, .family = "mistral", .sliding_window = 3});
+  expectFieldRefused(tmm, "layer_types", full, "null", {"field 'layer_types'", "which Mistral does not implement"});
+  ASSERT_NO_THROW(loadModel(filesOnDisk(mistral.path.string())));
 }
 
 TEST(ModelErrors, TokenizerFiles) {

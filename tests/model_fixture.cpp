@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 
 namespace fs = std::filesystem;
@@ -182,7 +183,26 @@ TinyModel writeTinyModel(const fs::path& dir, const TinyOptions& o) {
                              {"vocab_size", c.vocab}, {"hidden_act", "silu"}, {"rms_norm_eps", c.rms_eps},
                              {"tie_word_embeddings", c.tie_embeddings},
                              {"bos_token_id", bos}, {"eos_token_id", eos}};
-    if (o.family == "mistral") config["sliding_window"] = o.sliding_window > 0 ? nlohmann::json(o.sliding_window) : nlohmann::json();
+    if (o.family == "mistral") {
+      config["sliding_window"] = o.sliding_window > 0 ? nlohmann::json(o.sliding_window) : nlohmann::json();
+      if (o.sliding_window > 0) c.layer_window.assign(static_cast<size_t>(c.layers), o.sliding_window);
+    }
+    if (o.family == "qwen2") {
+      // Qwen2Config: sliding_window only with use_sliding_window (transformers 5 saves null otherwise);
+      // layer l is "sliding_attention" when that window is set and l >= max_window_layers.
+      const bool use = o.sliding_window > 0;
+      config["use_sliding_window"] = use;
+      config["sliding_window"] = use ? nlohmann::json(o.sliding_window) : o.transformers5 ? nlohmann::json() : nlohmann::json(4096);
+      config["max_window_layers"] = o.max_window_layers;
+      nlohmann::json types = nlohmann::json::array();
+      for (int64_t l = 0; l < c.layers; ++l) {
+        const bool sliding = use && l >= o.max_window_layers;
+        types.push_back(sliding ? "sliding_attention" : "full_attention");
+        c.layer_window.push_back(sliding ? o.sliding_window : 0);
+      }
+      if (o.transformers5) config["layer_types"] = types;
+      if (std::count(c.layer_window.begin(), c.layer_window.end(), 0) == c.layers) c.layer_window.clear(), c.sliding_window = 0;
+    }
     nlohmann::json rope = {{"rope_type", "default"}, {"rope_theta", o.rope_theta}};
     if (o.llama3_scaling) {
       // The tiny head's wavelengths 2π and 2π·50^½ ≈ 44 fall below 64/4 (kept) and between 64/4 and 64/1 (blended).

@@ -30,11 +30,14 @@ struct TinyOptions {
   // The LLaMA family (arch Llama): "llama", "mistral" or "qwen2" (biases on q, k, v)
   std::string family = "llama";
   int64_t kv_heads = 2;        // of 4 query heads
-  int64_t sliding_window = 0;  // Mistral's window (0: none in config.json)
+  // Mistral's window (0: none in config.json); Qwen2's with use_sliding_window
+  // (0: use_sliding_window false), on the layers from max_window_layers on
+  int64_t sliding_window = 0;
+  int64_t max_window_layers = 28;
   bool tied = false;           // tie_word_embeddings: no lm_head.weight
   bool llama3_scaling = false; // rope_scaling {"rope_type": "llama3", …}
   // config.json as transformers 5 writes it: rope_parameters {"rope_type", "rope_theta", …}
-  // and dtype, no rope_theta / rope_scaling / torch_dtype.
+  // and dtype, no rope_theta / rope_scaling / torch_dtype; Qwen2's layer_types.
   bool transformers5 = false;
   double rope_theta = 50.0;    // a small base: the tiny head's two frequencies turn visibly
 };

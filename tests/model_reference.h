@@ -155,23 +155,37 @@ inline void rmsNormRef(Rows& x, const std::vector<float>& w, double eps, double 
   }
 }
 
-// RoPE's θ_i = base^(−2i/d_head), then transformers' llama3 rule when scaled:
-// wavelength 2π/θ above original/low: θ/factor; below original/high: θ; between:
-// (1 − s)·θ/factor + s·θ with s = (original/wavelength − low)/(high − low).
-inline std::vector<double> ropeThetaRef(const RopeSpec& r, int64_t head_dim) {
+// One float32 operation of torch: the double result of float operands,
+// rounded once to float (that is the float32 result for +, −, ·, /, as
+// 53 ≥ 2·24 + 2 bits).
+inline double f32(double v) { return static_cast<double>(static_cast<float>(v)); }
+
+// RoPE's θ_i as transformers computes inv_freq (modeling_rope_utils.py), in
+// float32 tensors, each step rounded as torch rounds it:
+//   inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+//   "linear": inv_freq / factor
+//   "llama3": wavelen = 2π / inv_freq (a number over a tensor: reciprocal, then · 2π);
+//             wavelen > original/low: inv_freq / factor; wavelen < original/high: kept;
+//             between: s = (original / wavelen − low) / (high − low),
+//             (1 − s) · inv_freq / factor + s · inv_freq.
+// `exact`: the same equations in double, the angles of the papers.
+inline std::vector<double> ropeThetaRef(const RopeSpec& r, int64_t head_dim, bool exact = false) {
+  const auto F = [exact](double v) { return exact ? v : f32(v); };
   // partial rotary: the first int(head_dim · partial) dimensions (even) rotate, θ over those
   int64_t dims = static_cast<int64_t>(static_cast<double>(head_dim) * r.partial);
   dims -= dims % 2;
   std::vector<double> theta;
   for (int64_t i = 0; i < dims / 2; ++i) {
-    double t = 1.0 / std::pow(r.theta, 2.0 * static_cast<double>(i) / static_cast<double>(dims));
-    if (r.type == "linear") t /= r.factor;
+    const double power = F(std::pow(F(r.theta), F(2.0 * static_cast<double>(i) / static_cast<double>(dims))));
+    double t = F(1.0 / power);
+    if (r.type == "linear") t = F(t / F(r.factor));
     if (r.type == "llama3") {
-      const double wl = 2 * M_PI / t, orig = static_cast<double>(r.original_positions);
-      if (wl > orig / r.low_freq) t = t / r.factor;
-      else if (wl >= orig / r.high_freq) {
-        const double sm = (orig / wl - r.low_freq) / (r.high_freq - r.low_freq);
-        t = (1 - sm) * t / r.factor + sm * t;
+      const double wl = F(F(1.0 / t) * F(2 * M_PI)), orig = static_cast<double>(r.original_positions);
+      if (wl > F(orig / r.low_freq)) {
+        t = F(t / F(r.factor));
+      } else if (wl >= F(orig / r.high_freq)) {
+        const double sm = F(F(F(F(1.0 / wl) * orig) - F(r.low_freq)) / F(r.high_freq - r.low_freq));
+        t = F(F(F(F(1 - sm) * t) / F(r.factor)) + F(sm * t));
       }
     }
     theta.push_back(t);
@@ -180,17 +194,20 @@ inline std::vector<double> ropeThetaRef(const RopeSpec& r, int64_t head_dim) {
 }
 inline std::vector<double> ropeThetaRef(const ModelConfig& c) { return ropeThetaRef(c.rope, c.head_dim); }
 
-// rotate_half at position i: x'_e = x_e cos(iθ_e) − x_{e+h} sin(iθ_e), x'_{e+h} = x_{e+h} cos + x_e sin, per head.
 // rotate_half on the first 2·θ.size() dimensions of each head (partial
 // rotary leaves the rest), at positions p0 + i:
 // x'_e = x_e cos(mθ_e) − x_{e+h} sin(mθ_e), x'_{e+h} = x_{e+h} cos + x_e sin, h = θ.size().
-inline Rows ropeRef(const Rows& x, size_t dh, const std::vector<double>& theta, size_t p0 = 0) {
+// The angle mθ_e as transformers' rotary embedding forms it, in float32
+// (float(m) · float(θ_e), rounded once; autocast off); `exact`: in double.
+inline Rows ropeRef(const Rows& x, size_t dh, const std::vector<double>& theta, size_t p0 = 0, bool exact = false) {
   Rows y = x;
   const size_t half = theta.size();
   for (size_t i = 0; i < x.size(); ++i)
     for (size_t h = 0; h < x[i].size() / dh; ++h)
       for (size_t e = 0; e < half; ++e) {
-        const double a = static_cast<double>(p0 + i) * theta[e], lo = x[i][h * dh + e], hi = x[i][h * dh + e + half];
+        const double m = static_cast<double>(p0 + i);
+        const double a = exact ? m * theta[e] : f32(f32(m) * f32(theta[e]));
+        const double lo = x[i][h * dh + e], hi = x[i][h * dh + e + half];
         y[i][h * dh + e] = lo * std::cos(a) - hi * std::sin(a);
         y[i][h * dh + e + half] = hi * std::cos(a) + lo * std::sin(a);
       }

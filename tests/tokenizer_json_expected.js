@@ -4,10 +4,12 @@
 //   llama3-tokenizer-js (Llama 3: byte-level BPE, split regex, ignore_merges)
 // From each package's own vocabulary and merges it writes a tokenizer.json
 // in Hugging Face's layout, and records the package's encode() ids (no
-// bos/eos) for many strings.
+// bos/eos) for many strings. Llama 2 once more as transformers 5 writes it
+// (no normalizer; Metaspace with prepend_scheme "first"), with the ids
+// Hugging Face's own `tokenizers` (npm) gives on it, chat prompts included.
 //   node tokenizer_json_expected.js NODE_MODULES_DIR OUT_DIR
-// writes OUT_DIR/llama2/tokenizer.json, OUT_DIR/llama3/tokenizer.json and
-// OUT_DIR/llama_expected.json. scripts/test.sh runs it.
+// writes OUT_DIR/llama2/tokenizer.json, OUT_DIR/llama2_first/tokenizer.json,
+// OUT_DIR/llama3/tokenizer.json and OUT_DIR/llama_expected.json. scripts/test.sh runs it.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -78,6 +80,17 @@ function llama2Json(tok) {
       merges: mergePairs(tok.merges).map((p) => p.join(' ')),
     },
   };
+}
+
+// Llama 2 as transformers 5 converts it (legacy=False): no normalizer, Metaspace
+// replacing spaces and prepending '▁' only where the text starts ("first").
+function llama2FirstJson(tok) {
+  const json = llama2Json(tok);
+  json.normalizer = null;
+  json.pre_tokenizer = { type: 'Metaspace', replacement: '▁', prepend_scheme: 'first', split: false };
+  json.decoder = { type: 'Sequence', decoders: [{ type: 'Replace', pattern: { String: '▁' }, content: ' ' },
+                                                { type: 'ByteFallback' }, { type: 'Fuse' }, { type: 'Strip', content: ' ', start: 1, stop: 0 }] };
+  return json;
 }
 
 // Llama 3 (as in meta-llama/Meta-Llama-3-8B's tokenizer.json): merges as [a, b] pairs.
@@ -156,24 +169,38 @@ async function main() {
   const llama2 = (await import(pathToFileURL(path.join(modulesDir, 'llama-tokenizer-js', 'llama-tokenizer.js')).href)).default;
   const llama3 = (await import(pathToFileURL(path.join(modulesDir, 'llama3-tokenizer-js', 'bundle',
                                                        'llama3-tokenizer-with-baked-data.js')).href)).default;
-  for (const [name, json] of [['llama2', llama2Json(llama2)], ['llama3', llama3Json(llama3)]]) {
+  for (const [name, json] of [['llama2', llama2Json(llama2)], ['llama2_first', llama2FirstJson(llama2)],
+                               ['llama3', llama3Json(llama3)]]) {
     fs.mkdirSync(path.join(outDir, name), { recursive: true });
     fs.writeFileSync(path.join(outDir, name, 'tokenizer.json'), JSON.stringify(json));
+  }
+  const check = (ids, text) => {
+    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'number')) throw new Error('bad ids for ' + JSON.stringify(text));
+    return ids;
+  };
+  // Hugging Face's `tokenizers` on the transformers 5 form: special tokens in
+  // the text split out, and '▁' prepended only at the text's start.
+  const { Tokenizer } = require(path.resolve(modulesDir, 'tokenizers'));
+  const first = Tokenizer.fromFile(path.join(outDir, 'llama2_first', 'tokenizer.json'));
+  const chat = ['<s>[INST] Hello [/INST]', '<s>[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi there [/INST] Hello</s><s>[INST] Again [/INST]',
+                '[INST] no bos [/INST]', 'a</s>b', '<s> spaced', '<s>', '</s></s>'];
+  const llama2First = [];
+  for (const text of texts.concat(chat)) {
+    const enc = await first.encode(text, null, { addSpecialTokens: false });
+    llama2First.push({ text, ids: check(Array.from(enc.getIds()), text) });
   }
   // The Llama 3 package splits out its special tokens as Hugging Face does
   // with added tokens; the Llama 2 package reads "<s>" as plain text, so
   // those strings are Llama 3's alone.
   const llama3Only = ['<|begin_of_text|>Hello<|eot_id|>', 'a<|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|>'];
-  const check = (ids, text) => {
-    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'number')) throw new Error('bad ids for ' + JSON.stringify(text));
-    return ids;
-  };
   const out = {
     llama2: texts.map((text) => ({ text, ids: check(llama2.encode(text, false, true), text) })),
     llama3: texts.concat(llama3Only).map((text) => ({ text, ids: check(llama3.encode(text, { bos: false, eos: false }), text) })),
+    llama2_first: llama2First,
   };
   fs.writeFileSync(path.join(outDir, 'llama_expected.json'), JSON.stringify(out));
-  console.log(`tokenizer_json_expected.js: ${out.llama2.length} Llama 2 and ${out.llama3.length} Llama 3 strings → ${outDir}`);
+  console.log(`tokenizer_json_expected.js: ${out.llama2.length} Llama 2, ${out.llama2_first.length} Llama 2 (prepend_scheme first) ` +
+              `and ${out.llama3.length} Llama 3 strings → ${outDir}`);
 }
 main().catch((e) => {
   console.error(e);

@@ -101,21 +101,39 @@ int64_t RopeSpec::rotaryDims(int64_t head_dim) const {
   return dims - dims % 2;
 }
 
+// θ_i as transformers computes inv_freq: float32 tensors, each operation
+// rounded to float32 (the build is ISO C++, so GCC does not fuse a product
+// into a sum: -ffp-contract=off). A float32 +, −, ·, / equals the double
+// result rounded once to float (53 ≥ 2·24 + 2 bits), so f32(double op) is it.
+//   inv_freq = 1.0 / base ** (arange(0, dims, 2).float() / dims)
+//   linear:  inv_freq / factor
+//   llama3:  wavelen = (1 / inv_freq) · f32(2π)   (a Python number over a tensor: reciprocal, then ·)
+//            above original/low_freq: inv_freq / factor; below original/high_freq: kept;
+//            between: s = ((1 / wavelen) · original − low) / (high − low),
+//                     (1 − s) · inv_freq / factor + s · inv_freq
+// The power is the correctly rounded float32 one; torch's SLEEF powf (≤ 1
+// ulp) agrees with it on the usual bases and widths (10⁴, 5·10⁵ at 64 and
+// 128 dims: every θ_i equal).
 std::vector<double> RopeSpec::frequencies(int64_t head_dim) const {
+  const auto f32 = [](double v) { return static_cast<double>(static_cast<float>(v)); };
   const int64_t dims = rotaryDims(head_dim);
+  const double base = f32(theta), fac = f32(factor);
   std::vector<double> out(static_cast<size_t>(dims / 2));
   for (size_t i = 0; i < out.size(); ++i) {
-    double t = std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(dims));
+    const double exponent = f32(static_cast<double>(2 * i) / static_cast<double>(dims));
+    double t = f32(1.0 / f32(std::pow(base, exponent)));
     if (type == "linear") {
-      t /= factor;
+      t = f32(t / fac);
     } else if (type == "llama3") {
       // transformers' _compute_llama3_parameters
-      const double original = static_cast<double>(original_positions), wavelen = 2.0 * std::numbers::pi / t;
-      if (wavelen > original / low_freq) {
-        t /= factor;
-      } else if (wavelen >= original / high_freq) {
-        const double smooth = (original / wavelen - low_freq) / (high_freq - low_freq);
-        t = (1.0 - smooth) * t / factor + smooth * t;
+      const double original = static_cast<double>(original_positions);
+      const double wavelen = f32(f32(1.0 / t) * f32(2.0 * std::numbers::pi));
+      if (wavelen > f32(original / low_freq)) {
+        t = f32(t / fac);
+      } else if (!(wavelen < f32(original / high_freq))) {
+        const double smooth =
+            f32(f32(f32(f32(1.0 / wavelen) * f32(original)) - f32(low_freq)) / f32(high_freq - low_freq));
+        t = f32(f32(f32(f32(1.0 - smooth) * t) / fac) + f32(smooth * t));
       }
     }
     out[i] = t;
@@ -219,6 +237,33 @@ std::vector<std::string> readLayerTypes(const ConfigReader& r, int64_t layers,
   return types;
 }
 
+void readQwenWindows(const ConfigReader& r, ModelConfig& c, const std::string& label) {
+  // transformers: sliding_window = sliding_window if use_sliding_window else None; a null
+  // in the file is None too (the class default 4096 stands only for an absent field)
+  const bool use = r.flag("use_sliding_window", false);
+  r.read.insert({"sliding_window", "max_window_layers"});
+  const auto given = r.j.find("sliding_window");
+  const bool none = given != r.j.end() && given->is_null();
+  const int64_t window = use && !none ? r.positive("sliding_window", kMaxCount, 4096) : 0;
+  const double first = use ? r.number("max_window_layers", 28.0, 0.0, static_cast<double>(kMaxLayers)) : 0.0;
+  if (first != std::floor(first)) r.fail("max_window_layers", "must be an integer, got " + r.find("max_window_layers")->dump());
+  const std::vector<std::string> types = readLayerTypes(r, c.layers, [&](int64_t l) {
+    return window > 0 && static_cast<double>(l) >= first ? "sliding_attention" : "full_attention";
+  });
+  c.layer_window.clear();
+  for (size_t l = 0; l < types.size(); ++l) {
+    const bool sliding = types[l] == "sliding_attention";
+    if (sliding && window == 0)
+      r.fail("layer_types", "makes layer " + std::to_string(l) + " sliding_attention, but " + label +
+                                " has no sliding_window to mask it with (use_sliding_window is not true, or "
+                                "sliding_window is null)");
+    c.layer_window.push_back(sliding ? window : 0);
+  }
+  const bool any = std::any_of(c.layer_window.begin(), c.layer_window.end(), [](int64_t w) { return w > 0; });
+  c.sliding_window = any ? window : 0;
+  if (!any) c.layer_window.clear();
+}
+
 // [SECTION] Sizes
 void readDecoderSizes(const ConfigReader& r, ModelConfig& c, std::optional<int64_t> head_dim_default) {
   c.layers = r.positive("num_hidden_layers", kMaxLayers);
@@ -310,13 +355,17 @@ const std::vector<ComputeField>& computeFields() {
 
 }  // namespace
 
-void refuseUnread(const ConfigReader& r, const std::string& label) {
+void refuseUnread(const ConfigReader& r, const ModelConfig& c) {
+  const auto allFull = [](const nlohmann::json& types) {
+    return types.is_array() && std::all_of(types.begin(), types.end(), [](const nlohmann::json& t) { return t == "full_attention"; });
+  };
   for (const ComputeField& f : computeFields()) {
     if (r.read.count(f.key)) continue;
     const auto it = r.j.find(f.key);
     if (it == r.j.end() || it->is_null()) continue;
     if (!f.neutral.is_null() && *it == f.neutral) continue;
-    r.fail(f.key, "is " + it->dump() + ", which " + label + " does not implement" +
+    if (std::string(f.key) == "layer_types" && c.layer_window.empty() && allFull(*it)) continue;
+    r.fail(f.key, "is " + it->dump() + ", which " + c.label + " does not implement" +
                       (f.neutral.is_null() ? "" : " (expected " + f.neutral.dump() + ")"));
   }
 }

@@ -72,6 +72,15 @@ RopeSpec readRope(const ConfigReader& r, const std::string& layer_type, double d
 std::vector<std::string> readLayerTypes(const ConfigReader& r, int64_t layers,
                                         const std::function<std::string(int64_t)>& fallback);
 
+// Qwen2's and Qwen3's sliding windows into c.layer_window / c.sliding_window,
+// as their configs in transformers read them (both generations):
+// sliding_window (default 4096 when absent; null: None) counts only with
+// use_sliding_window (else None); layer_types, when absent, makes layer l "sliding_attention" when
+// that window is set and l >= max_window_layers (default 28). A
+// "sliding_attention" layer without the window is refused (transformers
+// has no window to mask it with). `label` names the family in errors.
+void readQwenWindows(const ConfigReader& r, ModelConfig& c, const std::string& label);
+
 // The sizes transformers' decoder configs name alike: num_hidden_layers,
 // num_attention_heads, num_key_value_heads (default: the heads; must divide
 // them), hidden_size, intermediate_size, max_position_embeddings, vocab_size,
@@ -82,7 +91,10 @@ void readDecoderSizes(const ConfigReader& r, ModelConfig& c, std::optional<int64
 // The policy: fields of config.json known to change the computation, which
 // the family's reader did not read, are refused unless they hold their
 // neutral value ("field 'attn_logit_softcapping' is 50.0, which Llama does
-// not implement"). `label` names the family.
-void refuseUnread(const ConfigReader& r, const std::string& label);
+// not implement"). layer_types listing only "full_attention" changes
+// nothing for a family without a window (c.layer_window empty), so it is
+// read there: transformers 5 writes it into configs it saves. c.label names
+// the family.
+void refuseUnread(const ConfigReader& r, const ModelConfig& c);
 
 }  // namespace attn

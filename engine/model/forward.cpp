@@ -168,8 +168,10 @@ Mat repeatKvHeads(const Mat& x, int64_t heads, int64_t kv_heads, int64_t dh) {
 void ropeHeads(Eigen::Ref<Mat> x, int64_t heads, int64_t head_dim, const std::vector<double>& theta,
                int64_t first_position) {
   const int64_t rot = 2 * static_cast<int64_t>(theta.size());
-  if (rot == head_dim) return rotateHalfHeads(x, heads, theta, first_position);  // one cos/sin for all heads
-  for (int64_t h = 0; h < heads; ++h) rotateHalfHeads(x.middleCols(h * head_dim, rot), 1, theta, first_position);
+  // the angles as transformers forms them (float32), one cos/sin for all heads
+  if (rot == head_dim) return rotateHalfHeads(x, heads, theta, first_position, RopeAngle::Float32);
+  for (int64_t h = 0; h < heads; ++h)
+    rotateHalfHeads(x.middleCols(h * head_dim, rot), 1, theta, first_position, RopeAngle::Float32);
 }
 
 namespace {

@@ -9,7 +9,9 @@
 //               a = RMSNorm(x) · w_post
 //               x = x + (SiLU(a W_gateᵀ) ⊙ a W_upᵀ) W_downᵀ
 //   hidden = RMSNorm(x) · w_norm;  logits = hidden lm_headᵀ
-// Mistral is Llama with a sliding window, Qwen2 Llama with biases on q, k, v.
+// Mistral is Llama with a sliding window on every layer, Qwen2 Llama with
+// biases on q, k, v and, with use_sliding_window, a window on the layers
+// from max_window_layers on (or those layer_types names "sliding_attention").
 // 16-bit weights stay in the map and are converted one matrix at a time.
 #include "engine/model/family.h"
 
@@ -44,13 +46,10 @@ void llamaParse(const ConfigReader& r, ModelConfig& c) {
   if (r.flag("mlp_bias", false)) r.fail("mlp_bias", "is true, which is not supported (expected false)");
   if (c.family == "mistral") {
     c.sliding_window = r.has("sliding_window") ? r.positive("sliding_window", kMaxCount) : 0;
+    if (c.sliding_window > 0) c.layer_window.assign(static_cast<size_t>(c.layers), c.sliding_window);
   } else if (c.family == "qwen2") {
-    // Qwen2 configs carry sliding_window and max_window_layers, used only with use_sliding_window.
-    if (r.flag("use_sliding_window", false))
-      r.fail("use_sliding_window", "is true, which is not supported for Qwen2 (expected false)");
-    r.read.insert("sliding_window");
+    readQwenWindows(r, c, c.label);
   }
-  if (c.sliding_window > 0) c.layer_window.assign(static_cast<size_t>(c.layers), c.sliding_window);
   char eps[32];
   std::snprintf(eps, sizeof eps, "%g", c.rms_eps);
   c.blocks = std::string("RMSNorm (ε ") + eps + ") / SwiGLU" + (c.qkv_bias ? ", q/k/v biases" : "") +
@@ -103,9 +102,6 @@ void llamaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
   const int64_t L = static_cast<int64_t>(run.ids.size()), p0 = run.first_position, T = p0 + L;
   const int64_t H = c.heads, Hkv = c.kv_heads, dh = c.head_dim;
   Mat x = embedRows(W.embed, run.ids);
-  // Causal, aligned to the bottom right (query i is position p0 + i); with a
-  // sliding window W, key j is kept while p0 + i − j < W (transformers' rule).
-  const KeyRange keys{p0, T, true, c.sliding_window};
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   run.q_unrotated.resize(static_cast<size_t>(c.layers));
   run.k_unrotated.resize(static_cast<size_t>(c.layers));
@@ -131,7 +127,9 @@ void llamaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
       run.v[li] = repeatKvHeads(v, H, Hkv, dh);
     }
     const auto [K, V] = keysWithCache(cache, l, k, v);
-    attentionLayer(q, *K, *V, keys, H, Hkv, scale, ctx, run, l, concat);
+    // Causal, aligned to the bottom right (query i is position p0 + i); on a
+    // layer with a window W, key j is kept while p0 + i − j < W (transformers' rule).
+    attentionLayer(q, *K, *V, KeyRange{p0, T, true, c.windowOf(l)}, H, Hkv, scale, ctx, run, l, concat);
     if (run.keep_projections) run.q[li] = std::move(q);
     // x = x + Concat(head_1 … head_H) W_oᵀ                         [L, d]
     linearT(concat, w.o_w, Weight{}, scratch, &run.flops, proj);

@@ -118,7 +118,7 @@ ModelConfig parseConfig(const std::string& text, const std::string& where) {
                        std::to_string(c.d_model) + ")");
     c.head_dim = c.d_model / c.heads;
   }
-  refuseUnread(r, c.label);
+  refuseUnread(r, c);
   return c;
 }
 
@@ -240,13 +240,20 @@ void loadTokenizer(const ModelFiles& files, Model& m) {
       m.bos = t.bos, m.eos = t.eos, m.add_bos = t.add_bos;
       if (t.before.size() == 1 && t.after.size() == 1) m.cls = t.before[0], m.sep = t.after[0];  // [CLS] $A [SEP]
       if (t.before.empty() && t.after.size() == 1) m.sep = t.after[0];                              // $A </s> (T5)
-      if (!c.causal && !c.encoder_decoder) {  // a bidirectional encoder (ModernBERT) reads [CLS] text [SEP], from the template or the vocabulary
-        if (m.cls < 0) m.cls = m.tokenizer->specialId("[CLS]");
-        if (m.sep < 0) m.sep = m.tokenizer->specialId("[SEP]");
+      if (!c.causal && !c.encoder_decoder) {
+        // A bidirectional encoder (ModernBERT) reads the text between the special tokens
+        // the post-processor puts around it, whatever their names ([CLS] … [SEP], <s> … </s>,
+        // <s> … alone); a tokenizer.json that puts none: the vocabulary's [CLS] and [SEP].
+        m.cls = t.before.empty() ? -1 : t.before[0];
+        m.sep = t.after.empty() ? -1 : t.after[0];
         m.add_bos = false;
-        if (m.cls < 0 || m.sep < 0)
-          throw InputError(fileIn(files, vocab_file) + ": has no [CLS] or [SEP] token (" + c.label +
-                           " reads [CLS] text [SEP])");
+        if (t.before.empty() && t.after.empty()) {
+          m.cls = m.tokenizer->specialId("[CLS]");
+          m.sep = m.tokenizer->specialId("[SEP]");
+          if (m.cls < 0 || m.sep < 0)
+            throw InputError(fileIn(files, vocab_file) + ": its post_processor puts no special token around a text, and " +
+                             "it has no [CLS] or [SEP] token (" + c.label + " reads [CLS] text [SEP])");
+        }
       }
       break;
     }
@@ -575,10 +582,12 @@ std::vector<int32_t> promptIds(const Model& m, const std::string& text, int64_t 
     throw InputError(c.label + " reads pictures, not text (attnlab model run PATH --image FILE.png, or --pixels FILE.npy)");
   if (text.empty()) throw InputError("text: empty (type some text for the model to read)");
   std::vector<int32_t> ids = m.tokenizer->encode(text);
-  if (ids.empty()) throw InputError("text: no tokens after tokenizing (type some words for the model to read)");
   // What the post-processor puts around the text: [CLS] … [SEP] (BERT,
   // BART's <s> … </s>), <s> … (the LLaMA family), … </s> (T5), or nothing.
+  // Text that gives no tokens of its own (T5's "   ") still runs on those, as `tokenizers` encodes it.
   const int32_t before = leadingSpecial(m), after = m.sep;
+  if (ids.empty() && before < 0 && after < 0)
+    throw InputError("text: no tokens after tokenizing (type some words for the model to read)");
   const int64_t added = (before >= 0 ? 1 : 0) + (after >= 0 ? 1 : 0);
   const int64_t limit = max_tokens - added;
   const int64_t n = static_cast<int64_t>(ids.size());

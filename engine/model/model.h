@@ -30,7 +30,9 @@ namespace attn {
 // rotary_dims/2 pairs, then
 //   "linear": θ_i / factor;
 //   "llama3": wavelengths 2π/θ_i above original/low_freq divided by factor,
-//             below original/high_freq kept, between blended.
+//             below original/high_freq kept, between blended;
+// each computed in float32 as transformers computes inv_freq (the angle
+// m·θ_i too: rotateHalfHeads' RopeAngle::Float32).
 // Every other rope_type (yarn, dynamic, longrope, …) is refused where read.
 struct RopeSpec {
   double theta = 10000;
@@ -40,7 +42,7 @@ struct RopeSpec {
   double partial = 1.0;  // partial_rotary_factor: the fraction of each head's dimensions that rotate
 
   int64_t rotaryDims(int64_t head_dim) const;               // even, ≤ head_dim
-  std::vector<double> frequencies(int64_t head_dim) const;  // θ_i, rotaryDims/2 of them
+  std::vector<double> frequencies(int64_t head_dim) const;  // θ_i (float32 values), rotaryDims/2 of them
   nlohmann::json toJson() const;
   bool operator==(const RopeSpec&) const = default;
 };

@@ -137,7 +137,8 @@ Mat embedRows(const Weight& embed, const std::vector<int32_t>& ids);
 Mat repeatKvHeads(const Mat& x, int64_t heads, int64_t kv_heads, int64_t dh);
 // RoPE in the rotate_half layout on the first 2·theta.size() dimensions of
 // each head of width head_dim (the rest pass unrotated: partial rotary), at
-// positions first_position, first_position + 1, …
+// positions first_position, first_position + 1, …, the angles m·θ_i in
+// float32 as transformers forms them (RopeAngle::Float32).
 void ropeHeads(Eigen::Ref<Mat> x, int64_t heads, int64_t head_dim, const std::vector<double>& theta,
                int64_t first_position);
 // Row `stacked` of groupWeights' S, unnormalised: e [count] = exp(s − max)

@@ -1,5 +1,7 @@
 #include "engine/model/qk_terms.h"
 
+#include "engine/attention_math.h"
+
 #include <cmath>
 #include <string>
 
@@ -112,12 +114,12 @@ Mat alibiBias(const ModelRun& run, int64_t layer, int64_t head) {
 }
 
 Mat ropeAngles(const std::vector<double>& theta, int64_t positions) {
-  // angle(m, i) = m·θ_i mod 2π                                    [positions, d/2]
+  // angle(m, i) = m·θ_i mod 2π, m·θ_i as the model turns q and k by it  [positions, d/2]
   const double two_pi = 2.0 * std::acos(-1.0);
   Mat a(positions, static_cast<int64_t>(theta.size()));
   for (int64_t m = 0; m < positions; ++m)
     for (size_t i = 0; i < theta.size(); ++i)
-      a(m, static_cast<int64_t>(i)) = static_cast<float>(std::fmod(static_cast<double>(m) * theta[i], two_pi));
+      a(m, static_cast<int64_t>(i)) = static_cast<float>(std::fmod(ropeAngle(m, theta[i], RopeAngle::Float32), two_pi));
   return a;
 }
 

@@ -43,7 +43,8 @@ const std::vector<double>& layerRopeTheta(const ModelRun& run, int64_t layer);
 Mat softcapBend(const ModelRun& run, int64_t layer, int64_t head);
 Mat alibiBias(const ModelRun& run, int64_t layer, int64_t head);
 
-// The rotation angle of dimension pair i at position m, m·θ_i mod 2π, for
+// The rotation angle of dimension pair i at position m, m·θ_i mod 2π (m·θ_i
+// in float32, as the model forms it: RopeAngle::Float32), for
 // m = 0 … positions − 1: [positions, θ.size()].
 Mat ropeAngles(const std::vector<double>& theta, int64_t positions);
 

@@ -7,13 +7,14 @@
 //               q = a W_qᵀ (+ b_q), k = a W_kᵀ (+ b_k), v = a W_vᵀ (+ b_v)   [L, H·dh], [L, Hkv·dh] × 2
 //               q_h = RMSNorm(q_h) · w_qnorm,  k_g = RMSNorm(k_g) · w_knorm  per head, w [dh]
 //               q, k turned by RoPE at their positions (rotate_half layout)
-//               head_h = softmax(q_h k_gᵀ / √dh + causal) v_g,  g = h / (H / Hkv)
+//               head_h = softmax(q_h k_gᵀ / √dh + causal (+ window)) v_g,  g = h / (H / Hkv)
 //               x = x + Concat(head_1 … head_H) W_oᵀ (+ b_o)
 //               a = RMSNorm(x) · w_post
 //               x = x + (SiLU(a W_gateᵀ) ⊙ a W_upᵀ) W_downᵀ
 //   hidden = RMSNorm(x) · w_norm;  logits = hidden lm_headᵀ (tied: embed_tokens)
-// The biases (q, k, v and o) exist when attention_bias is set. Sliding-window
-// layers (use_sliding_window, or "sliding_attention" in layer_types) are refused.
+// The biases (q, k, v and o) exist when attention_bias is set. With
+// use_sliding_window, the layers from max_window_layers on (or those
+// layer_types names "sliding_attention") keep keys j with i − j < sliding_window.
 #include "engine/model/family.h"
 
 #include <cmath>
@@ -44,14 +45,7 @@ void qwen3Parse(const ConfigReader& r, ModelConfig& c) {
   c.tie_embeddings = r.flag("tie_word_embeddings", false);
   c.qkv_bias = r.flag("attention_bias", false);
   c.qk_norm = true;
-  // sliding_window and max_window_layers only act with use_sliding_window
-  // (Qwen3Config sets sliding_window to None otherwise).
-  if (r.flag("use_sliding_window", false))
-    r.fail("use_sliding_window", "is true, which is not supported for Qwen3 (expected false)");
-  r.read.insert({"sliding_window", "max_window_layers"});
-  for (const std::string& t : readLayerTypes(r, c.layers, [](int64_t) { return std::string("full_attention"); }))
-    if (t != "full_attention")
-      r.fail("layer_types", "has \"" + t + "\", which is not supported for Qwen3 (expected only \"full_attention\")");
+  readQwenWindows(r, c, c.label);
   char eps[32];
   std::snprintf(eps, sizeof eps, "%g", c.rms_eps);
   c.blocks = std::string("RMSNorm (ε ") + eps + ") / QK-norm per head / SwiGLU" +
@@ -108,7 +102,6 @@ void qwen3Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
   const int64_t H = c.heads, Hkv = c.kv_heads, dh = c.head_dim;
   const size_t layers = static_cast<size_t>(c.layers);
   Mat x = embedRows(W.embed, run.ids);
-  const KeyRange keys{p0, T, true, 0};  // causal, query i at position p0 + i
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   run.q_unrotated.resize(layers), run.k_unrotated.resize(layers);
   run.q_prenorm.resize(layers), run.k_prenorm.resize(layers);
@@ -141,7 +134,8 @@ void qwen3Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
       run.v[li] = repeatKvHeads(v, H, Hkv, dh);
     }
     const auto [K, V] = keysWithCache(cache, l, k, v);
-    attentionLayer(q, *K, *V, keys, H, Hkv, scale, ctx, run, l, concat);
+    // Causal, query i at position p0 + i; on a sliding layer key j is kept while p0 + i − j < W.
+    attentionLayer(q, *K, *V, KeyRange{p0, T, true, c.windowOf(l)}, H, Hkv, scale, ctx, run, l, concat);
     if (run.keep_projections) run.q[li] = std::move(q);
     // x = x + Concat(head_1 … head_H) W_oᵀ (+ b_o)                  [L, d]
     linearT(concat, w.o_w, w.o_b, scratch, &run.flops, proj);
