@@ -138,7 +138,7 @@ TEST(LessonErrors, ABadLessonIsOneLineNamingTheFileAndTheStep) {
       {"disk_model", lesson(R"({"title": "t", "narration": "n", "scene": {"workspace": "model", "model": "/tmp/t5"}})"),
        "step 1: \"model\": a lesson reads the models the binary ships (\"shipped:NAME\"), got \"/tmp/t5\""},
       {"unknown_shipped", lesson(R"({"title": "t", "narration": "n", "scene": {"workspace": "model", "model": "shipped:gpt9"}})"),
-       "step 1: shipped:gpt9: no such shipped model (this build ships shipped:t5-toy, shipped:vit-shapes)"},
+       "step 1: shipped:gpt9: no such shipped model (this build ships shipped:default, shipped:t5-toy, shipped:vit-shapes)"},
   };
   for (const BadLesson& c : cases) {
     const TempDir dir;
@@ -199,7 +199,14 @@ TEST(LessonErrors, UnknownLessonAndStepOutOfRange) {
   const RunResult unknown = runAttnlab({"gui", "--lesson", "nope"}, env);
   EXPECT_EQ(unknown.status, 2);
   EXPECT_EQ(countLines(unknown.err), 1);
-  EXPECT_NE(unknown.err.find("--lesson: no lesson 'nope' (there are: "), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("lesson 'nope': no such lesson (there are: act, "), std::string::npos) << unknown.err;
+  // lesson export's NAME is no flag: the same line, naming no --lesson.
+  const RunResult exported = runAttnlab({"lesson", "export", "nope", "--out", (dir / "h.pdf").string()}, env);
+  EXPECT_EQ(exported.status, 2);
+  EXPECT_EQ(countLines(exported.err), 1) << exported.err;
+  EXPECT_EQ(exported.err.find("--lesson"), std::string::npos) << exported.err;
+  EXPECT_NE(exported.err.find("lesson 'nope': no such lesson (there are: act, "), std::string::npos) << exported.err;
+  EXPECT_FALSE(fs::exists(dir / "h.pdf"));
   const RunResult step = runAttnlab({"gui", "--lesson", "self-attention", "--step", "99"}, env);
   EXPECT_EQ(step.status, 2);
   EXPECT_NE(step.err.find("--step: lesson 'self-attention' has steps 0.."), std::string::npos) << step.err;

@@ -71,13 +71,14 @@ StepFigure computeStep(const LessonStep& step, LoadedModels& models) {
   if (scene.model_workspace) {
     auto& [model, files] = models[scene.model];
     if (!model) {
-      files = std::make_shared<const ModelFiles>(scene.model.empty() ? embeddedModelFiles() : modelFiles(scene.model));
+      files = std::make_shared<const ModelFiles>(modelFiles(scene.model.empty() ? kDefaultModelPath : scene.model));
       model = loadModel(*files);
     }
     ModelScene ms;
     ms.model = model;
     ms.files = files;
-    ms.text = scene.input.text.empty() ? d.model_text : scene.input.text;
+    ms.text = textOrExample(scene.input.text, scene.model);
+    ms.truncate = scene.truncate;
     setModelInputs(ms, scene.model, scene.target, scene.image);
     f.model_view = modelViewFromName(scene.view.empty() ? d.model_view : scene.view);
     f.selection = {scene.layer >= 0 ? scene.layer : d.layer, scene.head >= 0 ? scene.head : d.head, scene.query, scene.key,
@@ -89,7 +90,9 @@ StepFigure computeStep(const LessonStep& step, LoadedModels& models) {
     ms.pattern_variant = pattern.name;
     ms.pattern_params = resolveParams(pattern, scene.sets);
     f.model = std::make_unique<ModelOutput>(computeModelScene(ms, nullptr, {}));
-    if (f.model->too_long_tokens > 0) throw InputError("text: " + f.model->too_long_message);
+    if (f.model->too_long_tokens > 0)
+      throw InputError("\"text\": " + std::to_string(f.model->too_long_tokens) + " tokens, more than the " +
+                       std::to_string(f.model->too_long_limit) + " the model reads: shorten it, or cut it with \"truncate\": true");
     if (!f.model->error.empty()) throw InputError(f.model->error);
     return f;
   }

@@ -22,7 +22,7 @@ const std::vector<std::string>& sceneKeys() {
   static const std::vector<std::string> keys = {"workspace", "variant", "set",   "view",  "text",  "source_text",
                                                 "length",    "source_length", "dim", "heads", "seed",  "preset",
                                                 "pattern",   "layer",   "head",  "query", "key",   "stage",
-                                                "panel",     "model",   "target", "image"};
+                                                "panel",     "model",   "target", "image", "truncate"};
   return keys;
 }
 
@@ -69,6 +69,13 @@ std::string text(const json& j, const std::string& key) {
   return j.get<std::string>();
 }
 
+// A text the model or variant reads: empty is refused, as on the command line (leaving the key out is no text).
+std::string nonEmptyText(const json& j, const std::string& key, const std::string& when_left_out) {
+  std::string t = text(j, key);
+  if (t.empty()) throw InputError("\"" + key + "\": empty (leave it out, or null, for " + when_left_out + ")");
+  return t;
+}
+
 SceneOptions sceneOf(const json& s) {
   SceneOptions o;
   for (auto it = s.begin(); it != s.end(); ++it) {
@@ -94,8 +101,8 @@ SceneOptions sceneOf(const json& s) {
     o.input_given = o.input_given || has;
     return has;
   };
-  if (given("text")) in.text = text(s["text"], "text");
-  if (given("source_text")) in.source_text = text(s["source_text"], "source_text");
+  if (given("text")) in.text = nonEmptyText(s["text"], "text", "the default text");
+  if (given("source_text")) in.source_text = nonEmptyText(s["source_text"], "source_text", "the default source");
   if (given("length")) in.length = integer(s["length"], "length", 1, 4096);
   if (given("source_length")) in.source_length = integer(s["source_length"], "source_length", 1, 4096);
   if (given("dim")) in.dim = integer(s["dim"], "dim", 1, 1024);
@@ -115,7 +122,11 @@ SceneOptions sceneOf(const json& s) {
     if (o.model.rfind(kShippedPrefix, 0) != 0)
       throw InputError("\"model\": a lesson reads the models the binary ships (\"shipped:NAME\"), got \"" + o.model + "\"");
   }
-  if (s.contains("target")) o.target = text(s["target"], "target");
+  if (s.contains("target")) o.target = nonEmptyText(s["target"], "target", "the model's own translation");
+  if (s.contains("truncate")) {
+    if (!s["truncate"].is_boolean()) throw InputError("\"truncate\": expected true or false, got " + shown(s["truncate"]));
+    o.truncate = s["truncate"].get<bool>();
+  }
   if (s.contains("image")) o.image = text(s["image"], "image");
   validateScene(o);
   return o;
