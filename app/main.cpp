@@ -5,6 +5,7 @@
 #include "app/bench/bench.h"
 #include "app/cli/cli.h"
 #include "app/gui/gui.h"
+#include "app/model/embedded_model.h"
 #include "app/model/model_scene.h"
 #include "engine/error.h"
 
@@ -57,9 +58,11 @@ int main(int argc, char** argv) {
                       "model, heads, table; ViTs: picture, model, rollout, distance); heatmap, heads, lines, "
                       "extras, family, image, compare (variants)");
   gui_cmd->add_option("--model", gui.scene.model,
-                      "Open a model: a Hugging Face folder or its .safetensors file, or shipped:NAME (shipped:t5-toy, "
-                      "shipped:vit-shapes)");
-  gui_cmd->add_option("--target", gui.scene.target, "Encoder–decoder models: the decoder's text (default: the model's own translation)");
+                      "Open a model: a Hugging Face folder or its .safetensors file, or shipped:NAME (shipped:default, "
+                      "shipped:t5-toy, shipped:vit-shapes)");
+  gui_cmd->add_option("--target", gui.scene.target, "Encoder–decoder models: the decoder's text (default: the model's own translation)")
+      ->check(nonEmptyText("the model's own translation"));
+  addTruncateFlag(*gui_cmd, gui.scene.truncate);
   gui_cmd->add_option("--image", gui.scene.image, "Vision models: the picture (default: a shipped model's first example)");
   gui_cmd->add_option("--pattern", gui.scene.pattern, "Pattern view: the variant applied to the focused head (its --set values)");
   gui_cmd->add_option("--layer", gui.scene.layer, "Model workspace: the focused layer");
@@ -103,7 +106,9 @@ int main(int argc, char** argv) {
   RenderOptions render;
   CLI::App* render_cmd = app.add_subcommand("render", "Draw a view to PNG, SVG or PDF (no display needed)");
   render_cmd->add_option("name", render.variant, "Variant name (not with --model / --default-model)");
-  render_cmd->add_option("--model", render.model, "Render a model's view: a Hugging Face folder or .safetensors file");
+  render_cmd->add_option("--model", render.model,
+                         "Render a model's view: a Hugging Face folder or .safetensors file, or shipped:NAME (shipped:default, "
+                         "shipped:t5-toy, shipped:vit-shapes)");
   render_cmd->add_flag("--default-model", render.default_model, "Render a view of the embedded default model");
   render_cmd->add_option("--layer", render.layer, "Model views: the layer (rollout: up to it)")->capture_default_str();
   render_cmd->add_option("--key", render.key, "Model qk view: the key token (default: the query's strongest key)");
@@ -113,8 +118,10 @@ int main(int argc, char** argv) {
                          "(sink, previous-token, induction, entropy, distance)")
       ->capture_default_str();
   render_cmd->add_option("--target", render.target,
-                         "Encoder–decoder models (T5, BART): the decoder's text; views maps (default), lines, cross, "
-                         "encoder, decoder, table");
+                         "Encoder–decoder models (T5, BART): the decoder's text (default: the model's own translation); "
+                         "views maps (default), lines, cross, encoder, decoder, table")
+      ->check(nonEmptyText("the model's own translation"));
+  addTruncateFlag(*render_cmd, render.truncate);
   render_cmd->add_option("--image", render.image,
                          "Vision models (ViT): the picture; views picture (default: --layer, --query 0 [CLS] or 1 + "
                          "patch), rollout, distance, model");
@@ -149,7 +156,9 @@ int main(int argc, char** argv) {
   CLI::App* model_cmd = app.add_subcommand(
       "model", "Real checkpoints (see 'attnlab model families'): describe one, run it on text, or generate");
   model_cmd->require_subcommand(1);
-  std::string model_path;
+  std::string model_path = kDefaultModelPath;
+  const std::string path_help = "Model folder, a .safetensors file beside config.json, or shipped:NAME (default: shipped:default, "
+                                "the embedded model)";
   bool model_json = false;
   bool families_markdown = false;
   CLI::App* model_families_cmd =
@@ -157,14 +166,16 @@ int main(int argc, char** argv) {
   model_families_cmd->add_flag("--json", model_json, "Machine-readable listing");
   model_families_cmd->add_flag("--markdown", families_markdown, "As the README's table");
   CLI::App* model_info_cmd = model_cmd->add_subcommand("info", "Print the model's summary and tensor table");
-  model_info_cmd->add_option("path", model_path, "Model folder, or a .safetensors file beside config.json")->required();
+  model_info_cmd->add_option("path", model_path, path_help);
   model_info_cmd->add_flag("--json", model_json, "Machine-readable summary");
   ModelRunCliOptions model_run;
   CLI::App* model_run_cmd = model_cmd->add_subcommand(
       "run", "Run the model on text; write tokens.json, attention.npy, attention_pooled.npy, attention_pooled_max.npy, "
              "heads.json, hidden.npy and meta.json");
-  model_run_cmd->add_option("path", model_run.path, "Model folder, or a .safetensors file beside config.json")->required();
-  CLI::Option* run_text = model_run_cmd->add_option("--text", model_run.text, "Text to tokenize and run");
+  model_run_cmd->add_option("path", model_run.path, path_help);
+  CLI::Option* run_text =
+      model_run_cmd->add_option("--text", model_run.text, "Text to tokenize and run (default: the text the model opens on)")
+          ->check(nonEmptyText("the text the model opens on"));
   model_run_cmd->add_option("--text-file", model_run.text_file, "Read the text from this file (UTF-8)")->excludes(run_text);
   model_run_cmd->add_option("--maps", model_run.maps,
                             "Maps to write: all (attention.npy [layers, heads, L, L], written as it is computed), "
@@ -172,13 +183,14 @@ int main(int argc, char** argv) {
                             "(all when they fit in memory, else pooled)")
       ->capture_default_str();
   model_run_cmd->add_option("--out", model_run.out_dir, "Output folder")->required();
-  model_run_cmd->add_flag("--truncate", model_run.truncate, "Cut text longer than the model's positions");
+  addTruncateFlag(*model_run_cmd, model_run.truncate);
   model_run_cmd->add_option("--top-k", model_run.top_k, "Predictions per position (models with an LM head)")
       ->capture_default_str();
   model_run_cmd->add_option("--target", model_run.target,
                             "Encoder–decoder models (T5, BART): the decoder's text, read after decoder_start_token_id "
-                            "(teacher forcing); writes encoder_attention.npy, decoder_attention.npy, "
-                            "cross_attention.npy, encoder_hidden.npy and decoder_hidden.npy");
+                            "(teacher forcing; default: the model's own greedy translation); writes encoder_attention.npy, "
+                            "decoder_attention.npy, cross_attention.npy, encoder_hidden.npy and decoder_hidden.npy")
+      ->check(nonEmptyText("the model's own translation"));
   CLI::Option* run_image = model_run_cmd->add_option(
       "--image", model_run.image,
       "Vision models (ViT): a PNG or JPEG picture, resized, rescaled and normalised as the folder's "
@@ -194,9 +206,11 @@ int main(int argc, char** argv) {
       "generate", "Generate text with a KV cache; write tokens.json, each new token's attention (attention.npy "
                   "[steps, layers, heads, L_max] with lengths.npy), prompt_attention.npy and meta.json");
   model_gen_cmd->add_option("path", model_gen.path,
-                            "Model folder (a causal family with an LM head, or an encoder–decoder: T5, BART)")
-      ->required();
-  model_gen_cmd->add_option("--text", model_gen.text, "The prompt (encoder–decoder: the source)")->required();
+                            "Model folder (a causal family with an LM head, or an encoder–decoder: T5, BART), or "
+                            "shipped:NAME (default: shipped:default, the embedded model)");
+  model_gen_cmd->add_option("--text", model_gen.text,
+                            "The prompt (encoder–decoder: the source; default: the text the model opens on)")
+      ->check(nonEmptyText("the text the model opens on"));
   model_gen_cmd->add_option("--out", model_gen.out_dir, "Output folder")->required();
   model_gen_cmd->add_option("--max-new", model_gen.max_new, "New tokens to generate")->capture_default_str();
   CLI::Option* greedy = model_gen_cmd->add_flag("--greedy", model_gen.greedy, "Take the most probable token (the default)");

@@ -45,6 +45,8 @@ Outputs:
   assets/trained/t5-toy/tokenizer.json     T5's layout: Unigram, one piece "▁word" per
       word scored log(frequency), <pad> 0, </s> 1, <unk> 2; WhitespaceSplit +
       Metaspace; the template "$A </s>"
+  assets/trained/t5-toy/examples/text.txt  the source the model opens on where no text is
+      given (EXAMPLE_TEXT: both reorderings, held out from training)
   tests/data/t5_toy_expected.json          EXAMPLES' greedy translations (text and ids);
       for the first, the teacher-forced cross-attention of the last decoder
       layer [heads, T, S] and the encoder output after its final norm [S, d_model]
@@ -98,6 +100,7 @@ EXAMPLES = [
     "the dog runs",
     "a happy mouse slowly eats the white fish",
 ]
+EXAMPLE_TEXT = EXAMPLES[2]  # an adjective after its noun and an adverb after its verb
 
 
 # [SECTION] The task
@@ -554,6 +557,9 @@ def main():
     write_json(os.path.join(a.out, "generation_config.json"), {
         "decoder_start_token_id": PAD, "eos_token_id": EOS, "pad_token_id": PAD, "transformers_version": "4.46.3"})
     write_json(os.path.join(a.out, "tokenizer.json"), tokenizer_json(vocab))
+    os.makedirs(os.path.join(a.out, "examples"), exist_ok=True)
+    with open(os.path.join(a.out, "examples", "text.txt"), "w", encoding="utf-8") as f:
+        f.write(EXAMPLE_TEXT + "\n")
     # The state_dict has the tied embedding once, as shared.weight, as save_pretrained writes it.
     write_safetensors(os.path.join(a.out, "model.safetensors"), model.state_dict(), "F32")
     data = write_expected(model, vocab, a.expected)

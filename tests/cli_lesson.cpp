@@ -6,6 +6,7 @@
 #include "tests/test_support.h"
 
 #include <QImage>
+#include <QRectF>
 #include <nlohmann/json.hpp>
 
 #include <gtest/gtest.h>
@@ -138,7 +139,7 @@ TEST(LessonErrors, ABadLessonIsOneLineNamingTheFileAndTheStep) {
       {"disk_model", lesson(R"({"title": "t", "narration": "n", "scene": {"workspace": "model", "model": "/tmp/t5"}})"),
        "step 1: \"model\": a lesson reads the models the binary ships (\"shipped:NAME\"), got \"/tmp/t5\""},
       {"unknown_shipped", lesson(R"({"title": "t", "narration": "n", "scene": {"workspace": "model", "model": "shipped:gpt9"}})"),
-       "step 1: shipped:gpt9: no such shipped model (this build ships shipped:t5-toy, shipped:vit-shapes)"},
+       "step 1: shipped:gpt9: no such shipped model (this build ships shipped:default, shipped:t5-toy, shipped:vit-shapes)"},
   };
   for (const BadLesson& c : cases) {
     const TempDir dir;
@@ -199,7 +200,14 @@ TEST(LessonErrors, UnknownLessonAndStepOutOfRange) {
   const RunResult unknown = runAttnlab({"gui", "--lesson", "nope"}, env);
   EXPECT_EQ(unknown.status, 2);
   EXPECT_EQ(countLines(unknown.err), 1);
-  EXPECT_NE(unknown.err.find("--lesson: no lesson 'nope' (there are: "), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("lesson 'nope': no such lesson (there are: act, "), std::string::npos) << unknown.err;
+  // lesson export's NAME is no flag: the same line, naming no --lesson.
+  const RunResult exported = runAttnlab({"lesson", "export", "nope", "--out", (dir / "h.pdf").string()}, env);
+  EXPECT_EQ(exported.status, 2);
+  EXPECT_EQ(countLines(exported.err), 1) << exported.err;
+  EXPECT_EQ(exported.err.find("--lesson"), std::string::npos) << exported.err;
+  EXPECT_NE(exported.err.find("lesson 'nope': no such lesson (there are: act, "), std::string::npos) << exported.err;
+  EXPECT_FALSE(fs::exists(dir / "h.pdf"));
   const RunResult step = runAttnlab({"gui", "--lesson", "self-attention", "--step", "99"}, env);
   EXPECT_EQ(step.status, 2);
   EXPECT_NE(step.err.find("--step: lesson 'self-attention' has steps 0.."), std::string::npos) << step.err;
@@ -231,8 +239,40 @@ TEST(LessonList, AUserLessonReplacesTheShippedOneOfItsName) {
   EXPECT_TRUE(found);
 }
 
+// Sentences that ask the reader to act on the window: a control named, or an
+// imperative that changes the scene. On paper they mean nothing.
+const std::regex kWindowWords(R"(\b(click|double-click|hover|drag|scroll|press)\w*|\bsliders?\b|\bside panel|\bmenus?\b|)"
+                              R"(\bbuttons?\b|\b(source|text|target) box\b)",
+                              std::regex::icase);
+bool asksToActOnTheWindow(const std::string& sentence) {
+  static const std::regex imperative(R"(^\s*(Click|Hover|Drag|Scroll|Press|Move|Type|Toggle|Switch|Open|Select|Pick|Choose|)"
+                                     R"(Sort|Play|Step|Set|Change|Raise|Lower|Turn|Replace|Give|Edit)\b)");
+  return std::regex_search(sentence, kWindowWords) || std::regex_search(sentence, imperative);
+}
+
+// What a handout prints of a step's narration: its "paper" text, else the
+// sentences of its narration that do not ask the reader to act on the window.
+std::string paperText(const json& step) {
+  if (step.contains("paper")) return step.at("paper");
+  const std::string n = step.at("narration");
+  const std::regex end(R"([.!?](\s+|$))");
+  std::string kept;
+  size_t start = 0;
+  for (auto it = std::sregex_iterator(n.begin(), n.end(), end); it != std::sregex_iterator(); ++it) {
+    const size_t stop = static_cast<size_t>(it->position() + it->length());
+    const unsigned char next = stop < n.size() ? static_cast<unsigned char>(n[stop]) : 'A';
+    if (!std::isupper(next) && next != '\'' && next != '"' && next != '(' && next != 0xE2 /* ‘ “ */) continue;
+    const std::string sentence = n.substr(start, stop - start);
+    if (!asksToActOnTheWindow(sentence)) kept += sentence;
+    start = stop;
+  }
+  if (start < n.size() && !asksToActOnTheWindow(n.substr(start))) kept += n.substr(start);
+  return kept;
+}
+
 // The handout of every shipped lesson: one page per step, each with its
-// narration, every word on its page and none cut short.
+// narration as paper prints it, every word on its page and none cut short,
+// and nothing that asks the reader to act on a window the page does not have.
 TEST(LessonHandout, OnePagePerStepWithItsNarration) {
   for (const std::string& name : shippedLessonNames()) {
     const TempDir dir;
@@ -250,18 +290,115 @@ TEST(LessonHandout, OnePagePerStepWithItsNarration) {
     for (size_t i = 0; i < steps.size(); ++i) {
       const std::string page = std::to_string(i + 1);
       const std::string text = squeeze(runProgram(kPdfToText, {"-f", page, "-l", page, pdf, "-"}).out);
-      const std::string narration = squeeze(steps[i].at("narration"));
+      const std::string narration = squeeze(paperText(steps[i]));
+      ASSERT_FALSE(narration.empty()) << name << " page " << page;
       // The narration's start and end on its own page.
       EXPECT_NE(text.find(narration.substr(0, 20)), std::string::npos) << name << " page " << page << ": " << text;
       EXPECT_NE(text.find(narration.substr(narration.size() - std::min<size_t>(narration.size(), 20))), std::string::npos)
           << name << " page " << page << ": " << text;
       EXPECT_NE(text.find(squeeze(steps[i].at("title"))), std::string::npos) << name << " page " << page;
     }
+    const std::string text = runProgram(kPdfToText, {pdf, "-"}).out;
+    std::smatch window;
+    EXPECT_FALSE(std::regex_search(text, window, kWindowWords)) << name << ": '" << window.str() << "' on paper";
     int words = 0;
     const std::vector<std::string> problems = pdfTextProblems(pdf, words);
     EXPECT_GT(words, 50) << name;
     for (const std::string& p : problems) ADD_FAILURE() << name << ": " << p;
   }
+}
+
+// A step's "paper" is what its page prints; without it, the narration less its window instructions;
+// a narration made only of them needs one.
+TEST(LessonHandout, PaperStandsInForTheNarration) {
+  const TempDir dir;
+  const std::string scene = R"("scene": {"variant": "dot", "text": "a b c"})";
+  const std::vector<std::string> env = userLessons(
+      dir, {{"paper.json", R"({"title": "P", "steps": [{"title": "t", "narration": "Rows are queries. Click a cell to pin it.", )" + scene +
+                               R"(, "prompt": "Set the scale to 2 and predict the rows."},
+                 {"title": "u", "narration": "Hover a token. Drag the slider.", "paper": "Each query reads its keys."}]})"},
+            {"window.json", R"({"title": "W", "steps": [{"title": "t", "narration": "Hover a token. Drag the slider.", )" + scene + "}]}"}});
+  const std::string pdf = (dir / "p.pdf").string();
+  const RunResult r = runAttnlab({"lesson", "export", "paper", "--out", pdf}, env);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string one = runProgram(kPdfToText, {"-f", "1", "-l", "1", pdf, "-"}).out, two = runProgram(kPdfToText, {"-f", "2", "-l", "2", pdf, "-"}).out;
+  EXPECT_NE(one.find("Rows are queries."), std::string::npos) << one;
+  EXPECT_EQ(one.find("Click"), std::string::npos) << one;
+  EXPECT_EQ(one.find("Try it"), std::string::npos) << "a prompt that acts on the window is left out: " << one;
+  EXPECT_NE(two.find("Each query reads its keys."), std::string::npos) << two;
+  EXPECT_EQ(two.find("Hover"), std::string::npos) << two;
+  const RunResult w = runAttnlab({"lesson", "export", "window", "--out", (dir / "w.pdf").string()}, env);
+  EXPECT_EQ(w.status, 2);
+  EXPECT_EQ(countLines(w.err), 1) << w.err;
+  EXPECT_NE(w.err.find("step 1: \"narration\": every sentence acts on the window; give the handout's text as \"paper\""),
+            std::string::npos)
+      << w.err;
+  EXPECT_FALSE(fs::exists(dir / "w.pdf"));
+}
+
+// A block of words on a PDF page (pdftotext -bbox-layout), in points.
+struct TextBox {
+  double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  int words = 0;
+};
+std::vector<TextBox> textBlocks(const std::string& pdf, int page, double& width, double& height) {
+  const std::string n = std::to_string(page);
+  const std::string xml = runProgram(kPdfToText, {"-f", n, "-l", n, "-bbox-layout", pdf, "-"}).out;
+  std::smatch m;
+  if (std::regex_search(xml, m, std::regex(R"re(<page width="([\d.]+)" height="([\d.]+)")re"))) {
+    width = std::stod(m[1]);
+    height = std::stod(m[2]);
+  }
+  std::vector<TextBox> out;
+  const std::regex block(R"re(<block xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([\s\S]*?)</block>)re");
+  for (auto it = std::sregex_iterator(xml.begin(), xml.end(), block); it != std::sregex_iterator(); ++it) {
+    const std::string body = (*it)[5];
+    int words = 0;
+    for (size_t at = body.find("<word"); at != std::string::npos; at = body.find("<word", at + 1)) ++words;
+    out.push_back({std::stod((*it)[1]), std::stod((*it)[2]), std::stod((*it)[3]), std::stod((*it)[4]), words});
+  }
+  return out;
+}
+
+// The handout the issue looked at, measured: its figures fill at least 70 %
+// of the room the heading and the text leave (the text under the figure or
+// in a column beside it), and its head table prints at 8 pt or more.
+TEST(LessonHandout, FiguresFillTheirRoomAndTablesPrintAtEightPoints) {
+  const TempDir dir;
+  const std::string pdf = (dir / "h.pdf").string();
+  const RunResult r = runAttnlab({"lesson", "export", "induction-heads", "--out", pdf}, userLessons(dir, {}));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const size_t pages = readJson(lessonDir() / "induction-heads.json").at("steps").size();
+  for (size_t page = 1; page <= pages; ++page) {
+    double w = 0, h = 0;
+    const std::vector<TextBox> blocks = textBlocks(pdf, static_cast<int>(page), w, h);
+    ASSERT_GE(blocks.size(), 3u) << "page " << page;
+    // Heading, title, then the figure's words; the narration is the block of most words.
+    const double top = blocks[1].y1, margin = 36;
+    const TextBox narration = *std::max_element(blocks.begin(), blocks.end(),
+                                                [](const TextBox& a, const TextBox& b) { return a.words < b.words; });
+    const bool beside = narration.x0 > w / 3;
+    const QRectF room = beside ? QRectF(QPointF(margin, top), QPointF(narration.x0 - 4, h - margin))
+                               : QRectF(QPointF(margin, top), QPointF(w - margin, narration.y0 - 4));
+    const std::string n = std::to_string(page), stem = (dir / ("p" + n)).string();
+    ASSERT_EQ(runProgram("/usr/bin/pdftoppm", {"-r", "72", "-png", "-singlefile", "-f", n, "-l", n, pdf, stem}).status, 0);
+    const QImage img(QString::fromStdString(stem + ".png"));
+    ASSERT_FALSE(img.isNull());
+    QRect drawn;
+    for (int y = static_cast<int>(room.top()) + 2; y < static_cast<int>(room.bottom()); ++y)
+      for (int x = static_cast<int>(room.left()) - 2; x < static_cast<int>(room.right()); ++x)
+        if (qGray(img.pixel(x, y)) < 245) drawn |= QRect(x, y, 1, 1);
+    const double fill = drawn.width() * static_cast<double>(drawn.height()) / (room.width() * room.height());
+    EXPECT_GE(fill, 0.7) << "page " << page << ": the figure takes " << drawn.width() << "x" << drawn.height() << " of a room of "
+                         << room.width() << "x" << room.height();
+  }
+  // Page 3 is the head table: every number in it is set at 8 pt or more (DejaVu's box is 1.16 times its size).
+  const std::string table = runProgram(kPdfToText, {"-f", "3", "-l", "3", "-bbox", pdf, "-"}).out;
+  const std::regex number(R"re(<word xMin="[\d.]+" yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">\d+\.\d{3}</word>)re");
+  int numbers = 0;
+  for (auto it = std::sregex_iterator(table.begin(), table.end(), number); it != std::sregex_iterator(); ++it, ++numbers)
+    EXPECT_GE(std::stod((*it)[2]) - std::stod((*it)[1]), 8 * 1.16 * 0.95) << it->str();
+  EXPECT_GE(numbers, 8 * 5) << "the table's scores: " << table;
 }
 
 // The step's marks are on its handout page, as on screen: the same scene

@@ -81,8 +81,8 @@ TEST(CliSagan, PngDecidesTheImageAndRendersAsImageView) {
   EXPECT_GT(maps, 0) << "no map titled 'query k (row, column): max weight w' in " << text;
 }
 
-void expectUsageError(const std::vector<std::string>& args, const std::vector<std::string>& needles,
-                      const TempDir& t) {
+// Named apart from cli_memory.cpp's expectUsageError: a unity batch may hold both files.
+void expectRefusedNamingAll(const std::vector<std::string>& args, const std::vector<std::string>& needles, const TempDir& t) {
   const RunResult r = runAttnlab(args);
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_EQ(countLines(r.err), 1) << r.err;
@@ -94,8 +94,8 @@ TEST(CliSagan, BadImagesExitTwoNamingTheFile) {
   TempDir t;
   const std::string out = (t / "out").string();
   std::ofstream(t / "junk.png") << "not a picture at all";
-  expectUsageError({"compute", "sagan", "--set", "image=" + (t / "junk.png").string(), "--out", out},
-                   {"junk.png (image)", "expected a PNG or JPEG"}, t);
+  expectRefusedNamingAll({"compute", "sagan", "--set", "image=" + (t / "junk.png").string(), "--out", out},
+                         {"junk.png (image)", "expected a PNG or JPEG"}, t);
   // A real PNG cut short: the header reads, the pixels do not.
   QImage img(40, 40, QImage::Format_RGB32);
   for (int y = 0; y < 40; ++y)
@@ -103,16 +103,16 @@ TEST(CliSagan, BadImagesExitTwoNamingTheFile) {
   ASSERT_TRUE(img.save(QString::fromStdString((t / "whole.png").string())));
   const std::string bytes = slurp(t / "whole.png");
   std::ofstream(t / "cut.png", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
-  expectUsageError({"compute", "sagan", "--set", "image=" + (t / "cut.png").string(), "--out", out},
-                   {"cut.png (image)", "expected a PNG or JPEG"}, t);
+  expectRefusedNamingAll({"compute", "sagan", "--set", "image=" + (t / "cut.png").string(), "--out", out},
+                         {"cut.png (image)", "expected a PNG or JPEG"}, t);
   QImage big(200, 100, QImage::Format_RGB32);
   big.fill(Qt::gray);
   ASSERT_TRUE(big.save(QString::fromStdString((t / "big.png").string())));
-  expectUsageError({"compute", "sagan", "--set", "image=" + (t / "big.png").string(), "--out", out},
-                   {"big.png (image)", "200 × 100", "at most 16384"}, t);
+  expectRefusedNamingAll({"compute", "sagan", "--set", "image=" + (t / "big.png").string(), "--out", out},
+                         {"big.png (image)", "200 × 100", "at most 16384"}, t);
   writeNpy(t / "flat.npy", Array{{4, 8}, std::vector<float>(32, 0.5f)});
-  expectUsageError({"compute", "sagan", "--set", "x=" + (t / "flat.npy").string(), "--out", out},
-                   {"flat.npy (x)", "[C, H, W]"}, t);
+  expectRefusedNamingAll({"compute", "sagan", "--set", "x=" + (t / "flat.npy").string(), "--out", out},
+                         {"flat.npy (x)", "[C, H, W]"}, t);
 }
 
 }  // namespace

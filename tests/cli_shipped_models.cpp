@@ -39,7 +39,7 @@ TEST(ShippedModels, InfoNamesThemAndAnUnknownNameListsThem) {
   const RunResult bad = runAttnlab({"model", "info", "shipped:gpt9"});
   EXPECT_EQ(bad.status, 2);
   EXPECT_EQ(countLines(bad.err), 1) << bad.err;
-  EXPECT_NE(bad.err.find("shipped:gpt9: no such shipped model (this build ships shipped:t5-toy, shipped:vit-shapes)"),
+  EXPECT_NE(bad.err.find("shipped:gpt9: no such shipped model (this build ships shipped:default, shipped:t5-toy, shipped:vit-shapes)"),
             std::string::npos)
       << bad.err;
 }

@@ -2,6 +2,7 @@
 
 #include "app/bench/bench.h"
 #include "app/model/embedded_model.h"
+#include "app/model/seq2seq_scene.h"
 #include "app/export/figure_model.h"
 #include "app/export/figure_seq2seq.h"
 #include "app/export/figure_vision.h"
@@ -228,17 +229,19 @@ FigureOptions figureOptions(const RenderOptions& o) {
   return fig;
 }
 
-// `attnlab render --model PATH --text SOURCE --target TARGET --view V` of an encoder–decoder.
-int cmdRenderSeq2Seq(int argc, char** argv, const RenderOptions& o, const ModelFiles& files) {
+// `attnlab render --model PATH [--text SOURCE] [--target TARGET] --view V` of an encoder–decoder:
+// no source is the model's example, no target its own greedy translation (as the window shows it).
+int cmdRenderSeq2Seq(int argc, char** argv, const RenderOptions& o, const std::string& path, const ModelFiles& files) {
+  if (o.truncate) throw InputError("--truncate: not available for encoder–decoder models (shorten the source or the target)");
   const std::string view = o.view.empty() ? "maps" : o.view;
   FigureOptions fig = figureOptions(o);
   const std::shared_ptr<const Model> model = loadModel(files);
-  if (hasDecoder(*model) && !o.target)
-    throw InputError("--target: " + modelInfo(*model).config.label + " reads a source and a target: give the decoder's text");
-  if (o.input.text.empty()) throw InputError("--text: the source text for the encoder (empty)");
-  const Seq2SeqRun run = runSeq2Seq(*model, o.input.text, o.target.value_or(""), 0);
+  if (o.target && !hasDecoder(*model))
+    throw InputError("--target: " + modelInfo(*model).config.arch_name + " is an encoder alone (no decoder reads a target)");
+  const std::string source = textOrExample(o.input.text, path);
+  const Seq2SeqAnalysis a = analyseSeq2Seq(*model, source, o.target.value_or(""), !o.target);
   HeadlessQt qt(argc, argv);
-  const PreparedFigure f = prepareSeq2SeqFigure(*model, run, o.input.text, o.target.value_or(""), view, o.layer, o.head, fig);
+  const PreparedFigure f = prepareSeq2SeqFigure(*model, a.run, source, a.target, view, o.layer, o.head, fig);
   writeFigure(f, o.out);
   if (!o.describe.empty()) writeFileAtomic(o.describe, f.described->dump(2) + "\n");
   std::cout << "wrote " << o.out << " (" << view << " of " << modelShortName(*model) << ", " << f.options.width << "x"
@@ -247,14 +250,15 @@ int cmdRenderSeq2Seq(int argc, char** argv, const RenderOptions& o, const ModelF
 }
 
 // `attnlab render --model PATH --image FILE --view picture|rollout|distance|model` on a ViT.
-int cmdRenderVision(int argc, char** argv, const RenderOptions& o, const ModelFiles& files) {
+int cmdRenderVision(int argc, char** argv, const RenderOptions& o, const std::string& path, const ModelFiles& files) {
   if (o.target || !o.input.text.empty())
     throw InputError(std::string(o.target ? "--target" : "--text") + ": a vision model reads a picture (--image FILE), not text");
+  if (o.truncate) throw InputError("--truncate: not available for vision models (they read a picture)");
   const std::string view = o.view.empty() ? "picture" : o.view;
   const FigureOptions fig = figureOptions(o);
   const std::shared_ptr<const Model> model = loadModel(files);
   // No --image: a shipped model's first example picture.
-  const std::vector<std::string> examples = modelExamplePictures(o.model);
+  const std::vector<std::string> examples = modelExamplePictures(path);
   const bool example = o.image.empty() && !examples.empty();
   const VisionAnalysis a = analyseVision(*model, files, example ? examples.front() : o.image, example, "--image");
   HeadlessQt qt(argc, argv);
@@ -266,18 +270,17 @@ int cmdRenderVision(int argc, char** argv, const RenderOptions& o, const ModelFi
   return 0;
 }
 
-// `attnlab render --model PATH | --default-model --text T --view V`.
+// `attnlab render --model PATH | --default-model [--text T] --view V`.
 int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   if (!o.variant.empty()) throw InputError("render: give a variant NAME or --model / --default-model, not both");
   if (!o.model.empty() && o.default_model) throw InputError("render: give --model PATH or --default-model, not both");
-  if (!o.default_model) {
-    const ModelFiles files = modelFiles(o.model);
-    const std::optional<std::string> config = files.read_text("config.json");
-    const std::optional<ModelConfig> c =
-        config ? std::optional<ModelConfig>(parseConfig(*config, (fs::path(files.label) / "config.json").string())) : std::nullopt;
-    if (c && c->encoder_decoder) return cmdRenderSeq2Seq(argc, argv, o, files);
-    if (c && c->vision) return cmdRenderVision(argc, argv, o, files);
-  }
+  const std::string path = o.default_model ? kDefaultModelPath : o.model;
+  const ModelFiles files = modelFiles(path);
+  const std::optional<std::string> config = files.read_text("config.json");
+  const std::optional<ModelConfig> c =
+      config ? std::optional<ModelConfig>(parseConfig(*config, (fs::path(files.label) / "config.json").string())) : std::nullopt;
+  if (c && c->encoder_decoder) return cmdRenderSeq2Seq(argc, argv, o, path, files);
+  if (c && c->vision) return cmdRenderVision(argc, argv, o, path, files);
   if (o.target) throw InputError("--target: only encoder–decoder models (T5, BART) read a target");
   if (!o.image.empty()) throw InputError("--image: only vision models (ViT) read a picture");
   const ModelView view = modelViewFromName(o.view.empty() ? "model" : o.view);
@@ -285,8 +288,9 @@ int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   const VariantInfo* pattern = o.pattern.empty() ? defaultPatternVariant() : &variantOrThrow(o.pattern);
   if (view == ModelView::Pattern && pattern) pattern = &headPattern(pattern->name);
   ModelScene scene;
-  scene.model = loadModel(o.default_model ? embeddedModelFiles() : modelFiles(o.model));
-  scene.text = o.input.text.empty() ? defaultModelText() : o.input.text;
+  scene.model = loadModel(files);
+  scene.text = textOrExample(o.input.text, path);
+  scene.truncate = o.truncate;
   scene.pattern = view == ModelView::Pattern;
   scene.layer = o.layer;
   scene.head = o.head;
@@ -295,7 +299,7 @@ int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
     scene.pattern_params = resolveParams(*pattern, o.sets);
   }
   const ModelOutput out = computeModelScene(scene, nullptr, {});
-  if (out.too_long_tokens > 0) throw InputError("--text: " + out.too_long_message);
+  if (out.too_long_tokens > 0) throw InputError(out.too_long_message);
   HeadlessQt qt(argc, argv);
   ModelFigureSelection sel{o.layer, o.head, o.query, o.key};
   sel.measure = headMeasureFromName(o.summary, "--summary");
@@ -333,6 +337,7 @@ std::vector<Result> figureResults(const VariantInfo& info, const Inputs& inputs,
 
 int cmdRender(int argc, char** argv, const RenderOptions& o) {
   if (!o.model.empty() || o.default_model) return cmdRenderModel(argc, argv, o);
+  if (o.truncate) throw InputError("--truncate: cuts a model's text (--model PATH); a variant's text is never cut");
   if (o.variant.empty()) throw InputError("render: give a variant NAME (see 'attnlab list'), or --model PATH / --default-model");
   const VariantInfo& info = variantOrThrow(o.variant);
   const Params params = resolveParams(info, o.sets);

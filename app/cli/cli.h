@@ -3,6 +3,7 @@
 #pragma once
 
 #include "app/export/figure.h"
+#include "app/model/embedded_model.h"
 #include "app/shared/input_options.h"
 
 #include <QGuiApplication>
@@ -40,8 +41,9 @@ struct RenderOptions {
   bool dark = false;
   std::string describe;  // --describe FILE: what the view's layout holds, as JSON (describeLayout)
   // A model's view instead of a variant's (app/export/figure_model.h).
-  std::string model;           // folder or .safetensors
-  bool default_model = false;  // the embedded default model
+  std::string model;           // folder, .safetensors or shipped:NAME
+  bool default_model = false;  // the embedded default model (shipped:default)
+  bool truncate = false;       // cut a text longer than the model's positions
   int layer = 0;
   int64_t key = -1;
   std::string pattern;         // pattern view: the variant (default: the first that fits a head)
@@ -52,19 +54,21 @@ struct RenderOptions {
 
 // attnlab model info PATH / model run PATH --text TEXT --out DIR (app/cli/cli_model.cpp)
 struct ModelRunCliOptions {
-  std::string path, text, out_dir;
+  std::string path = kDefaultModelPath;
+  std::string text, out_dir;  // no text: the model's example (modelExampleText)
   bool truncate = false;
   int top_k = 5;
   std::string predict_at = "all";  // "all", "last" or positions "0,5,9": where the LM head runs
   std::string text_file;           // the text from a file instead of --text
   std::string maps = "auto";       // "auto", "all", "pooled", "none" or "L:H,…" (engine/model/maps.h)
-  std::optional<std::string> target;  // encoder–decoder models: the decoder's text (teacher forcing)
+  std::optional<std::string> target;  // encoder–decoder models: the decoder's text (teacher forcing); none: its own translation
   std::string image, pixels;          // vision models: a picture, or pixel values float32 [3, H, W]
 };
 
 // attnlab model generate PATH --text T --max-new N [--greedy | --top-k K --temperature τ --seed S] --out DIR
 struct ModelGenerateCliOptions {
-  std::string path, text, out_dir;
+  std::string path = kDefaultModelPath;
+  std::string text, out_dir;  // no text: the model's example (modelExampleText)
   int64_t max_new = 20;
   bool greedy = false;  // the default when --top-k is not given
   int top_k = 0;

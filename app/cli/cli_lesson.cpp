@@ -65,19 +65,19 @@ StepFigure computeStep(const LessonStep& step, LoadedModels& models) {
   const DefaultScene& d = defaultScene();
   StepFigure f;
   f.options.params.marks = step.highlights;
-  f.options.height = 0;     // as tall as the content
-  f.options.font_size = 8;  // points, as the paper sizes
+  f.options.font_size = 8;  // points, as the paper sizes; the page gives the size (writeHandout)
   f.options.title = "";     // the page titles the step
   if (scene.model_workspace) {
     auto& [model, files] = models[scene.model];
     if (!model) {
-      files = std::make_shared<const ModelFiles>(scene.model.empty() ? embeddedModelFiles() : modelFiles(scene.model));
+      files = std::make_shared<const ModelFiles>(modelFiles(scene.model.empty() ? kDefaultModelPath : scene.model));
       model = loadModel(*files);
     }
     ModelScene ms;
     ms.model = model;
     ms.files = files;
-    ms.text = scene.input.text.empty() ? d.model_text : scene.input.text;
+    ms.text = textOrExample(scene.input.text, scene.model);
+    ms.truncate = scene.truncate;
     setModelInputs(ms, scene.model, scene.target, scene.image);
     f.model_view = modelViewFromName(scene.view.empty() ? d.model_view : scene.view);
     f.selection = {scene.layer >= 0 ? scene.layer : d.layer, scene.head >= 0 ? scene.head : d.head, scene.query, scene.key,
@@ -89,7 +89,9 @@ StepFigure computeStep(const LessonStep& step, LoadedModels& models) {
     ms.pattern_variant = pattern.name;
     ms.pattern_params = resolveParams(pattern, scene.sets);
     f.model = std::make_unique<ModelOutput>(computeModelScene(ms, nullptr, {}));
-    if (f.model->too_long_tokens > 0) throw InputError("text: " + f.model->too_long_message);
+    if (f.model->too_long_tokens > 0)
+      throw InputError("\"text\": " + std::to_string(f.model->too_long_tokens) + " tokens, more than the " +
+                       std::to_string(f.model->too_long_limit) + " the model reads: shorten it, or cut it with \"truncate\": true");
     if (!f.model->error.empty()) throw InputError(f.model->error);
     return f;
   }
@@ -133,13 +135,14 @@ int cmdLessonExport(int argc, char** argv, const LessonExportOptions& o) {
     const LessonStep& step = lesson.steps[i];
     const StepFigure& f = figures[i];
     // Laid out once here, so a step the figure cannot show fails before anything is written.
-    auto prepare = [&f](int w) {
+    auto prepare = [&f](int w, int h) {
       FigureOptions o = f.options;
       o.width = w;
+      o.height = h;
       return f.model ? prepareModelFigure(*f.model, f.model_view, f.selection, o) : prepareFigure(f.results, o, f.comparison.get());
     };
     try {
-      prepare(width);
+      prepare(width, height);
     } catch (const InputError& e) {
       throw InputError(stepError(lesson, i, e.what()));
     }
@@ -147,9 +150,11 @@ int cmdLessonExport(int argc, char** argv, const LessonExportOptions& o) {
     page.figure = prepare;
     page.heading = lesson.title + "  \xC2\xB7  step " + std::to_string(i + 1) + " of " + std::to_string(lesson.steps.size());
     page.title = step.title;
-    page.narration = step.narration;
+    page.narration = paperNarration(step);
+    if (page.narration.empty())
+      throw InputError(stepError(lesson, i, "\"narration\": every sentence acts on the window; give the handout's text as \"paper\""));
     page.formula = step.formula;
-    page.prompt = step.prompt;
+    page.prompt = paperPrompt(step);
     pages.push_back(std::move(page));
   }
   writeHandout(pages, lesson.title, width, height, o.out);

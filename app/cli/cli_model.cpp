@@ -2,6 +2,7 @@
 #include "app/cli/cli.h"
 #include "app/cli/staged_dir.h"
 #include "app/model/embedded_model.h"
+#include "app/model/seq2seq_scene.h"
 #include "app/model/vision_scene.h"
 
 #include "engine/attention_math.h"
@@ -11,7 +12,6 @@
 #include "engine/model/head_metrics.h"
 #include "engine/model/maps.h"
 #include "engine/model/model.h"
-#include "engine/image.h"
 #include "engine/model/seq2seq.h"
 #include "engine/model/vision.h"
 #include "engine/npy.h"
@@ -192,18 +192,19 @@ nlohmann::json predictionsJson(const std::vector<Prediction>& top) {
   return r;
 }
 
-// model run PATH --text SOURCE --target TARGET on an encoder–decoder (T5, BART).
+// model run PATH --text SOURCE [--target TARGET] on an encoder–decoder (T5, BART).
 int cmdModelRunSeq2Seq(const ModelRunCliOptions& o, const ModelFiles& files, const std::string& text) {
   if (o.maps != "auto") throw InputError("--maps: an encoder–decoder run writes every map (leave --maps out)");
   if (o.predict_at != "all") throw InputError("--predict-at: an encoder–decoder run predicts after every target token (leave --predict-at out)");
   if (o.truncate) throw InputError("--truncate: not available for encoder–decoder models (shorten the source or the target)");
   const std::shared_ptr<const Model> model = loadModel(files);
   const ModelConfig& c = modelInfo(*model).config;
-  if (hasDecoder(*model) && !o.target)
-    throw InputError("--target: " + c.label + " reads a source and a target: give the decoder's text with --target "
-                     "(or let it write one: attnlab model generate PATH --text SOURCE)");
   StagedDir dir(o.out_dir);  // validates --out before the run
-  const Seq2SeqRun run = runSeq2Seq(*model, text, o.target.value_or(""), o.top_k);
+  // No --target: the teacher-forced pass over the model's own greedy translation, as the window and render show it.
+  const bool translate = hasDecoder(*model) && !o.target;
+  const Seq2SeqRun run = translate ? runSeq2SeqIds(*model, sourceIds(*model, text),
+                                                   generateSeq2Seq(*model, text, kTranslateTokens).run.target_ids, o.top_k)
+                                   : runSeq2Seq(*model, text, o.target.value_or(""), o.top_k);
   const int64_t S = static_cast<int64_t>(run.source_ids.size()), T = static_cast<int64_t>(run.target_ids.size());
   dir.write("tokens.json", jsonText(nlohmann::json{{"source_ids", run.source_ids},
                                                    {"source_tokens", run.source_tokens},
@@ -231,6 +232,7 @@ int cmdModelRunSeq2Seq(const ModelRunCliOptions& o, const ModelFiles& files, con
                          {"source_tokens", S},
                          {"target_tokens", T},
                          {"decoder_start_token_id", c.decoder_start},
+                         {"target", translate ? "the model's own greedy translation" : "given (--target)"},
                          {"flops", run.flops},
                          {"compute_seconds", run.compute_seconds},
                          {"cross_attention_layout", "cross_attention[layer, head, t, s]: target position t (row, "
@@ -256,16 +258,16 @@ int cmdModelRunSeq2Seq(const ModelRunCliOptions& o, const ModelFiles& files, con
 int cmdModelRunVision(const ModelRunCliOptions& o, const ModelFiles& files) {
   if (!o.text.empty() || !o.text_file.empty() || o.target)
     throw InputError(std::string(o.target ? "--target" : "--text") + ": a vision model reads a picture (--image FILE or --pixels FILE.npy), not text");
-  if (o.image.empty() && o.pixels.empty()) throw InputError("--image: a vision model reads a picture: give --image FILE.png or --pixels FILE.npy");
+  // No picture: a shipped model's first example.
+  const std::vector<std::string> examples = modelExamplePictures(o.path);
+  if (o.image.empty() && o.pixels.empty() && examples.empty())
+    throw InputError("--image: a vision model reads a picture: give --image FILE.png or --pixels FILE.npy");
   if (o.maps != "auto" || o.predict_at != "all" || o.truncate)
     throw InputError(std::string(o.maps != "auto" ? "--maps" : o.predict_at != "all" ? "--predict-at" : "--truncate") +
                      ": not available for vision models (every map is written)");
-  Array pixels;
-  if (!o.image.empty()) {
-    pixels = preprocessImage(readImageRgb(o.image, "--image", kMaxPicturePixels), readPreprocessing(files, "--image"));
-  } else {
-    pixels = readNpy(o.pixels, "--pixels");
-  }
+  const Array pixels = !o.pixels.empty() ? readNpy(o.pixels, "--pixels")
+                                         : preparedPicture(files, o.image.empty() ? examples.front() : o.image,
+                                                           o.image.empty(), "--image");
   const std::shared_ptr<const Model> model = loadModel(files);
   const ModelConfig& c = modelInfo(*model).config;
   StagedDir dir(o.out_dir);  // validates --out before the run
@@ -323,7 +325,7 @@ int cmdModelRun(const ModelRunCliOptions& o) {
   if (!o.image.empty() || !o.pixels.empty())
     throw InputError(std::string(o.image.empty() ? "--pixels" : "--image") + ": " +
                      (config ? config->arch_name : std::string("this model")) + " reads text, not pictures (--image needs a ViT)");
-  const std::string text = o.text_file.empty() ? o.text : readWholeFile(o.text_file, "--text-file");
+  const std::string text = o.text_file.empty() ? textOrExample(o.text, o.path) : readWholeFile(o.text_file, "--text-file");
   if (const std::optional<ModelConfig>& c = config) {
     if (c->encoder_decoder) return cmdModelRunSeq2Seq(o, files, text);
     if (o.target)
@@ -442,7 +444,7 @@ int cmdModelGenerateSeq2Seq(const ModelGenerateCliOptions& o, const ModelFiles& 
   const std::shared_ptr<const Model> model = loadModel(files);
   const ModelConfig& c = modelInfo(*model).config;
   StagedDir dir(o.out_dir);  // validates --out before the run
-  const Seq2SeqGeneration g = generateSeq2Seq(*model, o.text, o.max_new);
+  const Seq2SeqGeneration g = generateSeq2Seq(*model, textOrExample(o.text, o.path), o.max_new);
   const Seq2SeqRun& r = g.run;
   const int64_t S = static_cast<int64_t>(r.source_ids.size()), steps = static_cast<int64_t>(g.tokens.size());
   nlohmann::json ids = nlohmann::json::array(), tokens = nlohmann::json::array(), probs = nlohmann::json::array();
@@ -497,7 +499,7 @@ int cmdModelGenerate(const ModelGenerateCliOptions& o) {
   if (const std::optional<ModelConfig> c = configOf(files); c && c->encoder_decoder) return cmdModelGenerateSeq2Seq(o, files);
   const std::shared_ptr<const Model> model = loadModel(files);
   StagedDir dir(o.out_dir);  // validates --out before the run
-  const Generation g = generate(*model, o.text,
+  const Generation g = generate(*model, textOrExample(o.text, o.path),
                                 {.max_new = o.max_new, .top_k = o.greedy ? 0 : o.top_k, .temperature = o.temperature,
                                  .seed = o.seed, .truncate = o.truncate});
   const ModelRun& p = g.prompt;

@@ -53,38 +53,45 @@ void paintPage(QPainter& p, const HandoutPage& page, int width, int height) {
   const double title_h = wrappedHeight(title_font, w, qstr(page.title));
   p.drawText(QRectF(kMargin, y, w, title_h), Qt::TextWordWrap | Qt::TextDontClip, qstr(page.title));
   y += title_h + 8;
-  // The text takes what it needs, up to 45 % of the page; smaller type when it would take more.
-  TextBlock t = measureText(page, w, 11);
-  while (t.height() > (height - 2 * kMargin) * 0.45 && t.px > 7) t = measureText(page, w, t.px - 0.5);
-  const double bottom = height - kMargin - t.height();
-  // The figure in the room between. A layout narrower than the page is tried
-  // while the figure is too tall (a heatmap's height follows its width; a
-  // stack of panels' does not), and the one drawn largest is kept: its text
-  // is set at one size, so the largest scale reads best. Scaled down, centred.
-  const double room_h = std::max(10.0, bottom - y - t.gap);
-  auto scaleOf = [&](const PreparedFigure& g) { return std::min({1.0, w / g.options.width, room_h / g.options.height}); };
-  PreparedFigure f = page.figure(static_cast<int>(w));
-  PreparedFigure candidate = f;
-  for (int i = 0; i < 3 && candidate.options.height > room_h; ++i) {
-    const int narrower = static_cast<int>(candidate.options.width * std::max(0.3, room_h / candidate.options.height));
-    if (narrower < 160) break;
-    candidate = page.figure(narrower);
-    if (scaleOf(candidate) > scaleOf(f) * 1.05) f = candidate;  // clearly larger, else keep the wider
-  }
-  const double scale = scaleOf(f);
-  const double fx = kMargin + (w - f.options.width * scale) * 0.5;
+  // Two arrangements: the text under the figure, across the page, or beside
+  // it in a column (a square map on a landscape page). The text takes what
+  // it needs, set smaller when it would take more than its share (not under
+  // 8 pt). The figure fills the room the text leaves, laid out at that size:
+  // a grid, a table or a stack of panels spreads over it as over a window,
+  // and its type keeps the size the figure sets it at. The arrangement whose
+  // room shows the figure's content larger is drawn.
+  const double room_h = height - kMargin - y;
+  auto fitted = [&](double text_w, double share) {
+    TextBlock t = measureText(page, text_w, 11);
+    while (t.height() > room_h * share && t.px > 8) t = measureText(page, text_w, t.px - 0.5);
+    return t;
+  };
+  // The area the content would take in a room: as large as its shape at that width allows.
+  auto shown = [&](double room_w, double room_height) {
+    const double aspect = page.figure(static_cast<int>(room_w), 0).options.height / room_w;
+    const double fig_w = std::min(room_w, room_height / aspect);
+    return fig_w * fig_w * aspect;
+  };
+  const TextBlock under = fitted(w, 0.35);
+  const double under_h = std::max(64.0, room_h - under.height() - under.gap);
+  const double column = std::max(200.0, w * 0.3), side_w = w - column - 2 * under.gap;
+  const TextBlock side = fitted(column, 1.0);
+  const bool beside = side_w >= 200 && side.height() <= room_h && shown(side_w, room_h) > 1.15 * shown(w, under_h);
+  const TextBlock& t = beside ? side : under;
+  const double fig_w = beside ? side_w : w, fig_h = beside ? room_h : under_h;
+  const PreparedFigure f = page.figure(static_cast<int>(fig_w), static_cast<int>(fig_h));
   p.save();
-  p.translate(fx, y);
-  p.scale(scale, scale);
+  p.translate(kMargin, y);
   f.paint(p, 2.0);
   p.restore();
-  // Narration, formula, prompt.
-  double ty = bottom + t.gap;
-  ty += drawFormula(p, QRectF(kMargin, ty, w, t.narration), qstr(page.narration), figureFont(t.px), text) + t.gap;
-  ty += drawFormula(p, QRectF(kMargin, ty, w, t.formula), qstr(page.formula), figureFont(t.px * 1.1), QColor(25, 75, 160));
+  // Narration, formula, prompt: under the figure, or at the top of the column beside it.
+  const double tx = beside ? kMargin + w - column : kMargin, tw = beside ? column : w;
+  double ty = beside ? y : height - kMargin - t.height() + t.gap;
+  ty += drawFormula(p, QRectF(tx, ty, tw, t.narration), qstr(page.narration), figureFont(t.px), text) + t.gap;
+  ty += drawFormula(p, QRectF(tx, ty, tw, t.formula), qstr(page.formula), figureFont(t.px * 1.1), QColor(25, 75, 160));
   if (!page.prompt.empty()) {
     ty += t.gap;
-    drawFormula(p, QRectF(kMargin, ty, w, t.prompt), qstr("Try it: " + page.prompt), figureFont(t.px * 0.95, true), accent);
+    drawFormula(p, QRectF(tx, ty, tw, t.prompt), qstr("Try it: " + page.prompt), figureFont(t.px * 0.95, true), accent);
   }
 }
 

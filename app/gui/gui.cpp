@@ -107,7 +107,7 @@ class GuiApp {
   bool initWindow();
   void submitIfChanged();
   void submitModelIfChanged();
-  void submitLoad();
+  void submitLoad(bool truncate);  // cut the text (--truncate), or not
   void submitGenerate();
   void stopGenerating();
   void takePartialGeneration();
@@ -240,10 +240,10 @@ void GuiApp::submitIfChanged() {
   stopGenerating();
 }
 
-void GuiApp::submitLoad() {
+void GuiApp::submitLoad(bool truncate) {
   ModelScene scene = state_.model.scene;
   scene.model.reset();
-  scene.truncate = false;
+  scene.truncate = truncate;
   const std::string path = loading_path_;
   model_submitted_ = scene;
   model_ever_submitted_ = true;
@@ -270,7 +270,7 @@ void GuiApp::submitModelIfChanged() {
   m.scene.focus_whole = m.output && m.output->analysis && m.output->analysis->pooled;
   m.scene.predict_at = m.view.query;
   if (loading_) {
-    if (!model_ever_submitted_) submitLoad();
+    if (!model_ever_submitted_) submitLoad(m.scene.truncate);
     return;
   }
   discardStaleGeneration(m);
@@ -617,7 +617,7 @@ void GuiApp::openModelInteractively(const std::string& path) {
   loading_ = true;
   loading_path_ = path;
   show_info_after_load_ = true;
-  submitLoad();
+  submitLoad(false);  // a model opened from the menu starts on the text whole
   qt_->progressWhile("Loading " + path + "\u2026", [this] { return runner_->busy(); },
                      [this] { return runner_->progress(); }, [this] { runner_->cancel(); });
   takeFinishedJob();
@@ -786,7 +786,8 @@ void GuiApp::applyScene(const SceneOptions& o, bool initial) {
     const ModelView view = modelViewFromName(o.model_workspace && !o.view.empty() ? o.view : d.model_view);
     if (!o.model.empty()) modelFiles(o.model);  // a missing path is a usage error
     const bool mine = o.model_workspace;
-    m.scene.text = mine && !o.input.text.empty() ? o.input.text : d.model_text;
+    m.scene.text = textOrExample(mine ? o.input.text : "", o.model);
+    m.scene.truncate = mine && o.truncate;
     setModelInputs(m.scene, o.model, mine ? o.target : "", mine ? o.image : "");
     m.scene.pattern_variant = pattern.name;
     m.scene.pattern_params = params;

@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
+#include <regex>
 
 namespace attn {
 
@@ -22,7 +24,7 @@ const std::vector<std::string>& sceneKeys() {
   static const std::vector<std::string> keys = {"workspace", "variant", "set",   "view",  "text",  "source_text",
                                                 "length",    "source_length", "dim", "heads", "seed",  "preset",
                                                 "pattern",   "layer",   "head",  "query", "key",   "stage",
-                                                "panel",     "model",   "target", "image"};
+                                                "panel",     "model",   "target", "image", "truncate"};
   return keys;
 }
 
@@ -69,6 +71,13 @@ std::string text(const json& j, const std::string& key) {
   return j.get<std::string>();
 }
 
+// A text the model or variant reads: empty is refused, as on the command line (leaving the key out is no text).
+std::string nonEmptyText(const json& j, const std::string& key, const std::string& when_left_out) {
+  std::string t = text(j, key);
+  if (t.empty()) throw InputError("\"" + key + "\": empty (leave it out, or null, for " + when_left_out + ")");
+  return t;
+}
+
 SceneOptions sceneOf(const json& s) {
   SceneOptions o;
   for (auto it = s.begin(); it != s.end(); ++it) {
@@ -94,8 +103,8 @@ SceneOptions sceneOf(const json& s) {
     o.input_given = o.input_given || has;
     return has;
   };
-  if (given("text")) in.text = text(s["text"], "text");
-  if (given("source_text")) in.source_text = text(s["source_text"], "source_text");
+  if (given("text")) in.text = nonEmptyText(s["text"], "text", "the default text");
+  if (given("source_text")) in.source_text = nonEmptyText(s["source_text"], "source_text", "the default source");
   if (given("length")) in.length = integer(s["length"], "length", 1, 4096);
   if (given("source_length")) in.source_length = integer(s["source_length"], "source_length", 1, 4096);
   if (given("dim")) in.dim = integer(s["dim"], "dim", 1, 1024);
@@ -115,7 +124,11 @@ SceneOptions sceneOf(const json& s) {
     if (o.model.rfind(kShippedPrefix, 0) != 0)
       throw InputError("\"model\": a lesson reads the models the binary ships (\"shipped:NAME\"), got \"" + o.model + "\"");
   }
-  if (s.contains("target")) o.target = text(s["target"], "target");
+  if (s.contains("target")) o.target = nonEmptyText(s["target"], "target", "the model's own translation");
+  if (s.contains("truncate")) {
+    if (!s["truncate"].is_boolean()) throw InputError("\"truncate\": expected true or false, got " + shown(s["truncate"]));
+    o.truncate = s["truncate"].get<bool>();
+  }
   if (s.contains("image")) o.image = text(s["image"], "image");
   validateScene(o);
   return o;
@@ -207,6 +220,55 @@ void mergeScene(json& scene, const json& change) {
 
 }  // namespace
 
+namespace {
+
+// The sentences of `text`, each with the space after it: one ends at . ! or ?
+// before white space and a capital, a quote or a bracket, or at the end
+// ("e.g. the", "et al. 2022" and "2.5" end none).
+std::vector<std::string> sentences(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '.' && text[i] != '!' && text[i] != '?') continue;
+    size_t next = i + 1;
+    while (next < text.size() && std::isspace(static_cast<unsigned char>(text[next]))) ++next;
+    const unsigned char c = next < text.size() ? static_cast<unsigned char>(text[next]) : 0;
+    const bool ends = next == text.size() ||
+                      (next > i + 1 && (std::isupper(c) || c == '\'' || c == '"' || c == '(' || c == 0xE2 /* ‘ “ */));
+    if (!ends) continue;
+    out.push_back(text.substr(start, next - start));
+    start = next;
+  }
+  if (start < text.size()) out.push_back(text.substr(start));
+  return out;
+}
+
+bool actsOnTheWindow(const std::string& sentence) {
+  static const std::regex control(
+      R"(\b(click|double-click|hover|drag|scroll|press)\w*|\bslider|\bside panel|\bin the panel\b|\bmenus?\b|\bbuttons?\b|)"
+      R"(\btooltip|\bcheckbox|\b(source|text|target) box\b)",
+      std::regex::icase);
+  static const std::regex imperative(
+      R"(^\s*(Click|Hover|Drag|Scroll|Press|Move|Type|Toggle|Switch|Open|Select|Pick|Choose|Sort|Play|Step|Set|Change|)"
+      R"(Raise|Lower|Turn|Replace|Give|Edit)\b)");
+  return std::regex_search(sentence, control) || std::regex_search(sentence, imperative);
+}
+
+}  // namespace
+
+std::string withoutWindowInstructions(const std::string& text) {
+  std::string kept;
+  for (const std::string& s : sentences(text))
+    if (!actsOnTheWindow(s)) kept += s;
+  return kept.erase(kept.find_last_not_of(" \n\t") + 1);
+}
+
+std::string paperNarration(const LessonStep& step) {
+  return step.paper.empty() ? withoutWindowInstructions(step.narration) : step.paper;
+}
+
+std::string paperPrompt(const LessonStep& step) { return withoutWindowInstructions(step.prompt); }
+
 std::vector<std::string> Lesson::variants() const {
   std::vector<std::string> out;
   for (const LessonStep& s : steps) {
@@ -244,7 +306,7 @@ Lesson parseLesson(const std::string& source, const std::string& name, const std
     try {
       if (!s.is_object()) throw InputError("expected an object");
       for (auto it = s.begin(); it != s.end(); ++it) {
-        static const std::vector<std::string> keys = {"title", "scene", "narration", "formula", "highlights", "prompt"};
+        static const std::vector<std::string> keys = {"title", "scene", "narration", "formula", "highlights", "prompt", "paper"};
         if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
           throw InputError("unknown key \"" + it.key() + "\" (expected " + joined(keys) + ")");
       }
@@ -256,6 +318,11 @@ Lesson parseLesson(const std::string& source, const std::string& name, const std
       if (step.narration.empty()) throw InputError("\"narration\": empty");
       if (s.contains("formula")) step.formula = text(s["formula"], "formula");
       if (s.contains("prompt")) step.prompt = text(s["prompt"], "prompt");
+      if (s.contains("paper")) {
+        step.paper = text(s["paper"], "paper");
+        if (step.paper.empty()) throw InputError("\"paper\": empty (leave it out to print the narration)");
+      }
+
       if (s.contains("scene")) {
         if (!s["scene"].is_object()) throw InputError("\"scene\": expected an object");
         mergeScene(scene, s["scene"]);

@@ -4,8 +4,8 @@
 // ~/.config/attnlab/lessons/, whose files replace shipped ones of the same
 // name). Its steps each set a scene (the flags of `attnlab gui`, inherited
 // from the step before), a narration, the step's formula, marks drawn on the
-// view and, optionally, a prompt for the student. The format is in README.md
-// ("Lessons").
+// view and, optionally, a prompt for the student and the narration as a
+// handout prints it ("paper"). The format is in README.md ("Lessons").
 #pragma once
 
 #include "app/shared/scene_options.h"
@@ -21,8 +21,20 @@ struct LessonStep {
   std::string title;
   SceneOptions scene;  // this step's scene: every earlier step's, with this step's changes
   std::string narration, formula, prompt;
+  std::string paper;   // the narration for a handout; empty: the narration without window instructions
   std::vector<Annotation> highlights;
 };
+
+// The sentences of `text` that do not ask the reader to act on the window:
+// a sentence naming a control (click, hover, drag, scroll, press, a slider,
+// the side panel, a menu, a button, a box to type in) or opening with an
+// imperative that changes the scene (Set, Change, Move, Sort, Type, Play, …)
+// is left out; the rest is kept as written.
+std::string withoutWindowInstructions(const std::string& text);
+// What a handout prints of a step: its "paper" text, else its narration
+// without window instructions; its prompt without them ("" when none is left).
+std::string paperNarration(const LessonStep& step);
+std::string paperPrompt(const LessonStep& step);
 
 struct Lesson {
   std::string name;    // the file name without .json

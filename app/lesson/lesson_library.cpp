@@ -84,7 +84,8 @@ Lesson findLesson(const std::string& name_or_path) {
     if (e.find("/" + name_or_path + ".json:") != std::string::npos) throw InputError(e);
   std::string names;
   for (const Lesson& l : lessons) names += (names.empty() ? "" : ", ") + l.name;
-  throw InputError("--lesson: no lesson '" + name_or_path + "' (there are: " + names + "; see 'attnlab lesson list')");
+  // The name came from gui --lesson or lesson export's NAME: the line names the lesson, not a flag.
+  throw InputError("lesson '" + name_or_path + "': no such lesson (there are: " + names + "; see 'attnlab lesson list')");
 }
 
 }  // namespace attn

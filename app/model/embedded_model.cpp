@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <set>
 
@@ -20,6 +21,7 @@ namespace attn {
 
 const char* const kEmbeddedModelLabel = "embedded default model";
 const char* const kShippedPrefix = "shipped:";
+const char* const kDefaultModelPath = "shipped:default";
 
 namespace {
 
@@ -50,6 +52,7 @@ ModelFiles embeddedModelFiles() {
 
 std::vector<std::string> shippedModels() {
   std::set<std::string> names;
+  if (findEmbeddedFile(attn_embedded_files, attn_embedded_file_count, "config.json")) names.insert("default");
   for (uint64_t i = 0; i < attn_shipped_file_count; ++i) {
     const std::string name = attn_shipped_files[i].name;
     if (const size_t slash = name.find('/'); slash != std::string::npos) names.insert(name.substr(0, slash));
@@ -59,6 +62,7 @@ std::vector<std::string> shippedModels() {
 
 ModelFiles modelFiles(const std::string& path) {
   if (path.rfind(kShippedPrefix, 0) != 0) return filesOnDisk(path);
+  if (path == kDefaultModelPath) return embeddedModelFiles();
   const std::string name = path.substr(std::string(kShippedPrefix).size());
   const std::vector<std::string> all = shippedModels();
   if (std::find(all.begin(), all.end(), name) == all.end()) {
@@ -75,7 +79,9 @@ std::vector<std::string> modelExamplePictures(const std::string& path) {
   const std::string prefix = path.substr(std::string(kShippedPrefix).size()) + "/examples/";
   for (uint64_t i = 0; i < attn_shipped_file_count; ++i) {
     const std::string name = attn_shipped_files[i].name;
-    if (name.rfind(prefix, 0) == 0) out.push_back(name.substr(prefix.size() - std::string("examples/").size()));
+    const std::string ext = std::filesystem::path(name).extension().string();
+    if (name.rfind(prefix, 0) == 0 && (ext == ".png" || ext == ".jpg" || ext == ".jpeg"))
+      out.push_back(name.substr(prefix.size() - std::string("examples/").size()));
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -83,6 +89,33 @@ std::vector<std::string> modelExamplePictures(const std::string& path) {
 
 std::string defaultModelText() {
   return nlohmann::json::parse(kAsset_default_scene_json).at("model").at("text").get<std::string>();
+}
+
+namespace {
+
+// A shipped folder's examples/text.txt, its trailing white space left out.
+std::optional<std::string> shippedExampleText(const std::string& name) {
+  const EmbeddedFile* f = findEmbeddedFile(attn_shipped_files, attn_shipped_file_count, name + "/examples/text.txt");
+  if (!f) return std::nullopt;
+  std::string text(reinterpret_cast<const char*>(f->begin), static_cast<size_t>(f->end - f->begin));
+  return text.erase(text.find_last_not_of(" \n\r\t") + 1);
+}
+
+}  // namespace
+
+std::string modelExampleText(const std::string& path) {
+  if (path.rfind(kShippedPrefix, 0) == 0)
+    if (const std::optional<std::string> text = shippedExampleText(path.substr(std::string(kShippedPrefix).size()))) return *text;
+  return defaultModelText();
+}
+
+std::string textOrExample(const std::string& text, const std::string& path) { return text.empty() ? modelExampleText(path) : text; }
+
+bool isModelExampleText(const std::string& text) {
+  if (text == defaultModelText()) return true;
+  for (const std::string& name : shippedModels())
+    if (shippedExampleText(name) == text) return true;
+  return false;
 }
 
 }  // namespace attn

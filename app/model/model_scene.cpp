@@ -111,12 +111,8 @@ void startOnModel(ModelScene& s, const std::string& path) {
       s.picture_example = true;
     }
   }
-  if (isEncoderDecoder(*s.model)) {
-    if (s.target.empty()) s.translate = true;
-    if (s.files && s.text == defaultModelText())
-      if (const std::optional<std::string> source = s.files->read_text("examples/source.txt"))
-        s.text = std::string(*source).erase(source->find_last_not_of(" \n\r\t") + 1);
-  }
+  if (isEncoderDecoder(*s.model) && s.target.empty()) s.translate = true;
+  if (isModelExampleText(s.text)) s.text = modelExampleText(path);
 }
 
 ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, const RunContext& ctx) {

@@ -138,9 +138,9 @@ void setModelInputs(ModelScene& s, const std::string& model_path, const std::str
 
 // Where a model just loaded starts (the files are `s.files`, from `path`):
 // a ViT without a picture on its first shipped example; an encoder–decoder
-// without a target on its own translation, and, while the text is the
-// default model's sentence, on the example source a shipped one carries
-// (examples/source.txt).
+// without a target on its own translation; and, while the text is a
+// model's example (no one's own words), on the text the new model opens on
+// (modelExampleText: the shipped T5 on a sentence it translates).
 void startOnModel(ModelScene& s, const std::string& path);
 
 // Runs what `s` needs. From `previous` (may be null) it reuses the model run

@@ -79,8 +79,7 @@ std::vector<std::string> labelNotes(const VisionAnalysis& a) {
 
 }  // namespace
 
-VisionAnalysis analyseVision(const Model& m, const ModelFiles& files, const std::string& picture, bool example,
-                             const std::string& flag, const RunContext& ctx) {
+Array preparedPicture(const ModelFiles& files, const std::string& picture, bool example, const std::string& flag) {
   if (picture.empty()) throw InputError(flag + ": no picture chosen (Open Picture\xE2\x80\xA6, or --image FILE)");
   const ImagePreprocessing p = readPreprocessing(files, flag);
   Array rgb;
@@ -91,8 +90,13 @@ VisionAnalysis analyseVision(const Model& m, const ModelFiles& files, const std:
   } else {
     rgb = readImageRgb(picture, flag, kMaxPicturePixels);
   }
-  VisionAnalysis a = analysed(m, preprocessImage(rgb, p), picture, ctx);
-  a.shown = unNormalised(a.run.pixel_values, p);
+  return preprocessImage(rgb, p);
+}
+
+VisionAnalysis analyseVision(const Model& m, const ModelFiles& files, const std::string& picture, bool example,
+                             const std::string& flag, const RunContext& ctx) {
+  VisionAnalysis a = analysed(m, preparedPicture(files, picture, example, flag), picture, ctx);
+  a.shown = unNormalised(a.run.pixel_values, readPreprocessing(files, flag));
   return a;
 }
 

@@ -30,6 +30,11 @@ struct VisionAnalysis {
 // The largest picture read (pixels): every larger one is refused before decoding.
 constexpr int64_t kMaxPicturePixels = int64_t{64} << 20;
 
+// The pixel values [3, H, W] of `picture`, read from the model's files
+// (`example`: a shipped model's "examples/…") or from disk and prepared as
+// the folder's preprocessor_config.json says; InputError names the picture
+// or the file that is missing, and `flag` (what gave the picture).
+Array preparedPicture(const ModelFiles& files, const std::string& picture, bool example, const std::string& flag);
 // Reads `picture` from the model's files (`example`: a shipped model's
 // "examples/…") or from disk, prepares it as the folder's
 // preprocessor_config.json says and runs the model; InputError names the

@@ -12,12 +12,24 @@ void addInputFlags(CLI::App& cmd, InputOptions& o) {
   cmd.add_option("--heads", o.heads, "h: number of heads (must divide d)")->capture_default_str();
   cmd.add_option("--preset", o.preset, "Synthetic structure: gaussian, clustered, positional, repeated")
       ->capture_default_str();
-  cmd.add_option("--text", o.text, "Text input: whitespace tokens with deterministic embeddings");
-  cmd.add_option("--source-text", o.source_text, "Source text for cross-attention variants");
+  cmd.add_option("--text", o.text, "Text input: whitespace tokens with deterministic embeddings (a model: the text it reads)")
+      ->check(nonEmptyText("the default text"));
+  cmd.add_option("--source-text", o.source_text, "Source text for cross-attention variants")
+      ->check(nonEmptyText("the default source text"));
   cmd.add_option("--x", o.x, "X.npy [L, d] input sequence, projected by the variant");
   cmd.add_option("--q", o.q, "Q.npy projected queries, used as they are: [Lq, d] (split into --heads) or [H, Lq, d_head]");
   cmd.add_option("--k", o.k, "K.npy projected keys: [Lk, d] or [H, Lk, d_head]");
   cmd.add_option("--v", o.v, "V.npy projected values: [Lk, d] or [H, Lk, d_head]");
+}
+
+CLI::Validator nonEmptyText(const std::string& left_out) {
+  return CLI::Validator(
+      [left_out](const std::string& text) { return text.empty() ? "empty (leave the flag out for " + left_out + ")" : std::string(); },
+      "TEXT");
+}
+
+void addTruncateFlag(CLI::App& cmd, bool& truncate) {
+  cmd.add_flag("--truncate", truncate, "Cut a text longer than the model's positions to the tokens that fit (else it is refused)");
 }
 
 Inputs resolveInputs(const InputOptions& o) {

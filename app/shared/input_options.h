@@ -27,6 +27,14 @@ struct InputOptions {
 
 void addInputFlags(CLI::App& cmd, InputOptions& o);
 
+// A text given on the command line (--text, --source-text, --target) that
+// is empty is refused, as no text is not: "--target: empty (leave --target
+// out for the model's own translation)"; `left_out` is what no flag gives.
+CLI::Validator nonEmptyText(const std::string& left_out);
+// --truncate of the commands that run a model on text (model run, render,
+// gui): cut a text longer than the model's positions instead of refusing it.
+void addTruncateFlag(CLI::App& cmd, bool& truncate);
+
 // Synthetic unless --text or files were given. Throws InputError.
 Inputs resolveInputs(const InputOptions& o);
 

@@ -33,6 +33,7 @@ void validateScene(const SceneOptions& o) {
     if (!o.model_workspace && !o.view.empty()) variantView(info, o.view);
   }
   if (o.model.rfind(kShippedPrefix, 0) == 0) modelFiles(o.model);  // an unknown shipped name, before any window opens
+  if (o.truncate && !o.model_workspace) throw InputError("--truncate: cuts a model's text (the model workspace); a variant's text is never cut");
   if (o.model_workspace && !o.view.empty()) modelViewFromName(o.view);
   if (!o.model_workspace && !o.view.empty()) viewOrThrow(o.view);
   if (!o.pattern.empty()) {
