@@ -1,16 +1,20 @@
-// Every exported figure keeps its words on the page and whole: each variant ×
-// view of the registry and each model view, as PDF and SVG, at the default
-// size and at one column (3.5 in). The PDF's words are read back with their
+// Every exported figure keeps its words on the page and whole, and holds its
+// labels to their marks and its colour bars to their data (tests/mark_rules.h,
+// from --describe): each variant × view of the registry and each view of the
+// three model kinds, as PDF and SVG, at the default size and at one column (3.5 in). The PDF's words are read back with their
 // boxes (poppler's pdftotext -bbox-layout); the SVG's text elements are read
 // from the file. A word outside the page, or a line ending in '…', fails.
 // Text in a figure is never clipped by its box (Qt::TextDontClip), so a word
 // that does not fit can only show up here, past the page's edge.
 #include "engine/registry.h"
+#include "tests/mark_rules.h"
 #include "tests/test_support.h"
 
 #include <QImage>
 
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <regex>
@@ -47,8 +51,12 @@ void expectWholeWords(const std::vector<std::string>& args, const std::string& n
       std::vector<std::string> render = {"render"};
       render.insert(render.end(), args.begin(), args.end());
       render.insert(render.end(), {"--size", size, "--out", out});
+      if (ext == ".svg") render.insert(render.end(), {"--describe", out + ".json"});
       const RunResult r = runAttnlab(render);
       ASSERT_EQ(r.status, 0) << name << " " << size << ": " << r.err;
+      if (ext == ".svg")
+        for (const std::string& why : describedRuleBreaks(nlohmann::json::parse(slurp(out + ".json"))))
+          ADD_FAILURE() << name << " at " << size << ": " << why;
       int count = 0;
       const std::vector<std::string> problems = ext == ".pdf" ? pdfTextProblems(out, count) : svgTextProblems(out, count);
       EXPECT_GT(count, 3) << out << ": a figure without its words";
@@ -94,7 +102,11 @@ INSTANTIATE_TEST_SUITE_P(Registry, VariantFigureText, ::testing::ValuesIn(varian
 
 TEST(ModelFigureText, EveryModelViewKeepsItsWordsOnThePage) {
   for (const std::string view : {"model", "heads", "qk", "rollout", "table", "pattern"})
-    expectWholeWords({"--default-model", "--view", view}, "model_" + view);
+    expectWholeWords({"--model", "shipped:default", "--view", view}, "model_" + view);
+  for (const std::string view : {"maps", "lines", "cross", "encoder", "decoder", "table"})
+    expectWholeWords({"--model", "shipped:t5-toy", "--view", view}, "t5_" + view);
+  for (const std::string view : {"picture", "rollout", "distance", "model"})
+    expectWholeWords({"--model", "shipped:vit-shapes", "--view", view}, "vit_" + view);
 }
 
 // The check itself can fail: a word too long for a column runs off the page.

@@ -1,9 +1,12 @@
 // The desk uses the window: over the main screens (the default scene's six
 // model views and every variant's showcase view), at 1600×1000 and at
 // 1280×720, the median screen leaves at most 12 % of the view's area empty
-// and none more than 25 % (emptyShare: 48-pixel blocks of background only).
+// and none more than 25 % (emptyShare: 48-pixel blocks of background only),
+// and every screen holds its labels to their marks and its colour bars to
+// their data (tests/mark_rules.h).
 // Tab (here --hide-panel) gives the panel's width to the view.
 #include "tests/gui_support.h"
+#include "tests/mark_rules.h"
 
 #include <iostream>
 
@@ -47,6 +50,7 @@ TEST_P(DeskFill, TheMedianScreenLeavesAtMost12PercentEmptyAndNoneOver25) {
     const double share = emptyShare(img, described);
     std::cout << joined(args) << " at " << size << ": " << share * 100 << " % of the view empty\n";
     EXPECT_LE(share, 0.25) << joined(args) << " at " << size;
+    for (const std::string& why : describedRuleBreaks(described)) ADD_FAILURE() << joined(args) << " at " << size << ": " << why;
     shares.push_back(share);
   }
   EXPECT_LE(median(shares), 0.12) << size << ": the median screen";

@@ -5,6 +5,7 @@
 // On a tiny Mistral checkpoint (tests/model_fixture.h): the grid grouped by
 // key/value head and the sliding window's line on the focused head.
 #include "tests/gui_support.h"
+#include "tests/mark_rules.h"
 #include "tests/model_fixture.h"
 
 #include <nlohmann/json.hpp>
@@ -226,6 +227,64 @@ TEST_F(GuiTest, ModelViewTheWorkspaceLacksIsUsageError) {
   const RunResult r = runAttnlab({"gui", "--frames", "2", "--view", "compare"}, env(), 60);
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(countLines(r.err), 1) << r.err;
+}
+
+}  // namespace
+}  // namespace attn::test
+
+namespace attn::test {
+namespace {
+
+// A model of 32 layers × 64 heads: the model view draws one cell per head
+// (thumbnails would be a few pixels), readable at both desk sizes, its
+// labels and colour bar held to the rules; the focused head beside it.
+TEST_F(GuiTest, AModelTooLargeForThumbnailsShowsACellPerHead) {
+  writeManyHeadsCheckpoint(dir_ / "big", 32, 64);
+  for (const std::string size : {"1600x1000", "1280x720"}) {
+    nlohmann::json described;
+    const QImage img = shootAt(size, {"--model", (dir_ / "big").string(), "--text", "the cat sat on the mat, the cat sat", "--view", "model"},
+                               &described, nullptr, 12);
+    ASSERT_FALSE(img.isNull());
+    ASSERT_EQ(described.at("panels").size(), 1u) << described.dump();
+    const nlohmann::json& p = described["panels"][0];
+    EXPECT_EQ(p.at("rows"), 32);
+    EXPECT_EQ(p.at("cols"), 64);
+    EXPECT_GE(p.at("cell").get<double>(), 5.0) << size << ": a cell per head a pointer can hit";
+    EXPECT_NE(p.at("title").get<std::string>().find("first-token share"), std::string::npos);
+    // Its area is drawn in the colour map: not a block of background.
+    const nlohmann::json& a = p.at("area");
+    const QRect cells(a[0].get<int>() + 1, a[1].get<int>() + 1, a[2].get<int>() - 2, a[3].get<int>() - 2);
+    const Stats s = analyse(img.copy(cells));
+    EXPECT_GT(s.colormap_pixels, static_cast<size_t>(cells.width() * cells.height()) * 8 / 10) << size;
+    for (const std::string& why : describedRuleBreaks(described)) ADD_FAILURE() << size << ": " << why;
+    // The row labels and the focused head's title do not run into each other.
+    for (const nlohmann::json& t : described.at("texts"))
+      for (const nlohmann::json& u : described.at("texts"))
+        if (&t < &u && t["text"] != "" && u["text"] != "") {
+          const bool apart = t["x"].get<double>() + t["w"].get<double>() <= u["x"].get<double>() + 1 ||
+                             u["x"].get<double>() + u["w"].get<double>() <= t["x"].get<double>() + 1 ||
+                             t["y"].get<double>() + t["h"].get<double>() <= u["y"].get<double>() + 1 ||
+                             u["y"].get<double>() + u["h"].get<double>() <= t["y"].get<double>() + 1;
+          EXPECT_TRUE(apart) << size << ": '" << t["text"] << "' over '" << u["text"] << "'";
+        }
+  }
+}
+
+// The shipped models' views on screen hold their labels to their marks and
+// their colour bars to their data, at both desk sizes.
+TEST_F(GuiTest, ShippedModelViewsHoldTheMarkRules) {
+  const std::pair<const char*, std::vector<const char*>> models[] = {
+      {"shipped:default", {"model", "table", "pattern"}},
+      {"shipped:t5-toy", {"maps", "table"}},
+      {"shipped:vit-shapes", {"model", "distance"}}};
+  for (const std::string size : {"1600x1000", "1280x720"})
+    for (const auto& [model, views] : models)
+      for (const char* view : views) {
+        nlohmann::json described;
+        shootAt(size, {"--model", model, "--view", view}, &described);
+        for (const std::string& why : describedRuleBreaks(described))
+          ADD_FAILURE() << model << " " << view << " at " << size << ": " << why;
+      }
 }
 
 }  // namespace

@@ -86,6 +86,11 @@ TinyModel writeCheckpoint(const std::filesystem::path& dir, const nlohmann::json
                           const std::vector<std::string>& specials = {},
                           const std::string& tokenizer_config = R"({"add_bos_token": true, "bos_token": "<s>", "eos_token": "</s>"})");
 
+// A GPT-NeoX of `layers` × `heads` heads of d_head 2 (a model too large for a
+// thumbnail per head, in a few megabytes): seeded random weights, the
+// tokenizer of writeCheckpoint.
+TinyModel writeManyHeadsCheckpoint(const std::filesystem::path& dir, int64_t layers, int64_t heads);
+
 // Loading `dir` fails: the error's one line (ADD_FAILUREs when it loads, or when the message has more lines).
 std::string loadError(const std::filesystem::path& dir);
 // The one-line InputError `f` throws (a failure when it throws none).

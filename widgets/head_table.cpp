@@ -3,6 +3,7 @@
 #include "widgets/colormap.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 
@@ -24,14 +25,16 @@ const char* const kHelp[kColumns] = {
     "how alike the heads sharing this kv head are: mean over pairs of them and over queries of the Jensen\xE2\x80\x93"
     "Shannon divergence of their rows, in bits (0 identical, 1 disjoint); \xE2\x80\x94 when the group is one head"};
 
+// A cell's value; −1 where it means nothing (sorted below every real value).
 double value(const HeadSummary& s, int column) {
+  const auto known = [](double v) { return std::isnan(v) ? -1.0 : v; };
   switch (column) {
     case 0: return static_cast<double>(s.layer);
     case 1: return static_cast<double>(s.head);
-    case 2: return s.previous_token;
+    case 2: return known(s.previous_token);
     case 3: return s.sink;
     case 4: return s.induction;
-    case 5: return s.mean_distance;
+    case 5: return known(s.mean_distance);
     case 6: return s.entropy;
     case 7: return static_cast<double>(s.kv_head);
     default: return s.group_size > 1 ? s.group_divergence : -1.0;  // single heads sort below every group
@@ -97,7 +100,8 @@ int headTable(const char* id, const std::vector<HeadSummary>& rows, int focus_la
       const int c = shown[static_cast<size_t>(k)];
       ImGui::TableSetColumnIndex(k);
       const double v = value(s, c);
-      if ((c >= 2 && c <= 4) || (c == 8 && s.group_size > 1)) {
+      const bool meaningless = (c == 2 && std::isnan(s.previous_token)) || (c == 5 && std::isnan(s.mean_distance));
+      if (!meaningless && ((c >= 2 && c <= 4) || (c == 8 && s.group_size > 1))) {
         // Shares in [0, 1]: the cell's tint grows with the value.
         const Rgb8 col = colormapAt(Colormap::Viridis, static_cast<float>(v));
         ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, IM_COL32(col.r, col.g, col.b, static_cast<int>(40 + 160 * std::clamp(v, 0.0, 1.0))));
@@ -111,7 +115,7 @@ int headTable(const char* id, const std::vector<HeadSummary>& rows, int focus_la
         if (focused) ImGui::PopStyleColor();
       } else if (c == 1 || c == 7) {
         ImGui::Text("%d", static_cast<int>(v));
-      } else if (c == 8 && s.group_size < 2) {
+      } else if ((c == 8 && s.group_size < 2) || meaningless) {
         ImGui::TextDisabled("\xE2\x80\x94");
       } else {
         ImGui::Text("%.3f", v);

@@ -109,6 +109,11 @@ BarsLayout barsPrimitives(Primitives& out, const Canvas& c, Box area, const Arra
   auto label = [&](int64_t i) {
     return labels && i < static_cast<int64_t>(labels->size()) ? (*labels)[static_cast<size_t>(i)] : std::to_string(i);
   };
+  // Bar b's mark: "array[i]" of its first item, with the item's label where it has one ("mass_kept[5] God").
+  auto barMark = [&](int64_t b) {
+    const int64_t i = g.first(b);
+    return array + "[" + std::to_string(i) + "]" + (labels ? " " + label(i) : std::string());
+  };
   // The margin from the ticks of the whole height; the ticks drawn are those of the plot's.
   const float top = area.y + px * 0.6f;
   const float margin = valueAxis(c, lo, hi, area.h).margin;
@@ -150,8 +155,9 @@ BarsLayout barsPrimitives(Primitives& out, const Canvas& c, Box area, const Arra
     // Averaged bars overlap their neighbour a little: no hairline seams between them in a viewer.
     const float x0 = g.plot.x + g.bar_w * static_cast<float>(b), overlap = gap > 0 || b + 1 == g.bars ? 0.0f : g.bar_w * 0.3f;
     Primitive& bar = addFill(out, x0 + gap, std::min(yOf(v), zero), x0 + g.bar_w - gap + overlap, std::max(yOf(v), zero), colour);
-    bar.mark = array + "[" + label(g.first(b)) + "]";
+    bar.mark = barMark(b);
     bar.mark_value = v;
+    bar.mark_area = {x0 + gap, std::min(yOf(v), zero), x0 + g.bar_w - gap, g.plot.bottom()};  // down to the labels' axis
   }
   addLine(out, g.plot.x, zero, g.plot.right(), zero, Role::Frame);
   const int64_t stride = labelStride(g.bar_w, upright ? widest + px * 0.5f : label_px * 1.2f);
@@ -160,7 +166,7 @@ BarsLayout barsPrimitives(Primitives& out, const Canvas& c, Box area, const Arra
     Primitive& t = upright ? addText(out, x, g.plot.bottom() + label_top, label(g.first(b)), px, Role::Text, 0.5f, 0.0f)
                            : addText(out, x, g.plot.bottom() + label_top, label(g.first(b)), label_px, Role::Text, 1.0f, 0.5f);
     t.vertical = !upright;  // reads upwards, ending under its bar
-    t.labels = array + "[" + label(g.first(b)) + "]";
+    t.labels = barMark(b);
   }
   return g;
 }
@@ -694,8 +700,9 @@ ScatterLayout scatterPrimitives(Primitives& out, const Canvas& c, Box area, cons
   }
   for (const Placed& l : g.labels) {
     const size_t i = l.point;
-    if (l.leader) {
-      const float lx = std::clamp(g.sx[i], l.box.x, l.box.right()), ly = std::clamp(g.sy[i], l.box.y, l.box.bottom());
+    if (l.leader) {  // from the text's own box (its line's height less the leading) to the dot's edge
+      const float mid = l.box.y + l.box.h / 2;
+      const float lx = std::clamp(g.sx[i], l.box.x, l.box.right()), ly = std::clamp(g.sy[i], mid - px / 2, mid + px / 2);
       const float dx = lx - g.sx[i], dy = ly - g.sy[i], len = std::max(1e-3f, std::hypot(dx, dy));
       addLine(out, lx, ly, g.sx[i] + dx / len * r, g.sy[i] + dy / len * r, Role::Muted).labels = markId(i);
     }

@@ -121,10 +121,16 @@ Box textBox(const Primitive& t, float w, float h, float ascent) {
   return {t.x0 - t.align_x * w, top, w, h};
 }
 
+Box markBox(const Primitive& p) {
+  const bool own = p.mark_area != std::array<float, 4>{};
+  const float x0 = own ? p.mark_area[0] : p.x0, y0 = own ? p.mark_area[1] : p.y0, x1 = own ? p.mark_area[2] : p.x1,
+              y1 = own ? p.mark_area[3] : p.y1;
+  return {std::min(x0, x1), std::min(y0, y1), std::abs(x1 - x0), std::abs(y1 - y0)};
+}
+
 void recordMarks(const Primitives& prims, const Canvas& c, MarkSheet& sheet) {
   for (const Primitive& p : prims) {
-    if (!p.mark.empty())
-      sheet.marks.push_back({p.mark, {std::min(p.x0, p.x1), std::min(p.y0, p.y1), std::abs(p.x1 - p.x0), std::abs(p.y1 - p.y0)}, p.mark_value});
+    if (!p.mark.empty()) sheet.marks.push_back({p.mark, markBox(p), p.mark_value});
     if (p.labels.empty()) continue;
     if (p.kind == Primitive::Kind::Text)
       sheet.labels.push_back({p.text, p.labels, textBox(p, c.textWidth(p.text, p.size, p.bold), p.size, c.ascent_of(p.size))});

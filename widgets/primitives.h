@@ -19,6 +19,7 @@
 #include "widgets/formula.h"
 #include "widgets/value_range.h"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -89,6 +90,9 @@ struct Primitive {
   // Text that labels a mark, and a leader Line that joins such a label to its mark, name it in `labels`.
   std::string mark;
   double mark_value = 0;
+  // The area the mark claims where it is not the primitive's rect: a bar's column from its end to the
+  // axis its label sits under (x0, y0, x1, y1; all 0: the rect).
+  std::array<float, 4> mark_area{};
   std::string labels;
 };
 
@@ -168,6 +172,8 @@ struct MarkSheet {
 // The box of a Text primitive whose run measures w × h, its baseline
 // `ascent` below its top (a turned text's box is turned too).
 Box textBox(const Primitive& t, float w, float h, float ascent);
+// The box a mark claims (Primitive::mark_area, else its rect).
+Box markBox(const Primitive& p);
 // Appends to `sheet` the marks, mark labels and leaders among `prims` as a
 // figure lays them out on `c` (the screen records what it draws instead:
 // widgets/primitives_imgui.h).

@@ -141,8 +141,7 @@ void drawPrimitives(ImDrawList* dl, const Primitives& prims, HeatmapRenderer* gl
   int clips = 0;
   for (const Primitive& p : prims) {
     const float thick = std::max(1.0f, p.thickness);
-    if (mark_sink && !p.mark.empty())
-      mark_sink->marks.push_back({p.mark, {std::min(p.x0, p.x1), std::min(p.y0, p.y1), std::abs(p.x1 - p.x0), std::abs(p.y1 - p.y0)}, p.mark_value});
+    if (mark_sink && !p.mark.empty()) mark_sink->marks.push_back({p.mark, markBox(p), p.mark_value});
     if (mark_sink && !p.labels.empty() && p.kind == Primitive::Kind::Line) mark_sink->leaders.push_back({p.labels, p.x0, p.y0, p.x1, p.y1});
     switch (p.kind) {
       case Primitive::Kind::StrokeRect:

@@ -71,15 +71,6 @@ bool scaleKindFromName(const std::string& name, ScaleKind& out) {
 ValueRange withScale(ValueRange base, const ColorScale& s, int64_t keys, const float* values, int64_t n) {
   ScaleKind kind = s.kind;
   if (kind == ScaleKind::Auto) kind = keys >= kLogScaleKeys ? ScaleKind::Log : ScaleKind::Linear;
-  if (s.kind == ScaleKind::Auto && kind == ScaleKind::Linear && values && n > 0) {
-    float top = 0;
-    for (int64_t i = 0; i < n; ++i)
-      if (std::isfinite(values[i])) top = std::max(top, std::abs(values[i]));
-    if (top > 0.0f && top < base.hi * 0.25f) {
-      base.hi = top;
-      if (base.diverging) base.lo = -top;
-    }
-  }
   base.mode = kind == ScaleKind::Log ? ScaleMode::Log : kind == ScaleKind::Power ? ScaleMode::Power : ScaleMode::Linear;
   base.gamma = std::clamp(s.gamma, 0.05f, 4.0f);
   // A uniform row of L keys sits at 1/L of a peaked one: the log scale spans

@@ -36,11 +36,9 @@ std::vector<float> scaleTicks(const ValueRange& r, int max_ticks);
 // The colour scale a user picks (a log scale spans ⌊log10 keys⌋ + 1 decades,
 // 3 to 6). Auto is Log from kLogScaleKeys keys on
 // (at that length a row's few large weights leave the rest of a linear
-// heatmap dark), else Linear; a linear Auto over values whose largest
-// magnitude is under a quarter of the range's top ends the range there (a
-// ViT's weights near 1/65 are not drawn flat on [0, 1]). Percentile clips
-// the top of the range at the given percentile of the values' magnitudes,
-// linearly, so a few outliers do not wash out the rest.
+// heatmap dark), else Linear. Percentile clips the top of the range at the
+// given percentile of the values' magnitudes, linearly, so a few outliers do
+// not wash out the rest.
 enum class ScaleKind { Auto, Linear, Log, Power, Percentile };
 struct ColorScale {
   ScaleKind kind = ScaleKind::Auto;
@@ -51,7 +49,7 @@ constexpr int64_t kLogScaleKeys = 512;
 const std::vector<std::string>& scaleKindNames();  // "auto", "linear", "log", "power", "percentile"
 bool scaleKindFromName(const std::string& name, ScaleKind& out);
 // `base` (its lo, hi, diverging) under the scale `s`; `values` (n of them) are
-// read only for Percentile and a linear Auto.
+// read only for Percentile.
 ValueRange withScale(ValueRange base, const ColorScale& s, int64_t keys, const float* values, int64_t n);
 
 // From precomputed stats (engine's ValueStats, filled once per result):

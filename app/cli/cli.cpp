@@ -284,6 +284,7 @@ int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   if (o.target) throw InputError("--target: only encoder–decoder models (T5, BART) read a target");
   if (!o.image.empty()) throw InputError("--image: only vision models (ViT) read a picture");
   const ModelView view = modelViewFromName(o.view.empty() ? "model" : o.view);
+  const HeadMeasure measure = headMeasureFromName(o.summary, "--summary");
   FigureOptions fig = figureOptions(o);
   const VariantInfo* pattern = o.pattern.empty() ? defaultPatternVariant() : &variantOrThrow(o.pattern);
   if (view == ModelView::Pattern && pattern) pattern = &headPattern(pattern->name);
@@ -302,7 +303,7 @@ int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   if (out.too_long_tokens > 0) throw InputError(out.too_long_message);
   HeadlessQt qt(argc, argv);
   ModelFigureSelection sel{o.layer, o.head, o.query, o.key};
-  sel.measure = headMeasureFromName(o.summary, "--summary");
+  sel.measure = measure;
   const PreparedFigure f = prepareModelFigure(out, view, sel, fig);
   writeFigure(f, o.out);
   if (!o.describe.empty()) writeFileAtomic(o.describe, f.described->dump(2) + "\n");

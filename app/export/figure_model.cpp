@@ -82,9 +82,9 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, ModelView view, const 
       const bool cells = !thumbnailsReadable(static_cast<float>(fo.width) * 0.85f, 0.0f, r.layers, r.heads);
       titled(name + " \xE2\x80\x94 " + std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) + " heads" +
              (cells ? ": " + headMeasureLabel(sel.measure) + " per head" : std::string()));
-      if (cells) {
+      if (cells) {  // a page whose height follows its content (a paper's column) takes the heads down its length
         fo.view = "heatmap";
-        return prepareFigure(alone(headMeasureResult(a, sel.measure, name)), fo);
+        return prepareFigure(alone(headMeasureResult(a, sel.measure, name, fo.height == 0 && r.heads > r.layers)), fo);
       }
       fo.view = "heads";
       if (!fo.params.marks.empty()) fo.params.head = static_cast<int>(sel.layer * r.heads + sel.head);  // the focused head's panel carries the marks

@@ -52,7 +52,7 @@ PreparedFigure prepareSeq2SeqFigure(const Model& m, const Seq2SeqRun& run, const
     for (const std::string& c : headTableColumnNames(seq2seqTableColumns())) columns.push_back(c);
     std::vector<std::vector<std::string>> rows;
     for (const Seq2SeqMaps kind : {Seq2SeqMaps::Encoder, Seq2SeqMaps::Decoder, Seq2SeqMaps::Cross})
-      for (std::vector<std::string>& row : headTableRows(summarizeMaps(seq2seqMaps(run, kind)), seq2seqTableColumns())) {
+      for (std::vector<std::string>& row : headTableRows(seq2seqSummaries(run, kind), seq2seqTableColumns())) {
         row.insert(row.begin(), kind == Seq2SeqMaps::Encoder ? "encoder" : kind == Seq2SeqMaps::Decoder ? "decoder" : "cross");
         rows.push_back(std::move(row));
       }

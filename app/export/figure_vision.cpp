@@ -63,6 +63,7 @@ PreparedFigure prepareVisionFigure(const Model& m, const VisionAnalysis& a, cons
     fo.view = "heads";
     for (int64_t l = 0; l < a.run.layers; ++l)
       for (int64_t h = 0; h < a.run.heads; ++h) fo.params.panel_titles.push_back(headLabel(l, h));
+    fo.params.scale = visionGridScale(fo.params.scale);
     return prepareFigure(std::make_shared<const std::vector<Result>>(1, allHeadsOfVision(a, name)), fo);
   }
   if (view == "distance") {

@@ -412,6 +412,16 @@ void headMeasureGrid(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl, I
   const float used = ImGui::GetCursorScreenPos().y - origin.y;
   const HeatmapEvents ev = heatmap("measures", spec, st, v.grid_zoom, gl, ImVec2(size.x, std::max(8.0f, size.y - used)));
   offerAnchor(s, ev.placed);
+  if (s.describe && ev.placed.valid()) {  // the matrix as drawn: its cells' box and size
+    const MatrixPlacement& p = ev.placed;
+    s.described["panels"] = {{{"kind", "matrix"},
+                              {"title", spec.title},
+                              {"rows", m.weights[0].rows()},
+                              {"cols", m.weights[0].cols()},
+                              {"range", {st.range.lo, st.range.hi}},
+                              {"area", {p.x0, p.y0, p.x1 - p.x0, p.y1 - p.y0}},
+                              {"cell", std::min((p.x1 - p.x0) / static_cast<float>(p.cols), (p.y1 - p.y0) / static_cast<float>(p.rows))}}};
+  }
   if (ev.placed.valid()) {  // the focused head framed
     const MatrixPlacement& p = ev.placed;
     ImGui::GetWindowDrawList()->AddRect(ImVec2(p.colX(v.head), p.rowY(v.layer)), ImVec2(p.colX(v.head + 1.0), p.rowY(v.layer + 1.0)),
@@ -470,9 +480,12 @@ void modelGridView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const MatrixStyle st = probabilityStyle(s);
   float grid_w = 0, grid_h = 0;
+  // Many heads across (64 of them at 1280 × 720): the cells' map takes the width over the focused head,
+  // where the left column would leave a cell under 8 pixels.
+  const bool across = cells && std::min((avail.x * 0.46f - font * 9) / heads, (avail.y * 0.72f - font * 5) / layers) < 8.0f;
   if (cells) {
-    grid_w = avail.x * 0.46f;
-    grid_h = avail.y * 0.72f;
+    grid_w = across ? avail.x : avail.x * 0.46f;
+    grid_h = avail.y * (across ? 0.56f : 0.72f);
     headMeasureGrid(s, a, gl, ImVec2(grid_w, grid_h));
   } else {
     grid_w = std::min(avail.x * 0.4f, (avail.y * 0.7f - caption_h) * heads / layers + font * 3 + group_gaps);
@@ -493,21 +506,25 @@ void modelGridView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
       v.head = pick.head;
     }
   }
+  // The focused head's numbers under the grid (across: in a column under its left side), its map beside
+  // the grid (across: beside the numbers, under the grid).
+  const float column_w = across ? avail.x * 0.34f : grid_w, below = origin.y + grid_h + font;
   if (s.model.output && s.model.output->analysis) {
-    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + grid_h + font));
-    focusedHeadNumbers(s.model.output->analysis->summaries, v.layer, v.head, grid_w, {});
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, below));
+    focusedHeadNumbers(s.model.output->analysis->summaries, v.layer, v.head, column_w, {});
     ImGui::Spacing();
     const int64_t q = v.query < 0 ? tokenCount(r) - 1 : v.query;
     if (const Mat* map = focusMap(s))
       strongestKeys("QUERY " + tokenCaption(r, q) + " ATTENDS TO", *map, q, [&r](int64_t k) { return tokenCaption(r, k); },
-                    grid_w, origin.y + avail.y - ImGui::GetCursorScreenPos().y);
+                    column_w, origin.y + avail.y - ImGui::GetCursorScreenPos().y);
   }
-  ImGui::SetCursorScreenPos(ImVec2(origin.x + grid_w + gap, origin.y));
+  ImGui::SetCursorScreenPos(ImVec2(origin.x + column_w + gap, across ? below : origin.y));
   ImGui::BeginGroup();
   ImGui::Text("layer %d, head %d", v.layer, v.head);
   MatrixStyle focus = st;
   focus.max_cell_aspect = 1.6f;
-  const ImVec2 focus_size(avail.x - grid_w - gap, avail.y - ImGui::GetTextLineHeightWithSpacing());
+  const ImVec2 focus_size(avail.x - column_w - gap,
+                          (across ? origin.y + avail.y - below : avail.y) - ImGui::GetTextLineHeightWithSpacing());
   if (const Mat* map = focusMap(s)) {
     offerAnchor(s, heatmap("focus", headView(r, *map, v.layer), focus, v.focus_zoom, gl, focus_size).placed);
   } else {  // a pooled run: the job recomputes this head's map, or says why it cannot
@@ -681,10 +698,12 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
 void rolloutView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
   ModelViewState& v = s.model.view;
   modelHeader(s, "attention rollout through layers 0\xE2\x80\xA6" + std::to_string(v.layer) +
-                " (\xC2\xBD mean of heads + \xC2\xBD identity, multiplied layer by layer)");
+                " (\xC2\xBD mean of heads + \xC2\xBD identity, multiplied layer by layer)" +
+                (a.rollout_mask.size() ? "; query 0 reads only itself (grey)" : ""));
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
   ImGui::SliderInt("up to layer##rollout", &v.layer, 0, static_cast<int>(a.rollout.size()) - 1);
   MatrixSpec m = MatrixSpec::of(a.rollout[static_cast<size_t>(v.layer)]);
+  if (a.rollout_mask.size()) m.mask = &a.rollout_mask;  // row 0 reads only itself: grey, as in the figure
   m.row_labels = &a.run.tokens;
   m.col_labels = &a.run.tokens;
   m.value_label = "rollout weight";
@@ -709,8 +728,9 @@ void drawHeadScatter(AppState& s, const ModelAnalysis& a, ImVec2 size) {
   Primitives prims;
   const ScatterLayout g = scatterPrimitives(prims, imguiCanvas(), {origin.x, origin.y, size.x, size.y}, scatter);
   drawPrimitives(ImGui::GetWindowDrawList(), prims);
-  if (s.describe)
-    s.described["panels"] = {{{"kind", "points"}, {"title", scatter.y_axis + " against " + scatter.x_axis}, {"area", {origin.x, origin.y, size.x, size.y}}}};
+  if (s.describe)  // the plot's frame (the legend and axes around it are texts the description lists)
+    s.described["panels"] = {{{"kind", "points"}, {"title", scatter.y_axis + " against " + scatter.x_axis},
+                              {"area", {g.plot.x, g.plot.y, g.plot.w, g.plot.h}}}};
   const ImVec2 m = ImGui::GetIO().MousePos;
   const int64_t at = hovered ? g.pointAt(m.x, m.y, ImGui::GetFontSize()) : -1;
   if (at < 0) return;

@@ -159,14 +159,14 @@ MatrixPlacement drawPanel(AppState& s, const ViewPanel& p, int index, HeatmapRen
       break;
     }
     case PanelKind::Bars:
-      valueBars("bars", e->value, p.labels, p.range, p.style.colormap, extraLabel(*e), size, p.item_axis, p.colour_per_bar);
+      valueBars(e->name.c_str(), e->value, p.labels, p.range, p.style.colormap, extraLabel(*e), size, p.item_axis, p.colour_per_bar);
       break;
     case PanelKind::Curves:
       linePlot("curves", e->value, e->row_axis.empty() ? "series" : e->row_axis, e->col_axis.empty() ? "x" : e->col_axis,
                e->markers, size, e->categories, e->levels, p.reveal);
       break;
     case PanelKind::Points: pointPlot("points", *e, size); break;
-    case PanelKind::CategoryBars: categoryBars("bars", e->value, e->categories, e->col_axis, size); break;
+    case PanelKind::CategoryBars: categoryBars(e->name.c_str(), e->value, e->categories, e->col_axis, size); break;
     case PanelKind::TokenStrip: categoryStrip("strip", e->value, *p.labels, e->categories, gl, size); break;
     case PanelKind::Stacked:
       stackedBars("stacked", e->value, e->row_labels, e->row_axis.empty() ? "row" : e->row_axis,

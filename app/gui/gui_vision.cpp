@@ -71,9 +71,10 @@ void distanceView(AppState& s, const VisionAnalysis& a) {
   const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
   const Scatter sc = distanceScatter(a);
   Primitives prims;
-  scatterPrimitives(prims, imguiCanvas(), {origin.x, origin.y, avail.x, avail.y}, sc);
+  const ScatterLayout g = scatterPrimitives(prims, imguiCanvas(), {origin.x, origin.y, avail.x, avail.y}, sc);
   drawPrimitives(ImGui::GetWindowDrawList(), prims);
-  if (s.describe) s.described["panels"] = {{{"kind", "points"}, {"title", sc.y_axis + " against " + sc.x_axis}, {"area", {origin.x, origin.y, avail.x, avail.y}}}};
+  if (s.describe)  // the plot's frame
+    s.described["panels"] = {{{"kind", "points"}, {"title", sc.y_axis + " against " + sc.x_axis}, {"area", {g.plot.x, g.plot.y, g.plot.w, g.plot.h}}}};
   ImGui::Dummy(avail);
 }
 
@@ -87,10 +88,14 @@ void gridView(AppState& s, const VisionAnalysis& a, HeatmapRenderer& gl) {
   const float layers = static_cast<float>(r.layers), heads = static_cast<float>(r.heads);
   const float grid_w = std::min(avail.x * 0.4f, (avail.y * 0.8f - font * 2) * heads / layers + font * 3);
   const float grid_h = std::min(avail.y * 0.8f, (grid_w - font * 3) * layers / heads + font * 2);
-  // The focused head's scale for every thumbnail (auto: weights near 1/(1 + P) get a range that shows them).
+  // One scale for every map up to the largest weight, as the figure's (visionGridScale: weights near
+  // 1/(1 + P) are not drawn flat).
+  float top = 1e-6f;
+  for (const std::vector<Mat>& layer : r.attention)
+    for (const Mat& m : layer) top = std::max(top, m.maxCoeff());
   const Mat& focus = r.attention[static_cast<size_t>(v.layer)][static_cast<size_t>(v.head)];
   MatrixStyle st;
-  st.range = withScale({0.0f, 1.0f, false}, s.scale, focus.cols(), focus.data(), focus.size());
+  st.range = withScale({0.0f, top, false}, visionGridScale(s.scale), focus.cols(), focus.data(), focus.size());
   st.colormap = s.settings.colormap;
   const HeadPick pick = headGrid("vit_grid", r.attention, nullptr, st, v.layer, v.head, v.grid_zoom, gl, ImVec2(grid_w, grid_h));
   if (pick.layer >= 0) {

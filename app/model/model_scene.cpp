@@ -9,6 +9,7 @@
 #include "engine/model/vision.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -194,6 +195,10 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
     for (const Mat& r : a->rollout) {
       const int64_t skip = a->run.causal && r.rows() > 1 ? 1 : 0;
       a->rollout_stats.push_back(ValueStats::of(r.data() + skip * r.cols(), (r.rows() - skip) * r.cols()));
+      if (skip && a->rollout_mask.size() == 0) {
+        a->rollout_mask = Mat::Ones(r.rows(), r.cols());
+        a->rollout_mask.row(0).setZero();
+      }
     }
     out.analysis = std::move(a);
   }
@@ -328,7 +333,7 @@ std::string headMeasureLabel(HeadMeasure m) {
   return "";
 }
 
-Result headMeasureResult(const ModelAnalysis& a, HeadMeasure m, const std::string& title) {
+Result headMeasureResult(const ModelAnalysis& a, HeadMeasure m, const std::string& title, bool heads_down) {
   const ModelRun& run = a.run;
   Result r;
   r.variant = title;
@@ -347,6 +352,11 @@ Result headMeasureResult(const ModelAnalysis& a, HeadMeasure m, const std::strin
   r.weights_label = headMeasureLabel(m);
   r.weights_row_axis = "layer";
   r.weights_col_axis = "head";
+  if (heads_down) {
+    r.weights = {Mat(grid.transpose())};
+    std::swap(r.q_tokens, r.k_tokens);
+    std::swap(r.weights_row_axis, r.weights_col_axis);
+  }
   r.computeStats();
   return r;
 }
@@ -379,6 +389,7 @@ Result rolloutResult(const ModelAnalysis& a, int64_t layer, const std::string& t
   Result r = tokensResult(a.run, title);
   r.weights = {a.rollout.at(static_cast<size_t>(layer))};
   r.weights_label = "rollout weight";
+  r.mask = a.rollout_mask;
   r.computeStats();
   r.weights_stats = a.rollout_stats.at(static_cast<size_t>(layer));
   return r;
@@ -489,10 +500,10 @@ int64_t strongestKey(const ModelRun& run, int64_t layer, int64_t head, int64_t q
 
 std::vector<std::vector<std::string>> headTableRows(const std::vector<HeadSummary>& summaries, const std::vector<int>& columns) {
   std::vector<std::vector<std::string>> rows;
-  auto num = [](double v) {
+  auto num = [](double v) {  // NaN: a measure that means nothing for the head (cross-attention's previous token)
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.3f", v);
-    return std::string(buf);
+    return std::isnan(v) ? std::string("\xE2\x80\x94") : std::string(buf);
   };
   for (const HeadSummary& s : summaries) {
     const std::vector<std::string> all = {std::to_string(s.layer), std::to_string(s.head), num(s.previous_token), num(s.sink),

@@ -90,8 +90,11 @@ struct ModelAnalysis {
   int64_t every_map_limit = 0;            // the longest text whose every map fits
   std::vector<Mat> rollout;            // per layer [L, L] (empty when pooled)
   // Colour range of each rollout: over queries i ≥ 1 of a causal model,
-  // whose row 0 is always [1, 0, …] and would leave the rest dark.
+  // whose row 0 is always [1, 0, …] and would leave the rest dark; that row
+  // is greyed out (rollout_mask [L, L]: 0 on row 0; empty where every row
+  // counts), on screen and in figures.
   std::vector<ValueStats> rollout_stats;
+  Mat rollout_mask;
 };
 
 struct ModelOutput {
@@ -182,8 +185,9 @@ const std::vector<std::string>& headMeasureNames();  // "sink", "previous-token"
 HeadMeasure headMeasureFromName(const std::string& name, const std::string& flag);
 // What the measure is, as a map's title: "first-token share", "mean distance (tokens)", …
 std::string headMeasureLabel(HeadMeasure m);
-// The measure of every head as one [layers, heads] map, rows "L0" …, columns "H0" …
-Result headMeasureResult(const ModelAnalysis& a, HeadMeasure m, const std::string& title);
+// The measure of every head as one [layers, heads] map, rows "L0" …, columns
+// "H0" …; `heads_down`: [heads, layers] (a narrow page with more heads than layers).
+Result headMeasureResult(const ModelAnalysis& a, HeadMeasure m, const std::string& title, bool heads_down = false);
 // Their names; with grouped-query attention the key/value head too ("L0 H5 kv 1").
 std::vector<std::string> layerHeadNames(const ModelRun& run);
 // The key `query` attends to most in head (layer, head) of a run that kept

@@ -4,6 +4,8 @@
 #include "engine/error.h"
 #include "engine/model/head_metrics.h"
 
+#include <limits>
+
 namespace attn {
 
 namespace {
@@ -39,6 +41,13 @@ const std::vector<int>& seq2seqTableColumns() {
   return columns;
 }
 
+std::vector<HeadSummary> seq2seqSummaries(const Seq2SeqRun& run, Seq2SeqMaps kind) {
+  std::vector<HeadSummary> s = summarizeMaps(seq2seqMaps(run, kind));
+  if (kind == Seq2SeqMaps::Cross)
+    for (HeadSummary& h : s) h.previous_token = h.mean_distance = std::numeric_limits<double>::quiet_NaN();
+  return s;
+}
+
 Seq2SeqAnalysis analyseSeq2Seq(const Model& m, const std::string& source, const std::string& target, bool translate,
                                const RunContext& ctx) {
   Seq2SeqAnalysis a;
@@ -52,7 +61,7 @@ Seq2SeqAnalysis analyseSeq2Seq(const Model& m, const std::string& source, const 
     a.target = hasDecoder(m) ? target : "";
   }
   for (const Seq2SeqMaps kind : {Seq2SeqMaps::Encoder, Seq2SeqMaps::Decoder, Seq2SeqMaps::Cross})
-    a.summaries[static_cast<size_t>(kind)] = summarizeMaps(seq2seqMaps(a.run, kind));
+    a.summaries[static_cast<size_t>(kind)] = seq2seqSummaries(a.run, kind);
   return a;
 }
 

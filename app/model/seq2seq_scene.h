@@ -25,7 +25,7 @@ const std::vector<std::vector<Mat>>& seq2seqMaps(const Seq2SeqRun& run, Seq2SeqM
 // The model workspace's run of an encoder–decoder: the teacher-forced pass
 // over the target typed, or, with `translate`, the model's own greedy output
 // for the source (then `target` is that text); and the head summaries of the
-// three kinds (summarizeMaps), indexed by Seq2SeqMaps.
+// three kinds (seq2seqSummaries), indexed by Seq2SeqMaps.
 struct Seq2SeqAnalysis {
   Seq2SeqRun run;
   std::string target;
@@ -36,6 +36,10 @@ struct Seq2SeqAnalysis {
 // headTableColumns()): layer, head, previous-token, sink, mean distance,
 // entropy; no induction or key/value groups.
 const std::vector<int>& seq2seqTableColumns();
+// The head summaries of one kind (summarizeMaps). Across two sequences
+// (cross-attention) a previous token and a distance |i − j| mean nothing:
+// those two are NaN, which the table and its figure show as "—".
+std::vector<HeadSummary> seq2seqSummaries(const Seq2SeqRun& run, Seq2SeqMaps kind);
 // Greedy output is cut at this many new tokens.
 constexpr int64_t kTranslateTokens = 64;
 Seq2SeqAnalysis analyseSeq2Seq(const Model& m, const std::string& source, const std::string& target, bool translate,

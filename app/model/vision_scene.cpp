@@ -171,6 +171,12 @@ PatchMaps rolloutOverPicture(const VisionAnalysis& a) {
   return m;
 }
 
+ColorScale visionGridScale(const ColorScale& chosen) {
+  ColorScale s = chosen;
+  if (s.kind == ScaleKind::Auto) s.kind = ScaleKind::Log;
+  return s;
+}
+
 Scatter distanceScatter(const VisionAnalysis& a) {
   Scatter s;
   s.x_axis = "network depth (layer, from 1)";

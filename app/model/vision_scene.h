@@ -51,6 +51,11 @@ std::string patchTokenName(const VisionAnalysis& a, int64_t token);
 PatchMaps headsOverPicture(const VisionAnalysis& a, int64_t layer, int64_t query);
 // [CLS]'s row of each layer's mean of heads, then of the rollout after each layer.
 PatchMaps rolloutOverPicture(const VisionAnalysis& a);
+// The colour scale of a ViT's grid of maps, on screen and in figures: the
+// user's, where it is not Auto; else Log. Its heads spread their weight over
+// 1 + P tokens (1/65 ≈ 0.015) with a few large ones, which a linear scale
+// draws flat; text models take Log from kLogScaleKeys keys for that reason.
+ColorScale visionGridScale(const ColorScale& chosen);
 // Each head's mean attention distance against its layer, a colour per head,
 // with uniform attention's distance as a dashed level; on screen and in
 // figures the layers 1 … L inside [0, L + 1], the distances from 15 % of

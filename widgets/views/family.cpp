@@ -31,6 +31,7 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
     ViewPanel panel = weightsPanel(c, *r, std::clamp(p.head, 0, r->heads() - 1), p, grid_area, p.own_scales ? nullptr : &shared);
     panel.spec.title = info ? info->title : m.variant;
     panel.style.colorbar = p.own_scales;
+    panel.shared_scale = !p.own_scales;
     panel.style.max_cell_aspect = std::max(panel.style.max_cell_aspect, 1.5f);
     const bool subject = m.variant == in.result->variant;
     panel.style.highlight = subject;

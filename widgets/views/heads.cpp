@@ -24,6 +24,7 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
     ViewPanel panel = weightsPanel(c, r, h, p, area, &range);
     panel.spec.title = static_cast<size_t>(h) < p.panel_titles.size() ? p.panel_titles[static_cast<size_t>(h)] : "head " + std::to_string(h);
     panel.style.colorbar = false;
+    panel.shared_scale = true;
     panel.style.labels = r.queries() <= 24;
     panel.style.max_cell_aspect = std::max(panel.style.max_cell_aspect, 1.5f);  // thumbnails fill their cell
     panel.style.highlight = h == focused;

@@ -98,7 +98,14 @@ nlohmann::json describeLayout(const ViewLayout& l, const Canvas& c, const std::v
     const bool matrix = p.kind == PanelKind::Matrix;
     const ValueRange& range = matrix ? p.style.range : p.range;
     j["title"] = matrix ? p.spec.title : p.title;
+    if (matrix) {  // what the cells hold and along which dimensions
+      j["value_label"] = p.spec.value_label;
+      j["row_axis"] = p.spec.row_axis;
+      j["col_axis"] = p.spec.col_axis;
+    }
     j["range"] = {range.lo, range.hi};
+    j["scale"] = range.mode == ScaleMode::Log ? "log" : range.mode == ScaleMode::Power ? "power" : "linear";
+    if (p.shared_scale) j["shared_scale"] = true;
     j["colormap"] = colormapName(p.style.colormap);
     j["area"] = {p.area.x, p.area.y, p.area.w, p.area.h};
     const MatrixSpec& m = p.spec;

@@ -94,6 +94,9 @@ struct ViewPanel {
   std::string zoom = "main";  // panels with the same key share the screen's zoom (the heads grid)
   bool anchor = false;        // where a lesson's marks go: the view's main matrix
   int click_head = -1;        // a click focuses this head in the heatmap view (the heads grid)
+  // Its colour range is the one the view's panels share, said on their one colour bar (the family: equal
+  // colours are equal weights across members; the heads grid): a member of small weights is drawn dark on purpose.
+  bool shared_scale = false;
   std::string click_variant;  // a click selects this variant (the family grid)
   // Plots: the extra drawn and how, under the title the layout drew over it
   const Extra* extra = nullptr;
