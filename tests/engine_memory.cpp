@@ -185,12 +185,6 @@ std::string listArg(const std::vector<double>& v) {
   return out;
 }
 
-double maxDiff(const std::vector<double>& a, const std::vector<double>& b) {
-  double m = 0;
-  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
-  return m;
-}
-
 // An extra of shape [n] as a vector, failing the test when it is missing.
 Vec tokenValues(const Result& r, const std::string& name, int64_t n) {
   const Extra* e = r.findExtra(name);
@@ -236,10 +230,10 @@ TEST(Ntm, EveryStageThroughTheRegistryMatchesTheChainedLoop) {
     for (int64_t i = 0; i < c.n; ++i) w_g.push_back(c.g * w_c[static_cast<size_t>(i)] + (1 - c.g) * w_prev(i));
     // (8): w̃(i) = Σ_j w_g(j) s(i − j mod N);  (9): w ∝ w̃^γ
     const std::vector<double> w_tilde = shiftRef(w_g, c.shift), w = sharpenRef(w_tilde, c.gamma);
-    EXPECT_GT(ntm_refs::maxDiff(w_g, w_c), ntm_refs::kStageGap);
-    EXPECT_GT(ntm_refs::maxDiff(w_tilde, w_g), ntm_refs::kStageGap);
+    EXPECT_GT(ref::maxAbsDiff(w_g, w_c), ntm_refs::kStageGap);
+    EXPECT_GT(ref::maxAbsDiff(w_tilde, w_g), ntm_refs::kStageGap);
     if (c.gamma != 1.0) {
-      EXPECT_GT(ntm_refs::maxDiff(w, w_tilde), ntm_refs::kStageGap);
+      EXPECT_GT(ref::maxAbsDiff(w, w_tilde), ntm_refs::kStageGap);
     }
 
     expectVecNear(ntm_refs::tokenValues(r, "w_c", c.n), w_c, ntm_refs::kWeightingTol, "w_c");

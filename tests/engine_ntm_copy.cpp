@@ -78,7 +78,7 @@ TEST(NtmCopy, ForwardMatchesTorch) {
     expectNear(steps[t].write.a, ref["write"]["a"][t], kTol, "add" + at);
   }
   const Mat memory = jsonMat(ref["final_memory"]);
-  EXPECT_LT((steps.back().memory - memory).cwiseAbs().maxCoeff(), kTol);
+  EXPECT_LT(ref::maxAbsDiff(steps.back().memory, memory), kTol);
 }
 
 // Every weighting of every stage is a distribution, outputs are probabilities,
