@@ -249,8 +249,13 @@ TEST(Ntm, EveryStageThroughTheRegistryMatchesTheChainedLoop) {
     EXPECT_EQ(r.output.size(), 0);
     const Extra* m = r.findExtra("memory");
     ASSERT_NE(m, nullptr);
-    EXPECT_EQ(m->value.toMat("memory"), in.x);
-    EXPECT_EQ(r.extras.size(), 5u);  // w_c, w_g, w_tilde, w, memory: all compared above
+    EXPECT_EQ(ref::maxAbsDiff(m->value.toMat("memory"), in.x), 0.0);
+    // What the stages started from: w_prev as recorded, s as given.
+    expectVecNear(ntm_refs::tokenValues(r, "w_prev", c.n), toDoubles(w_prev), 0.0, "w_prev");
+    std::vector<double> shift;
+    for (const double s_o : c.shift) shift.push_back(static_cast<float>(s_o));
+    expectVecNear(ntm_refs::tokenValues(r, "shift", static_cast<int64_t>(c.shift.size())), shift, 0.0, "shift");
+    EXPECT_EQ(r.extras.size(), 7u);  // w_prev, w_c, w_g, w_tilde, w, shift, memory: all compared above
   }
 }
 
