@@ -102,6 +102,18 @@ std::vector<std::string> families() {
 }
 
 // [SECTION] Running
+std::string inputKindName(InputKind k) {
+  switch (k) {
+    case InputKind::SelfAttention: return "self";
+    case InputKind::CrossAttention: return "cross";
+    case InputKind::PositionsOnly: return "positions";
+    case InputKind::Image: return "image";
+    case InputKind::Memory: return "memory";
+    case InputKind::OwnSequence: return "sequence";
+  }
+  return "?";
+}
+
 std::string givenQkvName(GivenQkv g) {
   switch (g) {
     case GivenQkv::Refused: return "refused";
@@ -113,13 +125,27 @@ std::string givenQkvName(GivenQkv g) {
 
 namespace {
 
+// Why a variant of this kind refuses given q, k, v, and what to give instead.
+std::string refusedQkvReason(InputKind k) {
+  switch (k) {
+    case InputKind::PositionsOnly: return "encodes positions and reads no queries, keys or values (leave the files out)";
+    case InputKind::Image:
+      return "reads a picture of its own and no queries, keys or values (leave the files out; give the picture as its "
+             "parameter)";
+    case InputKind::Memory:
+      return "reads a memory M with a key, not queries, keys and values (give the memory as --x X.npy or its parameter)";
+    case InputKind::OwnSequence:
+      return "runs on a sequence of its own and reads no queries, keys or values (leave the files out; give the "
+             "sequence as its parameter)";
+    case InputKind::SelfAttention:
+    case InputKind::CrossAttention: break;
+  }
+  return "reads an input sequence and makes its own queries, keys and values (give --x X.npy)";
+}
+
 void checkGivenQkv(const VariantInfo& info, const Inputs& in) {
   if (!in.projected) return;
-  if (info.given_qkv == GivenQkv::Refused)
-    throw InputError("--q/--k/--v: " + info.name + " " +
-                     (info.input == InputKind::PositionsOnly
-                          ? "encodes positions and reads no queries, keys or values (leave the files out)"
-                          : "reads an input sequence and makes its own queries, keys and values (give --x X.npy)"));
+  if (info.given_qkv == GivenQkv::Refused) throw InputError("--q/--k/--v: " + info.name + " " + refusedQkvReason(info.input));
   if (info.given_qkv == GivenQkv::OneHead && in.per_head_files && in.heads > 1)
     throw InputError("--q/--k/--v: " + info.name + " takes one head [L, d], the files hold " +
                      std::to_string(in.heads) + " heads [H, L, d_head] (multi-head and the pattern variants take them)");
@@ -207,9 +233,7 @@ nlohmann::json registryToJson() {
   for (const VariantInfo& v : variants()) {
     nlohmann::json j = {{"name", v.name},     {"family", v.family},     {"title", v.title},
                         {"summary", v.summary}, {"citation", v.citation}};
-    j["input"] = v.input == InputKind::SelfAttention    ? "self"
-                 : v.input == InputKind::CrossAttention ? "cross"
-                                                         : "positions";
+    j["input"] = inputKindName(v.input);
     j["given_qkv"] = givenQkvName(v.given_qkv);
     j["params"] = nlohmann::json::array();
     for (const ParamSpec& p : v.params) j["params"].push_back(specToJson(p));

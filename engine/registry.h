@@ -20,11 +20,16 @@
 
 namespace attn {
 
+// What a variant reads of the sequence input (Inputs) and what it reads instead.
 enum class InputKind {
   SelfAttention,   // x (or q/k/v)
   CrossAttention,  // x (target) and x_kv (source)
   PositionsOnly,   // only L and d are used (positional encodings)
+  Image,           // a picture or feature map [C, H, W] of its own (its parameters, else a default); only the seed
+  Memory,          // a memory M [N, W] (x, or its parameter's file), with a key and a previous weighting
+  OwnSequence,     // a sequence of its own (bits, numbers: its parameter, else L = --length drawn from the seed)
 };
+std::string inputKindName(InputKind k);  // "self", "cross", "positions", "image", "memory", "sequence"
 
 // What a variant does with queries, keys and values given as they are
 // (--q/--k/--v files, a real model's head: Inputs::projected).

@@ -44,6 +44,14 @@ TEST(CliNtmCopy, ComputeWritesWeightingsMemoryAndStages) {
                   "weights=" + (sourceDir() / "assets/trained/ntm-copy.safetensors").string(), "--out", (t / "again").string()});
   ASSERT_EQ(again.status, 0) << again.err;
   EXPECT_EQ(readNpy(t / "again/weights.npy", "weights").data, w.data);
+
+  // inputs/sequence.npy replays the run, whatever --length and --seed say.
+  const RunResult replay = runAttnlab({"compute", "ntm-copy", "--length", "2", "--seed", "4", "--set", "step=9", "--set",
+                                       "sequence=" + (t / "run/inputs/sequence.npy").string(), "--out",
+                                       (t / "replay").string()});
+  ASSERT_EQ(replay.status, 0) << replay.err;
+  EXPECT_EQ(readNpy(t / "replay/weights.npy", "weights").data, w.data);
+  EXPECT_EQ(readNpy(t / "replay/output.npy", "output").data, readNpy(t / "run/output.npy", "output").data);
 }
 
 TEST(CliNtmCopy, RendersExtrasAndHeatmap) {

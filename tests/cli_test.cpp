@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -50,14 +51,25 @@ TEST(CliList, JsonMatchesRegistryShape) {
   ASSERT_TRUE(j.is_array());
   ASSERT_GE(j.size(), 14u);
   bool saw_beta = false;
+  // Each variant's input kind as it reads it.
+  const std::map<std::string, std::string> kinds = {{"multi-head", "self"},    {"pointer", "cross"},
+                                                    {"sinusoidal-pe", "positions"}, {"sagan", "image"},
+                                                    {"ntm", "memory"},         {"ntm-copy", "sequence"},
+                                                    {"pointer-sort", "sequence"}};
+  size_t kinds_seen = 0;
   for (const auto& v : j) {
     EXPECT_TRUE(v.contains("name") && v.contains("family") && v.contains("params") && v.contains("views"));
+    if (const auto k = kinds.find(v["name"].get<std::string>()); k != kinds.end()) {
+      EXPECT_EQ(v["input"], k->second) << k->first;
+      ++kinds_seen;
+    }
     for (const auto& p : v["params"]) {
       EXPECT_TRUE(p.contains("key") && p.contains("type") && p.contains("default") && p.contains("help"));
       saw_beta = saw_beta || (v["name"] == "cosine" && p["key"] == "beta");
     }
   }
   EXPECT_TRUE(saw_beta) << "cosine must expose the sharpening β";
+  EXPECT_EQ(kinds_seen, kinds.size());
 }
 
 // [SECTION] compute

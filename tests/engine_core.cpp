@@ -7,6 +7,7 @@
 #include "engine/variants/multi_head.h"
 #include "tests/engine_reference.h"
 
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -113,6 +114,28 @@ TEST(MultiHead, OneHeadIdentityWeightsIsScaledDotProduct) {
   Result mh;
   multiHeadAttention(in.x, in.x, in.x, w2, 1, false, true, RunContext{}, mh);
   EXPECT_NE(mh.output, ref::run("scaled-dot-product", in).output);
+}
+
+// The tests' one comparison of two arrays: their largest difference when
+// their shapes agree, else a failure naming both shapes and NaN, which no
+// tolerance passes (Eigen itself checks nothing under NDEBUG).
+TEST(Reference, MaxAbsDiffComparesOnlyArraysOfOneShape) {
+  Mat a(2, 3), b(2, 3);
+  a << 1, 2, 3, 4, 5, 6;
+  b << 1, 2.5f, 3, 4, 5, 5;
+  EXPECT_EQ(ref::maxAbsDiff(a, b), 1.0);
+  EXPECT_EQ(ref::maxAbsDiff(a.row(1), b.row(1)), 1.0);
+  EXPECT_EQ(ref::maxAbsDiff(Mat(), Mat()), 0.0);
+  b(0, 0) = std::nanf("");
+  EXPECT_TRUE(std::isnan(ref::maxAbsDiff(a, b)));
+  static double got = 0;
+  EXPECT_NONFATAL_FAILURE(got = ref::maxAbsDiff(Mat::Zero(2, 3), Mat::Zero(3, 2)), "shapes differ: 2 × 3 and 3 × 2");
+  EXPECT_TRUE(std::isnan(got));
+  EXPECT_NONFATAL_FAILURE(got = ref::maxAbsDiff(Vec::Zero(4), RowVec::Zero(4)), "shapes differ: 4 × 1 and 1 × 4");
+  EXPECT_TRUE(std::isnan(got));
+  EXPECT_NONFATAL_FAILURE(got = ref::maxAbsDiff(std::vector<double>{1, 2}, std::vector<double>{1}), "lengths differ: 2 and 1");
+  EXPECT_TRUE(std::isnan(got));
+  EXPECT_EQ(ref::maxAbsDiff(std::vector<double>{1, 2}, std::vector<double>{1, 4}), 2.0);
 }
 
 }  // namespace

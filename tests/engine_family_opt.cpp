@@ -6,6 +6,7 @@
 #include "engine/model/generate.h"
 #include "engine/model/model.h"
 
+#include "tests/engine_reference.h"
 #include "tests/model_fixture.h"
 #include "tests/model_reference.h"
 #include "tests/test_support.h"
@@ -203,11 +204,11 @@ TEST(OptFamily, PositionsAreReadTwoRowsDown) {
   for (size_t e = 0; e < 2 * kOptD; ++e) pos[e] = 9.0f;
   test::writeWeights(tm);
   const ModelRun after = runModelIds(*loadModel(filesOnDisk(dir.path.string())), ids, {.top_k = 0});
-  EXPECT_EQ((before.hidden - after.hidden).cwiseAbs().maxCoeff(), 0.0f);
+  EXPECT_EQ(ref::maxAbsDiff(before.hidden, after.hidden), 0.0f);
   pos[2 * kOptD] += 1.0f;  // position 0
   test::writeWeights(tm);
   const ModelRun moved = runModelIds(*loadModel(filesOnDisk(dir.path.string())), ids, {.top_k = 0});
-  EXPECT_GT((before.hidden - moved.hidden).cwiseAbs().maxCoeff(), 1e-3f);
+  EXPECT_GT(ref::maxAbsDiff(before.hidden, moved.hidden), 1e-3f);
 }
 
 TEST(OptFamily, KvCacheGenerationMatchesFullForward) {
@@ -222,12 +223,12 @@ TEST(OptFamily, KvCacheGenerationMatchesFullForward) {
     const ModelRun full = runModelIds(*model, grown.ids, {.top_k = 1});
     for (size_t l = 0; l < full.attention.size(); ++l) {
       for (size_t h = 0; h < full.attention[l].size(); ++h)
-        EXPECT_LT((full.attention[l][h] - grown.attention[l][h]).cwiseAbs().maxCoeff(), 1e-5) << l << "/" << h;
-      EXPECT_LT((full.q[l] - grown.q[l]).cwiseAbs().maxCoeff(), 1e-4);
-      EXPECT_LT((full.k[l] - grown.k[l]).cwiseAbs().maxCoeff(), 1e-4);
-      EXPECT_LT((full.v[l] - grown.v[l]).cwiseAbs().maxCoeff(), 1e-4);
+        EXPECT_LT(ref::maxAbsDiff(full.attention[l][h], grown.attention[l][h]), 1e-5) << l << "/" << h;
+      EXPECT_LT(ref::maxAbsDiff(full.q[l], grown.q[l]), 1e-4);
+      EXPECT_LT(ref::maxAbsDiff(full.k[l], grown.k[l]), 1e-4);
+      EXPECT_LT(ref::maxAbsDiff(full.v[l], grown.v[l]), 1e-4);
     }
-    EXPECT_LT((full.hidden - grown.hidden).cwiseAbs().maxCoeff(), 1e-4);
+    EXPECT_LT(ref::maxAbsDiff(full.hidden, grown.hidden), 1e-4);
     for (size_t s = 0; s < g.tokens.size(); ++s) {
       EXPECT_EQ(g.tokens[s].id, full.top_k[P - 1 + s][0].id) << "step " << s;
       EXPECT_NEAR(g.tokens[s].probability, full.top_k[P - 1 + s][0].probability, 1e-4);

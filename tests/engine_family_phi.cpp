@@ -6,6 +6,7 @@
 #include "engine/model/generate.h"
 #include "engine/model/model.h"
 
+#include "tests/engine_reference.h"
 #include "tests/model_fixture.h"
 #include "tests/model_reference.h"
 #include "tests/test_support.h"
@@ -193,12 +194,12 @@ TEST(PhiFamily, KvCacheGenerationMatchesFullForward) {
   const ModelRun full = runModelIds(*model, grown.ids, {.top_k = 1});
   for (size_t l = 0; l < full.attention.size(); ++l) {
     for (size_t h = 0; h < full.attention[l].size(); ++h)
-      EXPECT_LT((full.attention[l][h] - grown.attention[l][h]).cwiseAbs().maxCoeff(), 1e-5) << l << "/" << h;
-    EXPECT_LT((full.q[l] - grown.q[l]).cwiseAbs().maxCoeff(), 1e-4);
-    EXPECT_LT((full.k[l] - grown.k[l]).cwiseAbs().maxCoeff(), 1e-4);
-    EXPECT_LT((full.v[l] - grown.v[l]).cwiseAbs().maxCoeff(), 1e-4);
+      EXPECT_LT(ref::maxAbsDiff(full.attention[l][h], grown.attention[l][h]), 1e-5) << l << "/" << h;
+    EXPECT_LT(ref::maxAbsDiff(full.q[l], grown.q[l]), 1e-4);
+    EXPECT_LT(ref::maxAbsDiff(full.k[l], grown.k[l]), 1e-4);
+    EXPECT_LT(ref::maxAbsDiff(full.v[l], grown.v[l]), 1e-4);
   }
-  EXPECT_LT((full.hidden - grown.hidden).cwiseAbs().maxCoeff(), 1e-4);
+  EXPECT_LT(ref::maxAbsDiff(full.hidden, grown.hidden), 1e-4);
   for (size_t s = 0; s < g.tokens.size(); ++s) {
     EXPECT_EQ(g.tokens[s].id, full.top_k[P - 1 + s][0].id) << "step " << s;
     EXPECT_NEAR(g.tokens[s].probability, full.top_k[P - 1 + s][0].probability, 1e-4);

@@ -143,6 +143,11 @@ TEST(GivenQkv, VariantsThatReadASequenceRefuseThemInOneLine) {
   EXPECT_EQ(refused, 13);
   ref::expectInputError([&] { ref::run("sinusoidal-pe", g.in); }, {"--q/--k/--v: sinusoidal-pe", "reads no queries"});
   ref::expectInputError([&] { ref::run("act", g.in); }, {"--q/--k/--v: act", "--x"});
+  // Each kind says what it reads instead.
+  ref::expectInputError([&] { ref::run("sagan", g.in); }, {"--q/--k/--v: sagan", "a picture of its own"});
+  ref::expectInputError([&] { ref::run("ntm", g.in); }, {"--q/--k/--v: ntm", "a memory M", "--x"});
+  for (const std::string name : {"ntm-copy", "pointer-sort"})
+    ref::expectInputError([&] { ref::run(name, g.in); }, {"--q/--k/--v: " + name, "a sequence of its own"});
   // A one-head variant takes [L, d]; files of H > 1 heads are refused.
   Inputs per_head = g.in;
   per_head.per_head_files = true;

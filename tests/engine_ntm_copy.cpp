@@ -5,6 +5,7 @@
 // files that do not fit, each refused in one line naming what is wrong.
 #include "engine/attention_math.h"
 #include "engine/error.h"
+#include "engine/npy.h"
 #include "engine/ntm_copy.h"
 #include "engine/parallel.h"
 #include "engine/trained.h"
@@ -78,7 +79,7 @@ TEST(NtmCopy, ForwardMatchesTorch) {
     expectNear(steps[t].write.a, ref["write"]["a"][t], kTol, "add" + at);
   }
   const Mat memory = jsonMat(ref["final_memory"]);
-  EXPECT_LT((steps.back().memory - memory).cwiseAbs().maxCoeff(), kTol);
+  EXPECT_LT(ref::maxAbsDiff(steps.back().memory, memory), kTol);
 }
 
 // Every weighting of every stage is a distribution, outputs are probabilities,
@@ -183,6 +184,37 @@ TEST(NtmCopy, RefusesLengthAndStepOutOfRange) {
                         {"ntm-copy: --length " + std::to_string(max + 1), "max_length " + std::to_string(max)});
   const Inputs in = ref::gaussianInputs(1, 3, 3, 8, 1);
   ref::expectInputError([&] { ref::run("ntm-copy", in, {{"step", "7"}}); }, {"step 7 is past the end", "0 … 6"});
+}
+
+// A given sequence decides L and is the one copied; a file that is not a
+// sequence of the model's bits, or is longer than it was trained on, is refused.
+TEST(NtmCopy, GivenSequenceIsCopiedAndBadOnesAreRefused) {
+  const int64_t bits = shippedModel().bits(), max = shippedModel().maxLength();
+  Mat seq = Mat::Zero(4, bits);
+  for (int64_t b = 0; b < bits; ++b) seq((b * 3) % 4, b) = 1.0f;
+  const test::TempDir dir;
+  auto file = [&](const std::string& name, const Mat& m) {
+    const std::string path = (dir / name).string();
+    writeNpy(path, Array::fromMat(m));
+    return path;
+  };
+  const Inputs in = ref::gaussianInputs(1, 9, 9, 8, 1);  // L = 9 is the file's to decide, not --length's
+  const Result r = ref::run("ntm-copy", in, {{"sequence", file("seq.npy", seq)}, {"step", "2"}});
+  EXPECT_EQ(ref::maxAbsDiff(ref::recorded(r, "sequence"), seq), 0.0);
+  ASSERT_EQ(r.queries(), 2 * 4 + 1);
+  EXPECT_EQ(ref::maxAbsDiff(ref::recorded(r, "x"), shippedModel().copyInput(seq)), 0.0);
+  const std::vector<NtmCopyStep> steps = shippedModel().run(shippedModel().copyInput(seq));
+  for (int64_t t = 0; t < r.queries(); ++t)
+    EXPECT_EQ(ref::maxAbsDiff(r.output.row(t), steps[static_cast<size_t>(t)].y.transpose()), 0.0) << "step " << t;
+
+  Mat half = seq;
+  half(0, 0) = 0.5f;
+  ref::expectInputError([&] { ref::run("ntm-copy", in, {{"sequence", file("half.npy", half)}}); },
+                        {"half.npy (sequence)", "0 or 1"});
+  ref::expectInputError([&] { ref::run("ntm-copy", in, {{"sequence", file("wide.npy", Mat::Zero(4, bits + 1))}}); },
+                        {"wide.npy (sequence)", "[L, " + std::to_string(bits) + "]", "[4, " + std::to_string(bits + 1) + "]"});
+  ref::expectInputError([&] { ref::run("ntm-copy", in, {{"sequence", file("long.npy", Mat::Zero(max + 1, bits))}}); },
+                        {"long.npy (sequence) has " + std::to_string(max + 1) + " rows", "max_length " + std::to_string(max)});
 }
 
 // [SECTION] Weights files that do not fit

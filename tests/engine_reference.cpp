@@ -174,6 +174,43 @@ void expectClose(const Mat& got, const DMat& want, double tol, const std::string
                         << ", want " << want(wi, wj);
 }
 
+namespace {
+
+// max |a(i, j) − b(i, j)| over rows × cols entries; NaN as soon as one is NaN.
+template <class A, class B>
+double maxAbsDiffOf(int64_t rows, int64_t cols, const A& a, const B& b) {
+  double worst = 0;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      const double e = std::abs(static_cast<double>(a(i, j)) - static_cast<double>(b(i, j)));
+      if (!(e <= worst)) worst = e;  // NaN stays
+      if (std::isnan(worst)) return worst;
+    }
+  return worst;
+}
+
+std::string shapeOf(int64_t rows, int64_t cols) { return std::to_string(rows) + " × " + std::to_string(cols); }
+
+}  // namespace
+
+double maxAbsDiff(const MatRef& a, const MatRef& b) {
+  if (a.rows() != b.rows() || a.cols() != b.cols()) {
+    ADD_FAILURE() << "maxAbsDiff: the arrays' shapes differ: " << shapeOf(a.rows(), a.cols()) << " and "
+                  << shapeOf(b.rows(), b.cols());
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return maxAbsDiffOf(a.rows(), a.cols(), a, b);
+}
+
+double maxAbsDiff(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) {
+    ADD_FAILURE() << "maxAbsDiff: the vectors' lengths differ: " << a.size() << " and " << b.size();
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  auto at = [](const std::vector<double>& v) { return [&v](int64_t i, int64_t) { return v[static_cast<size_t>(i)]; }; };
+  return maxAbsDiffOf(static_cast<int64_t>(a.size()), 1, at(a), at(b));
+}
+
 double scaledTol(const DMat& want, double rel) { return rel * std::max(1.0, maxAbs(want)); }
 
 Inputs givenQkv(const Mat& q, const Mat& k, const Mat& v) {

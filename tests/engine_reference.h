@@ -71,6 +71,13 @@ constexpr double kScoreRel = 2e-5, kWeightTol = 2e-5, kOutputRel = 2e-5;
 
 // max |got − want|; fails the test naming `what` when above `tol`.
 void expectClose(const Mat& got, const DMat& want, double tol, const std::string& what);
+// max |a − b| over two arrays of one shape, in double (NaN when either holds
+// a NaN). Where the shapes differ: a test failure naming both shapes, and NaN,
+// so that any comparison of the result fails too. Every test build defines
+// NDEBUG, where Eigen checks no shapes: compare two arrays through this, not
+// through Eigen's a − b.
+double maxAbsDiff(const MatRef& a, const MatRef& b);
+double maxAbsDiff(const std::vector<double>& a, const std::vector<double>& b);
 // Tolerance for values of this magnitude: rel · max(1, max |want|).
 double scaledTol(const DMat& want, double rel);
 

@@ -129,6 +129,34 @@ TEST_P(SaganReference, MatchesPlainLoopsOnAGivenFeatureMap) {
 INSTANTIATE_TEST_SUITE_P(Pool, SaganReference, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "Pooled" : "Full"; });
 
+// Issue 40's case, C = 16 channels over 6 × 8 pixels with the defaults
+// (C̄ = 2, W_g = W_f, γ = 1), full and pooled, over seeds: s, o and y within
+// 1e-5 of their largest magnitude from the double loops, β within 1e-5. The
+// float engine is measured at ~2e-7 of max |y| here (f, g, h and o are sums of
+// 16 or 48 float products). Against each entry's own size there is no float
+// bound: an entry of y that cancels to near 0 (x_j + γ o_j, terms of size 1)
+// keeps its terms' absolute error, ~1e-7, and seed 1 has one where that is
+// 1e-4 of the entry.
+TEST(Sagan, SixteenChannelsOnSixByEightAreWithinOneInTenToTheFiveOfDouble) {
+  constexpr int64_t kC = 16, kH = 6, kW = 8;
+  for (const uint64_t seed : {1, 2, 3, 11})
+    for (const bool pool : {false, true}) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + (pool ? " pooled" : " full"));
+      const Mat x = randomNormal(kC, kH * kW, seed, "x");
+      const ref::TempPath file("sagan_x16.npy");
+      writeNpy(file.path, Array{{kC, kH, kW}, std::vector<float>(x.data(), x.data() + x.size())});
+      const Result r = ref::run("sagan", saganInputs(), {{"x", file.path.string()}, {"pool", pool ? "true" : "false"}});
+      const Mat& w_f = ref::recorded(r, "w_f");
+      ASSERT_EQ(w_f.rows(), 2);  // C̄ = C/8
+      const SaganRef want = saganRef(x, kH, kW, w_f, ref::recorded(r, "w_g"), ref::recorded(r, "w_h"), 1.0, pool);
+      ref::expectClose(r.scores[0], want.s, 1e-5 * ref::maxAbs(want.s), "s");
+      ref::expectClose(r.weights[0], want.beta, 1e-5, "beta");
+      ref::expectClose(asMat(r.findExtra("o")->value), want.o, 1e-5 * ref::maxAbs(want.o), "o");
+      ref::expectClose(asMat(r.findExtra("y")->value), want.y, 1e-5 * ref::maxAbs(want.y), "y");
+      ref::expectClose(r.output, ref::transpose(want.y), 1e-5 * ref::maxAbs(want.y), "output = yᵀ");
+    }
+}
+
 TEST(Sagan, MaxPoolTakesTheLargestOfEachClippedWindow) {
   // One channel, 3 × 3: windows {0,1,3,4}, {2,5}, {6,7}, {8}.
   Mat m(1, 9);

@@ -279,8 +279,8 @@ int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   const std::optional<std::string> config = files.read_text("config.json");
   const std::optional<ModelConfig> c =
       config ? std::optional<ModelConfig>(parseConfig(*config, (fs::path(files.label) / "config.json").string())) : std::nullopt;
-  if (c && c->encoder_decoder) return cmdRenderSeq2Seq(argc, argv, o, path, files);
-  if (c && c->vision) return cmdRenderVision(argc, argv, o, path, files);
+  if (c && c->encoderDecoder()) return cmdRenderSeq2Seq(argc, argv, o, path, files);
+  if (c && c->vision()) return cmdRenderVision(argc, argv, o, path, files);
   if (o.target) throw InputError("--target: only encoder–decoder models (T5, BART) read a target");
   if (!o.image.empty()) throw InputError("--image: only vision models (ViT) read a picture");
   const ModelView view = modelViewFromName(o.view.empty() ? "model" : o.view);

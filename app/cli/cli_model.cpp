@@ -64,14 +64,14 @@ int cmdModelInfo(const std::string& path, bool json) {
   const ModelConfig& c = info.config;
   std::printf("%s\n", info.label.c_str());
   std::printf("  architecture  %s\n", c.arch_name.c_str());
-  if (c.encoder_decoder)
+  if (c.encoderDecoder())
     std::printf("  layers        %lld encoder + %lld decoder (decoder starts at token %lld)\n",
                 static_cast<long long>(c.layers), static_cast<long long>(c.decoder_layers),
                 static_cast<long long>(c.decoder_start));
   else
     std::printf("  layers        %lld\n", static_cast<long long>(c.layers));
   std::printf("  heads         %lld (d_head %lld)\n", static_cast<long long>(c.heads), static_cast<long long>(c.head_dim));
-  std::printf("  family        %s (%s)\n", c.label.c_str(), attentionKind(c.causal, c.encoder_decoder).c_str());
+  std::printf("  family        %s (%s)\n", c.label.c_str(), attentionKind(c.causal, c.encoderDecoder()).c_str());
   if (c.kv_heads != c.heads)
     std::printf("  kv heads      %lld (%s)\n", static_cast<long long>(c.kv_heads),
                 c.kv_heads == 1 ? "multi-query: all query heads share one"
@@ -321,13 +321,13 @@ int cmdModelRun(const ModelRunCliOptions& o) {
   if (o.top_k < 0) throw InputError("--top-k: expected K ≥ 0, got " + std::to_string(o.top_k));
   const ModelFiles files = modelFiles(o.path);
   const std::optional<ModelConfig> config = configOf(files);
-  if (config && config->vision) return cmdModelRunVision(o, files);
+  if (config && config->vision()) return cmdModelRunVision(o, files);
   if (!o.image.empty() || !o.pixels.empty())
     throw InputError(std::string(o.image.empty() ? "--pixels" : "--image") + ": " +
                      (config ? config->arch_name : std::string("this model")) + " reads text, not pictures (--image needs a ViT)");
   const std::string text = o.text_file.empty() ? textOrExample(o.text, o.path) : readWholeFile(o.text_file, "--text-file");
   if (const std::optional<ModelConfig>& c = config) {
-    if (c->encoder_decoder) return cmdModelRunSeq2Seq(o, files, text);
+    if (c->encoderDecoder()) return cmdModelRunSeq2Seq(o, files, text);
     if (o.target)
       throw InputError("--target: " + c->arch_name + " is not an encoder–decoder model (--target needs T5 or BART; "
                        "run it with --text alone)");
@@ -496,7 +496,7 @@ int cmdModelGenerateSeq2Seq(const ModelGenerateCliOptions& o, const ModelFiles& 
 int cmdModelGenerate(const ModelGenerateCliOptions& o) {
   if (o.greedy && o.top_k > 0) throw InputError("--greedy and --top-k: give one (greedy takes the most probable token)");
   const ModelFiles files = modelFiles(o.path);
-  if (const std::optional<ModelConfig> c = configOf(files); c && c->encoder_decoder) return cmdModelGenerateSeq2Seq(o, files);
+  if (const std::optional<ModelConfig> c = configOf(files); c && c->encoderDecoder()) return cmdModelGenerateSeq2Seq(o, files);
   const std::shared_ptr<const Model> model = loadModel(files);
   StagedDir dir(o.out_dir);  // validates --out before the run
   const Generation g = generate(*model, textOrExample(o.text, o.path),

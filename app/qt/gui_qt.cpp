@@ -174,7 +174,7 @@ void QtSession::showModelInfo(const ModelInfo& info) {
       form->addRow(name, v);
     };
     row("Location", info.label);
-    row("Architecture", c.arch_name + " (" + c.label + ", " + attentionKind(c.causal, c.encoder_decoder) + ")");
+    row("Architecture", c.arch_name + " (" + c.label + ", " + attentionKind(c.causal, c.encoderDecoder()) + ")");
     row("Layers", std::to_string(c.layers));
     row("Heads", std::to_string(c.heads) + " per layer, d_head " + std::to_string(c.head_dim));
     row("d_model", std::to_string(c.d_model));

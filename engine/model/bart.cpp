@@ -49,7 +49,6 @@ Activation bartActivation(const ModelConfig& c) {
 
 void bartParse(const ConfigReader& r, ModelConfig& c) {
   c.causal = false;  // the encoder; the decoder's self-attention is causal
-  c.encoder_decoder = true;
   c.d_model = r.positive("d_model", kMaxWidth);
   c.layers = r.positive("encoder_layers", kMaxLayers);
   c.decoder_layers = r.positive("decoder_layers", kMaxLayers);

@@ -25,6 +25,27 @@ const Family* findFamily(const std::string& arch_name) {
   return nullptr;
 }
 
+namespace {
+
+// The family whose model_type is `type` (ModelConfig::family), or null.
+const Family* familyOfType(const std::string& type) {
+  for (const Family& f : modelFamilies())
+    if (f.model_type == type) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+bool ModelConfig::encoderDecoder() const {
+  const Family* f = familyOfType(family);
+  return f && f->seq2seq;
+}
+
+bool ModelConfig::vision() const {
+  const Family* f = familyOfType(family);
+  return f && f->vision;
+}
+
 std::vector<FamilySummary> modelFamilySummaries() {
   std::vector<FamilySummary> out;
   for (const Family& f : modelFamilies())

@@ -240,7 +240,7 @@ void loadTokenizer(const ModelFiles& files, Model& m) {
       m.bos = t.bos, m.eos = t.eos, m.add_bos = t.add_bos;
       if (t.before.size() == 1 && t.after.size() == 1) m.cls = t.before[0], m.sep = t.after[0];  // [CLS] $A [SEP]
       if (t.before.empty() && t.after.size() == 1) m.sep = t.after[0];                              // $A </s> (T5)
-      if (!c.causal && !c.encoder_decoder) {
+      if (!c.causal && !c.encoderDecoder()) {
         // A bidirectional encoder (ModernBERT) reads the text between the special tokens
         // the post-processor puts around it, whatever their names ([CLS] … [SEP], <s> … </s>,
         // <s> … alone); a tokenizer.json that puts none: the vocabulary's [CLS] and [SEP].
@@ -390,7 +390,7 @@ nlohmann::json modelInfoToJson(const ModelInfo& info) {
     j["tie_word_embeddings"] = c.tie_embeddings;
     j["sliding_window"] = c.sliding_window;
   }
-  if (c.encoder_decoder) {
+  if (c.encoderDecoder()) {
     j["encoder_decoder"] = true;
     j["decoder_layers"] = c.decoder_layers;
     j["decoder_start_token_id"] = c.decoder_start;

@@ -91,19 +91,22 @@ struct ModelConfig {
   bool post_ln = false;       // each block's norms after its residual adds (OPT-350m: do_layer_norm_before false)
   bool final_norm = true;     // a norm after the last block (OPT: absent when post-LN or _remove_final_layer_norm)
   bool linear_bias = true;    // biases on every linear layer (OPT's enable_bias)
-  // Encoder–decoder models (T5, BART; engine/model/seq2seq.h): `layers` are
-  // the encoder's, decoder_layers the decoder's (0: an encoder alone, T5EncoderModel).
-  bool encoder_decoder = false;
+  // Encoder–decoder models (T5, BART; engine/model/seq2seq.h, encoderDecoder()):
+  // `layers` are the encoder's, decoder_layers the decoder's (0: an encoder alone, T5EncoderModel).
   int64_t decoder_layers = 0;
   int64_t decoder_start = -1;        // decoder_start_token_id: the decoder's first token
   double embed_scale = 1;            // token embeddings × this (BART's scale_embedding: √d_model)
   int64_t relative_buckets = 0;      // T5's relative_attention_num_buckets (0: no relative bias)
   int64_t relative_max_distance = 0; // T5's relative_attention_max_distance
-  // Vision Transformers (engine/model/vision.h): pictures of image_size² pixels in patch_size² patches.
-  bool vision = false;
+  // Vision Transformers (engine/model/vision.h, vision()): pictures of image_size² pixels in patch_size² patches.
   int64_t image_size = 0, patch_size = 0, channels = 0;
   std::vector<std::string> labels;  // the classifier's id2label, by id (empty without a classifier)
 
+  // The model's kind, from its family (engine/model/family.h: a family with
+  // `seq2seq` is an encoder–decoder, one with `vision` reads pictures), the
+  // one place it is kept: false for a config no family read.
+  bool encoderDecoder() const;
+  bool vision() const;
   // The window of layer l (0: none), and its RoPE.
   int64_t windowOf(int64_t l) const { return layer_window.empty() ? 0 : layer_window[static_cast<size_t>(l)]; }
   const RopeSpec& ropeOf(int64_t l) const { return local_rope && windowOf(l) > 0 ? rope_local : rope; }

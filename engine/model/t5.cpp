@@ -68,7 +68,6 @@ T5Ff t5FeedForward(const ConfigReader& r) {
 
 void t5Parse(const ConfigReader& r, ModelConfig& c) {
   c.causal = false;  // the encoder; the decoder's self-attention is causal
-  c.encoder_decoder = true;
   c.d_model = r.positive("d_model", kMaxWidth);
   c.head_dim = r.positive("d_kv", kMaxWidth);
   c.d_ff = r.positive("d_ff", kMaxWidth);

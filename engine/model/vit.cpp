@@ -63,7 +63,6 @@ std::vector<std::string> readLabels(const ConfigReader& r) {
 
 void vitParse(const ConfigReader& r, ModelConfig& c) {
   c.causal = false;
-  c.vision = true;
   c.layers = r.positive("num_hidden_layers", kMaxLayers);
   c.heads = r.positive("num_attention_heads", kMaxWidth);
   c.d_model = r.positive("hidden_size", kMaxWidth);

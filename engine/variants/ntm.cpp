@@ -163,7 +163,7 @@ VariantInfo makeNtmVariant() {
   v.title = "Neural Turing Machine addressing";
   v.summary = "w_c ∝ exp(β K(k, M_i));  w_g = g w_c + (1 − g) w_prev;  w̃(i) = Σ_j w_g(j) s(i − j);  w ∝ w̃^γ";
   v.citation = "Graves et al. 2014, §3.3";
-  v.input = InputKind::PositionsOnly;
+  v.input = InputKind::Memory;
   v.params = {
       {.key = "beta", .symbol = "β", .type = ParamType::Float,
        .help = "Key strength β ≥ 0: 0 spreads w_c evenly, large β focuses it on the rows most like the key",

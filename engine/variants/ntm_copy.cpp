@@ -1,5 +1,5 @@
-// The trained copy-task NTM (engine/ntm_copy.h) on a seeded random bit
-// sequence: its write and read weightings over time (the paper's Figure 6),
+// The trained copy-task NTM (engine/ntm_copy.h) on a bit sequence, the
+// user's file or seeded coin flips: its write and read weightings over time (the paper's Figure 6),
 // and at one time step, the timeline's, the memory, both heads' four
 // addressing stages with β, g, s, γ, and the write head's erase and add vectors.
 #include "engine/ntm_copy.h"
@@ -46,20 +46,39 @@ Mat stageRows(const NtmAddressing& a) {
   return m;
 }
 
+// The user's bit sequence [L, bits]: 0s and 1s only, as many columns as the model has bits.
+Mat readSequence(const std::string& path, int64_t bits) {
+  const std::string shape = "[L, " + std::to_string(bits) + "]";
+  const Mat s = readInputMatrix(path, "sequence", shape);
+  if (s.cols() != bits)
+    throw InputError(path + " (sequence): expected " + shape + " (the model's " + std::to_string(bits) +
+                     " bits), got [" + std::to_string(s.rows()) + ", " + std::to_string(s.cols()) + "]");
+  if ((s.array() != 0.0f && s.array() != 1.0f).any())
+    throw InputError(path + " (sequence): expected bits, 0 or 1 only");
+  return s;
+}
+
 Result ntmCopy(const Inputs& in, const Params& p, const RunContext& ctx) {
   const std::string& path = p.getString("weights");
   const NtmCopyModel model = NtmCopyModel::load(*openTrainedModel("ntm-copy.safetensors", path));
-  const int64_t L = in.x.rows(), bits = model.bits(), n = model.rows();
+  const int64_t bits = model.bits(), n = model.rows();
+  // The sequence [L, bits]: the file (it decides L), else L = --length seeded fair coin flips.
+  const std::string& sequence_path = p.getString("sequence");
+  const Mat given = sequence_path.empty() ? Mat() : readSequence(sequence_path, bits);
+  const int64_t L = sequence_path.empty() ? in.x.rows() : given.rows();
   if (L > model.maxLength())
-    throw InputError("ntm-copy: --length " + std::to_string(L) + " is longer than the sequences the model was trained "
-                     "on (max_length " + std::to_string(model.maxLength()) + ")");
+    throw InputError("ntm-copy: " +
+                     (sequence_path.empty() ? "--length " + std::to_string(L) + " is"
+                                            : sequence_path + " (sequence) has " + std::to_string(L) + " rows,") +
+                     " longer than the sequences the model was trained on (max_length " +
+                     std::to_string(model.maxLength()) + ")");
   const int64_t T = 2 * L + 1, t = p.getInt("step");
   if (t >= T)
     throw InputError("ntm-copy: step " + std::to_string(t) + " is past the end: a sequence of length " +
                      std::to_string(L) + " has steps 0 … " + std::to_string(T - 1));
-
-  // The sequence [L, bits]: seeded fair coin flips.
-  const Mat sequence = (randomNormal(L, bits, in.seed, "ntm-copy bits").array() > 0.0f).cast<float>();
+  const Mat sequence = sequence_path.empty()
+                           ? Mat((randomNormal(L, bits, in.seed, "ntm-copy bits").array() > 0.0f).cast<float>())
+                           : given;
   const Mat x = model.copyInput(sequence);  // [T, bits + 1]
   ctx.check();
   const std::vector<NtmCopyStep> steps = model.run(x);
@@ -147,7 +166,7 @@ VariantInfo makeNtmCopyVariant() {
   v.title = "Neural Turing Machine trained on the copy task";
   v.summary = "h_t = LSTM([x_t; r_{t−1}]);  M_t = M_{t−1} ∘ (1 − w^w eᵀ) + w^w aᵀ;  r_t = M_tᵀ w^r;  y_t = σ(W [h_t; r_t])";
   v.citation = "Graves et al. 2014, §4.1, Figure 6";
-  v.input = InputKind::PositionsOnly;
+  v.input = InputKind::OwnSequence;
   v.params = {
       {.key = "step", .symbol = "t", .type = ParamType::Int,
        .help = "The time step whose memory, addressing stages and erase and add vectors are shown: 0 … L − 1 read "
@@ -157,6 +176,10 @@ VariantInfo makeNtmCopyVariant() {
        .help = "A model from scripts/train_ntm_copy.py (.safetensors); empty: the one shipped in "
                "assets/trained/ntm-copy.safetensors",
        .def = std::string(), .file_shape = "safetensors"},
+      {.key = "sequence", .symbol = "sequence", .type = ParamType::File,
+       .help = "The sequence to copy as a .npy [L, B] of 0s and 1s, B the model's bits (8 for the shipped one); it "
+               "decides L, and a run's inputs/sequence.npy replays it; empty: L = --length rows of bits from --seed",
+       .def = std::string(), .file_shape = "[L, B]"},
   };
   v.views = {"extras", "heatmap", "heads"};
   v.row_axis = "time step";

@@ -182,7 +182,7 @@ VariantInfo makePointerSortVariant() {
   v.title = "Pointer network trained to sort";
   v.summary = "u_j^i = vᵀ tanh(W₁ e_j + W₂ d_i);  p(C_i = j) = softmax_j(u^i) over the j not yet chosen";
   v.citation = "Vinyals et al. 2015, §4.4";
-  v.input = InputKind::PositionsOnly;
+  v.input = InputKind::OwnSequence;
   v.params = {
       {.key = "numbers", .symbol = "x", .type = ParamType::FloatList,
        .help = "The numbers to sort, each in [0, 1] (as many as the model was trained on: 5 to 12 for the "

@@ -251,7 +251,7 @@ VariantInfo makeSaganVariant() {
   v.title = "SAGAN self-attention on an image";
   v.summary = "s_ij = f(x_i)ᵀ g(x_j);  β_{j,i} = softmax_i(s_ij);  o_j = Σ_i β_{j,i} h(x_i);  y = x + γ o";
   v.citation = "Zhang et al. 2019";
-  v.input = InputKind::PositionsOnly;
+  v.input = InputKind::Image;
   v.params = {
       {.key = "gamma", .symbol = "γ", .type = ParamType::Float,
        .help = "Scale γ of the attention output in y = x + γ o (learned from 0 in the paper)", .min = -10,

@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::abort();
     // Encoder–decoders: a decoder of 0 (an encoder alone) to 1,024 layers starting at a token of the vocabulary;
     // T5's buckets leave room for the exact ones and the log-spaced ones.
-    if (c.decoder_layers < 0 || c.decoder_layers > 1024 || (c.encoder_decoder && (c.decoder_start < 0 || c.decoder_start >= c.vocab)))
+    if (c.decoder_layers < 0 || c.decoder_layers > 1024 || (c.encoderDecoder() && (c.decoder_start < 0 || c.decoder_start >= c.vocab)))
       std::abort();
     if (c.relative_buckets != 0 && (c.relative_buckets < 4 || c.relative_max_distance <= c.relative_buckets / 2)) std::abort();
   } catch (const attn::InputError&) {
