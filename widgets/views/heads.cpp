@@ -25,7 +25,9 @@ ViewLayout layout(Primitives& out, const Canvas& c, const Box& area, const ViewI
     panel.spec.title = static_cast<size_t>(h) < p.panel_titles.size() ? p.panel_titles[static_cast<size_t>(h)] : "head " + std::to_string(h);
     panel.style.colorbar = false;
     panel.shared_scale = true;
-    panel.style.labels = r.queries() <= 24;
+    // The tokens along the grid's left column and top row (thinned where cells are small), up to 64 of them:
+    // a handout's grid carries its sentence.
+    panel.style.labels = r.queries() <= 64;
     panel.style.max_cell_aspect = std::max(panel.style.max_cell_aspect, 1.5f);  // thumbnails fill their cell
     panel.style.highlight = h == focused;
     panel.zoom = "heads";
