@@ -66,35 +66,9 @@ nlohmann::json neoxConfig(const NeoxCase& o) {
   return j;
 }
 
-// GPTNeoXForCausalLM's tensors as transformers saves them (nn.Linear [out, in]).
-std::vector<test::TensorSpec> neoxTensors(const NeoxCase& o) {
-  const int64_t d = kNeoxD, ff = kNeoxFf, V = test::kTokenizerVocab;
-  std::vector<test::TensorSpec> t = {{"gpt_neox.embed_in.weight", {V, d}}};
-  for (int64_t l = 0; l < kNeoxLayers; ++l) {
-    const std::string p = "gpt_neox.layers." + std::to_string(l) + ".";
-    t.push_back({p + "input_layernorm.weight", {d}, 0.2f, 1.0f});
-    t.push_back({p + "input_layernorm.bias", {d}, 0.1f});
-    t.push_back({p + "post_attention_layernorm.weight", {d}, 0.2f, 1.0f});
-    t.push_back({p + "post_attention_layernorm.bias", {d}, 0.1f});
-    t.push_back({p + "attention.query_key_value.weight", {3 * d, d}});
-    t.push_back({p + "attention.dense.weight", {d, d}});
-    if (o.bias) {
-      t.push_back({p + "attention.query_key_value.bias", {3 * d}, 0.2f});
-      t.push_back({p + "attention.dense.bias", {d}, 0.2f});
-    }
-    t.push_back({p + "mlp.dense_h_to_4h.weight", {ff, d}});
-    t.push_back({p + "mlp.dense_h_to_4h.bias", {ff}, 0.2f});
-    t.push_back({p + "mlp.dense_4h_to_h.weight", {d, ff}});
-    t.push_back({p + "mlp.dense_4h_to_h.bias", {d}, 0.2f});
-  }
-  t.push_back({"gpt_neox.final_layer_norm.weight", {d}, 0.2f, 1.0f});
-  t.push_back({"gpt_neox.final_layer_norm.bias", {d}, 0.1f});
-  if (!o.tied) t.push_back({"embed_out.weight", {V, d}});
-  return t;
-}
-
 TinyModel neoxCheckpoint(const std::filesystem::path& dir, const NeoxCase& o) {
-  return test::writeCheckpoint(dir, neoxConfig(o), neoxTensors(o), {.dtype = o.dtype, .seed = o.seed});
+  return test::writeCheckpoint(dir, neoxConfig(o), test::gptNeoxTensors(kNeoxLayers, kNeoxD, kNeoxFf, o.bias, o.tied),
+                               {.dtype = o.dtype, .seed = o.seed});
 }
 
 struct NeoxReference : Reference {

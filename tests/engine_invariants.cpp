@@ -161,7 +161,9 @@ std::set<std::string> reversibleSymbols() {
 Result replayed(const VariantInfo& v, const Inputs& in, std::map<std::string, std::string> set, const Result& r,
                 const test::TempDir& dir) {
   std::set<std::string> by_parameter;
-  for (const auto& [name, m] : r.inputs) {
+  for (const auto& input : r.inputs) {
+    const std::string& name = input.first;  // a named reference: clang 14 captures no structured binding
+    const Mat& m = input.second;
     const auto spec = std::find_if(v.params.begin(), v.params.end(), [&](const ParamSpec& p) { return p.key == name; });
     if (spec == v.params.end()) continue;
     by_parameter.insert(name);

@@ -5,13 +5,16 @@
 // value and shows it: on a linear scale a map whose values stay under a
 // quarter of its bar's top would be drawn flat, unless the panels share one
 // scale on purpose and their colour bar says so (the family, the heads
-// grid: equal colours are equal weights).
+// grid: equal colours are equal weights). A matrix names what it holds (a
+// title or its value label); no two panels carry one title (Transformer-XL's extras drew "attention weight — head 0" beside
+// each of its four terms).
 #pragma once
 
 #include "widgets/views/view.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -20,7 +23,14 @@ namespace attn::test {
 
 inline std::vector<std::string> describedRuleBreaks(const nlohmann::json& described) {
   std::vector<std::string> out = markRuleViolations(markSheetFromJson(described));
+  std::vector<std::string> titles;
   for (const nlohmann::json& p : described.value("panels", nlohmann::json::array())) {
+    const std::string named = p.value("title", std::string());
+    if (!named.empty() && std::find(titles.begin(), titles.end(), named) != titles.end())
+      out.push_back("two panels are titled '" + named + "'");
+    titles.push_back(named);
+    if (p.value("kind", "") == "matrix" && p.contains("value_label") && named.empty() && p.value("value_label", "").empty())
+      out.push_back("a matrix names neither its array (a title) nor what its cells hold (a value label)");
     if (!p.contains("strongest") || !p.contains("range")) continue;
     const double v = std::abs(p["strongest"].at("value").get<double>());
     const double lo = p["range"].at(0).get<double>(), hi = p["range"].at(1).get<double>();

@@ -359,28 +359,21 @@ void expectOpensThroughTheCli(const fs::path& dir, const std::string& text, cons
   EXPECT_GE(gt["ids"].size(), 1u) << gt.dump();
 }
 
-TinyModel writeManyHeadsCheckpoint(const std::filesystem::path& dir, int64_t layers, int64_t heads) {
-  const int64_t d = 2 * heads, ff = 32, V = kTokenizerVocab;
-  const nlohmann::json config = {{"architectures", {"GPTNeoXForCausalLM"}}, {"model_type", "gpt_neox"},
-                                 {"num_hidden_layers", layers},              {"num_attention_heads", heads},
-                                 {"hidden_size", d},                         {"intermediate_size", ff},
-                                 {"max_position_embeddings", 64},            {"vocab_size", V},
-                                 {"layer_norm_eps", 1e-5},                   {"hidden_act", "gelu"},
-                                 {"use_parallel_residual", true},            {"rotary_pct", 1.0},
-                                 {"rotary_emb_base", 50.0},                  {"tie_word_embeddings", false},
-                                 {"torch_dtype", "float32"},                 {"bos_token_id", 259},
-                                 {"eos_token_id", 260}};
+std::vector<TensorSpec> gptNeoxTensors(int64_t layers, int64_t d, int64_t ff, bool bias, bool tied) {
+  const int64_t V = kTokenizerVocab;
   std::vector<TensorSpec> t = {{"gpt_neox.embed_in.weight", {V, d}}};
   for (int64_t l = 0; l < layers; ++l) {
     const std::string p = "gpt_neox.layers." + std::to_string(l) + ".";
-    for (const char* norm : {"input_layernorm", "post_attention_layernorm"}) {
-      t.push_back({p + norm + ".weight", {d}, 0.2f, 1.0f});
-      t.push_back({p + norm + ".bias", {d}, 0.1f});
-    }
+    t.push_back({p + "input_layernorm.weight", {d}, 0.2f, 1.0f});
+    t.push_back({p + "input_layernorm.bias", {d}, 0.1f});
+    t.push_back({p + "post_attention_layernorm.weight", {d}, 0.2f, 1.0f});
+    t.push_back({p + "post_attention_layernorm.bias", {d}, 0.1f});
     t.push_back({p + "attention.query_key_value.weight", {3 * d, d}});
-    t.push_back({p + "attention.query_key_value.bias", {3 * d}, 0.2f});
     t.push_back({p + "attention.dense.weight", {d, d}});
-    t.push_back({p + "attention.dense.bias", {d}, 0.2f});
+    if (bias) {
+      t.push_back({p + "attention.query_key_value.bias", {3 * d}, 0.2f});
+      t.push_back({p + "attention.dense.bias", {d}, 0.2f});
+    }
     t.push_back({p + "mlp.dense_h_to_4h.weight", {ff, d}});
     t.push_back({p + "mlp.dense_h_to_4h.bias", {ff}, 0.2f});
     t.push_back({p + "mlp.dense_4h_to_h.weight", {d, ff}});
@@ -388,8 +381,22 @@ TinyModel writeManyHeadsCheckpoint(const std::filesystem::path& dir, int64_t lay
   }
   t.push_back({"gpt_neox.final_layer_norm.weight", {d}, 0.2f, 1.0f});
   t.push_back({"gpt_neox.final_layer_norm.bias", {d}, 0.1f});
-  t.push_back({"embed_out.weight", {V, d}});
-  return writeCheckpoint(dir, config, t);
+  if (!tied) t.push_back({"embed_out.weight", {V, d}});
+  return t;
+}
+
+TinyModel writeManyHeadsCheckpoint(const std::filesystem::path& dir, int64_t layers, int64_t heads) {
+  const int64_t d = 2 * heads, ff = 32;
+  const nlohmann::json config = {{"architectures", {"GPTNeoXForCausalLM"}}, {"model_type", "gpt_neox"},
+                                 {"num_hidden_layers", layers},              {"num_attention_heads", heads},
+                                 {"hidden_size", d},                         {"intermediate_size", ff},
+                                 {"max_position_embeddings", 64},            {"vocab_size", kTokenizerVocab},
+                                 {"layer_norm_eps", 1e-5},                   {"hidden_act", "gelu"},
+                                 {"use_parallel_residual", true},            {"rotary_pct", 1.0},
+                                 {"rotary_emb_base", 50.0},                  {"tie_word_embeddings", false},
+                                 {"torch_dtype", "float32"},                 {"bos_token_id", 259},
+                                 {"eos_token_id", 260}};
+  return writeCheckpoint(dir, config, gptNeoxTensors(layers, d, ff, true, false));
 }
 
 }  // namespace attn::test

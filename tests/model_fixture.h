@@ -86,6 +86,9 @@ TinyModel writeCheckpoint(const std::filesystem::path& dir, const nlohmann::json
                           const std::vector<std::string>& specials = {},
                           const std::string& tokenizer_config = R"({"add_bos_token": true, "bos_token": "<s>", "eos_token": "</s>"})");
 
+// GPTNeoXForCausalLM's tensors as transformers saves them (nn.Linear [out, in]),
+// over the vocabulary of writeCheckpoint; `bias`: attention_bias; `tied`: no embed_out.
+std::vector<TensorSpec> gptNeoxTensors(int64_t layers, int64_t d, int64_t ff, bool bias, bool tied);
 // A GPT-NeoX of `layers` × `heads` heads of d_head 2 (a model too large for a
 // thumbnail per head, in a few megabytes): seeded random weights, the
 // tokenizer of writeCheckpoint.
