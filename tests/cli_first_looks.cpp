@@ -4,11 +4,10 @@
 // sentence of its toy English, translated right; the ViT on its example
 // picture); an encoder–decoder given no target reads its own translation;
 // an empty text or target is refused in one line by every command; every
-// command whose error names --truncate has it.
+// command whose error names --truncate has it. (The window on the T5:
+// tests/gui_readme.cpp, with the GUI tests.)
 #include "engine/npy.h"
 #include "tests/test_support.h"
-
-#include <QImage>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -92,21 +91,6 @@ TEST(FirstLooks, TheShippedT5OpensOnASentenceItTranslatesWithItsOwnTranslation) 
     if (const size_t word = t.find_first_not_of(' '); word != std::string::npos) labels.insert(t.substr(word));  // " oiseau"
   EXPECT_EQ(labels.count("<unk>"), 0u);
   for (const char* word : {"oiseau", "regarde", "souvent", "vieux", "watches", "often", "horse"}) EXPECT_EQ(labels.count(word), 1u) << word;
-}
-
-// The window on the T5 as the README opens it: its sentence, its translation, no <unk>.
-TEST(FirstLooks, TheWindowOpensTheShippedT5OnItsSentence) {
-  const TempDir dir;
-  Xvfb xvfb;
-  ASSERT_TRUE(xvfb.ok()) << xvfb.error;
-  const RunResult r = runAttnlab({"gui", "--model", "shipped:t5-toy", "--frames", "8", "--size", "1280x720", "--screenshot",
-                                  (dir / "s.png").string(), "--describe", (dir / "s.json").string()},
-                                 {"DISPLAY=" + xvfb.display, "QT_QPA_PLATFORM=", "XDG_CONFIG_HOME=" + (dir / "config").string()});
-  ASSERT_EQ(r.status, 0) << r.err;
-  const std::string described = slurp(dir / "s.json");
-  EXPECT_EQ(described.find("<unk>"), std::string::npos);
-  for (const char* word : {"oiseau", "regarde", "souvent", "watches", "horse"})
-    EXPECT_NE(described.find(word), std::string::npos) << word;
 }
 
 TEST(FirstLooks, TheShippedViTRunsOnItsFirstExamplePicture) {

@@ -2,7 +2,9 @@
 // picture's caption holds an `attnlab …` command writing that very file, and
 // the command, run with its output in a temp folder, writes a PNG of the
 // picture's size that looks like it (scripts/readme_images.sh runs the same
-// commands to regenerate them).
+// commands to regenerate them). And the window opens the README's example,
+// the shipped T5, on a sentence it translates. With the GUI tests: both start
+// the window under Xvfb, which the sanitizer run leaves out.
 #include "tests/test_support.h"
 
 #include <QImage>
@@ -90,6 +92,21 @@ TEST(Readme, EachPictureIsMadeByTheCommandItsCaptionGives) {
     EXPECT_LT(differingShare(drawn, shown), 0.02)
         << c.picture << " is not what its caption's command draws (scripts/readme_images.sh regenerates it)";
   }
+}
+
+// The window on the T5 as the README opens it: its sentence, its translation, no <unk>.
+TEST(Readme, TheWindowOpensTheShippedT5OnItsSentence) {
+  const TempDir dir;
+  Xvfb xvfb;
+  ASSERT_TRUE(xvfb.ok()) << xvfb.error;
+  const RunResult r = runAttnlab({"gui", "--model", "shipped:t5-toy", "--frames", "8", "--size", "1280x720", "--screenshot",
+                                  (dir / "s.png").string(), "--describe", (dir / "s.json").string()},
+                                 {"DISPLAY=" + xvfb.display, "QT_QPA_PLATFORM=", "XDG_CONFIG_HOME=" + (dir / "config").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string described = slurp(dir / "s.json");
+  EXPECT_EQ(described.find("<unk>"), std::string::npos);
+  for (const char* word : {"oiseau", "regarde", "souvent", "watches", "horse"})
+    EXPECT_NE(described.find(word), std::string::npos) << word;
 }
 
 }  // namespace
