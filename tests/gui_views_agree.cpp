@@ -1,10 +1,12 @@
 // Screen and figure agree by construction (widgets/views/): every registered
 // view is drawn on screen (the real window under Xvfb) and exported to SVG
 // from the same scene, each writing what its layout held (--describe). The
-// two must hold the same panels, titles, colour ranges and strongest cells;
+// two must hold the same panels, titles, colour ranges, strongest cells and
+// data marks, each held to the mark and label rules (tests/mark_rules.h);
 // and each must show it: the screenshot's pixel at the strongest cell's
 // centre, and the SVG's cell there, are the colour its value maps to.
 #include "tests/gui_support.h"
+#include "tests/mark_rules.h"
 
 #include "widgets/views/view.h"
 
@@ -12,6 +14,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 namespace attn::test {
 namespace {
@@ -22,13 +25,14 @@ struct Case {
 };
 
 // One scene per registered view (a test below checks none is missing); the
-// image view both ways (a sparse pattern, a picture).
+// image view both ways (a sparse pattern, a picture); ALiBi's extras for
+// their bars (marks) beside the weights and the signed biases.
 const std::vector<Case>& cases() {
   static const std::vector<Case> c = {
       {"multi-head", "heatmap", {}},   {"multi-head", "heads", {}},  {"multi-head", "lines", {}},
       {"transformer-xl", "extras", {}}, {"gtrxl-gate", "extras", {}}, {"dot", "family", {"--source-text", "le chat est assis sur le tapis"}},
       {"sparse-strided", "image", {}}, {"sagan", "image", {}},       {"local-1d", "compare", {}},
-      {"lsh", "walkthrough", {}},
+      {"lsh", "walkthrough", {}},      {"alibi", "extras", {}},
   };
   return c;
 }
@@ -69,6 +73,12 @@ TEST_P(ViewsAgree, ScreenAndFigureHoldTheSamePanelsAndShowThem) {
   const nlohmann::json screen = nlohmann::json::parse(slurp(screen_json)), figure = nlohmann::json::parse(slurp(figure_json));
   const nlohmann::json &sp = screen["panels"], &fp = figure["panels"];
   ASSERT_GT(sp.size(), 0u) << c.view << ": the screen drew no panel";
+  for (const std::string& why : describedRuleBreaks(screen)) ADD_FAILURE() << c.view << " on screen: " << why;
+  for (const std::string& why : describedRuleBreaks(figure)) ADD_FAILURE() << c.view << " in the figure: " << why;
+  std::set<std::string> screen_marks, figure_marks;  // the same dots and bars, by what they stand for
+  for (const nlohmann::json& m : screen.value("marks", nlohmann::json::array())) screen_marks.insert(m.at("id").get<std::string>());
+  for (const nlohmann::json& m : figure.value("marks", nlohmann::json::array())) figure_marks.insert(m.at("id").get<std::string>());
+  EXPECT_EQ(screen_marks, figure_marks) << c.view;
   ASSERT_EQ(sp.size(), fp.size()) << c.view << ": panel count";
   const std::string figure_svg = slurp(svg);
   std::string svg_text;
