@@ -209,8 +209,12 @@ TokenLinesLayout tokenLinesPrimitives(Primitives& out, const Canvas& c, const Bo
     }
   }
   std::stable_sort(links.begin(), links.end(), [](const Link& a, const Link& b) { return a.alpha < b.alpha; });
-  for (const Link& k : links)
-    addLine(out, g.xq + line * 0.3f, yq(k.i), g.xk - line * 0.3f, yk(k.j), headColor(k.head), thick).alpha = k.alpha;
+  for (const Link& k : links) {  // each line a mark: head h's weight of query i on key j
+    Primitive& l = addLine(out, g.xq + line * 0.3f, yq(k.i), g.xk - line * 0.3f, yk(k.j), headColor(k.head), thick);
+    l.alpha = k.alpha;
+    l.mark = "h" + std::to_string(k.head) + "[" + std::to_string(k.i) + "\xE2\x86\x92" + std::to_string(k.j) + "]";
+    l.mark_value = r.weights[static_cast<size_t>(k.head)](k.i, k.j);
+  }
   // Labels, thinned when rows are denser than the text; the hovered one on a plate.
   const int64_t step_q = labelStride(g.sq, g.label_px * 1.1f), step_k = labelStride(g.sk, g.label_px * 1.1f);
   auto label = [&](const std::string& s, float x, float y, float align_x, bool hovered, bool dim) {

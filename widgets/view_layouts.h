@@ -53,7 +53,8 @@ void cellAxesPrimitives(Primitives& out, const Canvas& c, const Box& picture, in
 // [SECTION] Token lines
 
 // Queries in a left column, keys in a right one, a line per (query, key,
-// head) whose opacity is lineOpacity() of the weight, a colour per head.
+// head) whose opacity is lineOpacity() of the weight, a colour per head;
+// each line is a mark, "h2[5→3]" (head 2, query 5, key 3) with its weight.
 struct TokenLinesLayout {
   float xq = 0, xk = 0;          // the ends of the lines: right of the query labels, left of the key labels
   float y0q = 0, sq = 1;         // query i's row centre: y0q + sq · (i + ½)
