@@ -48,10 +48,6 @@ void expectInside(const Primitives& prims, const Canvas& c, const Box& a) {
   }
 }
 
-bool overlap(const Box& a, const Box& b) {
-  return a.x < b.right() - 0.5f && b.x < a.right() - 0.5f && a.y < b.bottom() - 0.5f && b.y < a.bottom() - 0.5f;
-}
-
 // Two heads over six tokens: head 0 attends to the previous token, head 1 uniformly.
 Result smallResult(int64_t n = 6) {
   Result r;
@@ -136,7 +132,7 @@ TEST(LegendLayout, EntriesWrapInsideTheWidthWithoutOverlap) {
   EXPECT_GT(h, hit[0].h * 2) << "nine entries do not fit one 300-wide row";
   for (size_t a = 0; a < hit.size(); ++a) {
     EXPECT_LE(hit[a].right(), 305.5f);
-    for (size_t b = a + 1; b < hit.size(); ++b) EXPECT_FALSE(overlap(hit[a], hit[b])) << a << " and " << b;
+    for (size_t b = a + 1; b < hit.size(); ++b) EXPECT_FALSE(overlaps(hit[a], hit[b], 0.5f)) << a << " and " << b;
   }
   expectInside(prims, c, {5, 5, 300, h});
 }
@@ -166,7 +162,7 @@ TEST(ImageViewLayout, SquarePixelsClickableAndEverythingInside) {
     EXPECT_EQ(g.width, 16);
     EXPECT_EQ(g.height, 16);
     EXPECT_NEAR(g.image.w / 16, g.image.h / 16, 1e-3f) << "square pixels";
-    EXPECT_FALSE(overlap(g.image, g.matrix));
+    EXPECT_FALSE(overlaps(g.image, g.matrix, 0.5f));
     // The centre of pixel 120 (x 8, y 7) is position 120; the matrix row under query 120's centre is 120.
     const float px = g.image.w / 16;
     EXPECT_EQ(g.pixelAt(g.image.x + 8.5f * px, g.image.y + 7.5f * px), 120);
@@ -204,12 +200,12 @@ TEST(PictureViewLayout, MapsBesideThePictureSquarePixelsClicksAndTextInside) {
     EXPECT_NEAR(g.image.w / kW, g.image.h / kH, 1e-3f) << "square pixels";
     for (const Box& m : g.maps) {
       EXPECT_NEAR(m.w / kW, m.h / kH, 1e-3f);
-      EXPECT_FALSE(overlap(m, g.image));
+      EXPECT_FALSE(overlaps(m, g.image, 0.5f));
       EXPECT_LE(m.right(), area.right() + 0.5f);
       EXPECT_LE(m.bottom(), area.bottom() + 0.5f);
     }
     for (size_t a = 0; a < g.maps.size(); ++a)
-      for (size_t b = a + 1; b < g.maps.size(); ++b) EXPECT_FALSE(overlap(g.maps[a], g.maps[b]));
+      for (size_t b = a + 1; b < g.maps.size(); ++b) EXPECT_FALSE(overlaps(g.maps[a], g.maps[b], 0.5f));
     // Pixel (row 4, column 2) = 50 in the picture and in map 3.
     const float px = g.image.w / kW;
     int panel = 7;
@@ -264,8 +260,8 @@ TEST(CompareLayout, NumbersAndStripFitWithoutCoveringTheMatrices) {
     EXPECT_EQ(g.strip_rows, 2);
     EXPECT_GE(g.strip.y, g.table_rows.back().bottom());
     for (const Box& p : g.panels) {
-      EXPECT_FALSE(overlap(p, g.strip));
-      for (const Box& row : g.table_rows) EXPECT_FALSE(overlap(p, row));
+      EXPECT_FALSE(overlaps(p, g.strip, 0.5f));
+      for (const Box& row : g.table_rows) EXPECT_FALSE(overlaps(p, row, 0.5f));
     }
     // More queries than device pixels: a pixel keeps the smallest share among its queries.
     for (const Primitive& p : prims)
@@ -315,7 +311,7 @@ TEST(WalkthroughLayout, StagesInAGridWithTheExtrasBesideOrUnder) {
       EXPECT_GT(all[a].h, 0.0f);
       EXPECT_LE(all[a].right(), area.right() + 0.5f);
       EXPECT_LE(all[a].bottom(), area.bottom() + 0.5f);
-      for (size_t b = a + 1; b < all.size(); ++b) EXPECT_FALSE(overlap(all[a], all[b])) << a << " and " << b;
+      for (size_t b = a + 1; b < all.size(); ++b) EXPECT_FALSE(overlaps(all[a], all[b], 0.5f)) << a << " and " << b;
     }
     // Every header (title and caption) sits above its stage's matrix and inside the area.
     for (const TextBox& t : textBoxes(prims, c))

@@ -363,10 +363,7 @@ PointsLayout pointsPrimitives(Primitives& out, const Canvas& c, Box area, const 
       const float lx = std::clamp(x + dx * px * out_by, area.x + ax * w, area.right() - (1 - ax) * w);
       const float ly = std::clamp(y + dy * px * out_by, area.y + ay * h, area.bottom() - (1 - ay) * h);
       const Box box{lx - ax * w, ly - ay * h, w, h};
-      if (std::any_of(labelled.begin(), labelled.end(), [&](const Box& o) {
-            return box.x < o.right() && o.x < box.right() && box.y < o.bottom() && o.y < box.bottom();
-          }))
-        continue;
+      if (std::any_of(labelled.begin(), labelled.end(), [&](const Box& o) { return overlaps(box, o); })) continue;
       labelled.push_back(box);
       addText(out, lx, ly, a.label, px, Role::Text, ax, ay);
       break;
@@ -541,8 +538,6 @@ bool crosses(float x0, float y0, float x1, float y1, const Box& b) {
   return false;
 }
 
-bool intersects(const Box& a, const Box& b) { return a.x < b.right() && b.x < a.right() && a.y < b.bottom() && b.y < a.bottom(); }
-
 }  // namespace
 
 ScatterLayout scatterPrimitives(Primitives& out, const Canvas& c, Box area, const Scatter& s) {
@@ -592,7 +587,7 @@ ScatterLayout scatterPrimitives(Primitives& out, const Canvas& c, Box area, cons
     });
     std::vector<Box> taken;
     const auto inside = [&](const Box& b) { return b.x >= p.x && b.y >= p.y && b.right() <= p.right() && b.bottom() <= p.bottom(); };
-    const auto clear = [&](const Box& b) { return std::none_of(taken.begin(), taken.end(), [&](const Box& t) { return intersects(b, t); }); };
+    const auto clear = [&](const Box& b) { return std::none_of(taken.begin(), taken.end(), [&](const Box& t) { return overlaps(b, t); }); };
     for (const size_t i : order) {
       if (points[i].label.empty()) continue;
       const float w = c.textWidth(points[i].label, px), x = g.sx[i], y = g.sy[i], d = r * 1.6f;
@@ -625,7 +620,7 @@ ScatterLayout scatterPrimitives(Primitives& out, const Canvas& c, Box area, cons
           bool ok = true;
           for (size_t j = 0; j < dots.size() && ok; ++j) {
             const Box grown{dots[j].x - 1, dots[j].y - 1, dots[j].w + 2, dots[j].h + 2};
-            ok = !intersects(b, grown) && (j == i || !crosses(lx, ly, ex, ey, grown));
+            ok = !overlaps(b, grown) && (j == i || !crosses(lx, ly, ex, ey, grown));
           }
           for (size_t t = 0; t < taken.size() && ok; ++t) ok = !crosses(lx, ly, ex, ey, taken[t]);
           if (!ok) continue;
@@ -680,12 +675,14 @@ ScatterLayout scatterPrimitives(Primitives& out, const Canvas& c, Box area, cons
     const float above = y - px * 1.35f < p.y ? y + px * 0.15f : y - px * 1.35f, below = y + px * 0.15f + h > p.bottom() ? above : y + px * 0.15f;
     const Box tries[] = {{p.right() - px * 0.15f - w, above, w, h}, {p.x + px * 0.3f, above, w, h},
                          {p.right() - px * 0.15f - w, below, w, h}, {p.x + px * 0.3f, below, w, h}};
+    const auto hidesADot = [&](const Box& b) {
+      for (size_t i = 0; i < g.sx.size(); ++i)
+        if (overlaps(b, {g.sx[i] - r - 1, g.sy[i] - r - 1, 2 * r + 2, 2 * r + 2})) return true;
+      return false;
+    };
     const Box* at = &tries[0];
     for (const Box& b : tries)
-      if (std::none_of(g.sx.begin(), g.sx.end(), [&](const float& x) {
-            const size_t i = static_cast<size_t>(&x - g.sx.data());
-            return intersects(b, {x - r - 1, g.sy[i] - r - 1, 2 * r + 2, 2 * r + 2});
-          })) {
+      if (!hidesADot(b)) {
         at = &b;
         break;
       }

@@ -146,18 +146,15 @@ float distanceTo(const Box& b, float x, float y) {
   return std::hypot(std::max({b.x - x, 0.0f, x - b.right()}), std::max({b.y - y, 0.0f, y - b.bottom()}));
 }
 
-// Whether two boxes overlap by more than half a pixel each way.
-bool overlaps(const Box& a, const Box& b) {
-  constexpr float t = 0.5f;
-  return a.x + t < b.right() && b.x + t < a.right() && a.y + t < b.bottom() && b.y + t < a.bottom();
-}
+// Boxes of a label and a mark that touch by half a pixel do not cover each other.
+constexpr float kTouch = 0.5f;
 
 }  // namespace
 
 bool labelNamesOnly(const Box& label, size_t own, const std::vector<Box>& marks) {
   const float cx = label.x + label.w / 2, cy = label.y + label.h / 2, mine = distanceTo(marks[own], cx, cy);
   for (size_t i = 0; i < marks.size(); ++i)
-    if (i != own && (distanceTo(marks[i], cx, cy) <= mine || overlaps(label, marks[i]))) return false;
+    if (i != own && (distanceTo(marks[i], cx, cy) <= mine || overlaps(label, marks[i], kTouch))) return false;
   return true;
 }
 
@@ -184,7 +181,7 @@ std::vector<std::string> markRuleViolations(const MarkSheet& sheet) {
       if (nearest != &*own) out.push_back(quoted(l) + " lies as near " + nearest->id + " as its own mark, or nearer");
     }
     for (size_t i = 0; i < boxes.size(); ++i)
-      if (i != k && overlaps(l.box, boxes[i])) out.push_back(quoted(l) + " covers " + sheet.marks[i].id);
+      if (i != k && overlaps(l.box, boxes[i], kTouch)) out.push_back(quoted(l) + " covers " + sheet.marks[i].id);
   }
   return out;
 }

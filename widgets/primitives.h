@@ -104,6 +104,10 @@ struct Box {
   float right() const { return x + w; }
   float bottom() const { return y + h; }
 };
+// Whether two boxes overlap by more than `tolerance` each way.
+inline bool overlaps(const Box& a, const Box& b, float tolerance = 0) {
+  return a.x + tolerance < b.right() && b.x + tolerance < a.right() && a.y + tolerance < b.bottom() && b.y + tolerance < a.bottom();
+}
 
 // Labels and ticks are set at kLabelScale × Canvas::unit: on screen that is
 // the font's size, in a figure 0.85 of its base text size.

@@ -90,9 +90,7 @@ void gridView(AppState& s, const VisionAnalysis& a, HeatmapRenderer& gl) {
   const float grid_h = std::min(avail.y * 0.8f, (grid_w - font * 3) * layers / heads + font * 2);
   // One scale for every map up to the largest weight, as the figure's (visionGridScale: weights near
   // 1/(1 + P) are not drawn flat).
-  float top = 1e-6f;
-  for (const std::vector<Mat>& layer : r.attention)
-    for (const Mat& m : layer) top = std::max(top, m.maxCoeff());
+  const float top = std::max(1e-6f, a.max_weight);
   const Mat& focus = r.attention[static_cast<size_t>(v.layer)][static_cast<size_t>(v.head)];
   MatrixStyle st;
   st.range = withScale({0.0f, top, false}, visionGridScale(s.scale), focus.cols(), focus.data(), focus.size());

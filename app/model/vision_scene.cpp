@@ -52,6 +52,8 @@ VisionAnalysis analysed(const Model& m, const Array& pixels, const std::string& 
     for (int64_t j = 0; j < P; ++j)
       sum += std::hypot(static_cast<double>(i / gw - j / gw), static_cast<double>(i % gw - j % gw)) * static_cast<double>(a.patch_size);
   a.uniform_distance = P > 0 ? sum / static_cast<double>(P * P) : 0.0;
+  for (const std::vector<Mat>& layer : a.run.attention)
+    for (const Mat& m : layer) a.max_weight = std::max(a.max_weight, m.maxCoeff());
   return a;
 }
 

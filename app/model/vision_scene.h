@@ -25,6 +25,7 @@ struct VisionAnalysis {
   std::vector<std::vector<double>> distance;  // [layer][head] mean attention distance in pixels
   double uniform_distance = 0;                // what a head attending to every patch alike would score
   int64_t patch_size = 0;
+  float max_weight = 0;  // the largest weight of any head: the top of the grid's one colour scale
 };
 
 // The largest picture read (pixels): every larger one is refused before decoding.
