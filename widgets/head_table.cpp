@@ -41,23 +41,49 @@ double value(const HeadSummary& s, int column) {
   }
 }
 
+// A column's share of the table: its header's widest piece (a header breaks at its space or hyphen) or a
+// number's width, and the sort arrow: no header is elided where the table leaves each its share.
+float headerWidth(const std::string& name) {
+  float widest = ImGui::CalcTextSize("0.000").x;
+  size_t a = 0;
+  while (a < name.size()) {
+    const size_t b = name.find_first_of(" -", a);
+    const size_t end = b == std::string::npos ? name.size() : b + 1;
+    widest = std::max(widest, ImGui::CalcTextSize(name.substr(a, end - a).c_str()).x);
+    a = end;
+  }
+  return widest + ImGui::GetFontSize() * 1.5f;
+}
+
+std::vector<int> shownColumns(const std::vector<int>& columns) {
+  std::vector<int> shown = columns;
+  if (shown.empty())
+    for (int c = 0; c < kColumns; ++c) shown.push_back(c);
+  return shown;
+}
+
 }  // namespace
+
+float headTableWidth(const std::vector<int>& columns) {
+  float w = 0;
+  for (const int c : shownColumns(columns)) w += headerWidth(headTableColumns()[static_cast<size_t>(c)]) + ImGui::GetStyle().CellPadding.x * 2;
+  return w;
+}
 
 int headTable(const char* id, const std::vector<HeadSummary>& rows, int focus_layer, int focus_head,
               HeadTableState& state, ImVec2 size, const std::vector<int>& columns) {
   int clicked = -1;
-  std::vector<int> shown = columns;
-  if (shown.empty())
-    for (int c = 0; c < kColumns; ++c) shown.push_back(c);
+  const std::vector<int> shown = shownColumns(columns);
   const int count = static_cast<int>(shown.size());
   const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
-                                ImGuiTableFlags_BordersOuter | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchSame;
+                                ImGuiTableFlags_BordersOuter | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchProp;
   if (!ImGui::BeginTable(id, count, flags, size)) return clicked;
   ImGui::TableSetupScrollFreeze(0, 1);
   const std::vector<std::string>& names = headTableColumns();
   for (int k = 0; k < count; ++k)
     ImGui::TableSetupColumn(names[static_cast<size_t>(shown[static_cast<size_t>(k)])].c_str(),
-                            k == 0 ? ImGuiTableColumnFlags_DefaultSort : ImGuiTableColumnFlags_None);
+                            k == 0 ? ImGuiTableColumnFlags_DefaultSort : ImGuiTableColumnFlags_None,
+                            headerWidth(names[static_cast<size_t>(shown[static_cast<size_t>(k)])]));
   // Headers with a tooltip each (what the number means).
   ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
   for (int k = 0; k < count; ++k) {

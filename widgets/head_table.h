@@ -18,6 +18,10 @@ struct HeadTableState {
   size_t rows = 0;         // size of the data `order` was built for
 };
 
+// The width at which every header of `columns` (indices into
+// headTableColumns(); empty: all nine) shows whole, each column taking its
+// share (its header's widest piece: a header breaks at its space or hyphen).
+float headTableWidth(const std::vector<int>& columns);
 // Returns the index into `rows` of the clicked row, or −1. `columns`: the
 // indices into headTableColumns() shown, in order (empty: all nine).
 int headTable(const char* id, const std::vector<HeadSummary>& rows, int focus_layer, int focus_head,

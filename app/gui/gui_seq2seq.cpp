@@ -145,7 +145,9 @@ void tableView(AppState& s, const Seq2SeqAnalysis& a, HeatmapRenderer& gl) {
   const float gap = ImGui::GetFontSize() * 1.2f;
   const float row_h = ImGui::GetTextLineHeight() + ImGui::GetStyle().CellPadding.y * 2;
   const float rows_h = row_h * (static_cast<float>(rows.size()) + 2.3f) + ImGui::GetStyle().CellPadding.y * 4 + 2;  // a header of up to two lines
-  const ImVec2 table(beside ? (avail.x - gap) * 0.5f : avail.x, std::min(beside ? avail.y : avail.y * 0.5f, rows_h));
+  // Beside: as wide as its headers need, between half and two thirds of the width.
+  const float table_w = std::clamp(headTableWidth(seq2seqTableColumns()), (avail.x - gap) * 0.5f, (avail.x - gap) * 0.66f);
+  const ImVec2 table(beside ? table_w : avail.x, std::min(beside ? avail.y : avail.y * 0.5f, rows_h));
   const int row = headTable("##s2s_heads", rows, v.layer, v.head, v.table, table, seq2seqTableColumns());
   if (row >= 0) {
     v.layer = static_cast<int>(rows[static_cast<size_t>(row)].layer);
