@@ -4,7 +4,7 @@
 //   c' = σ(f) ⊙ c + σ(i) ⊙ tanh(g),   h' = σ(o) ⊙ tanh(c')
 #pragma once
 
-#include "engine/model/safetensors.h"
+#include "engine/model/checkpoint/safetensors.h"
 #include "engine/tensor.h"
 
 #include <string>

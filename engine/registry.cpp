@@ -169,7 +169,7 @@ Result runVariant(const VariantInfo& info, const Inputs& inputs, const Params& p
   const ThreadScope threads(ctx.adapt_threads ? threadsAvailable() : omp_get_max_threads());
   const auto t0 = std::chrono::steady_clock::now();
   Result r = info.run(inputs, params, ctx);
-  r.compute_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.compute_seconds = secondsSince(t0);
   r.threads = omp_get_max_threads();
   r.variant = info.name;
   r.params = params;

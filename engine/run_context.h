@@ -5,6 +5,7 @@
 #include "engine/error.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -12,6 +13,11 @@
 namespace attn {
 
 class MatPool;  // engine/mat_pool.h
+
+// Wall seconds since t0.
+inline double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 struct RunContext {
   const std::atomic<bool>* cancel = nullptr;        // set by a newer job or by the user

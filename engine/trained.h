@@ -9,7 +9,7 @@
 // InputError naming the file, the tensor and what was expected.
 #pragma once
 
-#include "engine/model/safetensors.h"
+#include "engine/model/checkpoint/safetensors.h"
 #include "engine/tensor.h"
 
 #include <cstdint>

@@ -20,7 +20,7 @@ Outputs, in the Hugging Face GPT-2 layout that AttnLab's engine reads:
   assets/model/model.safetensors   F16 weights, HF names, lm_head tied to wte
   assets/model/vocab.json          byte-level BPE vocabulary (GPT-2 layout)
   assets/model/merges.txt          "#version: 0.2" then one merge per line
-  assets/model/head_scores.json    every head's summaries (engine/model/head_metrics.h)
+  assets/model/head_scores.json    every head's summaries (engine/model/blocks/head_metrics.h)
 and tests/data/default_model_forward.json, a cross-check of the forward pass
 (token ids, attention rows, final hidden rows, argmax next tokens) for the
 C++ engine.
@@ -376,7 +376,7 @@ def config_json(a, vocab, eos):
 
 
 # ---------------------------------------------------------------------------
-# [SECTION] Head summaries, exactly as engine/model/head_metrics.h defines them
+# [SECTION] Head summaries, exactly as engine/model/blocks/head_metrics.h defines them
 # ---------------------------------------------------------------------------
 
 def attention_maps(model, ids):
@@ -432,7 +432,7 @@ class Mt19937_64:
 
 
 def repeated_random_ids(vocab, eos, T, seed):
-    """engine/model/head_metrics.cpp's repeatedRandomIds(m, T, seed): T ids
+    """engine/model/blocks/head_metrics.cpp's repeatedRandomIds(m, T, seed): T ids
     mt19937_64() % vocab skipping the special token, then the same T again."""
     rng, half = Mt19937_64(seed), []
     while len(half) < T:
@@ -665,10 +665,10 @@ def main():
         json.dump(config_json(a, vocab, tok.eos), f, indent=2)
         f.write("\n")
     scores = {
-        "comment": "Head summaries of the default model, with the definitions of engine/model/head_metrics.h. "
+        "comment": "Head summaries of the default model, with the definitions of engine/model/blocks/head_metrics.h. "
                    f"previous_token, sink, mean_distance and entropy: mean of {runs} runs on held-out KJV windows "
                    f"of {a.positions} tokens; induction: mean of {runs} runs on repeatedRandomIds(model, T={T}, "
-                   f"seed) for seed 0…{runs - 1} (2T tokens, mt19937_64 as in engine/model/head_metrics.cpp). Written by scripts/train_default_model.py.",
+                   f"seed) for seed 0…{runs - 1} (2T tokens, mt19937_64 as in engine/model/blocks/head_metrics.cpp). Written by scripts/train_default_model.py.",
         "seed": a.seed,
         "steps": best_step,
         "validation_loss": round(val_loss, 4),

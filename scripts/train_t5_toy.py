@@ -4,7 +4,7 @@ language, and writes it in Hugging Face transformers' on-disk layout (the
 folder save_pretrained gives a T5ForConditionalGeneration) as
 assets/trained/t5-toy/, with tests/data/t5_toy_expected.json, the torch
 model's translations and one teacher-forced pass for the C++ engine
-(engine/model/t5.cpp) to reproduce.
+(engine/model/families/t5.cpp) to reproduce.
 
 The task, word for word through LEXICON, with two reorderings, so that the
 cross-attention does not simply run down the diagonal:

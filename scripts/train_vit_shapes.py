@@ -2,7 +2,7 @@
 """Trains the tiny ViT picture classifier that AttnLab ships as
 assets/trained/vit-shapes/, and writes tests/data/vit_shapes_expected.json,
 the torch forward pass on its example pictures that the C++ engine
-(engine/model/vit.cpp) must reproduce.
+(engine/model/families/vit.cpp) must reproduce.
 
 The model is ViTForImageClassification of transformers' models/vit/modeling_vit.py,
 written out in plain torch (transformers is not needed) with its module and

@@ -1,5 +1,5 @@
 // attnlab model info / run / generate on tiny checkpoints, through the real binary.
-#include "engine/model/generate.h"
+#include "engine/model/kinds/generate.h"
 #include "engine/model/model.h"
 #include "engine/npy.h"
 

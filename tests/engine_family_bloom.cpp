@@ -1,10 +1,10 @@
-// BLOOM (engine/model/bloom.cpp) against a plain-loop double reference
+// BLOOM (engine/model/families/bloom.cpp) against a plain-loop double reference
 // written from transformers' models/bloom/modeling_bloom.py: tiny checkpoints
 // in BloomForCausalLM's exact tensor names and shapes (the fused
 // query_key_value interleaved per head), ALiBi's slopes for a head count that
 // is not a power of two, both config generations, the KV cache against a
 // full forward, and the refused fields.
-#include "engine/model/generate.h"
+#include "engine/model/kinds/generate.h"
 #include "engine/model/model.h"
 
 #include "tests/engine_reference.h"

@@ -5,7 +5,7 @@
 // (before and after RoPE, before the QK-norm), hidden states and top-k;
 // generation with a KV cache against a full forward; and each config value
 // the engine does not implement refused in one line.
-#include "engine/model/generate.h"
+#include "engine/model/kinds/generate.h"
 #include "engine/model/model.h"
 
 #include "tests/engine_reference.h"

@@ -1,11 +1,11 @@
-// GPT-BigCode / StarCoder (engine/model/gpt_bigcode.cpp) against a
+// GPT-BigCode / StarCoder (engine/model/families/gpt_bigcode.cpp) against a
 // plain-loop double reference written from transformers'
 // modeling_gpt_bigcode.py: learned positions, nn.Linear layouts, the fused
 // c_attn split as [q (d) | k (d_head) | v (d_head)] with multi_query (one
 // key/value head) or viewed [L, heads, 3·d_head] without, scale_attn_weights,
 // the head tied to wte or its own lm_head; both config generations,
 // KV-cache generation and the refusals.
-#include "engine/model/generate.h"
+#include "engine/model/kinds/generate.h"
 #include "engine/model/model.h"
 
 #include "tests/engine_reference.h"

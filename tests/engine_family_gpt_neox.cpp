@@ -1,10 +1,10 @@
-// GPT-NeoX / Pythia (engine/model/gpt_neox.cpp) against a plain-loop double
+// GPT-NeoX / Pythia (engine/model/families/gpt_neox.cpp) against a plain-loop double
 // reference written from transformers' modeling_gpt_neox.py: the fused
 // query_key_value viewed [L, heads, 3·head_dim] (q, k, v per head), partial
 // rotary on the first int(head_dim · rotary_pct) dims, parallel and
 // sequential residuals, LayerNorm with biases, the untied embed_out head;
 // both config generations, KV-cache generation and the refusals.
-#include "engine/model/generate.h"
+#include "engine/model/kinds/generate.h"
 #include "engine/model/model.h"
 
 #include "tests/engine_reference.h"

@@ -1,11 +1,11 @@
-// The Llama-like families of engine/model/qwen3.cpp, olmo2.cpp and phi3.cpp
+// The Llama-like families of engine/model/families/qwen3.cpp, olmo2.cpp and phi3.cpp
 // against plain-loop double references written from transformers' modelling
 // code (models/qwen3/modeling_qwen3.py, olmo2/modeling_olmo2.py,
 // phi3/modeling_phi3.py): tiny random checkpoints with the exact tensor names
 // and shapes, config.json in both transformers generations, every layer's
 // maps, q/k/v, the RoPE and QK-norm inputs, hidden states and top-k; KV-cache
 // generation against a full forward; and each unimplemented field refused.
-#include "engine/model/generate.h"
+#include "engine/model/kinds/generate.h"
 #include "engine/model/model.h"
 
 #include "tests/engine_reference.h"

@@ -1,11 +1,11 @@
-// ModernBERT (engine/model/modernbert.cpp) against a plain-loop reference
+// ModernBERT (engine/model/families/modernbert.cpp) against a plain-loop reference
 // written from transformers' modeling_modernbert.py: tiny checkpoints in
 // ModernBertForMaskedLM's / ModernBertModel's exact tensor names, config.json
 // in the 4.x form (global/local_rope_theta, global_attn_every_n_layers) and
 // the 5 form (layer_types, rope_parameters nested per layer type, dtype);
 // every layer's maps, q/k/v before and after RoPE, hidden states and top-k;
 // the local window and the per-kind RoPE base; each refused field.
-#include "engine/model/generate.h"
+#include "engine/model/kinds/generate.h"
 #include "engine/model/model.h"
 
 #include "tests/model_fixture.h"

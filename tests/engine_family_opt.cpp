@@ -1,9 +1,9 @@
-// OPT (engine/model/opt.cpp) against a plain-loop double reference written
+// OPT (engine/model/families/opt.cpp) against a plain-loop double reference written
 // from transformers' models/opt/modeling_opt.py: tiny checkpoints in
 // OPTForCausalLM's exact tensor names and shapes, pre-LN (125m …) and
 // post-LN with project_in / project_out (350m), both config generations,
 // the KV cache against a full forward, and the refused fields.
-#include "engine/model/generate.h"
+#include "engine/model/kinds/generate.h"
 #include "engine/model/model.h"
 
 #include "tests/engine_reference.h"

@@ -1,9 +1,9 @@
-// Phi (engine/model/phi.cpp) against a plain-loop double reference written
+// Phi (engine/model/families/phi.cpp) against a plain-loop double reference written
 // from transformers' modeling_phi.py: one input_layernorm feeding attention
 // and MLP in parallel, q/k/v/dense biases, partial rotary (default 0.5),
 // GQA, gelu_new, the final LayerNorm and the biased lm_head; both config
 // generations, KV-cache generation and the refusals (qk_layernorm, …).
-#include "engine/model/generate.h"
+#include "engine/model/kinds/generate.h"
 #include "engine/model/model.h"
 
 #include "tests/engine_reference.h"

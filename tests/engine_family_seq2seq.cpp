@@ -1,4 +1,4 @@
-// T5 and BART (engine/model/t5.cpp, bart.cpp, seq2seq.cpp) against plain-loop
+// T5 and BART (engine/model/families/t5.cpp, bart.cpp, seq2seq.cpp) against plain-loop
 // double references written from transformers' models/t5/modeling_t5.py and
 // models/bart/modeling_bart.py: tiny checkpoints in the exact tensor names and
 // shapes of T5ForConditionalGeneration / T5EncoderModel and
@@ -6,7 +6,7 @@
 // both hidden states and the top-k under teacher forcing, greedy generation,
 // and the configs and runs that are refused.
 #include "engine/model/model.h"
-#include "engine/model/seq2seq.h"
+#include "engine/model/kinds/seq2seq.h"
 
 #include "tests/engine_reference.h"
 #include "tests/model_fixture.h"

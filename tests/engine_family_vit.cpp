@@ -1,13 +1,13 @@
-// ViT (engine/model/vit.cpp, vision.cpp) against a plain-loop double
+// ViT (engine/model/families/vit.cpp, vision.cpp) against a plain-loop double
 // reference written from transformers' models/vit/modeling_vit.py: tiny
 // checkpoints in ViTForImageClassification's and ViTModel's exact tensor
 // names and shapes; every map, the hidden states and the classifier's labels;
 // the picture's preprocessing against Pillow (scripts/vision_reference.py,
 // run by scripts/test.sh); the command line; the refusals.
 #include "engine/image.h"
-#include "engine/model/head_metrics.h"
+#include "engine/model/blocks/head_metrics.h"
 #include "engine/model/model.h"
-#include "engine/model/vision.h"
+#include "engine/model/kinds/vision.h"
 #include "engine/npy.h"
 
 #include "tests/model_fixture.h"

@@ -1,13 +1,13 @@
 // Real checkpoints: the safetensors reader, GPT-2 and BERT loading and the
 // forward pass against a plain-loop reference written here, head summaries,
 // rollout, patterns on a real head, and every bad input of issue 4.
-#include "engine/model/generate.h"
-#include "engine/model/head_metrics.h"
-#include "engine/model/head_patterns.h"
-#include "engine/model/maps.h"
+#include "engine/model/kinds/generate.h"
+#include "engine/model/blocks/head_metrics.h"
+#include "engine/model/analysis/head_patterns.h"
+#include "engine/model/blocks/maps.h"
 #include "engine/model/model.h"
-#include "engine/model/model_impl.h"
-#include "engine/model/safetensors.h"
+#include "engine/model/blocks/model_impl.h"
+#include "engine/model/checkpoint/safetensors.h"
 #include "engine/parallel.h"
 
 #include "tests/engine_reference.h"

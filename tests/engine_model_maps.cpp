@@ -1,10 +1,10 @@
-// Maps on demand (engine/model/maps.h): a run that pools its maps gives the
+// Maps on demand (engine/model/blocks/maps.h): a run that pools its maps gives the
 // same head summaries as a run keeping them whole, bit for bit, each within
 // float rounding of its definition over the whole maps, and pooled blocks
 // that are the whole maps' block means and maxima; the keys each query reads are
 // the mask's; a run that will not fit is refused before it allocates.
-#include "engine/model/head_metrics.h"
-#include "engine/model/maps.h"
+#include "engine/model/blocks/head_metrics.h"
+#include "engine/model/blocks/maps.h"
 #include "engine/model/model.h"
 
 #include "tests/engine_reference.h"

@@ -2,11 +2,11 @@
 // plain loop written here: the first-token share, the GQA group divergence
 // of the head table, the RoPE frequency-band split of q·k and the rotation
 // angles.
-#include "engine/model/head_metrics.h"
-#include "engine/model/head_patterns.h"
+#include "engine/model/blocks/head_metrics.h"
+#include "engine/model/analysis/head_patterns.h"
 #include "engine/model/model.h"
 #include "engine/attention_math.h"
-#include "engine/model/qk_terms.h"
+#include "engine/model/analysis/qk_terms.h"
 #include "engine/sparse.h"
 
 #include "tests/model_fixture.h"

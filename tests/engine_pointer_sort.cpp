@@ -4,7 +4,7 @@
 // of every run, the shipped model's accuracy, and one clear error for each
 // kind of bad weights file and bad list of numbers.
 #include "engine/error.h"
-#include "engine/model/safetensors.h"
+#include "engine/model/checkpoint/safetensors.h"
 #include "engine/trained.h"
 #include "engine/variants/pointer_sort.h"
 #include "tests/engine_reference.h"

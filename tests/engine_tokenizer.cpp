@@ -3,7 +3,7 @@
 // vocabulary), BERT WordPiece on a small hand-written vocabulary with
 // hand-derived tokens, and every kind of bad tokenizer file.
 #include "engine/error.h"
-#include "engine/model/tokenizer.h"
+#include "engine/model/tokenizers/tokenizer.h"
 #include "tests/engine_reference.h"
 #include "tests/test_support.h"
 

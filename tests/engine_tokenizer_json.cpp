@@ -1,10 +1,10 @@
-// tokenizer.json tokenizers (engine/model/tokenizer_json.h): the Llama 2 and
+// tokenizer.json tokenizers (engine/model/tokenizers/tokenizer_json.h): the Llama 2 and
 // Llama 3 vocabularies against the npm reference encoders (files written by
 // tests/tokenizer_json_expected.js from the packages' own vocabularies and
 // merges, run by scripts/test.sh), small hand-written files for each
 // feature with hand-derived ids, and every kind of bad file.
 #include "engine/error.h"
-#include "engine/model/tokenizer_json.h"
+#include "engine/model/tokenizers/tokenizer_json.h"
 #include "tests/test_support.h"
 
 #include <gtest/gtest.h>

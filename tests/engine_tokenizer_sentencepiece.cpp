@@ -1,5 +1,5 @@
 // Model folders with only SentencePiece's tokenizer.model (no tokenizer.json):
-// engine/model/tokenizer_sp.cpp reads it with libsentencepiece. The model
+// engine/model/tokenizers/tokenizer_sp.cpp reads it with libsentencepiece. The model
 // tests/data/sentencepiece/tokenizer.model and the ids in expected.json were
 // written by scripts/make_sentencepiece_fixture.py with Python's
 // sentencepiece (SentencePieceProcessor.encode_as_ids, the call transformers'
@@ -8,7 +8,7 @@
 // front as tokenizer_config.json says (add_bos_token, true by default).
 #include "engine/error.h"
 #include "engine/model/model.h"
-#include "engine/model/tokenizer_json.h"
+#include "engine/model/tokenizers/tokenizer_json.h"
 
 #include "tests/model_fixture.h"
 #include "tests/test_support.h"

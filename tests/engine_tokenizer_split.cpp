@@ -1,4 +1,4 @@
-// tokenizer.json beyond the LLaMA files (engine/model/tokenizer_json.h):
+// tokenizer.json beyond the LLaMA files (engine/model/tokenizers/tokenizer_json.h):
 // the Split pre-tokenizer with every SplitDelimiterBehavior and invert, a
 // Gemma tokenizer.json as transformers 5's GemmaConverter writes it, the
 // special tokens of the post-processor (TemplateProcessing, BertProcessing,
@@ -14,7 +14,7 @@
 // that is a token comes out as that one id, any other as its bytes.
 #include "engine/error.h"
 #include "engine/model/model.h"
-#include "engine/model/tokenizer_json.h"
+#include "engine/model/tokenizers/tokenizer_json.h"
 
 #include "tests/model_fixture.h"
 #include "tests/test_support.h"

@@ -1,5 +1,5 @@
-// SentencePiece Unigram tokenizer.json (engine/model/tokenizer_json.cpp) and
-// the Precompiled normalizer (engine/model/precompiled_charsmap.h) against
+// SentencePiece Unigram tokenizer.json (engine/model/tokenizers/tokenizer_json.cpp) and
+// the Precompiled normalizer (engine/model/tokenizers/precompiled_charsmap.h) against
 // Hugging Face's `tokenizers`: two files written by
 // scripts/unigram_reference.py from a model Debian's python3-sentencepiece
 // trains with nmt_nfkc (the charsmap real T5 folders carry), T5's layout and
@@ -8,8 +8,8 @@
 // hand-written files for the Viterbi and the unknown characters, the
 // charsmap's trie, and bad files.
 #include "engine/error.h"
-#include "engine/model/precompiled_charsmap.h"
-#include "engine/model/tokenizer_json.h"
+#include "engine/model/tokenizers/precompiled_charsmap.h"
+#include "engine/model/tokenizers/tokenizer_json.h"
 #include "tests/test_support.h"
 
 #include <gtest/gtest.h>

@@ -6,10 +6,10 @@
 // states. And summarizeMaps (the encoder–decoder head table) against a
 // plain double loop over the same maps.
 #include "engine/image.h"
-#include "engine/model/head_metrics.h"
+#include "engine/model/blocks/head_metrics.h"
 #include "engine/model/model.h"
-#include "engine/model/seq2seq.h"
-#include "engine/model/vision.h"
+#include "engine/model/kinds/seq2seq.h"
+#include "engine/model/kinds/vision.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

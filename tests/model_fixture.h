@@ -4,7 +4,7 @@
 #pragma once
 
 #include "engine/model/model.h"
-#include "engine/model/safetensors.h"
+#include "engine/model/checkpoint/safetensors.h"
 
 #include <nlohmann/json.hpp>
 

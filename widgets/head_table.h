@@ -4,7 +4,7 @@
 // engine summarizeHeads().
 #pragma once
 
-#include "engine/model/head_metrics.h"
+#include "engine/model/blocks/head_metrics.h"
 
 #include <imgui.h>
 

@@ -3,7 +3,8 @@
 // a table. Sections live in app/bench/bench*.cpp; cmdBench() lists them.
 #pragma once
 
-#include "engine/model/safetensors.h"
+#include "engine/model/checkpoint/safetensors.h"
+#include "engine/run_context.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -15,11 +16,6 @@
 #include <vector>
 
 namespace attn {
-
-// Wall seconds since t0.
-inline double secondsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // Median wall time of `reps` calls of f(), in seconds.
 template <class F>

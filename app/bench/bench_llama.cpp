@@ -14,8 +14,8 @@
 
 #include "engine/attention_math.h"
 #include "engine/error.h"
-#include "engine/model/generate.h"
-#include "engine/model/maps.h"
+#include "engine/model/kinds/generate.h"
+#include "engine/model/blocks/maps.h"
 #include "engine/model/model.h"
 #include "engine/npy.h"
 

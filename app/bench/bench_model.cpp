@@ -6,7 +6,7 @@
 
 #include "engine/attention_math.h"
 #include "engine/model/model.h"
-#include "engine/model/safetensors.h"
+#include "engine/model/checkpoint/safetensors.h"
 #include "engine/npy.h"
 
 #include <nlohmann/json.hpp>

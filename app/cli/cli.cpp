@@ -13,7 +13,7 @@
 #include "engine/attention_math.h"
 #include "engine/compare.h"
 #include "engine/error.h"
-#include "engine/model/seq2seq.h"
+#include "engine/model/kinds/seq2seq.h"
 #include "engine/npy.h"
 
 #include <nlohmann/json.hpp>

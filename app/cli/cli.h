@@ -60,7 +60,7 @@ struct ModelRunCliOptions {
   int top_k = 5;
   std::string predict_at = "all";  // "all", "last" or positions "0,5,9": where the LM head runs
   std::string text_file;           // the text from a file instead of --text
-  std::string maps = "auto";       // "auto", "all", "pooled", "none" or "L:H,…" (engine/model/maps.h)
+  std::string maps = "auto";       // "auto", "all", "pooled", "none" or "L:H,…" (engine/model/blocks/maps.h)
   std::optional<std::string> target;  // encoder–decoder models: the decoder's text (teacher forcing); none: its own translation
   std::string image, pixels;          // vision models: a picture, or pixel values float32 [3, H, W]
 };
@@ -87,7 +87,7 @@ int cmdList(bool json);
 int cmdLessonList(bool json);
 int cmdLessonExport(int argc, char** argv, const LessonExportOptions& o);
 int cmdModelInfo(const std::string& path, bool json);
-// The model families (engine/model/family.h): text, --json, or the README's markdown table.
+// The model families (engine/model/families/family.h): text, --json, or the README's markdown table.
 int cmdModelFamilies(bool json, bool markdown);
 int cmdModelRun(const ModelRunCliOptions& o);
 int cmdModelGenerate(const ModelGenerateCliOptions& o);

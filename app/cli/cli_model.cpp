@@ -8,12 +8,12 @@
 #include "engine/attention_math.h"
 #include "engine/error.h"
 #include "engine/files.h"
-#include "engine/model/generate.h"
-#include "engine/model/head_metrics.h"
-#include "engine/model/maps.h"
+#include "engine/model/kinds/generate.h"
+#include "engine/model/blocks/head_metrics.h"
+#include "engine/model/blocks/maps.h"
 #include "engine/model/model.h"
-#include "engine/model/seq2seq.h"
-#include "engine/model/vision.h"
+#include "engine/model/kinds/seq2seq.h"
+#include "engine/model/kinds/vision.h"
 #include "engine/npy.h"
 
 #include <nlohmann/json.hpp>

@@ -4,7 +4,7 @@
 #include "app/model/model_scene.h"
 #include "app/model/seq2seq_scene.h"
 #include "engine/error.h"
-#include "engine/model/head_metrics.h"
+#include "engine/model/blocks/head_metrics.h"
 
 #include <algorithm>
 #include <memory>

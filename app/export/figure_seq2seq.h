@@ -10,7 +10,7 @@
 #pragma once
 
 #include "app/export/figure.h"
-#include "engine/model/seq2seq.h"
+#include "engine/model/kinds/seq2seq.h"
 
 #include <string>
 #include <vector>

@@ -15,7 +15,7 @@
 #include "app/gui/gui_lesson.h"
 #include "app/gui/gui_panels.h"
 #include "app/gui/gui_views.h"
-#include "engine/model/maps.h"
+#include "engine/model/blocks/maps.h"
 #include "widgets/bars.h"
 #include "widgets/head_grid.h"
 #include "widgets/head_table.h"

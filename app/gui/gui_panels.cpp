@@ -10,7 +10,7 @@
 #include "app/gui/gui_model.h"
 #include "app/gui/gui_timeline.h"
 #include "engine/error.h"
-#include "engine/model/vision.h"
+#include "engine/model/kinds/vision.h"
 #include "widgets/formula_view.h"
 #include "widgets/value_range.h"
 

@@ -8,7 +8,7 @@
 #include "app/gui/job_runner.h"
 #include "app/lesson/lesson.h"
 #include "app/model/model_scene.h"
-#include "engine/model/qk_terms.h"
+#include "engine/model/analysis/qk_terms.h"
 #include "engine/registry.h"
 #include "widgets/head_table.h"
 #include "widgets/heatmap.h"

@@ -64,7 +64,7 @@ std::optional<JobOutcome> JobRunner::poll() {
 double JobRunner::runningSeconds() const {
   std::lock_guard lock(mutex_);
   if (!busy_ || !running_cancel_) return 0.0;
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  return secondsSince(started_);
 }
 
 void JobRunner::loop() {
@@ -107,7 +107,7 @@ void JobRunner::loop() {
       outcome.status = JobOutcome::Status::InternalError;
       outcome.error = e.what();
     }
-    outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    outcome.seconds = secondsSince(t0);
     std::lock_guard lock(mutex_);
     running_cancel_.reset();
     // A superseded job's outcome is dropped; a user cancel is reported.

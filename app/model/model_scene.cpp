@@ -4,9 +4,9 @@
 
 #include "engine/attention_math.h"
 #include "engine/error.h"
-#include "engine/model/maps.h"
-#include "engine/model/seq2seq.h"
-#include "engine/model/vision.h"
+#include "engine/model/blocks/maps.h"
+#include "engine/model/kinds/seq2seq.h"
+#include "engine/model/kinds/vision.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 
 #include "engine/attention_math.h"
 #include "engine/error.h"
-#include "engine/model/head_metrics.h"
+#include "engine/model/blocks/head_metrics.h"
 
 #include <limits>
 

@@ -1,10 +1,10 @@
-// An encoder–decoder run (engine/model/seq2seq.h) as Results for the view
+// An encoder–decoder run (engine/model/kinds/seq2seq.h) as Results for the view
 // registry's layouts: the encoder's self-attention (source × source), the
 // decoder's (target × target, causal) and the cross-attention (target rows
 // over source columns), one head, one layer's heads, or every head.
 #pragma once
 
-#include "engine/model/seq2seq.h"
+#include "engine/model/kinds/seq2seq.h"
 #include "engine/result.h"
 
 #include <array>

@@ -2,7 +2,7 @@
 
 #include "engine/error.h"
 #include "engine/image.h"
-#include "engine/model/head_metrics.h"
+#include "engine/model/blocks/head_metrics.h"
 #include "widgets/colormap.h"
 
 #include <algorithm>

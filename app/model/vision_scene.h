@@ -7,7 +7,7 @@
 #pragma once
 
 #include "engine/model/model.h"
-#include "engine/model/vision.h"
+#include "engine/model/kinds/vision.h"
 #include "widgets/patch_layouts.h"
 #include "widgets/plot_layouts.h"
 

@@ -10,8 +10,8 @@
 #include "engine/model/model.h"
 
 #include "engine/attention_math.h"
-#include "engine/model/family.h"
-#include "engine/model/tokenizer_json.h"
+#include "engine/model/families/family.h"
+#include "engine/model/tokenizers/tokenizer_json.h"
 #include "engine/parallel.h"
 
 #include <nlohmann/json.hpp>
@@ -415,10 +415,6 @@ nlohmann::json modelInfoToJson(const ModelInfo& info) {
 
 namespace {
 
-double seconds(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 // The positions ModelRunOptions::predict_at names, checked; all when empty.
 std::vector<int64_t> predictionRows(const ModelRunOptions& o, int64_t L) {
   if (o.predict_at.empty()) {
@@ -567,7 +563,7 @@ ModelRun runModelIds(const Model& m, const std::vector<int32_t>& ids, const Mode
   ModelRun run = runForward(m, ids, nullptr, ctx, o);
   run.maps_note = note;
   if (m.predicts && options.top_k > 0) run.top_k = predictTokens(m, run.hidden, rows, options.top_k, ctx, &run.flops);
-  run.compute_seconds = seconds(t0);
+  run.compute_seconds = secondsSince(t0);
   run.threads = omp_get_max_threads();
   ctx.progress(1.0f);
   return run;

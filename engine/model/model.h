@@ -1,14 +1,14 @@
 // Real checkpoints in the Hugging Face layout: config.json, model.safetensors
 // (or shards with model.safetensors.index.json) and the tokenizer files.
-// Each architecture is a family of engine/model/family.h (modelFamilies():
+// Each architecture is a family of engine/model/families/family.h (modelFamilies():
 // GPT-2, BERT, the LLaMA family, …), run in Eigen with every attention map
 // captured, or, for a long text, pooled and summarised as it is made
-// (engine/model/maps.h).
+// (engine/model/blocks/maps.h).
 #pragma once
 
 #include "engine/error.h"
-#include "engine/model/safetensors.h"
-#include "engine/model/tokenizer.h"
+#include "engine/model/checkpoint/safetensors.h"
+#include "engine/model/tokenizers/tokenizer.h"
 #include "engine/run_context.h"
 #include "engine/tensor.h"
 
@@ -47,7 +47,7 @@ struct RopeSpec {
   bool operator==(const RopeSpec&) const = default;
 };
 
-// What config.json says, as the model's family (engine/model/family.h) read
+// What config.json says, as the model's family (engine/model/families/family.h) read
 // it. Fields a family does not use keep their defaults.
 struct ModelConfig {
   std::string arch_name;    // as config.json names it ("GPT2LMHeadModel")
@@ -91,18 +91,18 @@ struct ModelConfig {
   bool post_ln = false;       // each block's norms after its residual adds (OPT-350m: do_layer_norm_before false)
   bool final_norm = true;     // a norm after the last block (OPT: absent when post-LN or _remove_final_layer_norm)
   bool linear_bias = true;    // biases on every linear layer (OPT's enable_bias)
-  // Encoder–decoder models (T5, BART; engine/model/seq2seq.h, encoderDecoder()):
+  // Encoder–decoder models (T5, BART; engine/model/kinds/seq2seq.h, encoderDecoder()):
   // `layers` are the encoder's, decoder_layers the decoder's (0: an encoder alone, T5EncoderModel).
   int64_t decoder_layers = 0;
   int64_t decoder_start = -1;        // decoder_start_token_id: the decoder's first token
   double embed_scale = 1;            // token embeddings × this (BART's scale_embedding: √d_model)
   int64_t relative_buckets = 0;      // T5's relative_attention_num_buckets (0: no relative bias)
   int64_t relative_max_distance = 0; // T5's relative_attention_max_distance
-  // Vision Transformers (engine/model/vision.h, vision()): pictures of image_size² pixels in patch_size² patches.
+  // Vision Transformers (engine/model/kinds/vision.h, vision()): pictures of image_size² pixels in patch_size² patches.
   int64_t image_size = 0, patch_size = 0, channels = 0;
   std::vector<std::string> labels;  // the classifier's id2label, by id (empty without a classifier)
 
-  // The model's kind, from its family (engine/model/family.h: a family with
+  // The model's kind, from its family (engine/model/families/family.h: a family with
   // `seq2seq` is an encoder–decoder, one with `vision` reads pictures), the
   // one place it is kept: false for a config no family read.
   bool encoderDecoder() const;
@@ -185,7 +185,7 @@ struct Prediction {
 
 // `--maps`: every map, the pooled maps only, none, or the maps of some heads.
 // Auto: every map when they fit in memory, else pooled. The pooled maps and
-// the head summaries are computed in every mode (engine/model/maps.h).
+// the head summaries are computed in every mode (engine/model/blocks/maps.h).
 struct MapsChoice {
   enum class Mode { Auto, All, Pooled, None, Heads };
   Mode mode = Mode::Auto;
@@ -266,7 +266,7 @@ struct LayerScores {
   double softcap = 0;
 };
 
-class MapStream;  // engine/model/maps.h
+class MapStream;  // engine/model/blocks/maps.h
 
 struct ModelRun {
   std::vector<int32_t> ids;          // BERT: with [CLS] … [SEP]; LLaMA: with <s> when the tokenizer adds it

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "engine/lstm.h"
-#include "engine/model/safetensors.h"
+#include "engine/model/checkpoint/safetensors.h"
 #include "engine/tensor.h"
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 // then encoded with the loaded tokenizer, or with a fixed byte-level one when
 // the files were rejected, so encode is fuzzed on every input.
 #include "engine/error.h"
-#include "engine/model/tokenizer.h"
+#include "engine/model/tokenizers/tokenizer.h"
 
 #include <cstdint>
 #include <cstdlib>

@@ -7,7 +7,7 @@
 // [3, h, w], every value in [−1, 1].
 #include "engine/error.h"
 #include "engine/image.h"
-#include "engine/model/vision.h"
+#include "engine/model/kinds/vision.h"
 
 #include <unistd.h>
 

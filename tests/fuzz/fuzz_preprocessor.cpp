@@ -3,7 +3,7 @@
 // preprocessing whose size is positive and bounded, whose rescale factor is
 // positive and finite, and whose three means are finite and three stds positive.
 #include "engine/error.h"
-#include "engine/model/vision.h"
+#include "engine/model/kinds/vision.h"
 
 #include <cmath>
 #include <cstdint>

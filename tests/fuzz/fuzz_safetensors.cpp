@@ -2,7 +2,7 @@
 // with InputError or admitted, and every admitted tensor must be readable
 // (converted to float32) without touching bytes outside the input.
 #include "engine/error.h"
-#include "engine/model/safetensors.h"
+#include "engine/model/checkpoint/safetensors.h"
 
 #include <cstdint>
 #include <vector>

@@ -5,7 +5,7 @@
 // split regex, ignore_merges) when the files were rejected. Encoding may stop
 // with InputError only where the file's regex hits PCRE2's match limit.
 #include "engine/error.h"
-#include "engine/model/tokenizer_json.h"
+#include "engine/model/tokenizers/tokenizer_json.h"
 
 #include <nlohmann/json.hpp>
 

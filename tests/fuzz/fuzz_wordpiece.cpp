@@ -2,7 +2,7 @@
 // text. The vocabulary must load or be rejected with InputError; the text is
 // then encoded with it, or with a fixed vocabulary when it was rejected.
 #include "engine/error.h"
-#include "engine/model/tokenizer.h"
+#include "engine/model/tokenizers/tokenizer.h"
 
 #include <cstdint>
 #include <cstdlib>

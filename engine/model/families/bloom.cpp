@@ -1,0 +1,215 @@
+// BLOOM (BigScience 2022), with the Hugging Face semantics of
+// BloomForCausalLM / BloomModel (transformers' models/bloom/modeling_bloom.py):
+// no position embeddings but ALiBi (Press et al. 2022) on the scores, a
+// LayerNorm on the embeddings, a fused query_key_value laid out per head.
+//   x = LN(word_embeddings[ids]; word_embeddings_layernorm)
+//   per layer:  a = LN(x; input_layernorm)
+//               f = a W_qkvᵀ + b_qkv        [L, 3d], viewed [L, H, 3, d_head]: head h's q, k, v
+//                                           are columns h·3·d_head + {0, 1, 2}·d_head … + d_head
+//               head_h = softmax(q_h k_hᵀ / √d_head + slope_h · j + causal) v_h   (baddbmm(alibi, q, kᵀ))
+//               x = x + Concat(head_1 … head_H) W_denseᵀ + b_dense
+//               x = x + gelu_tanh(LN(x; post_attention_layernorm) W_h→4hᵀ + b) W_4h→hᵀ + b
+//   hidden = LN(x; ln_f);  logits = hidden word_embeddingsᵀ (lm_head tied unless tie_word_embeddings is false)
+// ALiBi's slopes (build_alibi_tensor): for the closest power of two P ≤ H,
+// slope_h = 2^(−8(h+1)/P) for h < P; the remaining H − P heads take every
+// other slope of 2P heads: 2^(−4(2i+1)/P), i = 0 … H − P − 1.
+// The bias is slope_h · j with j the key's position (the cumsum of an
+// all-ones attention mask, minus one): it grows along the row, which softmax
+// turns into the same weights as slope_h · (j − i).
+#include "engine/model/families/family.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace attn {
+
+namespace {
+
+// nn.Linear layouts [out, in].
+struct BloomLayer {
+  Weight in_ln_w, in_ln_b, qkv_w, qkv_b, dense_w, dense_b, post_ln_w, post_ln_b, up_w, up_b, down_w, down_b;
+};
+struct BloomWeights : FamilyWeights {
+  Weight embed, embed_ln_w, embed_ln_b, final_ln_w, final_ln_b;
+  std::vector<BloomLayer> layers;
+  std::vector<double> slopes;  // ALiBi, per head
+};
+
+// BLOOM's ALiBi slopes for `heads` heads (transformers' build_alibi_tensor).
+std::vector<double> bloomAlibiSlopes(int64_t heads) {
+  const int64_t closest = int64_t{1} << static_cast<int>(std::floor(std::log2(static_cast<double>(heads))));
+  auto geometric = [](int64_t n, double power_step, int64_t count, int64_t first_power) {
+    // base = 2^(−2^−(log2 n − 3)) = 2^(−8/n); slopes base^(first_power + power_step·i)
+    const double base = std::pow(2.0, -std::pow(2.0, -(std::log2(static_cast<double>(n)) - 3.0)));
+    std::vector<double> out;
+    for (int64_t i = 0; i < count; ++i)
+      out.push_back(std::pow(base, static_cast<double>(first_power) + power_step * static_cast<double>(i)));
+    return out;
+  };
+  std::vector<double> slopes = geometric(closest, 1.0, closest, 1);
+  if (closest != heads) {
+    const std::vector<double> extra = geometric(2 * closest, 2.0, std::min(closest, heads - closest), 1);
+    slopes.insert(slopes.end(), extra.begin(), extra.end());
+  }
+  return slopes;
+}
+
+// BLOOM has no position limit: the positions shown are bounded by the
+// training length when the config names it, else BLOOM's 2048.
+constexpr int64_t kBloomDefaultPositions = 2048;
+
+void bloomParse(const ConfigReader& r, ModelConfig& c) {
+  // BloomConfig saves n_layer / n_head; attribute_map also reads num_hidden_layers /
+  // num_attention_heads, and n_embed (as bigscience/bloom's config names it) overrides hidden_size.
+  c.layers = r.has("n_layer") ? r.positive("n_layer", kMaxLayers) : r.positive("num_hidden_layers", kMaxLayers);
+  c.heads = r.has("n_head") ? r.positive("n_head", kMaxWidth) : r.positive("num_attention_heads", kMaxWidth);
+  c.d_model = r.has("n_embed") ? r.positive("n_embed", kMaxWidth) : r.positive("hidden_size", kMaxWidth);
+  r.read.insert("hidden_size");
+  // BloomMLP is always 4·hidden_size wide; n_inner is saved by some configs and not read by transformers.
+  c.d_ff = 4 * c.d_model;
+  r.read.insert("n_inner");
+  c.positions = r.has("seq_length") ? r.positive("seq_length", kMaxCount)
+                : r.has("n_positions") ? r.positive("n_positions", kMaxCount)
+                                       : kBloomDefaultPositions;
+  c.vocab = r.positive("vocab_size", kMaxCount);
+  if (c.d_model % c.heads != 0)
+    throw InputError(r.where + ": the heads (" + std::to_string(c.heads) + ") must divide hidden_size (" +
+                     std::to_string(c.d_model) + ")");
+  c.head_dim = c.d_model / c.heads;
+  c.ln_eps = r.epsilon("layer_norm_epsilon", 1e-5);
+  c.activation = "bloom_gelu";  // BloomGelu: the tanh approximation; not configurable
+  if (r.flag("apply_residual_connection_post_layernorm", false))
+    r.fail("apply_residual_connection_post_layernorm", "is true, which BLOOM here does not implement (expected false)");
+  // pretraining_tp with slow_but_exact splits the dense products into slices
+  // whose sum is the same product; it changes rounding only.
+  r.read.insert({"pretraining_tp", "slow_but_exact"});
+  c.alibi = true;
+  c.qkv_bias = true;
+  c.tie_embeddings = r.flag("tie_word_embeddings", true);
+  char eps[32];
+  std::snprintf(eps, sizeof eps, "%g", c.ln_eps);
+  c.blocks = std::string("LayerNorm (ε ") + eps + ") pre-LN, LayerNorm on the embeddings / GELU (tanh) MLP, " +
+             "fused q/k/v per head, ALiBi" + (c.tie_embeddings ? ", head tied to the embeddings" : "");
+}
+
+std::vector<Expected> bloomBody(const ModelConfig& c) {
+  const int64_t d = c.d_model, ff = c.d_ff;
+  std::vector<Expected> e = {{"word_embeddings.weight", {c.vocab, d}},
+                             {"word_embeddings_layernorm.weight", {d}},
+                             {"word_embeddings_layernorm.bias", {d}}};
+  for (int64_t l = 0; l < c.layers; ++l) {
+    auto add = [&](const std::string& rest, std::vector<int64_t> shape) {
+      e.push_back({layerName("h.", l, rest), std::move(shape)});
+    };
+    add("input_layernorm.weight", {d}), add("input_layernorm.bias", {d});
+    add("self_attention.query_key_value.weight", {3 * d, d}), add("self_attention.query_key_value.bias", {3 * d});
+    add("self_attention.dense.weight", {d, d}), add("self_attention.dense.bias", {d});
+    add("post_attention_layernorm.weight", {d}), add("post_attention_layernorm.bias", {d});
+    add("mlp.dense_h_to_4h.weight", {ff, d}), add("mlp.dense_h_to_4h.bias", {ff});
+    add("mlp.dense_4h_to_h.weight", {d, ff}), add("mlp.dense_4h_to_h.bias", {d});
+  }
+  e.push_back({"ln_f.weight", {d}});
+  e.push_back({"ln_f.bias", {d}});
+  return e;
+}
+
+std::unique_ptr<FamilyWeights> bloomLoad(const WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
+  const ModelConfig& c = m.info.config;
+  auto w = std::make_unique<BloomWeights>();
+  w->embed = s.lazy("word_embeddings.weight");
+  w->embed_ln_w = s.take("word_embeddings_layernorm.weight");
+  w->embed_ln_b = s.take("word_embeddings_layernorm.bias");
+  for (int64_t l = 0; l < c.layers; ++l) {
+    auto t = [&](const std::string& rest) { return s.take(layerName("h.", l, rest)); };
+    auto lazy = [&](const std::string& rest) { return s.lazy(layerName("h.", l, rest)); };
+    w->layers.push_back({t("input_layernorm.weight"), t("input_layernorm.bias"),
+                         lazy("self_attention.query_key_value.weight"), t("self_attention.query_key_value.bias"),
+                         lazy("self_attention.dense.weight"), t("self_attention.dense.bias"),
+                         t("post_attention_layernorm.weight"), t("post_attention_layernorm.bias"),
+                         lazy("mlp.dense_h_to_4h.weight"), t("mlp.dense_h_to_4h.bias"), lazy("mlp.dense_4h_to_h.weight"),
+                         t("mlp.dense_4h_to_h.bias")});
+    progress(l);
+  }
+  w->final_ln_w = s.take("ln_f.weight");
+  w->final_ln_b = s.take("ln_f.bias");
+  w->slopes = bloomAlibiSlopes(c.heads);
+  m.lm_head = c.tie_embeddings ? w->embed : s.lazyFull("lm_head.weight");
+  m.predicts = true;
+  return w;
+}
+
+void bloomForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext& ctx) {
+  const ModelConfig& c = m.info.config;
+  const BloomWeights& W = m.as<BloomWeights>();
+  const int64_t L = static_cast<int64_t>(run.ids.size()), p0 = run.first_position, T = p0 + L;
+  const int64_t H = c.heads, dh = c.head_dim, d = c.d_model;
+  run.alibi_slopes = W.slopes;
+  std::vector<float> scratch;  // the 16-bit matrix being used, as floats
+  // x = LN(word_embeddings[ids]; word_embeddings_layernorm)       [L, d]
+  Mat x = embedRows(W.embed, run.ids);
+  layerNorm(x, W.embed_ln_w, W.embed_ln_b, c.ln_eps);
+  const KeyRange keys{p0, T, true, 0};  // query i is position p0 + i
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  const ScoreMods mods{.alibi = &W.slopes};  // s_hij += slope_h · j, j the key's position
+  Mat a, fused, q(L, d), k(L, d), v(L, d), concat, proj, f, f2;
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const size_t li = static_cast<size_t>(l);
+    const BloomLayer& w = W.layers[li];
+    // a = LN(x; input_layernorm); f = a W_qkvᵀ + b_qkv             [L, 3d]
+    a = x;
+    layerNorm(a, w.in_ln_w, w.in_ln_b, c.ln_eps);
+    linearT(a, w.qkv_w, w.qkv_b, scratch, &run.flops, fused);
+    // f viewed [L, H, 3, d_head]: head h's q, k, v side by side (not [q | k | v])
+    for (int64_t h = 0; h < H; ++h) {
+      q.middleCols(h * dh, dh) = fused.middleCols((3 * h + 0) * dh, dh);
+      k.middleCols(h * dh, dh) = fused.middleCols((3 * h + 1) * dh, dh);
+      v.middleCols(h * dh, dh) = fused.middleCols((3 * h + 2) * dh, dh);
+    }
+    // head_h = softmax(q_h k_hᵀ / √d_head + slope_h · j + causal) v_h over the cached and new keys
+    const auto [K, V] = keysWithCache(cache, l, k, v);
+    attentionLayer(q, *K, *V, keys, H, H, scale, ctx, run, l, concat, mods);
+    if (run.keep_projections) {
+      run.q[li] = q;
+      run.k[li] = k;
+      run.v[li] = v;
+    }
+    // x = x + Concat(head_1 … head_H) W_denseᵀ + b_dense            [L, d]
+    linearT(concat, w.dense_w, w.dense_b, scratch, &run.flops, proj);
+    x += proj;
+    // x = x + gelu_tanh(LN(x; post_attention_layernorm) W_h→4hᵀ + b) W_4h→hᵀ + b    [L, 4d] → [L, d]
+    a = x;
+    layerNorm(a, w.post_ln_w, w.post_ln_b, c.ln_eps);
+    linearT(a, w.up_w, w.up_b, scratch, &run.flops, f);
+    activate(f, Activation::GeluTanh);
+    linearT(f, w.down_w, w.down_b, scratch, &run.flops, f2);
+    x += f2;
+    ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
+  }
+  // hidden = LN(x; ln_f)                                           [L, d]
+  layerNorm(x, W.final_ln_w, W.final_ln_b, c.ln_eps);
+  run.hidden = std::move(x);
+}
+
+}  // namespace
+
+Family makeBloomFamily() {
+  Family f;
+  f.model_type = "bloom";
+  f.label = "BLOOM";
+  f.architectures = {"BloomForCausalLM", "BloomModel"};
+  f.paper = "BigScience 2022";
+  f.prefix = "transformer.";
+  f.probe = "word_embeddings.weight";
+  f.parse = bloomParse;
+  f.body = bloomBody;
+  // Tied: lm_head.weight may be saved (equal to word_embeddings) and is not read.
+  f.heads = [](const ModelConfig& c) {
+    return std::vector<Expected>{{"lm_head.weight", {c.vocab, c.d_model}, !c.tie_embeddings}};
+  };
+  f.load = bloomLoad;
+  f.forward = bloomForward;
+  return f;
+}
+
+}  // namespace attn

@@ -1,0 +1,152 @@
+// GPT-2 (Radford et al. 2019), with the Hugging Face semantics of
+// GPT2LMHeadModel / GPT2Model: pre-LN blocks, learned positions, causal.
+//   x = wte[ids] + wpe[positions]
+//   per layer:  a = LN(x; ln_1)
+//               [q | k | v] = a W_attn + b_attn        (Conv1D: W [in, out])
+//               head_h = softmax(q_h k_hᵀ / √d_head + causal) v_h
+//               x = x + Concat(head_1 … head_H) W_proj + b_proj
+//               x = x + gelu_new(LN(x; ln_2) W_fc + b_fc) W_mproj + b_mproj
+//   hidden = LN(x; ln_f);  logits = hidden lm_headᵀ (lm_head tied to wte unless saved)
+#include "engine/model/families/family.h"
+
+#include <cmath>
+
+namespace attn {
+
+namespace {
+
+struct Gpt2Layer {
+  Weight ln1_w, ln1_b, attn_w, attn_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, mproj_w, mproj_b;
+};
+struct Gpt2Weights : FamilyWeights {
+  Weight wte, wpe, ln_f_w, ln_f_b;
+  std::vector<Gpt2Layer> layers;
+  Activation act = Activation::GeluTanh;
+};
+
+void gpt2Parse(const ConfigReader& r, ModelConfig& c) {
+  c.layers = r.positive("n_layer", kMaxLayers);
+  c.heads = r.positive("n_head", kMaxWidth);
+  c.d_model = r.positive("n_embd", kMaxWidth);
+  c.d_ff = r.positive("n_inner", kMaxWidth, 4 * c.d_model);
+  c.positions = r.has("n_positions") ? r.positive("n_positions", kMaxCount) : r.positive("n_ctx", kMaxCount);
+  c.vocab = r.positive("vocab_size", kMaxCount);
+  c.ln_eps = r.epsilon("layer_norm_epsilon", 1e-5);
+  c.activation = r.oneOf("activation_function", "gelu_new", {"gelu_new", "gelu_pytorch_tanh"});
+  if (!r.flag("scale_attn_weights", true)) r.fail("scale_attn_weights", "is false, which GPT-2 here does not implement (expected true)");
+  if (r.flag("scale_attn_by_inverse_layer_idx", false))
+    r.fail("scale_attn_by_inverse_layer_idx", "is true, which GPT-2 here does not implement (expected false)");
+}
+
+std::vector<Expected> gpt2Body(const ModelConfig& c) {
+  const int64_t d = c.d_model, ff = c.d_ff;
+  std::vector<Expected> e = {{"wte.weight", {c.vocab, d}}, {"wpe.weight", {c.positions, d}}};
+  for (int64_t l = 0; l < c.layers; ++l) {
+    auto add = [&](const std::string& rest, std::vector<int64_t> shape) {
+      e.push_back({layerName("h.", l, rest), std::move(shape)});
+    };
+    add("ln_1.weight", {d}), add("ln_1.bias", {d});
+    add("attn.c_attn.weight", {d, 3 * d}), add("attn.c_attn.bias", {3 * d});  // Conv1D [in, out]
+    add("attn.c_proj.weight", {d, d}), add("attn.c_proj.bias", {d});
+    add("ln_2.weight", {d}), add("ln_2.bias", {d});
+    add("mlp.c_fc.weight", {d, ff}), add("mlp.c_fc.bias", {ff});
+    add("mlp.c_proj.weight", {ff, d}), add("mlp.c_proj.bias", {d});
+  }
+  e.push_back({"ln_f.weight", {d}});
+  e.push_back({"ln_f.bias", {d}});
+  return e;
+}
+
+// The causal-mask buffers older checkpoints carry: "h.N.attn.bias", "h.N.attn.masked_bias".
+bool gpt2Buffer(const std::string& name) {
+  if (name.rfind("h.", 0) != 0) return false;
+  const size_t dot = name.find('.', 2);
+  if (dot == std::string::npos) return false;
+  const std::string rest = name.substr(dot + 1);
+  return rest == "attn.bias" || rest == "attn.masked_bias";
+}
+
+std::unique_ptr<FamilyWeights> gpt2Load(const WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
+  const ModelConfig& c = m.info.config;
+  auto w = std::make_unique<Gpt2Weights>();
+  w->wte = s.take("wte.weight");
+  w->wpe = s.take("wpe.weight");
+  for (int64_t l = 0; l < c.layers; ++l) {
+    auto t = [&](const std::string& rest) { return s.take(layerName("h.", l, rest)); };
+    w->layers.push_back({t("ln_1.weight"), t("ln_1.bias"), t("attn.c_attn.weight"), t("attn.c_attn.bias"),
+                         t("attn.c_proj.weight"), t("attn.c_proj.bias"), t("ln_2.weight"), t("ln_2.bias"),
+                         t("mlp.c_fc.weight"), t("mlp.c_fc.bias"), t("mlp.c_proj.weight"), t("mlp.c_proj.bias")});
+    progress(l);
+  }
+  w->ln_f_w = s.take("ln_f.weight");
+  w->ln_f_b = s.take("ln_f.bias");
+  m.lm_head = s.hasFull("lm_head.weight") ? s.takeFull("lm_head.weight") : w->wte;  // tied to wte
+  m.predicts = true;
+  return w;
+}
+
+void gpt2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext& ctx) {
+  const ModelConfig& c = m.info.config;
+  const Gpt2Weights& W = m.as<Gpt2Weights>();
+  const int64_t L = static_cast<int64_t>(run.ids.size()), d = c.d_model, p0 = run.first_position;
+  // x = wte[ids] + wpe[p0 … p0 + L)                                [L, d]
+  Mat x(L, d);
+  for (int64_t i = 0; i < L; ++i)
+    x.row(i) = W.wte.mat().row(run.ids[static_cast<size_t>(i)]) + W.wpe.mat().row(p0 + i);
+  const KeyRange keys{p0, p0 + L, true, 0};  // aligned to the bottom right: query i is position p0 + i
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  Mat a, qkv, q, k, v, concat, proj, f, f2;
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const Gpt2Layer& w = W.layers[static_cast<size_t>(l)];
+    // a = LN(x; ln_1)                                              [L, d]
+    a = x;
+    layerNorm(a, w.ln1_w, w.ln1_b, c.ln_eps);
+    // qkv = a W_attn + b_attn = [q | k | v]                       [L, 3d]
+    linear(a, w.attn_w, &w.attn_b, false, qkv);
+    q = qkv.leftCols(d);
+    k = qkv.middleCols(d, d);
+    v = qkv.rightCols(d);
+    // head_h = softmax(q_h k_hᵀ / √d_head + causal) v_h over the cached and new keys   [L, d_head] × H
+    const auto [K, V] = keysWithCache(cache, l, k, v);
+    attentionLayer(q, *K, *V, keys, c.heads, c.heads, scale, ctx, run, l, concat);
+    if (run.keep_projections) run.q[l] = std::move(q), run.k[l] = std::move(k), run.v[l] = std::move(v);
+    // x = x + Concat(head_1 … head_H) W_proj + b_proj             [L, d]
+    linear(concat, w.proj_w, &w.proj_b, false, proj);
+    x += proj;
+    // x = x + gelu(LN(x; ln_2) W_fc + b_fc) W_mproj + b_mproj     [L, d_ff] → [L, d]
+    a = x;
+    layerNorm(a, w.ln2_w, w.ln2_b, c.ln_eps);
+    linear(a, w.fc_w, &w.fc_b, false, f);
+    activate(f, Activation::GeluTanh);
+    linear(f, w.mproj_w, &w.mproj_b, false, f2);
+    x += f2;
+    run.flops += linearFlops(L, w.attn_w) + linearFlops(L, w.proj_w) + linearFlops(L, w.fc_w) +
+                 linearFlops(L, w.mproj_w);
+    ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
+  }
+  // hidden = LN(x; ln_f)                                           [L, d]
+  layerNorm(x, W.ln_f_w, W.ln_f_b, c.ln_eps);
+  run.hidden = std::move(x);
+}
+
+}  // namespace
+
+Family makeGpt2Family() {
+  Family f;
+  f.model_type = "gpt2";
+  f.label = "GPT-2";
+  f.architectures = {"GPT2LMHeadModel", "GPT2Model"};
+  f.paper = "Radford et al. 2019";
+  f.prefix = "transformer.";
+  f.probe = "wte.weight";
+  f.tokenizer = TokenizerFiles::Gpt2;
+  f.parse = gpt2Parse;
+  f.body = gpt2Body;
+  f.heads = [](const ModelConfig& c) { return std::vector<Expected>{{"lm_head.weight", {c.vocab, c.d_model}, false}}; };
+  f.buffer = gpt2Buffer;
+  f.load = gpt2Load;
+  f.forward = gpt2Forward;
+  return f;
+}
+
+}  // namespace attn

@@ -1,0 +1,236 @@
+// GPT-NeoX / Pythia (Black et al. 2022), with the Hugging Face semantics of
+// GPTNeoXForCausalLM (transformers' modeling_gpt_neox.py):
+//   x = embed_in[ids]
+//   per layer:  a = LN(x; input_layernorm)
+//               qkv = a W_qkvᵀ (+ b_qkv)                      [L, 3d], viewed [L, H, 3·d_head]:
+//               head h's columns [3h·d_head, (3h+1)·d_head) are q_h, the next d_head k_h, the next v_h
+//               q, k turned by RoPE on the first rotary_dims of each head (rotate_half), the rest pass
+//               head_h = softmax(q_h k_hᵀ / √d_head + causal) v_h
+//               o = Concat(head_1 … head_H) W_denseᵀ (+ b_dense)
+//               parallel (use_parallel_residual): x = x + o + MLP(LN(x; post_attention_layernorm))
+//               sequential:                       x = x + o;  x = x + MLP(LN(x; post_attention_layernorm))
+//               MLP(a) = act(a W_h→4hᵀ + b) W_4h→hᵀ + b
+//   hidden = LN(x; final_layer_norm);  logits = hidden embed_outᵀ (untied unless tie_word_embeddings)
+// RoPE: rotary_pct / rotary_emb_base (4.x) or rope_parameters {rope_theta,
+// partial_rotary_factor} (transformers 5); two sources that disagree are refused.
+#include "engine/model/families/family.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace attn {
+
+namespace {
+
+// nn.Linear layouts [out, in]; the attention biases are absent without attention_bias.
+struct NeoxLayer {
+  Weight ln1_w, ln1_b, qkv_w, qkv_b, dense_w, dense_b, ln2_w, ln2_b, up_w, up_b, down_w, down_b;
+};
+struct NeoxWeights : FamilyWeights {
+  Weight embed, final_w, final_b;
+  std::vector<NeoxLayer> layers;
+  std::vector<double> rope_theta;  // θ_i of the rotary_dims/2 rotated pairs
+  Activation act = Activation::GeluErf;
+};
+
+// The activation config.json named (already checked by parse).
+Activation neoxActivation(const std::string& name) {
+  const nlohmann::json j = {{"hidden_act", name}};
+  return readActivation(ConfigReader{j, "config.json"}, "hidden_act", name);
+}
+
+void neoxParse(const ConfigReader& r, ModelConfig& c) {
+  c.layers = r.positive("num_hidden_layers", kMaxLayers);
+  c.heads = r.positive("num_attention_heads", kMaxWidth);
+  c.d_model = r.positive("hidden_size", kMaxWidth);
+  c.d_ff = r.positive("intermediate_size", kMaxWidth);
+  c.positions = r.positive("max_position_embeddings", kMaxCount);
+  c.vocab = r.positive("vocab_size", kMaxCount);
+  if (c.d_model % c.heads != 0)
+    throw InputError(r.where + ": the heads (" + std::to_string(c.heads) + ") must divide hidden_size (" +
+                     std::to_string(c.d_model) + ")");
+  c.head_dim = c.d_model / c.heads;
+  c.kv_heads = c.heads;
+  c.ln_eps = r.epsilon("layer_norm_eps", 1e-5);
+  c.activation = r.text("hidden_act", "gelu");
+  readActivation(r, "hidden_act", "gelu");  // refuses the ones not implemented
+  c.parallel_residual = r.flag("use_parallel_residual", true);
+  c.qkv_bias = r.flag("attention_bias", true);
+  c.tie_embeddings = r.flag("tie_word_embeddings", false);
+
+  // RoPE. 4.x: rotary_emb_base (default 10,000) and rotary_pct (default 0.25);
+  // transformers 5: rope_parameters {rope_theta, partial_rotary_factor}, which
+  // take rotary_emb_base / rotary_pct only as defaults.
+  const bool has_base = r.has("rotary_emb_base"), has_pct = r.has("rotary_pct");
+  const double base = r.number("rotary_emb_base", 10000.0, 1.0, 1e12);
+  const double pct = r.number("rotary_pct", 0.25, 1e-6, 1.0);
+  bool partial_given = r.has("partial_rotary_factor");
+  if (const nlohmann::json* p = r.find("rope_parameters"); p && p->is_object() && p->contains("partial_rotary_factor") &&
+                                                          !(*p)["partial_rotary_factor"].is_null())
+    partial_given = true;
+  c.uses_rope = true;
+  c.rope = readRope(r, "", base, "partial_rotary_factor");
+  if (has_base && c.rope.theta != base)
+    r.fail("rotary_emb_base", "is " + nlohmann::json(base).dump() + ", but rope_theta says " +
+                                  nlohmann::json(c.rope.theta).dump() + " (the two generations of the field disagree)");
+  if (!partial_given) c.rope.partial = pct;
+  else if (has_pct && c.rope.partial != pct)
+    r.fail("rotary_pct", "is " + nlohmann::json(pct).dump() + ", but partial_rotary_factor says " +
+                             nlohmann::json(c.rope.partial).dump() + " (the two generations of the field disagree)");
+  const int64_t rot = static_cast<int64_t>(static_cast<double>(c.head_dim) * c.rope.partial);
+  if (rot % 2 != 0)
+    r.fail(partial_given ? "partial_rotary_factor" : "rotary_pct",
+           "gives int(head_dim · " + nlohmann::json(c.rope.partial).dump() + ") = " + std::to_string(rot) +
+               " rotary dimensions, an odd number, which is not implemented");
+
+  char eps[32];
+  std::snprintf(eps, sizeof eps, "%g", c.ln_eps);
+  c.blocks = std::string("LayerNorm (ε ") + eps + ") / " + c.activation + " MLP, " +
+             (c.parallel_residual ? "parallel" : "sequential") + " residual, RoPE on " + std::to_string(rot) + " of " +
+             std::to_string(c.head_dim) + " dims per head" + (c.qkv_bias ? ", attention biases" : "") +
+             (c.tie_embeddings ? ", head tied to the embeddings" : "");
+}
+
+std::vector<Expected> neoxBody(const ModelConfig& c) {
+  const int64_t d = c.d_model, ff = c.d_ff;
+  std::vector<Expected> e = {{"embed_in.weight", {c.vocab, d}}};
+  for (int64_t l = 0; l < c.layers; ++l) {
+    auto add = [&](const std::string& rest, std::vector<int64_t> shape) {
+      e.push_back({layerName("layers.", l, rest), std::move(shape)});
+    };
+    add("input_layernorm.weight", {d}), add("input_layernorm.bias", {d});
+    add("post_attention_layernorm.weight", {d}), add("post_attention_layernorm.bias", {d});
+    add("attention.query_key_value.weight", {3 * d, d});  // nn.Linear [out, in]
+    add("attention.dense.weight", {d, d});
+    if (c.qkv_bias) add("attention.query_key_value.bias", {3 * d}), add("attention.dense.bias", {d});
+    add("mlp.dense_h_to_4h.weight", {ff, d}), add("mlp.dense_h_to_4h.bias", {ff});
+    add("mlp.dense_4h_to_h.weight", {d, ff}), add("mlp.dense_4h_to_h.bias", {d});
+  }
+  e.push_back({"final_layer_norm.weight", {d}});
+  e.push_back({"final_layer_norm.bias", {d}});
+  return e;
+}
+
+// Buffers older checkpoints saved: the causal mask and RoPE's inverse frequencies.
+bool neoxBuffer(const std::string& name) {
+  if (name.rfind("layers.", 0) != 0) return false;
+  return name.ends_with(".attention.bias") || name.ends_with(".attention.masked_bias") ||
+         name.ends_with(".attention.rotary_emb.inv_freq");
+}
+
+std::unique_ptr<FamilyWeights> neoxLoad(const WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
+  const ModelConfig& c = m.info.config;
+  auto w = std::make_unique<NeoxWeights>();
+  w->embed = s.lazy("embed_in.weight");
+  for (int64_t l = 0; l < c.layers; ++l) {
+    auto t = [&](const std::string& rest) { return s.take(layerName("layers.", l, rest)); };
+    auto lazy = [&](const std::string& rest) { return s.lazy(layerName("layers.", l, rest)); };
+    w->layers.push_back({t("input_layernorm.weight"), t("input_layernorm.bias"),
+                         lazy("attention.query_key_value.weight"), t("attention.query_key_value.bias"),
+                         lazy("attention.dense.weight"), t("attention.dense.bias"),
+                         t("post_attention_layernorm.weight"), t("post_attention_layernorm.bias"),
+                         lazy("mlp.dense_h_to_4h.weight"), t("mlp.dense_h_to_4h.bias"),
+                         lazy("mlp.dense_4h_to_h.weight"), t("mlp.dense_4h_to_h.bias")});
+    progress(l);
+  }
+  w->final_w = s.take("final_layer_norm.weight");
+  w->final_b = s.take("final_layer_norm.bias");
+  w->rope_theta = c.rope.frequencies(c.head_dim);
+  w->act = neoxActivation(c.activation);
+  m.lm_head = c.tie_embeddings ? w->embed : s.lazyFull("embed_out.weight");
+  m.predicts = true;
+  return w;
+}
+
+void neoxForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext& ctx) {
+  const ModelConfig& c = m.info.config;
+  const NeoxWeights& W = m.as<NeoxWeights>();
+  const int64_t L = static_cast<int64_t>(run.ids.size()), p0 = run.first_position, T = p0 + L;
+  const int64_t H = c.heads, dh = c.head_dim, d = c.d_model;
+  Mat x = embedRows(W.embed, run.ids);              // [L, d]
+  const KeyRange keys{p0, T, true, 0};   // causal, query i at position p0 + i
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  run.q_unrotated.resize(static_cast<size_t>(c.layers));
+  run.k_unrotated.resize(static_cast<size_t>(c.layers));
+  std::vector<float> scratch;
+  Mat a, qkv, q(L, d), k(L, d), v(L, d), concat, attn, up, down;
+  auto mlp = [&](const NeoxLayer& w, const Mat& in) {
+    // act(in W_h→4hᵀ + b) W_4h→hᵀ + b                              [L, d_ff] → [L, d]
+    linearT(in, w.up_w, w.up_b, scratch, &run.flops, up);
+    activate(up, W.act);
+    linearT(up, w.down_w, w.down_b, scratch, &run.flops, down);
+  };
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const size_t li = static_cast<size_t>(l);
+    const NeoxLayer& w = W.layers[li];
+    // a = LN(x; input_layernorm); qkv = a W_qkvᵀ + b               [L, 3d]
+    a = x;
+    layerNorm(a, w.ln1_w, w.ln1_b, c.ln_eps);
+    linearT(a, w.qkv_w, w.qkv_b, scratch, &run.flops, qkv);
+    // The view [L, H, 3·d_head]: per head q_h | k_h | v_h          [L, d] × 3
+    for (int64_t h = 0; h < H; ++h) {
+      q.middleCols(h * dh, dh) = qkv.middleCols(3 * h * dh, dh);
+      k.middleCols(h * dh, dh) = qkv.middleCols(3 * h * dh + dh, dh);
+      v.middleCols(h * dh, dh) = qkv.middleCols(3 * h * dh + 2 * dh, dh);
+    }
+    if (run.keep_projections) {
+      run.q_unrotated[li] = q;
+      run.k_unrotated[li] = k;
+    }
+    // RoPE on the first rotary_dims of each head, positions p0 … p0 + L − 1
+    ropeHeads(q, H, dh, W.rope_theta, p0);
+    ropeHeads(k, H, dh, W.rope_theta, p0);
+    if (run.keep_projections) {
+      run.k[li] = k;
+      run.v[li] = v;
+    }
+    // head_h = softmax(q_h k_hᵀ / √d_head + causal) v_h over the cached and new keys
+    const auto [K, V] = keysWithCache(cache, l, k, v);
+    attentionLayer(q, *K, *V, keys, H, H, scale, ctx, run, l, concat);
+    if (run.keep_projections) run.q[li] = q;
+    // o = Concat(head_1 … head_H) W_denseᵀ + b                     [L, d]
+    linearT(concat, w.dense_w, w.dense_b, scratch, &run.flops, attn);
+    if (c.parallel_residual) {
+      // x = x + o + MLP(LN(x; post_attention_layernorm))
+      a = x;
+      layerNorm(a, w.ln2_w, w.ln2_b, c.ln_eps);
+      mlp(w, a);
+      x += attn + down;
+    } else {
+      // x = x + o;  x = x + MLP(LN(x; post_attention_layernorm))
+      x += attn;
+      a = x;
+      layerNorm(a, w.ln2_w, w.ln2_b, c.ln_eps);
+      mlp(w, a);
+      x += down;
+    }
+    ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
+  }
+  // hidden = LN(x; final_layer_norm)                               [L, d]
+  layerNorm(x, W.final_w, W.final_b, c.ln_eps);
+  run.hidden = std::move(x);
+}
+
+}  // namespace
+
+Family makeGptNeoxFamily() {
+  Family f;
+  f.model_type = "gpt_neox";
+  f.label = "GPT-NeoX";
+  f.architectures = {"GPTNeoXForCausalLM", "GPTNeoXModel"};
+  f.paper = "Black et al. 2022";
+  f.prefix = "gpt_neox.";
+  f.probe = "embed_in.weight";
+  f.parse = neoxParse;
+  f.body = neoxBody;
+  // Untied: the head is embed_out (saved without the prefix); tied, a saved embed_out would go unused.
+  f.heads = [](const ModelConfig& c) {
+    return c.tie_embeddings ? std::vector<Expected>{} : std::vector<Expected>{{"embed_out.weight", {c.vocab, c.d_model}}};
+  };
+  f.buffer = neoxBuffer;
+  f.load = neoxLoad;
+  f.forward = neoxForward;
+  return f;
+}
+
+}  // namespace attn

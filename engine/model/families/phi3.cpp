@@ -1,0 +1,171 @@
+// Phi-3 (Abdin et al. 2024), with the Hugging Face semantics of
+// Phi3ForCausalLM (transformers' models/phi3/modeling_phi3.py): Llama with
+// the projections fused, partial rotary, and a sliding window on every layer
+// when the config gives one:
+//   x = embed_tokens[ids]
+//   per layer:  a = RMSNorm(x) · w_in                                        [L, d]
+//               [q | k | v] = a W_qkvᵀ,  W_qkv rows [q (H·dh); k (Hkv·dh); v (Hkv·dh)]
+//               q, k: RoPE on the first rotary_dims = int(dh · partial_rotary_factor)
+//                     of each head (rotate_half within them), the rest unrotated
+//               head_h = softmax(q_h k_gᵀ / √dh + causal (+ window)) v_g,  g = h / (H / Hkv)
+//               x = x + Concat(head_1 … head_H) W_oᵀ
+//               a = RMSNorm(x) · w_post
+//               [gate | up] = a W_gate_upᵀ,  W_gate_up rows [gate (d_ff); up (d_ff)]
+//               x = x + (up ⊙ SiLU(gate)) W_downᵀ
+//   hidden = RMSNorm(x) · w_norm;  logits = hidden lm_headᵀ (tied: embed_tokens)
+// The window: transformers builds the sliding-window causal mask for every
+// layer when config.sliding_window is set (key j kept while i − j < window).
+// longrope / su rope_scaling (Phi-3 128k) is refused where RoPE is read.
+#include "engine/model/families/family.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace attn {
+
+namespace {
+
+// nn.Linear layouts [out, in], no biases.
+struct Phi3Layer {
+  Weight in_norm, qkv_w, o_w, post_norm, gate_up_w, down_w;
+};
+struct Phi3Weights : FamilyWeights {
+  Weight embed, final_norm;
+  std::vector<Phi3Layer> layers;
+  std::vector<double> rope_theta;  // θ_i of the rotary_dims / 2 rotated pairs
+};
+
+// transformers' Phi3Config, both generations, with its defaults.
+void phi3Parse(const ConfigReader& r, ModelConfig& c) {
+  // Phi3Attention: getattr(config, "head_dim", hidden_size // num_attention_heads)
+  readDecoderSizes(r, c);
+  c.rms_eps = r.epsilon("rms_norm_eps", 1e-5);
+  c.uses_rope = true;
+  // partial_rotary_factor: top level (4.x), or inside rope_parameters (5).
+  c.rope = readRope(r, "", 10000.0, "partial_rotary_factor");
+  // transformers rotates int(head_dim · factor) dimensions in pairs: an odd count has no rotate_half layout.
+  if (static_cast<int64_t>(static_cast<double>(c.head_dim) * c.rope.partial) % 2 != 0)
+    r.fail("partial_rotary_factor", "gives an odd number of rotary dimensions (head_dim " + std::to_string(c.head_dim) +
+                                        " · " + nlohmann::json(c.rope.partial).dump() + "), which is not supported");
+  if (c.rope.rotaryDims(c.head_dim) < 2)
+    r.fail("partial_rotary_factor", "leaves no dimension pair to rotate (head_dim " + std::to_string(c.head_dim) + ")");
+  c.activation = r.oneOf("hidden_act", "silu", {"silu"});
+  c.tie_embeddings = r.flag("tie_word_embeddings", false);
+  // Phi-3 mini configs carry sliding_window (2047); Phi3Model then masks every layer with it.
+  c.sliding_window = r.has("sliding_window") ? r.positive("sliding_window", kMaxCount) : 0;
+  if (c.sliding_window > 0) c.layer_window.assign(static_cast<size_t>(c.layers), c.sliding_window);
+  char eps[32];
+  std::snprintf(eps, sizeof eps, "%g", c.rms_eps);
+  c.blocks = std::string("RMSNorm (ε ") + eps + ") / fused qkv / SwiGLU (fused gate-up)" +
+             (c.rope.partial < 1.0 ? ", partial rotary" : "") +
+             (c.sliding_window > 0 ? ", sliding window " + std::to_string(c.sliding_window) : "") +
+             (c.tie_embeddings ? ", head tied to the embeddings" : "");
+}
+
+std::vector<Expected> phi3Body(const ModelConfig& c) {
+  const int64_t d = c.d_model, ff = c.d_ff, qd = c.heads * c.head_dim, kvd = c.kv_heads * c.head_dim;
+  std::vector<Expected> e = {{"embed_tokens.weight", {c.vocab, d}}};
+  for (int64_t l = 0; l < c.layers; ++l) {
+    auto add = [&](const std::string& rest, std::vector<int64_t> shape) {
+      e.push_back({layerName("layers.", l, rest), std::move(shape)});
+    };
+    add("input_layernorm.weight", {d});
+    add("self_attn.qkv_proj.weight", {qd + 2 * kvd, d}), add("self_attn.o_proj.weight", {d, qd});  // [out, in]
+    add("post_attention_layernorm.weight", {d});
+    add("mlp.gate_up_proj.weight", {2 * ff, d}), add("mlp.down_proj.weight", {d, ff});
+  }
+  e.push_back({"norm.weight", {d}});
+  return e;
+}
+
+std::unique_ptr<FamilyWeights> phi3Load(const WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
+  const ModelConfig& c = m.info.config;
+  auto w = std::make_unique<Phi3Weights>();
+  w->embed = s.lazy("embed_tokens.weight");
+  for (int64_t l = 0; l < c.layers; ++l) {
+    auto t = [&](const std::string& rest) { return s.take(layerName("layers.", l, rest)); };
+    auto lazy = [&](const std::string& rest) { return s.lazy(layerName("layers.", l, rest)); };
+    w->layers.push_back({t("input_layernorm.weight"), lazy("self_attn.qkv_proj.weight"), lazy("self_attn.o_proj.weight"),
+                         t("post_attention_layernorm.weight"), lazy("mlp.gate_up_proj.weight"),
+                         lazy("mlp.down_proj.weight")});
+    progress(l);
+  }
+  w->final_norm = s.take("norm.weight");
+  m.lm_head = c.tie_embeddings ? w->embed : s.lazyFull("lm_head.weight");
+  m.predicts = true;
+  w->rope_theta = c.rope.frequencies(c.head_dim);
+  return w;
+}
+
+void phi3Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext& ctx) {
+  const ModelConfig& c = m.info.config;
+  const Phi3Weights& W = m.as<Phi3Weights>();
+  const int64_t L = static_cast<int64_t>(run.ids.size()), p0 = run.first_position, T = p0 + L;
+  const int64_t H = c.heads, Hkv = c.kv_heads, dh = c.head_dim, ff = c.d_ff;
+  const size_t layers = static_cast<size_t>(c.layers);
+  Mat x = embedRows(W.embed, run.ids);
+  // Causal, aligned to the bottom right; with a window W, key j kept while p0 + i − j < W.
+  const KeyRange keys{p0, T, true, c.sliding_window};
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  run.q_unrotated.resize(layers), run.k_unrotated.resize(layers);
+  std::vector<float> scratch;  // the 16-bit matrix being used, as floats
+  Mat a, qkv, q, k, v, concat, proj, gate_up, gate, down;
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const size_t li = static_cast<size_t>(l);
+    const Phi3Layer& w = W.layers[li];
+    // a = RMSNorm(x) · w_in; [q | k | v] = a W_qkvᵀ                  [L, H·dh + 2·Hkv·dh]
+    rmsNorm(x, w.in_norm, c.rms_eps, a);
+    linearT(a, w.qkv_w, Weight{}, scratch, &run.flops, qkv);
+    q = qkv.leftCols(H * dh);
+    k = qkv.middleCols(H * dh, Hkv * dh);
+    v = qkv.rightCols(Hkv * dh);
+    if (run.keep_projections) {
+      run.q_unrotated[li] = q;
+      run.k_unrotated[li] = repeatKvHeads(k, H, Hkv, dh);
+    }
+    // RoPE on the first rotary_dims of each head: positions p0 … p0 + L − 1
+    ropeHeads(q, H, dh, W.rope_theta, p0);
+    ropeHeads(k, Hkv, dh, W.rope_theta, p0);
+    if (run.keep_projections) {
+      run.k[li] = repeatKvHeads(k, H, Hkv, dh);
+      run.v[li] = repeatKvHeads(v, H, Hkv, dh);
+    }
+    const auto [K, V] = keysWithCache(cache, l, k, v);
+    attentionLayer(q, *K, *V, keys, H, Hkv, scale, ctx, run, l, concat);
+    if (run.keep_projections) run.q[li] = std::move(q);
+    // x = x + Concat(head_1 … head_H) W_oᵀ                          [L, d]
+    linearT(concat, w.o_w, Weight{}, scratch, &run.flops, proj);
+    x += proj;
+    // [gate | up] = a W_gate_upᵀ, a = RMSNorm(x) · w_post; x = x + (up ⊙ SiLU(gate)) W_downᵀ     [L, 2·d_ff] → [L, d]
+    rmsNorm(x, w.post_norm, c.rms_eps, a);
+    linearT(a, w.gate_up_w, Weight{}, scratch, &run.flops, gate_up);
+    gate = gate_up.leftCols(ff);
+    activate(gate, Activation::Silu);
+    gate = gate.cwiseProduct(gate_up.rightCols(ff));
+    linearT(gate, w.down_w, Weight{}, scratch, &run.flops, down);
+    x += down;
+    ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
+  }
+  rmsNorm(x, W.final_norm, c.rms_eps, run.hidden);
+}
+
+}  // namespace
+
+Family makePhi3Family() {
+  Family f;
+  f.model_type = "phi3";
+  f.label = "Phi-3";
+  f.architectures = {"Phi3ForCausalLM", "Phi3Model"};
+  f.paper = "Abdin et al. 2024";
+  f.prefix = "model.";
+  f.probe = "embed_tokens.weight";
+  f.parse = phi3Parse;
+  f.body = phi3Body;
+  // Tied (Phi-4-mini): the head is embed_tokens, and a saved lm_head would go unused.
+  f.heads = lmHeadUnlessTied;
+  f.load = phi3Load;
+  f.forward = phi3Forward;
+  return f;
+}
+
+}  // namespace attn
