@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
   CLI::App* model_families_cmd =
       model_cmd->add_subcommand("families", "List the model families AttnLab reads, with their architectures");
   model_families_cmd->add_flag("--json", model_json, "Machine-readable listing");
-  model_families_cmd->add_flag("--markdown", families_markdown, "As the README's table");
+  model_families_cmd->add_flag("--markdown", families_markdown, "As docs/models.md's table");
   CLI::App* model_info_cmd = model_cmd->add_subcommand("info", "Print the model's summary and tensor table");
   model_info_cmd->add_option("path", model_path, path_help);
   model_info_cmd->add_flag("--json", model_json, "Machine-readable summary");

@@ -9,7 +9,7 @@
 #      UBSan over the engine, CLI and app tests, where any report fails the
 #      test, and the libFuzzer targets on the same instrumented engine.
 # --sanitize runs step 3 alone; --no-sanitize steps 1 and 2 alone.
-# Each stage prints its wall time ("attnlab: stage … s"), as the README's
+# Each stage prints its wall time ("attnlab: stage … s"), as docs/building.md's
 # table of CI times quotes them.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

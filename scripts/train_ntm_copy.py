@@ -26,7 +26,7 @@ from 1…6 (long enough that the LSTM alone cannot hold the sequence) by 2 up to
 1…max_length, each time fewer than --promote bits per sequence are wrong; it
 stops at 1…max_length once fewer than --finish are.
 
-What made it learn (README.md, ntm-copy): M_0 constant and both heads' w_0
+What made it learn (docs/variants.md, ntm-copy): M_0 constant and both heads' w_0
 starting focused on row 0 (a flat w_0 over a constant M_0 keeps every row alike
 forever); the curriculum's start at 6; Adam 2e-3. The shipped model is seed 2:
 seed 1 diverged once it reached lengths 1…16.

@@ -20,9 +20,9 @@ namespace {
 using test::runAttnlab;
 
 // The families come from the registry: the listing names each, an unknown
-// architecture's error lists every class name, and the README's table is the
+// architecture's error lists every class name, and docs/models.md's table is the
 // registry's own (`attnlab model families --markdown`), so neither can drift.
-TEST(ModelCli, FamiliesListingMatchesTheRegistryAndTheReadme) {
+TEST(ModelCli, FamiliesListingMatchesTheRegistryAndTheDocs) {
   const test::RunResult j = runAttnlab({"model", "families", "--json"});
   ASSERT_EQ(j.status, 0) << j.err;
   const nlohmann::json families = nlohmann::json::parse(j.out);
@@ -33,8 +33,8 @@ TEST(ModelCli, FamiliesListingMatchesTheRegistryAndTheReadme) {
 
   const test::RunResult md = runAttnlab({"model", "families", "--markdown"});
   ASSERT_EQ(md.status, 0) << md.err;
-  const std::string readme = test::slurp(test::sourceDir() / "README.md");
-  EXPECT_NE(readme.find(md.out), std::string::npos) << "README.md's family table differs from:\n" << md.out;
+  const std::string models = test::slurp(test::sourceDir() / "docs/models.md");
+  EXPECT_NE(models.find(md.out), std::string::npos) << "docs/models.md's family table differs from:\n" << md.out;
 
   test::TempDir dir;
   const test::TinyModel tm = test::writeTinyModel(dir / "gpt2");

@@ -1,7 +1,7 @@
 // The shipped default model (assets/model/, trained by
 // scripts/train_default_model.py): the C++ forward pass matches the torch
 // forward the script wrote (tests/data/default_model_forward.json), and its
-// heads show the learned structure the README reports.
+// heads show the learned structure docs/models.md reports.
 #include "engine/model/blocks/head_metrics.h"
 #include "engine/model/model.h"
 #include "tests/test_support.h"

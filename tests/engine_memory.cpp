@@ -372,7 +372,7 @@ DMat pointedRef(const DMat& p) {
 }
 
 // u, p and `pointed` from the recorded e, d, W₁, W₂, v; no mask, no output
-// (the distribution is the pointer network's output, README).
+// (the distribution is the pointer network's output, docs/variants.md).
 void expectPointerMatches(const Result& r, const std::string& what) {
   const DMat e = ref::fromMat(ref::recorded(r, "enc")), d = ref::fromMat(ref::recorded(r, "dec"));
   const DMat w1 = ref::fromMat(ref::recorded(r, "w_1")), w2 = ref::fromMat(ref::recorded(r, "w_2"));

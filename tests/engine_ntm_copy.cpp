@@ -155,7 +155,7 @@ TEST(NtmCopy, WritesThenReadsSequentially) {
   EXPECT_EQ(r.findExtra("bits_wrong")->value.data[0], 0.0f);
 }
 
-// The copy error the README states for the C++ forward pass: bits of the copy
+// The copy error docs/variants.md states for the C++ forward pass: bits of the copy
 // on the wrong side of 0.5, per sequence, over 1000 seeded sequences of
 // lengths 1 … max_length in turn (the script's own measure, on other sequences).
 TEST(NtmCopy, CopyErrorIsSmall) {

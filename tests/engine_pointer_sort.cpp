@@ -99,7 +99,7 @@ TEST(PointerSort, RowsAreDistributionsOverTheUnchosenAndTheOutputIsAPermutation)
 }
 
 // Greedy decoding of 1,000 sequences per length, uniform in [0, 1): the exact
-// (whole output sorted) and per-step accuracy the README reports for the C++
+// (whole output sorted) and per-step accuracy docs/variants.md reports for the C++
 // engine, each within 3 points of what the script measured in torch.
 TEST(PointerSort, ShippedModelSortsAsAccuratelyAsInTorch) {
   const auto f = embeddedFile();

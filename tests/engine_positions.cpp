@@ -241,7 +241,7 @@ namespace rope_refs {
 constexpr double kRel = 2e-5, kWeightTol = 2e-5;
 // m θ_i mod 2π is taken in double and rounded to float: ≤ 2π·2⁻²⁴ ≈ 4e-7.
 constexpr double kAngleTol = 1e-6;
-// The distance curves' query position D (README: "as a query at position 255").
+// The distance curves' query position D (docs/variants.md: "as a query at position 255").
 constexpr int64_t kCurveQueryPosition = 255;
 
 DMat causalMaskRef(int64_t l) {

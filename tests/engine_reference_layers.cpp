@@ -50,7 +50,7 @@ DMat rowOf(const std::vector<double>& v) {
 // 20× margin while any wrong term, key or wiring is O(0.1) or more.
 constexpr double kRevRel = 2e-5;
 // The engine's own float32 reconstruction ‖X′ − X‖/‖X‖; exactly 0 in exact arithmetic
-// (README: ≈ 1e-6 over 12 layers).
+// (docs/variants.md: ≈ 1e-6 over 12 layers).
 constexpr double kRevReconstructionTol = 1e-5;
 // FF computed in c row blocks vs one: the same formula per row, but not bit for
 // bit (up to 5e-7 seen: the GEMM's blocking follows the row count); a dropped
@@ -73,7 +73,7 @@ struct RevLshHeadRef {
   double min_margin = std::numeric_limits<double>::infinity();
 };
 
-// One round of LSH attention, README "Reformer" and Kitaev et al. §2:
+// One round of LSH attention, docs/variants.md "Reformer" and Kitaev et al. §2:
 //   k_j = q_j/‖q_j‖; h(x) = argmax([xR; −xR]); positions sorted stably by
 //   (bucket, position) and cut into chunks of m = min(chunk, L); query i attends
 //   to keys j of its chunk and the previous one (with wrap chunk 0's previous is

@@ -67,7 +67,7 @@ namespace {
 
 nlohmann::json shapeJson(const Array& a) { return a.shape; }
 
-// Sparse weights as CSR over all heads (README "Sparse weights"):
+// Sparse weights as CSR over all heads (docs/cli.md "Sparse weights"):
 //   weights_indptr  int64 [H, Lq + 1]: head h, query i owns entries
 //                   [indptr[h, i], indptr[h, i + 1]) of the two arrays below
 //                   (offsets into the concatenation of all heads, so

@@ -87,7 +87,7 @@ int cmdList(bool json);
 int cmdLessonList(bool json);
 int cmdLessonExport(int argc, char** argv, const LessonExportOptions& o);
 int cmdModelInfo(const std::string& path, bool json);
-// The model families (engine/model/families/family.h): text, --json, or the README's markdown table.
+// The model families (engine/model/families/family.h): text, --json, or docs/models.md's markdown table.
 int cmdModelFamilies(bool json, bool markdown);
 int cmdModelRun(const ModelRunCliOptions& o);
 int cmdModelGenerate(const ModelGenerateCliOptions& o);

@@ -5,7 +5,7 @@
 // name). Its steps each set a scene (the flags of `attnlab gui`, inherited
 // from the step before), a narration, the step's formula, marks drawn on the
 // view and, optionally, a prompt for the student and the narration as a
-// handout prints it ("paper"). The format is in README.md ("Lessons").
+// handout prints it ("paper"). The format is in docs/lessons.md.
 #pragma once
 
 #include "app/shared/scene_options.h"

@@ -118,7 +118,7 @@ struct ModelConfig {
 ModelConfig parseConfig(const std::string& text, const std::string& where);
 
 // The families a checkpoint can be, in registry order (model info, the
-// error for an unknown architecture, `attnlab model families`, the README).
+// error for an unknown architecture, `attnlab model families`, docs/models.md).
 struct FamilySummary {
   std::string model_type, label, paper;
   std::vector<std::string> architectures;

@@ -3,7 +3,7 @@
 // checkpoint, its forward pass and its LM head. One file per family in
 // engine/model/ defines `Family makeXxxFamily()`; one line of families.def
 // lists it. The loader, `model info`, the error for an unknown architecture
-// and the README's table all come from the list.
+// and docs/models.md's table all come from the list.
 #pragma once
 
 #include "engine/model/checkpoint/config.h"
@@ -69,7 +69,7 @@ struct Family {
   std::string model_type;                  // config.json's model_type: "llama"
   std::string label;                       // "Llama"
   std::vector<std::string> architectures;  // the class names config.json may list: "LlamaForCausalLM", "LlamaModel"
-  std::string paper;                       // "Touvron et al. 2023", for model info and the README
+  std::string paper;                       // "Touvron et al. 2023", for model info and docs/models.md
   std::string prefix;                      // what *ForCausalLM saves before the base model's names: "model."
   std::string probe;                       // a body tensor that tells whether the checkpoint has the prefix
   bool causal = true;                      // false: every token sees every other (BERT)
