@@ -304,10 +304,15 @@ std::shared_ptr<const Model> loadModel(const ModelFiles& files, const RunContext
   // The checkpoint's prefix: GPT2LMHeadModel saves "transformer.", BertForMaskedLM "bert.", LlamaForCausalLM "model.".
   const std::string prefix = all.count(family.prefix + family.probe) ? family.prefix : "";
 
+  // The family takes its weights, declaring each tensor; the checkpoint is
+  // then held to what it declared before any pass reads a weight.
+  Model& model = *m;
+  WeightSource source(all, prefix, fileIn(files, shard_names[0]), model);
+  model.weights = family.load(source, model, [&](int64_t l) {
+    ctx.progress(0.1f + 0.8f * static_cast<float>(l + 1) / static_cast<float>(c.layers + c.decoder_layers));
+  });
   std::map<std::string, const Expected*> known;  // full name → expectation
-  const std::vector<Expected> body = family.body(c), heads = family.heads(c);
-  for (const Expected& e : body) known[prefix + e.name] = &e;
-  for (const Expected& e : heads) known[e.name] = &e;
+  for (const Expected& e : source.declared()) known[e.name] = &e;
   std::vector<std::string> extra;
   std::set<std::string> dtypes;
   for (const auto& [name, loc] : all) {
@@ -342,11 +347,6 @@ std::shared_ptr<const Model> loadModel(const ModelFiles& files, const RunContext
     checkWeightValues(fileIn(files, it->second.file_name), name, *it->second.file, *it->second.entry);
   }
 
-  Model& model = *m;
-  const WeightSource source(all, prefix, fileIn(files, shard_names[0]), model);
-  model.weights = family.load(source, model, [&](int64_t l) {
-    ctx.progress(0.1f + 0.8f * static_cast<float>(l + 1) / static_cast<float>(c.layers + c.decoder_layers));
-  });
   loadTokenizer(files, model);
   ctx.progress(1.0f);
   return m;

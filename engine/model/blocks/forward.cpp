@@ -1,8 +1,11 @@
 // The pieces every family's pass is built of (model_impl.h): linear layers,
 // norms, activations, RoPE, masks, multi-head (and grouped-query) attention
-// over a KV cache with the families' score changes, and the LM head's top-k.
+// over a KV cache with the families' score changes, the one attention step
+// every decoder family calls, and the LM head's top-k.
 //
 // [SECTION] Shared pieces
+// [SECTION] One attention step
+// [SECTION] Encoder–decoder attention
 // [SECTION] LM heads
 #include "engine/model/blocks/model_impl.h"
 
@@ -157,23 +160,6 @@ Mat embedRows(const Weight& embed, const std::vector<int32_t>& ids) {
   return x;
 }
 
-Mat repeatKvHeads(const Mat& x, int64_t heads, int64_t kv_heads, int64_t dh) {
-  if (heads == kv_heads) return x;
-  Mat out(x.rows(), heads * dh);
-  const int64_t group = heads / kv_heads;
-  for (int64_t h = 0; h < heads; ++h) out.middleCols(h * dh, dh) = x.middleCols(h / group * dh, dh);
-  return out;
-}
-
-void ropeHeads(Eigen::Ref<Mat> x, int64_t heads, int64_t head_dim, const std::vector<double>& theta,
-               int64_t first_position) {
-  const int64_t rot = 2 * static_cast<int64_t>(theta.size());
-  // the angles as transformers forms them (float32), one cos/sin for all heads
-  if (rot == head_dim) return rotateHalfHeads(x, heads, theta, first_position, RopeAngle::Float32);
-  for (int64_t h = 0; h < heads; ++h)
-    rotateHalfHeads(x.middleCols(h * head_dim, rot), 1, theta, first_position, RopeAngle::Float32);
-}
-
 namespace {
 
 // x_j → e_j = exp(x_j − max) in place, in one pass; returns Σ e_j and
@@ -259,7 +245,6 @@ void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const KeyRange& ke
   maps.assign(static_cast<size_t>(heads), Mat());
   for (int64_t h = 0; h < heads; ++h)
     if (stream.keeps(layer, h)) maps[static_cast<size_t>(h)] = Mat::Zero(L, T);
-  if (run.keep_scores) run.scores[static_cast<size_t>(layer)] = {q, k, keys, scale, mods.softcap};
   std::vector<double> flops(static_cast<size_t>(kv_heads * blocks), 0.0);
   const auto t0 = std::chrono::steady_clock::now();
   // One task per key/value group and block of query rows: the group's heads
@@ -335,6 +320,34 @@ std::vector<Prediction> topKOfRow(const Eigen::Ref<const RowVec>& row, int k, co
 
 }  // namespace
 
+// [SECTION] One attention step
+namespace {
+
+// Each key/value head's columns repeated for the heads/kv_heads query heads
+// that read it: [L, kv_heads·d_head] → [L, heads·d_head].
+Mat repeatKvHeads(const Mat& x, int64_t heads, int64_t kv_heads, int64_t dh) {
+  if (heads == kv_heads) return x;
+  Mat out(x.rows(), heads * dh);
+  const int64_t group = heads / kv_heads;
+  for (int64_t h = 0; h < heads; ++h) out.middleCols(h * dh, dh) = x.middleCols(h / group * dh, dh);
+  return out;
+}
+
+// RoPE in the rotate_half layout on the first 2·theta.size() dimensions of
+// each head of width head_dim (the rest pass unrotated: partial rotary), at
+// positions first_position, first_position + 1, …, the angles m·θ_i in
+// float32 as transformers forms them (RopeAngle::Float32).
+void ropeHeads(Eigen::Ref<Mat> x, int64_t heads, int64_t head_dim, const std::vector<double>& theta,
+               int64_t first_position) {
+  const int64_t rot = 2 * static_cast<int64_t>(theta.size());
+  // the angles as transformers forms them (float32), one cos/sin for all heads
+  if (rot == head_dim) return rotateHalfHeads(x, heads, theta, first_position, RopeAngle::Float32);
+  for (int64_t h = 0; h < heads; ++h)
+    rotateHalfHeads(x.middleCols(h * head_dim, rot), 1, theta, first_position, RopeAngle::Float32);
+}
+
+// Appends a run's keys and values (one layer's, [L, kv_heads·d_head]) to
+// the cache and returns the cache's, or, without a cache, returns them as given.
 std::pair<const Mat*, const Mat*> keysWithCache(KvCache* cache, int64_t layer, const Mat& k, const Mat& v) {
   if (!cache) return {&k, &v};
   if (static_cast<int64_t>(cache->k.size()) <= layer) {
@@ -349,6 +362,49 @@ std::pair<const Mat*, const Mat*> keysWithCache(KvCache* cache, int64_t layer, c
   K.bottomRows(L) = k;
   V.bottomRows(L) = v;
   return {&K, &V};
+}
+
+}  // namespace
+
+void record(ModelRun& run, int64_t layer, QkStage stage, const AttentionSpec& a, const Mat& q, const Mat& k,
+            const Mat& v, const Mat* K) {
+  const size_t l = static_cast<size_t>(layer);
+  const int64_t dh = q.cols() / a.heads;
+  auto keep = [&](std::vector<Mat>& qs, std::vector<Mat>& ks) {
+    if (qs.empty()) qs.resize(static_cast<size_t>(run.layers)), ks.resize(static_cast<size_t>(run.layers));
+    if (!run.keep_projections) return;
+    qs[l] = q;
+    ks[l] = repeatKvHeads(k, a.heads, a.kv_heads, dh);
+  };
+  switch (stage) {
+    case QkStage::Projected:
+      keep(run.q_prenorm, run.k_prenorm);
+      break;
+    case QkStage::Unrotated:
+      keep(run.q_unrotated, run.k_unrotated);
+      break;
+    case QkStage::Attended:
+      keep(run.q, run.k);
+      if (run.keep_projections) run.v[l] = repeatKvHeads(v, a.heads, a.kv_heads, dh);
+      // what any map can be recomputed from (headMap), where the run does not keep them all
+      if (run.keep_scores) run.scores[l] = {q, *K, a.keys, a.scale, a.mods.softcap};
+      if (a.mods.alibi) run.alibi_slopes = *a.mods.alibi;
+      break;
+  }
+}
+
+void attend(ModelRun& run, int64_t layer, const AttentionSpec& a, Mat& q, Mat& k, const Mat& v, KvCache* cache,
+            const RunContext& ctx, Mat& concat) {
+  if (a.rope) {
+    // RoPE: positions keys.p0 … keys.p0 + L − 1
+    const int64_t dh = q.cols() / a.heads;
+    record(run, layer, QkStage::Unrotated, a, q, k);
+    ropeHeads(q, a.heads, dh, *a.rope, a.keys.p0);
+    ropeHeads(k, a.kv_heads, dh, *a.rope, a.keys.p0);
+  }
+  const auto [K, V] = keysWithCache(cache, layer, k, v);
+  record(run, layer, QkStage::Attended, a, q, k, v, K);
+  attentionLayer(q, *K, *V, a.keys, a.heads, a.kv_heads, a.scale, ctx, run, layer, concat, a.mods);
 }
 
 // [SECTION] Encoder–decoder attention

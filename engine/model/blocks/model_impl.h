@@ -64,10 +64,6 @@ struct KvCache {
   int64_t length = 0;
 };
 
-// Appends a run's keys and values (one layer's, [L, kv_heads·d_head]) to
-// the cache and returns the cache's, or, without a cache, returns them as given.
-std::pair<const Mat*, const Mat*> keysWithCache(KvCache* cache, int64_t layer, const Mat& k, const Mat& v);
-
 // Runs `ids` at positions cache->length onwards (0 without a cache) through
 // the family's pass, without the LM head; extends the cache. The maps are
 // kept as options.maps says (Auto: all), the projections as
@@ -132,15 +128,6 @@ void gatedMlp(const Mat& a, const Weight& gate_w, const Weight& up_w, const Weig
 
 // x = embed[ids]: only the rows read are converted (lazy 16-bit tables).     [L, d]
 Mat embedRows(const Weight& embed, const std::vector<int32_t>& ids);
-// Each key/value head's columns repeated for the heads/kv_heads query heads
-// that read it: [L, kv_heads·d_head] → [L, heads·d_head].
-Mat repeatKvHeads(const Mat& x, int64_t heads, int64_t kv_heads, int64_t dh);
-// RoPE in the rotate_half layout on the first 2·theta.size() dimensions of
-// each head of width head_dim (the rest pass unrotated: partial rotary), at
-// positions first_position, first_position + 1, …, the angles m·θ_i in
-// float32 as transformers forms them (RopeAngle::Float32).
-void ropeHeads(Eigen::Ref<Mat> x, int64_t heads, int64_t head_dim, const std::vector<double>& theta,
-               int64_t first_position);
 // Row `stacked` of groupWeights' S, unnormalised: e [count] = exp(s − max)
 // on keys first … first + count − 1 (the row's others are 0), inv_z = 1 / Σe
 // (A = e · inv_z), entropy = −Σ A ln A; count 0 when the row reads no key.
@@ -169,6 +156,43 @@ void groupWeights(const Mat& q, const MatRef& K, int64_t r0, int64_t n, int64_t 
 void attentionLayer(const Mat& q, const Mat& k, const Mat& v, const KeyRange& keys, int64_t heads, int64_t kv_heads,
                     float scale, const RunContext& ctx, ModelRun& run, int64_t layer, Mat& concat,
                     const ScoreMods& mods = {});
+
+// [SECTION] One attention step: what a decoder family's layer calls between
+// its projections and its output projection (forward.cpp).
+// How a layer attends: its heads, the keys each query reads, the scores'
+// scale and changes, and RoPE where the family turns q and k.
+struct AttentionSpec {
+  int64_t heads = 0, kv_heads = 0;  // query head h reads key/value head h / (heads / kv_heads)
+  KeyRange keys;                    // query i is position keys.p0 + i
+  float scale = 1;                  // s = q kᵀ · scale
+  ScoreMods mods;
+  // RoPE's θ_i (rotate_half layout) on the first 2·size() dims of each head,
+  // the rest unrotated (partial rotary); null: no RoPE.
+  const std::vector<double>* rope = nullptr;
+};
+// Where a layer's q and k are when `record` keeps them.
+enum class QkStage {
+  Projected,  // before QK-norm: ModelRun::q_prenorm, k_prenorm
+  Unrotated,  // before RoPE: q_unrotated, k_unrotated
+  Attended,   // as the scores read them: q, k, v, the scores' inputs, the ALiBi slopes
+};
+// The one place a pass's q, k and v become ModelRun fields for the views: a
+// new field is one edit here (the maps themselves stream from attentionLayer,
+// block by block). Kept where the run keeps projections, k and v
+// [L, kv_heads·d_head] with each key/value head repeated for the query heads
+// that read it; a stage's fields are sized for every layer when a pass first
+// records it (a family without the stage leaves them empty). At Attended, K
+// holds every key the scores read, the cache's first.
+void record(ModelRun& run, int64_t layer, QkStage stage, const AttentionSpec& a, const Mat& q, const Mat& k,
+            const Mat& v = Mat(), const Mat* K = nullptr);
+// One layer's attention over a family's projections q [L, H·dh], k, v [L, Hkv·dh]:
+//   q, k turned by RoPE at positions keys.p0, keys.p0 + 1, … (a.rope)   recorded before and after
+//   K, V = the cache's keys and values, k and v appended (without a cache: k, v)
+//   head_h = softmax(mods(q_h K_gᵀ · scale) on the keys q_i reads) V_g,  g = h / (H / Hkv)
+//   concat = Concat(head_1 … head_H)                                   [L, H·dh]
+void attend(ModelRun& run, int64_t layer, const AttentionSpec& a, Mat& q, Mat& k, const Mat& v, KvCache* cache,
+            const RunContext& ctx, Mat& concat);
+
 // The weights of one attention block of an encoder–decoder, nn.Linear
 // [out, in]; the biases absent in T5.
 struct AttentionWeights {

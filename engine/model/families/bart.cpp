@@ -86,93 +86,41 @@ void bartParse(const ConfigReader& r, ModelConfig& c) {
              (c.tie_embeddings ? ", head tied to the embeddings" : "");
 }
 
-std::vector<Expected> bartBody(const ModelConfig& c) {
-  const int64_t d = c.d_model, ff = c.d_ff;
-  // The embeddings are one table (shared) that a checkpoint saves once under any of these names.
-  std::vector<Expected> e = {{"shared.weight", {c.vocab, d}, false},
-                             {"encoder.embed_tokens.weight", {c.vocab, d}, false},
-                             {"decoder.embed_tokens.weight", {c.vocab, d}, false}};
-  for (const std::string stack : {"encoder.", "decoder."}) {
-    e.push_back({stack + "embed_positions.weight", {c.positions + kBartPositionOffset, d}});
-    e.push_back({stack + "layernorm_embedding.weight", {d}});
-    e.push_back({stack + "layernorm_embedding.bias", {d}});
-    const int64_t layers = stack == "encoder." ? c.layers : c.decoder_layers;
-    for (int64_t l = 0; l < layers; ++l) {
-      auto add = [&](const std::string& rest, std::vector<int64_t> shape) {
-        e.push_back({layerName(stack + "layers.", l, rest), std::move(shape)});
-      };
-      auto linear = [&](const std::string& name, int64_t out, int64_t in) {
-        add(name + ".weight", {out, in});
-        add(name + ".bias", {out});
-      };
-      auto norm = [&](const std::string& name) { add(name + ".weight", {d}), add(name + ".bias", {d}); };
-      auto attention = [&](const std::string& name) {
-        for (const char* p : {".q_proj", ".k_proj", ".v_proj", ".out_proj"}) linear(name + p, d, d);
-        norm(name + "_layer_norm");
-      };
-      attention("self_attn");
-      if (stack == "decoder.") attention("encoder_attn");
-      linear("fc1", ff, d), linear("fc2", d, ff);
-      norm("final_layer_norm");
-    }
-  }
-  return e;
-}
-
-std::vector<Expected> bartHeads(const ModelConfig& c) {
-  if (!bartPredicts(c)) return {};
-  // Tied: lm_head.weight may be saved (equal to shared) and is not read.
-  return {{"lm_head.weight", {c.vocab, c.d_model}, !c.tie_embeddings}, {"final_logits_bias", {1, c.vocab}, false}};
-}
-
-AttentionWeights attentionOf(const WeightSource& s, const std::string& stem) {
-  auto t = [&](const std::string& rest) { return s.take(stem + rest); };
-  auto lazy = [&](const std::string& rest) { return s.lazy(stem + rest); };
-  return {lazy("q_proj.weight"), t("q_proj.bias"), lazy("k_proj.weight"), t("k_proj.bias"),
-          lazy("v_proj.weight"), t("v_proj.bias"), lazy("out_proj.weight"), t("out_proj.bias")};
-}
-
-std::unique_ptr<FamilyWeights> bartLoad(const WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
+std::unique_ptr<FamilyWeights> bartLoad(WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
   const ModelConfig& c = m.info.config;
+  const int64_t d = c.d_model, ff = c.d_ff;
   auto w = std::make_unique<BartWeights>();
-  // Each stack's own table where saved, else the shared one it is tied to.
-  auto embeddings = [&](const std::string& own) {
-    if (s.has(own)) return s.lazy(own);
-    if (s.has("shared.weight")) return s.lazy("shared.weight");
-    if (s.has("encoder.embed_tokens.weight")) return s.lazy("encoder.embed_tokens.weight");
-    if (s.has("decoder.embed_tokens.weight")) return s.lazy("decoder.embed_tokens.weight");
-    throw InputError(s.where + ": tensor 'shared.weight' (or encoder.embed_tokens.weight) is missing (" + c.arch_name +
-                     " needs the token embeddings, shape [" + std::to_string(c.vocab) + ", " +
-                     std::to_string(c.d_model) + "])");
-  };
+  const EncoderDecoderTables tables = takeEncoderDecoderTables(s, c);
   for (const std::string stack : {"encoder.", "decoder."}) {
     BartStack& b = stack == "encoder." ? w->encoder : w->decoder;
-    b.embed = embeddings(stack + "embed_tokens.weight");
-    b.positions = s.lazy(stack + "embed_positions.weight");
-    b.emb_ln_w = s.take(stack + "layernorm_embedding.weight");
-    b.emb_ln_b = s.take(stack + "layernorm_embedding.bias");
+    b.embed = stack == "encoder." ? tables.encoder : tables.decoder;
+    b.positions = s.lazy(stack + "embed_positions.weight", {c.positions + kBartPositionOffset, d});
+    b.emb_ln_w = s.take(stack + "layernorm_embedding.weight", {d});
+    b.emb_ln_b = s.take(stack + "layernorm_embedding.bias", {d});
     const int64_t layers = stack == "encoder." ? c.layers : c.decoder_layers;
     for (int64_t l = 0; l < layers; ++l) {
       const std::string p = layerName(stack + "layers.", l, "");
-      auto t = [&](const std::string& rest) { return s.take(p + rest); };
-      BartLayer layer;
-      layer.self = attentionOf(s, p + "self_attn.");
-      layer.self_ln_w = t("self_attn_layer_norm.weight"), layer.self_ln_b = t("self_attn_layer_norm.bias");
+      BartLayer& y = b.layers.emplace_back();
+      y.self = takeProjections(s, p + "self_attn.", "out_proj", c, true, true);
+      y.self_ln_w = s.take(p + "self_attn_layer_norm.weight", {d});
+      y.self_ln_b = s.take(p + "self_attn_layer_norm.bias", {d});
       if (stack == "decoder.") {
-        layer.cross = attentionOf(s, p + "encoder_attn.");
-        layer.cross_ln_w = t("encoder_attn_layer_norm.weight"), layer.cross_ln_b = t("encoder_attn_layer_norm.bias");
+        y.cross = takeProjections(s, p + "encoder_attn.", "out_proj", c, true, true);
+        y.cross_ln_w = s.take(p + "encoder_attn_layer_norm.weight", {d});
+        y.cross_ln_b = s.take(p + "encoder_attn_layer_norm.bias", {d});
       }
-      layer.fc1_w = s.lazy(p + "fc1.weight"), layer.fc1_b = t("fc1.bias");
-      layer.fc2_w = s.lazy(p + "fc2.weight"), layer.fc2_b = t("fc2.bias");
-      layer.final_ln_w = t("final_layer_norm.weight"), layer.final_ln_b = t("final_layer_norm.bias");
-      b.layers.push_back(std::move(layer));
+      std::tie(y.fc1_w, y.fc1_b) = takeLinear(s, p + "fc1", ff, d);
+      std::tie(y.fc2_w, y.fc2_b) = takeLinear(s, p + "fc2", d, ff);
+      y.final_ln_w = s.take(p + "final_layer_norm.weight", {d});
+      y.final_ln_b = s.take(p + "final_layer_norm.bias", {d});
       progress(stack == "encoder." ? l : c.layers + l);
     }
   }
   w->act = bartActivation(c);
   if (bartPredicts(c)) {
-    m.lm_head = c.tie_embeddings ? w->decoder.embed : s.lazyFull("lm_head.weight");
-    w->logits_bias = s.takeFull("final_logits_bias");
+    // Tied: lm_head.weight may be saved (equal to shared) and is not read.
+    m.lm_head = lmHeadUnlessTied(s, c, w->decoder.embed, TiedHead::Ignored);
+    w->logits_bias = s.takeFull("final_logits_bias", {1, c.vocab}, Need::Optional);
     m.predicts = true;
   }
   return w;
@@ -248,8 +196,6 @@ Family makeBartFamily() {
   f.probe = "encoder.layers.0.fc1.weight";
   f.causal = false;
   f.parse = bartParse;
-  f.body = bartBody;
-  f.heads = bartHeads;
   f.load = bartLoad;
   f.seq2seq = bartSeq2Seq;
   f.logits = bartLogits;

@@ -9,7 +9,6 @@
 //   hidden = x;  MLM: logits = LN(gelu(hidden W_tᵀ + b_t)) decoderᵀ + bias
 #include "engine/model/families/family.h"
 
-#include <algorithm>
 #include <cmath>
 
 namespace attn {
@@ -39,81 +38,50 @@ void bertParse(const ConfigReader& r, ModelConfig& c) {
   r.oneOf("position_embedding_type", "absolute", {"absolute"});
 }
 
-std::vector<Expected> bertBody(const ModelConfig& c) {
-  const int64_t d = c.d_model, ff = c.d_ff;
-  std::vector<Expected> e = {{"embeddings.word_embeddings.weight", {c.vocab, d}},
-                             {"embeddings.position_embeddings.weight", {c.positions, d}},
-                             {"embeddings.token_type_embeddings.weight", {c.type_vocab, d}},
-                             {"embeddings.LayerNorm.weight", {d}},
-                             {"embeddings.LayerNorm.bias", {d}}};
-  for (int64_t l = 0; l < c.layers; ++l) {
-    auto add = [&](const std::string& rest, std::vector<int64_t> shape) {
-      e.push_back({layerName("encoder.layer.", l, rest), std::move(shape)});
-    };
-    for (const char* p : {"attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"})
-      add(std::string(p) + ".weight", {d, d}), add(std::string(p) + ".bias", {d});  // nn.Linear [out, in]
-    add("attention.output.LayerNorm.weight", {d}), add("attention.output.LayerNorm.bias", {d});
-    add("intermediate.dense.weight", {ff, d}), add("intermediate.dense.bias", {ff});
-    add("output.dense.weight", {d, ff}), add("output.dense.bias", {d});
-    add("output.LayerNorm.weight", {d}), add("output.LayerNorm.bias", {d});
-  }
-  // Optional: the pooler (unused here).
-  e.push_back({"pooler.dense.weight", {d, d}, false});
-  e.push_back({"pooler.dense.bias", {d}, false});
-  return e;
-}
-
-// The pre-training heads, saved without the prefix.
-std::vector<Expected> bertHeads(const ModelConfig& c) {
-  const int64_t d = c.d_model, V = c.vocab;
-  return {{"cls.predictions.transform.dense.weight", {d, d}, false},
-          {"cls.predictions.transform.dense.bias", {d}, false},
-          {"cls.predictions.transform.LayerNorm.weight", {d}, false},
-          {"cls.predictions.transform.LayerNorm.bias", {d}, false},
-          {"cls.predictions.bias", {V}, false},
-          {"cls.predictions.decoder.weight", {V, d}, false},  // tied to the word embeddings when absent
-          {"cls.predictions.decoder.bias", {V}, false},
-          {"cls.seq_relationship.weight", {2, d}, false},  // next-sentence head (unused)
-          {"cls.seq_relationship.bias", {2}, false}};
-}
-
-std::unique_ptr<FamilyWeights> bertLoad(const WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
+std::unique_ptr<FamilyWeights> bertLoad(WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
   const ModelConfig& c = m.info.config;
+  const int64_t d = c.d_model, ff = c.d_ff, V = c.vocab;
   auto w = std::make_unique<BertWeights>();
-  w->word = s.take("embeddings.word_embeddings.weight");
-  w->position = s.take("embeddings.position_embeddings.weight");
-  w->token_type = s.take("embeddings.token_type_embeddings.weight");
-  w->emb_ln_w = s.take("embeddings.LayerNorm.weight");
-  w->emb_ln_b = s.take("embeddings.LayerNorm.bias");
+  w->word = s.take("embeddings.word_embeddings.weight", {V, d});
+  w->position = s.take("embeddings.position_embeddings.weight", {c.positions, d});
+  w->token_type = s.take("embeddings.token_type_embeddings.weight", {c.type_vocab, d});
+  w->emb_ln_w = s.take("embeddings.LayerNorm.weight", {d});
+  w->emb_ln_b = s.take("embeddings.LayerNorm.bias", {d});
   for (int64_t l = 0; l < c.layers; ++l) {
-    auto t = [&](const std::string& rest) { return s.take(layerName("encoder.layer.", l, rest)); };
-    w->layers.push_back({t("attention.self.query.weight"), t("attention.self.query.bias"),
-                         t("attention.self.key.weight"), t("attention.self.key.bias"),
-                         t("attention.self.value.weight"), t("attention.self.value.bias"),
-                         t("attention.output.dense.weight"), t("attention.output.dense.bias"),
-                         t("attention.output.LayerNorm.weight"), t("attention.output.LayerNorm.bias"),
-                         t("intermediate.dense.weight"), t("intermediate.dense.bias"), t("output.dense.weight"),
-                         t("output.dense.bias"), t("output.LayerNorm.weight"), t("output.LayerNorm.bias")});
+    const std::string p = layerName("encoder.layer.", l, "");
+    BertLayer& y = w->layers.emplace_back();
+    // nn.Linear [out, in]
+    y.q_w = s.take(p + "attention.self.query.weight", {d, d}), y.q_b = s.take(p + "attention.self.query.bias", {d});
+    y.k_w = s.take(p + "attention.self.key.weight", {d, d}), y.k_b = s.take(p + "attention.self.key.bias", {d});
+    y.v_w = s.take(p + "attention.self.value.weight", {d, d}), y.v_b = s.take(p + "attention.self.value.bias", {d});
+    y.o_w = s.take(p + "attention.output.dense.weight", {d, d}), y.o_b = s.take(p + "attention.output.dense.bias", {d});
+    y.ln1_w = s.take(p + "attention.output.LayerNorm.weight", {d});
+    y.ln1_b = s.take(p + "attention.output.LayerNorm.bias", {d});
+    y.i_w = s.take(p + "intermediate.dense.weight", {ff, d}), y.i_b = s.take(p + "intermediate.dense.bias", {ff});
+    y.out_w = s.take(p + "output.dense.weight", {d, ff}), y.out_b = s.take(p + "output.dense.bias", {d});
+    y.ln2_w = s.take(p + "output.LayerNorm.weight", {d}), y.ln2_b = s.take(p + "output.LayerNorm.bias", {d});
     progress(l);
   }
-  // The masked-LM head is all there or not used at all.
-  const std::vector<std::string> mlm = {"cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias",
-                                        "cls.predictions.transform.LayerNorm.weight",
-                                        "cls.predictions.transform.LayerNorm.bias", "cls.predictions.bias"};
-  const auto have = std::count_if(mlm.begin(), mlm.end(), [&](const std::string& n) { return s.hasFull(n); });
-  if (have > 0 && have < static_cast<int64_t>(mlm.size()))
-    for (const std::string& n : mlm)
-      if (!s.hasFull(n))
-        throw InputError(s.where + ": tensor '" + n + "' is missing (the masked-LM head cls.predictions.* is incomplete)");
-  if (have > 0) {
+  // Saved and not read: the pooler, the next-sentence head.
+  s.allow("pooler.dense.weight", {d, d});
+  s.allow("pooler.dense.bias", {d});
+  s.allowFull("cls.seq_relationship.weight", {2, d});
+  s.allowFull("cls.seq_relationship.bias", {2});
+  s.allowFull("cls.predictions.decoder.bias", {V});
+  // The masked-LM head; its decoder, when absent, tied to the word embeddings.
+  const std::vector<Weight> mlm = takeWholeHead(s,
+                                                {{"cls.predictions.transform.dense.weight", {d, d}},
+                                                 {"cls.predictions.transform.dense.bias", {d}},
+                                                 {"cls.predictions.transform.LayerNorm.weight", {d}},
+                                                 {"cls.predictions.transform.LayerNorm.bias", {d}},
+                                                 {"cls.predictions.bias", {V}}},
+                                                "the masked-LM head cls.predictions.*");
+  const Weight decoder = s.takeFull("cls.predictions.decoder.weight", {V, d}, Need::Optional);
+  if (mlm[0].present()) {
     m.predicts = true;
-    w->mlm_dense_w = s.takeFull(mlm[0]);
-    w->mlm_dense_b = s.takeFull(mlm[1]);
-    w->mlm_ln_w = s.takeFull(mlm[2]);
-    w->mlm_ln_b = s.takeFull(mlm[3]);
-    w->mlm_bias = s.takeFull(mlm[4]);
-    w->mlm_decoder = s.hasFull("cls.predictions.decoder.weight") ? s.takeFull("cls.predictions.decoder.weight")
-                                                                 : w->word;  // tied
+    w->mlm_dense_w = mlm[0], w->mlm_dense_b = mlm[1], w->mlm_ln_w = mlm[2], w->mlm_ln_b = mlm[3];
+    w->mlm_bias = mlm[4];
+    w->mlm_decoder = decoder.present() ? decoder : w->word;
   }
   return w;
 }
@@ -128,8 +96,8 @@ void bertForward(const Model& m, ModelRun& run, KvCache*, const RunContext& ctx)
     x.row(i) = W.word.mat().row(run.ids[static_cast<size_t>(i)]) + W.position.mat().row(i) + W.token_type.mat().row(0);
   layerNorm(x, W.emb_ln_w, W.emb_ln_b, c.ln_eps);
   // One unpadded sequence: every key is allowed (the padding mask is all ones).
-  const KeyRange keys{0, L, false, 0};
-  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  const AttentionSpec att{.heads = c.heads, .kv_heads = c.heads, .keys = KeyRange{0, L, false, 0},
+                          .scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
   Mat q, k, v, concat, proj, f, f2;
   for (int64_t l = 0; l < c.layers; ++l) {
     const BertLayer& w = W.layers[static_cast<size_t>(l)];
@@ -138,8 +106,7 @@ void bertForward(const Model& m, ModelRun& run, KvCache*, const RunContext& ctx)
     linear(x, w.k_w, &w.k_b, true, k);
     linear(x, w.v_w, &w.v_b, true, v);
     // head_h = softmax(q_h k_hᵀ / √d_head) v_h                   [L, d_head] × H
-    attentionLayer(q, k, v, keys, c.heads, c.heads, scale, ctx, run, l, concat);
-    if (run.keep_projections) run.q[l] = std::move(q), run.k[l] = std::move(k), run.v[l] = std::move(v);
+    attend(run, l, att, q, k, v, nullptr, ctx, concat);
     // x = LN(x + Concat(head_1 … head_H) W_oᵀ + b_o)               [L, d]
     linear(concat, w.o_w, &w.o_b, true, proj);
     x += proj;
@@ -182,8 +149,6 @@ Family makeBertFamily() {
   f.causal = false;
   f.tokenizer = TokenizerFiles::WordPiece;
   f.parse = bertParse;
-  f.body = bertBody;
-  f.heads = bertHeads;
   f.buffer = [](const std::string& name) { return name == "embeddings.position_ids"; };
   f.load = bertLoad;
   f.forward = bertForward;

@@ -93,48 +93,30 @@ void bloomParse(const ConfigReader& r, ModelConfig& c) {
              "fused q/k/v per head, ALiBi" + (c.tie_embeddings ? ", head tied to the embeddings" : "");
 }
 
-std::vector<Expected> bloomBody(const ModelConfig& c) {
-  const int64_t d = c.d_model, ff = c.d_ff;
-  std::vector<Expected> e = {{"word_embeddings.weight", {c.vocab, d}},
-                             {"word_embeddings_layernorm.weight", {d}},
-                             {"word_embeddings_layernorm.bias", {d}}};
-  for (int64_t l = 0; l < c.layers; ++l) {
-    auto add = [&](const std::string& rest, std::vector<int64_t> shape) {
-      e.push_back({layerName("h.", l, rest), std::move(shape)});
-    };
-    add("input_layernorm.weight", {d}), add("input_layernorm.bias", {d});
-    add("self_attention.query_key_value.weight", {3 * d, d}), add("self_attention.query_key_value.bias", {3 * d});
-    add("self_attention.dense.weight", {d, d}), add("self_attention.dense.bias", {d});
-    add("post_attention_layernorm.weight", {d}), add("post_attention_layernorm.bias", {d});
-    add("mlp.dense_h_to_4h.weight", {ff, d}), add("mlp.dense_h_to_4h.bias", {ff});
-    add("mlp.dense_4h_to_h.weight", {d, ff}), add("mlp.dense_4h_to_h.bias", {d});
-  }
-  e.push_back({"ln_f.weight", {d}});
-  e.push_back({"ln_f.bias", {d}});
-  return e;
-}
-
-std::unique_ptr<FamilyWeights> bloomLoad(const WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
+std::unique_ptr<FamilyWeights> bloomLoad(WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
   const ModelConfig& c = m.info.config;
+  const int64_t d = c.d_model, ff = c.d_ff;
   auto w = std::make_unique<BloomWeights>();
-  w->embed = s.lazy("word_embeddings.weight");
-  w->embed_ln_w = s.take("word_embeddings_layernorm.weight");
-  w->embed_ln_b = s.take("word_embeddings_layernorm.bias");
+  w->embed = s.lazy("word_embeddings.weight", {c.vocab, d});
+  w->embed_ln_w = s.take("word_embeddings_layernorm.weight", {d});
+  w->embed_ln_b = s.take("word_embeddings_layernorm.bias", {d});
   for (int64_t l = 0; l < c.layers; ++l) {
-    auto t = [&](const std::string& rest) { return s.take(layerName("h.", l, rest)); };
-    auto lazy = [&](const std::string& rest) { return s.lazy(layerName("h.", l, rest)); };
-    w->layers.push_back({t("input_layernorm.weight"), t("input_layernorm.bias"),
-                         lazy("self_attention.query_key_value.weight"), t("self_attention.query_key_value.bias"),
-                         lazy("self_attention.dense.weight"), t("self_attention.dense.bias"),
-                         t("post_attention_layernorm.weight"), t("post_attention_layernorm.bias"),
-                         lazy("mlp.dense_h_to_4h.weight"), t("mlp.dense_h_to_4h.bias"), lazy("mlp.dense_4h_to_h.weight"),
-                         t("mlp.dense_4h_to_h.bias")});
+    const std::string p = layerName("h.", l, "");
+    BloomLayer& y = w->layers.emplace_back();
+    y.in_ln_w = s.take(p + "input_layernorm.weight", {d}), y.in_ln_b = s.take(p + "input_layernorm.bias", {d});
+    std::tie(y.qkv_w, y.qkv_b) = takeLinear(s, p + "self_attention.query_key_value", 3 * d, d);
+    std::tie(y.dense_w, y.dense_b) = takeLinear(s, p + "self_attention.dense", d, d);
+    y.post_ln_w = s.take(p + "post_attention_layernorm.weight", {d});
+    y.post_ln_b = s.take(p + "post_attention_layernorm.bias", {d});
+    std::tie(y.up_w, y.up_b) = takeLinear(s, p + "mlp.dense_h_to_4h", ff, d);
+    std::tie(y.down_w, y.down_b) = takeLinear(s, p + "mlp.dense_4h_to_h", d, ff);
     progress(l);
   }
-  w->final_ln_w = s.take("ln_f.weight");
-  w->final_ln_b = s.take("ln_f.bias");
+  w->final_ln_w = s.take("ln_f.weight", {d});
+  w->final_ln_b = s.take("ln_f.bias", {d});
   w->slopes = bloomAlibiSlopes(c.heads);
-  m.lm_head = c.tie_embeddings ? w->embed : s.lazyFull("lm_head.weight");
+  // Tied: lm_head.weight may be saved (equal to word_embeddings) and is not read.
+  m.lm_head = lmHeadUnlessTied(s, c, w->embed, TiedHead::Ignored);
   m.predicts = true;
   return w;
 }
@@ -144,18 +126,16 @@ void bloomForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
   const BloomWeights& W = m.as<BloomWeights>();
   const int64_t L = static_cast<int64_t>(run.ids.size()), p0 = run.first_position, T = p0 + L;
   const int64_t H = c.heads, dh = c.head_dim, d = c.d_model;
-  run.alibi_slopes = W.slopes;
   std::vector<float> scratch;  // the 16-bit matrix being used, as floats
   // x = LN(word_embeddings[ids]; word_embeddings_layernorm)       [L, d]
   Mat x = embedRows(W.embed, run.ids);
   layerNorm(x, W.embed_ln_w, W.embed_ln_b, c.ln_eps);
-  const KeyRange keys{p0, T, true, 0};  // query i is position p0 + i
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
-  const ScoreMods mods{.alibi = &W.slopes};  // s_hij += slope_h · j, j the key's position
+  // causal, query i is position p0 + i; s_hij += slope_h · j, j the key's position
+  const AttentionSpec att{.heads = H, .kv_heads = H, .keys = KeyRange{p0, T, true, 0},
+                          .scale = 1.0f / std::sqrt(static_cast<float>(dh)), .mods = {.alibi = &W.slopes}};
   Mat a, fused, q(L, d), k(L, d), v(L, d), concat, proj, f, f2;
   for (int64_t l = 0; l < c.layers; ++l) {
-    const size_t li = static_cast<size_t>(l);
-    const BloomLayer& w = W.layers[li];
+    const BloomLayer& w = W.layers[static_cast<size_t>(l)];
     // a = LN(x; input_layernorm); f = a W_qkvᵀ + b_qkv             [L, 3d]
     a = x;
     layerNorm(a, w.in_ln_w, w.in_ln_b, c.ln_eps);
@@ -167,13 +147,7 @@ void bloomForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
       v.middleCols(h * dh, dh) = fused.middleCols((3 * h + 2) * dh, dh);
     }
     // head_h = softmax(q_h k_hᵀ / √d_head + slope_h · j + causal) v_h over the cached and new keys
-    const auto [K, V] = keysWithCache(cache, l, k, v);
-    attentionLayer(q, *K, *V, keys, H, H, scale, ctx, run, l, concat, mods);
-    if (run.keep_projections) {
-      run.q[li] = q;
-      run.k[li] = k;
-      run.v[li] = v;
-    }
+    attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_denseᵀ + b_dense            [L, d]
     linearT(concat, w.dense_w, w.dense_b, scratch, &run.flops, proj);
     x += proj;
@@ -202,11 +176,6 @@ Family makeBloomFamily() {
   f.prefix = "transformer.";
   f.probe = "word_embeddings.weight";
   f.parse = bloomParse;
-  f.body = bloomBody;
-  // Tied: lm_head.weight may be saved (equal to word_embeddings) and is not read.
-  f.heads = [](const ModelConfig& c) {
-    return std::vector<Expected>{{"lm_head.weight", {c.vocab, c.d_model}, !c.tie_embeddings}};
-  };
   f.load = bloomLoad;
   f.forward = bloomForward;
   return f;

@@ -1,6 +1,6 @@
 // The model families: what each architecture reads from config.json, the
-// tensors it needs with their shapes, how its weights are taken from the
-// checkpoint, its forward pass and its LM head. One file per family in
+// tensors it takes from the checkpoint with their shapes, its forward pass
+// and its LM head. One file per family in
 // engine/model/ defines `Family makeXxxFamily()`; one line of families.def
 // lists it. The loader, `model info`, the error for an unknown architecture
 // and docs/models.md's table all come from the list.
@@ -15,22 +15,33 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace attn {
 
+// A tensor a family's `load` declared: the checkpoint is held to it.
 struct Expected {
-  std::string name;  // as saved by the base model (without the *ForCausalLM prefix)
+  std::string name;  // as in the checkpoint (its prefix included)
   std::vector<int64_t> shape;
   bool required = true;
 };
 // "layers.3.self_attn.q_proj.weight" = layerName("layers.", 3, "self_attn.q_proj.weight")
 std::string layerName(const std::string& stem, int64_t layer, const std::string& rest);
 
-// The checkpoint's tensors while a model loads, by the name the family uses
-// (the prefix the checkpoint may carry is added here).
+// Whether a checkpoint must carry a tensor.
+enum class Need { Required, Optional };
+
+// The checkpoint's tensors while a model loads. A family's `load` declares
+// each tensor in the call that takes it, with the shape its config implies
+// (as llama.cpp's create_tensor): the loader then refuses a checkpoint with a
+// declared tensor missing, of another shape or not finite, or with a tensor
+// nothing declared, before any pass reads a weight. Until then a tensor
+// taken may be absent (an empty Weight) or of another shape.
 class WeightSource {
  public:
+  using Shape = std::vector<int64_t>;
   struct Located {
     std::shared_ptr<const SafetensorsFile> file;
     const TensorEntry* entry = nullptr;
@@ -39,22 +50,38 @@ class WeightSource {
   WeightSource(const std::map<std::string, Located>& all, std::string prefix, std::string where, Model& model)
       : where(std::move(where)), all_(all), prefix_(std::move(prefix)), model_(model) {}
   const std::string where;  // the checkpoint's (first) file, for errors
-  // A body tensor (prefix added) as F32: a view into the map, or a converted
-  // copy kept by the model. Absent: an empty Weight.
-  Weight take(const std::string& name) const { return takeFull(prefix_ + name); }
+  // A body tensor (the prefix added) as F32: a view into the map, or a
+  // converted copy kept by the model.
+  Weight take(const std::string& name, Shape shape, Need need = Need::Required) {
+    return get(prefix_ + name, std::move(shape), need, false);
+  }
   // The same, but a 16-bit tensor stays in the map and is converted while
   // its layer runs (the big matrices of big checkpoints).
-  Weight lazy(const std::string& name) const { return lazyFull(prefix_ + name); }
-  bool has(const std::string& name) const { return all_.count(prefix_ + name) > 0; }
+  Weight lazy(const std::string& name, Shape shape, Need need = Need::Required) {
+    return get(prefix_ + name, std::move(shape), need, true);
+  }
   // Tensors outside the body (heads saved without the prefix: "lm_head.weight").
-  Weight takeFull(const std::string& full_name) const;
-  Weight lazyFull(const std::string& full_name) const;
-  bool hasFull(const std::string& full_name) const { return all_.count(full_name) > 0; }
+  Weight takeFull(const std::string& full_name, Shape shape, Need need = Need::Required) {
+    return get(full_name, std::move(shape), need, false);
+  }
+  Weight lazyFull(const std::string& full_name, Shape shape, Need need = Need::Required) {
+    return get(full_name, std::move(shape), need, true);
+  }
+  // A tensor a checkpoint may carry that the pass does not read (a pooler,
+  // a head tied to the embeddings): declared optional, not taken.
+  void allow(const std::string& name, Shape shape) { allowFull(prefix_ + name, std::move(shape)); }
+  void allowFull(const std::string& full_name, Shape shape) {
+    declared_.push_back({full_name, std::move(shape), false});
+  }
+  // Every tensor declared, by its name in the checkpoint, in load's order.
+  const std::vector<Expected>& declared() const { return declared_; }
 
  private:
+  Weight get(const std::string& full_name, Shape shape, Need need, bool lazy);
   const std::map<std::string, Located>& all_;
   std::string prefix_;
   Model& model_;
+  std::vector<Expected> declared_;
 };
 
 // Which tokenizer files a family's checkpoints carry.
@@ -77,18 +104,17 @@ struct Family {
   // Reads the family's fields of config.json into c (sizes, norms, RoPE, …).
   // A field that changes the computation and is left unread is refused after.
   std::function<void(const ConfigReader&, ModelConfig&)> parse;
-  // The body's tensors (without the prefix) and the heads' (full names).
-  std::function<std::vector<Expected>(const ModelConfig&)> body, heads;
   // Buffers some checkpoints carry that are not weights (body names).
   std::function<bool(const std::string&)> buffer = [](const std::string&) { return false; };
-  // Takes the weights into the family's own FamilyWeights; sets m.lm_head
+  // Takes the weights into the family's own FamilyWeights, each tensor
+  // declared with its shape as it is taken (WeightSource); sets m.lm_head
   // when the family predicts tokens. Calls progress(layer) per layer.
-  std::function<std::unique_ptr<FamilyWeights>(const WeightSource&, Model& m,
-                                               const std::function<void(int64_t)>& progress)>
+  std::function<std::unique_ptr<FamilyWeights>(WeightSource&, Model& m, const std::function<void(int64_t)>& progress)>
       load;
-  // The pass: runs run.ids at positions run.first_position onwards, fills
-  // run.attention/q/k/v/hidden (and the family's extras) and adds its FLOPs
-  // to run.flops; the cache, when given, is read and extended.
+  // The pass: runs run.ids at positions run.first_position onwards, each
+  // layer's attention through attend() (model_impl.h: the maps, q, k, v and
+  // what the views read are recorded there), fills run.hidden and adds its
+  // FLOPs to run.flops; the cache, when given, is read and extended.
   std::function<void(const Model&, ModelRun&, KvCache*, const RunContext&)> forward;
   // Encoder–decoder families (T5, BART) set this instead of `forward`: the
   // pass over run.source_ids and run.target_ids (empty: the encoder alone),
@@ -102,9 +128,54 @@ struct Family {
   std::function<Mat(const Model&, const Mat& hidden, double* flops)> logits;
 };
 
-// The untied LM head "lm_head.weight" [V, d], or nothing when tie_word_embeddings
-// (the head is then the embeddings, and a saved lm_head would go unused).
-std::vector<Expected> lmHeadUnlessTied(const ModelConfig& c);
+// An nn.Linear saved as name + ".weight" [out, in], left in the map (lazy),
+// and name + ".bias" [out] where `bias` (else an empty Weight).
+std::pair<Weight, Weight> takeLinear(WeightSource& s, const std::string& name, int64_t out, int64_t in,
+                                     bool bias = true);
+// The attention projections saved as stem + "q_proj", "k_proj", "v_proj" and
+// stem + o ("o_proj", "out_proj", "dense"), nn.Linear [out, in]: q [H·dh, d],
+// k and v [Hkv·dh, d], o [d, H·dh], each weight left in the map (lazy); the
+// biases of q, k, v where qkv_bias, of o where o_bias (absent: empty Weights).
+AttentionWeights takeProjections(WeightSource& s, const std::string& stem, const std::string& o, const ModelConfig& c,
+                                 bool qkv_bias, bool o_bias);
+// The gated MLP saved as stem + "gate_proj", "up_proj", "down_proj" (nn.Linear
+// [out, in], no biases): [d_ff, d] × 2 and [d, d_ff], left in the map.
+struct GatedMlpWeights {
+  Weight gate, up, down;
+};
+GatedMlpWeights takeGatedMlp(WeightSource& s, const std::string& stem, const ModelConfig& c);
+
+// An encoder–decoder's token embeddings (T5, BART): one table, tied, that a
+// checkpoint saves once under any of "shared.weight",
+// "encoder.embed_tokens.weight" and "decoder.embed_tokens.weight" (the last
+// where the model has a decoder), left in the map. Each stack reads its own
+// where saved, else the shared one, else the other stack's; refused when
+// none is saved.
+struct EncoderDecoderTables {
+  Weight encoder, decoder;
+};
+EncoderDecoderTables takeEncoderDecoderTables(WeightSource& s, const ModelConfig& c);
+
+// A tensor of a head a checkpoint may leave out, saved without the prefix.
+struct HeadTensor {
+  std::string name;
+  WeightSource::Shape shape;
+  bool lazy = false;  // left in the map (WeightSource::lazyFull)
+};
+// Takes an optional head (BERT's and ModernBERT's masked-LM heads): its
+// tensors in order, every one present, or none (empty Weights: no such
+// head). A head in part is refused, naming the first tensor missing and
+// `what` ("the masked-LM head cls.predictions.*").
+std::vector<Weight> takeWholeHead(WeightSource& s, const std::vector<HeadTensor>& tensors, const std::string& what);
+
+// What a tied checkpoint's own lm_head.weight is to a family: refused (it
+// would go unused), or ignored where the family's checkpoints save the tied
+// copy (transformers does not read it).
+enum class TiedHead { Refused, Ignored };
+// The LM head: "lm_head.weight" [V, width] (width 0: d_model), or the
+// embeddings when tie_word_embeddings.
+Weight lmHeadUnlessTied(WeightSource& s, const ModelConfig& c, const Weight& embeddings,
+                        TiedHead tied = TiedHead::Refused, int64_t width = 0);
 
 // Every family, in the order of families.def.
 const std::vector<Family>& modelFamilies();

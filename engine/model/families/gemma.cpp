@@ -31,11 +31,12 @@ namespace attn {
 
 namespace {
 
-// nn.Linear layouts [out, in]; norms [d] (q/k norms [dh]); absent: empty Weight.
+// Norms [d] (q/k norms [dh]); absent: empty Weight.
 struct GemmaLayer {
-  Weight in_norm, q_w, k_w, v_w, o_w, q_norm, k_norm;
+  Weight in_norm, q_norm, k_norm;
   Weight post_attn_norm, pre_ff_norm, post_ff_norm;  // Gemma: post_attention_layernorm is the MLP's pre-norm
-  Weight gate_w, up_w, down_w;
+  AttentionWeights attn;
+  GatedMlpWeights mlp;
 };
 struct GemmaWeights : FamilyWeights {
   Weight embed, final_norm;
@@ -159,47 +160,32 @@ void gemmaParse(const ConfigReader& r, ModelConfig& c) {
              (c.tie_embeddings ? ", head tied to the embeddings" : "");
 }
 
-std::vector<Expected> gemmaBody(const ModelConfig& c) {
-  const int gen = gemmaGeneration(c);
-  const int64_t d = c.d_model, ff = c.d_ff, qd = c.heads * c.head_dim, kvd = c.kv_heads * c.head_dim;
-  std::vector<Expected> e = {{"embed_tokens.weight", {c.vocab, d}}};
-  for (int64_t l = 0; l < c.layers; ++l) {
-    auto add = [&](const std::string& rest, std::vector<int64_t> shape) {
-      e.push_back({layerName("layers.", l, rest), std::move(shape)});
-    };
-    add("input_layernorm.weight", {d});
-    add("self_attn.q_proj.weight", {qd, d}), add("self_attn.k_proj.weight", {kvd, d});  // nn.Linear [out, in]
-    add("self_attn.v_proj.weight", {kvd, d}), add("self_attn.o_proj.weight", {d, qd});
-    if (gen == 3) add("self_attn.q_norm.weight", {c.head_dim}), add("self_attn.k_norm.weight", {c.head_dim});
-    add("post_attention_layernorm.weight", {d});
-    if (gen >= 2) add("pre_feedforward_layernorm.weight", {d}), add("post_feedforward_layernorm.weight", {d});
-    add("mlp.gate_proj.weight", {ff, d}), add("mlp.up_proj.weight", {ff, d}), add("mlp.down_proj.weight", {d, ff});
-  }
-  e.push_back({"norm.weight", {d}});
-  return e;
-}
-
-std::unique_ptr<FamilyWeights> gemmaLoad(const WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
+std::unique_ptr<FamilyWeights> gemmaLoad(WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
   const ModelConfig& c = m.info.config;
+  const int gen = gemmaGeneration(c);
+  const int64_t d = c.d_model;
   auto w = std::make_unique<GemmaWeights>();
-  w->embed = s.lazy("embed_tokens.weight");
+  w->embed = s.lazy("embed_tokens.weight", {c.vocab, d});
   for (int64_t l = 0; l < c.layers; ++l) {
-    auto t = [&](const std::string& rest) { return s.take(layerName("layers.", l, rest)); };
-    auto lazy = [&](const std::string& rest) { return s.lazy(layerName("layers.", l, rest)); };
-    GemmaLayer g;
-    g.in_norm = t("input_layernorm.weight");
-    g.q_w = lazy("self_attn.q_proj.weight"), g.k_w = lazy("self_attn.k_proj.weight");
-    g.v_w = lazy("self_attn.v_proj.weight"), g.o_w = lazy("self_attn.o_proj.weight");
-    g.q_norm = t("self_attn.q_norm.weight"), g.k_norm = t("self_attn.k_norm.weight");
-    g.post_attn_norm = t("post_attention_layernorm.weight");
-    g.pre_ff_norm = t("pre_feedforward_layernorm.weight"), g.post_ff_norm = t("post_feedforward_layernorm.weight");
-    g.gate_w = lazy("mlp.gate_proj.weight"), g.up_w = lazy("mlp.up_proj.weight"), g.down_w = lazy("mlp.down_proj.weight");
-    w->layers.push_back(g);
+    const std::string p = layerName("layers.", l, "");
+    GemmaLayer& y = w->layers.emplace_back();
+    y.in_norm = s.take(p + "input_layernorm.weight", {d});
+    y.attn = takeProjections(s, p + "self_attn.", "o_proj", c, false, false);
+    if (gen == 3) {
+      y.q_norm = s.take(p + "self_attn.q_norm.weight", {c.head_dim});
+      y.k_norm = s.take(p + "self_attn.k_norm.weight", {c.head_dim});
+    }
+    y.post_attn_norm = s.take(p + "post_attention_layernorm.weight", {d});
+    if (gen >= 2) {
+      y.pre_ff_norm = s.take(p + "pre_feedforward_layernorm.weight", {d});
+      y.post_ff_norm = s.take(p + "post_feedforward_layernorm.weight", {d});
+    }
+    y.mlp = takeGatedMlp(s, p + "mlp.", c);
     w->rope_theta.push_back(c.ropeOf(l).frequencies(c.head_dim));
     progress(l);
   }
-  w->final_norm = s.take("norm.weight");
-  m.lm_head = c.tie_embeddings ? w->embed : s.lazyFull("lm_head.weight");
+  w->final_norm = s.take("norm.weight", {d});
+  m.lm_head = lmHeadUnlessTied(s, c, w->embed);
   m.predicts = true;
   return w;
 }
@@ -209,19 +195,14 @@ void gemmaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
   const GemmaWeights& W = m.as<GemmaWeights>();
   const int gen = gemmaGeneration(c);
   const int64_t L = static_cast<int64_t>(run.ids.size()), p0 = run.first_position, T = p0 + L;
-  const int64_t H = c.heads, Hkv = c.kv_heads, dh = c.head_dim;
   // x = embed_tokens[ids] · √d, the normalizer a float as transformers casts it to the hidden dtype   [L, d]
   Mat x = embedRows(W.embed, run.ids);
   x *= static_cast<float>(std::sqrt(static_cast<double>(c.d_model)));
-  // Causal, aligned to the bottom right (query i is position p0 + i); on a
-  // sliding layer key j is kept while p0 + i − j < sliding_window.
-  const KeyRange global_keys{p0, T, true, 0}, local_keys{p0, T, true, c.sliding_window};
-  const float scale = c.score_scale > 0 ? static_cast<float>(c.score_scale) : 1.0f / std::sqrt(static_cast<float>(dh));
-  const ScoreMods mods{.softcap = c.attn_softcap};
-  const size_t layers = static_cast<size_t>(c.layers);
-  run.q_unrotated.resize(layers);
-  run.k_unrotated.resize(layers);
-  if (gen == 3) run.q_prenorm.resize(layers), run.k_prenorm.resize(layers);
+  // s → c·tanh(s / c) before the mask (Gemma 2; 3 when set)
+  AttentionSpec att{.heads = c.heads, .kv_heads = c.kv_heads,
+                    .scale = c.score_scale > 0 ? static_cast<float>(c.score_scale)
+                                               : 1.0f / std::sqrt(static_cast<float>(c.head_dim)),
+                    .mods = {.softcap = c.attn_softcap}};
   std::vector<float> scratch;  // the 16-bit matrix being used, as floats
   Mat a, q, k, v, concat, proj, normed, gate, up, down;
   for (int64_t l = 0; l < c.layers; ++l) {
@@ -229,36 +210,23 @@ void gemmaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     const GemmaLayer& w = W.layers[li];
     // a = RMSNorm_in(x); q, k, v                                   [L, H·dh], [L, Hkv·dh] × 2
     rmsNorm(x, w.in_norm, c.rms_eps, a, 1.0f);
-    linearT(a, w.q_w, Weight{}, scratch, &run.flops, q);
-    linearT(a, w.k_w, Weight{}, scratch, &run.flops, k);
-    linearT(a, w.v_w, Weight{}, scratch, &run.flops, v);
+    linearT(a, w.attn.q_w, Weight{}, scratch, &run.flops, q);
+    linearT(a, w.attn.k_w, Weight{}, scratch, &run.flops, k);
+    linearT(a, w.attn.v_w, Weight{}, scratch, &run.flops, v);
     if (gen == 3) {
       // Gemma 3: each head of q and k RMS-normalised (1 + w, w [dh]) before RoPE
-      if (run.keep_projections) {
-        run.q_prenorm[li] = q;
-        run.k_prenorm[li] = repeatKvHeads(k, H, Hkv, dh);
-      }
-      rmsNormHeads(q, H, w.q_norm, c.rms_eps, 1.0f);
-      rmsNormHeads(k, Hkv, w.k_norm, c.rms_eps, 1.0f);
+      record(run, l, QkStage::Projected, att, q, k);
+      rmsNormHeads(q, c.heads, w.q_norm, c.rms_eps, 1.0f);
+      rmsNormHeads(k, c.kv_heads, w.k_norm, c.rms_eps, 1.0f);
     }
-    if (run.keep_projections) {
-      run.q_unrotated[li] = q;
-      run.k_unrotated[li] = repeatKvHeads(k, H, Hkv, dh);
-    }
-    // RoPE at positions p0 … p0 + L − 1 (the layer's base)
-    ropeHeads(q, H, dh, W.rope_theta[li], p0);
-    ropeHeads(k, Hkv, dh, W.rope_theta[li], p0);
-    if (run.keep_projections) {
-      run.k[li] = repeatKvHeads(k, H, Hkv, dh);
-      run.v[li] = repeatKvHeads(v, H, Hkv, dh);
-    }
-    const auto [K, V] = keysWithCache(cache, l, k, v);
+    // RoPE at positions p0 … p0 + L − 1 (the layer's base); causal, aligned to the bottom right
+    // (query i is position p0 + i); on a sliding layer key j is kept while p0 + i − j < sliding_window
+    att.rope = &W.rope_theta[li];
+    att.keys = KeyRange{p0, T, true, c.windowOf(l)};
     // softmax(softcap(q kᵀ · scale) + mask) v per head
-    attentionLayer(q, *K, *V, c.windowOf(l) > 0 ? local_keys : global_keys, H, Hkv, scale, ctx, run, l,
-                   concat, mods);
-    if (run.keep_projections) run.q[li] = std::move(q);
+    attend(run, l, att, q, k, v, cache, ctx, concat);
     // o = Concat(head_1 … head_H) W_oᵀ                             [L, d]
-    linearT(concat, w.o_w, Weight{}, scratch, &run.flops, proj);
+    linearT(concat, w.attn.o_w, Weight{}, scratch, &run.flops, proj);
     if (gen == 1) {
       x += proj;  // x = x + o;  a = RMSNorm_post_attn(x)
       rmsNorm(x, w.post_attn_norm, c.rms_eps, a, 1.0f);
@@ -268,7 +236,7 @@ void gemmaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
       rmsNorm(x, w.pre_ff_norm, c.rms_eps, a, 1.0f);  // a = RMSNorm_pre_ff(x)
     }
     // MLP(a) = (GELU_tanh(a W_gateᵀ) ⊙ a W_upᵀ) W_downᵀ              [L, d_ff] → [L, d]
-    gatedMlp(a, w.gate_w, w.up_w, w.down_w, Activation::GeluTanh, scratch, &run.flops, gate, up, down);
+    gatedMlp(a, w.mlp.gate, w.mlp.up, w.mlp.down, Activation::GeluTanh, scratch, &run.flops, gate, up, down);
     if (gen == 1) {
       x += down;  // x = x + MLP(a)
     } else {
@@ -298,9 +266,6 @@ Family gemmaLike(const std::string& model_type, const std::string& label, std::v
   f.prefix = "model.";
   f.probe = "embed_tokens.weight";
   f.parse = gemmaParse;
-  f.body = gemmaBody;
-  // Tied (the default): the head is embed_tokens, and a saved lm_head would go unused.
-  f.heads = lmHeadUnlessTied;
   f.load = gemmaLoad;
   f.forward = gemmaForward;
   f.logits = gemmaLogits;

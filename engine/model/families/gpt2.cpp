@@ -38,25 +38,6 @@ void gpt2Parse(const ConfigReader& r, ModelConfig& c) {
     r.fail("scale_attn_by_inverse_layer_idx", "is true, which GPT-2 here does not implement (expected false)");
 }
 
-std::vector<Expected> gpt2Body(const ModelConfig& c) {
-  const int64_t d = c.d_model, ff = c.d_ff;
-  std::vector<Expected> e = {{"wte.weight", {c.vocab, d}}, {"wpe.weight", {c.positions, d}}};
-  for (int64_t l = 0; l < c.layers; ++l) {
-    auto add = [&](const std::string& rest, std::vector<int64_t> shape) {
-      e.push_back({layerName("h.", l, rest), std::move(shape)});
-    };
-    add("ln_1.weight", {d}), add("ln_1.bias", {d});
-    add("attn.c_attn.weight", {d, 3 * d}), add("attn.c_attn.bias", {3 * d});  // Conv1D [in, out]
-    add("attn.c_proj.weight", {d, d}), add("attn.c_proj.bias", {d});
-    add("ln_2.weight", {d}), add("ln_2.bias", {d});
-    add("mlp.c_fc.weight", {d, ff}), add("mlp.c_fc.bias", {ff});
-    add("mlp.c_proj.weight", {ff, d}), add("mlp.c_proj.bias", {d});
-  }
-  e.push_back({"ln_f.weight", {d}});
-  e.push_back({"ln_f.bias", {d}});
-  return e;
-}
-
 // The causal-mask buffers older checkpoints carry: "h.N.attn.bias", "h.N.attn.masked_bias".
 bool gpt2Buffer(const std::string& name) {
   if (name.rfind("h.", 0) != 0) return false;
@@ -66,21 +47,28 @@ bool gpt2Buffer(const std::string& name) {
   return rest == "attn.bias" || rest == "attn.masked_bias";
 }
 
-std::unique_ptr<FamilyWeights> gpt2Load(const WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
+std::unique_ptr<FamilyWeights> gpt2Load(WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
   const ModelConfig& c = m.info.config;
+  const int64_t d = c.d_model, ff = c.d_ff;
   auto w = std::make_unique<Gpt2Weights>();
-  w->wte = s.take("wte.weight");
-  w->wpe = s.take("wpe.weight");
+  w->wte = s.take("wte.weight", {c.vocab, d});
+  w->wpe = s.take("wpe.weight", {c.positions, d});
   for (int64_t l = 0; l < c.layers; ++l) {
-    auto t = [&](const std::string& rest) { return s.take(layerName("h.", l, rest)); };
-    w->layers.push_back({t("ln_1.weight"), t("ln_1.bias"), t("attn.c_attn.weight"), t("attn.c_attn.bias"),
-                         t("attn.c_proj.weight"), t("attn.c_proj.bias"), t("ln_2.weight"), t("ln_2.bias"),
-                         t("mlp.c_fc.weight"), t("mlp.c_fc.bias"), t("mlp.c_proj.weight"), t("mlp.c_proj.bias")});
+    const std::string p = layerName("h.", l, "");
+    Gpt2Layer& y = w->layers.emplace_back();
+    y.ln1_w = s.take(p + "ln_1.weight", {d}), y.ln1_b = s.take(p + "ln_1.bias", {d});
+    // Conv1D [in, out]
+    y.attn_w = s.take(p + "attn.c_attn.weight", {d, 3 * d}), y.attn_b = s.take(p + "attn.c_attn.bias", {3 * d});
+    y.proj_w = s.take(p + "attn.c_proj.weight", {d, d}), y.proj_b = s.take(p + "attn.c_proj.bias", {d});
+    y.ln2_w = s.take(p + "ln_2.weight", {d}), y.ln2_b = s.take(p + "ln_2.bias", {d});
+    y.fc_w = s.take(p + "mlp.c_fc.weight", {d, ff}), y.fc_b = s.take(p + "mlp.c_fc.bias", {ff});
+    y.mproj_w = s.take(p + "mlp.c_proj.weight", {ff, d}), y.mproj_b = s.take(p + "mlp.c_proj.bias", {d});
     progress(l);
   }
-  w->ln_f_w = s.take("ln_f.weight");
-  w->ln_f_b = s.take("ln_f.bias");
-  m.lm_head = s.hasFull("lm_head.weight") ? s.takeFull("lm_head.weight") : w->wte;  // tied to wte
+  w->ln_f_w = s.take("ln_f.weight", {d});
+  w->ln_f_b = s.take("ln_f.bias", {d});
+  const Weight head = s.takeFull("lm_head.weight", {c.vocab, d}, Need::Optional);
+  m.lm_head = head.present() ? head : w->wte;  // tied to wte unless saved
   m.predicts = true;
   return w;
 }
@@ -93,8 +81,9 @@ void gpt2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
   Mat x(L, d);
   for (int64_t i = 0; i < L; ++i)
     x.row(i) = W.wte.mat().row(run.ids[static_cast<size_t>(i)]) + W.wpe.mat().row(p0 + i);
-  const KeyRange keys{p0, p0 + L, true, 0};  // aligned to the bottom right: query i is position p0 + i
-  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  // causal, aligned to the bottom right: query i is position p0 + i
+  const AttentionSpec att{.heads = c.heads, .kv_heads = c.heads, .keys = KeyRange{p0, p0 + L, true, 0},
+                          .scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
   Mat a, qkv, q, k, v, concat, proj, f, f2;
   for (int64_t l = 0; l < c.layers; ++l) {
     const Gpt2Layer& w = W.layers[static_cast<size_t>(l)];
@@ -107,9 +96,7 @@ void gpt2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
     k = qkv.middleCols(d, d);
     v = qkv.rightCols(d);
     // head_h = softmax(q_h k_hᵀ / √d_head + causal) v_h over the cached and new keys   [L, d_head] × H
-    const auto [K, V] = keysWithCache(cache, l, k, v);
-    attentionLayer(q, *K, *V, keys, c.heads, c.heads, scale, ctx, run, l, concat);
-    if (run.keep_projections) run.q[l] = std::move(q), run.k[l] = std::move(k), run.v[l] = std::move(v);
+    attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_proj + b_proj             [L, d]
     linear(concat, w.proj_w, &w.proj_b, false, proj);
     x += proj;
@@ -141,8 +128,6 @@ Family makeGpt2Family() {
   f.probe = "wte.weight";
   f.tokenizer = TokenizerFiles::Gpt2;
   f.parse = gpt2Parse;
-  f.body = gpt2Body;
-  f.heads = [](const ModelConfig& c) { return std::vector<Expected>{{"lm_head.weight", {c.vocab, c.d_model}, false}}; };
   f.buffer = gpt2Buffer;
   f.load = gpt2Load;
   f.forward = gpt2Forward;

@@ -71,45 +71,30 @@ void bigcodeParse(const ConfigReader& r, ModelConfig& c) {
              (c.tie_embeddings ? ", head tied to wte" : ", untied lm_head");
 }
 
-std::vector<Expected> bigcodeBody(const ModelConfig& c) {
-  const int64_t d = c.d_model, ff = c.d_ff, attn_out = d + 2 * c.kv_heads * c.head_dim;
-  std::vector<Expected> e = {{"wte.weight", {c.vocab, d}}, {"wpe.weight", {c.positions, d}}};
-  for (int64_t l = 0; l < c.layers; ++l) {
-    auto add = [&](const std::string& rest, std::vector<int64_t> shape) {
-      e.push_back({layerName("h.", l, rest), std::move(shape)});
-    };
-    add("ln_1.weight", {d}), add("ln_1.bias", {d});
-    add("attn.c_attn.weight", {attn_out, d}), add("attn.c_attn.bias", {attn_out});  // nn.Linear [out, in]
-    add("attn.c_proj.weight", {d, d}), add("attn.c_proj.bias", {d});
-    add("ln_2.weight", {d}), add("ln_2.bias", {d});
-    add("mlp.c_fc.weight", {ff, d}), add("mlp.c_fc.bias", {ff});
-    add("mlp.c_proj.weight", {d, ff}), add("mlp.c_proj.bias", {d});
-  }
-  e.push_back({"ln_f.weight", {d}});
-  e.push_back({"ln_f.bias", {d}});
-  return e;
-}
-
-std::unique_ptr<FamilyWeights> bigcodeLoad(const WeightSource& s, Model& m,
+std::unique_ptr<FamilyWeights> bigcodeLoad(WeightSource& s, Model& m,
                                            const std::function<void(int64_t)>& progress) {
   const ModelConfig& c = m.info.config;
+  const int64_t d = c.d_model, ff = c.d_ff, attn_out = d + 2 * c.kv_heads * c.head_dim;
   auto w = std::make_unique<BigcodeWeights>();
-  w->wte = s.lazy("wte.weight");
-  w->wpe = s.lazy("wpe.weight");
+  w->wte = s.lazy("wte.weight", {c.vocab, d});
+  w->wpe = s.lazy("wpe.weight", {c.positions, d});
   for (int64_t l = 0; l < c.layers; ++l) {
-    auto t = [&](const std::string& rest) { return s.take(layerName("h.", l, rest)); };
-    auto lazy = [&](const std::string& rest) { return s.lazy(layerName("h.", l, rest)); };
-    w->layers.push_back({t("ln_1.weight"), t("ln_1.bias"), lazy("attn.c_attn.weight"), t("attn.c_attn.bias"),
-                         lazy("attn.c_proj.weight"), t("attn.c_proj.bias"), t("ln_2.weight"), t("ln_2.bias"),
-                         lazy("mlp.c_fc.weight"), t("mlp.c_fc.bias"), lazy("mlp.c_proj.weight"),
-                         t("mlp.c_proj.bias")});
+    const std::string p = layerName("h.", l, "");
+    BigcodeLayer& y = w->layers.emplace_back();
+    y.ln1_w = s.take(p + "ln_1.weight", {d}), y.ln1_b = s.take(p + "ln_1.bias", {d});
+    std::tie(y.attn_w, y.attn_b) = takeLinear(s, p + "attn.c_attn", attn_out, d);
+    std::tie(y.proj_w, y.proj_b) = takeLinear(s, p + "attn.c_proj", d, d);
+    y.ln2_w = s.take(p + "ln_2.weight", {d}), y.ln2_b = s.take(p + "ln_2.bias", {d});
+    std::tie(y.fc_w, y.fc_b) = takeLinear(s, p + "mlp.c_fc", ff, d);
+    std::tie(y.mproj_w, y.mproj_b) = takeLinear(s, p + "mlp.c_proj", d, ff);
     progress(l);
   }
-  w->ln_f_w = s.take("ln_f.weight");
-  w->ln_f_b = s.take("ln_f.bias");
+  w->ln_f_w = s.take("ln_f.weight", {d});
+  w->ln_f_b = s.take("ln_f.bias", {d});
   w->act = bigcodeActivation(c.activation);
-  // Tied: wte (a saved lm_head.weight is the same matrix and is used); untied: lm_head.weight.
-  m.lm_head = s.hasFull("lm_head.weight") ? s.lazyFull("lm_head.weight") : w->wte;
+  // Tied: wte (a saved lm_head.weight is the same matrix and is used); untied: lm_head.weight, which must be saved.
+  const Weight head = s.lazyFull("lm_head.weight", {c.vocab, d}, c.tie_embeddings ? Need::Optional : Need::Required);
+  m.lm_head = head.present() ? head : w->wte;
   m.predicts = true;
   return w;
 }
@@ -123,13 +108,14 @@ void bigcodeForward(const Model& m, ModelRun& run, KvCache* cache, const RunCont
   std::vector<int32_t> positions(static_cast<size_t>(L));
   for (int64_t i = 0; i < L; ++i) positions[static_cast<size_t>(i)] = static_cast<int32_t>(p0 + i);
   Mat x = embedRows(W.wte, run.ids) + embedRows(W.wpe, positions);
-  const KeyRange keys{p0, T, true, 0};
-  const float scale = c.score_scale > 0 ? static_cast<float>(c.score_scale) : 1.0f / std::sqrt(static_cast<float>(dh));
+  // causal, query i at position p0 + i; s = 1/√d_head (scale_attn_weights) or 1
+  const AttentionSpec att{.heads = H, .kv_heads = Hkv, .keys = KeyRange{p0, T, true, 0},
+                          .scale = c.score_scale > 0 ? static_cast<float>(c.score_scale)
+                                                     : 1.0f / std::sqrt(static_cast<float>(dh))};
   std::vector<float> scratch;
   Mat a, qkv, q(L, d), k(L, Hkv * dh), v(L, Hkv * dh), concat, proj, f, f2;
   for (int64_t l = 0; l < c.layers; ++l) {
-    const size_t li = static_cast<size_t>(l);
-    const BigcodeLayer& w = W.layers[li];
+    const BigcodeLayer& w = W.layers[static_cast<size_t>(l)];
     // a = LN(x; ln_1); c = a W_attnᵀ + b_attn                      [L, d + 2·Hkv·dh]
     a = x;
     layerNorm(a, w.ln1_w, w.ln1_b, c.ln_eps);
@@ -147,14 +133,8 @@ void bigcodeForward(const Model& m, ModelRun& run, KvCache* cache, const RunCont
         v.middleCols(h * dh, dh) = qkv.middleCols(3 * h * dh + 2 * dh, dh);
       }
     }
-    if (run.keep_projections) {
-      run.q[li] = q;
-      run.k[li] = repeatKvHeads(k, H, Hkv, dh);
-      run.v[li] = repeatKvHeads(v, H, Hkv, dh);
-    }
     // head_h = softmax(q_h k_gᵀ · s + causal) v_g over the cached and new keys
-    const auto [K, V] = keysWithCache(cache, l, k, v);
-    attentionLayer(q, *K, *V, keys, H, Hkv, scale, ctx, run, l, concat);
+    attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_projᵀ + b_proj             [L, d]
     linearT(concat, w.proj_w, w.proj_b, scratch, &run.flops, proj);
     x += proj;
@@ -183,11 +163,6 @@ Family makeGptBigcodeFamily() {
   f.prefix = "transformer.";
   f.probe = "wte.weight";
   f.parse = bigcodeParse;
-  f.body = bigcodeBody;
-  // Tied: lm_head.weight may be saved (it is wte); untied: it must be.
-  f.heads = [](const ModelConfig& c) {
-    return std::vector<Expected>{{"lm_head.weight", {c.vocab, c.d_model}, !c.tie_embeddings}};
-  };
   // The causal-mask buffer older checkpoints saved.
   f.buffer = [](const std::string& name) { return name == "bias"; };
   f.load = bigcodeLoad;

@@ -91,26 +91,6 @@ void neoxParse(const ConfigReader& r, ModelConfig& c) {
              (c.tie_embeddings ? ", head tied to the embeddings" : "");
 }
 
-std::vector<Expected> neoxBody(const ModelConfig& c) {
-  const int64_t d = c.d_model, ff = c.d_ff;
-  std::vector<Expected> e = {{"embed_in.weight", {c.vocab, d}}};
-  for (int64_t l = 0; l < c.layers; ++l) {
-    auto add = [&](const std::string& rest, std::vector<int64_t> shape) {
-      e.push_back({layerName("layers.", l, rest), std::move(shape)});
-    };
-    add("input_layernorm.weight", {d}), add("input_layernorm.bias", {d});
-    add("post_attention_layernorm.weight", {d}), add("post_attention_layernorm.bias", {d});
-    add("attention.query_key_value.weight", {3 * d, d});  // nn.Linear [out, in]
-    add("attention.dense.weight", {d, d});
-    if (c.qkv_bias) add("attention.query_key_value.bias", {3 * d}), add("attention.dense.bias", {d});
-    add("mlp.dense_h_to_4h.weight", {ff, d}), add("mlp.dense_h_to_4h.bias", {ff});
-    add("mlp.dense_4h_to_h.weight", {d, ff}), add("mlp.dense_4h_to_h.bias", {d});
-  }
-  e.push_back({"final_layer_norm.weight", {d}});
-  e.push_back({"final_layer_norm.bias", {d}});
-  return e;
-}
-
 // Buffers older checkpoints saved: the causal mask and RoPE's inverse frequencies.
 bool neoxBuffer(const std::string& name) {
   if (name.rfind("layers.", 0) != 0) return false;
@@ -118,26 +98,29 @@ bool neoxBuffer(const std::string& name) {
          name.ends_with(".attention.rotary_emb.inv_freq");
 }
 
-std::unique_ptr<FamilyWeights> neoxLoad(const WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
+std::unique_ptr<FamilyWeights> neoxLoad(WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
   const ModelConfig& c = m.info.config;
+  const int64_t d = c.d_model, ff = c.d_ff;
   auto w = std::make_unique<NeoxWeights>();
-  w->embed = s.lazy("embed_in.weight");
+  w->embed = s.lazy("embed_in.weight", {c.vocab, d});
   for (int64_t l = 0; l < c.layers; ++l) {
-    auto t = [&](const std::string& rest) { return s.take(layerName("layers.", l, rest)); };
-    auto lazy = [&](const std::string& rest) { return s.lazy(layerName("layers.", l, rest)); };
-    w->layers.push_back({t("input_layernorm.weight"), t("input_layernorm.bias"),
-                         lazy("attention.query_key_value.weight"), t("attention.query_key_value.bias"),
-                         lazy("attention.dense.weight"), t("attention.dense.bias"),
-                         t("post_attention_layernorm.weight"), t("post_attention_layernorm.bias"),
-                         lazy("mlp.dense_h_to_4h.weight"), t("mlp.dense_h_to_4h.bias"),
-                         lazy("mlp.dense_4h_to_h.weight"), t("mlp.dense_4h_to_h.bias")});
+    const std::string p = layerName("layers.", l, "");
+    NeoxLayer& y = w->layers.emplace_back();
+    y.ln1_w = s.take(p + "input_layernorm.weight", {d}), y.ln1_b = s.take(p + "input_layernorm.bias", {d});
+    y.ln2_w = s.take(p + "post_attention_layernorm.weight", {d});
+    y.ln2_b = s.take(p + "post_attention_layernorm.bias", {d});
+    std::tie(y.qkv_w, y.qkv_b) = takeLinear(s, p + "attention.query_key_value", 3 * d, d, c.qkv_bias);
+    std::tie(y.dense_w, y.dense_b) = takeLinear(s, p + "attention.dense", d, d, c.qkv_bias);
+    std::tie(y.up_w, y.up_b) = takeLinear(s, p + "mlp.dense_h_to_4h", ff, d);
+    std::tie(y.down_w, y.down_b) = takeLinear(s, p + "mlp.dense_4h_to_h", d, ff);
     progress(l);
   }
-  w->final_w = s.take("final_layer_norm.weight");
-  w->final_b = s.take("final_layer_norm.bias");
+  w->final_w = s.take("final_layer_norm.weight", {d});
+  w->final_b = s.take("final_layer_norm.bias", {d});
   w->rope_theta = c.rope.frequencies(c.head_dim);
   w->act = neoxActivation(c.activation);
-  m.lm_head = c.tie_embeddings ? w->embed : s.lazyFull("embed_out.weight");
+  // Untied: the head is embed_out (saved without the prefix); tied, a saved embed_out would go unused.
+  m.lm_head = c.tie_embeddings ? w->embed : s.lazyFull("embed_out.weight", {c.vocab, d});
   m.predicts = true;
   return w;
 }
@@ -147,11 +130,10 @@ void neoxForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
   const NeoxWeights& W = m.as<NeoxWeights>();
   const int64_t L = static_cast<int64_t>(run.ids.size()), p0 = run.first_position, T = p0 + L;
   const int64_t H = c.heads, dh = c.head_dim, d = c.d_model;
-  Mat x = embedRows(W.embed, run.ids);              // [L, d]
-  const KeyRange keys{p0, T, true, 0};   // causal, query i at position p0 + i
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
-  run.q_unrotated.resize(static_cast<size_t>(c.layers));
-  run.k_unrotated.resize(static_cast<size_t>(c.layers));
+  Mat x = embedRows(W.embed, run.ids);  // [L, d]
+  // causal, query i at position p0 + i
+  const AttentionSpec att{.heads = H, .kv_heads = H, .keys = KeyRange{p0, T, true, 0},
+                          .scale = 1.0f / std::sqrt(static_cast<float>(dh)), .rope = &W.rope_theta};
   std::vector<float> scratch;
   Mat a, qkv, q(L, d), k(L, d), v(L, d), concat, attn, up, down;
   auto mlp = [&](const NeoxLayer& w, const Mat& in) {
@@ -161,8 +143,7 @@ void neoxForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
     linearT(up, w.down_w, w.down_b, scratch, &run.flops, down);
   };
   for (int64_t l = 0; l < c.layers; ++l) {
-    const size_t li = static_cast<size_t>(l);
-    const NeoxLayer& w = W.layers[li];
+    const NeoxLayer& w = W.layers[static_cast<size_t>(l)];
     // a = LN(x; input_layernorm); qkv = a W_qkvᵀ + b               [L, 3d]
     a = x;
     layerNorm(a, w.ln1_w, w.ln1_b, c.ln_eps);
@@ -173,21 +154,9 @@ void neoxForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
       k.middleCols(h * dh, dh) = qkv.middleCols(3 * h * dh + dh, dh);
       v.middleCols(h * dh, dh) = qkv.middleCols(3 * h * dh + 2 * dh, dh);
     }
-    if (run.keep_projections) {
-      run.q_unrotated[li] = q;
-      run.k_unrotated[li] = k;
-    }
-    // RoPE on the first rotary_dims of each head, positions p0 … p0 + L − 1
-    ropeHeads(q, H, dh, W.rope_theta, p0);
-    ropeHeads(k, H, dh, W.rope_theta, p0);
-    if (run.keep_projections) {
-      run.k[li] = k;
-      run.v[li] = v;
-    }
+    // RoPE on the first rotary_dims of each head (positions p0 … p0 + L − 1);
     // head_h = softmax(q_h k_hᵀ / √d_head + causal) v_h over the cached and new keys
-    const auto [K, V] = keysWithCache(cache, l, k, v);
-    attentionLayer(q, *K, *V, keys, H, H, scale, ctx, run, l, concat);
-    if (run.keep_projections) run.q[li] = q;
+    attend(run, l, att, q, k, v, cache, ctx, concat);
     // o = Concat(head_1 … head_H) W_denseᵀ + b                     [L, d]
     linearT(concat, w.dense_w, w.dense_b, scratch, &run.flops, attn);
     if (c.parallel_residual) {
@@ -222,11 +191,6 @@ Family makeGptNeoxFamily() {
   f.prefix = "gpt_neox.";
   f.probe = "embed_in.weight";
   f.parse = neoxParse;
-  f.body = neoxBody;
-  // Untied: the head is embed_out (saved without the prefix); tied, a saved embed_out would go unused.
-  f.heads = [](const ModelConfig& c) {
-    return c.tie_embeddings ? std::vector<Expected>{} : std::vector<Expected>{{"embed_out.weight", {c.vocab, c.d_model}}};
-  };
   f.buffer = neoxBuffer;
   f.load = neoxLoad;
   f.forward = neoxForward;

@@ -159,63 +159,37 @@ void modernbertParse(const ConfigReader& r, ModelConfig& c) {
              (c.tie_embeddings ? ", decoder tied to the embeddings" : "");
 }
 
-std::vector<Expected> modernbertBody(const ModelConfig& c) {
-  const int64_t d = c.d_model, ff = c.d_ff;
-  std::vector<Expected> e = {{"embeddings.tok_embeddings.weight", {c.vocab, d}}, {"embeddings.norm.weight", {d}}};
-  for (int64_t l = 0; l < c.layers; ++l) {
-    auto add = [&](const std::string& rest, std::vector<int64_t> shape) {
-      e.push_back({layerName("layers.", l, rest), std::move(shape)});
-    };
-    if (l > 0) add("attn_norm.weight", {d});  // layer 0: Identity, no tensor
-    add("attn.Wqkv.weight", {3 * d, d}), add("attn.Wo.weight", {d, d});  // nn.Linear [out, in]
-    add("mlp_norm.weight", {d});
-    add("mlp.Wi.weight", {2 * ff, d}), add("mlp.Wo.weight", {d, ff});
-  }
-  e.push_back({"final_norm.weight", {d}});
-  return e;
-}
-
-// ModernBertForMaskedLM's head, saved without the prefix.
-std::vector<Expected> modernbertHeads(const ModelConfig& c) {
-  const int64_t d = c.d_model, V = c.vocab;
-  return {{"head.dense.weight", {d, d}, false},
-          {"head.norm.weight", {d}, false},
-          {"decoder.weight", {V, d}, false},  // tied: the embeddings are used (transformers ties it)
-          {"decoder.bias", {V}, false}};
-}
-
-std::unique_ptr<FamilyWeights> modernbertLoad(const WeightSource& s, Model& m,
+std::unique_ptr<FamilyWeights> modernbertLoad(WeightSource& s, Model& m,
                                               const std::function<void(int64_t)>& progress) {
   const ModelConfig& c = m.info.config;
+  const int64_t d = c.d_model, ff = c.d_ff, V = c.vocab;
   auto w = std::make_unique<ModernBertWeights>();
   w->act = modernbertActivation(c.activation);
-  w->embed = s.lazy("embeddings.tok_embeddings.weight");
-  w->emb_norm = s.take("embeddings.norm.weight");
+  w->embed = s.lazy("embeddings.tok_embeddings.weight", {V, d});
+  w->emb_norm = s.take("embeddings.norm.weight", {d});
   const std::vector<double> global = c.rope.frequencies(c.head_dim), local = c.rope_local.frequencies(c.head_dim);
   for (int64_t l = 0; l < c.layers; ++l) {
-    auto t = [&](const std::string& rest) { return s.take(layerName("layers.", l, rest)); };
-    auto lazy = [&](const std::string& rest) { return s.lazy(layerName("layers.", l, rest)); };
-    const int64_t window = c.windowOf(l);
-    w->layers.push_back({t("attn_norm.weight"), lazy("attn.Wqkv.weight"), lazy("attn.Wo.weight"), t("mlp_norm.weight"),
-                         lazy("mlp.Wi.weight"), lazy("mlp.Wo.weight"), window > 0 ? local : global, window});
+    const std::string p = layerName("layers.", l, "");
+    ModernBertLayer& y = w->layers.emplace_back();
+    if (l > 0) y.attn_norm = s.take(p + "attn_norm.weight", {d});  // layer 0: Identity, no tensor
+    y.wqkv = s.lazy(p + "attn.Wqkv.weight", {3 * d, d}), y.wo = s.lazy(p + "attn.Wo.weight", {d, d});  // [out, in]
+    y.mlp_norm = s.take(p + "mlp_norm.weight", {d});
+    y.wi = s.lazy(p + "mlp.Wi.weight", {2 * ff, d}), y.mlp_wo = s.lazy(p + "mlp.Wo.weight", {d, ff});
+    y.window = c.windowOf(l);
+    y.theta = y.window > 0 ? local : global;
     progress(l);
   }
-  w->final_norm = s.take("final_norm.weight");
-  // The masked-LM head is all there or not used at all.
-  std::vector<std::string> mlm = {"head.dense.weight", "head.norm.weight", "decoder.bias"};
-  if (!c.tie_embeddings) mlm.push_back("decoder.weight");
-  size_t have = 0;
-  for (const std::string& n : mlm) have += s.hasFull(n) ? 1 : 0;
-  if (have > 0 && have < mlm.size())
-    for (const std::string& n : mlm)
-      if (!s.hasFull(n))
-        throw InputError(s.where + ": tensor '" + n + "' is missing (the masked-LM head head.* / decoder.* is incomplete)");
-  if (have > 0) {
+  w->final_norm = s.take("final_norm.weight", {d});
+  // ModernBertForMaskedLM's head; its decoder tied to the embeddings by default (transformers ties
+  // it: a saved decoder.weight is then not read).
+  std::vector<HeadTensor> mlm = {{"head.dense.weight", {d, d}, true}, {"head.norm.weight", {d}}, {"decoder.bias", {V}}};
+  if (c.tie_embeddings) s.allowFull("decoder.weight", {V, d});
+  else mlm.push_back({"decoder.weight", {V, d}, true});
+  const std::vector<Weight> head = takeWholeHead(s, mlm, "the masked-LM head head.* / decoder.*");
+  if (head[0].present()) {
     m.predicts = true;
-    w->head_dense = s.lazyFull("head.dense.weight");
-    w->head_norm = s.takeFull("head.norm.weight");
-    w->decoder_bias = s.takeFull("decoder.bias");
-    w->decoder = c.tie_embeddings ? w->embed : s.lazyFull("decoder.weight");
+    w->head_dense = head[0], w->head_norm = head[1], w->decoder_bias = head[2];
+    w->decoder = c.tie_embeddings ? w->embed : head[3];
   }
   return w;
 }
@@ -227,16 +201,11 @@ void modernbertForward(const Model& m, ModelRun& run, KvCache*, const RunContext
   // x = LN(tok_embeddings[ids])                                     [L, d]
   Mat x = embedRows(W.embed, run.ids);
   layerNorm(x, W.emb_norm, Weight{}, c.ln_eps);
-  // Global layers see every key; local ones |i − j| ≤ local_attention / 2 (one unpadded sequence).
-  const KeyRange global_keys{0, L, false, 0}, local_keys{0, L, false, c.sliding_window};
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
-  run.q_unrotated.resize(static_cast<size_t>(c.layers));
-  run.k_unrotated.resize(static_cast<size_t>(c.layers));
+  AttentionSpec att{.heads = H, .kv_heads = H, .scale = 1.0f / std::sqrt(static_cast<float>(dh))};
   std::vector<float> scratch;
   Mat a, qkv, q, k, v, concat, proj, wi, u, down;
   for (int64_t l = 0; l < c.layers; ++l) {
-    const size_t li = static_cast<size_t>(l);
-    const ModernBertLayer& w = W.layers[li];
+    const ModernBertLayer& w = W.layers[static_cast<size_t>(l)];
     // a = x (layer 0) or LN_attn(x); [q | k | v] = a Wqkvᵀ          [L, 3d]
     a = x;
     if (w.attn_norm.present()) layerNorm(a, w.attn_norm, Weight{}, c.ln_eps);
@@ -244,20 +213,12 @@ void modernbertForward(const Model& m, ModelRun& run, KvCache*, const RunContext
     q = qkv.leftCols(d);
     k = qkv.middleCols(d, d);
     v = qkv.rightCols(d);
-    if (run.keep_projections) {
-      run.q_unrotated[li] = q;
-      run.k_unrotated[li] = k;
-    }
-    // RoPE at positions 0 … L − 1 with the layer kind's θ
-    ropeHeads(q, H, dh, w.theta, 0);
-    ropeHeads(k, H, dh, w.theta, 0);
+    // RoPE at positions 0 … L − 1 with the layer kind's θ; global layers see every key, local ones
+    // |i − j| ≤ local_attention / 2 (one unpadded sequence)
+    att.keys = KeyRange{0, L, false, w.window};
+    att.rope = &w.theta;
     // head_h = softmax(q_h k_hᵀ / √d_head + mask) v_h               [L, d_head] × H
-    attentionLayer(q, k, v, w.window > 0 ? local_keys : global_keys, H, H, scale, ctx, run, l, concat);
-    if (run.keep_projections) {
-      run.q[li] = std::move(q);
-      run.k[li] = std::move(k);
-      run.v[li] = std::move(v);
-    }
+    attend(run, l, att, q, k, v, nullptr, ctx, concat);
     // x = x + Concat(head_1 … head_H) Woᵀ                           [L, d]
     linearT(concat, w.wo, Weight{}, scratch, &run.flops, proj);
     x += proj;
@@ -303,8 +264,6 @@ Family makeModernBertFamily() {
   f.causal = false;
   f.tokenizer = TokenizerFiles::Json;
   f.parse = modernbertParse;
-  f.body = modernbertBody;
-  f.heads = modernbertHeads;
   f.load = modernbertLoad;
   f.forward = modernbertForward;
   f.logits = modernbertLogits;

@@ -20,9 +20,11 @@ namespace attn {
 
 namespace {
 
-// nn.Linear layouts [out, in]; biases absent unless attention_bias.
+// The projections' biases absent unless attention_bias.
 struct Olmo2Layer {
-  Weight q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, q_norm, k_norm, post_attn_norm, gate_w, up_w, down_w, post_ff_norm;
+  Weight q_norm, k_norm, post_attn_norm, post_ff_norm;
+  AttentionWeights attn;
+  GatedMlpWeights mlp;
 };
 struct Olmo2Weights : FamilyWeights {
   Weight embed, final_norm;
@@ -47,44 +49,24 @@ void olmo2Parse(const ConfigReader& r, ModelConfig& c) {
              (c.qkv_bias ? ", q/k/v/o biases" : "") + (c.tie_embeddings ? ", head tied to the embeddings" : "");
 }
 
-std::vector<Expected> olmo2Body(const ModelConfig& c) {
-  const int64_t d = c.d_model, ff = c.d_ff, qd = c.heads * c.head_dim, kvd = c.kv_heads * c.head_dim;
-  std::vector<Expected> e = {{"embed_tokens.weight", {c.vocab, d}}};
-  for (int64_t l = 0; l < c.layers; ++l) {
-    auto add = [&](const std::string& rest, std::vector<int64_t> shape) {
-      e.push_back({layerName("layers.", l, rest), std::move(shape)});
-    };
-    add("self_attn.q_proj.weight", {qd, d}), add("self_attn.k_proj.weight", {kvd, d});  // nn.Linear [out, in]
-    add("self_attn.v_proj.weight", {kvd, d}), add("self_attn.o_proj.weight", {d, qd});
-    if (c.qkv_bias)
-      add("self_attn.q_proj.bias", {qd}), add("self_attn.k_proj.bias", {kvd}), add("self_attn.v_proj.bias", {kvd}),
-          add("self_attn.o_proj.bias", {d});
-    add("self_attn.q_norm.weight", {qd}), add("self_attn.k_norm.weight", {kvd});  // over the whole projection
-    add("post_attention_layernorm.weight", {d});
-    add("mlp.gate_proj.weight", {ff, d}), add("mlp.up_proj.weight", {ff, d}), add("mlp.down_proj.weight", {d, ff});
-    add("post_feedforward_layernorm.weight", {d});
-  }
-  e.push_back({"norm.weight", {d}});
-  return e;
-}
-
-std::unique_ptr<FamilyWeights> olmo2Load(const WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
+std::unique_ptr<FamilyWeights> olmo2Load(WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
   const ModelConfig& c = m.info.config;
   auto w = std::make_unique<Olmo2Weights>();
-  w->embed = s.lazy("embed_tokens.weight");
+  w->embed = s.lazy("embed_tokens.weight", {c.vocab, c.d_model});
   for (int64_t l = 0; l < c.layers; ++l) {
-    auto t = [&](const std::string& rest) { return s.take(layerName("layers.", l, rest)); };
-    auto lazy = [&](const std::string& rest) { return s.lazy(layerName("layers.", l, rest)); };
-    w->layers.push_back({lazy("self_attn.q_proj.weight"), t("self_attn.q_proj.bias"), lazy("self_attn.k_proj.weight"),
-                         t("self_attn.k_proj.bias"), lazy("self_attn.v_proj.weight"), t("self_attn.v_proj.bias"),
-                         lazy("self_attn.o_proj.weight"), t("self_attn.o_proj.bias"), t("self_attn.q_norm.weight"),
-                         t("self_attn.k_norm.weight"), t("post_attention_layernorm.weight"),
-                         lazy("mlp.gate_proj.weight"), lazy("mlp.up_proj.weight"), lazy("mlp.down_proj.weight"),
-                         t("post_feedforward_layernorm.weight")});
+    const std::string p = layerName("layers.", l, "");
+    Olmo2Layer& y = w->layers.emplace_back();
+    y.attn = takeProjections(s, p + "self_attn.", "o_proj", c, c.qkv_bias, c.qkv_bias);
+    // over the whole projections, not per head
+    y.q_norm = s.take(p + "self_attn.q_norm.weight", {c.heads * c.head_dim});
+    y.k_norm = s.take(p + "self_attn.k_norm.weight", {c.kv_heads * c.head_dim});
+    y.post_attn_norm = s.take(p + "post_attention_layernorm.weight", {c.d_model});
+    y.mlp = takeGatedMlp(s, p + "mlp.", c);
+    y.post_ff_norm = s.take(p + "post_feedforward_layernorm.weight", {c.d_model});
     progress(l);
   }
-  w->final_norm = s.take("norm.weight");
-  m.lm_head = c.tie_embeddings ? w->embed : s.lazyFull("lm_head.weight");
+  w->final_norm = s.take("norm.weight", {c.d_model});
+  m.lm_head = lmHeadUnlessTied(s, c, w->embed);
   m.predicts = true;
   w->rope_theta = c.rope.frequencies(c.head_dim);
   return w;
@@ -93,50 +75,31 @@ std::unique_ptr<FamilyWeights> olmo2Load(const WeightSource& s, Model& m, const 
 void olmo2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext& ctx) {
   const ModelConfig& c = m.info.config;
   const Olmo2Weights& W = m.as<Olmo2Weights>();
-  const int64_t L = static_cast<int64_t>(run.ids.size()), p0 = run.first_position, T = p0 + L;
-  const int64_t H = c.heads, Hkv = c.kv_heads, dh = c.head_dim;
-  const size_t layers = static_cast<size_t>(c.layers);
+  const int64_t L = static_cast<int64_t>(run.ids.size()), p0 = run.first_position;
   Mat x = embedRows(W.embed, run.ids);
-  const KeyRange keys{p0, T, true, 0};  // causal, query i at position p0 + i
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
-  run.q_unrotated.resize(layers), run.k_unrotated.resize(layers);
-  run.q_prenorm.resize(layers), run.k_prenorm.resize(layers);
+  // causal, query i at position p0 + i
+  const AttentionSpec att{.heads = c.heads, .kv_heads = c.kv_heads, .keys = KeyRange{p0, p0 + L, true, 0},
+                          .scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim)), .rope = &W.rope_theta};
   std::vector<float> scratch;  // the 16-bit matrix being used, as floats
   Mat q, k, v, qn, kn, concat, proj, normed, gate, up, down;
   for (int64_t l = 0; l < c.layers; ++l) {
-    const size_t li = static_cast<size_t>(l);
-    const Olmo2Layer& w = W.layers[li];
+    const Olmo2Layer& w = W.layers[static_cast<size_t>(l)];
     // q, k, v straight from the residual stream (no pre-norm)      [L, H·dh], [L, Hkv·dh] × 2
-    linearT(x, w.q_w, w.q_b, scratch, &run.flops, q);
-    linearT(x, w.k_w, w.k_b, scratch, &run.flops, k);
-    linearT(x, w.v_w, w.v_b, scratch, &run.flops, v);
-    if (run.keep_projections) {
-      run.q_prenorm[li] = q;
-      run.k_prenorm[li] = repeatKvHeads(k, H, Hkv, dh);
-    }
+    linearT(x, w.attn.q_w, w.attn.q_b, scratch, &run.flops, q);
+    linearT(x, w.attn.k_w, w.attn.k_b, scratch, &run.flops, k);
+    linearT(x, w.attn.v_w, w.attn.v_b, scratch, &run.flops, v);
     // QK-norm over all heads at once: one RMS per row of q [H·dh] and of k [Hkv·dh]
+    record(run, l, QkStage::Projected, att, q, k);
     rmsNorm(q, w.q_norm, c.rms_eps, qn);
     rmsNorm(k, w.k_norm, c.rms_eps, kn);
-    if (run.keep_projections) {
-      run.q_unrotated[li] = qn;
-      run.k_unrotated[li] = repeatKvHeads(kn, H, Hkv, dh);
-    }
-    // RoPE: positions p0 … p0 + L − 1
-    ropeHeads(qn, H, dh, W.rope_theta, p0);
-    ropeHeads(kn, Hkv, dh, W.rope_theta, p0);
-    if (run.keep_projections) {
-      run.k[li] = repeatKvHeads(kn, H, Hkv, dh);
-      run.v[li] = repeatKvHeads(v, H, Hkv, dh);
-    }
-    const auto [K, V] = keysWithCache(cache, l, kn, v);
-    attentionLayer(qn, *K, *V, keys, H, Hkv, scale, ctx, run, l, concat);
-    if (run.keep_projections) run.q[li] = qn;
+    // RoPE at positions p0 … p0 + L − 1, attention over the cached and new keys
+    attend(run, l, att, qn, kn, v, cache, ctx, concat);
     // x = x + RMSNorm(Concat(head_1 … head_H) W_oᵀ) · w_post_attn     [L, d]
-    linearT(concat, w.o_w, w.o_b, scratch, &run.flops, proj);
+    linearT(concat, w.attn.o_w, w.attn.o_b, scratch, &run.flops, proj);
     rmsNorm(proj, w.post_attn_norm, c.rms_eps, normed);
     x += normed;
     // x = x + RMSNorm((SiLU(x W_gateᵀ) ⊙ x W_upᵀ) W_downᵀ) · w_post_ff     [L, d_ff] → [L, d]
-    gatedMlp(x, w.gate_w, w.up_w, w.down_w, Activation::Silu, scratch, &run.flops, gate, up, down);
+    gatedMlp(x, w.mlp.gate, w.mlp.up, w.mlp.down, Activation::Silu, scratch, &run.flops, gate, up, down);
     rmsNorm(down, w.post_ff_norm, c.rms_eps, normed);
     x += normed;
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
@@ -155,8 +118,6 @@ Family makeOlmo2Family() {
   f.prefix = "model.";
   f.probe = "embed_tokens.weight";
   f.parse = olmo2Parse;
-  f.body = olmo2Body;
-  f.heads = lmHeadUnlessTied;
   f.load = olmo2Load;
   f.forward = olmo2Forward;
   return f;

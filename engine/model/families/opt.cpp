@@ -27,7 +27,8 @@ namespace {
 
 // nn.Linear layouts [out, in]; biases absent when enable_bias is false.
 struct OptLayer {
-  Weight attn_ln_w, attn_ln_b, q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, ffn_ln_w, ffn_ln_b, fc1_w, fc1_b, fc2_w, fc2_b;
+  Weight attn_ln_w, attn_ln_b, ffn_ln_w, ffn_ln_b, fc1_w, fc1_b, fc2_w, fc2_b;
+  AttentionWeights attn;
 };
 struct OptWeights : FamilyWeights {
   Weight embed, positions, project_in, project_out, final_ln_w, final_ln_b;
@@ -82,67 +83,35 @@ void optParse(const ConfigReader& r, ModelConfig& c) {
              (c.tie_embeddings ? ", head tied to the embeddings" : "");
 }
 
-std::vector<Expected> optBody(const ModelConfig& c) {
-  const int64_t d = c.d_model, ff = c.d_ff;
-  std::vector<Expected> e = {{"decoder.embed_tokens.weight", {c.vocab, optEmbedDim(c)}},
-                             {"decoder.embed_positions.weight", {c.positions + kOptPositionOffset, d}}};
-  if (optEmbedDim(c) != d) {
-    e.push_back({"decoder.project_in.weight", {d, optEmbedDim(c)}});  // nn.Linear [out, in], no bias
-    e.push_back({"decoder.project_out.weight", {optEmbedDim(c), d}});
-  }
-  for (int64_t l = 0; l < c.layers; ++l) {
-    auto add = [&](const std::string& rest, std::vector<int64_t> shape) {
-      e.push_back({layerName("decoder.layers.", l, rest), std::move(shape)});
-    };
-    auto linear = [&](const std::string& name, int64_t out, int64_t in) {
-      add(name + ".weight", {out, in});
-      if (c.linear_bias) add(name + ".bias", {out});
-    };
-    add("self_attn_layer_norm.weight", {d}), add("self_attn_layer_norm.bias", {d});
-    linear("self_attn.q_proj", d, d), linear("self_attn.k_proj", d, d), linear("self_attn.v_proj", d, d);
-    linear("self_attn.out_proj", d, d);
-    add("final_layer_norm.weight", {d}), add("final_layer_norm.bias", {d});
-    linear("fc1", ff, d), linear("fc2", d, ff);
-  }
-  if (c.final_norm) {
-    e.push_back({"decoder.final_layer_norm.weight", {d}});
-    e.push_back({"decoder.final_layer_norm.bias", {d}});
-  } else {
-    // transformers builds no final norm here (post-LN, or _remove_final_layer_norm);
-    // a checkpoint that still carries one has it ignored, as transformers does.
-    e.push_back({"decoder.final_layer_norm.weight", {d}, false});
-    e.push_back({"decoder.final_layer_norm.bias", {d}, false});
-  }
-  return e;
-}
-
-std::unique_ptr<FamilyWeights> optLoad(const WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
+std::unique_ptr<FamilyWeights> optLoad(WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
   const ModelConfig& c = m.info.config;
+  const int64_t d = c.d_model, ff = c.d_ff, e = optEmbedDim(c);
   auto w = std::make_unique<OptWeights>();
-  w->embed = s.lazy("decoder.embed_tokens.weight");
-  w->positions = s.lazy("decoder.embed_positions.weight");
-  if (c.embed_dim > 0) {
-    w->project_in = s.lazy("decoder.project_in.weight");
-    w->project_out = s.lazy("decoder.project_out.weight");
+  w->embed = s.lazy("decoder.embed_tokens.weight", {c.vocab, e});
+  w->positions = s.lazy("decoder.embed_positions.weight", {c.positions + kOptPositionOffset, d});
+  if (e != d) {
+    w->project_in = s.lazy("decoder.project_in.weight", {d, e});  // nn.Linear [out, in], no bias
+    w->project_out = s.lazy("decoder.project_out.weight", {e, d});
   }
   for (int64_t l = 0; l < c.layers; ++l) {
-    auto t = [&](const std::string& rest) { return s.take(layerName("decoder.layers.", l, rest)); };
-    auto lazy = [&](const std::string& rest) { return s.lazy(layerName("decoder.layers.", l, rest)); };
-    w->layers.push_back({t("self_attn_layer_norm.weight"), t("self_attn_layer_norm.bias"),
-                         lazy("self_attn.q_proj.weight"), t("self_attn.q_proj.bias"), lazy("self_attn.k_proj.weight"),
-                         t("self_attn.k_proj.bias"), lazy("self_attn.v_proj.weight"), t("self_attn.v_proj.bias"),
-                         lazy("self_attn.out_proj.weight"), t("self_attn.out_proj.bias"), t("final_layer_norm.weight"),
-                         t("final_layer_norm.bias"), lazy("fc1.weight"), t("fc1.bias"), lazy("fc2.weight"),
-                         t("fc2.bias")});
+    const std::string p = layerName("decoder.layers.", l, "");
+    OptLayer& y = w->layers.emplace_back();
+    y.attn_ln_w = s.take(p + "self_attn_layer_norm.weight", {d});
+    y.attn_ln_b = s.take(p + "self_attn_layer_norm.bias", {d});
+    y.attn = takeProjections(s, p + "self_attn.", "out_proj", c, c.linear_bias, c.linear_bias);
+    y.ffn_ln_w = s.take(p + "final_layer_norm.weight", {d}), y.ffn_ln_b = s.take(p + "final_layer_norm.bias", {d});
+    std::tie(y.fc1_w, y.fc1_b) = takeLinear(s, p + "fc1", ff, d, c.linear_bias);
+    std::tie(y.fc2_w, y.fc2_b) = takeLinear(s, p + "fc2", d, ff, c.linear_bias);
     progress(l);
   }
-  if (c.final_norm) {
-    w->final_ln_w = s.take("decoder.final_layer_norm.weight");
-    w->final_ln_b = s.take("decoder.final_layer_norm.bias");
-  }
+  // Without final_norm transformers builds no final norm (post-LN, or _remove_final_layer_norm):
+  // a checkpoint that still carries one has it ignored, as transformers does.
+  const Need final = c.final_norm ? Need::Required : Need::Optional;
+  w->final_ln_w = s.take("decoder.final_layer_norm.weight", {d}, final);
+  w->final_ln_b = s.take("decoder.final_layer_norm.bias", {d}, final);
   w->act = optActivation(c);
   // Tied (the default): the head is embed_tokens, a saved lm_head.weight equal to it and unused.
-  m.lm_head = c.tie_embeddings ? w->embed : s.lazyFull("lm_head.weight");
+  m.lm_head = lmHeadUnlessTied(s, c, w->embed, TiedHead::Ignored, e);
   m.predicts = true;
   return w;
 }
@@ -163,29 +132,23 @@ void optForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext&
   std::vector<int32_t> rows(static_cast<size_t>(L));
   for (int64_t i = 0; i < L; ++i) rows[static_cast<size_t>(i)] = static_cast<int32_t>(p0 + i + kOptPositionOffset);
   x += embedRows(W.positions, rows);
-  const KeyRange keys{p0, T, true, 0};  // query i is position p0 + i
-  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  // causal, query i is position p0 + i
+  const AttentionSpec att{.heads = c.heads, .kv_heads = c.heads, .keys = KeyRange{p0, T, true, 0},
+                          .scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
   Mat a, q, k, v, concat, proj, f, f2;
   for (int64_t l = 0; l < c.layers; ++l) {
-    const size_t li = static_cast<size_t>(l);
-    const OptLayer& w = W.layers[li];
+    const OptLayer& w = W.layers[static_cast<size_t>(l)];
     // a = LN(x; self_attn_layer_norm) (pre-LN) or x (post-LN)      [L, d]
     a = x;
     if (!c.post_ln) layerNorm(a, w.attn_ln_w, w.attn_ln_b, c.ln_eps);
     // q, k, v = a W_ᵀ + b_                                          [L, d] × 3
-    linearT(a, w.q_w, w.q_b, scratch, &run.flops, q);
-    linearT(a, w.k_w, w.k_b, scratch, &run.flops, k);
-    linearT(a, w.v_w, w.v_b, scratch, &run.flops, v);
+    linearT(a, w.attn.q_w, w.attn.q_b, scratch, &run.flops, q);
+    linearT(a, w.attn.k_w, w.attn.k_b, scratch, &run.flops, k);
+    linearT(a, w.attn.v_w, w.attn.v_b, scratch, &run.flops, v);
     // head_h = softmax(q_h k_hᵀ / √d_head + causal) v_h over the cached and new keys
-    const auto [K, V] = keysWithCache(cache, l, k, v);
-    attentionLayer(q, *K, *V, keys, c.heads, c.heads, scale, ctx, run, l, concat);
-    if (run.keep_projections) {
-      run.q[li] = std::move(q);
-      run.k[li] = std::move(k);
-      run.v[li] = std::move(v);
-    }
+    attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_outᵀ + b_out (then LN when post-LN)    [L, d]
-    linearT(concat, w.o_w, w.o_b, scratch, &run.flops, proj);
+    linearT(concat, w.attn.o_w, w.attn.o_b, scratch, &run.flops, proj);
     x += proj;
     if (c.post_ln) layerNorm(x, w.attn_ln_w, w.attn_ln_b, c.ln_eps);
     // x = x + act(a W_fc1ᵀ + b_fc1) W_fc2ᵀ + b_fc2, a = LN(x; final_layer_norm) or x   [L, d_ff] → [L, d]
@@ -224,11 +187,6 @@ Family makeOptFamily() {
   f.prefix = "model.";
   f.probe = "decoder.embed_tokens.weight";
   f.parse = optParse;
-  f.body = optBody;
-  // Tied: lm_head.weight may be saved (equal to embed_tokens) and is not read.
-  f.heads = [](const ModelConfig& c) {
-    return std::vector<Expected>{{"lm_head.weight", {c.vocab, optEmbedDim(c)}, !c.tie_embeddings}};
-  };
   f.load = optLoad;
   f.forward = optForward;
   f.logits = optLogits;

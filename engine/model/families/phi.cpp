@@ -18,7 +18,8 @@ namespace attn {
 namespace {
 
 struct PhiLayer {
-  Weight ln_w, ln_b, q_w, q_b, k_w, k_b, v_w, v_b, dense_w, dense_b, fc1_w, fc1_b, fc2_w, fc2_b;
+  Weight ln_w, ln_b, fc1_w, fc1_b, fc2_w, fc2_b;
+  AttentionWeights attn;  // o: self_attn.dense
 };
 struct PhiWeights : FamilyWeights {
   Weight embed, final_w, final_b, head_bias;
@@ -76,46 +77,27 @@ void phiParse(const ConfigReader& r, ModelConfig& c) {
              (c.tie_embeddings ? ", head tied to the embeddings" : "");
 }
 
-std::vector<Expected> phiBody(const ModelConfig& c) {
-  const int64_t d = c.d_model, ff = c.d_ff, qd = c.heads * c.head_dim, kvd = c.kv_heads * c.head_dim;
-  std::vector<Expected> e = {{"embed_tokens.weight", {c.vocab, d}}};
-  for (int64_t l = 0; l < c.layers; ++l) {
-    auto add = [&](const std::string& rest, std::vector<int64_t> shape) {
-      e.push_back({layerName("layers.", l, rest), std::move(shape)});
-    };
-    add("input_layernorm.weight", {d}), add("input_layernorm.bias", {d});
-    add("self_attn.q_proj.weight", {qd, d}), add("self_attn.q_proj.bias", {qd});  // nn.Linear [out, in]
-    add("self_attn.k_proj.weight", {kvd, d}), add("self_attn.k_proj.bias", {kvd});
-    add("self_attn.v_proj.weight", {kvd, d}), add("self_attn.v_proj.bias", {kvd});
-    add("self_attn.dense.weight", {d, qd}), add("self_attn.dense.bias", {d});
-    add("mlp.fc1.weight", {ff, d}), add("mlp.fc1.bias", {ff});
-    add("mlp.fc2.weight", {d, ff}), add("mlp.fc2.bias", {d});
-  }
-  e.push_back({"final_layernorm.weight", {d}});
-  e.push_back({"final_layernorm.bias", {d}});
-  return e;
-}
-
-std::unique_ptr<FamilyWeights> phiLoad(const WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
+std::unique_ptr<FamilyWeights> phiLoad(WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
   const ModelConfig& c = m.info.config;
+  const int64_t d = c.d_model, ff = c.d_ff;
   auto w = std::make_unique<PhiWeights>();
-  w->embed = s.lazy("embed_tokens.weight");
+  w->embed = s.lazy("embed_tokens.weight", {c.vocab, d});
   for (int64_t l = 0; l < c.layers; ++l) {
-    auto t = [&](const std::string& rest) { return s.take(layerName("layers.", l, rest)); };
-    auto lazy = [&](const std::string& rest) { return s.lazy(layerName("layers.", l, rest)); };
-    w->layers.push_back({t("input_layernorm.weight"), t("input_layernorm.bias"), lazy("self_attn.q_proj.weight"),
-                         t("self_attn.q_proj.bias"), lazy("self_attn.k_proj.weight"), t("self_attn.k_proj.bias"),
-                         lazy("self_attn.v_proj.weight"), t("self_attn.v_proj.bias"), lazy("self_attn.dense.weight"),
-                         t("self_attn.dense.bias"), lazy("mlp.fc1.weight"), t("mlp.fc1.bias"), lazy("mlp.fc2.weight"),
-                         t("mlp.fc2.bias")});
+    const std::string p = layerName("layers.", l, "");
+    PhiLayer& y = w->layers.emplace_back();
+    y.ln_w = s.take(p + "input_layernorm.weight", {d}), y.ln_b = s.take(p + "input_layernorm.bias", {d});
+    y.attn = takeProjections(s, p + "self_attn.", "dense", c, true, true);
+    std::tie(y.fc1_w, y.fc1_b) = takeLinear(s, p + "mlp.fc1", ff, d);
+    std::tie(y.fc2_w, y.fc2_b) = takeLinear(s, p + "mlp.fc2", d, ff);
     progress(l);
   }
-  w->final_w = s.take("final_layernorm.weight");
-  w->final_b = s.take("final_layernorm.bias");
-  w->head_bias = s.takeFull("lm_head.bias");
+  w->final_w = s.take("final_layernorm.weight", {d});
+  w->final_b = s.take("final_layernorm.bias", {d});
+  // The head always has its bias; its weight is embed_tokens when tied.
+  w->head_bias = s.takeFull("lm_head.bias", {c.vocab});
   w->rope_theta = c.rope.frequencies(c.head_dim);
   w->act = phiActivation(c.activation);
-  m.lm_head = c.tie_embeddings ? w->embed : s.lazyFull("lm_head.weight");
+  m.lm_head = lmHeadUnlessTied(s, c, w->embed);
   m.predicts = true;
   return w;
 }
@@ -124,40 +106,25 @@ void phiForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext&
   const ModelConfig& c = m.info.config;
   const PhiWeights& W = m.as<PhiWeights>();
   const int64_t L = static_cast<int64_t>(run.ids.size()), p0 = run.first_position, T = p0 + L;
-  const int64_t H = c.heads, Hkv = c.kv_heads, dh = c.head_dim;
-  Mat x = embedRows(W.embed, run.ids);             // [L, d]
-  const KeyRange keys{p0, T, true, 0};  // causal, query i at position p0 + i
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
-  run.q_unrotated.resize(static_cast<size_t>(c.layers));
-  run.k_unrotated.resize(static_cast<size_t>(c.layers));
+  Mat x = embedRows(W.embed, run.ids);  // [L, d]
+  // causal, query i at position p0 + i
+  const AttentionSpec att{.heads = c.heads, .kv_heads = c.kv_heads, .keys = KeyRange{p0, T, true, 0},
+                          .scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim)), .rope = &W.rope_theta};
   std::vector<float> scratch;
   Mat a, q, k, v, concat, attn, up, down;
   for (int64_t l = 0; l < c.layers; ++l) {
-    const size_t li = static_cast<size_t>(l);
-    const PhiLayer& w = W.layers[li];
+    const PhiLayer& w = W.layers[static_cast<size_t>(l)];
     // a = LN(x; input_layernorm): the input of both branches        [L, d]
     a = x;
     layerNorm(a, w.ln_w, w.ln_b, c.ln_eps);
-    linearT(a, w.q_w, w.q_b, scratch, &run.flops, q);  // [L, H·dh]
-    linearT(a, w.k_w, w.k_b, scratch, &run.flops, k);  // [L, Hkv·dh]
-    linearT(a, w.v_w, w.v_b, scratch, &run.flops, v);
-    if (run.keep_projections) {
-      run.q_unrotated[li] = q;
-      run.k_unrotated[li] = repeatKvHeads(k, H, Hkv, dh);
-    }
-    // RoPE on the first rotary dims of each head (partial), the rest pass
-    ropeHeads(q, H, dh, W.rope_theta, p0);
-    ropeHeads(k, Hkv, dh, W.rope_theta, p0);
-    if (run.keep_projections) {
-      run.k[li] = repeatKvHeads(k, H, Hkv, dh);
-      run.v[li] = repeatKvHeads(v, H, Hkv, dh);
-    }
+    linearT(a, w.attn.q_w, w.attn.q_b, scratch, &run.flops, q);  // [L, H·dh]
+    linearT(a, w.attn.k_w, w.attn.k_b, scratch, &run.flops, k);  // [L, Hkv·dh]
+    linearT(a, w.attn.v_w, w.attn.v_b, scratch, &run.flops, v);
+    // RoPE on the first rotary dims of each head (partial), the rest pass;
     // head_h = softmax(q_h k_gᵀ / √dh + causal) v_g
-    const auto [K, V] = keysWithCache(cache, l, k, v);
-    attentionLayer(q, *K, *V, keys, H, Hkv, scale, ctx, run, l, concat);
-    if (run.keep_projections) run.q[li] = std::move(q);
+    attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + (Concat(heads) W_denseᵀ + b) + (gelu_new(a W_fc1ᵀ + b1) W_fc2ᵀ + b2)     [L, d]
-    linearT(concat, w.dense_w, w.dense_b, scratch, &run.flops, attn);
+    linearT(concat, w.attn.o_w, w.attn.o_b, scratch, &run.flops, attn);
     linearT(a, w.fc1_w, w.fc1_b, scratch, &run.flops, up);
     activate(up, W.act);
     linearT(up, w.fc2_w, w.fc2_b, scratch, &run.flops, down);
@@ -187,13 +154,6 @@ Family makePhiFamily() {
   f.prefix = "model.";
   f.probe = "embed_tokens.weight";
   f.parse = phiParse;
-  f.body = phiBody;
-  // The head always has its bias; its weight is embed_tokens when tied.
-  f.heads = [](const ModelConfig& c) {
-    std::vector<Expected> e = {{"lm_head.bias", {c.vocab}}};
-    if (!c.tie_embeddings) e.push_back({"lm_head.weight", {c.vocab, c.d_model}});
-    return e;
-  };
   f.buffer = [](const std::string& name) {
     return name.rfind("layers.", 0) == 0 && name.ends_with(".self_attn.rotary_emb.inv_freq");
   };

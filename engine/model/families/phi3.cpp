@@ -62,36 +62,24 @@ void phi3Parse(const ConfigReader& r, ModelConfig& c) {
              (c.tie_embeddings ? ", head tied to the embeddings" : "");
 }
 
-std::vector<Expected> phi3Body(const ModelConfig& c) {
-  const int64_t d = c.d_model, ff = c.d_ff, qd = c.heads * c.head_dim, kvd = c.kv_heads * c.head_dim;
-  std::vector<Expected> e = {{"embed_tokens.weight", {c.vocab, d}}};
-  for (int64_t l = 0; l < c.layers; ++l) {
-    auto add = [&](const std::string& rest, std::vector<int64_t> shape) {
-      e.push_back({layerName("layers.", l, rest), std::move(shape)});
-    };
-    add("input_layernorm.weight", {d});
-    add("self_attn.qkv_proj.weight", {qd + 2 * kvd, d}), add("self_attn.o_proj.weight", {d, qd});  // [out, in]
-    add("post_attention_layernorm.weight", {d});
-    add("mlp.gate_up_proj.weight", {2 * ff, d}), add("mlp.down_proj.weight", {d, ff});
-  }
-  e.push_back({"norm.weight", {d}});
-  return e;
-}
-
-std::unique_ptr<FamilyWeights> phi3Load(const WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
+std::unique_ptr<FamilyWeights> phi3Load(WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
   const ModelConfig& c = m.info.config;
+  const int64_t d = c.d_model, ff = c.d_ff, qd = c.heads * c.head_dim, kvd = c.kv_heads * c.head_dim;
   auto w = std::make_unique<Phi3Weights>();
-  w->embed = s.lazy("embed_tokens.weight");
+  w->embed = s.lazy("embed_tokens.weight", {c.vocab, d});
   for (int64_t l = 0; l < c.layers; ++l) {
-    auto t = [&](const std::string& rest) { return s.take(layerName("layers.", l, rest)); };
-    auto lazy = [&](const std::string& rest) { return s.lazy(layerName("layers.", l, rest)); };
-    w->layers.push_back({t("input_layernorm.weight"), lazy("self_attn.qkv_proj.weight"), lazy("self_attn.o_proj.weight"),
-                         t("post_attention_layernorm.weight"), lazy("mlp.gate_up_proj.weight"),
-                         lazy("mlp.down_proj.weight")});
+    const std::string p = layerName("layers.", l, "");
+    Phi3Layer& y = w->layers.emplace_back();
+    y.in_norm = s.take(p + "input_layernorm.weight", {d});
+    y.qkv_w = s.lazy(p + "self_attn.qkv_proj.weight", {qd + 2 * kvd, d});  // [out, in]
+    y.o_w = s.lazy(p + "self_attn.o_proj.weight", {d, qd});
+    y.post_norm = s.take(p + "post_attention_layernorm.weight", {d});
+    y.gate_up_w = s.lazy(p + "mlp.gate_up_proj.weight", {2 * ff, d});
+    y.down_w = s.lazy(p + "mlp.down_proj.weight", {d, ff});
     progress(l);
   }
-  w->final_norm = s.take("norm.weight");
-  m.lm_head = c.tie_embeddings ? w->embed : s.lazyFull("lm_head.weight");
+  w->final_norm = s.take("norm.weight", {d});
+  m.lm_head = lmHeadUnlessTied(s, c, w->embed);  // tied: Phi-4-mini
   m.predicts = true;
   w->rope_theta = c.rope.frequencies(c.head_dim);
   return w;
@@ -102,37 +90,22 @@ void phi3Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
   const Phi3Weights& W = m.as<Phi3Weights>();
   const int64_t L = static_cast<int64_t>(run.ids.size()), p0 = run.first_position, T = p0 + L;
   const int64_t H = c.heads, Hkv = c.kv_heads, dh = c.head_dim, ff = c.d_ff;
-  const size_t layers = static_cast<size_t>(c.layers);
   Mat x = embedRows(W.embed, run.ids);
   // Causal, aligned to the bottom right; with a window W, key j kept while p0 + i − j < W.
-  const KeyRange keys{p0, T, true, c.sliding_window};
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
-  run.q_unrotated.resize(layers), run.k_unrotated.resize(layers);
+  const AttentionSpec att{.heads = H, .kv_heads = Hkv, .keys = KeyRange{p0, T, true, c.sliding_window},
+                          .scale = 1.0f / std::sqrt(static_cast<float>(dh)), .rope = &W.rope_theta};
   std::vector<float> scratch;  // the 16-bit matrix being used, as floats
   Mat a, qkv, q, k, v, concat, proj, gate_up, gate, down;
   for (int64_t l = 0; l < c.layers; ++l) {
-    const size_t li = static_cast<size_t>(l);
-    const Phi3Layer& w = W.layers[li];
+    const Phi3Layer& w = W.layers[static_cast<size_t>(l)];
     // a = RMSNorm(x) · w_in; [q | k | v] = a W_qkvᵀ                  [L, H·dh + 2·Hkv·dh]
     rmsNorm(x, w.in_norm, c.rms_eps, a);
     linearT(a, w.qkv_w, Weight{}, scratch, &run.flops, qkv);
     q = qkv.leftCols(H * dh);
     k = qkv.middleCols(H * dh, Hkv * dh);
     v = qkv.rightCols(Hkv * dh);
-    if (run.keep_projections) {
-      run.q_unrotated[li] = q;
-      run.k_unrotated[li] = repeatKvHeads(k, H, Hkv, dh);
-    }
-    // RoPE on the first rotary_dims of each head: positions p0 … p0 + L − 1
-    ropeHeads(q, H, dh, W.rope_theta, p0);
-    ropeHeads(k, Hkv, dh, W.rope_theta, p0);
-    if (run.keep_projections) {
-      run.k[li] = repeatKvHeads(k, H, Hkv, dh);
-      run.v[li] = repeatKvHeads(v, H, Hkv, dh);
-    }
-    const auto [K, V] = keysWithCache(cache, l, k, v);
-    attentionLayer(q, *K, *V, keys, H, Hkv, scale, ctx, run, l, concat);
-    if (run.keep_projections) run.q[li] = std::move(q);
+    // RoPE on the first rotary_dims of each head (positions p0 … p0 + L − 1), the rest unrotated
+    attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_oᵀ                          [L, d]
     linearT(concat, w.o_w, Weight{}, scratch, &run.flops, proj);
     x += proj;
@@ -160,9 +133,6 @@ Family makePhi3Family() {
   f.prefix = "model.";
   f.probe = "embed_tokens.weight";
   f.parse = phi3Parse;
-  f.body = phi3Body;
-  // Tied (Phi-4-mini): the head is embed_tokens, and a saved lm_head would go unused.
-  f.heads = lmHeadUnlessTied;
   f.load = phi3Load;
   f.forward = phi3Forward;
   return f;

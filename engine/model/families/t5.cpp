@@ -104,83 +104,45 @@ std::string t5Layer(const std::string& stack, int64_t block, int sub, const std:
   return layerName(stack + "block.", block, "layer." + std::to_string(sub) + "." + rest);
 }
 
-std::vector<Expected> t5Body(const ModelConfig& c) {
-  const int64_t d = c.d_model, inner = c.heads * c.head_dim, ff = c.d_ff;
-  const bool gated = c.activation.rfind("gated-", 0) == 0;
-  // One table, saved once under any of these names (tied).
-  std::vector<Expected> e = {{"shared.weight", {c.vocab, d}, false}, {"encoder.embed_tokens.weight", {c.vocab, d}, false}};
-  if (c.decoder_layers > 0) e.push_back({"decoder.embed_tokens.weight", {c.vocab, d}, false});
-  for (const std::string stack : {"encoder.", "decoder."}) {
-    const int64_t layers = stack == "encoder." ? c.layers : c.decoder_layers;
-    for (int64_t l = 0; l < layers; ++l) {
-      auto attention = [&](int sub, const std::string& name) {
-        for (const char* p : {"q", "k", "v"}) e.push_back({t5Layer(stack, l, sub, name + "." + p + ".weight"), {inner, d}});
-        e.push_back({t5Layer(stack, l, sub, name + ".o.weight"), {d, inner}});
-        e.push_back({t5Layer(stack, l, sub, "layer_norm.weight"), {d}});
-      };
-      attention(0, "SelfAttention");
-      if (l == 0) e.push_back({t5Layer(stack, 0, 0, "SelfAttention.relative_attention_bias.weight"), {c.relative_buckets, c.heads}});
-      if (stack == "decoder.") attention(1, "EncDecAttention");
-      const int ffn = stack == "decoder." ? 2 : 1;
-      if (gated) {
-        e.push_back({t5Layer(stack, l, ffn, "DenseReluDense.wi_0.weight"), {ff, d}});
-        e.push_back({t5Layer(stack, l, ffn, "DenseReluDense.wi_1.weight"), {ff, d}});
-      } else {
-        e.push_back({t5Layer(stack, l, ffn, "DenseReluDense.wi.weight"), {ff, d}});
-      }
-      e.push_back({t5Layer(stack, l, ffn, "DenseReluDense.wo.weight"), {d, ff}});
-      e.push_back({t5Layer(stack, l, ffn, "layer_norm.weight"), {d}});
-    }
-    if (layers > 0) e.push_back({stack + "final_layer_norm.weight", {d}});
-  }
-  return e;
-}
-
-std::vector<Expected> t5Heads(const ModelConfig& c) {
-  if (!t5Predicts(c)) return {};
-  return {{"lm_head.weight", {c.vocab, c.d_model}, !c.tie_embeddings}};  // tied: may be saved, not read
-}
-
-std::unique_ptr<FamilyWeights> t5Load(const WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
+std::unique_ptr<FamilyWeights> t5Load(WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
   const ModelConfig& c = m.info.config;
+  const int64_t d = c.d_model, inner = c.heads * c.head_dim, ff = c.d_ff;
   auto w = std::make_unique<T5Weights>();
-  auto embeddings = [&](const std::string& own) {
-    for (const std::string& name : {own, std::string("shared.weight"), std::string("encoder.embed_tokens.weight"),
-                                   std::string("decoder.embed_tokens.weight")})
-      if (s.has(name)) return s.lazy(name);
-    throw InputError(s.where + ": tensor 'shared.weight' (or encoder.embed_tokens.weight) is missing (" + c.arch_name +
-                     " needs the token embeddings, shape [" + std::to_string(c.vocab) + ", " +
-                     std::to_string(c.d_model) + "])");
-  };
+  const EncoderDecoderTables tables = takeEncoderDecoderTables(s, c);
   const bool gated = c.activation.rfind("gated-", 0) == 0;
   for (const std::string stack : {"encoder.", "decoder."}) {
     const int64_t layers = stack == "encoder." ? c.layers : c.decoder_layers;
     if (layers == 0) continue;
     T5Stack& b = stack == "encoder." ? w->encoder : w->decoder;
-    b.embed = embeddings(stack + "embed_tokens.weight");
-    b.relative_bias = s.take(t5Layer(stack, 0, 0, "SelfAttention.relative_attention_bias.weight"));
-    b.final_ln = s.take(stack + "final_layer_norm.weight");
+    b.embed = stack == "encoder." ? tables.encoder : tables.decoder;
+    b.relative_bias =
+        s.take(t5Layer(stack, 0, 0, "SelfAttention.relative_attention_bias.weight"), {c.relative_buckets, c.heads});
+    b.final_ln = s.take(stack + "final_layer_norm.weight", {d});
     for (int64_t l = 0; l < layers; ++l) {
       T5Layer layer;
+      // q, k, v [inner, d], o [d, inner]: nn.Linear [out, in], no biases
       auto attention = [&](int sub, const std::string& name) {
-        auto lazy = [&](const char* p) { return s.lazy(t5Layer(stack, l, sub, name + "." + p + ".weight")); };
-        return AttentionWeights{.q_w = lazy("q"), .k_w = lazy("k"), .v_w = lazy("v"), .o_w = lazy("o")};
+        auto lazy = [&](const char* p, WeightSource::Shape shape) {
+          return s.lazy(t5Layer(stack, l, sub, name + "." + p + ".weight"), std::move(shape));
+        };
+        return AttentionWeights{.q_w = lazy("q", {inner, d}), .k_w = lazy("k", {inner, d}),
+                                .v_w = lazy("v", {inner, d}), .o_w = lazy("o", {d, inner})};
       };
       layer.self = attention(0, "SelfAttention");
-      layer.self_ln = s.take(t5Layer(stack, l, 0, "layer_norm.weight"));
+      layer.self_ln = s.take(t5Layer(stack, l, 0, "layer_norm.weight"), {d});
       if (stack == "decoder.") {
         layer.cross = attention(1, "EncDecAttention");
-        layer.cross_ln = s.take(t5Layer(stack, l, 1, "layer_norm.weight"));
+        layer.cross_ln = s.take(t5Layer(stack, l, 1, "layer_norm.weight"), {d});
       }
       const int ffn = stack == "decoder." ? 2 : 1;
       if (gated) {
-        layer.wi_0 = s.lazy(t5Layer(stack, l, ffn, "DenseReluDense.wi_0.weight"));
-        layer.wi_1 = s.lazy(t5Layer(stack, l, ffn, "DenseReluDense.wi_1.weight"));
+        layer.wi_0 = s.lazy(t5Layer(stack, l, ffn, "DenseReluDense.wi_0.weight"), {ff, d});
+        layer.wi_1 = s.lazy(t5Layer(stack, l, ffn, "DenseReluDense.wi_1.weight"), {ff, d});
       } else {
-        layer.wi = s.lazy(t5Layer(stack, l, ffn, "DenseReluDense.wi.weight"));
+        layer.wi = s.lazy(t5Layer(stack, l, ffn, "DenseReluDense.wi.weight"), {ff, d});
       }
-      layer.wo = s.lazy(t5Layer(stack, l, ffn, "DenseReluDense.wo.weight"));
-      layer.ff_ln = s.take(t5Layer(stack, l, ffn, "layer_norm.weight"));
+      layer.wo = s.lazy(t5Layer(stack, l, ffn, "DenseReluDense.wo.weight"), {d, ff});
+      layer.ff_ln = s.take(t5Layer(stack, l, ffn, "layer_norm.weight"), {d});
       b.layers.push_back(std::move(layer));
       progress(stack == "encoder." ? l : c.layers + l);
     }
@@ -189,7 +151,8 @@ std::unique_ptr<FamilyWeights> t5Load(const WeightSource& s, Model& m, const std
   const nlohmann::json j = {{"dense_act_fn", gated ? c.activation.substr(6) : c.activation}};
   w->act = readActivation(ConfigReader{j, "config.json"}, "dense_act_fn", "relu");
   if (t5Predicts(c)) {
-    m.lm_head = c.tie_embeddings ? w->decoder.embed : s.lazyFull("lm_head.weight");
+    // Tied: lm_head.weight may be saved and is not read.
+    m.lm_head = lmHeadUnlessTied(s, c, w->decoder.embed, TiedHead::Ignored);
     m.predicts = true;
   }
   return w;
@@ -297,8 +260,6 @@ Family makeT5Family() {
   f.probe = "encoder.block.0.layer.0.SelfAttention.q.weight";
   f.causal = false;
   f.parse = t5Parse;
-  f.body = t5Body;
-  f.heads = t5Heads;
   f.load = t5Load;
   f.seq2seq = t5Seq2Seq;
   f.logits = t5Logits;

@@ -93,72 +93,41 @@ void vitParse(const ConfigReader& r, ModelConfig& c) {
              (vitClassifies(c) ? ", classifier of " + std::to_string(c.labels.size()) + " labels" : "");
 }
 
-std::vector<Expected> vitBody(const ModelConfig& c) {
-  const int64_t d = c.d_model, ff = c.d_ff, p = c.patch_size;
-  std::vector<Expected> e = {{"embeddings.cls_token", {1, 1, d}},
-                             {"embeddings.position_embeddings", {1, 1 + vitPatches(c), d}},
-                             {"embeddings.patch_embeddings.projection.weight", {d, c.channels, p, p}},
-                             {"embeddings.patch_embeddings.projection.bias", {d}},
-                             {"layernorm.weight", {d}},
-                             {"layernorm.bias", {d}},
-                             // ViTModel's pooler: saved, not used by what AttnLab computes
-                             {"pooler.dense.weight", {d, d}, false},
-                             {"pooler.dense.bias", {d}, false}};
-  for (int64_t l = 0; l < c.layers; ++l) {
-    auto add = [&](const std::string& rest, std::vector<int64_t> shape) {
-      e.push_back({layerName("encoder.layer.", l, rest), std::move(shape)});
-    };
-    for (const char* x : {"query", "key", "value"}) {
-      add(std::string("attention.attention.") + x + ".weight", {d, d});
-      if (c.qkv_bias) add(std::string("attention.attention.") + x + ".bias", {d});
-    }
-    add("attention.output.dense.weight", {d, d}), add("attention.output.dense.bias", {d});
-    add("intermediate.dense.weight", {ff, d}), add("intermediate.dense.bias", {ff});
-    add("output.dense.weight", {d, ff}), add("output.dense.bias", {d});
-    add("layernorm_before.weight", {d}), add("layernorm_before.bias", {d});
-    add("layernorm_after.weight", {d}), add("layernorm_after.bias", {d});
-  }
-  return e;
-}
-
-std::vector<Expected> vitHeads(const ModelConfig& c) {
-  if (!vitClassifies(c)) return {};
-  const int64_t n = static_cast<int64_t>(c.labels.size());
-  return {{"classifier.weight", {n, c.d_model}}, {"classifier.bias", {n}}};
-}
-
-std::unique_ptr<FamilyWeights> vitLoad(const WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
+std::unique_ptr<FamilyWeights> vitLoad(WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
   const ModelConfig& c = m.info.config;
+  const int64_t d = c.d_model, ff = c.d_ff, p = c.patch_size;
   auto w = std::make_unique<VitWeights>();
   // Tensors of more than two dimensions, read as the matrices the pass multiplies.
-  w->cls = s.take("embeddings.cls_token");
-  w->cls.rows = 1, w->cls.cols = c.d_model;
-  w->positions = s.take("embeddings.position_embeddings");
-  w->positions.rows = 1 + vitPatches(c), w->positions.cols = c.d_model;
-  w->patch_w = s.take("embeddings.patch_embeddings.projection.weight");
-  w->patch_w.rows = c.d_model, w->patch_w.cols = c.channels * c.patch_size * c.patch_size;  // [d, C·p·p]
-  w->patch_b = s.take("embeddings.patch_embeddings.projection.bias");
-  w->final_ln_w = s.take("layernorm.weight");
-  w->final_ln_b = s.take("layernorm.bias");
+  w->cls = s.take("embeddings.cls_token", {1, 1, d});
+  w->cls.rows = 1, w->cls.cols = d;
+  w->positions = s.take("embeddings.position_embeddings", {1, 1 + vitPatches(c), d});
+  w->positions.rows = 1 + vitPatches(c), w->positions.cols = d;
+  w->patch_w = s.take("embeddings.patch_embeddings.projection.weight", {d, c.channels, p, p});
+  w->patch_w.rows = d, w->patch_w.cols = c.channels * p * p;  // [d, C·p·p]
+  w->patch_b = s.take("embeddings.patch_embeddings.projection.bias", {d});
+  w->final_ln_w = s.take("layernorm.weight", {d});
+  w->final_ln_b = s.take("layernorm.bias", {d});
+  // ViTModel's pooler: saved, not used by what AttnLab computes
+  s.allow("pooler.dense.weight", {d, d});
+  s.allow("pooler.dense.bias", {d});
   for (int64_t l = 0; l < c.layers; ++l) {
-    auto t = [&](const std::string& rest) { return s.take(layerName("encoder.layer.", l, rest)); };
-    auto lazy = [&](const std::string& rest) { return s.lazy(layerName("encoder.layer.", l, rest)); };
-    VitLayer layer;
-    layer.attn = {lazy("attention.attention.query.weight"), t("attention.attention.query.bias"),
-                  lazy("attention.attention.key.weight"),   t("attention.attention.key.bias"),
-                  lazy("attention.attention.value.weight"), t("attention.attention.value.bias"),
-                  lazy("attention.output.dense.weight"),    t("attention.output.dense.bias")};
-    layer.ln1_w = t("layernorm_before.weight"), layer.ln1_b = t("layernorm_before.bias");
-    layer.ln2_w = t("layernorm_after.weight"), layer.ln2_b = t("layernorm_after.bias");
-    layer.fc1_w = lazy("intermediate.dense.weight"), layer.fc1_b = t("intermediate.dense.bias");
-    layer.fc2_w = lazy("output.dense.weight"), layer.fc2_b = t("output.dense.bias");
-    w->layers.push_back(std::move(layer));
+    const std::string e = layerName("encoder.layer.", l, "");
+    VitLayer& y = w->layers.emplace_back();
+    std::tie(y.attn.q_w, y.attn.q_b) = takeLinear(s, e + "attention.attention.query", d, d, c.qkv_bias);
+    std::tie(y.attn.k_w, y.attn.k_b) = takeLinear(s, e + "attention.attention.key", d, d, c.qkv_bias);
+    std::tie(y.attn.v_w, y.attn.v_b) = takeLinear(s, e + "attention.attention.value", d, d, c.qkv_bias);
+    std::tie(y.attn.o_w, y.attn.o_b) = takeLinear(s, e + "attention.output.dense", d, d);
+    std::tie(y.fc1_w, y.fc1_b) = takeLinear(s, e + "intermediate.dense", ff, d);
+    std::tie(y.fc2_w, y.fc2_b) = takeLinear(s, e + "output.dense", d, ff);
+    y.ln1_w = s.take(e + "layernorm_before.weight", {d}), y.ln1_b = s.take(e + "layernorm_before.bias", {d});
+    y.ln2_w = s.take(e + "layernorm_after.weight", {d}), y.ln2_b = s.take(e + "layernorm_after.bias", {d});
     progress(l);
   }
   w->act = vitActivation(c);
   if (vitClassifies(c)) {
-    m.lm_head = s.takeFull("classifier.weight");
-    w->classifier_b = s.takeFull("classifier.bias");
+    const int64_t n = static_cast<int64_t>(c.labels.size());
+    m.lm_head = s.takeFull("classifier.weight", {n, d});
+    w->classifier_b = s.takeFull("classifier.bias", {n});
     m.predicts = true;
   }
   return w;
@@ -229,8 +198,6 @@ Family makeVitFamily() {
   f.causal = false;
   f.tokenizer = TokenizerFiles::None;
   f.parse = vitParse;
-  f.body = vitBody;
-  f.heads = vitHeads;
   f.load = vitLoad;
   f.vision = vitForward;
   f.logits = vitLogits;
