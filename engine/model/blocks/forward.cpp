@@ -93,8 +93,11 @@ void rmsNormHeads(Mat& x, int64_t heads, const Weight& w, double eps, float offs
 }
 
 Activation readActivation(const ConfigReader& r, const std::string& key, const std::string& def) {
-  const std::string name =
-      r.oneOf(key, def, {"silu", "swish", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu", "relu"});
+  return activationNamed(
+      r.oneOf(key, def, {"silu", "swish", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu", "relu"}));
+}
+
+Activation activationNamed(const std::string& name) {
   if (name == "silu" || name == "swish") return Activation::Silu;
   if (name == "gelu") return Activation::GeluErf;
   if (name == "relu") return Activation::Relu;

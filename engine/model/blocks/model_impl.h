@@ -118,6 +118,9 @@ void rmsNormHeads(Mat& x, int64_t heads, const Weight& w, double eps, float offs
 enum class Activation { Silu, GeluTanh, GeluErf, Relu };
 // "silu", "gelu_new" / "gelu_pytorch_tanh" / "gelu_fast", "gelu", "relu"; any other is refused naming the field.
 Activation readActivation(const ConfigReader& r, const std::string& key, const std::string& def);
+// The activation a name that readActivation admitted stands for (a family
+// keeps the name in ModelConfig::activation and takes this when it loads).
+Activation activationNamed(const std::string& name);
 void activate(Mat& x, Activation a);
 
 // The gated MLP: out = (act(a W_gateᵀ) ⊙ a W_upᵀ) W_downᵀ (SwiGLU with SiLU,

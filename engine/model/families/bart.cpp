@@ -42,11 +42,6 @@ constexpr int64_t kBartPositionOffset = 2;
 
 bool bartPredicts(const ModelConfig& c) { return c.arch_name != "BartModel"; }
 
-Activation bartActivation(const ModelConfig& c) {
-  const nlohmann::json j = {{"activation_function", c.activation}};
-  return readActivation(ConfigReader{j, "config.json"}, "activation_function", "gelu");
-}
-
 void bartParse(const ConfigReader& r, ModelConfig& c) {
   c.causal = false;  // the encoder; the decoder's self-attention is causal
   c.d_model = r.positive("d_model", kMaxWidth);
@@ -116,7 +111,7 @@ std::unique_ptr<FamilyWeights> bartLoad(WeightSource& s, Model& m, const std::fu
       progress(stack == "encoder." ? l : c.layers + l);
     }
   }
-  w->act = bartActivation(c);
+  w->act = activationNamed(c.activation);
   if (bartPredicts(c)) {
     // Tied: lm_head.weight may be saved (equal to shared) and is not read.
     m.lm_head = lmHeadUnlessTied(s, c, w->decoder.embed, TiedHead::Ignored);

@@ -31,11 +31,6 @@ struct BigcodeWeights : FamilyWeights {
   Activation act = Activation::GeluTanh;
 };
 
-Activation bigcodeActivation(const std::string& name) {
-  const nlohmann::json j = {{"activation_function", name}};
-  return readActivation(ConfigReader{j, "config.json"}, "activation_function", name);
-}
-
 void bigcodeParse(const ConfigReader& r, ModelConfig& c) {
   c.layers = r.positive("n_layer", kMaxLayers);
   c.heads = r.positive("n_head", kMaxWidth);
@@ -91,7 +86,7 @@ std::unique_ptr<FamilyWeights> bigcodeLoad(WeightSource& s, Model& m,
   }
   w->ln_f_w = s.take("ln_f.weight", {d});
   w->ln_f_b = s.take("ln_f.bias", {d});
-  w->act = bigcodeActivation(c.activation);
+  w->act = activationNamed(c.activation);
   // Tied: wte (a saved lm_head.weight is the same matrix and is used); untied: lm_head.weight, which must be saved.
   const Weight head = s.lazyFull("lm_head.weight", {c.vocab, d}, c.tie_embeddings ? Need::Optional : Need::Required);
   m.lm_head = head.present() ? head : w->wte;

@@ -33,12 +33,6 @@ struct NeoxWeights : FamilyWeights {
   Activation act = Activation::GeluErf;
 };
 
-// The activation config.json named (already checked by parse).
-Activation neoxActivation(const std::string& name) {
-  const nlohmann::json j = {{"hidden_act", name}};
-  return readActivation(ConfigReader{j, "config.json"}, "hidden_act", name);
-}
-
 void neoxParse(const ConfigReader& r, ModelConfig& c) {
   c.layers = r.positive("num_hidden_layers", kMaxLayers);
   c.heads = r.positive("num_attention_heads", kMaxWidth);
@@ -118,7 +112,7 @@ std::unique_ptr<FamilyWeights> neoxLoad(WeightSource& s, Model& m, const std::fu
   w->final_w = s.take("final_layer_norm.weight", {d});
   w->final_b = s.take("final_layer_norm.bias", {d});
   w->rope_theta = c.rope.frequencies(c.head_dim);
-  w->act = neoxActivation(c.activation);
+  w->act = activationNamed(c.activation);
   // Untied: the head is embed_out (saved without the prefix); tied, a saved embed_out would go unused.
   m.lm_head = c.tie_embeddings ? w->embed : s.lazyFull("embed_out.weight", {c.vocab, d});
   m.predicts = true;

@@ -40,12 +40,6 @@ struct ModernBertWeights : FamilyWeights {
   Weight head_dense, head_norm, decoder, decoder_bias;  // the masked-LM head, when saved
 };
 
-// The activation a config.json name stands for (the names readActivation admits).
-Activation modernbertActivation(const std::string& name) {
-  const nlohmann::json j = {{"act", name}};
-  return readActivation(ConfigReader{j, "config.json"}, "act", "gelu");
-}
-
 // A bias or bias-like flag that is not implemented: only `expected` is admitted.
 void modernbertRefuseFlag(const ConfigReader& r, const std::string& key, bool def, bool expected) {
   if (r.flag(key, def) != expected)
@@ -164,7 +158,7 @@ std::unique_ptr<FamilyWeights> modernbertLoad(WeightSource& s, Model& m,
   const ModelConfig& c = m.info.config;
   const int64_t d = c.d_model, ff = c.d_ff, V = c.vocab;
   auto w = std::make_unique<ModernBertWeights>();
-  w->act = modernbertActivation(c.activation);
+  w->act = activationNamed(c.activation);
   w->embed = s.lazy("embeddings.tok_embeddings.weight", {V, d});
   w->emb_norm = s.take("embeddings.norm.weight", {d});
   const std::vector<double> global = c.rope.frequencies(c.head_dim), local = c.rope_local.frequencies(c.head_dim);

@@ -28,11 +28,6 @@ struct PhiWeights : FamilyWeights {
   Activation act = Activation::GeluTanh;
 };
 
-Activation phiActivation(const std::string& name) {
-  const nlohmann::json j = {{"hidden_act", name}};
-  return readActivation(ConfigReader{j, "config.json"}, "hidden_act", name);
-}
-
 void phiParse(const ConfigReader& r, ModelConfig& c) {
   c.layers = r.positive("num_hidden_layers", kMaxLayers);
   c.heads = r.positive("num_attention_heads", kMaxWidth);
@@ -96,7 +91,7 @@ std::unique_ptr<FamilyWeights> phiLoad(WeightSource& s, Model& m, const std::fun
   // The head always has its bias; its weight is embed_tokens when tied.
   w->head_bias = s.takeFull("lm_head.bias", {c.vocab});
   w->rope_theta = c.rope.frequencies(c.head_dim);
-  w->act = phiActivation(c.activation);
+  w->act = activationNamed(c.activation);
   m.lm_head = lmHeadUnlessTied(s, c, w->embed);
   m.predicts = true;
   return w;
