@@ -5,7 +5,7 @@
 // picture); an encoder–decoder given no target reads its own translation;
 // an empty text or target is refused in one line by every command; every
 // command whose error names --truncate has it. (The window on the T5:
-// tests/gui_readme.cpp, with the GUI tests.)
+// tests/gui/readme_test.cpp, with the GUI tests.)
 #include "engine/npy.h"
 #include "tests/test_support.h"
 

@@ -1,6 +1,6 @@
 // A model too large for a thumbnail per head (32 layers × 64 heads) draws
 // one readable cell per head of a summary instead, its labels and colour bar
-// held to the rules of tests/mark_rules.h (which tests/cli_figure_text.cpp
+// held to the rules of tests/mark_rules.h (which tests/cli/figure_text_test.cpp
 // holds every other figure to).
 #include "tests/mark_rules.h"
 #include "tests/model_fixture.h"

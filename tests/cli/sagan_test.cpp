@@ -81,7 +81,7 @@ TEST(CliSagan, PngDecidesTheImageAndRendersAsImageView) {
   EXPECT_GT(maps, 0) << "no map titled 'query k (row, column): max weight w' in " << text;
 }
 
-// Named apart from cli_memory.cpp's expectUsageError: a unity batch may hold both files.
+// Named apart from cli/memory_test.cpp's expectUsageError: a unity batch may hold both files.
 void expectRefusedNamingAll(const std::vector<std::string>& args, const std::vector<std::string>& needles, const TempDir& t) {
   const RunResult r = runAttnlab(args);
   EXPECT_EQ(r.status, 2) << r.err;

@@ -52,7 +52,7 @@ TEST(BadInput, DenseMemoryGuard) {
     if (v.name == "transformer-xl") continue;  // [H, segment, memory + segment]: independent of the input length
     if (v.name == "act") continue;  // [T, M] halting weights: no L×L array
     if (v.name == "ntm") continue;  // [1, 1, N]: one weighting over the memory rows
-    if (v.name == "ntm-copy") continue;  // [2, 2L + 1, N] for L up to the model's max_length (engine_ntm_copy.cpp)
+    if (v.name == "ntm-copy") continue;  // [2, 2L + 1, N] for L up to the model's max_length (engine/ntm_copy_test.cpp)
     if (v.name == "pointer-sort") continue;  // [1, n, n] for the n ≤ 12 numbers its model sorts (a longer L is refused)
     if (v.family == "sparse" || v.family == "local" || v.family == "adaptive span" || v.family == "reformer") {
       const Result r = ref::run(v.name, in);

@@ -108,7 +108,7 @@ TEST(Invariants, IndependentOfThreadCount) {
   const ref::TempPath pe("pe.npy");
   writeNpy(pe.path, Array::fromMat(randomNormal(96, 64, 1, "pe")));
   for (const VariantInfo& v : variants()) {
-    if (v.name == "ntm-copy") continue;  // L = 96 is past its trained length: engine_ntm_copy.cpp checks it
+    if (v.name == "ntm-copy") continue;  // L = 96 is past its trained length: engine/ntm_copy_test.cpp checks it
     std::map<std::string, std::string> set;
     if (v.name == "learned-pe") set["pe"] = pe.path.string();
     if (v.name == "hard") set["score"] = "additive";

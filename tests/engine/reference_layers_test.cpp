@@ -265,7 +265,7 @@ TEST(ReferenceLayers, ReversibleMatchesPlainLoopStack) {
 
 // Float32 MHA then six d-term GEMMs through σ and tanh: at most 3e-6 seen (the
 // scores, relative) over 15 seeds; 2e-5 as the core MHA tests (kScoreRel in
-// engine_core.cpp), while a wrong wire or a dropped bias is O(0.1).
+// engine/variants/core_test.cpp), while a wrong wire or a dropped bias is O(0.1).
 constexpr double kGateRel = 2e-5;
 
 void expectGtrxlMatches(const Inputs& in, double b_g, bool causal) {

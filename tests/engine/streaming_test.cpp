@@ -76,7 +76,7 @@ TEST(Streaming, MultiHeadAndCrossAttentionMatchTheKeptWeightsPath) {
       const int64_t lk = name == "multi-head" ? 600 : 1100;
       expectNoLxL(streamed, 4, 600, lk);
       ASSERT_EQ(kept.weights.size(), 4u);
-      // The kept path matches the reference (engine_core.cpp); both round differently.
+      // The kept path matches the reference (engine/variants/core_test.cpp); both round differently.
       const DMat want = ref::fromMat(kept.output);
       ref::expectClose(streamed.output, want, ref::scaledTol(want, kOutputRel), name + (causal ? " causal" : ""));
       EXPECT_EQ(streamed.flops, kept.flops);

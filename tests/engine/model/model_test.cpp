@@ -959,7 +959,7 @@ TEST(ModelErrors, EmptyAndTooLongText) {
   test::writeTinyModel(dir.path);
   const auto m = loadModel(filesOnDisk(dir.path.string()));
   EXPECT_THROW(runModel(*m, ""), InputError);
-  // whitespace is text (byte-level BPE gives it tokens); tests/engine_tokenizer_split.cpp
+  // whitespace is text (byte-level BPE gives it tokens); tests/engine/model/tokenizers/tokenizer_split_test.cpp
   EXPECT_EQ(runModel(*m, "  \n ").ids.size(), 4u);
   const std::string text = "abcdefghijklmnopqrstuvwxyz";  // one token per letter: 26 > 16 positions
   try {

@@ -288,7 +288,7 @@ TEST(Act, RnnMatchesAPlainLoopReference) {
 
 // [SECTION] Universal Transformer
 
-// Every step against a double-precision plain loop: tests/engine_reference_layers.cpp.
+// Every step against a double-precision plain loop: tests/engine/reference_layers_test.cpp.
 
 TEST(UniversalTransformer, HaltedPositionsStayUnchangedAfterwards) {
   const Inputs in = makeSynthetic({.seed = 1, .length = 12, .dim = 16, .heads = 2});

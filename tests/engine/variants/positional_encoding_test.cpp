@@ -233,7 +233,7 @@ DMat rotateHalfRef(const DMat& x, int64_t first, int64_t n, double base, int64_t
 
 namespace rope_refs {
 
-// Tolerances, float32 engine vs double reference (as in tests/engine_core.cpp):
+// Tolerances, float32 engine vs double reference (as in tests/engine/variants/core_test.cpp):
 // projections, rotated q and k, scores and outputs are sums of ≤ 32 products of
 // O(1) values, rounded to ~d·2⁻²⁴ relative; 2e-5 of max(1, max |want|) is a
 // 10× margin and still far below any wrong term or wrong sign (those are O(1)).

@@ -23,7 +23,7 @@
 namespace fs = std::filesystem;
 
 // A namespace of its own: unity builds put this file in one batch with
-// engine_model.cpp and others whose anonymous namespaces hold the same helper names.
+// engine/model/model_test.cpp and others whose anonymous namespaces hold the same helper names.
 namespace attn::llamalike_test {
 namespace {
 

@@ -108,7 +108,7 @@ TEST_F(LlamaReference, Llama3MatchesLlama3TokenizerJs) {
 
 // Byte-level: the 256 byte symbols with ids = byte values (GPT-2's
 // bytes_to_unicode, checked on the real GPT-2 vocabulary in
-// engine_tokenizer.cpp), then "ab" (256, from the merge a b), "abc" (257, from
+// engine/model/tokenizers/tokenizer_test.cpp), then "ab" (256, from the merge a b), "abc" (257, from
 // no merge), "34" (258, from 3 4), "Ġa" (259, from Ġ a).
 json byteLevelFile(bool ignore_merges) {
   json vocab = json::object();
