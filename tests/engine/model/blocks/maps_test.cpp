@@ -10,6 +10,7 @@
 #include "tests/engine_reference.h"
 #include "tests/model_fixture.h"
 #include "tests/model_reference.h"
+#include "tests/test_support.h"
 
 #include <gtest/gtest.h>
 
