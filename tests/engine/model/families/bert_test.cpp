@@ -9,10 +9,6 @@
 
 #include <gtest/gtest.h>
 
-namespace fs = std::filesystem;
-
-// A namespace of its own: unity builds put this file in one batch with others
-// whose anonymous namespaces hold the same helper names.
 namespace attn::bert_test {
 namespace {
 

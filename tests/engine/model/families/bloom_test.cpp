@@ -2,12 +2,11 @@
 // written from transformers' models/bloom/modeling_bloom.py: tiny checkpoints
 // in BloomForCausalLM's exact tensor names and shapes (the fused
 // query_key_value interleaved per head), ALiBi's slopes for a head count that
-// is not a power of two, both config generations, the KV cache against a
-// full forward, and the refused fields.
-#include "engine/model/kinds/generate.h"
+// is not a power of two, both config generations and the refused fields. The
+// checks every family needs are in conformance_test.cpp.
 #include "engine/model/model.h"
 
-#include "tests/engine_reference.h"
+#include "tests/engine/model/families/conformance.h"
 #include "tests/model_fixture.h"
 #include "tests/model_reference.h"
 #include "tests/test_support.h"
@@ -209,61 +208,22 @@ TEST(BloomFamily, UntiedHead) {
   expectBloomMatches({.heads = 3, .d = 12, .tied = false, .seed = 3}, "a cat a hat");
 }
 
-TEST(BloomFamily, KvCacheGenerationMatchesFullForward) {
-  test::TempDir dir;
-  writeBloom(dir.path, {.seed = 4});
-  const auto model = loadModel(filesOnDisk(dir.path.string()));
-  const Generation g = generate(*model, "the cat", {.max_new = 6});
-  ASSERT_EQ(g.tokens.size(), 6u);
-  const size_t P = g.prompt.ids.size();
-  for (size_t s = 0; s < g.tokens.size(); ++s) {
-    EXPECT_EQ(g.tokens[s].step.first_position, static_cast<int64_t>(P + s));
-    EXPECT_EQ(g.tokens[s].step.alibi_slopes.size(), 6u);
-  }
-  const ModelRun grown = generationRun(g, g.tokens.size());
-  const ModelRun full = runModelIds(*model, grown.ids, {.top_k = 1});
-  for (size_t l = 0; l < full.attention.size(); ++l) {
-    for (size_t h = 0; h < full.attention[l].size(); ++h)
-      EXPECT_LT(ref::maxAbsDiff(full.attention[l][h], grown.attention[l][h]), 1e-5) << l << "/" << h;
-    EXPECT_LT(ref::maxAbsDiff(full.q[l], grown.q[l]), 1e-4);
-    EXPECT_LT(ref::maxAbsDiff(full.k[l], grown.k[l]), 1e-4);
-    EXPECT_LT(ref::maxAbsDiff(full.v[l], grown.v[l]), 1e-4);
-  }
-  EXPECT_LT(ref::maxAbsDiff(full.hidden, grown.hidden), 1e-4);
-  for (size_t s = 0; s < g.tokens.size(); ++s) {
-    EXPECT_EQ(g.tokens[s].id, full.top_k[P - 1 + s][0].id) << "step " << s;
-    EXPECT_NEAR(g.tokens[s].probability, full.top_k[P - 1 + s][0].probability, 1e-4);
-  }
-}
-
-void bloomExpectRefused(const TinyModel& tm, const std::string& field, const std::string& bad, const std::string& good,
-                        const std::vector<std::string>& parts) {
-  test::setConfigField(tm, field, bad);
-  const std::string msg = test::loadError(tm.dir);
-  for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-  test::setConfigField(tm, field, good);
-  ASSERT_NO_THROW(loadModel(filesOnDisk(tm.dir.string())));
-}
-
 TEST(BloomFamily, RefusesWhatItDoesNotImplement) {
   test::TempDir dir;
   const TinyModel tm = writeBloom(dir.path, {});
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
-  bloomExpectRefused(tm, "apply_residual_connection_post_layernorm", "true", "false",
-                     {"config.json", "field 'apply_residual_connection_post_layernorm' is true", "BLOOM"});
   // Compute fields of other families are refused, never ignored.
-  bloomExpectRefused(tm, "rope_theta", "10000.0", "null", {"config.json", "field 'rope_theta' is 10000.0", "BLOOM"});
-  bloomExpectRefused(tm, "hidden_act", R"("relu")", "null", {"config.json", "field 'hidden_act' is \"relu\"", "BLOOM"});
-  bloomExpectRefused(tm, "n_head", "5", "6", {"config.json", "heads (5) must divide hidden_size (24)"});
-  bloomExpectRefused(tm, "tie_word_embeddings", "false", "true", {"lm_head.weight", "is missing"});
-}
-
-
-TEST(BloomFamily, OpensThroughTheCli) {
-  test::TempDir dir;
-  writeBloom(dir.path, {.seed = 4});
-  test::expectOpensThroughTheCli(dir.path, "the cat sat", "BLOOM");
+  test::expectFieldRefused(tm, "rope_theta", "10000.0", {"config.json", "field 'rope_theta' is 10000.0", "BLOOM"});
+  test::expectFieldRefused(tm, "hidden_act", R"("relu")", {"config.json", "field 'hidden_act' is \"relu\"", "BLOOM"});
+  test::expectFieldRefused(tm, "n_head", "5", {"config.json", "heads (5) must divide hidden_size (24)"});
+  test::expectFieldRefused(tm, "tie_word_embeddings", "false", {"lm_head.weight", "is missing"});
+  ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
 }
 
 }  // namespace
+
+TinyModel test::writeBloomFixture(const fs::path& dir, const test::FamilyFixture& f) {
+  return writeBloom(dir, {.dtype = f.dtype, .seed = f.seed});
+}
+
 }  // namespace attn

@@ -13,8 +13,6 @@
 
 namespace fs = std::filesystem;
 
-// A namespace of its own: unity builds put this file in one batch with others
-// whose anonymous namespaces hold the same helper names.
 namespace attn::gpt2_test {
 namespace {
 

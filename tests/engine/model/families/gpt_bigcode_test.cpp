@@ -4,11 +4,11 @@
 // c_attn split as [q (d) | k (d_head) | v (d_head)] with multi_query (one
 // key/value head) or viewed [L, heads, 3·d_head] without, scale_attn_weights,
 // the head tied to wte or its own lm_head; both config generations,
-// KV-cache generation and the refusals.
-#include "engine/model/kinds/generate.h"
+// multi-head KV-cache generation and the refusals. The checks every family
+// needs are in conformance_test.cpp.
 #include "engine/model/model.h"
 
-#include "tests/engine_reference.h"
+#include "tests/engine/model/families/conformance.h"
 #include "tests/model_fixture.h"
 #include "tests/model_reference.h"
 #include "tests/test_support.h"
@@ -176,65 +176,36 @@ TEST(GptBigcodeFamily, TiedWithSavedHeadBf16MatchesLoopReference) {
   expectBigcodeMatches({.save_head = true, .seed = 3, .dtype = DType::BF16});
 }
 
+// The multi-query default is in conformance_test.cpp; multi-head here.
 TEST(GptBigcodeFamily, KvCacheGenerationMatchesFullForward) {
-  for (const bool mqa : {true, false}) {
-    test::TempDir dir;
-    bigcodeCheckpoint(dir.path, {.multi_query = mqa, .seed = 4});
-    const auto model = loadModel(filesOnDisk(dir.path.string()));
-    const Generation g = generate(*model, "def f", {.max_new = 5});
-    ASSERT_EQ(g.tokens.size(), 5u);
-    const size_t P = g.prompt.ids.size();
-    const ModelRun grown = generationRun(g, g.tokens.size());
-    const ModelRun full = runModelIds(*model, grown.ids, {.top_k = 1});
-    for (size_t l = 0; l < full.attention.size(); ++l) {
-      for (size_t h = 0; h < full.attention[l].size(); ++h)
-        EXPECT_LT(ref::maxAbsDiff(full.attention[l][h], grown.attention[l][h]), 1e-5) << l << "/" << h;
-      EXPECT_LT(ref::maxAbsDiff(full.k[l], grown.k[l]), 1e-4);
-      EXPECT_LT(ref::maxAbsDiff(full.v[l], grown.v[l]), 1e-4);
-    }
-    EXPECT_LT(ref::maxAbsDiff(full.hidden, grown.hidden), 1e-4);
-    for (size_t s = 0; s < g.tokens.size(); ++s) {
-      EXPECT_EQ(g.tokens[s].id, full.top_k[P - 1 + s][0].id) << "step " << s;
-      EXPECT_NEAR(g.tokens[s].probability, full.top_k[P - 1 + s][0].probability, 1e-4);
-    }
-  }
-}
-
-void expectBigcodeRefused(const TinyModel& tm, const std::string& field, const std::string& bad,
-                          const std::string& good, const std::vector<std::string>& parts) {
-  test::setConfigField(tm, field, bad);
-  const std::string msg = test::loadError(tm.dir);
-  for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-  test::setConfigField(tm, field, good);
+  test::TempDir dir;
+  bigcodeCheckpoint(dir.path, {.multi_query = false, .seed = 4});
+  test::expectGenerationMatchesFullForward(dir.path, "def f", 5);
 }
 
 TEST(GptBigcodeFamily, RefusesWhatItDoesNotImplement) {
   test::TempDir dir;
   const TinyModel tm = bigcodeCheckpoint(dir.path, {});
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
-  expectBigcodeRefused(tm, "add_cross_attention", "true", "false",
-                       {"config.json: field 'add_cross_attention' is true, which GPT-BigCode here does not implement"});
-  expectBigcodeRefused(tm, "num_key_value_heads", "4", "null",
-                       {"config.json: field 'num_key_value_heads' is 4, but multi_query true means 1"});
-  expectBigcodeRefused(tm, "scale_attn_by_inverse_layer_idx", "true", "null",
-                       {"config.json: field 'scale_attn_by_inverse_layer_idx' is true, which GPT-BigCode does not implement"});
-  expectBigcodeRefused(tm, "activation_function", R"("gelu_10")", R"("gelu_pytorch_tanh")",
-                       {"config.json: field 'activation_function' is 'gelu_10'"});
-  expectBigcodeRefused(tm, "rope_theta", "10000.0", "null",
-                       {"config.json: field 'rope_theta' is 10000.0, which GPT-BigCode does not implement"});
+  test::expectFieldRefused(tm, "num_key_value_heads", "4",
+                           {"config.json: field 'num_key_value_heads' is 4, but multi_query true means 1"});
+  test::expectFieldRefused(tm, "scale_attn_by_inverse_layer_idx", "true",
+                           {"config.json: field 'scale_attn_by_inverse_layer_idx' is true, which GPT-BigCode does not implement"});
+  test::expectFieldRefused(tm, "activation_function", R"("gelu_10")",
+                           {"config.json: field 'activation_function' is 'gelu_10'"});
+  test::expectFieldRefused(tm, "rope_theta", "10000.0",
+                           {"config.json: field 'rope_theta' is 10000.0, which GPT-BigCode does not implement"});
   // multi_query false changes c_attn's shape: the checkpoint's [d + 2·d_head, d] is refused.
-  expectBigcodeRefused(tm, "multi_query", "false", "true", {"attn.c_attn.", "has shape [24", "config.json implies [48"});
+  test::expectFieldRefused(tm, "multi_query", "false", {"attn.c_attn.", "has shape [24", "config.json implies [48"});
   // Untied, the head must be saved.
-  expectBigcodeRefused(tm, "tie_word_embeddings", "false", "true", {"'lm_head.weight' is missing"});
+  test::expectFieldRefused(tm, "tie_word_embeddings", "false", {"'lm_head.weight' is missing"});
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
 }
 
+}  // namespace
 
-TEST(GptBigcodeFamily, OpensThroughTheCli) {
-  test::TempDir dir;
-  bigcodeCheckpoint(dir.path, {.seed = 4});
-  test::expectOpensThroughTheCli(dir.path, "the cat sat", "GPT-BigCode");
+TinyModel test::writeGptBigcodeFixture(const std::filesystem::path& dir, const test::FamilyFixture& f) {
+  return bigcodeCheckpoint(dir, {.seed = f.seed, .dtype = f.dtype});
 }
 
-}  // namespace
 }  // namespace attn

@@ -3,11 +3,11 @@
 // query_key_value viewed [L, heads, 3·head_dim] (q, k, v per head), partial
 // rotary on the first int(head_dim · rotary_pct) dims, parallel and
 // sequential residuals, LayerNorm with biases, the untied embed_out head;
-// both config generations, KV-cache generation and the refusals.
-#include "engine/model/kinds/generate.h"
+// both config generations, sequential KV-cache generation and the refusals.
+// The checks every family needs are in conformance_test.cpp.
 #include "engine/model/model.h"
 
-#include "tests/engine_reference.h"
+#include "tests/engine/model/families/conformance.h"
 #include "tests/model_fixture.h"
 #include "tests/model_reference.h"
 #include "tests/test_support.h"
@@ -178,75 +178,44 @@ TEST(GptNeoxFamily, FullRotaryBf16MatchesLoopReference) {
 }
 
 // [SECTION] Generation with the KV cache = the full forward
+// The parallel residual (the default) is in conformance_test.cpp; the sequential one here.
 TEST(GptNeoxFamily, KvCacheGenerationMatchesFullForward) {
-  for (const bool parallel : {true, false}) {
-    test::TempDir dir;
-    neoxCheckpoint(dir.path, {.parallel = parallel, .seed = 4});
-    const auto model = loadModel(filesOnDisk(dir.path.string()));
-    const Generation g = generate(*model, "the cat", {.max_new = 5});
-    ASSERT_EQ(g.tokens.size(), 5u);
-    const size_t P = g.prompt.ids.size();
-    const ModelRun grown = generationRun(g, g.tokens.size());
-    const ModelRun full = runModelIds(*model, grown.ids, {.top_k = 1});
-    for (size_t l = 0; l < full.attention.size(); ++l) {
-      for (size_t h = 0; h < full.attention[l].size(); ++h)
-        EXPECT_LT(ref::maxAbsDiff(full.attention[l][h], grown.attention[l][h]), 1e-5) << l << "/" << h;
-      EXPECT_LT(ref::maxAbsDiff(full.q[l], grown.q[l]), 1e-4);
-      EXPECT_LT(ref::maxAbsDiff(full.k[l], grown.k[l]), 1e-4);
-      EXPECT_LT(ref::maxAbsDiff(full.q_unrotated[l], grown.q_unrotated[l]), 1e-4);
-    }
-    EXPECT_LT(ref::maxAbsDiff(full.hidden, grown.hidden), 1e-4);
-    for (size_t s = 0; s < g.tokens.size(); ++s) {
-      EXPECT_EQ(g.tokens[s].id, full.top_k[P - 1 + s][0].id) << "step " << s;
-      EXPECT_NEAR(g.tokens[s].probability, full.top_k[P - 1 + s][0].probability, 1e-4);
-    }
-  }
-}
-
-// [SECTION] Refusals: one line naming the file, the field and the value
-void expectNeoxRefused(const TinyModel& tm, const std::string& field, const std::string& bad, const std::string& good,
-                       const std::vector<std::string>& parts) {
-  test::setConfigField(tm, field, bad);
-  const std::string msg = test::loadError(tm.dir);
-  for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-  test::setConfigField(tm, field, good);
+  test::TempDir dir;
+  neoxCheckpoint(dir.path, {.parallel = false, .seed = 4});
+  test::expectGenerationMatchesFullForward(dir.path, "the cat", 5);
 }
 
 TEST(GptNeoxFamily, RefusesWhatItDoesNotImplement) {
   test::TempDir dir;
   const TinyModel tm = neoxCheckpoint(dir.path, {});
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
-  expectNeoxRefused(tm, "rope_scaling", R"({"type": "dynamic", "factor": 2.0})", "null",
-                    {"config.json rope_scaling: field 'type' is 'dynamic', which is not implemented"});
-  expectNeoxRefused(tm, "rope_parameters", R"({"rope_type": "yarn", "rope_theta": 50.0, "factor": 2.0})", "null",
-                    {"config.json rope_parameters: field 'rope_type' is 'yarn'"});
+  test::expectFieldRefused(tm, "rope_scaling", R"({"type": "dynamic", "factor": 2.0})",
+                           {"config.json rope_scaling: field 'type' is 'dynamic', which is not implemented"});
+  test::expectFieldRefused(tm, "rope_parameters", R"({"rope_type": "yarn", "rope_theta": 50.0, "factor": 2.0})",
+                           {"config.json rope_parameters: field 'rope_type' is 'yarn'"});
   // The two generations' fields disagreeing: neither is silently preferred.
-  expectNeoxRefused(tm, "partial_rotary_factor", "0.25", "null",
-                    {"config.json: field 'rotary_pct' is 0.5, but partial_rotary_factor says 0.25"});
-  expectNeoxRefused(tm, "rope_theta", "10000.0", "null",
-                    {"config.json: field 'rotary_emb_base' is 50.0, but rope_theta says 10000.0"});
+  test::expectFieldRefused(tm, "partial_rotary_factor", "0.25",
+                           {"config.json: field 'rotary_pct' is 0.5, but partial_rotary_factor says 0.25"});
+  test::expectFieldRefused(tm, "rope_theta", "10000.0",
+                           {"config.json: field 'rotary_emb_base' is 50.0, but rope_theta says 10000.0"});
   // int(8 · 0.375) = 3 rotary dims: transformers' rotate_half cannot split it.
-  expectNeoxRefused(tm, "rotary_pct", "0.375", "0.5",
-                    {"config.json: field 'rotary_pct' gives int(head_dim · 0.375) = 3 rotary dimensions, an odd number"});
-  expectNeoxRefused(tm, "hidden_act", R"("quick_gelu")", R"("gelu")",
-                    {"config.json: field 'hidden_act' is 'quick_gelu'"});
-  expectNeoxRefused(tm, "attn_logit_softcapping", "30.0", "null",
-                    {"config.json: field 'attn_logit_softcapping' is 30.0, which GPT-NeoX does not implement"});
-  expectNeoxRefused(tm, "layer_types", R"(["full_attention", "sliding_attention"])", "null",
-                    {"config.json: field 'layer_types'", "which GPT-NeoX does not implement"});
+  test::expectFieldRefused(tm, "rotary_pct", "0.375",
+                           {"config.json: field 'rotary_pct' gives int(head_dim · 0.375) = 3 rotary dimensions, an odd number"});
+  test::expectFieldRefused(tm, "hidden_act", R"("quick_gelu")",
+                           {"config.json: field 'hidden_act' is 'quick_gelu'"});
+  test::expectFieldRefused(tm, "layer_types", R"(["full_attention", "sliding_attention"])",
+                           {"config.json: field 'layer_types'", "which GPT-NeoX does not implement"});
   // Without attention biases the saved ones go unused: refused naming them.
-  expectNeoxRefused(tm, "attention_bias", "false", "true", {"does not use", "attention.dense.bias"});
+  test::expectFieldRefused(tm, "attention_bias", "false", {"does not use", "attention.dense.bias"});
   // Tied: embed_out would go unused.
-  expectNeoxRefused(tm, "tie_word_embeddings", "true", "false", {"does not use", "'embed_out.weight'"});
+  test::expectFieldRefused(tm, "tie_word_embeddings", "true", {"does not use", "'embed_out.weight'"});
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
 }
 
+}  // namespace
 
-TEST(GptNeoxFamily, OpensThroughTheCli) {
-  test::TempDir dir;
-  neoxCheckpoint(dir.path, {.seed = 4});
-  test::expectOpensThroughTheCli(dir.path, "the cat sat", "GPT-NeoX");
+TinyModel test::writeGptNeoxFixture(const std::filesystem::path& dir, const test::FamilyFixture& f) {
+  return neoxCheckpoint(dir, {.seed = f.seed, .dtype = f.dtype});
 }
 
-}  // namespace
 }  // namespace attn

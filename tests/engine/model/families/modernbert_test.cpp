@@ -4,10 +4,12 @@
 // in the 4.x form (global/local_rope_theta, global_attn_every_n_layers) and
 // the 5 form (layer_types, rope_parameters nested per layer type, dtype);
 // every layer's maps, q/k/v before and after RoPE, hidden states and top-k;
-// the local window and the per-kind RoPE base; each refused field.
+// the local window and the per-kind RoPE base; each refused field. The checks
+// every family needs are in conformance_test.cpp.
 #include "engine/model/kinds/generate.h"
 #include "engine/model/model.h"
 
+#include "tests/engine/model/families/conformance.h"
 #include "tests/model_fixture.h"
 #include "tests/model_reference.h"
 #include "tests/test_support.h"
@@ -291,18 +293,13 @@ TEST(ModernBertForward, ModelInfoAndNoGeneration) {
   }
 }
 
-// [SECTION] Refusals
-void mbExpectHas(const std::string& msg, const std::vector<std::string>& parts) {
-  for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-}
-
 void mbExpectRefused(const MbOptions& base, const nlohmann::json& fields, const std::vector<std::string>& parts) {
   test::TempDir dir;
   MbOptions o = base;
   for (const auto& [k, v] : fields.items()) o.extra[k] = v;
   mbWrite(dir.path, base);  // the tensors of the good config
   std::ofstream(dir.path / "config.json") << mbConfig(o).dump(1);
-  mbExpectHas(test::loadError(dir.path), parts);
+  test::expectHas(test::loadError(dir.path), parts);
 }
 
 TEST(ModernBertErrors, UnimplementedFieldsAreRefused) {
@@ -338,8 +335,6 @@ TEST(ModernBertErrors, UnimplementedFieldsAreRefused) {
                   {"config.json rope_parameters.full_attention: field 'partial_rotary_factor' is 0.5"});
   mbExpectRefused(v5, {{"rope_scaling", {{"rope_type", "linear"}, {"factor", 2.0}}}},
                   {"config.json", "field 'rope_scaling'", "beside rope_parameters"});
-  mbExpectRefused(v5, {{"attn_logit_softcapping", 30.0}},
-                  {"config.json", "field 'attn_logit_softcapping' is 30.0, which ModernBERT does not implement"});
 }
 
 TEST(ModernBertErrors, TensorsAsTransformersSavesThem) {
@@ -351,25 +346,25 @@ TEST(ModernBertErrors, TensorsAsTransformersSavesThem) {
   tm.weights["model.layers.0.attn_norm.weight"] = std::vector<float>(kMbD, 1.0f);
   tm.shapes["model.layers.0.attn_norm.weight"] = {kMbD};
   test::writeWeights(tm);
-  mbExpectHas(test::loadError(dir.path), {"'model.layers.0.attn_norm.weight'", "does not use"});
+  test::expectHas(test::loadError(dir.path), {"'model.layers.0.attn_norm.weight'", "does not use"});
   tm.weights.erase("model.layers.0.attn_norm.weight"), tm.shapes.erase("model.layers.0.attn_norm.weight");
   // The masked-LM head is all there or not at all.
   const std::vector<float> bias = tm.weights.at("decoder.bias");
   tm.weights.erase("decoder.bias"), tm.shapes.erase("decoder.bias");
   test::writeWeights(tm);
-  mbExpectHas(test::loadError(dir.path), {"'decoder.bias' is missing", "masked-LM head"});
+  test::expectHas(test::loadError(dir.path), {"'decoder.bias' is missing", "masked-LM head"});
   tm.weights["decoder.bias"] = bias, tm.shapes["decoder.bias"] = {kMbVocab};
   // Wqkv is fused [3·d, d].
   tm.shapes["model.layers.1.attn.Wqkv.weight"] = {kMbD, 3 * kMbD};
   test::writeWeights(tm);
-  mbExpectHas(test::loadError(dir.path), {"'model.layers.1.attn.Wqkv.weight' has shape", "[48, 16]"});
+  test::expectHas(test::loadError(dir.path), {"'model.layers.1.attn.Wqkv.weight' has shape", "[48, 16]"});
 }
 
-
-TEST(ModernBertForward, OpensThroughTheCliWithClsAndSep) {
+// The tokenizer's post-processor puts [CLS] and [SEP] around the text (opening through the
+// binary is in conformance_test.cpp).
+TEST(ModernBertForward, ClsAndSepAroundTheText) {
   test::TempDir dir;
   mbWrite(dir.path, {});
-  test::expectOpensThroughTheCli(dir.path, "the cat", "ModernBERT");
   const ModelRun run = runModel(*loadModel(filesOnDisk(dir.path.string())), "the cat", {.top_k = 0});
   EXPECT_EQ(run.tokens.front(), "[CLS]");
   EXPECT_EQ(run.tokens.back(), "[SEP]");
@@ -412,4 +407,9 @@ TEST(ModernBertForward, SpecialTokensComeFromThePostProcessor) {
 }
 
 }  // namespace
+
+TinyModel test::writeModernBertFixture(const fs::path& dir, const test::FamilyFixture& f) {
+  return mbWrite(dir, {.dtype = f.dtype, .seed = f.seed});
+}
+
 }  // namespace attn

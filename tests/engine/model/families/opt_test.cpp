@@ -1,11 +1,12 @@
 // OPT (engine/model/families/opt.cpp) against a plain-loop double reference written
 // from transformers' models/opt/modeling_opt.py: tiny checkpoints in
 // OPTForCausalLM's exact tensor names and shapes, pre-LN (125m …) and
-// post-LN with project_in / project_out (350m), both config generations,
-// the KV cache against a full forward, and the refused fields.
-#include "engine/model/kinds/generate.h"
+// post-LN with project_in / project_out (350m, its KV cache too), both config
+// generations and the refused fields. The checks every family needs are in
+// conformance_test.cpp.
 #include "engine/model/model.h"
 
+#include "tests/engine/model/families/conformance.h"
 #include "tests/engine_reference.h"
 #include "tests/model_fixture.h"
 #include "tests/model_reference.h"
@@ -211,58 +212,29 @@ TEST(OptFamily, PositionsAreReadTwoRowsDown) {
   EXPECT_GT(ref::maxAbsDiff(before.hidden, moved.hidden), 1e-3f);
 }
 
+// Pre-LN (the default) is in conformance_test.cpp; post-LN with its projections here.
 TEST(OptFamily, KvCacheGenerationMatchesFullForward) {
-  for (const OptCase& o : {OptCase{.seed = 6}, OptCase{.pre_ln = false, .proj = 8, .seed = 7}}) {
-    test::TempDir dir;
-    writeOpt(dir.path, o);
-    const auto model = loadModel(filesOnDisk(dir.path.string()));
-    const Generation g = generate(*model, "the cat", {.max_new = 6});
-    ASSERT_EQ(g.tokens.size(), 6u);
-    const size_t P = g.prompt.ids.size();
-    const ModelRun grown = generationRun(g, g.tokens.size());
-    const ModelRun full = runModelIds(*model, grown.ids, {.top_k = 1});
-    for (size_t l = 0; l < full.attention.size(); ++l) {
-      for (size_t h = 0; h < full.attention[l].size(); ++h)
-        EXPECT_LT(ref::maxAbsDiff(full.attention[l][h], grown.attention[l][h]), 1e-5) << l << "/" << h;
-      EXPECT_LT(ref::maxAbsDiff(full.q[l], grown.q[l]), 1e-4);
-      EXPECT_LT(ref::maxAbsDiff(full.k[l], grown.k[l]), 1e-4);
-      EXPECT_LT(ref::maxAbsDiff(full.v[l], grown.v[l]), 1e-4);
-    }
-    EXPECT_LT(ref::maxAbsDiff(full.hidden, grown.hidden), 1e-4);
-    for (size_t s = 0; s < g.tokens.size(); ++s) {
-      EXPECT_EQ(g.tokens[s].id, full.top_k[P - 1 + s][0].id) << "step " << s;
-      EXPECT_NEAR(g.tokens[s].probability, full.top_k[P - 1 + s][0].probability, 1e-4);
-    }
-  }
-}
-
-void optExpectRefused(const TinyModel& tm, const std::string& field, const std::string& bad, const std::string& good,
-                      const std::vector<std::string>& parts) {
-  test::setConfigField(tm, field, bad);
-  const std::string msg = test::loadError(tm.dir);
-  for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-  test::setConfigField(tm, field, good);
-  ASSERT_NO_THROW(loadModel(filesOnDisk(tm.dir.string())));
+  test::TempDir dir;
+  writeOpt(dir.path, {.pre_ln = false, .proj = 8, .seed = 7});
+  test::expectGenerationMatchesFullForward(dir.path, "the cat");
 }
 
 TEST(OptFamily, RefusesWhatItDoesNotImplement) {
   test::TempDir dir;
   const TinyModel tm = writeOpt(dir.path, {});
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
-  optExpectRefused(tm, "layer_norm_elementwise_affine", "false", "true",
-                   {"config.json", "field 'layer_norm_elementwise_affine' is false", "OPT"});
-  optExpectRefused(tm, "activation_function", R"("quick_gelu")", R"("relu")",
-                   {"config.json", "field 'activation_function' is 'quick_gelu'"});
+  test::expectFieldRefused(tm, "activation_function", R"("quick_gelu")",
+                           {"config.json", "field 'activation_function' is 'quick_gelu'"});
   // Compute fields of other families are refused, never ignored.
-  optExpectRefused(tm, "rope_theta", "10000.0", "null", {"config.json", "field 'rope_theta' is 10000.0", "OPT"});
-  optExpectRefused(tm, "alibi", "true", "null", {"config.json", "field 'alibi' is true", "OPT"});
+  test::expectFieldRefused(tm, "rope_theta", "10000.0", {"config.json", "field 'rope_theta' is 10000.0", "OPT"});
+  test::expectFieldRefused(tm, "alibi", "true", {"config.json", "field 'alibi' is true", "OPT"});
   // Shapes follow the config: the position table has max_position_embeddings + 2 rows.
-  optExpectRefused(tm, "max_position_embeddings", "33", "32",
-                   {"model.decoder.embed_positions.weight", "[34, 16]", "[35, 16]"});
+  test::expectFieldRefused(tm, "max_position_embeddings", "33",
+                           {"model.decoder.embed_positions.weight", "[34, 16]", "[35, 16]"});
   // Untied: lm_head.weight is required.
-  optExpectRefused(tm, "tie_word_embeddings", "false", "true", {"lm_head.weight", "is missing"});
+  test::expectFieldRefused(tm, "tie_word_embeddings", "false", {"lm_head.weight", "is missing"});
   // Post-LN with its projections: project_in / project_out are required.
-  optExpectRefused(tm, "word_embed_proj_dim", "8", "16", {"model.decoder.embed_tokens.weight", "[261, 16]"});
+  test::expectFieldRefused(tm, "word_embed_proj_dim", "8", {"model.decoder.embed_tokens.weight", "[261, 16]"});
 }
 
 TEST(OptFamily, TooLongTextNamesThePositions) {
@@ -272,12 +244,10 @@ TEST(OptFamily, TooLongTextNamesThePositions) {
   EXPECT_THROW(runModel(*model, std::string(40, 'a')), TooLongError);
 }
 
+}  // namespace
 
-TEST(OptFamily, OpensThroughTheCli) {
-  test::TempDir dir;
-  writeOpt(dir.path, {.seed = 5});
-  test::expectOpensThroughTheCli(dir.path, "the cat sat", "OPT");
+TinyModel test::writeOptFixture(const fs::path& dir, const test::FamilyFixture& f) {
+  return writeOpt(dir, {.dtype = f.dtype, .seed = f.seed});
 }
 
-}  // namespace
 }  // namespace attn

@@ -2,11 +2,11 @@
 // from transformers' modeling_phi.py: one input_layernorm feeding attention
 // and MLP in parallel, q/k/v/dense biases, partial rotary (default 0.5),
 // GQA, gelu_new, the final LayerNorm and the biased lm_head; both config
-// generations, KV-cache generation and the refusals (qk_layernorm, …).
-#include "engine/model/kinds/generate.h"
+// generations and the refusals. The checks every family needs are in
+// conformance_test.cpp.
 #include "engine/model/model.h"
 
-#include "tests/engine_reference.h"
+#include "tests/engine/model/families/conformance.h"
 #include "tests/model_fixture.h"
 #include "tests/model_reference.h"
 #include "tests/test_support.h"
@@ -183,61 +183,26 @@ TEST(PhiFamily, Bf16MatchesLoopReference) {
   expectPhiMatches({.pct = 0.5, .kv_heads = 1, .seed = 3, .dtype = DType::BF16});
 }
 
-TEST(PhiFamily, KvCacheGenerationMatchesFullForward) {
-  test::TempDir dir;
-  phiCheckpoint(dir.path, {.seed = 4});
-  const auto model = loadModel(filesOnDisk(dir.path.string()));
-  const Generation g = generate(*model, "the cat", {.max_new = 5});
-  ASSERT_EQ(g.tokens.size(), 5u);
-  const size_t P = g.prompt.ids.size();
-  const ModelRun grown = generationRun(g, g.tokens.size());
-  const ModelRun full = runModelIds(*model, grown.ids, {.top_k = 1});
-  for (size_t l = 0; l < full.attention.size(); ++l) {
-    for (size_t h = 0; h < full.attention[l].size(); ++h)
-      EXPECT_LT(ref::maxAbsDiff(full.attention[l][h], grown.attention[l][h]), 1e-5) << l << "/" << h;
-    EXPECT_LT(ref::maxAbsDiff(full.q[l], grown.q[l]), 1e-4);
-    EXPECT_LT(ref::maxAbsDiff(full.k[l], grown.k[l]), 1e-4);
-    EXPECT_LT(ref::maxAbsDiff(full.v[l], grown.v[l]), 1e-4);
-  }
-  EXPECT_LT(ref::maxAbsDiff(full.hidden, grown.hidden), 1e-4);
-  for (size_t s = 0; s < g.tokens.size(); ++s) {
-    EXPECT_EQ(g.tokens[s].id, full.top_k[P - 1 + s][0].id) << "step " << s;
-    EXPECT_NEAR(g.tokens[s].probability, full.top_k[P - 1 + s][0].probability, 1e-4);
-  }
-}
-
-void expectPhiRefused(const TinyModel& tm, const std::string& field, const std::string& bad, const std::string& good,
-                      const std::vector<std::string>& parts) {
-  test::setConfigField(tm, field, bad);
-  const std::string msg = test::loadError(tm.dir);
-  for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-  test::setConfigField(tm, field, good);
-}
-
 TEST(PhiFamily, RefusesWhatItDoesNotImplement) {
   test::TempDir dir;
   const TinyModel tm = phiCheckpoint(dir.path, {});
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
-  expectPhiRefused(tm, "qk_layernorm", "true", "false",
-                   {"config.json: field 'qk_layernorm' is true, which Phi here does not implement"});
-  expectPhiRefused(tm, "rope_scaling", R"({"type": "dynamic", "factor": 2.0})", "null",
-                   {"config.json rope_scaling: field 'type' is 'dynamic', which is not implemented"});
-  expectPhiRefused(tm, "partial_rotary_factor", "0.375", "0.75",
-                   {"config.json: field 'partial_rotary_factor' gives int(head_dim · 0.375) = 3 rotary dimensions"});
-  expectPhiRefused(tm, "hidden_act", R"("gelu_10")", R"("gelu_new")", {"config.json: field 'hidden_act' is 'gelu_10'"});
-  expectPhiRefused(tm, "num_key_value_heads", "3", "2", {"num_key_value_heads (3) must divide num_attention_heads (4)"});
-  expectPhiRefused(tm, "sliding_window", "4", "null",
-                   {"config.json: field 'sliding_window' is 4, which Phi does not implement"});
-  expectPhiRefused(tm, "tie_word_embeddings", "true", "false", {"does not use", "'lm_head.weight'"});
+  test::expectFieldRefused(tm, "rope_scaling", R"({"type": "dynamic", "factor": 2.0})",
+                           {"config.json rope_scaling: field 'type' is 'dynamic', which is not implemented"});
+  test::expectFieldRefused(tm, "partial_rotary_factor", "0.375",
+                           {"config.json: field 'partial_rotary_factor' gives int(head_dim · 0.375) = 3 rotary dimensions"});
+  test::expectFieldRefused(tm, "hidden_act", R"("gelu_10")", {"config.json: field 'hidden_act' is 'gelu_10'"});
+  test::expectFieldRefused(tm, "num_key_value_heads", "3", {"num_key_value_heads (3) must divide num_attention_heads (4)"});
+  test::expectFieldRefused(tm, "sliding_window", "4",
+                           {"config.json: field 'sliding_window' is 4, which Phi does not implement"});
+  test::expectFieldRefused(tm, "tie_word_embeddings", "true", {"does not use", "'lm_head.weight'"});
   ASSERT_NO_THROW(loadModel(filesOnDisk(dir.path.string())));
 }
 
+}  // namespace
 
-TEST(PhiFamily, OpensThroughTheCli) {
-  test::TempDir dir;
-  phiCheckpoint(dir.path, {.seed = 4});
-  test::expectOpensThroughTheCli(dir.path, "the cat sat", "Phi");
+TinyModel test::writePhiFixture(const std::filesystem::path& dir, const test::FamilyFixture& f) {
+  return phiCheckpoint(dir, {.seed = f.seed, .dtype = f.dtype});
 }
 
-}  // namespace
 }  // namespace attn

@@ -10,6 +10,7 @@
 #include "engine/model/kinds/vision.h"
 #include "engine/npy.h"
 
+#include "tests/engine/model/families/conformance.h"
 #include "tests/model_fixture.h"
 #include "tests/model_reference.h"
 #include "tests/test_support.h"
@@ -36,6 +37,8 @@ struct VitCase {
   bool classifier = true;  // ViTForImageClassification ("vit." prefix, classifier) or ViTModel (pooler)
   bool qkv_bias = true;
   std::string act = "gelu";
+  DType dtype = DType::F32;
+  uint64_t seed = 1;
 };
 
 TinyModel writeVit(const fs::path& dir, const VitCase& o) {
@@ -89,7 +92,7 @@ TinyModel writeVit(const fs::path& dir, const VitCase& o) {
     t.push_back({"pooler.dense.weight", {kD, kD}});
     t.push_back({"pooler.dense.bias", {kD}});
   }
-  TinyModel m = test::writeCheckpoint(dir, config, t);
+  TinyModel m = test::writeCheckpoint(dir, config, t, {.dtype = o.dtype, .seed = o.seed});
   fs::remove(dir / "tokenizer.json");  // a ViT folder has no tokenizer
   fs::remove(dir / "tokenizer_config.json");
   return m;
@@ -320,3 +323,11 @@ TEST(FamilyVit, ModelRunWritesTheMapsOfAPictureThroughTheCli) {
 
 }  // namespace
 }  // namespace attn::vit_test
+
+namespace attn {
+
+test::TinyModel test::writeVitFixture(const fs::path& dir, const test::FamilyFixture& f) {
+  return vit_test::writeVit(dir, {.dtype = f.dtype, .seed = f.seed});
+}
+
+}  // namespace attn

@@ -13,10 +13,6 @@
 #include <algorithm>
 #include <set>
 
-namespace fs = std::filesystem;
-
-// A namespace of its own: unity builds put this file in one batch with others
-// whose anonymous namespaces hold the same helper names.
 namespace attn::generate_test {
 namespace {
 
