@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Trains the tiny SentencePiece model of tests/engine_tokenizer_sentencepiece.cpp.
+"""Trains the tiny SentencePiece model of tests/engine/model/tokenizers/tokenizer_sp_test.cpp.
 
 Writes tests/data/sentencepiece/tokenizer.model (a BPE model of 340 pieces: 3 specials, the 256 byte pieces, the rest merges and characters,
 byte fallback on, digits split, Llama 2's normalizer settings, trained on the sentences below) and

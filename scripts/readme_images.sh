@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the README's pictures in assets/readme/ from the program as it
 # is, with the commands their captions give (`![… `attnlab …` …](assets/readme/X.png)`;
-# tests/gui_readme.cpp runs the same commands): the GUI on its default scene
+# tests/gui/readme_test.cpp runs the same commands): the GUI on its default scene
 # (a screenshot under Xvfb) and an exported figure. Run it after a change to either.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Pictures and their pixel values as transformers' ViTImageProcessor makes
-them, for tests/engine_family_vit.cpp.
+them, for tests/engine/model/families/vit_test.cpp.
 
 For each of three pictures (one shrunk a lot, one a little, one enlarged)
 it writes OUT/NAME.png and OUT/NAME_pixels.npy: float32 [3, 32, 32], the

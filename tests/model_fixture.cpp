@@ -1,6 +1,7 @@
 #include "tests/model_fixture.h"
 
 #include "engine/attention_math.h"
+#include "engine/model/kinds/generate.h"
 #include "engine/npy.h"
 #include "tests/test_support.h"
 
@@ -323,6 +324,54 @@ std::string errorOf(const std::function<void()>& f) {
 
 std::string loadError(const fs::path& dir) {
   return errorOf([&] { loadModel(filesOnDisk(dir.string())); });
+}
+
+void expectHas(const std::string& msg, const std::vector<std::string>& parts) {
+  for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
+}
+
+void expectFieldRefused(const TinyModel& m, const std::string& field, const std::string& bad,
+                        const std::vector<std::string>& parts) {
+  const std::string before = slurp(m.dir / "config.json");
+  setConfigField(m, field, bad);
+  expectHas(loadError(m.dir), parts);
+  writeText(m.dir / "config.json", before);
+}
+
+void expectGenerationMatchesFullForward(const fs::path& dir, const std::string& prompt, int64_t max_new) {
+  const auto model = loadModel(filesOnDisk(dir.string()));
+  const Generation g = generate(*model, prompt, {.max_new = max_new});
+  ASSERT_FALSE(g.tokens.empty());
+  if (!g.stopped_at_eos) {
+    EXPECT_EQ(g.tokens.size(), static_cast<size_t>(max_new));
+  }
+  const size_t P = g.prompt.ids.size();
+  for (size_t s = 0; s < g.tokens.size(); ++s) {
+    const ModelRun& step = g.tokens[s].step;
+    EXPECT_EQ(step.first_position, static_cast<int64_t>(P + s));
+    ASSERT_EQ(step.attention.back().back().rows(), 1);
+    EXPECT_EQ(step.attention.back().back().cols(), static_cast<int64_t>(P + s + 1)) << "the new token sees itself and all before";
+  }
+  const ModelRun grown = generationRun(g, g.tokens.size());
+  const ModelRun full = runModelIds(*model, grown.ids, {.top_k = 1});
+  ASSERT_EQ(full.ids, grown.ids);
+  auto gap = [](const Mat& a, const Mat& b) {
+    EXPECT_EQ(a.rows(), b.rows());
+    EXPECT_EQ(a.cols(), b.cols());
+    return a.rows() == b.rows() && a.cols() == b.cols() ? static_cast<double>((a - b).cwiseAbs().maxCoeff()) : 1e300;
+  };
+  for (size_t l = 0; l < full.attention.size(); ++l) {
+    for (size_t h = 0; h < full.attention[l].size(); ++h)
+      EXPECT_LT(gap(full.attention[l][h], grown.attention[l][h]), 1e-5) << l << "/" << h;
+    EXPECT_LT(gap(full.q[l], grown.q[l]), 1e-4) << l;
+    EXPECT_LT(gap(full.k[l], grown.k[l]), 1e-4) << l;
+    EXPECT_LT(gap(full.v[l], grown.v[l]), 1e-4) << l;
+  }
+  EXPECT_LT(gap(full.hidden, grown.hidden), 1e-4);
+  for (size_t s = 0; s < g.tokens.size(); ++s) {
+    EXPECT_EQ(g.tokens[s].id, full.top_k[P - 1 + s][0].id) << "step " << s;
+    EXPECT_NEAR(g.tokens[s].probability, full.top_k[P - 1 + s][0].probability, 1e-4);
+  }
 }
 
 void expectOpensThroughTheCli(const fs::path& dir, const std::string& text, const std::string& label) {

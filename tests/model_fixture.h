@@ -99,6 +99,17 @@ std::string loadError(const std::filesystem::path& dir);
 // The one-line InputError `f` throws (a failure when it throws none).
 std::string errorOf(const std::function<void()>& f);
 
+// Each of `parts` is in the message `msg`.
+void expectHas(const std::string& msg, const std::vector<std::string>& parts);
+// config.json's `field` set to `bad` is refused in one line naming `parts`; then config.json is put back as it was.
+void expectFieldRefused(const TinyModel& m, const std::string& field, const std::string& bad,
+                        const std::vector<std::string>& parts);
+// Generating up to `max_new` tokens (fewer only at the end token) with the KV cache equals a full forward over the same tokens: each decode
+// step's one query sees every cached key, the steps' maps, q/k/v and final hidden states stacked are the
+// full pass's, and each greedy token is the full pass's arg-max at the position before it.
+void expectGenerationMatchesFullForward(const std::filesystem::path& dir, const std::string& prompt,
+                                        int64_t max_new = 6);
+
 // The checkpoint in `dir` opens through the real binary as a user would:
 // `model info --json` names `label`, `model run` writes tokens.json and an
 // attention.npy equal to this process's run of the same text, and, for a

@@ -225,6 +225,20 @@ inline Rows repeatHeadsRef(const Rows& x, size_t heads, size_t kv_heads, size_t 
 
 inline void expectTopK(const std::vector<std::vector<Prediction>>& top, const Rows& logits, int top_k);
 
+// Per-layer matrices (q before RoPE, before a norm, …) against the reference's rows, within kModelTol.
+inline void expectRows(const std::vector<Mat>& got, const std::vector<Rows>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t l = 0; l < want.size(); ++l) {
+    ASSERT_EQ(got[l].rows(), static_cast<int64_t>(want[l].size())) << what;
+    for (size_t i = 0; i < want[l].size(); ++i) {
+      ASSERT_EQ(got[l].cols(), static_cast<int64_t>(want[l][i].size())) << what;
+      for (size_t e = 0; e < want[l][i].size(); ++e)
+        ASSERT_NEAR(got[l](static_cast<int64_t>(i), static_cast<int64_t>(e)), want[l][i][e], kModelTol)
+            << what << " layer " << l << " row " << i << " col " << e;
+    }
+  }
+}
+
 // Every map, q/k/v, hidden and the top-k (ids and softmax probabilities) against the reference.
 inline void expectMatches(const ModelRun& run, const Reference& ref, int top_k) {
   const double tol = kModelTol;

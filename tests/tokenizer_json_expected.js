@@ -1,4 +1,4 @@
-// tokenizer.json files and expected ids for tests/engine_tokenizer_json.cpp,
+// tokenizer.json files and expected ids for tests/engine/model/tokenizers/tokenizer_json_test.cpp,
 // from two npm packages with the real LLaMA vocabularies:
 //   llama-tokenizer-js  (Llama 1/2: SentencePiece-style BPE, byte fallback)
 //   llama3-tokenizer-js (Llama 3: byte-level BPE, split regex, ignore_merges)

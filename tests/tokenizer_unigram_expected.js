@@ -1,6 +1,6 @@
 // The ids Hugging Face's `tokenizers` (its npm package, the Rust library
 // itself) gives on the Unigram tokenizer.json files that
-// scripts/unigram_reference.py writes, for tests/engine_tokenizer_unigram.cpp.
+// scripts/unigram_reference.py writes, for tests/engine/model/tokenizers/tokenizer_unigram_test.cpp.
 //   node tokenizer_unigram_expected.js NODE_MODULES_DIR DIR
 // reads DIR/unigram_t5/tokenizer.json and DIR/unigram_modern/tokenizer.json,
 // writes DIR/unigram_expected.json: {"strings": [...], "t5": [[ids]], "modern": [[ids]]}
