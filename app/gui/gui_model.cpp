@@ -15,6 +15,7 @@
 #include "app/gui/gui_lesson.h"
 #include "app/gui/gui_panels.h"
 #include "app/gui/gui_views.h"
+#include "engine/error.h"
 #include "engine/model/blocks/maps.h"
 #include "widgets/bars.h"
 #include "widgets/head_grid.h"
@@ -35,21 +36,6 @@
 namespace attn {
 
 // [SECTION] Selection helpers
-
-const char* modelViewHelp(ModelView v) {
-  switch (v) {
-    case ModelView::Model: return "every layer \xC3\x97 head as a thumbnail; click one to focus it (heatmap with tokens)";
-    case ModelView::Heads: return "token lines of the focused layer: opacity = weight, colour = head; hover a token";
-    case ModelView::Qk: return "the query vector, the key vector and their element-wise product; the sum is the score";
-    case ModelView::Rollout: return "attention rollout (Abnar & Zuidema) up to the focused layer, residual included";
-    case ModelView::Table: return "head summaries, sortable by every column; click a row to focus that head";
-    case ModelView::Pattern: return "an efficient-attention pattern on the focused head's own q, k: mass kept";
-    case ModelView::Maps: return "the focused head's cross-attention, encoder and decoder self-attention, side by side";
-    case ModelView::Picture: return "one token's attention over the picture, per head and averaged; click a patch or [CLS]";
-    case ModelView::Distance: return "each head's mean attention distance in pixels against its layer (ViT paper, Figure 7)";
-  }
-  return "";
-}
 
 namespace {
 
@@ -195,32 +181,36 @@ void textSection(AppState& s) {
   }
 }
 
-void displaySection(AppState& s) {
+// The view bar (the kind's views, keys 1, 2, …), the kind's controls, the colours.
+void displaySection(AppState& s, const ModelKindInfo& kind) {
   ModelViewState& v = s.model.view;
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  const std::vector<ModelView>& all = modelViewsFor(s.model.scene.model.get());
+  const std::vector<ModelKindView>& all = kind.views;
   for (size_t i = 0; i < all.size(); ++i) {
-    const std::string label = std::to_string(i + 1) + " " + modelViewName(all[i]);
+    const std::string label = std::to_string(i + 1) + " " + all[i].name;
     const float w = ImGui::CalcTextSize(label.c_str()).x + ImGui::GetStyle().FramePadding.x * 2;
     if (i && ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w < right) ImGui::SameLine();
-    const bool on = v.view == all[i];
+    const bool on = v.view == all[i].name;
     if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyle().Colors[ImGuiCol_ButtonActive]);
-    if (ImGui::Button(label.c_str())) v.view = all[i];
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s (key %d)", modelViewHelp(all[i]), static_cast<int>(i + 1));
+    if (ImGui::Button(label.c_str())) v.view = all[i].name;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s (key %d)", all[i].help.c_str(), static_cast<int>(i + 1));
     if (on) ImGui::PopStyleColor();
   }
-  const ModelOutput* o = s.model.output.get();
-  if (o && o->seq2seq) seq2seqDisplayControls(s);
-  if (o && o->vision) visionDisplayControls(s);
-  if (const ModelRun* r = currentRun(s)) {
-    ImGui::SliderInt("layer", &v.layer, 0, static_cast<int>(r->layers) - 1);
-    ImGui::SliderInt("head", &v.head, 0, static_cast<int>(r->heads) - 1);
-    const int n = static_cast<int>(tokenCount(*r));
-    int q = static_cast<int>(v.query < 0 ? n - 1 : v.query);
-    if (ImGui::SliderInt("query", &q, 0, n - 1)) v.query = q;
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("the query token of the Q/K view and of the predictions");
-  }
+  guiModelKind(kind).controls(s);
   colourControls(s);
+}
+
+// The layer, the head and the query of a text model.
+void textDisplayControls(AppState& s) {
+  ModelViewState& v = s.model.view;
+  const ModelRun* r = currentRun(s);
+  if (!r) return;
+  ImGui::SliderInt("layer", &v.layer, 0, static_cast<int>(r->layers) - 1);
+  ImGui::SliderInt("head", &v.head, 0, static_cast<int>(r->heads) - 1);
+  const int n = static_cast<int>(tokenCount(*r));
+  int q = static_cast<int>(v.query < 0 ? n - 1 : v.query);
+  if (ImGui::SliderInt("query", &q, 0, n - 1)) v.query = q;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("the query token of the Q/K view and of the predictions");
 }
 
 void patternSection(AppState& s) {
@@ -267,6 +257,23 @@ void predictionsSection(const AppState& s) {
   for (const Prediction& p : o->predictions) shareRow(p.probability, "'" + p.token + "'", w);
 }
 
+// TEXT and GENERATE
+void textSections(AppState& s) {
+  sectionTitle("TEXT");
+  textSection(s);
+  sectionTitle("GENERATE");
+  generateSection(s);
+}
+
+// The pattern's controls where its view is shown, and the next-token predictions.
+void textSectionsBelow(AppState& s) {
+  if (s.model.view.view == "pattern") {
+    sectionTitle("PATTERN ON THE FOCUSED HEAD");
+    patternSection(s);
+  }
+  predictionsSection(s);
+}
+
 }  // namespace
 
 void drawModelPanel(AppState& s, ImVec2 pos, ImVec2 size) {
@@ -275,24 +282,12 @@ void drawModelPanel(AppState& s, ImVec2 pos, ImVec2 size) {
   workspaceSwitch(s);
   sectionTitle("MODEL");
   modelSection(s);
-  const Model* model = s.model.scene.model.get();
-  if (model && isVisionModel(*model)) {
-    pictureSection(s);
-  } else if (model && isEncoderDecoder(*model)) {
-    seq2seqTextSections(s);
-  } else {
-    sectionTitle("TEXT");
-    textSection(s);
-    sectionTitle("GENERATE");
-    generateSection(s);
-  }
+  const ModelKindInfo& kind = modelKindOf(s.model.scene.model.get());
+  const GuiModelKind& gui = guiModelKind(kind);
+  gui.sections(s);
   sectionTitle("DISPLAY");
-  displaySection(s);
-  if (s.model.view.view == ModelView::Pattern) {
-    sectionTitle("PATTERN ON THE FOCUSED HEAD");
-    patternSection(s);
-  }
-  predictionsSection(s);
+  displaySection(s, kind);
+  if (gui.below) gui.below(s);
   ImGui::PopItemWidth();
   ImGui::End();
 }
@@ -813,46 +808,96 @@ void patternView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   valueBars("kept", mass, &r.tokens, unit, s.settings.colormap, "mass kept", ImGui::GetContentRegionAvail());
 }
 
+// Every view of a text model shares the generation's timeline; the views that read every map refuse a pooled run.
+bool textPrepare(AppState& s, const ModelOutput& o) {
+  clampModelSelection(s.model);
+  generationTimeline(s);
+  const std::string& view = s.model.view.view;
+  if (o.analysis->pooled && (view == "heads" || view == "qk" || view == "rollout")) {
+    centeredText(ImGui::GetContentRegionAvail(), everyMapRefusal(*o.analysis, "the " + view + " view").c_str());
+    return false;
+  }
+  return true;
+}
+
+// A view with no screen of its own: its figure's layout in the rest of the window.
+void bodyView(AppState& s, const ModelKindView& view, const ModelOutput& o, HeatmapRenderer& gl) {
+  ModelViewBody body;
+  try {
+    body = view.body(o, modelSelection(s.model.view, o));
+  } catch (const InputError& e) {
+    centeredText(ImGui::GetContentRegionAvail(), e.what());
+    return;
+  }
+  modelHeader(s, body.hint);
+  const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
+  Primitives prims;
+  body.layout(prims, imguiCanvas(), {origin.x, origin.y, avail.x, avail.y});
+  drawPrimitives(ImGui::GetWindowDrawList(), prims, &gl);
+  ImGui::Dummy(avail);
+}
+
 }  // namespace
+
+extern const GuiModelKind kGuiTextKind = {
+    "text",
+    textSections,
+    textDisplayControls,
+    textSectionsBelow,
+    textPrepare,
+    {
+        {"model", [](AppState& s, const ModelOutput& o, HeatmapRenderer& gl) { modelGridView(s, *o.analysis, gl); }},
+        {"heads", [](AppState& s, const ModelOutput& o, HeatmapRenderer&) { headsView(s, o.analysis->run); }},
+        {"qk", [](AppState& s, const ModelOutput& o, HeatmapRenderer& gl) { qkView(s, o.analysis->run, gl); }},
+        {"rollout", [](AppState& s, const ModelOutput& o, HeatmapRenderer& gl) { rolloutView(s, *o.analysis, gl); }},
+        {"table", [](AppState& s, const ModelOutput& o, HeatmapRenderer&) { tableView(s, *o.analysis); }},
+        {"pattern", [](AppState& s, const ModelOutput& o, HeatmapRenderer& gl) { patternView(s, o.analysis->run, gl); }},
+    },
+};
+
+// The window's side of each kind, one line each (a kind's entry is in its own file).
+#define ATTN_GUI_MODEL_KINDS(X) \
+  X(kGuiTextKind)               \
+  X(kGuiSeq2SeqKind)            \
+  X(kGuiVisionKind)
+
+#define ATTN_DECLARE_GUI_MODEL_KIND(entry) extern const GuiModelKind entry;
+ATTN_GUI_MODEL_KINDS(ATTN_DECLARE_GUI_MODEL_KIND)
+
+const GuiModelKind& guiModelKind(const ModelKindInfo& k) {
+#define ATTN_GUI_MODEL_KIND_ADDRESS(entry) &entry,
+  static const std::vector<const GuiModelKind*> kinds = {ATTN_GUI_MODEL_KINDS(ATTN_GUI_MODEL_KIND_ADDRESS)};
+  for (const GuiModelKind* g : kinds)
+    if (g->kind == k.name) return *g;
+  throw std::logic_error("guiModelKind: no window side for the model kind '" + k.name + "'");
+}
+
+ModelFigureSelection modelSelection(const ModelViewState& v, const ModelOutput& o) {
+  return {v.layer, v.head, o.vision ? v.token : v.query, v.key, v.kind, v.measure};
+}
 
 // [SECTION] drawModelView
 
 void drawModelView(AppState& s, HeatmapRenderer& gl, ImVec2 pos, ImVec2 size) {
   beginFixedWindow("##modelview", pos, size, false);
   const ModelOutput* o = s.model.output.get();
-  if (o) {  // the view a model of this kind shows (after another kind's was open)
-    const std::vector<ModelView>& views = modelViewsFor(o->model.get());
-    if (std::find(views.begin(), views.end(), s.model.view.view) == views.end()) s.model.view.view = views.front();
-  }
-  if (o && (o->seq2seq || o->vision || !o->error.empty())) {
-    if (o->seq2seq) drawSeq2SeqView(s, *o->seq2seq, gl);
-    else if (o->vision) drawVisionView(s, *o->vision, gl);
-    else centeredText(ImGui::GetContentRegionAvail(), o->error.c_str());
-  } else if (!o || !o->analysis) {
+  if (o && !o->error.empty()) {
+    centeredText(ImGui::GetContentRegionAvail(), o->error.c_str());
+  } else if (!o || (!o->analysis && !o->seq2seq && !o->vision)) {
     const char* msg = o && o->too_long_tokens > 0 ? o->too_long_message.c_str()
                       : s.status_is_error         ? s.status.c_str()
                                                   : "loading and running the model\xE2\x80\xA6";
     centeredText(ImGui::GetContentRegionAvail(), msg);
   } else {
-    clampModelSelection(s.model);
-    generationTimeline(s);
-    const ModelAnalysis& a = *o->analysis;
-    const ModelView view = s.model.view.view;
-    if (a.pooled && (view == ModelView::Heads || view == ModelView::Qk || view == ModelView::Rollout)) {
-      centeredText(ImGui::GetContentRegionAvail(), everyMapRefusal(a, "the " + modelViewName(view) + " view").c_str());
-      ImGui::End();
-      return;
-    }
-    switch (view) {
-      case ModelView::Model: modelGridView(s, a, gl); break;
-      case ModelView::Heads: headsView(s, a.run); break;
-      case ModelView::Qk: qkView(s, a.run, gl); break;
-      case ModelView::Rollout: rolloutView(s, a, gl); break;
-      case ModelView::Table: tableView(s, a); break;
-      case ModelView::Pattern: patternView(s, a.run, gl); break;
-      case ModelView::Maps:
-      case ModelView::Picture:
-      case ModelView::Distance: break;  // not a text model's (replaced above)
+    const ModelKindInfo& kind = modelKindOf(o->model.get());
+    const GuiModelKind& gui = guiModelKind(kind);
+    // The view a model of this kind shows (after another kind's was open).
+    if (!findModelView(kind, s.model.view.view)) s.model.view.view = kind.views.front().name;
+    if (gui.prepare(s, *o)) {
+      const auto screen = std::find_if(gui.screens.begin(), gui.screens.end(),
+                                       [&](const ModelScreen& m) { return m.view == s.model.view.view; });
+      if (screen != gui.screens.end()) screen->draw(s, *o, gl);
+      else bodyView(s, *findModelView(kind, s.model.view.view), *o, gl);
     }
   }
   ImGui::End();

@@ -13,8 +13,6 @@ namespace attn {
 
 void drawModelPanel(AppState& s, ImVec2 pos, ImVec2 size);
 void drawModelView(AppState& s, HeatmapRenderer& gl, ImVec2 pos, ImVec2 size);
-// What each model view shows (buttons' tooltips, help).
-const char* modelViewHelp(ModelView v);
 // The workspace switch drawn at the top of both control panels.
 void workspaceSwitch(AppState& s);
 // Clamps the focus and the selected pair to the current output.
