@@ -74,7 +74,7 @@ ModelOutput textRun(const ModelRunRequest& r) {
 
 // [SECTION] Views
 
-PreparedFigure modelFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
+PreparedFigure textModelFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
   TextPage p = textPage(out, sel, options, "model", false);
   const ModelRun& r = p.a.run;
   // Too many heads for thumbnails a reader could see: one cell per head, its summary.
@@ -91,14 +91,14 @@ PreparedFigure modelFigure(const ModelOutput& out, const ModelFigureSelection& s
   return prepareFigure(alone(p.a.pooled ? pooledHeadsResult(p.a, p.name) : allHeadsResult(r, p.name)), p.fo);
 }
 
-PreparedFigure headsFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
+PreparedFigure textHeadsFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
   TextPage p = textPage(out, sel, options, "heads", true);
   p.titled(p.name + " \xE2\x80\x94 layer " + std::to_string(sel.layer) + ", heads as colours");
   p.fo.view = "lines";
   return prepareFigure(alone(layerResult(p.a.run, sel.layer, p.name)), p.fo);
 }
 
-PreparedFigure qkFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
+PreparedFigure textQkFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
   TextPage p = textPage(out, sel, options, "qk", true);
   const ModelRun& r = p.a.run;
   const int64_t n = static_cast<int64_t>(r.tokens.size());
@@ -111,20 +111,20 @@ PreparedFigure qkFigure(const ModelOutput& out, const ModelFigureSelection& sel,
   return prepareFigure(alone(qkResult(r, qkTerms(r, sel.layer, sel.head, q, k), p.name)), p.fo);
 }
 
-PreparedFigure rolloutFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
+PreparedFigure textRolloutFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
   TextPage p = textPage(out, sel, options, "rollout", true);
   p.titled(p.name + " \xE2\x80\x94 attention rollout through layer " + std::to_string(sel.layer));
   p.fo.view = "heatmap";
   return prepareFigure(alone(rolloutResult(p.a, sel.layer, p.name)), p.fo);
 }
 
-PreparedFigure tableFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
+PreparedFigure textTableFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
   TextPage p = textPage(out, sel, options, "table", false);
   p.titled(p.name + " \xE2\x80\x94 head summaries");
   return prepareTableFigure(headTableColumns(), headTableRows(p.a.summaries), p.fo, headScatter(p.a.summaries));
 }
 
-PreparedFigure patternFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
+PreparedFigure textPatternFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
   TextPage p = textPage(out, sel, options, "pattern", true);
   if (!out.pattern)
     throw InputError("--view pattern: " + (out.pattern_error.empty() ? std::string("no pattern computed") : out.pattern_error));
@@ -143,12 +143,12 @@ extern const ModelKindInfo kTextKind = {
     textRun,
     textSubtitle,
     {
-        {"model", "every layer \xC3\x97 head as a thumbnail; click one to focus it (heatmap with tokens)", modelFigure},
-        {"heads", "token lines of the focused layer: opacity = weight, colour = head; hover a token", headsFigure},
-        {"qk", "the query vector, the key vector and their element-wise product; the sum is the score", qkFigure},
-        {"rollout", "attention rollout (Abnar & Zuidema) up to the focused layer, residual included", rolloutFigure},
-        {"table", "head summaries, sortable by every column; click a row to focus that head", tableFigure},
-        {"pattern", "an efficient-attention pattern on the focused head's own q, k: mass kept", patternFigure},
+        {"model", "every layer \xC3\x97 head as a thumbnail; click one to focus it (heatmap with tokens)", textModelFigure},
+        {"heads", "token lines of the focused layer: opacity = weight, colour = head; hover a token", textHeadsFigure},
+        {"qk", "the query vector, the key vector and their element-wise product; the sum is the score", textQkFigure},
+        {"rollout", "attention rollout (Abnar & Zuidema) up to the focused layer, residual included", textRolloutFigure},
+        {"table", "head summaries, sortable by every column; click a row to focus that head", textTableFigure},
+        {"pattern", "an efficient-attention pattern on the focused head's own q, k: mass kept", textPatternFigure},
     },
 };
 

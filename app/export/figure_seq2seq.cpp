@@ -60,7 +60,7 @@ ModelOutput seq2seqRun(const ModelRunRequest& r) {
 
 // The three maps of one layer and head: cross-attention (target × source,
 // framed), encoder and decoder self-attention (the family view).
-PreparedFigure mapsFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
+PreparedFigure seq2seqMapsFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
   Seq2SeqPage p = seq2seqPage(out, options, false);
   auto results = std::make_shared<std::vector<Result>>();
   for (const Seq2SeqMaps kind : {Seq2SeqMaps::Cross, Seq2SeqMaps::Encoder, Seq2SeqMaps::Decoder})
@@ -72,7 +72,7 @@ PreparedFigure mapsFigure(const ModelOutput& out, const ModelFigureSelection& se
 }
 
 // Every layer's heads of one kind of attention (--attention-of): the grid.
-PreparedFigure gridFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
+PreparedFigure seq2seqGridFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
   Seq2SeqPage p = seq2seqPage(out, options, sel.kind == Seq2SeqMaps::Encoder);
   const int64_t layers = seq2seqLayers(p.run, sel.kind);
   p.titled(p.name + " \xE2\x80\x94 " + seq2seqMapsTitle(sel.kind) + ", " + std::to_string(layers) + " layers \xC3\x97 " +
@@ -85,7 +85,7 @@ PreparedFigure gridFigure(const ModelOutput& out, const ModelFigureSelection& se
 
 // The cross-attention of one layer as token lines, target on the left,
 // source on the right, a colour per head (BertViz's view).
-PreparedFigure linesFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
+PreparedFigure seq2seqLinesFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
   Seq2SeqPage p = seq2seqPage(out, options, false);
   auto results = std::make_shared<std::vector<Result>>(1, seq2seqLayerResult(p.run, Seq2SeqMaps::Cross, sel.layer));
   p.titled(p.name + " \xE2\x80\x94 layer " + std::to_string(sel.layer) +
@@ -94,7 +94,7 @@ PreparedFigure linesFigure(const ModelOutput& out, const ModelFigureSelection& s
   return prepareFigure(results, p.fo);
 }
 
-PreparedFigure tableFigure(const ModelOutput& out, const ModelFigureSelection&, const FigureOptions& options) {
+PreparedFigure seq2seqTableFigure(const ModelOutput& out, const ModelFigureSelection&, const FigureOptions& options) {
   Seq2SeqPage p = seq2seqPage(out, options, false);
   p.titled(p.name + " \xE2\x80\x94 head summaries of the three kinds of attention");
   std::vector<std::string> columns = {"attention"};
@@ -118,11 +118,11 @@ extern const ModelKindInfo kSeq2SeqKind = {
     seq2seqRun,
     seq2seqSubtitle,
     {
-        {"maps", "the focused head's cross-attention, encoder and decoder self-attention, side by side", mapsFigure},
+        {"maps", "the focused head's cross-attention, encoder and decoder self-attention, side by side", seq2seqMapsFigure},
         {"model", "every layer \xC3\x97 head of one kind of attention (cross, encoder or decoder) as thumbnails; click one to focus it",
-         gridFigure},
-        {"heads", "token lines of the focused layer's cross-attention, target \xE2\x86\x92 source: colour = head", linesFigure},
-        {"table", "head summaries of the three kinds of attention, sortable; click a row to focus that head", tableFigure},
+         seq2seqGridFigure},
+        {"heads", "token lines of the focused layer's cross-attention, target \xE2\x86\x92 source: colour = head", seq2seqLinesFigure},
+        {"table", "head summaries of the three kinds of attention, sortable; click a row to focus that head", seq2seqTableFigure},
     },
 };
 

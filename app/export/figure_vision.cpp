@@ -85,7 +85,7 @@ ModelOutput visionRun(const ModelRunRequest& r) {
 
 // One token's attention over the picture (--query: 0 [CLS], 1 + p a patch)
 // in layer --layer, the mean of the heads and each head.
-PreparedFigure pictureFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
+PreparedFigure visionPictureFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
   VisionPage p = visionPage(out, options);
   const int64_t query = std::max<int64_t>(sel.query, 0);
   PatchMaps maps = headsOverPicture(p.a, sel.layer, query);
@@ -95,7 +95,7 @@ PreparedFigure pictureFigure(const ModelOutput& out, const ModelFigureSelection&
 }
 
 // Every layer's heads as maps over the 1 + P tokens.
-PreparedFigure gridFigure(const ModelOutput& out, const ModelFigureSelection&, const FigureOptions& options) {
+PreparedFigure visionGridFigure(const ModelOutput& out, const ModelFigureSelection&, const FigureOptions& options) {
   VisionPage p = visionPage(out, options);
   p.titled(p.name + " \xE2\x80\x94 " + std::to_string(p.a.run.layers) + " layers \xC3\x97 " + std::to_string(p.a.run.heads) +
            " heads over [CLS] and the patches");
@@ -107,7 +107,7 @@ PreparedFigure gridFigure(const ModelOutput& out, const ModelFigureSelection&, c
 }
 
 // [CLS]'s row of each layer's mean of heads, and of the rollout after each layer.
-PreparedFigure rolloutFigure(const ModelOutput& out, const ModelFigureSelection&, const FigureOptions& options) {
+PreparedFigure visionRolloutFigure(const ModelOutput& out, const ModelFigureSelection&, const FigureOptions& options) {
   VisionPage p = visionPage(out, options);
   PatchMaps maps = rolloutOverPicture(p.a);
   p.titled(p.name + " \xE2\x80\x94 attention rollout from [CLS] over the picture, layer by layer");
@@ -115,7 +115,7 @@ PreparedFigure rolloutFigure(const ModelOutput& out, const ModelFigureSelection&
 }
 
 // Each head's mean attention distance against layer (Figure 7 of the ViT paper).
-PreparedFigure distanceFigure(const ModelOutput& out, const ModelFigureSelection&, const FigureOptions& options) {
+PreparedFigure visionDistanceFigure(const ModelOutput& out, const ModelFigureSelection&, const FigureOptions& options) {
   VisionPage p = visionPage(out, options);
   p.titled(p.name + " \xE2\x80\x94 mean attention distance of each head (the dashed line: uniform attention)");
   const Scatter s = distanceScatter(p.a);
@@ -133,10 +133,10 @@ extern const ModelKindInfo kVisionKind = {
     visionRun,
     visionSubtitle,
     {
-        {"picture", "one token's attention over the picture, per head and averaged; click a patch or [CLS]", pictureFigure},
-        {"model", "every layer \xC3\x97 head over [CLS] and the patches as thumbnails; click one to focus it", gridFigure},
-        {"rollout", "attention rollout from [CLS] over the picture, after each layer", rolloutFigure},
-        {"distance", "each head's mean attention distance in pixels against its layer (ViT paper, Figure 7)", distanceFigure},
+        {"picture", "one token's attention over the picture, per head and averaged; click a patch or [CLS]", visionPictureFigure},
+        {"model", "every layer \xC3\x97 head over [CLS] and the patches as thumbnails; click one to focus it", visionGridFigure},
+        {"rollout", "attention rollout from [CLS] over the picture, after each layer", visionRolloutFigure},
+        {"distance", "each head's mean attention distance in pixels against its layer (ViT paper, Figure 7)", visionDistanceFigure},
     },
 };
 

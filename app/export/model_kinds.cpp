@@ -96,7 +96,7 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, const std::string& vie
   const ModelKindInfo& kind = modelKindOf(out.model.get());
   const ModelKindView& v = modelViewOrThrow(kind, view);
   if (v.figure) return v.figure(out, sel, options);
-  ModelViewBody body = v.body(out, sel);
+  ModelViewBody body = v.body(out, sel, options.params);
   FigureOptions fo = options;
   fo.params.head = 0;
   if (!fo.title) fo.title = body.title;

@@ -61,8 +61,9 @@ struct ModelKindView {
   // The page `render` and Export write. Throws InputError (a selection out
   // of range, a run that kept too little for this view).
   PreparedFigure (*figure)(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) = nullptr;
-  // Or, for a view with no screen code of its own: its layout (the figure is it under the title).
-  ModelViewBody (*body)(const ModelOutput& out, const ModelFigureSelection& sel) = nullptr;
+  // Or, for a view with no screen code of its own: its layout (the figure is
+  // it under the title), drawn with `p`'s colours (the screen's, the figure's).
+  ModelViewBody (*body)(const ModelOutput& out, const ModelFigureSelection& sel, const ViewParams& p) = nullptr;
 };
 
 struct ModelKindInfo {

@@ -822,9 +822,12 @@ bool textPrepare(AppState& s, const ModelOutput& o) {
 
 // A view with no screen of its own: its figure's layout in the rest of the window.
 void bodyView(AppState& s, const ModelKindView& view, const ModelOutput& o, HeatmapRenderer& gl) {
+  ViewParams colours;  // the colours an export of the view takes
+  colours.colormap = s.settings.colormap;
+  colours.scale = s.scale;
   ModelViewBody body;
   try {
-    body = view.body(o, modelSelection(s.model.view, o));
+    body = view.body(o, modelSelection(s.model.view, o), colours);
   } catch (const InputError& e) {
     centeredText(ImGui::GetContentRegionAvail(), e.what());
     return;
