@@ -5,6 +5,7 @@
 #include "app/bench/bench.h"
 #include "app/cli/cli.h"
 #include "app/gui/gui.h"
+#include "app/export/model_kinds.h"
 #include "app/model/embedded_model.h"
 #include "app/model/model_scene.h"
 #include "engine/error.h"
@@ -54,9 +55,8 @@ int main(int argc, char** argv) {
   gui_cmd->add_option("--variant", gui.scene.variant, "Variant to open (see 'attnlab list')");
   gui_cmd->add_option("--set", gui.scene.sets, "Parameter KEY=VALUE (repeatable)");
   gui_cmd->add_option("--view", gui.scene.view,
-                      "Initial view: model, heads, qk, rollout, table, pattern (model workspace; encoder–decoders: maps, "
-                      "model, heads, table; ViTs: picture, model, rollout, distance); heatmap, heads, lines, "
-                      "extras, family, image, compare (variants)");
+                      "Initial view: heatmap, heads, lines, extras, family, image, compare (variants); in the model "
+                      "workspace, by the model's kind: " + modelViewsHelp());
   gui_cmd->add_option("--model", gui.scene.model,
                       "Open a model: a Hugging Face folder or its .safetensors file, or shipped:NAME (shipped:default, "
                       "shipped:t5-toy, shipped:vit-shapes)");
@@ -89,9 +89,10 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   addInputFlags(*gui_cmd, gui.scene.input);
 
-  bool list_json = false;
+  bool list_json = false, list_kinds = false;
   CLI::App* list_cmd = app.add_subcommand("list", "List variants, their parameters and views");
   list_cmd->add_flag("--json", list_json, "Machine-readable listing");
+  list_cmd->add_flag("--kinds", list_kinds, "List the model kinds and their views instead (with --json: machine-readable)");
 
   ComputeOptions compute;
   CLI::App* compute_cmd = app.add_subcommand("compute", "Compute a variant and write .npy files and meta.json");
@@ -118,17 +119,19 @@ int main(int argc, char** argv) {
                          "(sink, previous-token, induction, entropy, distance)")
       ->capture_default_str();
   render_cmd->add_option("--target", render.target,
-                         "Encoder–decoder models (T5, BART): the decoder's text (default: the model's own translation); "
-                         "views maps (default), lines, cross, encoder, decoder, table")
+                         "Encoder–decoder models (T5, BART): the decoder's text (default: the model's own translation)")
       ->check(nonEmptyText("the model's own translation"));
+  render_cmd->add_option("--attention-of", render.attention_of,
+                         "Encoder–decoder models' model view: the attention its grid shows (encoder, decoder or cross)")
+      ->capture_default_str();
   addTruncateFlag(*render_cmd, render.truncate);
   render_cmd->add_option("--image", render.image,
-                         "Vision models (ViT): the picture; views picture (default: --layer, --query 0 [CLS] or 1 + "
-                         "patch), rollout, distance, model");
+                         "Vision models (ViT): the picture (default: a shipped model's first example); the picture view's "
+                         "token is --query (0 [CLS], 1 + patch)");
   render_cmd->add_option("--set", render.sets, "Parameter KEY=VALUE (repeatable)");
   render_cmd->add_option("--view", render.view,
-                         "heatmap, heads, lines, extras, family, image or compare; with a model: model, heads, qk, "
-                         "rollout, table or pattern");
+                         "heatmap, heads, lines, extras, family, image or compare; with a model, by its kind (the first "
+                         "is the default): " + modelViewsHelp());
   render_cmd->add_option("--out", render.out, "FILE.png, FILE.svg or FILE.pdf")->required();
   render_cmd->add_option("--size", render.size,
                          "Figure size: WxH (pixels for PNG, points for SVG/PDF), or column (3.5 in), two-column (7 in) "
@@ -267,7 +270,7 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*list_cmd) return cmdList(list_json);
+    if (*list_cmd) return list_kinds ? cmdListKinds(list_json) : cmdList(list_json);
     if (*compute_cmd) return cmdCompute(compute);
     if (*render_cmd) return cmdRender(argc, argv, render);
     if (*bench_cmd) return cmdBench(bench);

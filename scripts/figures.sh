@@ -24,8 +24,11 @@ done
 for view in model heads qk rollout table pattern; do
   render "default-$view" --model shipped:default --view "$view"
 done
-for view in maps lines cross encoder decoder table; do
+for view in maps heads table; do
   render "t5-$view" --model shipped:t5-toy --view "$view"
+done
+for attention in cross encoder decoder; do  # the model view's grid of each kind of attention
+  render "t5-model-$attention" --model shipped:t5-toy --view model --attention-of "$attention"
 done
 for view in picture rollout distance model; do
   render "vit-$view" --model shipped:vit-shapes --view "$view"

@@ -3,9 +3,7 @@
 #include "app/bench/bench.h"
 #include "app/model/embedded_model.h"
 #include "app/model/seq2seq_scene.h"
-#include "app/export/figure_model.h"
-#include "app/export/figure_seq2seq.h"
-#include "app/export/figure_vision.h"
+#include "app/export/model_kinds.h"
 #include "app/qt/qt_messages.h"
 #include "app/cli/staged_dir.h"
 #include "app/shared/scene_options.h"
@@ -57,6 +55,29 @@ int cmdList(bool json) {
       std::cout << "      views:";
       for (const std::string& k : v.views) std::cout << " " << k;
       std::cout << "\n";
+    }
+  }
+  return 0;
+}
+
+int cmdListKinds(bool json) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ModelKindInfo* k : modelKindRegistry()) {
+    nlohmann::json views = nlohmann::json::array();
+    for (size_t i = 0; i < k->views.size(); ++i)
+      views.push_back({{"name", k->views[i].name}, {"key", i + 1}, {"help", k->views[i].help}});
+    out.push_back({{"name", k->name}, {"summary", k->summary}, {"views", views}});
+  }
+  if (json) {
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  for (const nlohmann::json& k : out) {
+    std::cout << k["name"].get<std::string>() << "\n      " << k["summary"].get<std::string>() << "\n";
+    for (const nlohmann::json& v : k["views"]) {
+      const std::string name = v["name"];
+      std::cout << "  " << v["key"].get<int>() << " " << name << std::string(name.size() < 10 ? 10 - name.size() : 1, ' ')
+                << v["help"].get<std::string>() << "\n";
     }
   }
   return 0;
@@ -229,86 +250,42 @@ FigureOptions figureOptions(const RenderOptions& o) {
   return fig;
 }
 
-// `attnlab render --model PATH [--text SOURCE] [--target TARGET] --view V` of an encoder–decoder:
-// no source is the model's example, no target its own greedy translation (as the window shows it).
-int cmdRenderSeq2Seq(int argc, char** argv, const RenderOptions& o, const std::string& path, const ModelFiles& files) {
-  if (o.truncate) throw InputError("--truncate: not available for encoder–decoder models (shorten the source or the target)");
-  const std::string view = o.view.empty() ? "maps" : o.view;
-  FigureOptions fig = figureOptions(o);
-  const std::shared_ptr<const Model> model = loadModel(files);
-  if (o.target && !hasDecoder(*model))
-    throw InputError("--target: " + modelInfo(*model).config.arch_name + " is an encoder alone (no decoder reads a target)");
-  const std::string source = textOrExample(o.input.text, path);
-  const Seq2SeqAnalysis a = analyseSeq2Seq(*model, source, o.target.value_or(""), !o.target);
-  HeadlessQt qt(argc, argv);
-  const PreparedFigure f = prepareSeq2SeqFigure(*model, a.run, source, a.target, view, o.layer, o.head, fig);
-  writeFigure(f, o.out);
-  if (!o.describe.empty()) writeFileAtomic(o.describe, f.described->dump(2) + "\n");
-  std::cout << "wrote " << o.out << " (" << view << " of " << modelShortName(*model) << ", " << f.options.width << "x"
-            << f.options.height << ")\n";
-  return 0;
-}
-
-// `attnlab render --model PATH --image FILE --view picture|rollout|distance|model` on a ViT.
-int cmdRenderVision(int argc, char** argv, const RenderOptions& o, const std::string& path, const ModelFiles& files) {
-  if (o.target || !o.input.text.empty())
-    throw InputError(std::string(o.target ? "--target" : "--text") + ": a vision model reads a picture (--image FILE), not text");
-  if (o.truncate) throw InputError("--truncate: not available for vision models (they read a picture)");
-  const std::string view = o.view.empty() ? "picture" : o.view;
-  const FigureOptions fig = figureOptions(o);
-  const std::shared_ptr<const Model> model = loadModel(files);
-  // No --image: a shipped model's first example picture.
-  const std::vector<std::string> examples = modelExamplePictures(path);
-  const bool example = o.image.empty() && !examples.empty();
-  const VisionAnalysis a = analyseVision(*model, files, example ? examples.front() : o.image, example, "--image");
-  HeadlessQt qt(argc, argv);
-  const PreparedFigure f = prepareVisionFigure(*model, a, view, o.layer, std::max<int64_t>(o.query, 0), fig);
-  writeFigure(f, o.out);
-  if (!o.describe.empty()) writeFileAtomic(o.describe, f.described->dump(2) + "\n");
-  std::cout << "wrote " << o.out << " (" << view << " of " << modelShortName(*model) << " on "
-            << fs::path(a.picture).filename().string() << ", " << f.options.width << "x" << f.options.height << ")\n";
-  return 0;
-}
-
-// `attnlab render --model PATH | --default-model [--text T] --view V`.
+// `attnlab render --model PATH | --default-model [--text T | --target T | --image FILE] --view V`:
+// the model's kind (app/export/model_kinds.h) runs it and draws the view.
 int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   if (!o.variant.empty()) throw InputError("render: give a variant NAME or --model / --default-model, not both");
   if (!o.model.empty() && o.default_model) throw InputError("render: give --model PATH or --default-model, not both");
-  const std::string path = o.default_model ? kDefaultModelPath : o.model;
-  const ModelFiles files = modelFiles(path);
-  const std::optional<std::string> config = files.read_text("config.json");
-  const std::optional<ModelConfig> c =
-      config ? std::optional<ModelConfig>(parseConfig(*config, (fs::path(files.label) / "config.json").string())) : std::nullopt;
-  if (c && c->encoderDecoder()) return cmdRenderSeq2Seq(argc, argv, o, path, files);
-  if (c && c->vision()) return cmdRenderVision(argc, argv, o, path, files);
-  if (o.target) throw InputError("--target: only encoder–decoder models (T5, BART) read a target");
-  if (!o.image.empty()) throw InputError("--image: only vision models (ViT) read a picture");
-  const ModelView view = modelViewFromName(o.view.empty() ? "model" : o.view);
-  const HeadMeasure measure = headMeasureFromName(o.summary, "--summary");
-  FigureOptions fig = figureOptions(o);
-  const VariantInfo* pattern = o.pattern.empty() ? defaultPatternVariant() : &variantOrThrow(o.pattern);
-  if (view == ModelView::Pattern && pattern) pattern = &headPattern(pattern->name);
-  ModelScene scene;
-  scene.model = loadModel(files);
-  scene.text = textOrExample(o.input.text, path);
-  scene.truncate = o.truncate;
-  scene.pattern = view == ModelView::Pattern;
-  scene.layer = o.layer;
-  scene.head = o.head;
-  if (scene.pattern) {
-    scene.pattern_variant = pattern->name;
-    scene.pattern_params = resolveParams(*pattern, o.sets);
-  }
-  const ModelOutput out = computeModelScene(scene, nullptr, {});
-  if (out.too_long_tokens > 0) throw InputError(out.too_long_message);
-  HeadlessQt qt(argc, argv);
+  ModelRunRequest r;
+  r.path = o.default_model ? kDefaultModelPath : o.model;
+  r.files = std::make_shared<const ModelFiles>(modelFiles(r.path));
+  const std::optional<std::string> config = r.files->read_text("config.json");
+  const ModelKindInfo& kind = config ? modelKindOf(parseConfig(*config, (fs::path(r.files->label) / "config.json").string()))
+                                     : modelKindOf(static_cast<const Model*>(nullptr));
+  const ModelKindView& view = modelViewOrThrow(kind, o.view.empty() ? kind.views.front().name : o.view);
   ModelFigureSelection sel{o.layer, o.head, o.query, o.key};
-  sel.measure = measure;
-  const PreparedFigure f = prepareModelFigure(out, view, sel, fig);
+  sel.kind = seq2seqMapsFromName(o.attention_of, "--attention-of");
+  sel.measure = headMeasureFromName(o.summary, "--summary");
+  const FigureOptions fig = figureOptions(o);
+  r.text = o.input.text;
+  r.target = o.target;
+  r.image = o.image;
+  r.truncate = o.truncate;
+  r.view = view.name;
+  r.layer = o.layer;
+  r.head = o.head;
+  r.pattern = o.pattern.empty() ? defaultPatternVariant() : &variantOrThrow(o.pattern);
+  if (view.name == "pattern" && r.pattern) {
+    r.pattern = &headPattern(r.pattern->name);
+    r.pattern_params = resolveParams(*r.pattern, o.sets);
+  }
+  const ModelOutput out = kind.run(r);
+  HeadlessQt qt(argc, argv);
+  const PreparedFigure f = prepareModelFigure(out, view.name, sel, fig);
   writeFigure(f, o.out);
   if (!o.describe.empty()) writeFileAtomic(o.describe, f.described->dump(2) + "\n");
-  std::cout << "wrote " << o.out << " (" << modelViewName(view) << " of " << modelShortName(*out.model) << ", "
-            << fig.width << "x" << f.options.height << ")\n";
+  std::cout << "wrote " << o.out << " (" << view.name << " of " << modelShortName(*out.model)
+            << (out.picture.empty() ? "" : " on " + fs::path(out.picture).filename().string()) << ", " << f.options.width
+            << "x" << f.options.height << ")\n";
   return 0;
 }
 

@@ -40,7 +40,7 @@ struct RenderOptions {
   double gamma = 0.5, percentile = 99;
   bool dark = false;
   std::string describe;  // --describe FILE: what the view's layout holds, as JSON (describeLayout)
-  // A model's view instead of a variant's (app/export/figure_model.h).
+  // A model's view instead of a variant's (app/export/model_kinds.h).
   std::string model;           // folder, .safetensors or shipped:NAME
   bool default_model = false;  // the embedded default model (shipped:default)
   bool truncate = false;       // cut a text longer than the model's positions
@@ -48,8 +48,9 @@ struct RenderOptions {
   int64_t key = -1;
   std::string pattern;         // pattern view: the variant (default: the first that fits a head)
   std::string summary = "sink";  // model view of a model too large for thumbnails: the measure per head (headMeasureNames)
-  std::optional<std::string> target;  // an encoder–decoder's target text (app/export/figure_seq2seq.h)
-  std::string image;                  // a ViT's picture (app/export/figure_vision.h)
+  std::optional<std::string> target;  // an encoder–decoder's target text
+  std::string attention_of = "cross";  // an encoder–decoder's model view: which attention (seq2seqMapsNames)
+  std::string image;                  // a ViT's picture
 };
 
 // attnlab model info PATH / model run PATH --text TEXT --out DIR (app/cli/cli_model.cpp)
@@ -84,6 +85,8 @@ struct LessonExportOptions {
 };
 
 int cmdList(bool json);
+// The model kinds and their views (app/export/model_kinds.h): the window's and render's names, keys, help.
+int cmdListKinds(bool json);
 int cmdLessonList(bool json);
 int cmdLessonExport(int argc, char** argv, const LessonExportOptions& o);
 int cmdModelInfo(const std::string& path, bool json);

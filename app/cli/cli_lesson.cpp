@@ -1,7 +1,7 @@
 // attnlab lesson list / lesson export: the lessons (app/lesson) without a window.
 #include "app/cli/cli.h"
 
-#include "app/export/figure_model.h"
+#include "app/export/model_kinds.h"
 #include "app/export/handout.h"
 #include "app/lesson/lesson.h"
 #include "app/model/embedded_model.h"
@@ -53,7 +53,7 @@ struct StepFigure {
   std::shared_ptr<const std::vector<Result>> results;  // a variant's step
   std::unique_ptr<Comparison> comparison;    // its compare view
   std::unique_ptr<ModelOutput> model;        // a model step
-  ModelView model_view = ModelView::Model;
+  std::string model_view;
   ModelFigureSelection selection;
 };
 
@@ -79,10 +79,11 @@ StepFigure computeStep(const LessonStep& step, LoadedModels& models) {
     ms.text = textOrExample(scene.input.text, scene.model);
     ms.truncate = scene.truncate;
     setModelInputs(ms, scene.model, scene.target, scene.image);
-    f.model_view = modelViewFromName(scene.view.empty() ? d.model_view : scene.view);
+    f.model_view = scene.view.empty() ? d.model_view : scene.view;
+    checkModelViewName(f.model_view);
     f.selection = {scene.layer >= 0 ? scene.layer : d.layer, scene.head >= 0 ? scene.head : d.head, scene.query, scene.key,
                    Seq2SeqMaps::Cross};
-    ms.pattern = f.model_view == ModelView::Pattern;
+    ms.pattern = f.model_view == "pattern";
     ms.layer = f.selection.layer;
     ms.head = f.selection.head;
     const VariantInfo& pattern = variantOrThrow(scene.pattern.empty() ? d.pattern : scene.pattern);

@@ -1,73 +1,129 @@
-#include "app/export/figure_seq2seq.h"
+// The encoder–decoder kind (T5, BART; app/model/seq2seq_scene.h): a source,
+// a target, and three kinds of attention. Its views' figures; the window
+// draws them in app/gui/gui_seq2seq.cpp.
+#include "app/export/model_kinds.h"
 
-#include "app/export/figure_model.h"
-#include "app/model/model_scene.h"
+#include "app/model/embedded_model.h"
 #include "app/model/seq2seq_scene.h"
 #include "engine/error.h"
 #include "engine/model/blocks/head_metrics.h"
 
-#include <algorithm>
 #include <memory>
 
 namespace attn {
 
-const std::vector<std::string>& seq2seqViewNames() {
-  static const std::vector<std::string> names = {"maps", "lines", "cross", "encoder", "decoder", "table"};
-  return names;
+namespace {
+
+std::string seq2seqSubtitle(const ModelOutput& out) {
+  const Seq2SeqRun& run = out.seq2seq->run;
+  return literalSubtitle(modelShortName(*out.model) + " (" + modelInfo(*out.model).config.arch_name + "), source \"" +
+                         quotedStart(out.text) + "\"" +
+                         (run.decoder_layers > 0 ? ", target \"" + quotedStart(out.seq2seq->target) + "\"" : ""));
 }
 
-PreparedFigure prepareSeq2SeqFigure(const Model& m, const Seq2SeqRun& run, const std::string& source,
-                                    const std::string& target, const std::string& view, int64_t layer, int64_t head,
-                                    const FigureOptions& options) {
-  const std::vector<std::string>& names = seq2seqViewNames();
-  if (std::find(names.begin(), names.end(), view) == names.end()) {
-    std::string list;
-    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw InputError("--view: '" + view + "' is not a view of an encoder–decoder model (expected one of " + list + ")");
-  }
-  if (run.decoder_layers == 0 && view != "encoder")
-    throw InputError("--view " + view + ": " + modelInfo(m).config.arch_name + " is an encoder alone (--view encoder)");
-  const std::string name = modelShortName(m);
-  FigureOptions fo = options;
-  fo.params.head = 0;
-  fo.subtitle = literalSubtitle(name + " (" + modelInfo(m).config.arch_name + "), source \"" + quotedStart(source) + "\"" +
-                                (run.decoder_layers > 0 ? ", target \"" + quotedStart(target) + "\"" : ""));
-  const auto titled = [&](const std::string& t) {
+// What every view's page starts from: the run, the model's name and the
+// options with the subtitle. An encoder alone has only its own self-attention.
+struct Seq2SeqPage {
+  const Seq2SeqRun& run;
+  std::string name;
+  FigureOptions fo;
+  void titled(const std::string& t) {
     if (!fo.title) fo.title = t;
-  };
-  const std::string at = "layer " + std::to_string(layer) + ", head " + std::to_string(head);
-  auto results = std::make_shared<std::vector<Result>>();
-  if (view == "maps") {
-    titled(name + " \xE2\x80\x94 " + at + ": cross-attention and the two self-attentions");
-    fo.view = "family";
-    for (const Seq2SeqMaps kind : {Seq2SeqMaps::Cross, Seq2SeqMaps::Encoder, Seq2SeqMaps::Decoder})
-      results->push_back(seq2seqHeadResult(run, kind, layer, head));
-  } else if (view == "lines") {
-    titled(name + " \xE2\x80\x94 layer " + std::to_string(layer) + " cross-attention, target \xE2\x86\x92 source, heads as colours");
-    fo.view = "lines";
-    results->push_back(seq2seqLayerResult(run, Seq2SeqMaps::Cross, layer));
-  } else if (view == "table") {
-    titled(name + " \xE2\x80\x94 head summaries of the three kinds of attention");
-    std::vector<std::string> columns = {"attention"};
-    for (const std::string& c : headTableColumnNames(seq2seqTableColumns())) columns.push_back(c);
-    std::vector<std::vector<std::string>> rows;
-    for (const Seq2SeqMaps kind : {Seq2SeqMaps::Encoder, Seq2SeqMaps::Decoder, Seq2SeqMaps::Cross})
-      for (std::vector<std::string>& row : headTableRows(seq2seqSummaries(run, kind), seq2seqTableColumns())) {
-        row.insert(row.begin(), kind == Seq2SeqMaps::Encoder ? "encoder" : kind == Seq2SeqMaps::Decoder ? "decoder" : "cross");
-        rows.push_back(std::move(row));
-      }
-    return prepareTableFigure(std::move(columns), std::move(rows), fo);
-  } else {
-    const Seq2SeqMaps kind = view == "cross" ? Seq2SeqMaps::Cross : view == "encoder" ? Seq2SeqMaps::Encoder : Seq2SeqMaps::Decoder;
-    const int64_t layers = seq2seqLayers(run, kind);
-    titled(name + " \xE2\x80\x94 " + seq2seqMapsTitle(kind) + ", " + std::to_string(layers) + " layers \xC3\x97 " +
-           std::to_string(run.heads) + " heads");
-    fo.view = "heads";
-    for (int64_t l = 0; l < layers; ++l)
-      for (int64_t h = 0; h < run.heads; ++h) fo.params.panel_titles.push_back(headLabel(l, h));
-    results->push_back(seq2seqAllHeadsResult(run, kind));
   }
-  return prepareFigure(results, fo);
+};
+Seq2SeqPage seq2seqPage(const ModelOutput& out, const FigureOptions& options, bool encoder_alone_too) {
+  if (!out.seq2seq) throw InputError(!out.error.empty() ? out.error : "model: nothing to draw");
+  const Seq2SeqRun& run = out.seq2seq->run;
+  if (run.decoder_layers == 0 && !encoder_alone_too)
+    throw InputError("--view: " + modelInfo(*out.model).config.arch_name +
+                     " is an encoder alone (--view model --attention-of encoder)");
+  Seq2SeqPage p{run, modelShortName(*out.model), options};
+  p.fo.params.head = 0;
+  p.fo.subtitle = seq2seqSubtitle(out);
+  return p;
 }
+
+// No source is the model's example, no target its own greedy translation (as the window shows it).
+ModelOutput seq2seqRun(const ModelRunRequest& r) {
+  if (r.truncate) throw InputError("--truncate: not available for encoder\xE2\x80\x93" "decoder models (shorten the source or the target)");
+  if (!r.image.empty()) throw InputError("--image: only vision models (ViT) read a picture");
+  ModelOutput out;
+  out.model = loadModel(*r.files);
+  if (r.target && !hasDecoder(*out.model))
+    throw InputError("--target: " + modelInfo(*out.model).config.arch_name + " is an encoder alone (no decoder reads a target)");
+  out.text = textOrExample(r.text, r.path);
+  out.seq2seq = std::make_shared<const Seq2SeqAnalysis>(analyseSeq2Seq(*out.model, out.text, r.target.value_or(""), !r.target));
+  return out;
+}
+
+// [SECTION] Views
+
+// The three maps of one layer and head: cross-attention (target × source,
+// framed), encoder and decoder self-attention (the family view).
+PreparedFigure seq2seqMapsFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
+  Seq2SeqPage p = seq2seqPage(out, options, false);
+  auto results = std::make_shared<std::vector<Result>>();
+  for (const Seq2SeqMaps kind : {Seq2SeqMaps::Cross, Seq2SeqMaps::Encoder, Seq2SeqMaps::Decoder})
+    results->push_back(seq2seqHeadResult(p.run, kind, sel.layer, sel.head));
+  p.titled(p.name + " \xE2\x80\x94 layer " + std::to_string(sel.layer) + ", head " + std::to_string(sel.head) +
+           ": cross-attention and the two self-attentions");
+  p.fo.view = "family";
+  return prepareFigure(results, p.fo);
+}
+
+// Every layer's heads of one kind of attention (--attention-of): the grid.
+PreparedFigure seq2seqGridFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
+  Seq2SeqPage p = seq2seqPage(out, options, sel.kind == Seq2SeqMaps::Encoder);
+  const int64_t layers = seq2seqLayers(p.run, sel.kind);
+  p.titled(p.name + " \xE2\x80\x94 " + seq2seqMapsTitle(sel.kind) + ", " + std::to_string(layers) + " layers \xC3\x97 " +
+           std::to_string(p.run.heads) + " heads");
+  p.fo.view = "heads";
+  for (int64_t l = 0; l < layers; ++l)
+    for (int64_t h = 0; h < p.run.heads; ++h) p.fo.params.panel_titles.push_back(headLabel(l, h));
+  return prepareFigure(std::make_shared<const std::vector<Result>>(1, seq2seqAllHeadsResult(p.run, sel.kind)), p.fo);
+}
+
+// The cross-attention of one layer as token lines, target on the left,
+// source on the right, a colour per head (BertViz's view).
+PreparedFigure seq2seqLinesFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
+  Seq2SeqPage p = seq2seqPage(out, options, false);
+  auto results = std::make_shared<std::vector<Result>>(1, seq2seqLayerResult(p.run, Seq2SeqMaps::Cross, sel.layer));
+  p.titled(p.name + " \xE2\x80\x94 layer " + std::to_string(sel.layer) +
+           " cross-attention, target \xE2\x86\x92 source, heads as colours");
+  p.fo.view = "lines";
+  return prepareFigure(results, p.fo);
+}
+
+PreparedFigure seq2seqTableFigure(const ModelOutput& out, const ModelFigureSelection&, const FigureOptions& options) {
+  Seq2SeqPage p = seq2seqPage(out, options, false);
+  p.titled(p.name + " \xE2\x80\x94 head summaries of the three kinds of attention");
+  std::vector<std::string> columns = {"attention"};
+  for (const std::string& c : headTableColumnNames(seq2seqTableColumns())) columns.push_back(c);
+  std::vector<std::vector<std::string>> rows;
+  for (const Seq2SeqMaps kind : {Seq2SeqMaps::Encoder, Seq2SeqMaps::Decoder, Seq2SeqMaps::Cross})
+    for (std::vector<std::string>& row : headTableRows(seq2seqSummaries(p.run, kind), seq2seqTableColumns())) {
+      row.insert(row.begin(), seq2seqMapsNames()[static_cast<size_t>(kind)]);
+      rows.push_back(std::move(row));
+    }
+  return prepareTableFigure(std::move(columns), std::move(rows), p.fo);
+}
+
+}  // namespace
+
+extern const ModelKindInfo kSeq2SeqKind = {
+    "encoder-decoder",
+    "an encoder\xE2\x80\x93" "decoder model",
+    "encoder\xE2\x80\x93" "decoder models (T5, BART): a source and a target, the encoder's and the decoder's self-attention and the cross-attention",
+    [](const ModelConfig& c) { return c.encoderDecoder(); },
+    seq2seqRun,
+    seq2seqSubtitle,
+    {
+        {"maps", "the focused head's cross-attention, encoder and decoder self-attention, side by side", seq2seqMapsFigure},
+        {"model", "every layer \xC3\x97 head of one kind of attention (cross, encoder or decoder) as thumbnails; click one to focus it",
+         seq2seqGridFigure},
+        {"heads", "token lines of the focused layer's cross-attention, target \xE2\x86\x92 source: colour = head", seq2seqLinesFigure},
+        {"table", "head summaries of the three kinds of attention, sortable; click a row to focus that head", seq2seqTableFigure},
+    },
+};
 
 }  // namespace attn

@@ -1,10 +1,12 @@
-#include "app/export/figure_vision.h"
+// The vision kind: a Vision Transformer over a picture
+// (app/model/vision_scene.h). Its views' figures; the window draws them in
+// app/gui/gui_vision.cpp.
+#include "app/export/model_kinds.h"
 
-#include "app/export/figure_model.h"
-#include "app/model/model_scene.h"
+#include "app/model/embedded_model.h"
+#include "app/model/vision_scene.h"
 #include "engine/error.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -26,59 +28,116 @@ Result allHeadsOfVision(const VisionAnalysis& a, const std::string& title) {
   return r;
 }
 
-}  // namespace
-
-const std::vector<std::string>& visionViewNames() {
-  static const std::vector<std::string> names = {"picture", "rollout", "distance", "model"};
-  return names;
-}
-
-PreparedFigure prepareVisionFigure(const Model& m, const VisionAnalysis& a, const std::string& view, int64_t layer,
-                                   int64_t query, const FigureOptions& options) {
-  const std::vector<std::string>& names = visionViewNames();
-  if (std::find(names.begin(), names.end(), view) == names.end()) {
-    std::string list;
-    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw InputError("--view: '" + view + "' is not a view of a vision model (expected one of " + list + ")");
-  }
-  const std::string name = modelShortName(m);
-  FigureOptions fo = options;
-  fo.params.head = 0;
+std::string visionSubtitle(const ModelOutput& out) {
+  const VisionAnalysis& a = *out.vision;
   std::string top;
   if (!a.run.top_k.empty()) {
     char p[32];
     std::snprintf(p, sizeof p, "%.1f%%", 100.0 * a.run.top_k[0].probability);
     top = ", predicted '" + a.run.top_k[0].token + "' " + p;
   }
-  fo.subtitle = literalSubtitle(name + " (" + modelInfo(m).config.arch_name + "), " +
-                                std::filesystem::path(a.picture).filename().string() + " as " +
-                                std::to_string(a.run.grid_h) + " \xC3\x97 " + std::to_string(a.run.grid_w) + " patches of " +
-                                std::to_string(a.patch_size) + " pixels" + top);
-  const auto titled = [&](const std::string& t) {
-    if (!fo.title) fo.title = t;
-  };
-  if (view == "model") {
-    titled(name + " \xE2\x80\x94 " + std::to_string(a.run.layers) + " layers \xC3\x97 " + std::to_string(a.run.heads) +
-           " heads over [CLS] and the patches");
-    fo.view = "heads";
-    for (int64_t l = 0; l < a.run.layers; ++l)
-      for (int64_t h = 0; h < a.run.heads; ++h) fo.params.panel_titles.push_back(headLabel(l, h));
-    fo.params.scale = visionGridScale(fo.params.scale);
-    return prepareFigure(std::make_shared<const std::vector<Result>>(1, allHeadsOfVision(a, name)), fo);
-  }
-  if (view == "distance") {
-    titled(name + " \xE2\x80\x94 mean attention distance of each head (the dashed line: uniform attention)");
-    const Scatter s = distanceScatter(a);
-    return prepareLayoutFigure([s](Primitives& out, const Canvas& c, const Box& body) { scatterPrimitives(out, c, body, s); },
-        [](const Canvas& c, float width) { return c.unit * 4 + width * 0.55f; }, fo);
-  }
-  auto maps = std::make_shared<PatchMaps>(view == "rollout" ? rolloutOverPicture(a) : headsOverPicture(a, layer, query));
-  titled(view == "rollout" ? name + " \xE2\x80\x94 attention rollout from [CLS] over the picture, layer by layer"
-                           : name + " \xE2\x80\x94 layer " + std::to_string(layer) + ": attention of " +
-                                 patchTokenName(a, query) + " over the picture");
-  // The analysis outlives the figure (the caller's), and the maps point into it.
-  return prepareLayoutFigure([maps](Primitives& out, const Canvas& c, const Box& body) { patchMapsPrimitives(out, c, body, *maps); },
-                             [maps](const Canvas& c, float width) { return patchMapsHeight(c, width, *maps); }, fo);
+  return literalSubtitle(modelShortName(*out.model) + " (" + modelInfo(*out.model).config.arch_name + "), " +
+                         std::filesystem::path(a.picture).filename().string() + " as " + std::to_string(a.run.grid_h) +
+                         " \xC3\x97 " + std::to_string(a.run.grid_w) + " patches of " + std::to_string(a.patch_size) +
+                         " pixels" + top);
 }
+
+// What every view's page starts from: the analysis, the model's name and the options with the subtitle.
+struct VisionPage {
+  const VisionAnalysis& a;
+  std::string name;
+  FigureOptions fo;
+  void titled(const std::string& t) {
+    if (!fo.title) fo.title = t;
+  }
+};
+VisionPage visionPage(const ModelOutput& out, const FigureOptions& options) {
+  if (!out.vision) throw InputError(!out.error.empty() ? out.error : "model: nothing to draw");
+  VisionPage p{*out.vision, modelShortName(*out.model), options};
+  p.fo.params.head = 0;
+  p.fo.subtitle = visionSubtitle(out);
+  return p;
+}
+
+// Patch maps under the title; the analysis outlives the figure (the caller's), and the maps point into it.
+PreparedFigure patchMapsFigure(const VisionPage& p, PatchMaps m) {
+  auto maps = std::make_shared<PatchMaps>(std::move(m));
+  return prepareLayoutFigure([maps](Primitives& out, const Canvas& c, const Box& body) { patchMapsPrimitives(out, c, body, *maps); },
+                             [maps](const Canvas& c, float width) { return patchMapsHeight(c, width, *maps); }, p.fo);
+}
+
+// The picture: --image, or a shipped model's first example.
+ModelOutput visionRun(const ModelRunRequest& r) {
+  if (r.target || !r.text.empty())
+    throw InputError(std::string(r.target ? "--target" : "--text") + ": a vision model reads a picture (--image FILE), not text");
+  if (r.truncate) throw InputError("--truncate: not available for vision models (they read a picture)");
+  ModelOutput out;
+  out.model = loadModel(*r.files);
+  const std::vector<std::string> examples = modelExamplePictures(r.path);
+  const bool example = r.image.empty() && !examples.empty();
+  out.vision = std::make_shared<const VisionAnalysis>(
+      analyseVision(*out.model, *r.files, example ? examples.front() : r.image, example, "--image"));
+  out.picture = out.vision->picture;
+  return out;
+}
+
+// [SECTION] Views
+
+// One token's attention over the picture (--query: 0 [CLS], 1 + p a patch)
+// in layer --layer, the mean of the heads and each head.
+PreparedFigure visionPictureFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
+  VisionPage p = visionPage(out, options);
+  const int64_t query = std::max<int64_t>(sel.query, 0);
+  PatchMaps maps = headsOverPicture(p.a, sel.layer, query);
+  p.titled(p.name + " \xE2\x80\x94 layer " + std::to_string(sel.layer) + ": attention of " + patchTokenName(p.a, query) +
+           " over the picture");
+  return patchMapsFigure(p, std::move(maps));
+}
+
+// Every layer's heads as maps over the 1 + P tokens.
+PreparedFigure visionGridFigure(const ModelOutput& out, const ModelFigureSelection&, const FigureOptions& options) {
+  VisionPage p = visionPage(out, options);
+  p.titled(p.name + " \xE2\x80\x94 " + std::to_string(p.a.run.layers) + " layers \xC3\x97 " + std::to_string(p.a.run.heads) +
+           " heads over [CLS] and the patches");
+  p.fo.view = "heads";
+  for (int64_t l = 0; l < p.a.run.layers; ++l)
+    for (int64_t h = 0; h < p.a.run.heads; ++h) p.fo.params.panel_titles.push_back(headLabel(l, h));
+  p.fo.params.scale = visionGridScale(p.fo.params.scale);
+  return prepareFigure(std::make_shared<const std::vector<Result>>(1, allHeadsOfVision(p.a, p.name)), p.fo);
+}
+
+// [CLS]'s row of each layer's mean of heads, and of the rollout after each layer.
+PreparedFigure visionRolloutFigure(const ModelOutput& out, const ModelFigureSelection&, const FigureOptions& options) {
+  VisionPage p = visionPage(out, options);
+  PatchMaps maps = rolloutOverPicture(p.a);
+  p.titled(p.name + " \xE2\x80\x94 attention rollout from [CLS] over the picture, layer by layer");
+  return patchMapsFigure(p, std::move(maps));
+}
+
+// Each head's mean attention distance against layer (Figure 7 of the ViT paper).
+PreparedFigure visionDistanceFigure(const ModelOutput& out, const ModelFigureSelection&, const FigureOptions& options) {
+  VisionPage p = visionPage(out, options);
+  p.titled(p.name + " \xE2\x80\x94 mean attention distance of each head (the dashed line: uniform attention)");
+  const Scatter s = distanceScatter(p.a);
+  return prepareLayoutFigure([s](Primitives& prims, const Canvas& c, const Box& body) { scatterPrimitives(prims, c, body, s); },
+                             [](const Canvas& c, float width) { return c.unit * 4 + width * 0.55f; }, p.fo);
+}
+
+}  // namespace
+
+extern const ModelKindInfo kVisionKind = {
+    "vision",
+    "a vision model",
+    "Vision Transformers (ViT): a picture as patches and [CLS], every layer's self-attention over it",
+    [](const ModelConfig& c) { return c.vision(); },
+    visionRun,
+    visionSubtitle,
+    {
+        {"picture", "one token's attention over the picture, per head and averaged; click a patch or [CLS]", visionPictureFigure},
+        {"model", "every layer \xC3\x97 head over [CLS] and the patches as thumbnails; click one to focus it", visionGridFigure},
+        {"rollout", "attention rollout from [CLS] over the picture, after each layer", visionRolloutFigure},
+        {"distance", "each head's mean attention distance in pixels against its layer (ViT paper, Figure 7)", visionDistanceFigure},
+    },
+};
 
 }  // namespace attn

@@ -9,7 +9,8 @@
 
 #include "app/model/embedded_model.h"
 #include "app/export/figure.h"
-#include "app/export/figure_model.h"
+#include "app/export/model_kinds.h"
+#include "app/gui/gui_kinds.h"
 #include "app/gui/gui_fonts.h"
 #include "app/gui/gui_generate.h"
 #include "app/gui/gui_lesson.h"
@@ -264,7 +265,7 @@ void GuiApp::submitLoad(bool truncate) {
 
 void GuiApp::submitModelIfChanged() {
   ModelState& m = state_.model;
-  m.scene.pattern = m.view.view == ModelView::Pattern;
+  m.scene.pattern = m.view.view == "pattern";
   m.scene.layer = m.view.layer;
   m.scene.head = m.view.head;
   m.scene.focus_whole = m.output && m.output->analysis && m.output->analysis->pooled;
@@ -365,7 +366,7 @@ void GuiApp::takeModelOutput(const JobOutcome& done) {
     m.scene.picture = out->picture;
     m.scene.picture_example = out->picture_example;
     if (done.id == model_submitted_id_) model_submitted_ = m.scene;
-    if (std::exchange(default_view_, false)) m.view.view = modelViewsFor(out->model.get()).front();
+    if (std::exchange(default_view_, false)) m.view.view = modelKindOf(out->model.get()).views.front().name;
     m.path = loading_path_;
     loading_ = false;
     if (done.id == model_submitted_id_) model_submitted_.model = out->model;
@@ -597,7 +598,7 @@ void GuiApp::exportModelView() {
     state_.status = "nothing to export yet";
     return;
   }
-  const std::string view = modelViewName(m.view.view);
+  const std::string& view = m.view.view;
   const std::optional<std::string> path = qt_->saveFigure(modelShortName(*m.output->model) + "-" + view + ".png");
   if (!path) return;
   FigureOptions fo;
@@ -605,10 +606,7 @@ void GuiApp::exportModelView() {
   fo.params.scale = state_.scale;
   fo.params.heads_visible = m.view.lines.heads_visible;
   fo.dark = state_.settings.dark && state_.settings.export_screen_theme;
-  const bool vision = m.output->vision != nullptr;
-  const ModelFigureSelection sel{m.view.layer, m.view.head, vision ? m.view.token : m.view.query, m.view.key, m.view.kind,
-                                 m.view.measure};
-  writeExport(*path, [&] { exportModelFigure(*m.output, m.view.view, sel, fo, *path); });
+  writeExport(*path, [&] { exportModelFigure(*m.output, view, modelSelection(m.view, *m.output), fo, *path); });
 }
 
 // Loads `path` in the job runner behind a progress dialog; errors go to a
@@ -783,7 +781,8 @@ void GuiApp::applyScene(const SceneOptions& o, bool initial) {
   if (o.model_workspace || initial) {
     const VariantInfo& pattern = headPattern(o.pattern.empty() ? d.pattern : o.pattern);
     const Params params = o.model_workspace ? resolveParams(pattern, o.sets) : Params::defaults(pattern.params);
-    const ModelView view = modelViewFromName(o.model_workspace && !o.view.empty() ? o.view : d.model_view);
+    const std::string view = o.model_workspace && !o.view.empty() ? o.view : d.model_view;
+    checkModelViewName(view);
     if (!o.model.empty()) modelFiles(o.model);  // a missing path is a usage error
     const bool mine = o.model_workspace;
     m.scene.text = textOrExample(mine ? o.input.text : "", o.model);

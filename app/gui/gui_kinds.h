@@ -1,10 +1,15 @@
-// The model workspace on the other kinds of model: an encoder–decoder
-// (gui_seq2seq.cpp: source and target, the three kinds of attention) and a
-// Vision Transformer (gui_vision.cpp: a picture, attention over it, rollout,
-// attention distance). gui_model.cpp draws the panel and the view and
-// hands these models' sections and views to them.
+// The window's side of the model kinds (app/export/model_kinds.h): each
+// kind's panel sections, its DISPLAY controls and the screens of its views,
+// in the kind's own file — gui_model.cpp (text), gui_seq2seq.cpp
+// (encoder–decoder: source and target, the three kinds of attention),
+// gui_vision.cpp (a picture, attention over it, rollout, attention
+// distance) — and one line each in gui_model.cpp's table. The workspace
+// (gui_model.cpp) draws the panel and the view bar from the registry and
+// hands the rest to the model's kind; a view with no screen of its own is
+// its figure's layout, replayed (ModelKindView::body).
 #pragma once
 
+#include "app/export/model_kinds.h"
 #include "app/gui/gui_state.h"
 #include "widgets/heatmap.h"
 
@@ -13,6 +18,27 @@
 #include <vector>
 
 namespace attn {
+
+// A view's screen, drawn from the output of its kind (the analysis the kind's run keeps).
+struct ModelScreen {
+  std::string view;  // the registry view's name
+  void (*draw)(AppState& s, const ModelOutput& o, HeatmapRenderer& gl);
+};
+
+struct GuiModelKind {
+  std::string kind;               // ModelKindInfo::name
+  void (*sections)(AppState& s);  // the panel's sections above DISPLAY
+  void (*controls)(AppState& s);  // DISPLAY's controls under the view bar
+  void (*below)(AppState& s);     // the panel's sections under DISPLAY; may be null
+  // Before any view of an output of the kind: clamps the selection to it and
+  // draws what every view shares; false: nothing to draw (it said why).
+  bool (*prepare)(AppState& s, const ModelOutput& o);
+  std::vector<ModelScreen> screens;  // the views with a screen of their own; the others replay their body
+};
+// The window's side of kind `k` (gui_model.cpp: one line per kind).
+const GuiModelKind& guiModelKind(const ModelKindInfo& k);
+// What a figure of the window's view shows: its selection (Export, a body view).
+ModelFigureSelection modelSelection(const ModelViewState& v, const ModelOutput& o);
 
 // The model view's header line: the model's name, then `what` (wrapped when it does not fit).
 void modelHeader(const AppState& s, const std::string& what);
@@ -27,12 +53,5 @@ void strongestKeys(const std::string& title, const Mat& map, int64_t query, cons
 void focusedHeadNumbers(const std::vector<HeadSummary>& summaries, int layer, int head, float width,
                         const std::vector<int>& shown);
 
-void seq2seqTextSections(AppState& s);     // SOURCE and TARGET
-void seq2seqDisplayControls(AppState& s);  // the grid's and table's kind, layer, head
-void drawSeq2SeqView(AppState& s, const Seq2SeqAnalysis& a, HeatmapRenderer& gl);
-
-void pictureSection(AppState& s);         // PICTURE: the examples, Open Picture…, the predicted labels
-void visionDisplayControls(AppState& s);  // layer, head (grid), the token whose attention is shown
-void drawVisionView(AppState& s, const VisionAnalysis& a, HeatmapRenderer& gl);
 
 }  // namespace attn

@@ -1,7 +1,6 @@
-// The model workspace of the window: the left panel (model, live text,
-// views, focus, pattern controls, top-5 predictions) and the main views
-// (model grid, head lines, Q/K, rollout, head table, pattern on a head),
-// drawn from the current immutable ModelOutput with the generic widgets.
+// The model workspace of the window: the left panel and the view area of
+// the current immutable ModelOutput, whatever the model's kind (each kind's
+// own parts: gui_kinds.h).
 #pragma once
 
 #include "app/gui/gui_state.h"
@@ -13,11 +12,7 @@ namespace attn {
 
 void drawModelPanel(AppState& s, ImVec2 pos, ImVec2 size);
 void drawModelView(AppState& s, HeatmapRenderer& gl, ImVec2 pos, ImVec2 size);
-// What each model view shows (buttons' tooltips, help).
-const char* modelViewHelp(ModelView v);
 // The workspace switch drawn at the top of both control panels.
 void workspaceSwitch(AppState& s);
-// Clamps the focus and the selected pair to the current output.
-void clampModelSelection(ModelState& m);
 
 }  // namespace attn

@@ -9,6 +9,7 @@
 #include "app/gui/gui_lesson.h"
 #include "app/gui/gui_model.h"
 #include "app/gui/gui_timeline.h"
+#include "app/export/model_kinds.h"
 #include "engine/error.h"
 #include "engine/model/kinds/vision.h"
 #include "widgets/formula_view.h"
@@ -86,9 +87,6 @@ struct Shortcut {
   const char* what;
 };
 const Shortcut kShortcuts[] = {
-    {"1 – 8", "variants: heatmap, heads, lines, extras, family, image, compare, walkthrough view"},
-    {"1 – 6", "real model: model grid, heads, Q/K, rollout, table, pattern view"},
-    {"1 – 4", "encoder–decoder: maps, model grid, heads, table; ViT: picture, model grid, rollout, distance"},
     {"Arrow keys", "move the selected query pixel (image view, no lesson open)"},
     {"Ctrl+G", "real model: generate new tokens from the text"},
     {"\u2190 \u2192 / , . / K", "real model, after Generate: step back / forward through the new tokens, play or pause"},
@@ -148,9 +146,9 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
     if (io.WantTextInput) continue;
     if (k.key == GLFW_KEY_TAB) s.show_panel = !s.show_panel;
     if (model) {
-      const std::vector<ModelView>& mv = modelViewsFor(s.model.scene.model.get());
+      const std::vector<ModelKindView>& mv = modelKindOf(s.model.scene.model.get()).views;
       if (k.key >= GLFW_KEY_1 && k.key < GLFW_KEY_1 + static_cast<int>(mv.size()))
-        s.model.view.view = mv[static_cast<size_t>(k.key - GLFW_KEY_1)];
+        s.model.view.view = mv[static_cast<size_t>(k.key - GLFW_KEY_1)].name;
       generationKey(s, k.key);
       if (k.key == GLFW_KEY_ESCAPE) s.show_help = false;
       continue;
@@ -213,9 +211,9 @@ float drawMenuBar(AppState& s) {
     ImGui::Separator();
     int i = 1;
     if (model) {
-      for (ModelView v : modelViewsFor(s.model.scene.model.get())) {
+      for (const ModelKindView& v : modelKindOf(s.model.scene.model.get()).views) {
         const std::string shortcut = std::to_string(i++);
-        if (ImGui::MenuItem(modelViewName(v).c_str(), shortcut.c_str(), s.model.view.view == v)) s.model.view.view = v;
+        if (ImGui::MenuItem(v.name.c_str(), shortcut.c_str(), s.model.view.view == v.name)) s.model.view.view = v.name;
       }
     } else {
       for (const ViewInfo* v : viewRegistry()) {
@@ -646,13 +644,29 @@ void drawHelpOverlay(AppState& s) {
   ImGui::SetNextWindowBgAlpha(0.96f);
   ImGui::Begin("Keyboard shortcuts", &s.show_help,
                ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings);
+  // The view keys from the registries: the variants' views, then each model kind's.
+  std::vector<std::pair<std::string, std::string>> rows;
+  const auto viewKeys = [&rows](const std::string& who, const std::vector<std::string>& names) {
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    rows.emplace_back("1 \xE2\x80\x93 " + std::to_string(names.size()), who + ": " + list + " view");
+  };
+  std::vector<std::string> names;
+  for (const ViewInfo* v : viewRegistry()) names.push_back(v->name);
+  viewKeys("variants", names);
+  for (const ModelKindInfo* k : modelKindRegistry()) {
+    names.clear();
+    for (const ModelKindView& v : k->views) names.push_back(v.name);
+    viewKeys(k->name + " model", names);
+  }
+  for (const Shortcut& k : kShortcuts) rows.emplace_back(k.keys, k.what);
   if (ImGui::BeginTable("##keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV)) {
-    for (const Shortcut& k : kShortcuts) {
+    for (const auto& [keys, what] : rows) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(k.keys);
+      ImGui::TextUnformatted(keys.c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(k.what);
+      ImGui::TextUnformatted(what.c_str());
     }
     ImGui::EndTable();
   }

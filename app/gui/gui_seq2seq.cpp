@@ -166,8 +166,7 @@ void tableView(AppState& s, const Seq2SeqAnalysis& a, HeatmapRenderer& gl) {
   ImGui::EndGroup();
 }
 
-}  // namespace
-
+// SOURCE and TARGET
 void seq2seqTextSections(AppState& s) {
   ModelState& m = s.model;
   sectionTitle("SOURCE");
@@ -201,10 +200,11 @@ void seq2seqTextSections(AppState& s) {
   }
 }
 
+// The grid's and table's kind of attention, the layer, the head.
 void seq2seqDisplayControls(AppState& s) {
   ModelViewState& v = s.model.view;
   const Seq2SeqAnalysis* a = s.model.output ? s.model.output->seq2seq.get() : nullptr;
-  if (v.view == ModelView::Model || v.view == ModelView::Table) {
+  if (v.view == "model" || v.view == "table") {
     int kind = static_cast<int>(v.kind);
     if (ImGui::Combo("attention", &kind, kKindNames, 3)) v.kind = static_cast<Seq2SeqMaps>(kind);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("which of the three kinds the grid and the table show");
@@ -219,26 +219,38 @@ void clampSeq2SeqSelection(ModelViewState& v, const Seq2SeqAnalysis& a) {
   const Seq2SeqRun& r = a.run;
   if (r.decoder_layers == 0) v.kind = Seq2SeqMaps::Encoder;
   // The maps and lines views read the decoder's layers; the grid and table the kind's.
-  const int64_t layers = v.view == ModelView::Model || v.view == ModelView::Table ? seq2seqLayers(r, v.kind)
+  const int64_t layers = v.view == "model" || v.view == "table" ? seq2seqLayers(r, v.kind)
                          : r.decoder_layers > 0                                  ? r.decoder_layers
                                                                                  : r.encoder_layers;
   v.layer = std::clamp<int>(v.layer, 0, static_cast<int>(std::max<int64_t>(1, layers)) - 1);
   v.head = std::clamp<int>(v.head, 0, static_cast<int>(std::max<int64_t>(1, r.heads)) - 1);
 }
 
-void drawSeq2SeqView(AppState& s, const Seq2SeqAnalysis& a, HeatmapRenderer& gl) {
+bool seq2seqPrepare(AppState& s, const ModelOutput& o) {
   ModelViewState& v = s.model.view;
+  const Seq2SeqAnalysis& a = *o.seq2seq;
   clampSeq2SeqSelection(v, a);
-  if (a.run.decoder_layers == 0 && v.view != ModelView::Model && v.view != ModelView::Table) {
+  if (a.run.decoder_layers == 0 && v.view != "model" && v.view != "table") {
     centeredText(ImGui::GetContentRegionAvail(), "an encoder alone (T5EncoderModel): its self-attention is in the model and table views");
-    return;
+    return false;
   }
-  switch (v.view) {
-    case ModelView::Maps: mapsView(s, a, gl); break;
-    case ModelView::Heads: linesView(s, a); break;
-    case ModelView::Table: tableView(s, a, gl); break;
-    default: gridView(s, a, gl); break;
-  }
+  return true;
 }
+
+}  // namespace
+
+extern const GuiModelKind kGuiSeq2SeqKind = {
+    "encoder-decoder",
+    seq2seqTextSections,
+    seq2seqDisplayControls,
+    nullptr,
+    seq2seqPrepare,
+    {
+        {"maps", [](AppState& s, const ModelOutput& o, HeatmapRenderer& gl) { mapsView(s, *o.seq2seq, gl); }},
+        {"model", [](AppState& s, const ModelOutput& o, HeatmapRenderer& gl) { gridView(s, *o.seq2seq, gl); }},
+        {"heads", [](AppState& s, const ModelOutput& o, HeatmapRenderer&) { linesView(s, *o.seq2seq); }},
+        {"table", [](AppState& s, const ModelOutput& o, HeatmapRenderer& gl) { tableView(s, *o.seq2seq, gl); }},
+    },
+};
 
 }  // namespace attn

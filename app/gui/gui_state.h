@@ -97,7 +97,7 @@ struct ViewState {
 enum class Workspace { Variants, Model };
 
 struct ModelViewState {
-  ModelView view = ModelView::Model;
+  std::string view = "model";   // a view of the model's kind, by name (app/export/model_kinds.h)
   int layer = 0, head = 0;       // the focused head
   int64_t query = -1, key = -1;  // the selected pair (Q/K view, predictions); −1: last token, its strongest key
   HeatmapZoom grid_zoom, focus_zoom, qk_zoom, rollout_zoom, pattern_zoom, angle_zoom;

@@ -116,8 +116,7 @@ void gridView(AppState& s, const VisionAnalysis& a, HeatmapRenderer& gl) {
   ImGui::EndGroup();
 }
 
-}  // namespace
-
+// PICTURE: the examples, Open Picture…, the predicted labels
 void pictureSection(AppState& s) {
   ModelState& m = s.model;
   sectionTitle("PICTURE");
@@ -146,6 +145,7 @@ void pictureSection(AppState& s) {
   for (const Prediction& p : o->vision->run.top_k) shareRow(p.probability, "'" + p.token + "'", w);
 }
 
+// The layer, the head (grid), the token whose attention is shown.
 void visionDisplayControls(AppState& s) {
   ModelViewState& v = s.model.view;
   const VisionAnalysis* a = s.model.output ? s.model.output->vision.get() : nullptr;
@@ -161,17 +161,29 @@ void visionDisplayControls(AppState& s) {
   ImGui::TextDisabled("%s", patchTokenName(*a, v.token).c_str());
 }
 
-void drawVisionView(AppState& s, const VisionAnalysis& a, HeatmapRenderer& gl) {
+bool visionPrepare(AppState& s, const ModelOutput& o) {
   ModelViewState& v = s.model.view;
+  const VisionAnalysis& a = *o.vision;
   v.layer = std::clamp<int>(v.layer, 0, static_cast<int>(a.run.layers) - 1);
   v.head = std::clamp<int>(v.head, 0, static_cast<int>(a.run.heads) - 1);
   v.token = std::clamp<int64_t>(v.token, 0, a.run.grid_h * a.run.grid_w);
-  switch (v.view) {
-    case ModelView::Model: gridView(s, a, gl); break;
-    case ModelView::Rollout: rolloutView(s, a, gl); break;
-    case ModelView::Distance: distanceView(s, a); break;
-    default: pictureView(s, a, gl); break;
-  }
+  return true;
 }
+
+}  // namespace
+
+extern const GuiModelKind kGuiVisionKind = {
+    "vision",
+    pictureSection,
+    visionDisplayControls,
+    nullptr,
+    visionPrepare,
+    {
+        {"picture", [](AppState& s, const ModelOutput& o, HeatmapRenderer& gl) { pictureView(s, *o.vision, gl); }},
+        {"model", [](AppState& s, const ModelOutput& o, HeatmapRenderer& gl) { gridView(s, *o.vision, gl); }},
+        {"rollout", [](AppState& s, const ModelOutput& o, HeatmapRenderer& gl) { rolloutView(s, *o.vision, gl); }},
+        {"distance", [](AppState& s, const ModelOutput& o, HeatmapRenderer&) { distanceView(s, *o.vision); }},
+    },
+};
 
 }  // namespace attn

@@ -15,47 +15,6 @@
 
 namespace attn {
 
-// [SECTION] Views
-
-const std::vector<ModelView>& allModelViews() {
-  static const std::vector<ModelView> v = {ModelView::Model,   ModelView::Heads, ModelView::Qk,
-                                           ModelView::Rollout, ModelView::Table, ModelView::Pattern,
-                                           ModelView::Maps,    ModelView::Picture, ModelView::Distance};
-  return v;
-}
-
-const std::vector<ModelView>& modelViewsFor(const Model* m) {
-  static const std::vector<ModelView> text = {ModelView::Model,   ModelView::Heads, ModelView::Qk,
-                                              ModelView::Rollout, ModelView::Table, ModelView::Pattern};
-  static const std::vector<ModelView> seq2seq = {ModelView::Maps, ModelView::Model, ModelView::Heads, ModelView::Table};
-  static const std::vector<ModelView> vision = {ModelView::Picture, ModelView::Model, ModelView::Rollout, ModelView::Distance};
-  return !m ? text : isVisionModel(*m) ? vision : isEncoderDecoder(*m) ? seq2seq : text;
-}
-
-std::string modelViewName(ModelView v) {
-  switch (v) {
-    case ModelView::Model: return "model";
-    case ModelView::Heads: return "heads";
-    case ModelView::Qk: return "qk";
-    case ModelView::Rollout: return "rollout";
-    case ModelView::Table: return "table";
-    case ModelView::Pattern: return "pattern";
-    case ModelView::Maps: return "maps";
-    case ModelView::Picture: return "picture";
-    case ModelView::Distance: return "distance";
-  }
-  return "model";
-}
-
-ModelView modelViewFromName(const std::string& name) {
-  std::string names;
-  for (ModelView v : allModelViews()) {
-    if (modelViewName(v) == name) return v;
-    names += (names.empty() ? "" : ", ") + modelViewName(v);
-  }
-  throw InputError("--view: the model workspace has no view '" + name + "' (expected " + names + ")");
-}
-
 // [SECTION] Scene and output
 
 bool sameModelScene(const ModelScene& a, const ModelScene& b) {

@@ -25,27 +25,6 @@
 
 namespace attn {
 
-// [SECTION] Views of the model workspace (keys 1–6)
-
-enum class ModelView {
-  Model,     // layers × heads thumbnails; a click focuses one (heatmap with token axes)
-  Heads,     // token lines of one layer, heads as colours (an encoder–decoder's: its cross-attention)
-  Qk,        // q, k and q∘k of the selected head and (query, key) pair
-  Rollout,   // attention rollout up to the selected layer (a ViT's: from [CLS] over the picture, layer by layer)
-  Table,     // head summaries, sortable
-  Pattern,   // a registry pattern on the selected head against the real head
-  Maps,      // an encoder–decoder's three maps of the focused head: cross-attention and both self-attentions
-  Picture,   // a ViT's picture: one token's attention over it, per head and averaged
-  Distance,  // a ViT's heads' mean attention distance against layer (the ViT paper's Figure 7)
-};
-const std::vector<ModelView>& allModelViews();     // every view, of every kind of model
-// The views a model shows, in key order: a text model's six, an
-// encoder–decoder's maps, model (the grid), heads and table, a ViT's
-// picture, model, rollout and distance; null: a text model's.
-const std::vector<ModelView>& modelViewsFor(const Model* m);
-std::string modelViewName(ModelView v);            // "model", "heads", "qk", "rollout", "table", "pattern", …
-ModelView modelViewFromName(const std::string& name);  // throws InputError naming the views
-
 // [SECTION] Scene and output
 
 struct ModelScene {

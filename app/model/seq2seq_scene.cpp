@@ -4,6 +4,7 @@
 #include "engine/error.h"
 #include "engine/model/blocks/head_metrics.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace attn {
@@ -30,6 +31,18 @@ const std::vector<Mat>& layerOf(const Seq2SeqRun& run, Seq2SeqMaps kind, int64_t
 }
 
 }  // namespace
+
+const std::vector<std::string>& seq2seqMapsNames() {
+  static const std::vector<std::string> names = {"encoder", "decoder", "cross"};
+  return names;
+}
+
+Seq2SeqMaps seq2seqMapsFromName(const std::string& name, const std::string& flag) {
+  const std::vector<std::string>& names = seq2seqMapsNames();
+  const auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) throw InputError(flag + ": expected one of encoder, decoder, cross, got '" + name + "'");
+  return static_cast<Seq2SeqMaps>(it - names.begin());
+}
 
 const std::vector<std::vector<Mat>>& seq2seqMaps(const Seq2SeqRun& run, Seq2SeqMaps kind) {
   return kind == Seq2SeqMaps::Encoder ? run.encoder_attention : kind == Seq2SeqMaps::Decoder ? run.decoder_attention

@@ -14,6 +14,10 @@
 namespace attn {
 
 enum class Seq2SeqMaps { Encoder, Decoder, Cross };
+// "encoder", "decoder", "cross", in the enum's order (`render --attention-of`, the table's first column).
+const std::vector<std::string>& seq2seqMapsNames();
+// Parses one of seq2seqMapsNames(); throws InputError naming `flag` and the names.
+Seq2SeqMaps seq2seqMapsFromName(const std::string& name, const std::string& flag);
 // "encoder self-attention", "decoder self-attention", "cross-attention, target → source"
 std::string seq2seqMapsTitle(Seq2SeqMaps kind);
 // The layers a run has of that kind (the encoder's, or the decoder's for both of its kinds).

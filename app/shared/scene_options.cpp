@@ -1,5 +1,6 @@
 #include "app/shared/scene_options.h"
 
+#include "app/export/model_kinds.h"
 #include "app/model/embedded_model.h"
 #include "app/model/model_scene.h"
 #include "engine/error.h"
@@ -34,7 +35,7 @@ void validateScene(const SceneOptions& o) {
   }
   if (o.model.rfind(kShippedPrefix, 0) == 0) modelFiles(o.model);  // an unknown shipped name, before any window opens
   if (o.truncate && !o.model_workspace) throw InputError("--truncate: cuts a model's text (the model workspace); a variant's text is never cut");
-  if (o.model_workspace && !o.view.empty()) modelViewFromName(o.view);
+  if (o.model_workspace && !o.view.empty()) checkModelViewName(o.view);
   if (!o.model_workspace && !o.view.empty()) viewOrThrow(o.view);
   if (!o.pattern.empty()) {
     const VariantInfo& pattern = headPattern(o.pattern);

@@ -103,8 +103,10 @@ INSTANTIATE_TEST_SUITE_P(Registry, VariantFigureText, ::testing::ValuesIn(varian
 TEST(ModelFigureText, EveryModelViewKeepsItsWordsOnThePage) {
   for (const std::string view : {"model", "heads", "qk", "rollout", "table", "pattern"})
     expectWholeWords({"--model", "shipped:default", "--view", view}, "model_" + view);
-  for (const std::string view : {"maps", "lines", "cross", "encoder", "decoder", "table"})
+  for (const std::string view : {"maps", "heads", "table"})
     expectWholeWords({"--model", "shipped:t5-toy", "--view", view}, "t5_" + view);
+  for (const std::string of : {"cross", "encoder", "decoder"})
+    expectWholeWords({"--model", "shipped:t5-toy", "--view", "model", "--attention-of", of}, "t5_model_" + of);
   for (const std::string view : {"picture", "rollout", "distance", "model"})
     expectWholeWords({"--model", "shipped:vit-shapes", "--view", view}, "vit_" + view);
 }

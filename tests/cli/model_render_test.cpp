@@ -9,11 +9,14 @@
 
 #include <QImage>
 
+#include <nlohmann/json.hpp>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <iterator>
+#include <map>
 #include <set>
 #include <string>
 
@@ -41,6 +44,30 @@ TEST_P(ModelRender, EachViewWritesAFigure) {
 
 INSTANTIATE_TEST_SUITE_P(Views, ModelRender,
                          ::testing::Values("model", "heads", "qk", "rollout", "table", "pattern"));
+
+// Every view of every model kind (`list --kinds`, the registry) renders under
+// the name the window's view bar shows, on a shipped model of that kind.
+TEST(ModelRenderCli, EveryKindsViewRendersUnderItsOneName) {
+  const RunResult list = runAttnlab({"list", "--kinds", "--json"});
+  ASSERT_EQ(list.status, 0) << list.err;
+  const std::map<std::string, std::string> shipped = {
+      {"text", "shipped:default"}, {"encoder-decoder", "shipped:t5-toy"}, {"vision", "shipped:vit-shapes"}};
+  TempDir dir;
+  for (const nlohmann::json& kind : nlohmann::json::parse(list.out)) {
+    const auto model = shipped.find(kind.at("name").get<std::string>());
+    ASSERT_NE(model, shipped.end()) << "no shipped model of the kind " << kind.at("name");
+    ASSERT_FALSE(kind.at("views").empty()) << kind.at("name");
+    for (size_t i = 0; i < kind.at("views").size(); ++i) {
+      const nlohmann::json& view = kind.at("views")[i];
+      const std::string name = view.at("name");
+      EXPECT_EQ(view.at("key"), i + 1) << name;
+      EXPECT_FALSE(view.at("help").get<std::string>().empty()) << name;
+      const RunResult r = runAttnlab({"render", "--model", model->second, "--view", name, "--out", (dir / "v.svg").string()});
+      EXPECT_EQ(r.status, 0) << model->second << " --view " << name << ": " << r.err;
+      EXPECT_NE(r.out.find("(" + name + " of "), std::string::npos) << r.out;
+    }
+  }
+}
 
 // `model run` on the same folder and text: attention [layers, heads, L, L].
 Array modelRenderAttention(const std::string& text, const TempDir& dir) {

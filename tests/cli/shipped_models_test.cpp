@@ -103,7 +103,7 @@ TEST(ShippedModels, BadPicturesAndFlagsAreOneLineAndWriteNothing) {
       {{"render", "--model", "shipped:vit-shapes", "--image", kStar, "--query", "65", "--out", out},
        "--query: expected 0 ([CLS]) .. 64 (the patches), got 65"},
       {{"render", "--model", "shipped:vit-shapes", "--image", kStar, "--view", "maps", "--out", out},
-       "--view: 'maps' is not a view of a vision model (expected one of picture, rollout, distance, model)"},
+       "--view: 'maps' is not a view of a vision model (expected one of picture, model, rollout, distance)"},
       {{"render", "--model", "shipped:vit-shapes", "--text", "a cat", "--out", out}, "--text: a vision model reads a picture"},
       {{"render", "--model", "shipped:vit-shapes", "--image", (dir / "none.png").string(), "--out", out}, "none.png (--image): no such file"},
       {{"render", "--default-model", "--image", kStar, "--out", out}, "--image: only vision models (ViT) read a picture"},

@@ -783,7 +783,7 @@ TEST(FamilySeq2Seq, RenderDrawsTheThreeMapsTheLinesAndTheGrids) {
     EXPECT_NEAR(d["panels"][2]["strongest"]["value"].get<double>(), strongest(run.decoder_attention[1][2]), 1e-6);
   }
   {
-    const test::RunResult r = render({"--view", "cross"}, "cross");
+    const test::RunResult r = render({"--view", "model", "--attention-of", "cross"}, "cross");
     ASSERT_EQ(r.status, 0) << r.err;
     const nlohmann::json d = nlohmann::json::parse(test::slurp(out.path / "cross.json"));
     ASSERT_EQ(d["panels"].size(), static_cast<size_t>(2 * kHeads));  // layers × heads
@@ -791,7 +791,7 @@ TEST(FamilySeq2Seq, RenderDrawsTheThreeMapsTheLinesAndTheGrids) {
     EXPECT_NEAR(d["panels"][kHeads + 3]["strongest"]["value"].get<double>(), strongest(run.cross_attention[1][3]), 1e-6);
   }
   {
-    const test::RunResult r = render({"--view", "lines", "--layer", "0"}, "lines");
+    const test::RunResult r = render({"--view", "heads", "--layer", "0"}, "lines");
     ASSERT_EQ(r.status, 0) << r.err;
     const nlohmann::json d = nlohmann::json::parse(test::slurp(out.path / "lines.json"));
     ASSERT_EQ(d["panels"].size(), 1u);
@@ -802,7 +802,7 @@ TEST(FamilySeq2Seq, RenderDrawsTheThreeMapsTheLinesAndTheGrids) {
     std::vector<std::string> extra;
     std::string needle;
   };
-  for (const Bad& b : std::vector<Bad>{{{"--view", "rollout"}, "--view: 'rollout' is not a view of an encoder–decoder model"},
+  for (const Bad& b : std::vector<Bad>{{{"--view", "rollout"}, "--view: 'rollout' is not a view of an encoder–decoder model (expected one of maps, model, heads, table)"},
                                        {{"--layer", "2"}, "--layer: expected 0..1"},
                                        {{"--head", "4"}, "--head: expected 0..3"}}) {
     const test::RunResult r = render(b.extra, "bad");
