@@ -23,6 +23,7 @@ TinyModel writeOptFixture(const std::filesystem::path& dir, const FamilyFixture&
 TinyModel writeBloomFixture(const std::filesystem::path& dir, const FamilyFixture& f);
 TinyModel writeQwen3Fixture(const std::filesystem::path& dir, const FamilyFixture& f);
 TinyModel writeOlmo2Fixture(const std::filesystem::path& dir, const FamilyFixture& f);
+TinyModel writeStarcoder2Fixture(const std::filesystem::path& dir, const FamilyFixture& f);
 TinyModel writePhi3Fixture(const std::filesystem::path& dir, const FamilyFixture& f);
 TinyModel writeT5Fixture(const std::filesystem::path& dir, const FamilyFixture& f);
 TinyModel writeBartFixture(const std::filesystem::path& dir, const FamilyFixture& f);
