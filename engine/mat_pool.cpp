@@ -1,7 +1,5 @@
 #include "engine/mat_pool.h"
 
-#include "engine/result.h"
-
 namespace attn {
 
 namespace {
@@ -36,11 +34,6 @@ void MatPool::give(Mat m) {
   }
 }
 
-void MatPool::reclaim(Result& r) {
-  for (std::vector<Mat>* list : {&r.weights, &r.scores})
-    for (Mat& m : *list) give(std::move(m));
-}
-
 int64_t MatPool::keptBytes() const {
   const std::lock_guard lock(mutex_);
   return bytes_;
@@ -54,15 +47,6 @@ void ensureShape(Mat& m, int64_t rows, int64_t cols, MatPool* pool) {
   }
   m.resize(rows, cols);
   preferHugePages(m);
-}
-
-std::shared_ptr<const Result> shareResult(Result r, const std::shared_ptr<MatPool>& pool) {
-  if (!pool) return std::make_shared<const Result>(std::move(r));
-  // The deleter holds the pool, so it outlives every result that returns to it.
-  return std::shared_ptr<const Result>(new Result(std::move(r)), [pool](Result* p) {
-    pool->reclaim(*p);
-    delete p;
-  });
 }
 
 }  // namespace attn

@@ -8,12 +8,9 @@
 
 #include <cstdint>
 #include <deque>
-#include <memory>
 #include <mutex>
 
 namespace attn {
-
-struct Result;
 
 class MatPool {
  public:
@@ -26,8 +23,6 @@ class MatPool {
   // Keeps `m` for a later take(); matrices under 1 MiB are freed (not worth
   // keeping), and the oldest kept go once the capacity is exceeded.
   void give(Mat m);
-  // Gives back the weights and scores of a result nobody uses any more.
-  void reclaim(Result& r);
   int64_t keptBytes() const;
 
  private:
@@ -39,9 +34,5 @@ class MatPool {
 // Makes `m` [rows, cols]: unchanged when it already is (a reused buffer),
 // else from `pool` when given, else freshly allocated with preferHugePages.
 void ensureShape(Mat& m, int64_t rows, int64_t cols, MatPool* pool = nullptr);
-
-// A result shared with the views whose weights and scores go back to `pool`
-// (when not null) once the last user lets go of it.
-std::shared_ptr<const Result> shareResult(Result r, const std::shared_ptr<MatPool>& pool);
 
 }  // namespace attn

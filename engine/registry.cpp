@@ -9,59 +9,6 @@
 
 namespace attn {
 
-// [SECTION] The variant list: one line per variant, defined in engine/variants/.
-VariantInfo makeScaledDotProductVariant();
-VariantInfo makeMultiHeadVariant();
-VariantInfo makeCrossAttentionVariant();
-VariantInfo makeAdditiveVariant();
-VariantInfo makeGeneralVariant();
-VariantInfo makeDotVariant();
-VariantInfo makeScaledDotVariant();
-VariantInfo makeCosineVariant();
-VariantInfo makeLocationVariant();
-VariantInfo makeGlobalVariant();
-VariantInfo makeLocalPVariant();
-VariantInfo makeHardVariant();
-VariantInfo makeSinusoidalPeVariant();
-VariantInfo makeLearnedPeVariant();
-VariantInfo makeSparseStridedVariant();
-VariantInfo makeSparseFixedVariant();
-VariantInfo makeLocal1dVariant();
-VariantInfo makeLocal2dVariant();
-VariantInfo makeAdaptiveSpanVariant();
-VariantInfo makeTransformerXlVariant();
-VariantInfo makeLshVariant();
-VariantInfo makeReversibleVariant();
-VariantInfo makeActVariant();
-VariantInfo makeUniversalTransformerVariant();
-VariantInfo makeGtrxlGateVariant();
-VariantInfo makeNtmVariant();
-VariantInfo makeNtmCopyVariant();
-VariantInfo makePointerVariant();
-VariantInfo makePointerSortVariant();
-VariantInfo makeSaganVariant();
-VariantInfo makeSnailVariant();
-VariantInfo makeAlibiVariant();
-VariantInfo makeRopeVariant();
-
-const std::vector<VariantInfo>& variants() {
-  static const std::vector<VariantInfo> all = {
-      makeScaledDotProductVariant(), makeMultiHeadVariant(), makeCrossAttentionVariant(),
-      makeAdditiveVariant(),         makeGeneralVariant(),   makeDotVariant(),
-      makeScaledDotVariant(),        makeCosineVariant(),    makeLocationVariant(),
-      makeGlobalVariant(),           makeLocalPVariant(),    makeHardVariant(),
-      makeSinusoidalPeVariant(),     makeLearnedPeVariant(),  makeAlibiVariant(),
-      makeRopeVariant(),             makeSparseStridedVariant(),
-      makeSparseFixedVariant(),      makeLocal1dVariant(),    makeLocal2dVariant(),
-      makeAdaptiveSpanVariant(),     makeTransformerXlVariant(), makeLshVariant(),
-      makeReversibleVariant(),       makeActVariant(),        makeUniversalTransformerVariant(),
-      makeGtrxlGateVariant(),        makeNtmVariant(),        makeNtmCopyVariant(),
-      makePointerVariant(),          makePointerSortVariant(), makeSaganVariant(),
-      makeSnailVariant(),
-  };
-  return all;
-}
-
 ParamSpec causalParam() {
   return {.key = "causal", .symbol = "causal", .type = ParamType::Bool,
           .help = "Decoder mask: query i sees keys j ≤ i only", .def = false};

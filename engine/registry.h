@@ -3,7 +3,7 @@
 // iterate it; nothing elsewhere special-cases a variant by name.
 //
 // Adding a variant: one file in engine/variants/ defining
-// `VariantInfo makeXxxVariant()`, plus one line in registry.cpp.
+// `VariantInfo makeXxxVariant()`, plus one line in variants.def beside it.
 #pragma once
 
 #include "engine/inputs.h"
@@ -62,7 +62,7 @@ struct VariantInfo {
 ParamSpec causalParam();  // "causal": query i sees keys j ≤ i only
 ParamSpec scaleParam();   // "scale": divide scores by √d_k
 
-const std::vector<VariantInfo>& variants();
+const std::vector<VariantInfo>& variants();  // in the order of variants.def
 const VariantInfo* findVariant(const std::string& name);
 const VariantInfo& variantOrThrow(const std::string& name);  // InputError listing the names
 std::vector<std::string> families();  // in registry order, unique

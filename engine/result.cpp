@@ -1,5 +1,7 @@
 #include "engine/result.h"
 
+#include "engine/mat_pool.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -95,6 +97,16 @@ std::string Result::firstNonFinite(bool scan_all) const {
   for (const auto& [name, m] : inputs)
     if (!m.allFinite()) return "inputs/" + name;
   return "";
+}
+
+std::shared_ptr<const Result> shareResult(Result r, const std::shared_ptr<MatPool>& pool) {
+  if (!pool) return std::make_shared<const Result>(std::move(r));
+  // The deleter holds the pool, so it outlives every result that returns to it.
+  return std::shared_ptr<const Result>(new Result(std::move(r)), [pool](Result* p) {
+    for (std::vector<Mat>* list : {&p->weights, &p->scores})
+      for (Mat& m : *list) pool->give(std::move(m));
+    delete p;
+  });
 }
 
 }  // namespace attn

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -193,5 +194,11 @@ struct Result {
   // `scan_all` also reads the scores, mask, walkthrough panels and inputs.
   std::string firstNonFinite(bool scan_all = false) const;
 };
+
+class MatPool;
+
+// A result shared with the views whose weights and scores go back to `pool`
+// (when not null) once the last user lets go of it.
+std::shared_ptr<const Result> shareResult(Result r, const std::shared_ptr<MatPool>& pool);
 
 }  // namespace attn

@@ -2,8 +2,8 @@
 
 #include "engine/attention_math.h"
 #include "engine/error.h"
+#include "engine/multi_head.h"
 #include "engine/parallel.h"
-#include "engine/variants/multi_head.h"
 
 #include <algorithm>
 #include <atomic>

@@ -2,7 +2,7 @@
 """Trains the Neural Turing Machine of the copy task (Graves et al. 2014, §4.1,
 Figure 6) that AttnLab ships as assets/trained/ntm-copy.safetensors, and writes
 tests/data/ntm_copy_forward.json, the torch forward pass on one fixed sequence
-that the C++ engine (engine/ntm_copy.cpp) must reproduce.
+that the C++ engine (engine/variants/ntm_copy.cpp) must reproduce.
 
 The machine, at every time step t:
   h_t, c_t = LSTMCell([x_t; r_{t-1}], (h_{t-1}, c_{t-1}))     controller

@@ -8,7 +8,7 @@
 #include "engine/attention_math.h"
 #include "engine/error.h"
 #include "engine/gemm.h"
-#include "engine/variants/multi_head.h"
+#include "engine/multi_head.h"
 
 #include <nlohmann/json.hpp>
 

@@ -2,7 +2,7 @@
 
 #include "engine/compare.h"
 #include "engine/error.h"
-#include "engine/mat_pool.h"
+#include "engine/result.h"
 
 #include <algorithm>
 #include <tuple>

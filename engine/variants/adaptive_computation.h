@@ -4,9 +4,9 @@
 // (Parisotto et al. 2020), callable with given weights (tests).
 #pragma once
 
+#include "engine/multi_head.h"
 #include "engine/run_context.h"
 #include "engine/tensor.h"
-#include "engine/variants/multi_head.h"
 
 #include <cstdint>
 #include <vector>

@@ -12,9 +12,9 @@
 // per head a band of ~L·(z + R) entries kept as SparseRows, never L×L.
 #include "engine/attention_math.h"
 #include "engine/error.h"
+#include "engine/multi_head.h"
 #include "engine/parallel.h"
 #include "engine/registry.h"
-#include "engine/variants/multi_head.h"
 
 #include <algorithm>
 #include <cmath>

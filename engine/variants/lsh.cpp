@@ -13,11 +13,11 @@
 #include "engine/attention_math.h"
 #include "engine/error.h"
 #include "engine/lsh.h"
+#include "engine/multi_head.h"
 #include "engine/npy.h"
 #include "engine/parallel.h"
 #include "engine/registry.h"
 #include "engine/sparse_attention.h"
-#include "engine/variants/multi_head.h"
 
 #include <algorithm>
 #include <cmath>

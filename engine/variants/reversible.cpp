@@ -14,8 +14,8 @@
 #include "engine/attention_math.h"
 #include "engine/error.h"
 #include "engine/lsh.h"
+#include "engine/multi_head.h"
 #include "engine/registry.h"
-#include "engine/variants/multi_head.h"
 
 #include <algorithm>
 #include <cmath>

@@ -14,9 +14,9 @@
 // position too; and RoFormer's upper bound, which decays (§3.4.3).
 #include "engine/attention_math.h"
 #include "engine/error.h"
+#include "engine/multi_head.h"
 #include "engine/parallel.h"
 #include "engine/registry.h"
-#include "engine/variants/multi_head.h"
 
 #include <cmath>
 #include <complex>

@@ -24,7 +24,7 @@ Mat relativeEncodings(int64_t lk, int64_t d);
 
 // One relative-position attention layer (Dai et al. 2019, §3.3).
 struct XlLayerWeights {
-  Mat w_q, w_k, w_v, w_o;  // [d, d] (engine/variants/multi_head.h)
+  Mat w_q, w_k, w_v, w_o;  // [d, d] (engine/multi_head.h)
   Mat w_r;                 // [d, d]: W_{k,R}, separate from W_{k,E} = w_k
   Mat u, v;                // [H, d_head]: global content and position biases
 };

@@ -1,4 +1,4 @@
-// The copy-task NTM (engine/ntm_copy.h, assets/trained/ntm-copy.safetensors):
+// The copy-task NTM (engine/variants/ntm_copy.h, assets/trained/ntm-copy.safetensors):
 // the C++ forward pass against the torch one scripts/train_ntm_copy.py wrote
 // (tests/data/ntm_copy_forward.json), the invariants of every step, the
 // learned write-then-read addressing of the paper's Figure 6, and weights
@@ -6,9 +6,9 @@
 #include "engine/attention_math.h"
 #include "engine/error.h"
 #include "engine/npy.h"
-#include "engine/ntm_copy.h"
 #include "engine/parallel.h"
 #include "engine/trained.h"
+#include "engine/variants/ntm_copy.h"
 #include "tests/engine_reference.h"
 #include "tests/test_support.h"
 

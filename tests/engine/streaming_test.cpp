@@ -5,8 +5,8 @@
 // and without the causal mask (also Lq > Lk, where early rows see no key),
 // for thread-count independence, and against the kept-weights path.
 #include "engine/attention_math.h"
+#include "engine/multi_head.h"
 #include "engine/parallel.h"
-#include "engine/variants/multi_head.h"
 #include "tests/engine_reference.h"
 
 #include <gtest/gtest.h>

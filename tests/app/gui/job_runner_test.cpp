@@ -5,7 +5,7 @@
 #include "engine/attention_math.h"
 #include "engine/error.h"
 #include "engine/mat_pool.h"
-#include "engine/variants/multi_head.h"
+#include "engine/multi_head.h"
 
 #include <gtest/gtest.h>
 

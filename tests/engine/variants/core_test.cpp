@@ -3,8 +3,8 @@
 // encoder–decoder cross-attention; multi-head with h = 1 and identity
 // weights is scaled dot-product.
 #include "engine/attention_math.h"
+#include "engine/multi_head.h"
 #include "engine/npy.h"
-#include "engine/variants/multi_head.h"
 #include "tests/engine_reference.h"
 
 #include <gtest/gtest-spi.h>

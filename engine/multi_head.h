@@ -1,6 +1,7 @@
-// Multi-head attention (Vaswani et al. 2017, §3.2.2), shared by the
-// `multi-head` (self) and `cross-attention` (encoder–decoder) variants and
-// callable directly with given weights (tests, benchmarks).
+// Multi-head attention (Vaswani et al. 2017, §3.2.2): the `multi-head` and
+// `cross-attention` variants, the seeded W^q, W^k, W^v of every variant that
+// works head by head and of sparse attention, and callable directly with
+// given weights (tests, benchmarks).
 #pragma once
 
 #include "engine/inputs.h"
