@@ -173,6 +173,7 @@ TEST(HostileShapes, ValueWidthUnlikeTheQueriesIsRefusedOrHandled) {
       {"alibi", "v must be [8, 8] like q, got [8, 5]"},
       {"rope", "v must be [8, 8] like q, got [8, 5]"},
       {"adaptive-span", "v must be [8, 8] like q, got [8, 5]"},
+      {"linear-attention", "v must be [8, 8] like q, got [8, 5]"},
       {"sparse-strided", "projected v must be [8, 8]"},
       {"sparse-fixed", "projected v must be [8, 8]"},
       {"local-1d", "projected v must be [8, 8]"},

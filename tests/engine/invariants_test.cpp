@@ -236,6 +236,7 @@ TEST(Invariants, EveryVariantRecordsWhatItNeedsToReplay) {
       {"hard", {"x", "x_kv", "w_a", "u"}},
       {"adaptive-span", {"x", "w_q", "w_k", "w_v", "q", "k", "v"}},
       {"alibi", {"x", "w_q", "w_k", "w_v", "q", "k", "v"}},
+      {"linear-attention", {"x", "w_q", "w_k", "w_v", "q", "k", "v"}},
       {"rope", {"x", "w_q", "w_k", "w_v", "q", "k", "v", "q_rot", "k_rot"}},
       {"transformer-xl", {"x", "w_q", "w_k", "w_v", "w_o", "w_r", "u", "v"}},
       // Sparse patterns record q, k, v projected (the compare contract) next to x and the weights.
