@@ -1,18 +1,22 @@
 // The README is a front door and the reference lives in docs/: the README
 // stays short and links only pages that exist, and the lists docs/ gives of
-// what the build registers (fuzz targets, variants, views) are the registries'
-// own, so neither side can drift.
+// what the build registers (fuzz targets, variants, views, model kinds' views)
+// are the registries' own, so neither side can drift.
 #include "engine/registry.h"
 #include "tests/test_support.h"
 #include "widgets/views/view.h"
 
+#include <nlohmann/json.hpp>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace attn::test {
 namespace {
@@ -84,6 +88,80 @@ TEST(Docs, TheVariantsPageNamesEveryVariantAndView) {
   const std::set<std::string> views = matches(section(page, "## Views"), std::regex("`([a-z]+)`"));
   ASSERT_FALSE(views.empty()) << "docs/variants.md has no '## Views' section";
   for (const ViewInfo* v : viewRegistry()) EXPECT_TRUE(views.count(v->name)) << v->name << " is not in docs/variants.md's views";
+}
+
+// Each model kind's views in key order, as the binary lists them (`attnlab list --kinds --json`).
+std::map<std::string, std::vector<std::string>> modelKindViews() {
+  const RunResult list = runAttnlab({"list", "--kinds", "--json"});
+  EXPECT_EQ(list.status, 0) << list.err;
+  std::map<std::string, std::vector<std::string>> kinds;
+  if (list.status != 0) return kinds;
+  for (const nlohmann::json& kind : nlohmann::json::parse(list.out))
+    for (const nlohmann::json& view : kind.at("views"))
+      kinds[kind.at("name").get<std::string>()].push_back(view.at("name").get<std::string>());
+  return kinds;
+}
+
+// docs/models.md's section on each kind's window; a new kind needs its line here.
+const std::map<std::string, std::string> kKindSections = {{"text", "## In the window"},
+                                                          {"encoder-decoder", "## Encoder–decoder models (T5, BART)"},
+                                                          {"vision", "## Vision Transformers (ViT)"}};
+
+// Each kind's section names every view of the kind (`name` or **name**) and
+// its keys, 1 to the number of views.
+TEST(Docs, TheModelsPageNamesEveryViewOfEveryKind) {
+  const std::string page = slurp(sourceDir() / "docs/models.md");
+  const std::map<std::string, std::vector<std::string>> kinds = modelKindViews();
+  ASSERT_FALSE(kinds.empty());
+  for (const auto& [kind, views] : kinds) {
+    const auto heading = kKindSections.find(kind);
+    if (heading == kKindSections.end()) {
+      ADD_FAILURE() << "the kind " << kind << " has no section of docs/models.md in this test";
+      continue;
+    }
+    const std::string text = section(page, heading->second);
+    ASSERT_FALSE(text.empty()) << "docs/models.md has no '" << heading->second << "' section";
+    const std::set<std::string> named = matches(text, std::regex(R"((?:`|\*\*)([a-z-]+)(?:`|\*\*))"));
+    for (const std::string& v : views) EXPECT_TRUE(named.count(v)) << v << " (" << kind << ") is not in " << heading->second;
+    EXPECT_NE(text.find("eys 1–" + std::to_string(views.size())), std::string::npos)
+        << heading->second << " does not say its keys 1–" << views.size();
+  }
+}
+
+// Every `--view a|b|…` the docs write for a model is one kind's views in key
+// order, and docs/cli.md's synopsis has one for every kind. The names the
+// encoder–decoder's figures had before they took the window's (`lines` for
+// `heads`, `cross|encoder|decoder` for `model --attention-of …`) are gone.
+TEST(Docs, TheModelViewListsAreTheKindsAndUseNoRetiredName) {
+  const std::map<std::string, std::vector<std::string>> kinds = modelKindViews();
+  ASSERT_FALSE(kinds.empty());
+  const std::string cli = slurp(sourceDir() / "docs/cli.md");
+  const std::string models = slurp(sourceDir() / "docs/models.md");
+  const std::regex list(R"(--view ([a-z-]+(?:\|[a-z-]+)+))");
+  std::set<std::string> in_synopsis;
+  for (const std::string* page : {&cli, &models})
+    for (const std::string& written : matches(*page, list)) {
+      bool found = false;
+      for (const auto& [kind, views] : kinds) {
+        std::string ordered;
+        for (const std::string& v : views) ordered += (ordered.empty() ? "" : "|") + v;
+        if (written != ordered) continue;
+        found = true;
+        if (page == &cli) in_synopsis.insert(kind);
+      }
+      EXPECT_TRUE(found) << "--view " << written << " is no kind's views in key order";
+    }
+  for (const auto& kind : kinds) EXPECT_TRUE(in_synopsis.count(kind.first)) << "docs/cli.md has no render line for " << kind.first;
+
+  const std::string seq2seq = section(models, kKindSections.at("encoder-decoder"));
+  EXPECT_FALSE(std::regex_search(seq2seq, std::regex(R"(--view lines\b|(?:`|\*\*)lines(?:`|\*\*))")))
+      << "docs/models.md still names the encoder–decoder's heads view `lines`";
+  std::vector<fs::path> pages = {sourceDir() / "README.md"};
+  for (const fs::directory_entry& e : fs::directory_iterator(sourceDir() / "docs"))
+    if (e.path().extension() == ".md") pages.push_back(e.path());
+  for (const fs::path& p : pages)
+    EXPECT_FALSE(std::regex_search(slurp(p), std::regex(R"(--view (?:cross|encoder|decoder)\b)")))
+        << p << " asks for --view cross|encoder|decoder: it is --view model --attention-of …";
 }
 
 }  // namespace
