@@ -57,7 +57,7 @@ struct Inputs {
 // sum d of them. A seeded projection of |x| ≤ 1e15 is ~1.6·|x| typically and
 // at most ~0.8·√d·|x| when x lines up with a column of W, so for d ≤ 8192 a
 // score stays below ~4e37, under float32's 3.4e38. Every variant is tested
-// finite at the limit (tests/engine_hardening.cpp); a wider d or a stack of
+// finite at the limit (tests/engine/hardening_test.cpp); a wider d or a stack of
 // many layers on adversarial input could still overflow, and runVariant then
 // refuses the result rather than show Inf or NaN. Denormals are fine.
 inline constexpr float kMaxInputMagnitude = 1e15f;

@@ -63,7 +63,7 @@ attn::Params fuzzParams(const attn::VariantInfo& info, Bytes& in, int64_t heads)
         v = spec.choices[in.byte() % spec.choices.size()];
         break;
       case attn::ParamType::File: continue;  // a path: the readers have their own targets
-      case attn::ParamType::Text: continue;  // a syntax the variant checks (tests/engine_*.cpp)
+      case attn::ParamType::Text: continue;  // a syntax the variant checks (tests/engine/variants/*_test.cpp)
       case attn::ParamType::FloatList: {
         std::vector<double> list(1 + in.byte() % std::max<int64_t>(heads, 4));
         for (double& x : list) x = inRange(spec, in);
