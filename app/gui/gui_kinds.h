@@ -34,9 +34,30 @@ struct GuiModelKind {
   // draws what every view shares; false: nothing to draw (it said why).
   bool (*prepare)(AppState& s, const ModelOutput& o);
   std::vector<ModelScreen> screens;  // the views with a screen of their own; the others replay their body
+  // The kind's part of what a figure of the window's view shows (modelSelection); may be null.
+  void (*select)(const ModelViewState& v, ModelFigureSelection& f);
+  // A scene was opened (flags, a lesson's step) with the shared state set:
+  // the kind's own state from it (a ViT's token from --query); may be null.
+  void (*open)(ModelViewState& v);
 };
 // The window's side of kind `k` (gui_model.cpp: one line per kind).
 const GuiModelKind& guiModelKind(const ModelKindInfo& k);
+// Every kind's window side, in the table's order.
+const std::vector<const GuiModelKind*>& guiModelKinds();
+
+// The kind's own view state T (a struct in the kind's file), made on first use.
+template <class T>
+T& kindView(ModelViewState& v) {
+  std::any& a = v.kinds[typeid(T)];
+  if (!a.has_value()) a = T{};
+  return std::any_cast<T&>(a);
+}
+// Read-only: T as made when there is none yet.
+template <class T>
+T kindView(const ModelViewState& v) {
+  const auto it = v.kinds.find(typeid(T));
+  return it == v.kinds.end() ? T{} : std::any_cast<const T&>(it->second);
+}
 // What a figure of the window's view shows: its selection (Export, a body view).
 ModelFigureSelection modelSelection(const ModelViewState& v, const ModelOutput& o);
 

@@ -30,6 +30,14 @@ const std::vector<std::vector<Mat>>& seq2seqMaps(const Seq2SeqRun& run, Seq2SeqM
 // over the target typed, or, with `translate`, the model's own greedy output
 // for the source (then `target` is that text); and the head summaries of the
 // three kinds (seq2seqSummaries), indexed by Seq2SeqMaps.
+// What an encoder–decoder reads besides its source (ModelScene::inputs): the
+// decoder's `target` (teacher forcing), or, with `translate`, the model's own greedy output.
+struct Seq2SeqInputs {
+  std::string target;
+  bool translate = false;
+  bool operator==(const Seq2SeqInputs&) const = default;
+};
+
 struct Seq2SeqAnalysis {
   Seq2SeqRun run;
   std::string target;

@@ -17,6 +17,14 @@
 
 namespace attn {
 
+// What a ViT reads (ModelScene::inputs): the picture, one of the model's
+// shipped examples (`example`, read through the scene's files) or a path on disk.
+struct VisionInputs {
+  std::string picture;
+  bool example = false;
+  bool operator==(const VisionInputs&) const = default;
+};
+
 struct VisionAnalysis {
   VisionRun run;
   std::string picture;  // as named: a shipped example ("examples/circle.png") or a path
