@@ -85,18 +85,8 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
     // Their own runs: reused while the source, target and picture are the same (a new focus costs nothing).
     const bool same = previous && previous->model == s.model && previous->text == s.text;
     try {
-      const VisionInputs& picture = s.inputs.vision;
-      const Seq2SeqInputs& target = s.inputs.seq2seq;
-      if (isVisionModel(m)) {
-        if (same && previous->vision && previous->vision->picture == picture.picture) out.vision = previous->vision;
-        else if (!s.files) out.error = "picture: the model's files are not at hand";
-        else out.vision = std::make_shared<const VisionAnalysis>(analyseVision(m, *s.files, picture.picture, picture.example, "picture", ctx));
-      } else if (same && previous->seq2seq && previous->seq2seq->translated == target.translate &&
-                 (target.translate || previous->seq2seq->target == target.target)) {
-        out.seq2seq = previous->seq2seq;
-      } else {
-        out.seq2seq = std::make_shared<const Seq2SeqAnalysis>(analyseSeq2Seq(m, s.text, target.target, target.translate, ctx));
-      }
+      if (isVisionModel(m)) out.vision = visionSceneAnalysis(m, s.files.get(), s.inputs.vision, same ? previous->vision : nullptr, ctx);
+      else out.seq2seq = seq2seqSceneAnalysis(m, s.text, s.inputs.seq2seq, same ? previous->seq2seq : nullptr, ctx);
     } catch (const InputError& e) {
       out.error = e.what();  // shown in the view (an empty source, an unreadable picture), the scene stays editable
     }

@@ -50,6 +50,12 @@ Array preparedPicture(const ModelFiles& files, const std::string& picture, bool 
 // picture or the file that is missing, and `flag` (what gave the picture).
 VisionAnalysis analyseVision(const Model& m, const ModelFiles& files, const std::string& picture, bool example,
                              const std::string& flag, const RunContext& ctx = {});
+// A ViT's part of a scene's job (computeModelScene): `previous` (the last
+// output's, of the same model; may be null) while it read the same picture,
+// else a new analysis; an InputError without the model's files.
+std::shared_ptr<const VisionAnalysis> visionSceneAnalysis(const Model& m, const ModelFiles* files, const VisionInputs& in,
+                                                          const std::shared_ptr<const VisionAnalysis>& previous,
+                                                          const RunContext& ctx);
 // The analysis of pixel values given as they are ([3, H, W], `--pixels`).
 VisionAnalysis analyseVisionPixels(const Model& m, const Array& pixel_values, const std::string& name,
                                    const RunContext& ctx = {});
