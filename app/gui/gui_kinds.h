@@ -1,6 +1,6 @@
 // The window's side of the model kinds (app/export/model_kinds.h): each
-// kind's panel sections, its DISPLAY controls and the screens of its views,
-// in the kind's own file — gui_model.cpp (text), gui_seq2seq.cpp
+// kind's panel sections, its DISPLAY controls, the screens of its views and
+// its own view state, in the kind's own file — gui_text.cpp (text), gui_seq2seq.cpp
 // (encoder–decoder: source and target, the three kinds of attention),
 // gui_vision.cpp (a picture, attention over it, rollout, attention
 // distance) — and one line each in gui_model.cpp's table. The workspace
