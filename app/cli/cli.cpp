@@ -284,7 +284,7 @@ int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   writeFigure(f, o.out);
   if (!o.describe.empty()) writeFileAtomic(o.describe, f.described->dump(2) + "\n");
   std::cout << "wrote " << o.out << " (" << view.name << " of " << modelShortName(*out.model)
-            << (out.picture.empty() ? "" : " on " + fs::path(out.picture).filename().string()) << ", " << f.options.width
+            << (out.inputs.vision.picture.empty() ? "" : " on " + fs::path(out.inputs.vision.picture).filename().string()) << ", " << f.options.width
             << "x" << f.options.height << ")\n";
   return 0;
 }

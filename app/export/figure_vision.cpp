@@ -77,7 +77,7 @@ ModelOutput visionRun(const ModelRunRequest& r) {
   const bool example = r.image.empty() && !examples.empty();
   out.vision = std::make_shared<const VisionAnalysis>(
       analyseVision(*out.model, *r.files, example ? examples.front() : r.image, example, "--image"));
-  out.picture = out.vision->picture;
+  out.inputs.vision.picture = out.vision->picture;
   return out;
 }
 

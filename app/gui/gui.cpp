@@ -361,10 +361,7 @@ void GuiApp::takeModelOutput(const JobOutcome& done) {
     // What the load job chose for this model: its files, its example picture or text.
     m.scene.files = out->files;
     m.scene.text = out->text;
-    m.scene.target = out->target;
-    m.scene.translate = out->translate;
-    m.scene.picture = out->picture;
-    m.scene.picture_example = out->picture_example;
+    m.scene.inputs = out->inputs;
     if (done.id == model_submitted_id_) model_submitted_ = m.scene;
     if (std::exchange(default_view_, false)) m.view.view = modelKindOf(out->model.get()).views.front().name;
     m.path = loading_path_;
@@ -594,7 +591,7 @@ void GuiApp::writeExport(const std::string& path, const std::function<void()>& w
 
 void GuiApp::exportModelView() {
   const ModelState& m = state_.model;
-  if (!m.output || (!m.output->analysis && !m.output->seq2seq && !m.output->vision)) {
+  if (!m.output || !hasModelRun(*m.output)) {
     state_.status = "nothing to export yet";
     return;
   }
@@ -720,8 +717,7 @@ void GuiApp::afterSwap() {
     case Request::Kind::OpenLesson: openLesson(req.key); break;
     case Request::Kind::OpenPicture:
       if (auto p = qt_->openFile("Open Picture", "Pictures (*.png *.jpg *.jpeg);;All files (*)")) {
-        state_.model.scene.picture = *p;
-        state_.model.scene.picture_example = false;
+        state_.model.scene.inputs.vision = {*p, false};
       }
       break;
   }
@@ -796,7 +792,8 @@ void GuiApp::applyScene(const SceneOptions& o, bool initial) {
     m.view.head = mine && o.head >= 0 ? o.head : d.head;
     m.view.query = mine ? o.query : -1;
     m.view.key = mine ? o.key : -1;
-    m.view.token = mine && o.query >= 0 ? o.query : 0;
+    for (const GuiModelKind* kind : guiModelKinds())
+      if (kind->open) kind->open(m.view);
     // The scene's model: the embedded one unless a path is given; loaded when it is not the one open.
     if (initial || m.path != o.model) {
       loading_ = true;

@@ -1,6 +1,6 @@
 // The window's side of the model kinds (app/export/model_kinds.h): each
-// kind's panel sections, its DISPLAY controls and the screens of its views,
-// in the kind's own file — gui_model.cpp (text), gui_seq2seq.cpp
+// kind's panel sections, its DISPLAY controls, the screens of its views and
+// its own view state, in the kind's own file — gui_text.cpp (text), gui_seq2seq.cpp
 // (encoder–decoder: source and target, the three kinds of attention),
 // gui_vision.cpp (a picture, attention over it, rollout, attention
 // distance) — and one line each in gui_model.cpp's table. The workspace
@@ -34,9 +34,30 @@ struct GuiModelKind {
   // draws what every view shares; false: nothing to draw (it said why).
   bool (*prepare)(AppState& s, const ModelOutput& o);
   std::vector<ModelScreen> screens;  // the views with a screen of their own; the others replay their body
+  // The kind's part of what a figure of the window's view shows (modelSelection); may be null.
+  void (*select)(const ModelViewState& v, ModelFigureSelection& f);
+  // A scene was opened (flags, a lesson's step) with the shared state set:
+  // the kind's own state from it (a ViT's token from --query); may be null.
+  void (*open)(ModelViewState& v);
 };
 // The window's side of kind `k` (gui_model.cpp: one line per kind).
 const GuiModelKind& guiModelKind(const ModelKindInfo& k);
+// Every kind's window side, in the table's order.
+const std::vector<const GuiModelKind*>& guiModelKinds();
+
+// The kind's own view state T (a struct in the kind's file), made on first use.
+template <class T>
+T& kindView(ModelViewState& v) {
+  std::any& a = v.kinds[typeid(T)];
+  if (!a.has_value()) a = T{};
+  return std::any_cast<T&>(a);
+}
+// Read-only: T as made when there is none yet.
+template <class T>
+T kindView(const ModelViewState& v) {
+  const auto it = v.kinds.find(typeid(T));
+  return it == v.kinds.end() ? T{} : std::any_cast<const T&>(it->second);
+}
 // What a figure of the window's view shows: its selection (Export, a body view).
 ModelFigureSelection modelSelection(const ModelViewState& v, const ModelOutput& o);
 

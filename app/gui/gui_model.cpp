@@ -217,16 +217,26 @@ void bodyView(AppState& s, const ModelKindView& view, const ModelOutput& o, Heat
 #define ATTN_DECLARE_GUI_MODEL_KIND(entry) extern const GuiModelKind entry;
 ATTN_GUI_MODEL_KINDS(ATTN_DECLARE_GUI_MODEL_KIND)
 
-const GuiModelKind& guiModelKind(const ModelKindInfo& k) {
+const std::vector<const GuiModelKind*>& guiModelKinds() {
 #define ATTN_GUI_MODEL_KIND_ADDRESS(entry) &entry,
   static const std::vector<const GuiModelKind*> kinds = {ATTN_GUI_MODEL_KINDS(ATTN_GUI_MODEL_KIND_ADDRESS)};
-  for (const GuiModelKind* g : kinds)
+  return kinds;
+}
+
+const GuiModelKind& guiModelKind(const ModelKindInfo& k) {
+  for (const GuiModelKind* g : guiModelKinds())
     if (g->kind == k.name) return *g;
   throw std::logic_error("guiModelKind: no window side for the model kind '" + k.name + "'");
 }
 
 ModelFigureSelection modelSelection(const ModelViewState& v, const ModelOutput& o) {
-  return {v.layer, v.head, o.vision ? v.token : v.query, v.key, v.kind, v.measure};
+  ModelFigureSelection f;
+  f.layer = v.layer;
+  f.head = v.head;
+  f.query = v.query;
+  f.key = v.key;
+  if (const GuiModelKind& gui = guiModelKind(modelKindOf(o.model.get())); gui.select) gui.select(v, f);
+  return f;
 }
 
 // [SECTION] drawModelView
@@ -236,7 +246,7 @@ void drawModelView(AppState& s, HeatmapRenderer& gl, ImVec2 pos, ImVec2 size) {
   const ModelOutput* o = s.model.output.get();
   if (o && !o->error.empty()) {
     centeredText(ImGui::GetContentRegionAvail(), o->error.c_str());
-  } else if (!o || (!o->analysis && !o->seq2seq && !o->vision)) {
+  } else if (!o || !hasModelRun(*o)) {
     const char* msg = o && o->too_long_tokens > 0 ? o->too_long_message.c_str()
                       : s.status_is_error         ? s.status.c_str()
                                                   : "loading and running the model\xE2\x80\xA6";

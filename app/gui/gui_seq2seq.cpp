@@ -18,6 +18,11 @@ namespace attn {
 
 namespace {
 
+// An encoder–decoder's own view state: which attention the grid and the table show.
+struct Seq2SeqViewState {
+  Seq2SeqMaps kind = Seq2SeqMaps::Cross;
+};
+
 const char* const kKindNames[] = {"encoder self-attention", "decoder self-attention", "cross-attention"};
 
 MatrixStyle unitStyle(const AppState& s) {
@@ -105,7 +110,7 @@ void strongestKeyOfEachQuery(const Seq2SeqRun& r, Seq2SeqMaps kind, int layer, i
 void gridView(AppState& s, const Seq2SeqAnalysis& a, HeatmapRenderer& gl) {
   ModelViewState& v = s.model.view;
   const Seq2SeqRun& r = a.run;
-  const Seq2SeqMaps kind = v.kind;
+  const Seq2SeqMaps kind = kindView<Seq2SeqViewState>(v).kind;
   const int layers = kindLayers(r, kind);
   modelHeader(s, std::string(kKindNames[static_cast<int>(kind)]) + ", " + std::to_string(layers) + " layers \xC3\x97 " +
                      std::to_string(r.heads) + " heads; click a thumbnail to focus it (right: " + headLabel(v.layer, v.head) + ")");
@@ -135,9 +140,10 @@ void gridView(AppState& s, const Seq2SeqAnalysis& a, HeatmapRenderer& gl) {
 
 void tableView(AppState& s, const Seq2SeqAnalysis& a, HeatmapRenderer& gl) {
   ModelViewState& v = s.model.view;
-  modelHeader(s, std::string(kKindNames[static_cast<int>(v.kind)]) +
+  const Seq2SeqMaps kind = kindView<Seq2SeqViewState>(v).kind;
+  modelHeader(s, std::string(kKindNames[static_cast<int>(kind)]) +
                      ": head summaries; click a column to sort, a row to focus the head (hover a header for its definition)");
-  const std::vector<HeadSummary>& rows = a.summaries[static_cast<size_t>(v.kind)];
+  const std::vector<HeadSummary>& rows = a.summaries[static_cast<size_t>(kind)];
   // The focused head's map beside the table in a wide view (the table as
   // tall as its rows), or under it (the table at most half the height).
   const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
@@ -153,16 +159,16 @@ void tableView(AppState& s, const Seq2SeqAnalysis& a, HeatmapRenderer& gl) {
     v.layer = static_cast<int>(rows[static_cast<size_t>(row)].layer);
     v.head = static_cast<int>(rows[static_cast<size_t>(row)].head);
   }
-  const int layer = std::min(v.layer, kindLayers(a.run, v.kind) - 1);
+  const int layer = std::min(v.layer, kindLayers(a.run, kind) - 1);
   if (beside) {  // under the table, the focused head's strongest key for each query
     ImGui::Spacing();
-    strongestKeyOfEachQuery(a.run, v.kind, layer, v.head, table.x, origin.y + avail.y - ImGui::GetCursorScreenPos().y);
+    strongestKeyOfEachQuery(a.run, kind, layer, v.head, table.x, origin.y + avail.y - ImGui::GetCursorScreenPos().y);
     ImGui::SetCursorScreenPos(ImVec2(origin.x + table.x + gap, origin.y));
   }
   ImGui::BeginGroup();
   ImGui::Text("layer %d, head %d", v.layer, v.head);
   const ImVec2 map(beside ? avail.x - table.x - gap : avail.x, origin.y + avail.y - ImGui::GetCursorScreenPos().y);
-  offerAnchor(s, kindMap(s, a.run, v.kind, layer, v.head, v.focus_zoom, gl, map).placed);
+  offerAnchor(s, kindMap(s, a.run, kind, layer, v.head, v.focus_zoom, gl, map).placed);
   ImGui::EndGroup();
 }
 
@@ -177,19 +183,20 @@ void seq2seqTextSections(AppState& s) {
   const Seq2SeqAnalysis* a = o ? o->seq2seq.get() : nullptr;
   if (m.scene.model && !hasDecoder(*m.scene.model)) return;  // an encoder alone: no target
   sectionTitle("TARGET");
-  ImGui::Checkbox("the model's own translation", &m.scene.translate);
+  Seq2SeqInputs& in = m.scene.inputs.seq2seq;
+  ImGui::Checkbox("the model's own translation", &in.translate);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("greedy decoding from the source: the target is what the model writes, token by token\n"
                       "(off: the decoder reads the target you type, teacher forcing)");
-  if (m.scene.translate) {
+  if (in.translate) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(a && a->translated ? ("\xE2\x86\x92 " + a->target).c_str() : "translating\xE2\x80\xA6");
     ImGui::PopTextWrapPos();
     if (a && a->translated && ImGui::SmallButton("edit it")) {
-      m.scene.target = a->target;
-      m.scene.translate = false;
+      in.target = a->target;
+      in.translate = false;
     }
-  } else if (ImGui::InputTextMultiline("##target", &m.scene.target, ImVec2(-1, ImGui::GetTextLineHeight() * 3.2f))) {
+  } else if (ImGui::InputTextMultiline("##target", &in.target, ImVec2(-1, ImGui::GetTextLineHeight() * 3.2f))) {
     m.text_edited = std::chrono::steady_clock::now();
   }
   if (a) {
@@ -205,8 +212,9 @@ void seq2seqDisplayControls(AppState& s) {
   ModelViewState& v = s.model.view;
   const Seq2SeqAnalysis* a = s.model.output ? s.model.output->seq2seq.get() : nullptr;
   if (v.view == "model" || v.view == "table") {
-    int kind = static_cast<int>(v.kind);
-    if (ImGui::Combo("attention", &kind, kKindNames, 3)) v.kind = static_cast<Seq2SeqMaps>(kind);
+    Seq2SeqMaps& kind = kindView<Seq2SeqViewState>(v).kind;
+    int chosen = static_cast<int>(kind);
+    if (ImGui::Combo("attention", &chosen, kKindNames, 3)) kind = static_cast<Seq2SeqMaps>(chosen);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("which of the three kinds the grid and the table show");
   }
   if (!a) return;
@@ -217,9 +225,10 @@ void seq2seqDisplayControls(AppState& s) {
 
 void clampSeq2SeqSelection(ModelViewState& v, const Seq2SeqAnalysis& a) {
   const Seq2SeqRun& r = a.run;
-  if (r.decoder_layers == 0) v.kind = Seq2SeqMaps::Encoder;
+  Seq2SeqMaps& kind = kindView<Seq2SeqViewState>(v).kind;
+  if (r.decoder_layers == 0) kind = Seq2SeqMaps::Encoder;
   // The maps and lines views read the decoder's layers; the grid and table the kind's.
-  const int64_t layers = v.view == "model" || v.view == "table" ? seq2seqLayers(r, v.kind)
+  const int64_t layers = v.view == "model" || v.view == "table" ? seq2seqLayers(r, kind)
                          : r.decoder_layers > 0                                  ? r.decoder_layers
                                                                                  : r.encoder_layers;
   v.layer = std::clamp<int>(v.layer, 0, static_cast<int>(std::max<int64_t>(1, layers)) - 1);
@@ -251,6 +260,8 @@ extern const GuiModelKind kGuiSeq2SeqKind = {
         {"heads", [](AppState& s, const ModelOutput& o, HeatmapRenderer&) { linesView(s, *o.seq2seq); }},
         {"table", [](AppState& s, const ModelOutput& o, HeatmapRenderer& gl) { tableView(s, *o.seq2seq, gl); }},
     },
+    [](const ModelViewState& v, ModelFigureSelection& f) { f.kind = kindView<Seq2SeqViewState>(v).kind; },
+    nullptr,
 };
 
 }  // namespace attn

@@ -8,20 +8,19 @@
 #include "app/gui/job_runner.h"
 #include "app/lesson/lesson.h"
 #include "app/model/model_scene.h"
-#include "engine/model/analysis/qk_terms.h"
 #include "engine/registry.h"
 #include "widgets/head_table.h"
 #include "widgets/heatmap.h"
 #include "widgets/token_lines.h"
-#include "widgets/value_range.h"
 #include "widgets/views/view.h"
 
+#include <any>
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
+#include <typeindex>
 #include <vector>
 
 namespace attn {
@@ -96,11 +95,14 @@ struct ViewState {
 
 enum class Workspace { Variants, Model };
 
+// The view state every kind shares; a kind's own (an encoder–decoder's
+// attention, a ViT's token, the text views' caches) is a struct in its file,
+// kept in `kinds` (kindView, gui_kinds.h).
 struct ModelViewState {
   std::string view = "model";   // a view of the model's kind, by name (app/export/model_kinds.h)
   int layer = 0, head = 0;       // the focused head
   int64_t query = -1, key = -1;  // the selected pair (Q/K view, predictions); −1: last token, its strongest key
-  HeatmapZoom grid_zoom, focus_zoom, qk_zoom, rollout_zoom, pattern_zoom, angle_zoom;
+  HeatmapZoom grid_zoom, focus_zoom, qk_zoom;
   TokenLinesState lines;
   HeadTableState table;
   // The focused layer's heads as a Result for the token lines, rebuilt when
@@ -108,30 +110,9 @@ struct ModelViewState {
   std::shared_ptr<const Result> layer_result;
   uint64_t layer_generation = ~uint64_t{0};
   int layer_of_result = -1;
-  // The Q/K view's pair: its terms and bar ranges, rebuilt when the output,
-  // the head or the selection (query, key as chosen, −1 included) changes.
-  struct QkPair {
-    uint64_t generation = 0;
-    int64_t query_selected = 0, key_selected = 0;
-    QkTerms terms;
-    ValueRange qk_range, product_range;  // q and k share one signed scale, so their bars compare
-    // RoPE models: the frequency bands' range, the rotation angles [L, d/2] and "θ_i" labels.
-    ValueRange band_range;
-    Mat angles;
-    std::vector<std::string> theta_labels;
-    // Soft-capped heads: how far the cap bent each score (s − c·tanh(s/c));
-    // ALiBi heads: the bias slope_h·j. [L, L], for the panel under the head.
-    Mat score_change;
-  };
-  std::optional<QkPair> qk_pair;
-  // A model too large for a thumbnail per head: the grid's measure per head,
-  // and its [layers, heads] map, rebuilt when the output or the measure changes.
-  HeadMeasure measure = HeadMeasure::Sink;
-  std::shared_ptr<const Result> measure_result;
-  uint64_t measure_generation = ~uint64_t{0};
-  HeadMeasure measure_of_result = HeadMeasure::Sink;
-  Seq2SeqMaps kind = Seq2SeqMaps::Cross;  // an encoder–decoder's grid and table: which attention
-  int64_t token = 0;                      // a ViT's picture view: the token whose attention is shown (0 [CLS], 1 + p patch p)
+  // Each kind's own state by its struct's type, made on first use and kept
+  // while a model of another kind is open.
+  std::map<std::type_index, std::any> kinds;
 };
 
 // Generate in the model workspace: the options of the next generation, and

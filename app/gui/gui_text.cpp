@@ -19,6 +19,7 @@
 #include "app/gui/gui_lesson.h"
 #include "app/gui/gui_panels.h"
 #include "app/gui/gui_views.h"
+#include "engine/model/analysis/qk_terms.h"
 #include "engine/model/blocks/maps.h"
 #include "widgets/bars.h"
 #include "widgets/head_grid.h"
@@ -34,13 +35,42 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace attn {
 
-// [SECTION] Selection helpers
-
 namespace {
+
+// The text views' own state: the Q/K view's pair and the grid's measure of a
+// large model, with the caches rebuilt when what they show changes.
+struct TextViewState {
+  // The Q/K view's pair: its terms and bar ranges, rebuilt when the output,
+  // the head or the selection (query, key as chosen, −1 included) changes.
+  struct QkPair {
+    uint64_t generation = 0;
+    int64_t query_selected = 0, key_selected = 0;
+    QkTerms terms;
+    ValueRange qk_range, product_range;  // q and k share one signed scale, so their bars compare
+    // RoPE models: the frequency bands' range, the rotation angles [L, d/2] and "θ_i" labels.
+    ValueRange band_range;
+    Mat angles;
+    std::vector<std::string> theta_labels;
+    // Soft-capped heads: how far the cap bent each score (s − c·tanh(s/c));
+    // ALiBi heads: the bias slope_h·j. [L, L], for the panel under the head.
+    Mat score_change;
+  };
+  std::optional<QkPair> qk_pair;
+  // A model too large for a thumbnail per head: the grid's measure per head,
+  // and its [layers, heads] map, rebuilt when the output or the measure changes.
+  HeadMeasure measure = HeadMeasure::Sink;
+  std::shared_ptr<const Result> measure_result;
+  uint64_t measure_generation = ~uint64_t{0};
+  HeadMeasure measure_of_result = HeadMeasure::Sink;
+  HeatmapZoom rollout_zoom, pattern_zoom, angle_zoom;
+};
+
+// [SECTION] Selection helpers
 
 const ModelRun* currentRun(const AppState& s) {
   const ModelOutput* o = s.model.output.get();
@@ -223,13 +253,14 @@ MatrixSpec headView(const ModelRun& r, const Mat& map, int layer) {
 // to focus the head.
 void headMeasureGrid(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl, ImVec2 size) {
   ModelViewState& v = s.model.view;
+  TextViewState& own = kindView<TextViewState>(v);
   const ModelRun& r = a.run;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("each cell: one head's");
   ImGui::SameLine();
   const std::vector<std::string>& names = headMeasureNames();
-  int chosen = static_cast<int>(v.measure);
+  int chosen = static_cast<int>(own.measure);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
   if (ImGui::BeginCombo("##measure", names[static_cast<size_t>(chosen)].c_str())) {
     for (size_t i = 0; i < names.size(); ++i)
@@ -239,15 +270,15 @@ void headMeasureGrid(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl, I
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("%s", (std::to_string(r.layers * r.heads) +
                              " thumbnails would be too small to read: each head is one cell of this measure").c_str());
-  v.measure = static_cast<HeadMeasure>(chosen);
-  if (!v.measure_result || v.measure_generation != s.model.generation || v.measure_of_result != v.measure) {
-    v.measure_result = std::make_shared<const Result>(headMeasureResult(a, v.measure, "heads"));
-    v.measure_generation = s.model.generation;
-    v.measure_of_result = v.measure;
+  own.measure = static_cast<HeadMeasure>(chosen);
+  if (!own.measure_result || own.measure_generation != s.model.generation || own.measure_of_result != own.measure) {
+    own.measure_result = std::make_shared<const Result>(headMeasureResult(a, own.measure, "heads"));
+    own.measure_generation = s.model.generation;
+    own.measure_of_result = own.measure;
   }
-  const Result& m = *v.measure_result;
+  const Result& m = *own.measure_result;
   MatrixSpec spec = weightsSpec(m, 0);
-  spec.title = headMeasureLabel(v.measure) + " per head";
+  spec.title = headMeasureLabel(own.measure) + " per head";
   MatrixStyle st;
   st.range = weightsRange(m);
   st.colormap = s.settings.colormap;
@@ -274,7 +305,7 @@ void headMeasureGrid(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl, I
   if (ev.hovered && ev.row >= 0 && ev.col >= 0) {
     const auto l = static_cast<size_t>(ev.row), h = static_cast<size_t>(ev.col);
     ImGui::BeginTooltip();
-    ImGui::Text("%s: %s %.3f; click to focus it", headLabel(ev.row, ev.col).c_str(), headMeasureLabel(v.measure).c_str(),
+    ImGui::Text("%s: %s %.3f; click to focus it", headLabel(ev.row, ev.col).c_str(), headMeasureLabel(own.measure).c_str(),
                 static_cast<double>(m.weights[0](ev.row, ev.col)));
     const std::vector<std::vector<Mat>>& maps = a.pooled ? a.thumbnails : r.attention;
     MatrixStyle thumb = probabilityStyle(s);
@@ -399,11 +430,12 @@ void headsView(AppState& s, const ModelRun& r) {
 
 void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   ModelViewState& v = s.model.view;
-  if (!v.qk_pair || v.qk_pair->generation != s.model.generation || v.qk_pair->terms.layer != v.layer ||
-      v.qk_pair->terms.head != v.head || v.qk_pair->query_selected != v.query || v.qk_pair->key_selected != v.key) {
+  TextViewState& own = kindView<TextViewState>(v);
+  if (!own.qk_pair || own.qk_pair->generation != s.model.generation || own.qk_pair->terms.layer != v.layer ||
+      own.qk_pair->terms.head != v.head || own.qk_pair->query_selected != v.query || own.qk_pair->key_selected != v.key) {
     const int64_t q = v.query < 0 ? tokenCount(r) - 1 : v.query;
     const int64_t k = v.key < 0 ? strongestKey(r, v.layer, v.head, q) : v.key;
-    ModelViewState::QkPair p{s.model.generation, v.query, v.key, qkTerms(r, v.layer, v.head, q, k), {}, {}};
+    TextViewState::QkPair p{s.model.generation, v.query, v.key, qkTerms(r, v.layer, v.head, q, k), {}, {}};
     const ValueStats qs = ValueStats::of(p.terms.q.data.data(), p.terms.q.size());
     const ValueStats ks = ValueStats::of(p.terms.k.data.data(), p.terms.k.size());
     p.qk_range = valueRange({std::min(qs.min, ks.min), std::max(qs.max, ks.max)}, true);
@@ -415,9 +447,9 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
     }
     if (r.softcap > 0) p.score_change = softcapBend(r, v.layer, v.head);
     else if (!r.alibi_slopes.empty()) p.score_change = alibiBias(r, v.layer, v.head);
-    v.qk_pair = std::move(p);
+    own.qk_pair = std::move(p);
   }
-  const QkTerms& t = v.qk_pair->terms;
+  const QkTerms& t = own.qk_pair->terms;
   const int64_t q = t.query, k = t.key;
   modelHeader(s, headLabel(v.layer, v.head) + ": query " + tokenCaption(r, q) + " \xC2\xB7 key " + tokenCaption(r, k) +
                 "; click a cell to pick another pair");
@@ -427,7 +459,7 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   // the q, k and product bars the rest. RoPE: the head's weights take the top
   // 60 % of the left half and the rotation angles the rest under them; the
   // frequency bands are a fourth bar panel.
-  const bool under = r.rope || v.qk_pair->score_change.size() > 0;  // a panel under the head's weights
+  const bool under = r.rope || own.qk_pair->score_change.size() > 0;  // a panel under the head's weights
   const float side = avail.x * 0.5f, head_h = under ? avail.y * 0.6f : avail.y;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   MatrixStyle st = probabilityStyle(s);
@@ -438,7 +470,7 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
     v.query = ev.row;
     v.key = ev.col;
   }
-  if (v.qk_pair->score_change.size() > 0) {
+  if (own.qk_pair->score_change.size() > 0) {
     // What the family adds to the scores: the soft-cap's bend (Gemma 2) or ALiBi's bias (BLOOM).
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + head_h + ImGui::GetStyle().ItemSpacing.y));
     const bool cap = r.softcap > 0;
@@ -447,20 +479,20 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
     else
       ImGui::TextDisabled("ALiBi bias added to the scores: slope %.3g \xC2\xB7 key position j",
                           r.alibi_slopes[static_cast<size_t>(v.head)]);
-    MatrixSpec m = MatrixSpec::of(v.qk_pair->score_change);
+    MatrixSpec m = MatrixSpec::of(own.qk_pair->score_change);
     m.row_labels = m.col_labels = &r.tokens;
     m.value_label = cap ? "score \xE2\x88\x92 capped" : "bias";
     MatrixStyle cs;
-    cs.range = valueRange(ValueStats::of(v.qk_pair->score_change.data(), v.qk_pair->score_change.size()), true);
+    cs.range = valueRange(ValueStats::of(own.qk_pair->score_change.data(), own.qk_pair->score_change.size()), true);
     cs.colormap = s.settings.colormap;
     cs.max_cell_aspect = 2.2f;
-    heatmap("score_change", m, cs, v.angle_zoom, gl, ImVec2(side, origin.y + avail.y - ImGui::GetCursorScreenPos().y));
+    heatmap("score_change", m, cs, own.angle_zoom, gl, ImVec2(side, origin.y + avail.y - ImGui::GetCursorScreenPos().y));
   } else if (r.rope) {
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + head_h + ImGui::GetStyle().ItemSpacing.y));
     ImGui::TextDisabled("RoPE angle m\xC2\xB7\xCE\xB8\xE1\xB5\xA2 mod 2\xCF\x80 per position m and pair i");
-    MatrixSpec m = MatrixSpec::of(v.qk_pair->angles);
+    MatrixSpec m = MatrixSpec::of(own.qk_pair->angles);
     m.row_labels = &r.tokens;
-    m.col_labels = &v.qk_pair->theta_labels;
+    m.col_labels = &own.qk_pair->theta_labels;
     m.row_axis = "position m";
     m.col_axis = "\xCE\xB8\xE1\xB5\xA2";
     m.value_label = "angle (rad)";
@@ -468,7 +500,7 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
     as.range = {0.0f, 6.2832f, false};
     as.colormap = s.settings.colormap;
     as.max_cell_aspect = 16.0f;  // a few dimension pairs over many positions: wide cells fill the space
-    heatmap("angles", m, as, v.angle_zoom, gl, ImVec2(side, origin.y + avail.y - ImGui::GetCursorScreenPos().y));
+    heatmap("angles", m, as, own.angle_zoom, gl, ImVec2(side, origin.y + avail.y - ImGui::GetCursorScreenPos().y));
   }
   ImGui::SetCursorScreenPos(ImVec2(origin.x + side + gap, origin.y));
   ImGui::BeginGroup();
@@ -485,8 +517,8 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   if (!r.alibi_slopes.empty()) ImGui::Text("+ ALiBi bias %.4g = %.4g before softmax", t.bias, t.logit);
   ImGui::Text("weight after softmax = %.4f", t.weight);
   ImGui::PopStyleColor();
-  const ValueRange& vr = v.qk_pair->qk_range;
-  const ValueRange& pr = v.qk_pair->product_range;
+  const ValueRange& vr = own.qk_pair->qk_range;
+  const ValueRange& pr = own.qk_pair->product_range;
   const bool qknorm = !t.q_prenorm.data.empty();
   ValueRange pre_range = vr;
   if (qknorm) {
@@ -517,7 +549,7 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   } bars[] = {{"q", "q \xE2\x80\x94 query " + tokenCaption(r, q) + (qknorm ? " after QK-norm" : "") + rotated, t.q, vr, nullptr, "dimension"},
               {"k", "k \xE2\x80\x94 key " + tokenCaption(r, k) + (qknorm ? " after QK-norm" : "") + rotated, t.k, vr, nullptr, "dimension"},
               {"p", "q \xE2\x88\x98 k (element-wise product; its sum is q\xC2\xB7k)", t.product, pr, nullptr, "dimension"},
-              {"band", band_title, t.band, v.qk_pair->band_range, &v.qk_pair->theta_labels, "\xCE\xB8_i"},
+              {"band", band_title, t.band, own.qk_pair->band_range, &own.qk_pair->theta_labels, "\xCE\xB8_i"},
               {"qpre", "q before QK-norm", t.q_prenorm, pre_range, nullptr, "dimension"},
               {"kpre", "k before QK-norm", t.k_prenorm, pre_range, nullptr, "dimension"}};
   // The bar panels one above the other: q, k, q∘k, for RoPE the bands, for QK-norm q and k before it.
@@ -541,6 +573,7 @@ void qkView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
 
 void rolloutView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
   ModelViewState& v = s.model.view;
+  TextViewState& own = kindView<TextViewState>(v);
   modelHeader(s, "attention rollout through layers 0\xE2\x80\xA6" + std::to_string(v.layer) +
                 " (\xC2\xBD mean of heads + \xC2\xBD identity, multiplied layer by layer)" +
                 (a.rollout_mask.size() ? "; query 0 reads only itself (grey)" : ""));
@@ -555,7 +588,7 @@ void rolloutView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
   st.range = valueRange(a.rollout_stats[static_cast<size_t>(v.layer)], false);
   st.colormap = s.settings.colormap;
   st.max_cell_aspect = cellAspect(imguiCanvas(), m, viewParams(s));  // a view's square map: 1.6:1 on the desk, 2.5:1 presenting
-  offerAnchor(s, heatmap("rollout", m, st, v.rollout_zoom, gl, ImGui::GetContentRegionAvail()).placed);
+  offerAnchor(s, heatmap("rollout", m, st, own.rollout_zoom, gl, ImGui::GetContentRegionAvail()).placed);
 }
 
 // [SECTION] Table view
@@ -611,6 +644,7 @@ void tableView(AppState& s, const ModelAnalysis& a) {
 
 void patternView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   ModelViewState& v = s.model.view;
+  TextViewState& own = kindView<TextViewState>(v);
   const ModelOutput& o = *s.model.output;
   const VariantInfo* info = findVariant(s.model.scene.pattern_variant);
   if (!o.has_pattern || (o.pattern && (o.pattern->layer != v.layer || o.pattern->head != v.head))) {
@@ -639,7 +673,7 @@ void patternView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   real.row_labels = real.col_labels = &r.tokens;
   real.sliding_window = layerWindow(r, v.layer);
   real.window_centered = !r.causal;
-  offerAnchor(s, heatmap("real", real, st, v.pattern_zoom, gl, box).placed);
+  offerAnchor(s, heatmap("real", real, st, own.pattern_zoom, gl, box).placed);
   ImGui::EndGroup();
   ImGui::SameLine(0, gap);
   ImGui::BeginGroup();
@@ -647,7 +681,7 @@ void patternView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   MatrixSpec pat = p.result.weights.empty() ? MatrixSpec::of(p.result.sparse[0]) : MatrixSpec::of(p.result.weights[0]);
   pat.row_labels = pat.col_labels = &r.tokens;
   if (p.result.mask.size()) pat.mask = &p.result.mask;  // keys outside the pattern in grey, as the figure has them
-  heatmap("pattern", pat, st, v.pattern_zoom, gl, box);
+  heatmap("pattern", pat, st, own.pattern_zoom, gl, box);
   ImGui::EndGroup();
   ImGui::TextDisabled("real attention mass kept per query (mean %s)", kept);
   Array mass;
@@ -685,6 +719,8 @@ extern const GuiModelKind kGuiTextKind = {
         {"table", [](AppState& s, const ModelOutput& o, HeatmapRenderer&) { tableView(s, *o.analysis); }},
         {"pattern", [](AppState& s, const ModelOutput& o, HeatmapRenderer& gl) { patternView(s, o.analysis->run, gl); }},
     },
+    [](const ModelViewState& v, ModelFigureSelection& f) { f.measure = kindView<TextViewState>(v).measure; },
+    nullptr,
 };
 
 }  // namespace attn

@@ -19,6 +19,11 @@ namespace attn {
 
 namespace {
 
+// A ViT's own view state: the token whose attention the picture view shows (0 [CLS], 1 + p patch p).
+struct VisionViewState {
+  int64_t token = 0;
+};
+
 // A PatchMaps layout in the rest of the window; a click picks the token under it.
 void patchMapsArea(AppState& s, const PatchMaps& maps, HeatmapRenderer& gl, bool clickable) {
   const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
@@ -44,16 +49,17 @@ void patchMapsArea(AppState& s, const PatchMaps& maps, HeatmapRenderer& gl, bool
   const int64_t token = g.tokenAt(mouse.x, mouse.y);
   if (token < 0) return;
   ImGui::SetTooltip("%s%s", patchTokenName(*s.model.output->vision, token).c_str(), clickable ? "\nclick: show its attention" : "");
-  if (clickable && clicked) s.model.view.token = token;
+  if (clickable && clicked) kindView<VisionViewState>(s.model.view).token = token;
 }
 
 void pictureView(AppState& s, const VisionAnalysis& a, HeatmapRenderer& gl) {
   ModelViewState& v = s.model.view;
-  modelHeader(s, "layer " + std::to_string(v.layer) + ": the attention of " + patchTokenName(a, v.token) + " over the " +
+  const int64_t token = kindView<VisionViewState>(v).token;
+  modelHeader(s, "layer " + std::to_string(v.layer) + ": the attention of " + patchTokenName(a, token) + " over the " +
                      std::to_string(a.shown.shape[1]) + " \xC3\x97 " + std::to_string(a.shown.shape[0]) + " input in " +
                      std::to_string(a.patch_size) + "-pixel patches, the heads' mean and each head, with the patches each weighs most (row, column) where "
                      "there is room; click a patch or a [CLS] chip to pick the token");
-  patchMapsArea(s, headsOverPicture(a, v.layer, v.token), gl, true);
+  patchMapsArea(s, headsOverPicture(a, v.layer, token), gl, true);
 }
 
 void rolloutView(AppState& s, const VisionAnalysis& a, HeatmapRenderer& gl) {
@@ -80,6 +86,7 @@ void distanceView(AppState& s, const VisionAnalysis& a) {
 
 void gridView(AppState& s, const VisionAnalysis& a, HeatmapRenderer& gl) {
   ModelViewState& v = s.model.view;
+  const int64_t token = kindView<VisionViewState>(v).token;
   const VisionRun& r = a.run;
   modelHeader(s, std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) +
                      " heads over [CLS] and the patches; click a thumbnail to focus it (right: " + headLabel(v.layer, v.head) + ")");
@@ -102,8 +109,8 @@ void gridView(AppState& s, const VisionAnalysis& a, HeatmapRenderer& gl) {
   }
   // Under the grid: the tokens the chosen token reads most in the focused head.
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + grid_h + font));
-  strongestKeys("TOKEN " + std::to_string(v.token) + ", " + patchTokenName(a, v.token) + ", READS MOST", r.attention[static_cast<size_t>(v.layer)][static_cast<size_t>(v.head)],
-                v.token, [&a](int64_t k) { return patchTokenName(a, k); }, grid_w,
+  strongestKeys("TOKEN " + std::to_string(token) + ", " + patchTokenName(a, token) + ", READS MOST", r.attention[static_cast<size_t>(v.layer)][static_cast<size_t>(v.head)],
+                token, [&a](int64_t k) { return patchTokenName(a, k); }, grid_w,
                 origin.y + avail.y - ImGui::GetCursorScreenPos().y);
   ImGui::SetCursorScreenPos(ImVec2(origin.x + grid_w + gap, origin.y));
   ImGui::BeginGroup();
@@ -121,20 +128,18 @@ void pictureSection(AppState& s) {
   ModelState& m = s.model;
   sectionTitle("PICTURE");
   const std::vector<std::string> examples = modelExamplePictures(m.path);
-  const std::string shown = m.scene.picture.empty() ? "(none)" : std::filesystem::path(m.scene.picture).filename().string();
-  if (!examples.empty() && ImGui::BeginCombo("example", m.scene.picture_example ? shown.c_str() : "(a file)")) {
+  VisionInputs& in = m.scene.inputs.vision;
+  const std::string shown = in.picture.empty() ? "(none)" : std::filesystem::path(in.picture).filename().string();
+  if (!examples.empty() && ImGui::BeginCombo("example", in.example ? shown.c_str() : "(a file)")) {
     for (const std::string& e : examples) {
-      const bool on = m.scene.picture_example && m.scene.picture == e;
-      if (ImGui::Selectable(std::filesystem::path(e).filename().string().c_str(), on) && !on) {
-        m.scene.picture = e;
-        m.scene.picture_example = true;
-      }
+      const bool on = in.example && in.picture == e;
+      if (ImGui::Selectable(std::filesystem::path(e).filename().string().c_str(), on) && !on) in = {e, true};
     }
     ImGui::EndCombo();
   }
   if (ImGui::Button("Open Picture\xE2\x80\xA6")) s.request.kind = Request::Kind::OpenPicture;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("a PNG or JPEG, resized and normalised as the model's preprocessor_config.json says (Ctrl+I)");
-  if (!m.scene.picture_example && !m.scene.picture.empty()) {
+  if (!in.example && !in.picture.empty()) {
     ImGui::SameLine();
     ImGui::TextDisabled("%s", shown.c_str());
   }
@@ -148,25 +153,26 @@ void pictureSection(AppState& s) {
 // The layer, the head (grid), the token whose attention is shown.
 void visionDisplayControls(AppState& s) {
   ModelViewState& v = s.model.view;
+  int64_t& token = kindView<VisionViewState>(v).token;
   const VisionAnalysis* a = s.model.output ? s.model.output->vision.get() : nullptr;
   if (!a) return;
   const VisionRun& r = a->run;
   ImGui::SliderInt("layer", &v.layer, 0, static_cast<int>(r.layers) - 1);
   ImGui::SliderInt("head", &v.head, 0, static_cast<int>(r.heads) - 1);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("the head the model view focuses");
-  int token = static_cast<int>(v.token);
-  if (ImGui::SliderInt("token", &token, 0, static_cast<int>(r.grid_h * r.grid_w)))
-    v.token = token;
+  int chosen = static_cast<int>(token);
+  if (ImGui::SliderInt("token", &chosen, 0, static_cast<int>(r.grid_h * r.grid_w))) token = chosen;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("the token whose attention the picture view shows: 0 is [CLS], 1 + p patch p");
-  ImGui::TextDisabled("%s", patchTokenName(*a, v.token).c_str());
+  ImGui::TextDisabled("%s", patchTokenName(*a, token).c_str());
 }
 
 bool visionPrepare(AppState& s, const ModelOutput& o) {
   ModelViewState& v = s.model.view;
+  int64_t& token = kindView<VisionViewState>(v).token;
   const VisionAnalysis& a = *o.vision;
   v.layer = std::clamp<int>(v.layer, 0, static_cast<int>(a.run.layers) - 1);
   v.head = std::clamp<int>(v.head, 0, static_cast<int>(a.run.heads) - 1);
-  v.token = std::clamp<int64_t>(v.token, 0, a.run.grid_h * a.run.grid_w);
+  token = std::clamp<int64_t>(token, 0, a.run.grid_h * a.run.grid_w);
   return true;
 }
 
@@ -184,6 +190,10 @@ extern const GuiModelKind kGuiVisionKind = {
         {"rollout", [](AppState& s, const ModelOutput& o, HeatmapRenderer& gl) { rolloutView(s, *o.vision, gl); }},
         {"distance", [](AppState& s, const ModelOutput& o, HeatmapRenderer&) { distanceView(s, *o.vision); }},
     },
+    // A figure's query of a ViT's picture view is its token.
+    [](const ModelViewState& v, ModelFigureSelection& f) { f.query = kindView<VisionViewState>(v).token; },
+    // --query picks the token (none: [CLS]).
+    [](ModelViewState& v) { kindView<VisionViewState>(v).token = v.query >= 0 ? v.query : 0; },
 };
 
 }  // namespace attn

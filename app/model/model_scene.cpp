@@ -20,8 +20,7 @@ namespace attn {
 bool sameModelScene(const ModelScene& a, const ModelScene& b) {
   if (a.model != b.model || a.text != b.text || a.truncate != b.truncate || a.pattern != b.pattern ||
       a.predict_at != b.predict_at || a.generation != b.generation || a.generation_steps != b.generation_steps ||
-      a.maps != b.maps || a.target != b.target || a.translate != b.translate || a.picture != b.picture ||
-      a.picture_example != b.picture_example)
+      a.maps != b.maps || a.inputs != b.inputs)
     return false;
   if ((a.pattern || a.focus_whole || b.focus_whole) && (a.layer != b.layer || a.head != b.head)) return false;
   return !a.pattern || (a.pattern_variant == b.pattern_variant && a.pattern_params == b.pattern_params);
@@ -53,25 +52,23 @@ const VariantInfo* defaultPatternVariant() {
   return v.empty() ? nullptr : v.front();
 }
 
+bool hasModelRun(const ModelOutput& o) { return o.analysis || o.seq2seq || o.vision; }
+
 void setModelInputs(ModelScene& s, const std::string& model_path, const std::string& target, const std::string& image) {
-  s.target = target;
-  s.translate = target.empty();
+  s.inputs.seq2seq = {target, target.empty()};
   const std::vector<std::string> examples = modelExamplePictures(model_path);
-  s.picture_example = image.empty() ? !examples.empty()
-                                    : model_path.rfind(kShippedPrefix, 0) == 0 && image.rfind("examples/", 0) == 0;
-  s.picture = !image.empty() ? image : examples.empty() ? "" : examples.front();
+  s.inputs.vision.example = image.empty() ? !examples.empty()
+                                          : model_path.rfind(kShippedPrefix, 0) == 0 && image.rfind("examples/", 0) == 0;
+  s.inputs.vision.picture = !image.empty() ? image : examples.empty() ? "" : examples.front();
 }
 
 void startOnModel(ModelScene& s, const std::string& path) {
   if (!s.model) return;
-  if (isVisionModel(*s.model) && s.picture.empty()) {
+  if (isVisionModel(*s.model) && s.inputs.vision.picture.empty()) {
     const std::vector<std::string> examples = modelExamplePictures(path);
-    if (!examples.empty()) {
-      s.picture = examples.front();
-      s.picture_example = true;
-    }
+    if (!examples.empty()) s.inputs.vision = {examples.front(), true};
   }
-  if (isEncoderDecoder(*s.model) && s.target.empty()) s.translate = true;
+  if (isEncoderDecoder(*s.model) && s.inputs.seq2seq.target.empty()) s.inputs.seq2seq.translate = true;
   if (isModelExampleText(s.text)) s.text = modelExampleText(path);
 }
 
@@ -82,25 +79,14 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
   out.model = s.model;
   out.text = s.text;
   out.truncate = s.truncate;
+  out.inputs = s.inputs;
   out.files = s.files;
-  out.target = s.target;
-  out.translate = s.translate;
-  out.picture = s.picture;
-  out.picture_example = s.picture_example;
   if (isEncoderDecoder(m) || isVisionModel(m)) {
     // Their own runs: reused while the source, target and picture are the same (a new focus costs nothing).
     const bool same = previous && previous->model == s.model && previous->text == s.text;
     try {
-      if (isVisionModel(m)) {
-        if (same && previous->vision && previous->vision->picture == s.picture) out.vision = previous->vision;
-        else if (!s.files) out.error = "picture: the model's files are not at hand";
-        else out.vision = std::make_shared<const VisionAnalysis>(analyseVision(m, *s.files, s.picture, s.picture_example, "picture", ctx));
-      } else if (same && previous->seq2seq && previous->seq2seq->translated == s.translate &&
-                 (s.translate || previous->seq2seq->target == s.target)) {
-        out.seq2seq = previous->seq2seq;
-      } else {
-        out.seq2seq = std::make_shared<const Seq2SeqAnalysis>(analyseSeq2Seq(m, s.text, s.target, s.translate, ctx));
-      }
+      if (isVisionModel(m)) out.vision = visionSceneAnalysis(m, s.files.get(), s.inputs.vision, same ? previous->vision : nullptr, ctx);
+      else out.seq2seq = seq2seqSceneAnalysis(m, s.text, s.inputs.seq2seq, same ? previous->seq2seq : nullptr, ctx);
     } catch (const InputError& e) {
       out.error = e.what();  // shown in the view (an empty source, an unreadable picture), the scene stays editable
     }

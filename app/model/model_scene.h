@@ -27,6 +27,14 @@ namespace attn {
 
 // [SECTION] Scene and output
 
+// What each kind reads besides the text, in a struct of the kind's own
+// (its scene file); an encoder–decoder's `text` is its source.
+struct ModelInputs {
+  Seq2SeqInputs seq2seq;
+  VisionInputs vision;
+  bool operator==(const ModelInputs&) const = default;
+};
+
 struct ModelScene {
   std::shared_ptr<const Model> model;
   std::string text;
@@ -43,15 +51,8 @@ struct ModelScene {
   std::shared_ptr<const Generation> generation;
   int64_t generation_steps = 0;
   MapsChoice::Mode maps = MapsChoice::Mode::Auto;  // every map when it fits (Auto), or pooled
-  // An encoder–decoder (T5, BART): `text` is the source; the decoder reads
-  // `target` (teacher forcing), or, with `translate`, the model's own greedy output.
-  std::string target;
-  bool translate = false;
-  // A vision model (ViT): the picture, one of the model's shipped examples
-  // (`picture_example`, read through `files`) or a path on disk; `files`
-  // also hold its preprocessor_config.json. Set when the model is loaded.
-  std::string picture;
-  bool picture_example = false;
+  ModelInputs inputs;
+  // The model's files: a ViT's example pictures and preprocessor_config.json. Set when the model is loaded.
   std::shared_ptr<const ModelFiles> files;
 };
 bool sameModelScene(const ModelScene& a, const ModelScene& b);
@@ -104,13 +105,15 @@ struct ModelOutput {
   std::shared_ptr<const Seq2SeqAnalysis> seq2seq;
   std::shared_ptr<const VisionAnalysis> vision;
   std::string error;
-  // The scene's inputs of those models, as computed (a load chooses them: startOnModel).
+  // The scene's inputs and files, as computed (a load chooses them: startOnModel).
+  ModelInputs inputs;
   std::shared_ptr<const ModelFiles> files;
-  std::string target, picture;
-  bool translate = false, picture_example = false;
 };
 
 constexpr int kPredictions = 5;  // tokens listed after the selected query
+
+// Whether `o` holds its kind's run to draw (not an error, nor a text too long for the model).
+bool hasModelRun(const ModelOutput& o);
 
 // The inputs of an encoder–decoder or a ViT as a scene names them (gui
 // --target/--image, a lesson's "target"/"image"): no target is the model's
@@ -118,7 +121,7 @@ constexpr int kPredictions = 5;  // tokens listed after the selected query
 // a picture "examples/…" of a shipped model is that example, anything else a file.
 void setModelInputs(ModelScene& s, const std::string& model_path, const std::string& target, const std::string& image);
 
-// Where a model just loaded starts (the files are `s.files`, from `path`):
+// Where a model just loaded starts (from `path`):
 // a ViT without a picture on its first shipped example; an encoder–decoder
 // without a target on its own translation; and, while the text is a
 // model's example (no one's own words), on the text the new model opens on

@@ -78,6 +78,13 @@ Seq2SeqAnalysis analyseSeq2Seq(const Model& m, const std::string& source, const 
   return a;
 }
 
+std::shared_ptr<const Seq2SeqAnalysis> seq2seqSceneAnalysis(const Model& m, const std::string& source, const Seq2SeqInputs& in,
+                                                            const std::shared_ptr<const Seq2SeqAnalysis>& previous,
+                                                            const RunContext& ctx) {
+  if (previous && previous->translated == in.translate && (in.translate || previous->target == in.target)) return previous;
+  return std::make_shared<const Seq2SeqAnalysis>(analyseSeq2Seq(m, source, in.target, in.translate, ctx));
+}
+
 std::string seq2seqMapsTitle(Seq2SeqMaps kind) {
   // Not a registry variant's name: a view that looks names up (the family view's titles) finds none.
   return kind == Seq2SeqMaps::Encoder ? "encoder self-attention"

@@ -8,6 +8,7 @@
 #include "engine/result.h"
 
 #include <array>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,14 @@ const std::vector<std::vector<Mat>>& seq2seqMaps(const Seq2SeqRun& run, Seq2SeqM
 // over the target typed, or, with `translate`, the model's own greedy output
 // for the source (then `target` is that text); and the head summaries of the
 // three kinds (seq2seqSummaries), indexed by Seq2SeqMaps.
+// What an encoder–decoder reads besides its source (ModelScene::inputs): the
+// decoder's `target` (teacher forcing), or, with `translate`, the model's own greedy output.
+struct Seq2SeqInputs {
+  std::string target;
+  bool translate = false;
+  bool operator==(const Seq2SeqInputs&) const = default;
+};
+
 struct Seq2SeqAnalysis {
   Seq2SeqRun run;
   std::string target;
@@ -48,6 +57,12 @@ std::vector<HeadSummary> seq2seqSummaries(const Seq2SeqRun& run, Seq2SeqMaps kin
 constexpr int64_t kTranslateTokens = 64;
 Seq2SeqAnalysis analyseSeq2Seq(const Model& m, const std::string& source, const std::string& target, bool translate,
                                const RunContext& ctx = {});
+// An encoder–decoder's part of a scene's job (computeModelScene): `previous`
+// (the last output's, of the same model and source; may be null) while it
+// read the same target, else a new analysis.
+std::shared_ptr<const Seq2SeqAnalysis> seq2seqSceneAnalysis(const Model& m, const std::string& source, const Seq2SeqInputs& in,
+                                                            const std::shared_ptr<const Seq2SeqAnalysis>& previous,
+                                                            const RunContext& ctx);
 
 // One head's map; every head of one layer (token lines); every layer's heads, layer-major (the grid).
 Result seq2seqHeadResult(const Seq2SeqRun& run, Seq2SeqMaps kind, int64_t layer, int64_t head);

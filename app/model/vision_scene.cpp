@@ -102,6 +102,14 @@ VisionAnalysis analyseVision(const Model& m, const ModelFiles& files, const std:
   return a;
 }
 
+std::shared_ptr<const VisionAnalysis> visionSceneAnalysis(const Model& m, const ModelFiles* files, const VisionInputs& in,
+                                                          const std::shared_ptr<const VisionAnalysis>& previous,
+                                                          const RunContext& ctx) {
+  if (previous && previous->picture == in.picture) return previous;
+  if (!files) throw InputError("picture: the model's files are not at hand");
+  return std::make_shared<const VisionAnalysis>(analyseVision(m, *files, in.picture, in.example, "picture", ctx));
+}
+
 VisionAnalysis analyseVisionPixels(const Model& m, const Array& pixel_values, const std::string& name, const RunContext& ctx) {
   VisionAnalysis a = analysed(m, pixel_values, name, ctx);
   a.shown = stretched(a.run.pixel_values);

@@ -17,6 +17,14 @@
 
 namespace attn {
 
+// What a ViT reads (ModelScene::inputs): the picture, one of the model's
+// shipped examples (`example`, read through the scene's files) or a path on disk.
+struct VisionInputs {
+  std::string picture;
+  bool example = false;
+  bool operator==(const VisionInputs&) const = default;
+};
+
 struct VisionAnalysis {
   VisionRun run;
   std::string picture;  // as named: a shipped example ("examples/circle.png") or a path
@@ -42,6 +50,12 @@ Array preparedPicture(const ModelFiles& files, const std::string& picture, bool 
 // picture or the file that is missing, and `flag` (what gave the picture).
 VisionAnalysis analyseVision(const Model& m, const ModelFiles& files, const std::string& picture, bool example,
                              const std::string& flag, const RunContext& ctx = {});
+// A ViT's part of a scene's job (computeModelScene): `previous` (the last
+// output's, of the same model; may be null) while it read the same picture,
+// else a new analysis; an InputError without the model's files.
+std::shared_ptr<const VisionAnalysis> visionSceneAnalysis(const Model& m, const ModelFiles* files, const VisionInputs& in,
+                                                          const std::shared_ptr<const VisionAnalysis>& previous,
+                                                          const RunContext& ctx);
 // The analysis of pixel values given as they are ([3, H, W], `--pixels`).
 VisionAnalysis analyseVisionPixels(const Model& m, const Array& pixel_values, const std::string& name,
                                    const RunContext& ctx = {});
