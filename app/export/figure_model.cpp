@@ -133,6 +133,30 @@ PreparedFigure textPatternFigure(const ModelOutput& out, const ModelFigureSelect
   return prepareFigure(alone(patternResult(*out.pattern, p.a.run, p.name)), p.fo);
 }
 
+// Each head's attention entropy against its layer (the head summaries'
+// entropy: the mean over queries of −Σ_j w_ij ln w_ij, in nats): low where
+// a head reads a few keys, high where it spreads its weight; a layer's heads
+// side by side about its depth, in the heads' colours.
+ModelViewBody textEntropyBody(const ModelOutput& out, const ModelFigureSelection& sel, const ViewParams&) {
+  const TextPage p = textPage(out, sel, {}, "entropy", false);
+  const float heads = static_cast<float>(p.a.run.heads), spread = 0.8f / heads;
+  Scatter s;
+  s.x_axis = "layer (from 1)";
+  s.y_axis = "attention entropy (nats)";
+  for (const HeadSummary& h : p.a.summaries) {
+    const float x = static_cast<float>(h.layer + 1) + (static_cast<float>(h.head) - 0.5f * (heads - 1)) * spread;
+    s.points.push_back({x, static_cast<float>(h.entropy), headColor(static_cast<int>(h.head)), ""});
+    s.y_hi = std::max(s.y_hi, static_cast<float>(h.entropy) * 1.15f);
+  }
+  for (int64_t h = 0; h < p.a.run.heads && h < 16; ++h) s.legend.push_back({headColor(static_cast<int>(h)), "head " + std::to_string(h)});
+  s.x_hi = static_cast<float>(p.a.run.layers) + 1.0f;
+  return {p.name + " \xE2\x80\x94 attention entropy of each head",
+          "each head's attention entropy (mean over queries of \xE2\x88\x92\xCE\xA3 w ln w, nats) against its layer: "
+          "low, a head that reads a few keys; high, one that spreads its weight",
+          [s](Primitives& prims, const Canvas& c, const Box& body) { scatterPrimitives(prims, c, body, s); },
+          [](const Canvas& c, float width) { return c.unit * 4 + width * 0.55f; }};
+}
+
 }  // namespace
 
 extern const ModelKindInfo kTextKind = {
@@ -149,6 +173,7 @@ extern const ModelKindInfo kTextKind = {
         {"rollout", "attention rollout (Abnar & Zuidema) up to the focused layer, residual included", textRolloutFigure},
         {"table", "head summaries, sortable by every column; click a row to focus that head", textTableFigure},
         {"pattern", "an efficient-attention pattern on the focused head's own q, k: mass kept", textPatternFigure},
+        {"entropy", "each head's attention entropy against its layer: focused heads low, spread heads high", nullptr, textEntropyBody},
     },
 };
 

@@ -4,6 +4,7 @@
 // Mistral checkpoint the Q/K figure adds RoPE's bands and angles, the grid's
 // panels name their kv head, and the table has its GQA columns.
 #include "engine/npy.h"
+#include "tests/mark_rules.h"
 #include "tests/model_fixture.h"
 #include "tests/test_support.h"
 
@@ -67,6 +68,27 @@ TEST(ModelRenderCli, EveryKindsViewRendersUnderItsOneName) {
       EXPECT_NE(r.out.find("(" + name + " of "), std::string::npos) << r.out;
     }
   }
+}
+
+// The entropy view: a dot per head at the entropy the head summaries give
+// it (`model run`'s heads.json, on the same example text), its labels held
+// to the mark rules.
+TEST(ModelRenderCli, EntropyViewDrawsEachHeadsEntropy) {
+  TempDir dir;
+  const RunResult run = runAttnlab({"model", "run", "shipped:default", "--maps", "pooled", "--out", (dir / "run").string()});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const RunResult r = runAttnlab({"render", "--model", "shipped:default", "--view", "entropy", "--out", (dir / "e.svg").string(),
+                                  "--describe", (dir / "e.json").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json described = nlohmann::json::parse(slurp(dir / "e.json"));
+  for (const std::string& why : describedRuleBreaks(described)) ADD_FAILURE() << why;
+  std::vector<double> drawn, summaries;
+  for (const nlohmann::json& m : described.at("marks")) drawn.push_back(m.at("value").get<double>());
+  for (const nlohmann::json& h : nlohmann::json::parse(slurp(dir / "run/heads.json"))) summaries.push_back(h.at("entropy").get<double>());
+  ASSERT_EQ(drawn.size(), summaries.size());
+  std::sort(drawn.begin(), drawn.end());
+  std::sort(summaries.begin(), summaries.end());
+  for (size_t i = 0; i < drawn.size(); ++i) EXPECT_NEAR(drawn[i], summaries[i], 1e-4) << i;
 }
 
 // `model run` on the same folder and text: attention [layers, heads, L, L].
