@@ -660,6 +660,7 @@ ScatterLayout scatterPrimitives(Primitives& out, const Canvas& c, Box area, cons
   const auto xOf = [&](float x) { return p.x + x / x_hi * p.w; };
   drawValueAxis(out, c, p, valueAxis(c, y_lo, y_hi, p.h), yOf);
   for (const float t : niceTicks(0.0f, x_hi, std::clamp(static_cast<int>(p.w / (px * 5.0f)), 2, 8))) {
+    if (s.x_counts && t != std::floor(t)) continue;
     addLine(out, xOf(t), p.y, xOf(t), p.bottom(), Role::Frame).alpha = 0.45f;
     addText(out, xOf(t), p.bottom() + px * 0.35f, formatValueShort(t), px, Role::Text, 0.5f, 0.0f);
   }

@@ -140,6 +140,7 @@ struct Scatter {
   std::string x_axis, y_axis;
   float x_hi = 1, y_lo = 0, y_hi = 1;
   std::vector<Marker> levels;
+  bool x_counts = false;  // x counts something (layers): ticks at whole numbers only
 };
 struct ScatterLayout {
   Box plot{};

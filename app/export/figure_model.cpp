@@ -143,6 +143,7 @@ ModelViewBody textEntropyBody(const ModelOutput& out, const ModelFigureSelection
   Scatter s;
   s.x_axis = "layer (from 1)";
   s.y_axis = "attention entropy (nats)";
+  s.x_counts = true;
   for (const HeadSummary& h : p.a.summaries) {
     const float x = static_cast<float>(h.layer + 1) + (static_cast<float>(h.head) - 0.5f * (heads - 1)) * spread;
     s.points.push_back({x, static_cast<float>(h.entropy), headColor(static_cast<int>(h.head)), ""});
