@@ -1,17 +1,21 @@
 // The LLaMA family (Touvron et al. 2023), with the Hugging Face semantics of
-// LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM:
+// LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM:
 //   x = embed_tokens[ids]
 //   per layer:  a = RMSNorm(x) · w_in
 //               q = a W_qᵀ (+ b_q), k = a W_kᵀ (+ b_k), v = a W_vᵀ (+ b_v)   Qwen2's biases
+//               q_h = RMSNorm(q_h) · w_qnorm,  k_g = RMSNorm(k_g) · w_knorm     Qwen3's QK-norm, per head, w [dh]
 //               q, k turned by RoPE at their positions (rotate_half layout)
 //               head_h = softmax(q_h k_gᵀ / √d_head + causal (+ window)) v_g,  g = h / (H / H_kv)
-//               x = x + Concat(head_1 … head_H) W_oᵀ
+//               x = x + Concat(head_1 … head_H) W_oᵀ (+ b_o)                  Qwen3's attention_bias
 //               a = RMSNorm(x) · w_post
 //               x = x + (SiLU(a W_gateᵀ) ⊙ a W_upᵀ) W_downᵀ
 //   hidden = RMSNorm(x) · w_norm;  logits = hidden lm_headᵀ
 // Mistral is Llama with a sliding window on every layer, Qwen2 Llama with
 // biases on q, k, v and, with use_sliding_window, a window on the layers
 // from max_window_layers on (or those layer_types names "sliding_attention").
+// Qwen3 (transformers' models/qwen3/modeling_qwen3.py) is Qwen2 with QK-norm,
+// a head_dim of its own (default 128, not hidden_size / heads) and, with
+// attention_bias, biases on q, k, v and o.
 // 16-bit weights stay in the map and are converted one matrix at a time.
 #include "engine/model/families/family.h"
 
@@ -22,9 +26,9 @@ namespace attn {
 
 namespace {
 
-// The biases are Qwen2's (absent: empty Weights).
+// The biases are Qwen2's and Qwen3's, the QK-norm weights Qwen3's (absent: empty Weights).
 struct LlamaLayer {
-  Weight in_norm, post_norm;
+  Weight in_norm, q_norm, k_norm, post_norm;
   AttentionWeights attn;
   GatedMlpWeights mlp;
 };
@@ -58,6 +62,24 @@ void llamaParse(const ConfigReader& r, ModelConfig& c) {
              (c.tie_embeddings ? ", head tied to the embeddings" : "");
 }
 
+// transformers' Qwen3Config, both generations, with its defaults (head_dim 128).
+void qwen3Parse(const ConfigReader& r, ModelConfig& c) {
+  // Qwen3Config's head_dim defaults to 128 whatever the width (Qwen3Attention reads config.head_dim).
+  readDecoderSizes(r, c, 128);
+  c.rms_eps = r.epsilon("rms_norm_eps", 1e-6);
+  c.uses_rope = true;
+  c.rope = readRope(r, "", 10000.0);
+  c.activation = r.oneOf("hidden_act", "silu", {"silu"});
+  c.tie_embeddings = r.flag("tie_word_embeddings", false);
+  c.qkv_bias = r.flag("attention_bias", false);
+  c.qk_norm = true;
+  readQwenWindows(r, c, c.label);
+  char eps[32];
+  std::snprintf(eps, sizeof eps, "%g", c.rms_eps);
+  c.blocks = std::string("RMSNorm (ε ") + eps + ") / QK-norm per head / SwiGLU" +
+             (c.qkv_bias ? ", q/k/v/o biases" : "") + (c.tie_embeddings ? ", head tied to the embeddings" : "");
+}
+
 std::unique_ptr<FamilyWeights> llamaLoad(WeightSource& s, Model& m, const std::function<void(int64_t)>& progress) {
   const ModelConfig& c = m.info.config;
   auto w = std::make_unique<LlamaWeights>();
@@ -66,7 +88,11 @@ std::unique_ptr<FamilyWeights> llamaLoad(WeightSource& s, Model& m, const std::f
     const std::string p = layerName("layers.", l, "");
     LlamaLayer& y = w->layers.emplace_back();
     y.in_norm = s.take(p + "input_layernorm.weight", {c.d_model});
-    y.attn = takeProjections(s, p + "self_attn.", "o_proj", c, c.qkv_bias, false);
+    y.attn = takeProjections(s, p + "self_attn.", "o_proj", c, c.qkv_bias, c.qk_norm && c.qkv_bias);
+    if (c.qk_norm) {
+      y.q_norm = s.take(p + "self_attn.q_norm.weight", {c.head_dim});  // one weight for every head
+      y.k_norm = s.take(p + "self_attn.k_norm.weight", {c.head_dim});
+    }
     y.post_norm = s.take(p + "post_attention_layernorm.weight", {c.d_model});
     y.mlp = takeGatedMlp(s, p + "mlp.", c);
     progress(l);
@@ -94,12 +120,17 @@ void llamaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     linearT(a, w.attn.q_w, w.attn.q_b, scratch, &run.flops, q);
     linearT(a, w.attn.k_w, w.attn.k_b, scratch, &run.flops, k);
     linearT(a, w.attn.v_w, w.attn.v_b, scratch, &run.flops, v);
+    if (c.qk_norm) {  // Qwen3: each head's dh columns RMS-normalised, one weight [dh] for all heads
+      record(run, l, QkStage::Projected, att, q, k);
+      rmsNormHeads(q, c.heads, w.q_norm, c.rms_eps);
+      rmsNormHeads(k, c.kv_heads, w.k_norm, c.rms_eps);
+    }
     // RoPE at positions p0 … p0 + L − 1; causal, aligned to the bottom right (query i is position p0 + i);
     // on a layer with a window W, key j is kept while p0 + i − j < W (transformers' rule)
     att.keys = KeyRange{p0, T, true, c.windowOf(l)};
     attend(run, l, att, q, k, v, cache, ctx, concat);
-    // x = x + Concat(head_1 … head_H) W_oᵀ                         [L, d]
-    linearT(concat, w.attn.o_w, Weight{}, scratch, &run.flops, proj);
+    // x = x + Concat(head_1 … head_H) W_oᵀ (+ b_o)                  [L, d]
+    linearT(concat, w.attn.o_w, w.attn.o_b, scratch, &run.flops, proj);
     x += proj;
     // x = x + (SiLU(a W_gateᵀ) ⊙ a W_upᵀ) W_downᵀ,  a = RMSNorm(x) · w_post     [L, d_ff] → [L, d]
     rmsNorm(x, w.post_norm, c.rms_eps, a);
@@ -111,7 +142,7 @@ void llamaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
 }
 
 Family llamaLike(const std::string& model_type, const std::string& label, const std::string& arch,
-                 const std::string& paper) {
+                 const std::string& paper, std::function<void(const ConfigReader&, ModelConfig&)> parse = llamaParse) {
   Family f;
   f.model_type = model_type;
   f.label = label;
@@ -119,7 +150,7 @@ Family llamaLike(const std::string& model_type, const std::string& label, const 
   f.paper = paper;
   f.prefix = "model.";
   f.probe = "embed_tokens.weight";
-  f.parse = llamaParse;
+  f.parse = std::move(parse);
   // Older checkpoints saved RoPE's inverse frequencies.
   f.buffer = [](const std::string& name) {
     return name.rfind("layers.", 0) == 0 && name.ends_with(".self_attn.rotary_emb.inv_freq");
@@ -134,5 +165,6 @@ Family llamaLike(const std::string& model_type, const std::string& label, const 
 Family makeLlamaFamily() { return llamaLike("llama", "Llama", "Llama", "Touvron et al. 2023"); }
 Family makeMistralFamily() { return llamaLike("mistral", "Mistral", "Mistral", "Jiang et al. 2023"); }
 Family makeQwen2Family() { return llamaLike("qwen2", "Qwen2", "Qwen2", "Yang et al. 2024"); }
+Family makeQwen3Family() { return llamaLike("qwen3", "Qwen3", "Qwen3", "Yang et al. 2025", qwen3Parse); }
 
 }  // namespace attn

@@ -1,4 +1,4 @@
-// Qwen3 (engine/model/families/qwen3.cpp) against a plain-loop double reference
+// Qwen3 (engine/model/families/llama.cpp, the LLaMA family with QK-norm) against a plain-loop double reference
 // written from transformers' models/qwen3/modeling_qwen3.py: tiny random checkpoints with the
 // exact tensor names and shapes, config.json in both transformers
 // generations, every layer's maps, q/k/v, the RoPE and QK-norm inputs, hidden states and top-k;
