@@ -21,16 +21,22 @@ for v in json.load(sys.stdin):
         print(v["name"], view)' | while read -r variant view; do
   render "variant-$variant-$view" "$variant" --view "$view"
 done
-for view in model heads qk rollout table pattern; do
-  render "default-$view" --model shipped:default --view "$view"
-done
-for view in maps heads table; do
-  render "t5-$view" --model shipped:t5-toy --view "$view"
-done
-for attention in cross encoder decoder; do  # the model view's grid of each kind of attention
-  render "t5-model-$attention" --model shipped:t5-toy --view model --attention-of "$attention"
-done
-for view in picture rollout distance model; do
-  render "vit-$view" --model shipped:vit-shapes --view "$view"
+# Each model kind's views, from the registry, on its shipped model (the
+# encoder–decoder's model view once per kind of attention).
+declare -A shipped=([text]=default [encoder-decoder]=t5-toy [vision]=vit-shapes)
+declare -A stem=([text]=default [encoder-decoder]=t5 [vision]=vit)
+"$bin" list --kinds --json | /usr/bin/python3 -c '
+import json, sys
+for k in json.load(sys.stdin):
+    for view in k["views"]:
+        print(k["name"], view["name"])' | while read -r kind view; do
+  [ -n "${shipped[$kind]:-}" ] || { echo "scripts/figures.sh: no shipped model of kind '$kind'" >&2; exit 1; }
+  if [ "$kind" = encoder-decoder ] && [ "$view" = model ]; then
+    for attention in cross encoder decoder; do
+      render "t5-model-$attention" --model "shipped:${shipped[$kind]}" --view model --attention-of "$attention"
+    done
+  else
+    render "${stem[$kind]}-$view" --model "shipped:${shipped[$kind]}" --view "$view"
+  fi
 done
 echo "$(ls "$out"/*.svg | wc -l) figures in $out"
