@@ -10,6 +10,7 @@
 #include "engine/model/model.h"
 
 #include "engine/attention_math.h"
+#include "engine/model/blocks/head_metrics.h"
 #include "engine/model/families/family.h"
 #include "engine/model/tokenizers/tokenizer_json.h"
 #include "engine/parallel.h"
@@ -352,9 +353,6 @@ std::shared_ptr<const Model> loadModel(const ModelFiles& files, const RunContext
   return m;
 }
 
-const ModelInfo& modelInfo(const Model& m) { return m.info; }
-const Tokenizer& modelTokenizer(const Model& m) { return *m.tokenizer; }
-
 nlohmann::json modelInfoToJson(const ModelInfo& info) {
   const ModelConfig& c = info.config;
   nlohmann::json tensors = nlohmann::json::array();
@@ -480,76 +478,6 @@ ModelRunOptions checkRunFits(const Model& m, int64_t L, const ModelRunOptions& o
 }  // namespace
 
 // [SECTION] Runs on text
-ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* cache, const RunContext& ctx,
-                    const ModelRunOptions& options) {
-  const ModelConfig& c = m.info.config;
-  ModelRun run;
-  run.ids = ids;
-  run.layers = c.layers;
-  run.heads = c.heads;
-  run.kv_heads = c.kv_heads;
-  run.d_head = c.head_dim;
-  run.causal = c.causal;
-  run.rope = c.uses_rope;
-  if (c.uses_rope) {
-    run.rope_theta = c.rope.frequencies(c.head_dim);
-    run.rotary_dims = c.rope.rotaryDims(c.head_dim) < c.head_dim ? c.rope.rotaryDims(c.head_dim) : 0;
-    if (c.local_rope)
-      for (int64_t l = 0; l < c.layers; ++l) run.layer_rope_theta.push_back(c.ropeOf(l).frequencies(c.head_dim));
-  }
-  run.softcap = c.attn_softcap;
-  run.score_scale = c.score_scale;
-  run.sliding_window = c.sliding_window;
-  run.layer_window = c.layer_window;
-  run.first_position = cache ? cache->length : 0;
-  run.attention.resize(static_cast<size_t>(c.layers));
-  run.q.resize(static_cast<size_t>(c.layers));
-  run.k.resize(static_cast<size_t>(c.layers));
-  run.v.resize(static_cast<size_t>(c.layers));
-  for (const int32_t id : ids) run.tokens.push_back(tokenText(*m.tokenizer, id));
-  run.maps = options.maps.mode == MapsChoice::Mode::Auto ? MapsChoice::Mode::All : options.maps.mode;
-  // For the views: every map's q, k, v, or, when the maps are not all kept,
-  // the q and k any map can be recomputed from (headMap).
-  run.keep_projections = options.keep_projections && run.maps == MapsChoice::Mode::All;
-  run.keep_scores = options.keep_projections && run.maps != MapsChoice::Mode::All;
-  if (run.keep_scores) run.scores.resize(static_cast<size_t>(c.layers));
-  MapStream stream(run, static_cast<int64_t>(ids.size()), run.maps, options.maps.heads, options.map_rows);
-  run.stream = &stream;
-  m.family->forward(m, run, cache, ctx);
-  run.stream = nullptr;
-  stream.finish(run);
-  if (cache) cache->length += static_cast<int64_t>(ids.size());
-  return run;
-}
-
-void checkIds(const Model& m, const std::vector<int32_t>& ids, int64_t first_position) {
-  const ModelConfig& c = m.info.config;
-  if (m.family->vision)
-    throw InputError(c.label + " reads pictures, not text (attnlab model run PATH --image FILE.png, or --pixels FILE.npy)");
-  if (m.family->seq2seq)
-    throw InputError(c.label + " is an encoder–decoder model: it reads a source and a target (its maps: attnlab model run "
-                               "PATH --text SOURCE --target TARGET; its figures: attnlab render --model PATH --text SOURCE "
-                               "--target TARGET; its own target: attnlab model generate PATH --text SOURCE)");
-  const int64_t L = static_cast<int64_t>(ids.size());
-  if (L == 0) throw InputError("text: no tokens to run the model on");
-  if (first_position + L > c.positions)
-    throw TooLongError("text: " + std::to_string(first_position + L) + " tokens, but " + c.label +
-                           " has only " + std::to_string(c.positions) + " positions",
-                       first_position + L, c.positions);
-  for (const int32_t id : ids)
-    if (id < 0 || id >= c.vocab)
-      throw InputError("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(c.vocab) +
-                       ")");
-}
-
-int passThreads(const Model& m, int64_t tokens) {
-  // About 2 FLOP per parameter per token: below half a GFLOP (~10 ms on one
-  // core, the default model's whole range) the pass runs on one thread, as
-  // waking a second costs more than it saves; above, on the cores free now.
-  constexpr double kSerialFlops = 5e8;
-  const bool small = 2.0 * static_cast<double>(tokens) * static_cast<double>(m.info.parameters) < kSerialFlops;
-  return small ? 1 : threadsAvailable();
-}
 
 ModelRun runModelIds(const Model& m, const std::vector<int32_t>& ids, const ModelRunOptions& options,
                      const RunContext& ctx) {
@@ -569,50 +497,22 @@ ModelRun runModelIds(const Model& m, const std::vector<int32_t>& ids, const Mode
   return run;
 }
 
-int32_t leadingSpecial(const Model& m) { return m.cls >= 0 ? m.cls : m.add_bos && m.bos >= 0 ? m.bos : -1; }
-
-std::vector<int32_t> promptIds(const Model& m, const std::string& text, int64_t max_tokens, bool truncate,
-                               bool* truncated) {
-  const ModelConfig& c = m.info.config;
-  if (!m.tokenizer)
-    throw InputError(c.label + " reads pictures, not text (attnlab model run PATH --image FILE.png, or --pixels FILE.npy)");
-  if (text.empty()) throw InputError("text: empty (type some text for the model to read)");
-  std::vector<int32_t> ids = m.tokenizer->encode(text);
-  // What the post-processor puts around the text: [CLS] … [SEP] (BERT,
-  // BART's <s> … </s>), <s> … (the LLaMA family), … </s> (T5), or nothing.
-  // Text that gives no tokens of its own (T5's "   ") still runs on those, as `tokenizers` encodes it.
-  const int32_t before = leadingSpecial(m), after = m.sep;
-  if (ids.empty() && before < 0 && after < 0)
-    throw InputError("text: no tokens after tokenizing (type some words for the model to read)");
-  const int64_t added = (before >= 0 ? 1 : 0) + (after >= 0 ? 1 : 0);
-  const int64_t limit = max_tokens - added;
-  const int64_t n = static_cast<int64_t>(ids.size());
-  if (n > limit) {
-    std::string specials;
-    for (const int32_t id : {before, after})
-      if (id >= 0) specials += (specials.empty() ? " (plus " : " and ") + tokenText(*m.tokenizer, id);
-    if (!specials.empty()) specials += ")";
-    if (!truncate)
-      throw TooLongError("text: " + std::to_string(n) + " tokens" + specials + ", but " + c.label +
-                             " has only " + std::to_string(max_tokens) + " positions" +
-                             (max_tokens < c.positions ? " left" : "") + "; shorten the text, or truncate it to the first " +
-                             std::to_string(std::max<int64_t>(limit, 0)) + " tokens (--truncate on the command line)",
-                         n, limit);
-    if (limit <= 0) throw InputError("text: no positions are left for the text");
-    ids.resize(static_cast<size_t>(limit));
-    *truncated = true;
-  }
-  if (before >= 0) ids.insert(ids.begin(), before);
-  if (after >= 0) ids.push_back(after);
-  return ids;
-}
-
 ModelRun runModel(const Model& m, const std::string& text, const ModelRunOptions& options, const RunContext& ctx) {
   bool truncated = false;
   const std::vector<int32_t> ids = promptIds(m, text, m.info.config.positions, options.truncate, &truncated);
   ModelRun run = runModelIds(m, ids, options, ctx);
   run.truncated = truncated;
   return run;
+}
+
+ModelRun inductionRun(const Model& m, const RunContext& ctx) {
+  // Two copies of t tokens, and room for [CLS] and [SEP] around them (bidirectional models).
+  const int64_t t = std::max<int64_t>(2, std::min(kInductionTokens, (modelInfo(m).config.positions - 2) / 2));
+  ModelRunOptions maps_only;  // the induction score reads the maps alone
+  maps_only.top_k = 0;
+  maps_only.maps.mode = MapsChoice::Mode::All;
+  maps_only.keep_projections = false;
+  return runModelIds(m, repeatedRandomIds(m, t, kInductionSeed), maps_only, ctx);
 }
 
 }  // namespace attn

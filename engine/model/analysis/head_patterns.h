@@ -4,7 +4,8 @@
 // much of that head's real attention mass the pattern keeps.
 #pragma once
 
-#include "engine/model/model.h"
+#include "engine/model/blocks/run.h"
+#include "engine/run_context.h"
 #include "engine/registry.h"
 #include "engine/result.h"
 

@@ -1,7 +1,8 @@
 // One pre-softmax score of a real head split into its terms (the Q/K view).
 #pragma once
 
-#include "engine/model/model.h"
+#include "engine/model/blocks/run.h"
+#include "engine/run_context.h"
 
 namespace attn {
 

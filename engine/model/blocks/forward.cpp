@@ -1,7 +1,7 @@
 // The pieces every family's pass is built of (model_impl.h): linear layers,
 // norms, activations, RoPE, masks, multi-head (and grouped-query) attention
 // over a KV cache with the families' score changes, the one attention step
-// every decoder family calls, and the LM head's top-k.
+// every decoder family calls, and the LM head's product.
 //
 // [SECTION] Shared pieces
 // [SECTION] One attention step
@@ -10,7 +10,6 @@
 #include "engine/model/blocks/model_impl.h"
 
 #include "engine/model/checkpoint/config.h"
-#include "engine/model/families/family.h"
 
 #include "engine/attention_math.h"
 #include "engine/gemm.h"
@@ -296,33 +295,6 @@ std::string tokenText(const Tokenizer& tok, int32_t id) {
   return s;
 }
 
-namespace {
-
-// Top-k of softmax(logits) for one row, by a single pass that keeps the k
-// best in order (a partial selection: O(V·k) with k ≤ a few, no V-sized sort
-// or index array).                                                 row [V]
-std::vector<Prediction> topKOfRow(const Eigen::Ref<const RowVec>& row, int k, const Tokenizer& tok) {
-  const int64_t V = row.size();
-  const int kk = static_cast<int>(std::min<int64_t>(std::max(k, 0), V));
-  if (kk == 0) return {};
-  const float mx = row.maxCoeff();
-  const double z = (row.array() - mx).exp().cast<double>().sum();  // softmax denominator
-  std::vector<int32_t> best;  // ids, best first; ties go to the smaller id
-  best.reserve(static_cast<size_t>(kk) + 1);
-  for (int32_t id = 0; id < V; ++id) {
-    if (static_cast<int>(best.size()) == kk && row(id) <= row(best.back())) continue;
-    auto at = std::find_if(best.begin(), best.end(), [&](int32_t b) { return row(id) > row(b); });
-    best.insert(at, id);
-    if (static_cast<int>(best.size()) > kk) best.pop_back();
-  }
-  std::vector<Prediction> out;
-  for (const int32_t id : best)
-    out.push_back({id, tokenText(tok, id), static_cast<float>(std::exp(static_cast<double>(row(id) - mx)) / z)});
-  return out;
-}
-
-}  // namespace
-
 // [SECTION] One attention step
 namespace {
 
@@ -458,29 +430,6 @@ Mat lmHeadLogits(const Weight& W, const Mat& hidden, double* flops) {
     gemm(hidden, block, true, 1.0f, 0.0f, logits.middleCols(r0, n));
   }
   return logits;
-}
-
-Mat lmLogits(const Model& m, const Mat& hidden, double* flops) {
-  if (m.family->logits) return m.family->logits(m, hidden, flops);
-  return lmHeadLogits(m.lm_head, hidden, flops);
-}
-
-std::vector<std::vector<Prediction>> predictTokens(const Model& m, const Mat& hidden,
-                                                   const std::vector<int64_t>& positions, int k,
-                                                   const RunContext& ctx, double* flops) {
-  const int64_t L = hidden.rows(), P = static_cast<int64_t>(positions.size());
-  std::vector<std::vector<Prediction>> out(static_cast<size_t>(L));
-  if (k <= 0 || P == 0 || !m.predicts) return out;
-  // h = hidden[positions]                                          [P, d]
-  Mat h(P, hidden.cols());
-  for (int64_t p = 0; p < P; ++p) h.row(p) = hidden.row(positions[static_cast<size_t>(p)]);
-  double f = 0;
-  const Mat logits = lmLogits(m, h, &f);
-  parallelFor(P, ctx, [&](int64_t p) {
-    out[static_cast<size_t>(positions[static_cast<size_t>(p)])] = topKOfRow(logits.row(p), k, *m.tokenizer);
-  });
-  if (flops) *flops += f;
-  return out;
 }
 
 }  // namespace attn

@@ -78,16 +78,6 @@ std::vector<int32_t> repeatedRandomIds(const Model& m, int64_t T, uint64_t seed)
   return ids;
 }
 
-ModelRun inductionRun(const Model& m, const RunContext& ctx) {
-  // Two copies of t tokens, and room for [CLS] and [SEP] around them (bidirectional models).
-  const int64_t t = std::max<int64_t>(2, std::min(kInductionTokens, (modelInfo(m).config.positions - 2) / 2));
-  ModelRunOptions maps_only;  // the induction score reads the maps alone
-  maps_only.top_k = 0;
-  maps_only.maps.mode = MapsChoice::Mode::All;
-  maps_only.keep_projections = false;
-  return runModelIds(m, repeatedRandomIds(m, t, kInductionSeed), maps_only, ctx);
-}
-
 std::vector<HeadSummary> summarizeMaps(const std::vector<std::vector<Mat>>& maps) {
   std::vector<HeadSummary> out;
   for (size_t l = 0; l < maps.size(); ++l)

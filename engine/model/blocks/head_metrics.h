@@ -2,7 +2,7 @@
 // and attention rollout (Abnar & Zuidema 2020).
 #pragma once
 
-#include "engine/model/model.h"
+#include "engine/model/blocks/run.h"
 
 #include <string>
 #include <vector>
@@ -36,13 +36,6 @@ std::vector<HeadSummary> summarizeMaps(const std::vector<std::vector<Mat>>& maps
 // again; BERT's are wrapped in [CLS] … [SEP] (2·T + 2 ids), ready for
 // runModelIds. summarizeHeads() finds T from the run's length and causality.
 std::vector<int32_t> repeatedRandomIds(const Model& m, int64_t T, uint64_t seed);
-
-// The run induction is read from: half of the model's positions, at most
-// kInductionTokens seeded random tokens (kInductionSeed), repeated once,
-// every map kept and no LM head.
-constexpr int64_t kInductionTokens = 40;
-constexpr uint64_t kInductionSeed = 1;
-ModelRun inductionRun(const Model& m, const RunContext& ctx = {});
 
 // Rollout with the residual identity: Â_l = ½·mean_h A_l,h + ½·I, rows
 // renormalised; R_0 = Â_0, R_l = Â_l · R_{l−1}. From every map of a run

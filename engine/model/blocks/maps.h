@@ -4,7 +4,8 @@
 // (refused before the pass when it will not fit).
 #pragma once
 
-#include "engine/model/model.h"
+#include "engine/model/blocks/run.h"
+#include "engine/run_context.h"
 
 #include <functional>
 #include <string>

@@ -1,11 +1,11 @@
-// What the model's parts share: the loader (model.cpp), the families
-// (family.h, one file each), the pieces their passes are built of
-// (forward.cpp) and generation (generate.cpp). Not part of the engine's
-// interface: include model.h.
+// What the model's parts share: the model as the loader fills it, and the
+// helpers and pass pieces (forward.cpp) the families and the kinds are built
+// of. Not part of the engine's interface, whose face is engine/model.
 #pragma once
 
 #include "engine/model/blocks/maps.h"
-#include "engine/model/model.h"
+#include "engine/model/blocks/run.h"
+#include "engine/run_context.h"
 
 #include <deque>
 #include <functional>
@@ -28,7 +28,7 @@ struct Weight {
   Eigen::Map<const RowVec> vec() const { return {data, rows * cols}; }
 };
 
-// A family's own weights (gpt2.cpp: Gpt2Weights, …), held by the model.
+// A family's own weights (GPT-2's Gpt2Weights, …), held by the model.
 struct FamilyWeights {
   virtual ~FamilyWeights() = default;
 };
@@ -64,14 +64,6 @@ struct KvCache {
   int64_t length = 0;
 };
 
-// Runs `ids` at positions cache->length onwards (0 without a cache) through
-// the family's pass, without the LM head; extends the cache. The maps are
-// kept as options.maps says (Auto: all), the projections as
-// options.keep_projections.
-ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* cache, const RunContext& ctx,
-                    const ModelRunOptions& options = {});
-// Refuses ids outside the vocabulary, or past the positions counting from first_position.
-void checkIds(const Model& m, const std::vector<int32_t>& ids, int64_t first_position);
 // The threads a pass over `tokens` tokens runs on (one for tiny models).
 int passThreads(const Model& m, int64_t tokens);
 // The ids the model reads for `text`, special tokens included ([CLS]/[SEP],
@@ -82,8 +74,6 @@ std::vector<int32_t> promptIds(const Model& m, const std::string& text, int64_t 
 // The special token the tokenizer puts before a text: [CLS] (BERT, BART's
 // <s>), the bos the LLaMA family adds, or −1 (T5, GPT-2).
 int32_t leadingSpecial(const Model& m);
-// The LM head's logits for rows of `hidden` (the family's head)     [rows, V]. Adds its FLOPs to *flops.
-Mat lmLogits(const Model& m, const Mat& hidden, double* flops);
 // A token as shown: the tokenizer's string, or "#id" past its vocabulary.
 std::string tokenText(const Tokenizer& tok, int32_t id);
 

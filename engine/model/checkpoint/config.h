@@ -1,5 +1,5 @@
 // Reading config.json as both generations of transformers write it, for the
-// model families (engine/model/families/family.h):
+// model families (each family's parse):
 //   - every field with its type and range checked, naming file and field;
 //   - RoPE from `rope_parameters` (transformers 5: flat, or nested per layer
 //     type as Gemma 3 writes it) or from `rope_theta` / `rope_scaling` (4.x);
@@ -10,7 +10,7 @@
 #pragma once
 
 #include "engine/error.h"
-#include "engine/model/model.h"
+#include "engine/model/checkpoint/checkpoint.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,5 +1,11 @@
-// The list of model families (families.def) and what the loader asks of it.
+// The list of model families (families.def), what the loader asks of it,
+// and the runs that go through a model's family.
 #include "engine/model/families/family.h"
+
+#include "engine/parallel.h"
+
+#include <algorithm>
+#include <cmath>
 
 namespace attn {
 
@@ -130,6 +136,119 @@ Weight WeightSource::get(const std::string& name, Shape shape, Need need, bool l
   const float* p = loc.file->floats(e, model_.converted.back());
   if (model_.converted.back().empty()) model_.converted.pop_back();
   return {.data = p, .rows = rows, .cols = cols};
+}
+
+// [SECTION] Runs through the family: a text model's pass and its LM head
+ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* cache, const RunContext& ctx,
+                    const ModelRunOptions& options) {
+  const ModelConfig& c = m.info.config;
+  ModelRun run;
+  run.ids = ids;
+  run.layers = c.layers;
+  run.heads = c.heads;
+  run.kv_heads = c.kv_heads;
+  run.d_head = c.head_dim;
+  run.causal = c.causal;
+  run.rope = c.uses_rope;
+  if (c.uses_rope) {
+    run.rope_theta = c.rope.frequencies(c.head_dim);
+    run.rotary_dims = c.rope.rotaryDims(c.head_dim) < c.head_dim ? c.rope.rotaryDims(c.head_dim) : 0;
+    if (c.local_rope)
+      for (int64_t l = 0; l < c.layers; ++l) run.layer_rope_theta.push_back(c.ropeOf(l).frequencies(c.head_dim));
+  }
+  run.softcap = c.attn_softcap;
+  run.score_scale = c.score_scale;
+  run.sliding_window = c.sliding_window;
+  run.layer_window = c.layer_window;
+  run.first_position = cache ? cache->length : 0;
+  run.attention.resize(static_cast<size_t>(c.layers));
+  run.q.resize(static_cast<size_t>(c.layers));
+  run.k.resize(static_cast<size_t>(c.layers));
+  run.v.resize(static_cast<size_t>(c.layers));
+  for (const int32_t id : ids) run.tokens.push_back(tokenText(*m.tokenizer, id));
+  run.maps = options.maps.mode == MapsChoice::Mode::Auto ? MapsChoice::Mode::All : options.maps.mode;
+  // For the views: every map's q, k, v, or, when the maps are not all kept,
+  // the q and k any map can be recomputed from (headMap).
+  run.keep_projections = options.keep_projections && run.maps == MapsChoice::Mode::All;
+  run.keep_scores = options.keep_projections && run.maps != MapsChoice::Mode::All;
+  if (run.keep_scores) run.scores.resize(static_cast<size_t>(c.layers));
+  MapStream stream(run, static_cast<int64_t>(ids.size()), run.maps, options.maps.heads, options.map_rows);
+  run.stream = &stream;
+  m.family->forward(m, run, cache, ctx);
+  run.stream = nullptr;
+  stream.finish(run);
+  if (cache) cache->length += static_cast<int64_t>(ids.size());
+  return run;
+}
+
+void checkIds(const Model& m, const std::vector<int32_t>& ids, int64_t first_position) {
+  const ModelConfig& c = m.info.config;
+  if (m.family->vision)
+    throw InputError(c.label + " reads pictures, not text (attnlab model run PATH --image FILE.png, or --pixels FILE.npy)");
+  if (m.family->seq2seq)
+    throw InputError(c.label + " is an encoder–decoder model: it reads a source and a target (its maps: attnlab model run "
+                               "PATH --text SOURCE --target TARGET; its figures: attnlab render --model PATH --text SOURCE "
+                               "--target TARGET; its own target: attnlab model generate PATH --text SOURCE)");
+  const int64_t L = static_cast<int64_t>(ids.size());
+  if (L == 0) throw InputError("text: no tokens to run the model on");
+  if (first_position + L > c.positions)
+    throw TooLongError("text: " + std::to_string(first_position + L) + " tokens, but " + c.label +
+                           " has only " + std::to_string(c.positions) + " positions",
+                       first_position + L, c.positions);
+  for (const int32_t id : ids)
+    if (id < 0 || id >= c.vocab)
+      throw InputError("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(c.vocab) +
+                       ")");
+}
+
+namespace {
+
+// Top-k of softmax(logits) for one row, by a single pass that keeps the k
+// best in order (a partial selection: O(V·k) with k ≤ a few, no V-sized sort
+// or index array).                                                 row [V]
+std::vector<Prediction> topKOfRow(const Eigen::Ref<const RowVec>& row, int k, const Tokenizer& tok) {
+  const int64_t V = row.size();
+  const int kk = static_cast<int>(std::min<int64_t>(std::max(k, 0), V));
+  if (kk == 0) return {};
+  const float mx = row.maxCoeff();
+  const double z = (row.array() - mx).exp().cast<double>().sum();  // softmax denominator
+  std::vector<int32_t> best;  // ids, best first; ties go to the smaller id
+  best.reserve(static_cast<size_t>(kk) + 1);
+  for (int32_t id = 0; id < V; ++id) {
+    if (static_cast<int>(best.size()) == kk && row(id) <= row(best.back())) continue;
+    auto at = std::find_if(best.begin(), best.end(), [&](int32_t b) { return row(id) > row(b); });
+    best.insert(at, id);
+    if (static_cast<int>(best.size()) > kk) best.pop_back();
+  }
+  std::vector<Prediction> out;
+  for (const int32_t id : best)
+    out.push_back({id, tokenText(tok, id), static_cast<float>(std::exp(static_cast<double>(row(id) - mx)) / z)});
+  return out;
+}
+
+}  // namespace
+
+Mat lmLogits(const Model& m, const Mat& hidden, double* flops) {
+  if (m.family->logits) return m.family->logits(m, hidden, flops);
+  return lmHeadLogits(m.lm_head, hidden, flops);
+}
+
+std::vector<std::vector<Prediction>> predictTokens(const Model& m, const Mat& hidden,
+                                                   const std::vector<int64_t>& positions, int k,
+                                                   const RunContext& ctx, double* flops) {
+  const int64_t L = hidden.rows(), P = static_cast<int64_t>(positions.size());
+  std::vector<std::vector<Prediction>> out(static_cast<size_t>(L));
+  if (k <= 0 || P == 0 || !m.predicts) return out;
+  // h = hidden[positions]                                          [P, d]
+  Mat h(P, hidden.cols());
+  for (int64_t p = 0; p < P; ++p) h.row(p) = hidden.row(positions[static_cast<size_t>(p)]);
+  double f = 0;
+  const Mat logits = lmLogits(m, h, &f);
+  parallelFor(P, ctx, [&](int64_t p) {
+    out[static_cast<size_t>(positions[static_cast<size_t>(p)])] = topKOfRow(logits.row(p), k, *m.tokenizer);
+  });
+  if (flops) *flops += f;
+  return out;
 }
 
 }  // namespace attn

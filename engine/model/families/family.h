@@ -8,8 +8,7 @@
 
 #include "engine/model/checkpoint/config.h"
 #include "engine/model/blocks/model_impl.h"
-#include "engine/model/kinds/seq2seq.h"
-#include "engine/model/kinds/vision.h"
+#include "engine/model/families/families.h"
 
 #include <functional>
 #include <map>
@@ -181,5 +180,17 @@ Weight lmHeadUnlessTied(WeightSource& s, const ModelConfig& c, const Weight& emb
 const std::vector<Family>& modelFamilies();
 // The family config.json's architectures[0] (or model_type) names, or null.
 const Family* findFamily(const std::string& arch_name);
+
+// [SECTION] Runs through the family (family.cpp)
+// Runs `ids` at positions cache->length onwards (0 without a cache) through
+// the family's pass, without the LM head; extends the cache. The maps are
+// kept as options.maps says (Auto: all), the projections as
+// options.keep_projections.
+ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* cache, const RunContext& ctx,
+                    const ModelRunOptions& options = {});
+// Refuses ids outside the vocabulary, or past the positions counting from first_position.
+void checkIds(const Model& m, const std::vector<int32_t>& ids, int64_t first_position);
+// The LM head's logits for rows of `hidden` (the family's head)     [rows, V]. Adds its FLOPs to *flops.
+Mat lmLogits(const Model& m, const Mat& hidden, double* flops);
 
 }  // namespace attn

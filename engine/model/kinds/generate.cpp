@@ -1,6 +1,6 @@
 #include "engine/model/kinds/generate.h"
 
-#include "engine/model/blocks/model_impl.h"
+#include "engine/model/families/family.h"
 #include "engine/parallel.h"
 
 #include <algorithm>

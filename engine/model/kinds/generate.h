@@ -5,7 +5,8 @@
 // over everything before it is kept for each layer and head.
 #pragma once
 
-#include "engine/model/model.h"
+#include "engine/model/blocks/run.h"
+#include "engine/run_context.h"
 
 #include <functional>
 

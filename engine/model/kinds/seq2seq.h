@@ -6,26 +6,13 @@
 // need is checked before the pass.
 #pragma once
 
-#include "engine/model/model.h"
+#include "engine/model/blocks/run.h"
+#include "engine/run_context.h"
 
 #include <string>
 #include <vector>
 
 namespace attn {
-
-struct Seq2SeqRun {
-  std::vector<int32_t> source_ids, target_ids;  // target: decoder_start_token_id first
-  std::vector<std::string> source_tokens, target_tokens;
-  int64_t encoder_layers = 0, decoder_layers = 0, heads = 0, d_head = 0;
-  std::vector<std::vector<Mat>> encoder_attention;  // [layer][head] [S, S]
-  std::vector<std::vector<Mat>> decoder_attention;  // [layer][head] [T, T], causal
-  std::vector<std::vector<Mat>> cross_attention;    // [layer][head] [T, S]: target rows over source columns
-  Mat encoder_hidden;  // [S, d] the encoder's output (T5: after its final norm)
-  Mat decoder_hidden;  // [T, d] the decoder's output (T5: after its final norm)
-  // [T][k]: the next token after each target position; empty without an LM head.
-  std::vector<std::vector<Prediction>> top_k;
-  double flops = 0, compute_seconds = 0;
-};
 
 // The model is an encoder–decoder (or, with no decoder layers, an encoder alone: T5EncoderModel).
 bool isEncoderDecoder(const Model& m);

@@ -6,7 +6,8 @@
 // normalise), or given as pixel values by the caller.
 #pragma once
 
-#include "engine/model/model.h"
+#include "engine/model/blocks/run.h"
+#include "engine/run_context.h"
 #include "engine/tensor.h"
 
 #include <optional>
@@ -14,16 +15,6 @@
 #include <vector>
 
 namespace attn {
-
-struct VisionRun {
-  int64_t layers = 0, heads = 0, d_head = 0;
-  int64_t grid_h = 0, grid_w = 0;  // patches down and across: P = grid_h · grid_w, in raster order after [CLS]
-  std::vector<std::vector<Mat>> attention;  // [layer][head] [1 + P, 1 + P], token 0 the [CLS]
-  Mat hidden;                               // [1 + P, d] after the final LayerNorm
-  Array pixel_values;                       // [3, H, W] as the model read them
-  std::vector<Prediction> top_k;            // the classifier's labels (id2label), best first; empty without one
-  double flops = 0, compute_seconds = 0;
-};
 
 bool isVisionModel(const Model& m);
 
