@@ -35,7 +35,8 @@ struct RunContext {
   // runVariant runs on the cores free now (threadsAvailable: a variant's
   // small OpenMP loops on a core another process holds wait for it, and on a
   // busy 2-core machine snail took 375 ms on 2 threads against 14 ms on 1).
-  // Off: on exactly OpenMP's count (the tests that vary it).
+  // A model's pass likewise (passThreads: one thread for a tiny model, else the
+  // cores free). Off: on exactly OpenMP's count (the tests that vary it).
   bool adapt_threads = true;
   // The most work a run may ask for, for the variants that count theirs
   // before starting (reversible: hash entries of LSH work per pass); above

@@ -486,7 +486,7 @@ ModelRun runModelIds(const Model& m, const std::vector<int32_t>& ids, const Mode
   const std::vector<int64_t> rows = predictionRows(options, L);
   std::string note;
   const ModelRunOptions o = checkRunFits(m, L, options, m.predicts && options.top_k > 0 ? rows.size() : 0, &note);
-  const ThreadScope threads(passThreads(m, L));
+  const ThreadScope threads(passThreads(m, L, ctx));
   const auto t0 = std::chrono::steady_clock::now();
   ModelRun run = runForward(m, ids, nullptr, ctx, o);
   run.maps_note = note;

@@ -12,7 +12,8 @@ namespace attn {
 const ModelInfo& modelInfo(const Model& m) { return m.info; }
 const Tokenizer& modelTokenizer(const Model& m) { return *m.tokenizer; }
 
-int passThreads(const Model& m, int64_t tokens) {
+int passThreads(const Model& m, int64_t tokens, const RunContext& ctx) {
+  if (!ctx.adapt_threads) return omp_get_max_threads();
   // About 2 FLOP per parameter per token: below half a GFLOP (~10 ms on one
   // core, the default model's whole range) the pass runs on one thread, as
   // waking a second costs more than it saves; above, on the cores free now.

@@ -64,8 +64,10 @@ struct KvCache {
   int64_t length = 0;
 };
 
-// The threads a pass over `tokens` tokens runs on (one for tiny models).
-int passThreads(const Model& m, int64_t tokens);
+// The threads a pass over `tokens` tokens runs on (one for tiny models);
+// with ctx.adapt_threads off, OpenMP's count as the caller set it (the tests
+// that vary it).
+int passThreads(const Model& m, int64_t tokens, const RunContext& ctx);
 // The ids the model reads for `text`, special tokens included ([CLS]/[SEP],
 // <s>), within max_tokens: longer text throws TooLongError, or is cut when
 // `truncate` (setting *truncated).

@@ -8,15 +8,14 @@
 // loop reference and what only it does.
 //
 // A check that does not apply to a family says why in the row, and the test
-// reports itself skipped with that reason. Independence of the thread count is
-// not among the checks: a pass under 5·10⁸ FLOP runs on one thread whatever the
-// caller's count (engine/model/model.cpp passThreads), so on these checkpoints
-// it would hold by construction; tests/engine/invariants_test.cpp checks it
-// for the variants.
+// reports itself skipped with that reason. The thread count is held to one
+// check: the same outputs on 1 and 3 threads (RunContext::adapt_threads off,
+// or a pass this small would run on one thread whatever was asked).
 #include "engine/model/kinds/seq2seq.h"
 #include "engine/model/kinds/vision.h"
 #include "engine/model/model.h"
 #include "engine/npy.h"
+#include "engine/parallel.h"
 
 #include "tests/engine/model/families/conformance.h"
 #include "tests/model_fixture.h"
@@ -190,19 +189,19 @@ struct Outputs {
 void add(Outputs& o, const std::vector<std::vector<Mat>>& maps) {
   for (const auto& layer : maps) o.maps.insert(o.maps.end(), layer.begin(), layer.end());
 }
-Outputs outputsOf(const fs::path& dir) {
+Outputs outputsOf(const fs::path& dir, const RunContext& ctx = {}) {
   const auto m = loadModel(filesOnDisk(dir.string()));
   Outputs o;
   if (isVisionModel(*m)) {
-    const VisionRun r = runVision(*m, pictureFor(*m), 0);
+    const VisionRun r = runVision(*m, pictureFor(*m), 0, ctx);
     add(o, r.attention);
     o.hidden = {r.hidden};
   } else if (isEncoderDecoder(*m)) {
-    const Seq2SeqRun r = runSeq2Seq(*m, kText, kTarget, 0);
+    const Seq2SeqRun r = runSeq2Seq(*m, kText, kTarget, 0, ctx);
     add(o, r.encoder_attention), add(o, r.decoder_attention), add(o, r.cross_attention);
     o.hidden = {r.encoder_hidden, r.decoder_hidden};
   } else {
-    const ModelRun r = runModel(*m, kText, {.top_k = 0});
+    const ModelRun r = runModel(*m, kText, {.top_k = 0}, ctx);
     add(o, r.attention);
     o.hidden = {r.hidden};
   }
@@ -293,6 +292,26 @@ TEST_P(FamilyConformance, LoadsF16AndBf16Checkpoints) {
     ASSERT_EQ(a.hidden.size(), b.hidden.size());
     for (size_t i = 0; i < a.hidden.size(); ++i) EXPECT_LT((a.hidden[i] - b.hidden[i]).cwiseAbs().maxCoeff(), 1e-5f) << i;
   }
+}
+
+// Every map and hidden state the same on one thread and on three.
+TEST_P(FamilyConformance, IndependentOfTheThreadCount) {
+  const FamilyCase& c = GetParam();
+  test::TempDir dir;
+  c.write(dir.path, {.seed = 6});
+  RunContext ctx;
+  ctx.adapt_threads = false;  // exactly the count set here
+  auto on = [&](int threads) {
+    const ThreadScope scope(threads);
+    return outputsOf(dir.path, ctx);
+  };
+  const Outputs one = on(1), three = on(3);
+  ASSERT_EQ(one.maps.size(), three.maps.size());
+  ASSERT_FALSE(one.maps.empty());
+  for (size_t i = 0; i < one.maps.size(); ++i) EXPECT_LT((one.maps[i] - three.maps[i]).cwiseAbs().maxCoeff(), 1e-6f) << i;
+  ASSERT_EQ(one.hidden.size(), three.hidden.size());
+  for (size_t i = 0; i < one.hidden.size(); ++i)
+    EXPECT_LT((one.hidden[i] - three.hidden[i]).cwiseAbs().maxCoeff(), 1e-5f) << i;
 }
 
 // `model info` names the family; `model run` writes the maps this process computes.
