@@ -9,6 +9,7 @@
 #include "app/model/embedded_model.h"
 #include "app/model/model_scene.h"
 #include "engine/error.h"
+#include "widgets/views/view.h"
 
 #include <CLI/CLI.hpp>
 
@@ -55,8 +56,8 @@ int main(int argc, char** argv) {
   gui_cmd->add_option("--variant", gui.scene.variant, "Variant to open (see 'attnlab list')");
   gui_cmd->add_option("--set", gui.scene.sets, "Parameter KEY=VALUE (repeatable)");
   gui_cmd->add_option("--view", gui.scene.view,
-                      "Initial view: heatmap, heads, lines, extras, family, image, compare (variants); in the model "
-                      "workspace, by the model's kind: " + modelViewsHelp());
+                      "Initial view: " + viewNames() + " (variants); in the model workspace, by the model's kind: " +
+                          modelViewsHelp());
   gui_cmd->add_option("--model", gui.scene.model,
                       "Open a model: a Hugging Face folder or its .safetensors file, or shipped:NAME (shipped:default, "
                       "shipped:t5-toy, shipped:vit-shapes)");
@@ -130,8 +131,7 @@ int main(int argc, char** argv) {
                          "token is --query (0 [CLS], 1 + patch)");
   render_cmd->add_option("--set", render.sets, "Parameter KEY=VALUE (repeatable)");
   render_cmd->add_option("--view", render.view,
-                         "heatmap, heads, lines, extras, family, image or compare; with a model, by its kind (the first "
-                         "is the default): " + modelViewsHelp());
+                         viewNames() + "; with a model, by its kind (the first is the default): " + modelViewsHelp());
   render_cmd->add_option("--out", render.out, "FILE.png, FILE.svg or FILE.pdf")->required();
   render_cmd->add_option("--size", render.size,
                          "Figure size: WxH (pixels for PNG, points for SVG/PDF), or column (3.5 in), two-column (7 in) "

@@ -41,9 +41,13 @@ const ViewInfo* findView(const std::string& name) {
 
 const ViewInfo& viewOrThrow(const std::string& name, const std::string& flag) {
   if (const ViewInfo* v = findView(name)) return *v;
-  std::string known;
-  for (const ViewInfo* v : viewRegistry()) known += (known.empty() ? "" : ", ") + v->name;
-  throw InputError(flag + ": unknown view '" + name + "' (expected one of: " + known + ")");
+  throw InputError(flag + ": unknown view '" + name + "' (expected one of: " + viewNames() + ")");
+}
+
+std::string viewNames() {
+  std::string names;
+  for (const ViewInfo* v : viewRegistry()) names += (names.empty() ? "" : ", ") + v->name;
+  return names;
 }
 
 // [SECTION] Panels

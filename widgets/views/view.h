@@ -187,6 +187,8 @@ struct ViewInfo {
 
 // Every view, in the order of their shortcut keys (view.cpp: one line each).
 const std::vector<const ViewInfo*>& viewRegistry();
+// The views' names in that order: "heatmap, heads, …" (for --help and errors).
+std::string viewNames();
 // The view called `name`, or null.
 const ViewInfo* findView(const std::string& name);
 // The view called `name`; else an InputError naming `flag` and the views there are.
