@@ -123,8 +123,8 @@ int main(int argc, char** argv) {
                          "Encoder–decoder models (T5, BART): the decoder's text (default: the model's own translation)")
       ->check(nonEmptyText("the model's own translation"));
   render_cmd->add_option("--attention-of", render.attention_of,
-                         "Encoder–decoder models' model view: the attention its grid shows (encoder, decoder or cross)")
-      ->capture_default_str();
+                         "Encoder–decoder models' model view: the attention its grid shows (encoder, decoder or cross; "
+                         "default cross)");
   addTruncateFlag(*render_cmd, render.truncate);
   render_cmd->add_option("--image", render.image,
                          "Vision models (ViT): the picture (default: a shipped model's first example); the picture view's "

@@ -263,13 +263,14 @@ int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
                                      : modelKindOf(static_cast<const Model*>(nullptr));
   const ModelKindView& view = modelViewOrThrow(kind, o.view.empty() ? kind.views.front().name : o.view);
   ModelFigureSelection sel{o.layer, o.head, o.query, o.key};
-  sel.kind = seq2seqMapsFromName(o.attention_of, "--attention-of");
+  sel.kind = seq2seqMapsFromName(o.attention_of.empty() ? "cross" : o.attention_of, "--attention-of");
   sel.measure = headMeasureFromName(o.summary, "--summary");
   const FigureOptions fig = figureOptions(o);
   r.text = o.input.text;
   r.target = o.target;
   r.image = o.image;
   r.truncate = o.truncate;
+  r.attention_of = !o.attention_of.empty();
   r.view = view.name;
   r.layer = o.layer;
   r.head = o.head;

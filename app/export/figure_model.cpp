@@ -56,6 +56,7 @@ TextPage textPage(const ModelOutput& out, const ModelFigureSelection& sel, const
 ModelOutput textRun(const ModelRunRequest& r) {
   if (r.target) throw InputError("--target: only encoder\xE2\x80\x93" "decoder models (T5, BART) read a target");
   if (!r.image.empty()) throw InputError("--image: only vision models (ViT) read a picture");
+  if (r.attention_of) throw InputError("--attention-of: only encoder\xE2\x80\x93" "decoder models (T5, BART) have more than one attention");
   ModelScene scene;
   scene.model = loadModel(*r.files);
   scene.text = textOrExample(r.text, r.path);

@@ -71,6 +71,7 @@ ModelOutput visionRun(const ModelRunRequest& r) {
   if (r.target || !r.text.empty())
     throw InputError(std::string(r.target ? "--target" : "--text") + ": a vision model reads a picture (--image FILE), not text");
   if (r.truncate) throw InputError("--truncate: not available for vision models (they read a picture)");
+  if (r.attention_of) throw InputError("--attention-of: only encoder\xE2\x80\x93" "decoder models (T5, BART) have more than one attention");
   ModelOutput out;
   out.model = loadModel(*r.files);
   const std::vector<std::string> examples = modelExamplePictures(r.path);

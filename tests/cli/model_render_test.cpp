@@ -70,6 +70,26 @@ TEST(ModelRenderCli, EveryKindsViewRendersUnderItsOneName) {
   }
 }
 
+// --attention-of picks an encoder–decoder's attention; on a model with one
+// kind of attention it is refused, not ignored, and an unknown one is named.
+TEST(ModelRenderCli, AttentionOfIsAnEncoderDecodersAlone) {
+  test::TempDir dir;
+  const std::string out = (dir.path / "a.svg").string();
+  for (const char* model : {"shipped:default", "shipped:vit-shapes"}) {
+    const RunResult r = runAttnlab({"render", "--model", model, "--view", "model", "--attention-of", "encoder", "--out", out});
+    EXPECT_EQ(r.status, 2) << model;
+    EXPECT_NE(r.err.find("--attention-of: only encoder\xE2\x80\x93" "decoder models (T5, BART) have more than one attention"),
+              std::string::npos)
+        << model << ": " << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out)) << model;
+  }
+  const RunResult bad = runAttnlab({"render", "--model", "shipped:t5-toy", "--view", "model", "--attention-of", "self", "--out", out});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--attention-of: expected one of encoder, decoder, cross, got 'self'"), std::string::npos) << bad.err;
+  const RunResult ok = runAttnlab({"render", "--model", "shipped:t5-toy", "--view", "model", "--attention-of", "encoder", "--out", out});
+  EXPECT_EQ(ok.status, 0) << ok.err;
+}
+
 // The entropy view: a dot per head at the entropy the head summaries give
 // it (`model run`'s heads.json, on the same example text), its labels held
 // to the mark rules.
