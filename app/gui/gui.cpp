@@ -281,7 +281,7 @@ void GuiApp::submitModelIfChanged() {
   }
   // A running generation finishes first; a new text supersedes it.
   if (m.gen.running && m.scene.text == model_submitted_.text) return;
-  if (!m.scene.model || (model_ever_submitted_ && sameModelScene(model_submitted_, m.scene))) return;
+  if ((!m.scene.model && !m.scene.source) || (model_ever_submitted_ && sameModelScene(model_submitted_, m.scene))) return;
   // Typing: wait until no key was pressed for kTextDebounce, then compute once.
   if (m.scene.text != model_submitted_.text && Clock::now() - m.text_edited < kTextDebounce) return;
   stopGenerating();
@@ -363,7 +363,7 @@ void GuiApp::takeModelOutput(const JobOutcome& done) {
     m.scene.text = out->text;
     m.scene.inputs = out->inputs;
     if (done.id == model_submitted_id_) model_submitted_ = m.scene;
-    if (std::exchange(default_view_, false)) m.view.view = modelKindOf(out->model.get()).views.front().name;
+    if (std::exchange(default_view_, false)) m.view.view = modelKindOf(*out).views.front().name;
     m.path = loading_path_;
     loading_ = false;
     if (done.id == model_submitted_id_) model_submitted_.model = out->model;
@@ -596,7 +596,7 @@ void GuiApp::exportModelView() {
     return;
   }
   const std::string& view = m.view.view;
-  const std::optional<std::string> path = qt_->saveFigure(modelShortName(*m.output->model) + "-" + view + ".png");
+  const std::optional<std::string> path = qt_->saveFigure(outputName(*m.output) + "-" + view + ".png");
   if (!path) return;
   FigureOptions fo;
   fo.params.colormap = state_.settings.colormap;
@@ -794,8 +794,20 @@ void GuiApp::applyScene(const SceneOptions& o, bool initial) {
     m.view.key = mine ? o.key : -1;
     for (const GuiModelKind* kind : guiModelKinds())
       if (kind->open) kind->open(m.view);
-    // The scene's model: the embedded one unless a path is given; loaded when it is not the one open.
-    if (initial || m.path != o.model) {
+    if (!o.attention.empty()) {  // attention from a file: read here (already, for the first scene), no model
+      const AttentionInputs in{o.attention, o.tokens, o.input.q, o.input.k};
+      if (!m.scene.source || m.scene.source->inputs != in)
+        m.scene.source = options_.attention && options_.attention->inputs == in ? options_.attention : readAttention(in);
+      m.scene.model.reset();
+      m.scene.inputs.attention = in;
+      m.scene.text = m.scene.source->text;
+      m.path = o.attention;
+      loading_ = false;
+      model_ever_submitted_ = false;
+    } else if (initial || m.path != o.model || m.scene.source) {
+      // The scene's model: the embedded one unless a path is given; loaded when it is not the one open.
+      m.scene.source.reset();
+      m.scene.inputs.attention = {};
       loading_ = true;
       loading_path_ = o.model;
       model_ever_submitted_ = false;
