@@ -252,10 +252,18 @@ void GuiApp::submitLoad(bool truncate) {
   state_.model.output_current = false;
   stopGenerating();
   model_submitted_id_ = runner_->submit([scene, path](const RunContext& ctx) mutable {
-    const ModelFiles files = path.empty() ? embeddedModelFiles() : modelFiles(path);
-    scene.model = loadModel(files, ctx);
-    scene.files = std::make_shared<const ModelFiles>(files);
-    startOnModel(scene, path);
+    scene.source.reset();
+    scene.inputs.attention = {};
+    if (!path.empty() && isAttentionPath(path)) {  // attention from a file (a `model run` folder, an array)
+      scene.inputs.attention.path = path;
+      scene.source = readAttention(scene.inputs.attention, ctx);
+      scene.text = scene.source->text;
+    } else {
+      const ModelFiles files = path.empty() ? embeddedModelFiles() : modelFiles(path);
+      scene.model = loadModel(files, ctx);
+      scene.files = std::make_shared<const ModelFiles>(files);
+      startOnModel(scene, path);
+    }
     SceneOutput out;
     out.model = std::make_shared<const ModelOutput>(computeModelScene(scene, nullptr, ctx));
     return out;
@@ -353,10 +361,11 @@ void GuiApp::takeModelOutput(const JobOutcome& done) {
     m.scene.generation = model_submitted_.generation = out->generation;
     m.scene.generation_steps = model_submitted_.generation_steps = out->generation_steps;
   }
-  if (m.scene.model != out->model) {  // a load finished: the scene now computes on the new model
+  if (m.scene.model != out->model || m.scene.source != out->source) {  // a load finished: the scene now computes on it
     m.scene.generation.reset();
     m.scene.generation_steps = 0;
     m.scene.model = out->model;
+    m.scene.source = out->source;
     m.scene.truncate = out->truncate;
     // What the load job chose for this model: its files, its example picture or text.
     m.scene.files = out->files;
@@ -366,7 +375,6 @@ void GuiApp::takeModelOutput(const JobOutcome& done) {
     if (std::exchange(default_view_, false)) m.view.view = modelKindOf(*out).views.front().name;
     m.path = loading_path_;
     loading_ = false;
-    if (done.id == model_submitted_id_) model_submitted_.model = out->model;
     if (!m.path.empty()) rememberModel(state_.settings, m.path);
     if (show_info_after_load_) state_.request.kind = Request::Kind::ModelInfo;
     show_info_after_load_ = false;

@@ -344,6 +344,15 @@ std::shared_ptr<const AttentionSource> readAttention(const AttentionInputs& in, 
   return src;
 }
 
+bool isAttentionPath(const std::string& path) {
+  const fs::path p(path);
+  std::error_code ec;
+  if (fs::is_directory(p, ec))
+    return !fs::exists(p / "config.json", ec) && (fs::exists(p / "attention.npy", ec) || fs::exists(p / "attention_pooled.npy", ec));
+  const std::string ext = p.extension().string();
+  return ext == ".npy" || ext == ".npz" || (ext == ".safetensors" && !fs::exists(p.parent_path() / "config.json", ec));
+}
+
 Mat attentionHeadMap(const AttentionSource& a, int64_t layer, int64_t head) {
   if (!a.maps)
     throw InputError(a.inputs.path + ": the folder holds the pooled maps only (model run --maps pooled): no head is in it whole");

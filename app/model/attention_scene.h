@@ -49,6 +49,11 @@ struct AttentionSource {
 // by head and a focused head is read whole from the file (attentionHeadMap).
 std::shared_ptr<const AttentionSource> readAttention(const AttentionInputs& in, const RunContext& ctx = {});
 
+// Whether `path` is attention rather than a model (File ▸ Open takes both):
+// an .npy or .npz, a .safetensors with no config.json beside it, or a folder
+// holding attention.npy or attention_pooled.npy and no config.json.
+bool isAttentionPath(const std::string& path);
+
 // Head (layer, head) of the file at full resolution, checked like the rest.
 Mat attentionHeadMap(const AttentionSource& a, int64_t layer, int64_t head);
 
