@@ -1,7 +1,7 @@
 // `attnlab gui --attention PATH` under Xvfb: a float16 .npy of
 // [12, 12, 512, 512] (what numpy writes) opens in the window, its grid a
-// thumbnail per head with each head's strongest key where the file has it,
-// its table a row per head; bad input is one line and no window.
+// thumbnail per head and the focused head's whole map over its 512 tokens,
+// another head when asked, its table; bad input is one line and no window.
 #include "tests/gui_support.h"
 
 #include <gtest/gtest.h>
@@ -45,17 +45,16 @@ TEST_F(GuiTest, Float16FileOf144HeadsOpensWithItsGridAndTable) {
   EXPECT_EQ(run.status, 0) << run.err;
   const Stats s = analyse(img);
   EXPECT_GT(s.colormap_pixels, 100000u) << "the grid of 144 maps";
-  size_t heads = 0;
-  for (const nlohmann::json& p : grid.at("panels"))
-    if (p.value("kind", "") == "matrix") ++heads;
-  EXPECT_GE(heads, 144u) << grid.dump().substr(0, 400);
-  // The table (key 5): a row per head, its columns named.
-  nlohmann::json table;
-  const QImage t = shootAt("1600x1000", {"--attention", (dir / "maps.npy").string(), "--keys", "5"}, &table, &run, 12);
-  ASSERT_FALSE(t.isNull()) << run.err;
+  // The focused head's map runs over the 512 tokens: its query axis is ticked to 504.
   std::string texts;
-  for (const nlohmann::json& x : table.at("texts")) texts += x.get<std::string>() + "|";
-  for (const char* column : {"previous-token", "sink", "entropy"}) EXPECT_NE(texts.find(column), std::string::npos) << column;
+  for (const nlohmann::json& x : grid.at("texts")) texts += "|" + x.at("text").get<std::string>();
+  EXPECT_NE(texts.find("|504"), std::string::npos) << texts.substr(0, 300);
+  // Another focused head (layer 7, head 4) draws another map; the table (key 5) is no grid.
+  const QImage other = shootAt("1600x1000", {"--attention", (dir / "maps.npy").string(), "--layer", "7", "--head", "4"}, nullptr, &run, 10);
+  ASSERT_FALSE(other.isNull()) << run.err;
+  EXPECT_GT(differingPixels(img, other, viewArea(img)), 5000u) << "the focused head's map follows --layer/--head";
+  const QImage t = shootAt("1600x1000", {"--attention", (dir / "maps.npy").string(), "--keys", "5"}, nullptr, &run, 12);
+  ASSERT_FALSE(t.isNull()) << run.err;
   EXPECT_GT(differingPixels(img, t, viewArea(img)), 20000u) << "the table is not the grid";
 }
 
