@@ -31,9 +31,12 @@ ModelOutput attentionRun(const ModelRunRequest& r) {
 // As a text model's: "name (architecture), N tokens: "text"" where the file says them.
 std::string attentionSubtitle(const ModelOutput& out) {
   const AttentionSource& s = *out.source;
-  const size_t n = out.analysis ? out.analysis->run.tokens.size() : 0;
-  return literalSubtitle(s.name + (s.architecture.empty() ? "" : " (" + s.architecture + ")") + ", " + std::to_string(n) +
-                         " tokens" + (s.text.empty() ? "" : ": \"" + quotedStart(s.text) + "\""));
+  const ModelRun& r = s.analysis->run;
+  const std::string tokens = r.query_tokens.empty() ? std::to_string(r.tokens.size()) + " tokens"
+                                                    : "cross-attention, " + std::to_string(r.query_tokens.size()) +
+                                                          " target over " + std::to_string(r.tokens.size()) + " source tokens";
+  return literalSubtitle(s.name + (s.architecture.empty() ? "" : " (" + s.architecture + ")") + ", " + tokens +
+                         (s.text.empty() ? "" : ": \"" + quotedStart(s.text) + "\""));
 }
 
 std::vector<ModelKindView> attentionViews() {

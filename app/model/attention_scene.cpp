@@ -147,6 +147,14 @@ void readCrossTokens(const std::string& file, const std::string& maps_what, int6
   run.tokens = list("source_tokens", cols, "columns");
 }
 
+// Whether `file` names the tokens of cross-attention (a JSON object with
+// "source_tokens"): maps of as many target rows as source columns are cross-attention too.
+bool namesCrossTokens(const std::string& file) {
+  if (file.empty()) return false;
+  const nlohmann::json j = nlohmann::json::parse(readWholeFile(file, "--tokens", uintmax_t{256} << 20), nullptr, false);
+  return j.is_object() && j.contains("source_tokens");
+}
+
 // q or k of every layer as the run keeps them: [layer] [L, heads·d_head].
 std::vector<Mat> readProjections(const std::string& path, const char* flag, int64_t layers, int64_t heads, int64_t L,
                                  int64_t& d_head) {
@@ -278,11 +286,12 @@ std::shared_ptr<const AttentionSource> readAttention(const AttentionInputs& in, 
     const auto kept = [&](int64_t l, int64_t h, Mat& m) {
       if (keep) run.attention[static_cast<size_t>(l)][static_cast<size_t>(h)] = std::move(m);
     };
-    if (maps.rows != maps.cols) {
+    const std::string tokens_file = in.tokens.empty() ? folder_tokens : in.tokens;
+    if (maps.rows != maps.cols || namesCrossTokens(tokens_file)) {
       // Cross-attention: target rows over source columns, every map kept (no
       // pooled maps of a rectangle), summarised from the maps; no causality.
       if (!keep) checkMemoryBudget(bytes, maps.tensor.what() + ": cross-attention's maps (every one is kept)");
-      readCrossTokens(in.tokens.empty() ? folder_tokens : in.tokens, maps.tensor.what(), maps.rows, maps.cols, run);
+      readCrossTokens(tokens_file, maps.tensor.what(), maps.rows, maps.cols, run);
       forEachHead(maps, meta.scores, ctx, kept);
       run.causal = false;
       a->summaries = summarizeMaps(run.attention);

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -309,6 +310,52 @@ TEST(AttentionFileCli, LongFilesArePooledAndSaySo) {
   std::sort(summaries.begin(), summaries.end());
   ASSERT_EQ(drawn.size(), summaries.size());
   for (size_t i = 0; i < drawn.size(); ++i) EXPECT_NEAR(drawn[i], summaries[i], 1e-6) << i;
+}
+
+// Cross-attention: an encoder–decoder's cross_attention.npy [layers, heads,
+// T, S] with its tokens.json (target rows, source columns) draws each head's
+// map with its strongest cell where the run's map has it; a rectangle
+// without tokens is numbered; rollout (self-attention's) is refused.
+TEST(AttentionFileCli, CrossAttentionHasTargetRowsAndSourceColumns) {
+  TempDir dir;
+  const RunResult run = runAttnlab({"model", "run", "shipped:t5-toy", "--text", "the big red cat sleeps", "--out", (dir / "t5").string()});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const Array cross = readNpy(dir / "t5/cross_attention.npy", "cross");  // [layers, heads, T, S]
+  const int64_t T = cross.shape[2], S = cross.shape[3];
+  const std::vector<std::string> args = {"--attention", (dir / "t5/cross_attention.npy").string(), "--tokens",
+                                         (dir / "t5/tokens.json").string(), "--view", "model"};
+  const nlohmann::json d = describe(args, dir);
+  ASSERT_EQ(d.at("panels").size(), static_cast<size_t>(cross.shape[0] * cross.shape[1]));
+  for (size_t p = 0; p < d.at("panels").size(); ++p) {
+    const float* map = cross.data.data() + static_cast<int64_t>(p) * T * S;
+    const int64_t best = std::max_element(map, map + T * S) - map;
+    const nlohmann::json& s = d.at("panels")[p].at("strongest");
+    EXPECT_EQ(s.at("row").get<int64_t>() * S + s.at("col").get<int64_t>(), best) << "panel " << p;
+    EXPECT_EQ(d.at("panels")[p].at("rows"), T);
+    EXPECT_EQ(d.at("panels")[p].at("cols"), S);
+  }
+  const nlohmann::json tokens = nlohmann::json::parse(slurp(dir / "t5/tokens.json"));
+  std::string texts;
+  for (const std::string& t : svgTexts(slurp(dir / "f.svg"))) texts += t + "|";
+  EXPECT_NE(texts.find(tokens.at("target_tokens")[1].get<std::string>() + "|"), std::string::npos) << texts;
+  EXPECT_NE(texts.find("cross-attention, " + std::to_string(T) + " target over " + std::to_string(S) + " source tokens"),
+            std::string::npos)
+      << texts;
+  RunResult r;
+  describe({"--attention", (dir / "t5/cross_attention.npy").string(), "--tokens", (dir / "t5/tokens.json").string(), "--view",
+            "rollout"},
+           dir, &r);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("these maps are cross-attention"), std::string::npos) << r.err;
+  // A rectangle [1, heads, 3, 5] without tokens: numbered rows and columns.
+  std::vector<float> rect;
+  for (int i = 0; i < 2 * 3; ++i)
+    for (int j = 0; j < 5; ++j) rect.push_back(j == i % 5 ? 0.6f : 0.1f);
+  writeNpy(dir / "rect.npy", Array{{1, 2, 3, 5}, rect});
+  const nlohmann::json q = describe({"--attention", (dir / "rect.npy").string(), "--view", "model"}, dir);
+  ASSERT_EQ(q.at("panels").size(), 2u);
+  EXPECT_EQ(q.at("panels")[0].at("rows"), 3);
+  EXPECT_EQ(q.at("panels")[0].at("cols"), 5);
 }
 
 // Bad input: exit 2, one line naming the file and the field and what was expected, no figure.
