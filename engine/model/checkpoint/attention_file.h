@@ -66,14 +66,17 @@ AttentionMaps attentionMaps(FloatTensor t, const std::string& field);
 // scores (`scores`: the file says so) may hold −inf (masked) but no NaN or
 // +inf, and is turned into weights in place: each row's softmax (a row of
 // −inf only is an error). Throws InputError naming `what`, the layer, the
-// head, the row and the value: "attn.npy: layer 2, head 5, row 17 sums to
-// 0.62, not 1 (weights: softmax rows; scores: say \"scores\": true in meta.json)".
+// head (numbered as given), the row and the value: "attn.npy: layer 2,
+// head 5, row 17 sums to 0.62, not 1 (weights: softmax rows; scores: say
+// \"scores\": true in meta.json)".
 void checkAttentionMap(Mat& map, bool scores, const std::string& what, int64_t layer, int64_t head);
 
 // Tokens for a file's maps: a JSON list of strings, a JSON object with a
 // "tokens" list (tokens.json of `model run`), or a text file of one token
 // per line (UTF-8, "\r\n" too, a final newline optional; an empty line is
-// an empty token). Throws InputError naming the file and what was expected.
+// an empty token). JSON when the name ends in .json, or when the text starts
+// with '[' or '{' and parses ("[CLS]" may begin a text file). No tokens at
+// all is an error. Throws InputError naming the file and what was expected.
 std::vector<std::string> readTokenList(const std::filesystem::path& path, const std::string& field);
 
 }  // namespace attn
