@@ -380,7 +380,7 @@ void checkAttentionMap(Mat& map, bool scores, const std::string& what, int64_t l
                          ", not a weight (weights are finite and >= 0; scores: say \"scores\": true in meta.json)");
       sum += row[c];
     }
-    if (std::fabs(sum - 1) > 1e-3)
+    if (std::fabs(sum - 1) > kRowSumTolerance)
       throw InputError(at + std::to_string(r) + " sums to " + valueText(sum) +
                        ", not 1 (weights: softmax rows; scores: say \"scores\": true in meta.json)");
   }

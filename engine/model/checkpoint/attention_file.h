@@ -62,7 +62,7 @@ struct AttentionMaps {
 AttentionMaps attentionMaps(FloatTensor t, const std::string& field);
 
 // Checks one map of weights: finite, ≥ 0, each row summing to 1 within
-// 1e-3 (a causal map's rows too: zeros above the diagonal count). A map of
+// kRowSumTolerance (a causal map's rows too: zeros above the diagonal count). A map of
 // scores (`scores`: the file says so) may hold −inf (masked) but no NaN or
 // +inf, and is turned into weights in place: each row's softmax (a row of
 // −inf only is an error). Throws InputError naming `what`, the layer, the
@@ -70,6 +70,12 @@ AttentionMaps attentionMaps(FloatTensor t, const std::string& field);
 // head 5, row 17 sums to 0.62, not 1 (weights: softmax rows; scores: say
 // \"scores\": true in meta.json)".
 void checkAttentionMap(Mat& map, bool scores, const std::string& what, int64_t layer, int64_t head);
+// How far a row of weights may sum from 1: 1e-3, plus 2⁻⁸ for weights that
+// were once bfloat16 (8 significant bits, each off by up to 2⁻⁸ of itself),
+// whatever dtype they reached the file in (numpy has no bfloat16: a
+// notebook's bfloat16 maps arrive as float32). Far tighter than what the
+// check is for: scores, log-probabilities, a map normalised over the wrong axis.
+inline const double kRowSumTolerance = 1e-3 + 1.0 / 256;
 
 // Tokens for a file's maps: a JSON list of strings, a JSON object with a
 // "tokens" list (tokens.json of `model run`), or a text file of one token

@@ -426,8 +426,19 @@ std::string checkError(Mat m, bool scores) {
   return "";
 }
 
+// bfloat16 keeps 8 significant bits: a row of weights each rounded to
+// nearest may sum to 1 ± 2⁻⁸, and arrives as float32 from numpy: it passes;
+// a row further off does not.
+TEST(AttentionFile, Bfloat16RoundedRowsPass) {
+  // A third each, as bfloat16 holds them (multiples of 2⁻⁹ here): 172, 171 and 171 / 512 sum to 1 + 2⁻⁸.
+  Mat within = rows({{0.3359375f, 0.333984375f, 0.333984375f}});
+  EXPECT_NO_THROW(checkAttentionMap(within, false, "a.npy", 0, 0));
+  Mat off = rows({{0.33984375f, 0.33984375f, 0.33984375f}});  // 174 / 512 each: 1.0195, more than rounding explains
+  EXPECT_NE(checkError(off, false).find("sums to 1.01953, not 1"), std::string::npos) << checkError(off, false);
+}
+
 TEST(AttentionFile, ChecksWeights) {
-  // A causal map: zeros above the diagonal, every row summing to 1 (within 1e-3).
+  // A causal map: zeros above the diagonal, every row summing to 1 (within kRowSumTolerance).
   Mat causal = rows({{1, 0, 0}, {0.5f, 0.5f, 0}, {0.2f, 0.3f, 0.5004f}});
   const Mat before = causal;
   checkAttentionMap(causal, false, "a.npy", 0, 0);
@@ -437,8 +448,8 @@ TEST(AttentionFile, ChecksWeights) {
   EXPECT_EQ(checkError(rows({{1, 0}, {0.3f, 0.32f}}), false),
             "a.npy: layer 2, head 5, row 1 sums to 0.62, not 1 (weights: softmax rows; scores: say \"scores\": true in "
             "meta.json)");
-  EXPECT_EQ(checkError(rows({{1, 0}, {0.5f, 0.5f}, {1, 0.002f}}), false),
-            "a.npy: layer 2, head 5, row 2 sums to 1.002, not 1 (weights: softmax rows; scores: say \"scores\": true in "
+  EXPECT_EQ(checkError(rows({{1, 0}, {0.5f, 0.5f}, {1, 0.006f}}), false),
+            "a.npy: layer 2, head 5, row 2 sums to 1.006, not 1 (weights: softmax rows; scores: say \"scores\": true in "
             "meta.json)");
   EXPECT_EQ(checkError(rows({{1, 0}, {nan, 1}}), false), "a.npy: layer 2, head 5, row 1, column 0 is nan, not a weight" + weights);
   EXPECT_EQ(checkError(rows({{0, inf}}), false), "a.npy: layer 2, head 5, row 0, column 1 is inf, not a weight" + weights);
