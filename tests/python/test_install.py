@@ -1,7 +1,6 @@
 """`pip install ./app/python` with no index, into a fresh venv that sees Debian's packages (numpy), as a user
 would; the installed package then works from a folder outside the checkout."""
 
-import os
 import subprocess
 import sys
 
