@@ -67,7 +67,8 @@ def test_the_folder_lives_as_long_as_the_result():
 
 def test_compute_equals_the_command(run_bin, tmp_path):
     result = attnlab.compute("multi-head", causal=True, length=6, heads=2, seed=3)
-    run_bin("compute", "multi-head", "--set", "causal=true", "--length", 6, "--heads", 2, "--seed", 3, "--out", tmp_path)
+    run_bin("compute", "multi-head", "--set", "causal=true", "--length", 6, "--heads", 2, "--seed", 3,
+            "--out", tmp_path)
     names = [n[:-len(".npy")] for n in folder_files(tmp_path) if n.endswith(".npy")]
     assert names and set(names) <= set(result)
     for name in names:

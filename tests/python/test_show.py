@@ -68,6 +68,10 @@ def test_a_batch_needs_batch_and_then_shows_that_one(tmp_path):
         attnlab.show(layers)
     attnlab.save(layers, None, tmp_path, batch=2)
     np.testing.assert_array_equal(np.load(tmp_path / "attention.npy"), torch.stack(layers)[:, 2].numpy())
+    with pytest.raises(ValueError, match=r"batch=3 is outside layer 0's batch of 3"):
+        attnlab.show(layers, batch=3)
+    with pytest.raises(ValueError, match=r"batch=0, but layer 0 has no batch axis: \[2, 4, 4\] is \[heads, Lq, Lk\]"):
+        attnlab.show([layer[0] for layer in layers], batch=0)
 
 
 def test_a_transformerlens_cache_and_its_patterns(tmp_path):

@@ -75,9 +75,10 @@ def _stack_layers(layers, batch):
             if not -a.shape[0] <= b < a.shape[0]:
                 raise ValueError(f"batch={batch} is outside layer {n}'s batch of {a.shape[0]} ({_shape(a)})")
             a = a[b]
-        elif a.ndim != 3 or batch is not None:
-            raise ValueError(f"layer {n} has shape {_shape(a)}" + (", which has no batch axis for batch=" if a.ndim == 3
-                             else "") + "; accepted: " + ACCEPTED)
+        elif a.ndim != 3:
+            raise ValueError(f"layer {n} has shape {_shape(a)}; accepted: " + ACCEPTED)
+        elif batch is not None:
+            raise ValueError(f"batch={batch}, but layer {n} has no batch axis: {_shape(a)} is [heads, Lq, Lk]")
         if out and a.shape != out[0].shape:
             raise ValueError(f"layer {n} has shape {_shape(a)} after layer 0's {_shape(out[0])}: every layer needs "
                              "the same heads and lengths")
