@@ -126,6 +126,9 @@ def test_save_writes_the_folder_attention_reads(run_bin, tmp_path):
     shown = attnlab.show(maps, WORDS[:4], source_tokens=WORDS[1:7], meta={"model": "my model", "causal": False})
     assert shown._repr_svg_() == (tmp_path / "cli.svg").read_text(encoding="utf-8")
     assert "my model" in shown._repr_svg_()
+    assert attnlab.show(str(folder))._repr_svg_() == shown._repr_svg_()  # a path goes to --attention as it is
+    with pytest.raises(ValueError, match="carries its own tokens"):
+        attnlab.show(folder, WORDS[:4])
 
 
 def test_a_run_result_is_shown_and_saved_as_its_folder(run_bin, tmp_path):

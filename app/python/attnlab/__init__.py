@@ -77,7 +77,7 @@ def show(attention, tokens=None, view="model", layer=0, head=0, size=None, title
     attention: one array [L, L], [heads, L, L], [layers, heads, Lq, Lk] (numpy or torch, float32, float16,
     bfloat16 or float64); a tuple or list of per-layer [batch, heads, Lq, Lk] (what `transformers` returns with
     output_attentions=True; batch= picks one when the batch holds more); a TransformerLens ActivationCache or its
-    patterns; or a run() result. tokens: the positions' tokens (the rows', with source_tokens the columns' of
+    patterns; a run() result; or a path that `attnlab --attention` reads (a folder save() wrote, a .npy). tokens: the positions' tokens (the rows', with source_tokens the columns' of
     cross-attention); None numbers them. view: model, heads, qk, rollout, table or entropy. size: (W, H), "WxH",
     "column", "two-column" or "slide". meta: what the maps are ({"scores": True} for pre-softmax scores,
     "causal", "repeat": T for a text of period T, "model" and "text" for titles). Further options are render's

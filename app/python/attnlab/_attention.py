@@ -2,6 +2,7 @@
 folder `attnlab --attention` reads: attention.npy [layers, heads, Lq, Lk], tokens.json and meta.json."""
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -143,17 +144,17 @@ def meta_file(meta):
     return meta
 
 
-def _result_alone(result, tokens, source_tokens, batch, meta):
+def _alone(tokens, source_tokens, batch, meta):
     if tokens is not None or source_tokens is not None or batch is not None or meta:
-        raise ValueError("a run() result carries its own tokens and meta: pass it alone")
-    return result.path
+        raise ValueError("a run() result or a path carries its own tokens and meta: pass it alone")
 
 
 def write_folder(folder, attention, tokens=None, source_tokens=None, batch=None, meta=None):
     """Writes what `--attention FOLDER` reads into `folder`; a run() result is copied as it is."""
     folder = Path(folder)
     if isinstance(attention, Result):
-        shutil.copytree(_result_alone(attention, tokens, source_tokens, batch, meta), folder, dirs_exist_ok=True)
+        _alone(tokens, source_tokens, batch, meta)
+        shutil.copytree(attention.path, folder, dirs_exist_ok=True)
         return folder
     a = attention_array(attention, batch)
     names = tokens_file(a.shape, tokens, source_tokens)
@@ -168,7 +169,9 @@ def write_folder(folder, attention, tokens=None, source_tokens=None, batch=None,
 
 
 def attention_folder(folder, attention, tokens=None, source_tokens=None, batch=None, meta=None):
-    """The folder to pass to --attention: a run() result's own, else `folder`, written."""
-    if isinstance(attention, Result):
-        return _result_alone(attention, tokens, source_tokens, batch, meta)
+    """What to pass to --attention: a run() result's folder, a path as it is (a folder or a bare .npy, .npz or
+    .safetensors, read by the executable), else `folder`, written."""
+    if isinstance(attention, (Result, str, os.PathLike)):
+        _alone(tokens, source_tokens, batch, meta)
+        return attention.path if isinstance(attention, Result) else Path(attention)
     return write_folder(folder, attention, tokens, source_tokens, batch, meta)
