@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 
 from . import _cli
-from ._attention import ACCEPTED, to_numpy, write_folder
+from ._attention import to_numpy, write_folder
 from ._cli import AttnlabError
 from ._figure import Figure, Window
 from ._result import Result
 
-__all__ = ["run", "compute", "show", "gui", "save", "Result", "Figure", "Window", "AttnlabError", "ACCEPTED"]
+__all__ = ["run", "compute", "show", "gui", "save", "Result", "Figure", "Window", "AttnlabError"]
 
 
 def run(model_path="shipped:default", text=None, maps="auto", **options):
@@ -32,10 +32,9 @@ def run(model_path="shipped:default", text=None, maps="auto", **options):
 
 
 @functools.lru_cache(maxsize=None)
-def _variant_params(executable, variant):
-    listing = json.loads(subprocess.run([executable, "list", "--json"], capture_output=True, text=True,
-                                        check=True).stdout)
-    return frozenset(p["key"] for v in listing if v["name"] == variant for p in v["params"])
+def _listing(executable):
+    """The registry's variants and their parameters (`attnlab list --json`), read once per executable."""
+    return json.loads(_cli.call("list", "--json"))
 
 
 def _as_file(value, folder, key):
@@ -53,7 +52,7 @@ def compute(variant, **params):
     (x=, mask=) is written as .npy. The result maps each array written ("weights", "output", "extras/…") and
     "meta"."""
     result = Result("attnlab-compute-")
-    settable = _variant_params(_cli.executable(), variant)
+    settable = {p["key"] for v in _listing(_cli.executable()) if v["name"] == variant for p in v["params"]}
     with tempfile.TemporaryDirectory(prefix="attnlab-inputs-") as inputs:
         sets, options = [], {}
         for key, value in params.items():
