@@ -147,6 +147,25 @@ def test_cross_attention_of_equal_lengths_keeps_both_token_lists(tmp_path):
     assert all(word in svg._repr_svg_() for word in ("oiseau", "bird"))
 
 
+def test_the_qk_view_takes_queries_and_keys_as_arrays():
+    g = torch.Generator().manual_seed(2)
+    q, k = torch.randn(2, 3, 5, 8, generator=g), torch.randn(2, 3, 5, 8, generator=g)  # [layers, heads, L, d_head]
+    maps = torch.softmax(q @ k.transpose(-1, -2) / 8 ** 0.5, dim=-1)
+    svg = attnlab.show(maps, WORDS[:5], view="qk", layer=np.int64(1), head=2, q=q, k=k)._repr_svg_()
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    pair = next(re.fullmatch(r"q ∘ k, query (\d+) '.*', key (\d+) '.*'", t) for t in texts if t.startswith("q ∘ k"))
+    i, j = int(pair.group(1)), int(pair.group(2))
+
+    def number_before(label):  # the values row prints each number before its name
+        return float(next(t for t in reversed(texts[:texts.index(label)]) if re.fullmatch(r"-?[0-9.]+", t)))
+
+    # The product of layer 1 head 2's q_i and k_j, and that map's weight (i, j).
+    assert number_before("q∘k = q·k") == pytest.approx(float(q[1, 2, i] @ k[1, 2, j]), abs=1e-3)
+    assert number_before("attention weight") == pytest.approx(float(maps[1, 2, i, j]), abs=1e-4)
+    with pytest.raises(attnlab.AttnlabError, match=r"q\.npy: --q: shape \[2, 3, 4, 8\] fits no layout"):
+        attnlab.show(maps, WORDS[:5], view="qk", q=q[:, :, :4], k=k)._repr_svg_()
+
+
 def test_a_run_result_is_shown_and_saved_as_its_folder(run_bin, tmp_path):
     text = "the cat sat on the mat. the cat sat"
     result = attnlab.run("shipped:default", text)

@@ -9,12 +9,9 @@ import functools
 import json
 import subprocess
 import tempfile
-from pathlib import Path
-
-import numpy as np
 
 from . import _cli
-from ._attention import to_numpy, write_folder
+from ._attention import as_file, write_folder
 from ._cli import AttnlabError
 from ._figure import Figure, Window
 from ._result import Result
@@ -37,15 +34,6 @@ def _listing(executable):
     return json.loads(_cli.call("list", "--json"))
 
 
-def _as_file(value, folder, key):
-    """An array as the float32 .npy file the command line takes, written into `folder`; other values as they are."""
-    if not hasattr(value, "shape"):
-        return value
-    path = Path(folder) / f"{key}.npy"
-    np.save(path, to_numpy(value).astype(np.float32))
-    return str(path)
-
-
 def compute(variant, **params):
     """`attnlab compute VARIANT`: the variant's parameters (see `attnlab list`) as --set KEY=VALUE, the command's
     other options (length=, heads=, seed=, preset=, text=, x=, q=, k=, v=, …) as flags; an array given for a file
@@ -56,7 +44,7 @@ def compute(variant, **params):
     with tempfile.TemporaryDirectory(prefix="attnlab-inputs-") as inputs:
         sets, options = [], {}
         for key, value in params.items():
-            value = _as_file(value, inputs, key)
+            value = as_file(value, inputs, key)
             if key in settable:
                 sets += ["--set", f"{key}={str(value).lower() if isinstance(value, bool) else value}"]
             else:
@@ -80,16 +68,17 @@ def show(attention, tokens=None, view="model", layer=0, head=0, size=None, title
     cross-attention); None numbers them. view: model, heads, qk, rollout, table or entropy. size: (W, H), "WxH",
     "column", "two-column" or "slide". meta: what the maps are ({"scores": True} for pre-softmax scores,
     "causal", "repeat": T for a text of period T, "model" and "text" for titles). Further options are render's
-    flags (colormap="magma", scale="log", dark=True, …)."""
-    args = _cli.flags({"view": view, "layer": layer, "head": head, "size": _size(size), "title": title, **options})
-    return Figure(args, attention, tokens, source_tokens, batch, meta)
+    flags (colormap="magma", scale="log", dark=True, …); an array given for a file is written as .npy (the qk
+    view's q= and k=, each layer's [L, heads·d_head] or [heads, L, d_head] stacked)."""
+    options = {"view": view, "layer": layer, "head": head, "size": _size(size), "title": title, **options}
+    return Figure(options, attention, tokens, source_tokens, batch, meta)
 
 
 def gui(attention, tokens=None, *, source_tokens=None, batch=None, meta=None, **options):
     """Opens the window on `attention` (what show() takes) and returns without waiting for it: a Window whose
     wait() raises AttnlabError if the window refused the input. Options are the window's flags (view=, layer=,
     head=, size=)."""
-    window = Window(_cli.flags(options), attention, tokens, source_tokens, batch, meta)
+    window = Window(options, attention, tokens, source_tokens, batch, meta)
     try:
         # A refused input ends the process at once with its one line: raise it here rather than never.
         window.wait(timeout=1.0)

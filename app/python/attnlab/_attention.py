@@ -37,6 +37,16 @@ def to_numpy(x):
     return np.asarray(x)
 
 
+def as_file(value, folder, key):
+    """An array as the float32 .npy file the command line takes, written into `folder` as KEY.npy; other values as
+    they are."""
+    if getattr(value, "ndim", 0) == 0:  # not an array (a numpy or torch scalar is a value too)
+        return value
+    path = Path(folder) / f"{key}.npy"
+    np.save(path, to_numpy(value).astype(np.float32))
+    return str(path)
+
+
 def as_numpy(x, what):
     """Attention `x` as a float32 or float16 numpy array (float64 as float32)."""
     a = to_numpy(x)

@@ -5,7 +5,7 @@ import threading
 from pathlib import Path
 
 from . import _cli
-from ._attention import attention_folder
+from ._attention import as_file, attention_folder
 from ._result import Result, temporary_folder
 
 FORMATS = (".png", ".svg", ".pdf")
@@ -16,11 +16,11 @@ class Figure:
     PDF. Each format is drawn once, when first asked for; the executable checks the values (NaN, rows that do not
     sum to 1) then, and its refusal is raised as AttnlabError."""
 
-    def __init__(self, render_args, attention, tokens=None, source_tokens=None, batch=None, meta=None):
-        self._args = list(render_args)
+    def __init__(self, options, attention, tokens=None, source_tokens=None, batch=None, meta=None):
         self._keep = attention if isinstance(attention, Result) else None  # a run() result: its folder is the input
         self._folder = temporary_folder(self, "attnlab-figure-")
         self._source = str(attention_folder(self._folder / "attention", attention, tokens, source_tokens, batch, meta))
+        self._args = _cli.flags({key: as_file(value, self._folder, key) for key, value in options.items()})
         self._drawn = {}
 
     def _draw(self, suffix):
@@ -52,11 +52,12 @@ class Window:
     """The window `attnlab gui` opened. `process` is its subprocess.Popen; the folder it reads is deleted when the
     window closes."""
 
-    def __init__(self, gui_args, attention, tokens=None, source_tokens=None, batch=None, meta=None):
+    def __init__(self, options, attention, tokens=None, source_tokens=None, batch=None, meta=None):
         self._keep = attention if isinstance(attention, Result) else None
-        source = attention_folder(temporary_folder(self, "attnlab-gui-") / "attention", attention, tokens,
-                                  source_tokens, batch, meta)
-        command = [_cli.executable(), "gui", "--attention", str(source), *gui_args]
+        folder = temporary_folder(self, "attnlab-gui-")
+        source = attention_folder(folder / "attention", attention, tokens, source_tokens, batch, meta)
+        options = {key: as_file(value, folder, key) for key, value in options.items()}
+        command = [_cli.executable(), "gui", "--attention", str(source), *_cli.flags(options)]
         self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.PIPE, text=True)
         self._command = command
