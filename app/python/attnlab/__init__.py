@@ -30,7 +30,8 @@ def run(model_path="shipped:default", text=None, maps="auto", **options):
 
 @functools.lru_cache(maxsize=None)
 def _listing(executable):
-    """The registry's variants and their parameters (`attnlab list --json`), read once per executable."""
+    """The registry's variants and their parameters (`attnlab list --json`), read once per executable (the key:
+    another ATTNLAB_BIN is listed anew)."""
     return json.loads(_cli.call("list", "--json"))
 
 
@@ -64,8 +65,8 @@ def show(attention, tokens=None, view="model", layer=0, head=0, size=None, title
     attention: one array [L, L], [heads, L, L], [layers, heads, Lq, Lk] (numpy or torch, float32, float16,
     bfloat16 or float64); a tuple or list of per-layer [batch, heads, Lq, Lk] (what `transformers` returns with
     output_attentions=True; batch= picks one when the batch holds more); a TransformerLens ActivationCache or its
-    patterns; a run() result; or a path that `attnlab --attention` reads (a folder save() wrote, a .npy). tokens: the positions' tokens (the rows', with source_tokens the columns' of
-    cross-attention); None numbers them. view: model, heads, qk, rollout, table or entropy. size: (W, H), "WxH",
+    patterns; a run() result; or a path `attnlab --attention` reads (a folder save() wrote, a .npy). tokens: the
+    positions' tokens (the rows', with source_tokens the columns' of cross-attention); None numbers them. view: model, heads, qk, rollout, table or entropy. size: (W, H), "WxH",
     "column", "two-column" or "slide". meta: what the maps are ({"scores": True} for pre-softmax scores,
     "causal", "repeat": T for a text of period T, "model" and "text" for titles). Further options are render's
     flags (colormap="magma", scale="log", dark=True, …); an array given for a file is written as .npy (the qk
