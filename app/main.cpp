@@ -61,6 +61,10 @@ int main(int argc, char** argv) {
   gui_cmd->add_option("--model", gui.scene.model,
                       "Open a model: a Hugging Face folder or its .safetensors file, or shipped:NAME (shipped:default, "
                       "shipped:t5-toy, shipped:vit-shapes)");
+  gui_cmd->add_option("--attention", gui.scene.attention,
+                      "Open attention from a file: a folder `model run` or attnlab.save wrote, or a .npy, .npz or "
+                      ".safetensors array [L, L], [heads, L, L] or [layers, heads, L, L] (--q, --k: its queries and keys)");
+  gui_cmd->add_option("--tokens", gui.scene.tokens, "With --attention: the tokens, a JSON list or one per line (default: the folder's tokens.json, else positions)");
   gui_cmd->add_option("--target", gui.scene.target, "Encoder–decoder models: the decoder's text (default: the model's own translation)")
       ->check(nonEmptyText("the model's own translation"));
   addTruncateFlag(*gui_cmd, gui.scene.truncate);
@@ -112,6 +116,10 @@ int main(int argc, char** argv) {
                          "Render a model's view: a Hugging Face folder or .safetensors file, or shipped:NAME (shipped:default, "
                          "shipped:t5-toy, shipped:vit-shapes)");
   render_cmd->add_flag("--default-model", render.default_model, "Render a view of the embedded default model");
+  render_cmd->add_option("--attention", render.attention,
+                         "Render attention from a file: a folder `model run` or attnlab.save wrote, or a .npy, .npz or "
+                         ".safetensors array [L, L], [heads, L, L] or [layers, heads, L, L] (--q, --k: its queries and keys)");
+  render_cmd->add_option("--tokens", render.tokens, "With --attention: the tokens, a JSON list or one per line (default: the folder's tokens.json, else positions)");
   render_cmd->add_option("--layer", render.layer, "Model views: the layer (rollout: up to it)")->capture_default_str();
   render_cmd->add_option("--key", render.key, "Model qk view: the key token (default: the query's strongest key)");
   render_cmd->add_option("--pattern", render.pattern, "Model pattern view: the variant applied to the head");
@@ -290,7 +298,7 @@ int main(int argc, char** argv) {
             variant_flags = variant_flags || std::string(f) != "--text";
           }
       // The model workspace unless only the variant workspace's flags say otherwise.
-      gui.scene.model_workspace = !gui.scene.model.empty() || !gui.scene.pattern.empty() || !variant_flags;
+      gui.scene.model_workspace = !gui.scene.model.empty() || !gui.scene.pattern.empty() || !gui.scene.attention.empty() || !variant_flags;
       if (!gui_size.empty()) std::tie(gui.width, gui.height) = parseSize(gui_size, "--size");
       if (gui.frames < 0) throw InputError("--frames: expected a non-negative number of frames");
       if (!gui.screenshot.empty() && gui.frames <= 0)
@@ -300,11 +308,15 @@ int main(int argc, char** argv) {
       if (gui.generate < 0) throw InputError("--generate: expected a number of new tokens ≥ 1");
       if (gui.generate > 0 && (!gui.scene.model_workspace || !gui.lesson.empty()))
         throw InputError("--generate: needs the model workspace (no --variant, --set, synthetic input or --lesson)");
+      if (gui.generate > 0 && !gui.scene.attention.empty())
+        throw InputError("--generate: needs a model; attention from a file (--attention) has no model to generate with");
       if (gui.generate_step != -1 && gui.generate == 0) throw InputError("--generate-step: needs --generate N");
       if (gui.generate_step < -1 || gui.generate_step > gui.generate)
         throw InputError("--generate-step: expected 0 to the --generate count " + std::to_string(gui.generate) +
                          ", got " + std::to_string(gui.generate_step));
       validateScene(gui.scene);
+      if (!gui.scene.attention.empty())  // read before any window opens: bad input is one line
+        gui.attention = readAttention({gui.scene.attention, gui.scene.tokens, gui.scene.input.q, gui.scene.input.k});
     }
     return runGui(gui);
   } catch (const InputError& e) {

@@ -2,8 +2,13 @@
 
 #include "engine/error.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 
@@ -32,6 +37,32 @@ void TempFile::commit() {
   std::filesystem::rename(tmp_, target_, ec);
   if (ec) throw InputError(target_.string() + ": could not move the file into place: " + ec.message());
   committed_ = true;
+}
+
+std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& path, const std::string& what) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(what + ": cannot open (" + std::strerror(errno) + ")");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw InputError(what + ": not a regular file");
+  }
+  std::shared_ptr<MappedFile> f(new MappedFile());
+  f->size_ = static_cast<uint64_t>(st.st_size);
+  if (f->size_ > 0) {
+    void* p = ::mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      ::close(fd);
+      throw InputError(what + ": cannot map the file (" + std::strerror(errno) + ")");
+    }
+    f->bytes_ = static_cast<const uint8_t*>(p);
+  }
+  ::close(fd);  // the mapping keeps the file
+  return f;
+}
+
+MappedFile::~MappedFile() {
+  if (bytes_) ::munmap(const_cast<uint8_t*>(bytes_), size_);
 }
 
 std::string readWholeFile(const std::filesystem::path& path, const std::string& what, uintmax_t limit) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 namespace attn {
@@ -26,6 +27,24 @@ class TempFile {
  private:
   std::filesystem::path target_, tmp_;
   bool committed_ = false;
+};
+
+// A file mapped read-only, kept while a reader holds it (safetensors
+// checkpoints, attention files larger than memory). InputError starting
+// with `what` (the path, and the field it is for) when it cannot be opened or mapped.
+class MappedFile {
+ public:
+  static std::shared_ptr<const MappedFile> open(const std::filesystem::path& path, const std::string& what);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  const uint8_t* data() const { return bytes_; }  // null for an empty file
+  uint64_t size() const { return size_; }
+
+ private:
+  MappedFile() = default;
+  const uint8_t* bytes_ = nullptr;
+  uint64_t size_ = 0;
 };
 
 // The whole of a file the user named (`what` names it in errors: "--text-file"):

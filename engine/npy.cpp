@@ -62,7 +62,7 @@ std::vector<int64_t> parseShape(const std::string& rest, const std::string& wher
 
 }  // namespace
 
-Array parseNpy(const std::string& bytes, const std::string& where) {
+NpyHeader parseNpyHeader(std::string_view bytes, const std::string& where) {
   if (bytes.size() < kMagicLen + 4 || std::memcmp(bytes.data(), kMagic, kMagicLen) != 0)
     throw InputError(where + ": not a .npy file (missing the \\x93NUMPY magic)");
   const int major = static_cast<unsigned char>(bytes[6]);
@@ -81,19 +81,13 @@ Array parseNpy(const std::string& bytes, const std::string& where) {
   if (header_start + header_len > bytes.size())
     throw InputError(where + ": truncated .npy header (says " + std::to_string(header_len) +
                      " bytes, file has " + std::to_string(bytes.size() - header_start) + ")");
-  const std::string header = bytes.substr(header_start, header_len);
+  const std::string header(bytes.substr(header_start, header_len));
 
-  // 'descr': '<f4' | '<f8' (a '|' or '=' byte-order mark is accepted for
-  // little-endian hosts; big-endian data is refused rather than misread).
+  NpyHeader h;
   std::string descr = afterKey(header, "descr", where);
   if (descr.size() < 5 || (descr[0] != '\'' && descr[0] != '"'))
     throw InputError(where + ": corrupt .npy header: 'descr' is not a string");
-  descr = descr.substr(1, descr.find(descr[0], 1) - 1);
-  size_t item = 0;
-  if (descr == "<f4" || descr == "=f4" || descr == "|f4") item = 4;
-  else if (descr == "<f8" || descr == "=f8" || descr == "|f8") item = 8;
-  else
-    throw InputError(where + ": unsupported dtype '" + descr + "' (expected float32 '<f4' or float64 '<f8')");
+  h.descr = descr.substr(1, descr.find(descr[0], 1) - 1);
 
   const std::string fortran = afterKey(header, "fortran_order", where);
   if (fortran.rfind("True", 0) == 0)
@@ -101,16 +95,31 @@ Array parseNpy(const std::string& bytes, const std::string& where) {
   if (fortran.rfind("False", 0) != 0)
     throw InputError(where + ": corrupt .npy header: 'fortran_order' is neither True nor False");
 
-  Array a;
-  a.shape = parseShape(afterKey(header, "shape", where), where);
+  h.shape = parseShape(afterKey(header, "shape", where), where);
   // Count elements with overflow checks before trusting the product.
-  uint64_t n = 1;
-  for (const int64_t d : a.shape) {
-    if (d != 0 && n > std::numeric_limits<uint64_t>::max() / 8 / static_cast<uint64_t>(d))
-      throw InputError(where + ": shape " + a.shapeString() + " is too large");
-    n *= static_cast<uint64_t>(d);
+  for (const int64_t d : h.shape) {
+    if (d != 0 && h.elements > std::numeric_limits<uint64_t>::max() / 8 / static_cast<uint64_t>(d))
+      throw InputError(where + ": shape " + Array{h.shape, {}}.shapeString() + " is too large");
+    h.elements *= static_cast<uint64_t>(d);
   }
-  const size_t data_start = header_start + header_len;
+  h.data_start = header_start + header_len;
+  return h;
+}
+
+Array parseNpy(const std::string& bytes, const std::string& where) {
+  const NpyHeader h = parseNpyHeader(bytes, where);
+  // 'descr': '<f4' | '<f8' (a '|' or '=' byte-order mark is accepted for
+  // little-endian hosts; big-endian data is refused rather than misread).
+  size_t item = 0;
+  if (h.descr == "<f4" || h.descr == "=f4" || h.descr == "|f4") item = 4;
+  else if (h.descr == "<f8" || h.descr == "=f8" || h.descr == "|f8") item = 8;
+  else
+    throw InputError(where + ": unsupported dtype '" + h.descr + "' (expected float32 '<f4' or float64 '<f8')");
+
+  Array a;
+  a.shape = h.shape;
+  const uint64_t n = h.elements;
+  const size_t data_start = h.data_start;
   const uint64_t need = n * item, have = bytes.size() - data_start;
   if (need != have)
     throw InputError(where + ": data size mismatch: shape " + a.shapeString() + " of " +

@@ -19,6 +19,17 @@ namespace attn {
 // "mask"); it is named in errors next to the path.
 Array readNpy(const std::filesystem::path& path, const std::string& field);
 
+// The header of .npy bytes (the magic, version, descr, C order, shape),
+// validated; the dtype is the caller's to check: readNpy takes float32 and
+// float64, an attention file float32 and float16 (engine/model/checkpoint/attention_file.h).
+struct NpyHeader {
+  std::string descr;  // as written: "<f4", "|f2", ">f8"
+  std::vector<int64_t> shape;
+  uint64_t elements = 1;    // the shape's product, at most 2^64 / 8
+  uint64_t data_start = 0;  // where the data begins
+};
+NpyHeader parseNpyHeader(std::string_view bytes, const std::string& where);
+
 // Parses .npy bytes already in memory (used by readNpy and by tests).
 Array parseNpy(const std::string& bytes, const std::string& where);
 

@@ -9,7 +9,7 @@ if [ $# -gt 0 ]; then
 else
   packages=(
     cmake g++ make pkg-config ninja-build lld
-    libeigen3-dev libopenblas-openmp-dev nlohmann-json3-dev libcli11-dev libicu-dev libpcre2-dev libsentencepiece-dev
+    libeigen3-dev libopenblas-openmp-dev nlohmann-json3-dev libcli11-dev libicu-dev libpcre2-dev libsentencepiece-dev zlib1g-dev
     libglfw3-dev libimgui-dev libstb-dev libgl1-mesa-dri
     qt6-base-dev qt6-svg-dev
     libgtest-dev libgmock-dev libbenchmark-dev

@@ -250,17 +250,35 @@ FigureOptions figureOptions(const RenderOptions& o) {
   return fig;
 }
 
-// `attnlab render --model PATH | --default-model [--text T | --target T | --image FILE] --view V`:
-// the model's kind (app/export/model_kinds.h) runs it and draws the view.
-int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
-  if (!o.variant.empty()) throw InputError("render: give a variant NAME or --model / --default-model, not both");
-  if (!o.model.empty() && o.default_model) throw InputError("render: give --model PATH or --default-model, not both");
-  ModelRunRequest r;
+// `attnlab render --model PATH | --default-model [--text T | --target T | --image FILE] --view V`,
+// or `render --attention PATH [--tokens FILE] [--q Q.npy --k K.npy] --view V`:
+// the kind (app/export/model_kinds.h) runs it and draws the view.
+// The kind that draws `o`: attention from a file, or the model's (read from its config).
+const ModelKindInfo& renderKind(const RenderOptions& o, ModelRunRequest& r) {
+  if (!o.variant.empty()) throw InputError("render: give a variant NAME or --model / --default-model / --attention, not both");
+  if ((!o.model.empty()) + o.default_model + (!o.attention.empty()) > 1)
+    throw InputError("render: give one of --model PATH, --default-model and --attention PATH");
+  r.tokens = o.tokens;
+  r.q = o.input.q;
+  r.k = o.input.k;
+  if (!o.attention.empty()) {
+    r.path = o.attention;
+    return attentionFileKind();
+  }
+  if (!o.tokens.empty()) throw InputError("--tokens: names the tokens of attention from a file (--attention PATH); a model has its own");
+  if (!o.input.q.empty() || !o.input.k.empty())
+    throw InputError(std::string(o.input.q.empty() ? "--k" : "--q") +
+                     ": a model computes its own q and k; --q and --k go with --attention PATH or a variant");
   r.path = o.default_model ? kDefaultModelPath : o.model;
   r.files = std::make_shared<const ModelFiles>(modelFiles(r.path));
   const std::optional<std::string> config = r.files->read_text("config.json");
-  const ModelKindInfo& kind = config ? modelKindOf(parseConfig(*config, (fs::path(r.files->label) / "config.json").string()))
-                                     : modelKindOf(static_cast<const Model*>(nullptr));
+  return config ? modelKindOf(parseConfig(*config, (fs::path(r.files->label) / "config.json").string()))
+                : modelKindOf(static_cast<const Model*>(nullptr));
+}
+
+int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
+  ModelRunRequest r;
+  const ModelKindInfo& kind = renderKind(o, r);
   const ModelKindView& view = modelViewOrThrow(kind, o.view.empty() ? kind.views.front().name : o.view);
   ModelFigureSelection sel{o.layer, o.head, o.query, o.key};
   sel.kind = seq2seqMapsFromName(o.attention_of.empty() ? "cross" : o.attention_of, "--attention-of");
@@ -284,7 +302,7 @@ int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   const PreparedFigure f = prepareModelFigure(out, view.name, sel, fig);
   writeFigure(f, o.out);
   if (!o.describe.empty()) writeFileAtomic(o.describe, f.described->dump(2) + "\n");
-  std::cout << "wrote " << o.out << " (" << view.name << " of " << modelShortName(*out.model)
+  std::cout << "wrote " << o.out << " (" << view.name << " of " << outputName(out)
             << (out.inputs.vision.picture.empty() ? "" : " on " + fs::path(out.inputs.vision.picture).filename().string()) << ", " << f.options.width
             << "x" << f.options.height << ")\n";
   return 0;
@@ -315,9 +333,11 @@ std::vector<Result> figureResults(const VariantInfo& info, const Inputs& inputs,
 }
 
 int cmdRender(int argc, char** argv, const RenderOptions& o) {
-  if (!o.model.empty() || o.default_model) return cmdRenderModel(argc, argv, o);
+  if (!o.model.empty() || o.default_model || !o.attention.empty()) return cmdRenderModel(argc, argv, o);
+  if (!o.tokens.empty()) throw InputError("--tokens: names the tokens of attention from a file (--attention PATH)");
   if (o.truncate) throw InputError("--truncate: cuts a model's text (--model PATH); a variant's text is never cut");
-  if (o.variant.empty()) throw InputError("render: give a variant NAME (see 'attnlab list'), or --model PATH / --default-model");
+  if (o.variant.empty())
+    throw InputError("render: give a variant NAME (see 'attnlab list'), or --model PATH / --default-model / --attention PATH");
   const VariantInfo& info = variantOrThrow(o.variant);
   const Params params = resolveParams(info, o.sets);
   FigureOptions fig = figureOptions(o);

@@ -51,6 +51,8 @@ struct RenderOptions {
   std::optional<std::string> target;  // an encoder–decoder's target text
   std::string attention_of;  // an encoder–decoder's model view: which attention (seq2seqMapsNames); empty: cross
   std::string image;                  // a ViT's picture
+  std::string attention;  // attention from a file (a folder or an array) instead of a model
+  std::string tokens;     // its tokens (a JSON list or one per line)
 };
 
 // attnlab model info PATH / model run PATH --text TEXT --out DIR (app/cli/cli_model.cpp)

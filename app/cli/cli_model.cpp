@@ -394,6 +394,7 @@ int cmdModelRun(const ModelRunCliOptions& o) {
   meta["d_head"] = run.d_head;
   meta["causal"] = run.causal;
   meta["tokens"] = L;
+  meta["text"] = text;  // as read (a truncated run read its first `tokens` tokens): figures of the folder quote it
   meta["truncated"] = run.truncated;
   meta["maps"] = mapsModeName(run.maps);
   if (!run.maps_note.empty()) meta["maps_note"] = run.maps_note;

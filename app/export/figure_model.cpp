@@ -45,9 +45,9 @@ TextPage textPage(const ModelOutput& out, const ModelFigureSelection& sel, const
   const ModelAnalysis& a = *out.analysis;
   checkSelection("--layer", sel.layer, a.run.layers);
   checkSelection("--head", sel.head, a.run.heads);
-  TextPage p{a, modelShortName(*out.model), "layer " + std::to_string(sel.layer) + ", head " + std::to_string(sel.head), options};
+  TextPage p{a, outputName(out), "layer " + std::to_string(sel.layer) + ", head " + std::to_string(sel.head), options};
   p.fo.params.head = 0;
-  p.fo.subtitle = textSubtitle(out);
+  p.fo.subtitle = modelKindOf(out).subtitle(out);
   if (every_map && a.pooled) throw InputError(everyMapRefusal(a, std::string("--view ") + view));
   return p;
 }
@@ -102,6 +102,9 @@ PreparedFigure textHeadsFigure(const ModelOutput& out, const ModelFigureSelectio
 PreparedFigure textQkFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
   TextPage p = textPage(out, sel, options, "qk", true);
   const ModelRun& r = p.a.run;
+  if (r.q.empty() || r.k.empty())
+    throw InputError("--view qk: needs each layer's queries and keys, which this file lacks: give --q Q.npy and --k K.npy "
+                     "([layers, L, heads\xC2\xB7" "d_head] or [layers, heads, L, d_head])");
   const int64_t n = static_cast<int64_t>(r.tokens.size());
   const int64_t q = sel.query < 0 ? n - 1 : sel.query;
   checkSelection("--query", q, n);
@@ -114,6 +117,8 @@ PreparedFigure textQkFigure(const ModelOutput& out, const ModelFigureSelection& 
 
 PreparedFigure textRolloutFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
   TextPage p = textPage(out, sel, options, "rollout", true);
+  if (!p.a.run.query_tokens.empty())
+    throw InputError("--view rollout: rollout composes a model's self-attention layer by layer; these maps are cross-attention");
   p.titled(p.name + " \xE2\x80\x94 attention rollout through layer " + std::to_string(sel.layer));
   p.fo.view = "heatmap";
   return prepareFigure(alone(rolloutResult(p.a, sel.layer, p.name)), p.fo);
@@ -161,6 +166,19 @@ ModelViewBody textEntropyBody(const ModelOutput& out, const ModelFigureSelection
 
 }  // namespace
 
+const std::vector<ModelKindView>& textKindViews() {
+  static const std::vector<ModelKindView> views = {
+      {"model", "every layer \xC3\x97 head as a thumbnail; click one to focus it (heatmap with tokens)", textModelFigure},
+      {"heads", "token lines of the focused layer: opacity = weight, colour = head; hover a token", textHeadsFigure},
+      {"qk", "the query vector, the key vector and their element-wise product; the sum is the score", textQkFigure},
+      {"rollout", "attention rollout (Abnar & Zuidema) up to the focused layer, residual included", textRolloutFigure},
+      {"table", "head summaries, sortable by every column; click a row to focus that head", textTableFigure},
+      {"pattern", "an efficient-attention pattern on the focused head's own q, k: mass kept", textPatternFigure},
+      {"entropy", "each head's attention entropy against its layer: focused heads low, spread heads high", nullptr, textEntropyBody},
+  };
+  return views;
+}
+
 extern const ModelKindInfo kTextKind = {
     "text",
     "a text model",
@@ -168,15 +186,7 @@ extern const ModelKindInfo kTextKind = {
     nullptr,
     textRun,
     textSubtitle,
-    {
-        {"model", "every layer \xC3\x97 head as a thumbnail; click one to focus it (heatmap with tokens)", textModelFigure},
-        {"heads", "token lines of the focused layer: opacity = weight, colour = head; hover a token", textHeadsFigure},
-        {"qk", "the query vector, the key vector and their element-wise product; the sum is the score", textQkFigure},
-        {"rollout", "attention rollout (Abnar & Zuidema) up to the focused layer, residual included", textRolloutFigure},
-        {"table", "head summaries, sortable by every column; click a row to focus that head", textTableFigure},
-        {"pattern", "an efficient-attention pattern on the focused head's own q, k: mass kept", textPatternFigure},
-        {"entropy", "each head's attention entropy against its layer: focused heads low, spread heads high", nullptr, textEntropyBody},
-    },
+    textKindViews(),
 };
 
 }  // namespace attn

@@ -13,7 +13,8 @@ namespace attn {
 #define ATTN_MODEL_KINDS(X) \
   X(kTextKind)              \
   X(kSeq2SeqKind)           \
-  X(kVisionKind)
+  X(kVisionKind)            \
+  X(kAttentionKind)
 
 #define ATTN_DECLARE_MODEL_KIND(entry) extern const ModelKindInfo entry;
 ATTN_MODEL_KINDS(ATTN_DECLARE_MODEL_KIND)
@@ -35,6 +36,9 @@ const ModelKindInfo& modelKindOf(const ModelConfig& c) {
 }
 
 const ModelKindInfo& modelKindOf(const Model* m) { return m ? modelKindOf(modelInfo(*m).config) : kTextKind; }
+const ModelKindInfo& attentionFileKind() { return kAttentionKind; }
+const ModelKindInfo& modelKindOf(const ModelScene& s) { return s.source ? kAttentionKind : modelKindOf(s.model.get()); }
+const ModelKindInfo& modelKindOf(const ModelOutput& o) { return o.source ? kAttentionKind : modelKindOf(o.model.get()); }
 
 const ModelKindView* findModelView(const ModelKindInfo& k, const std::string& name) {
   for (const ModelKindView& v : k.views)
@@ -93,7 +97,7 @@ void checkSelection(const char* flag, int64_t v, int64_t n) {
 
 PreparedFigure prepareModelFigure(const ModelOutput& out, const std::string& view, const ModelFigureSelection& sel,
                                   const FigureOptions& options) {
-  const ModelKindInfo& kind = modelKindOf(out.model.get());
+  const ModelKindInfo& kind = modelKindOf(out);
   const ModelKindView& v = modelViewOrThrow(kind, view);
   if (v.figure) return v.figure(out, sel, options);
   ModelViewBody body = v.body(out, sel, options.params);

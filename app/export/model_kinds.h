@@ -43,6 +43,7 @@ struct ModelRunRequest {
   bool truncate = false;
   bool attention_of = false;  // --attention-of given: only an encoder–decoder has more than one attention
   std::string view;  // the view to draw (the text kind computes the pattern for its pattern view)
+  std::string tokens, q, k;  // attention from a file: --tokens, --q and --k (empty: the folder's, if any)
   const VariantInfo* pattern = nullptr;  // the pattern view's variant and parameters
   Params pattern_params;
   int layer = 0, head = 0;
@@ -85,6 +86,13 @@ const std::vector<const ModelKindInfo*>& modelKindRegistry();
 // The kind of a checkpoint, of a loaded model (null: the text kind, the embedded default's).
 const ModelKindInfo& modelKindOf(const ModelConfig& c);
 const ModelKindInfo& modelKindOf(const Model* m);
+// The kind of attention from a file (`--attention PATH`).
+const ModelKindInfo& attentionFileKind();
+// The kind of what a scene or an output shows: attention from a file, else its model's.
+const ModelKindInfo& modelKindOf(const ModelScene& s);
+const ModelKindInfo& modelKindOf(const ModelOutput& o);
+// The text kind's views (figure_model.cpp), which attention from a file shares but for the pattern.
+const std::vector<ModelKindView>& textKindViews();
 // The kind's view called `name`, or null.
 const ModelKindView* findModelView(const ModelKindInfo& k, const std::string& name);
 // The kind's view called `name`; else an InputError naming the flag, the kind and its views.

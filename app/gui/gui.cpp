@@ -252,10 +252,18 @@ void GuiApp::submitLoad(bool truncate) {
   state_.model.output_current = false;
   stopGenerating();
   model_submitted_id_ = runner_->submit([scene, path](const RunContext& ctx) mutable {
-    const ModelFiles files = path.empty() ? embeddedModelFiles() : modelFiles(path);
-    scene.model = loadModel(files, ctx);
-    scene.files = std::make_shared<const ModelFiles>(files);
-    startOnModel(scene, path);
+    scene.source.reset();
+    scene.inputs.attention = {};
+    if (!path.empty() && isAttentionPath(path)) {  // attention from a file (a `model run` folder, an array)
+      scene.inputs.attention.path = path;
+      scene.source = readAttention(scene.inputs.attention, ctx);
+      scene.text = scene.source->text;
+    } else {
+      const ModelFiles files = path.empty() ? embeddedModelFiles() : modelFiles(path);
+      scene.model = loadModel(files, ctx);
+      scene.files = std::make_shared<const ModelFiles>(files);
+      startOnModel(scene, path);
+    }
     SceneOutput out;
     out.model = std::make_shared<const ModelOutput>(computeModelScene(scene, nullptr, ctx));
     return out;
@@ -281,7 +289,7 @@ void GuiApp::submitModelIfChanged() {
   }
   // A running generation finishes first; a new text supersedes it.
   if (m.gen.running && m.scene.text == model_submitted_.text) return;
-  if (!m.scene.model || (model_ever_submitted_ && sameModelScene(model_submitted_, m.scene))) return;
+  if ((!m.scene.model && !m.scene.source) || (model_ever_submitted_ && sameModelScene(model_submitted_, m.scene))) return;
   // Typing: wait until no key was pressed for kTextDebounce, then compute once.
   if (m.scene.text != model_submitted_.text && Clock::now() - m.text_edited < kTextDebounce) return;
   stopGenerating();
@@ -353,20 +361,20 @@ void GuiApp::takeModelOutput(const JobOutcome& done) {
     m.scene.generation = model_submitted_.generation = out->generation;
     m.scene.generation_steps = model_submitted_.generation_steps = out->generation_steps;
   }
-  if (m.scene.model != out->model) {  // a load finished: the scene now computes on the new model
+  if (m.scene.model != out->model || m.scene.source != out->source) {  // a load finished: the scene now computes on it
     m.scene.generation.reset();
     m.scene.generation_steps = 0;
     m.scene.model = out->model;
+    m.scene.source = out->source;
     m.scene.truncate = out->truncate;
     // What the load job chose for this model: its files, its example picture or text.
     m.scene.files = out->files;
     m.scene.text = out->text;
     m.scene.inputs = out->inputs;
     if (done.id == model_submitted_id_) model_submitted_ = m.scene;
-    if (std::exchange(default_view_, false)) m.view.view = modelKindOf(out->model.get()).views.front().name;
+    if (std::exchange(default_view_, false)) m.view.view = modelKindOf(*out).views.front().name;
     m.path = loading_path_;
     loading_ = false;
-    if (done.id == model_submitted_id_) model_submitted_.model = out->model;
     if (!m.path.empty()) rememberModel(state_.settings, m.path);
     if (show_info_after_load_) state_.request.kind = Request::Kind::ModelInfo;
     show_info_after_load_ = false;
@@ -596,7 +604,7 @@ void GuiApp::exportModelView() {
     return;
   }
   const std::string& view = m.view.view;
-  const std::optional<std::string> path = qt_->saveFigure(modelShortName(*m.output->model) + "-" + view + ".png");
+  const std::optional<std::string> path = qt_->saveFigure(outputName(*m.output) + "-" + view + ".png");
   if (!path) return;
   FigureOptions fo;
   fo.params.colormap = state_.settings.colormap;
@@ -794,8 +802,20 @@ void GuiApp::applyScene(const SceneOptions& o, bool initial) {
     m.view.key = mine ? o.key : -1;
     for (const GuiModelKind* kind : guiModelKinds())
       if (kind->open) kind->open(m.view);
-    // The scene's model: the embedded one unless a path is given; loaded when it is not the one open.
-    if (initial || m.path != o.model) {
+    if (!o.attention.empty()) {  // attention from a file: read here (already, for the first scene), no model
+      const AttentionInputs in{o.attention, o.tokens, o.input.q, o.input.k};
+      if (!m.scene.source || m.scene.source->inputs != in)
+        m.scene.source = options_.attention && options_.attention->inputs == in ? options_.attention : readAttention(in);
+      m.scene.model.reset();
+      m.scene.inputs.attention = in;
+      m.scene.text = m.scene.source->text;
+      m.path = o.attention;
+      loading_ = false;
+      model_ever_submitted_ = false;
+    } else if (initial || m.path != o.model || m.scene.source) {
+      // The scene's model: the embedded one unless a path is given; loaded when it is not the one open.
+      m.scene.source.reset();
+      m.scene.inputs.attention = {};
       loading_ = true;
       loading_path_ = o.model;
       model_ever_submitted_ = false;

@@ -1,6 +1,7 @@
 // The interactive window: GLFW + Dear ImGui, Qt for dialogs.
 #pragma once
 
+#include "app/model/attention_scene.h"
 #include "app/shared/scene_options.h"
 
 #include <string>
@@ -22,6 +23,8 @@ struct GuiOptions {
   std::string scale = "auto";      // colour scale: auto, linear, log, power, percentile
   int generate = 0;                // --generate N: generate N tokens (greedy) once the model is open
   int generate_step = -1;          // --generate-step S: the timeline at new token S (0: the prompt); -1: the last
+  // scene.attention, read before the window opens (bad input: one line and no window).
+  std::shared_ptr<const AttentionSource> attention;
 };
 
 // Returns the process exit status (0 ok, 2 bad input, 1 internal error).

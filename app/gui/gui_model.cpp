@@ -76,6 +76,11 @@ void modelSection(AppState& s) {
     ImGui::TextDisabled("%s \xC2\xB7 %lld layers \xC3\x97 %lld heads \xC2\xB7 d %lld \xC2\xB7 vocab %lld",
                         info.config.arch_name.c_str(), static_cast<long long>(c.layers), static_cast<long long>(c.heads),
                         static_cast<long long>(c.d_model), static_cast<long long>(c.vocab));
+  } else if (const AttentionSource* src = m.scene.source.get()) {
+    ImGui::TextUnformatted(src->name.c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", src->inputs.path.c_str());
+    ImGui::TextDisabled("attention from a file \xC2\xB7 %lld layers \xC3\x97 %lld heads",
+                        static_cast<long long>(src->analysis->run.layers), static_cast<long long>(src->analysis->run.heads));
   } else {
     // A load that failed leaves no model (its reason is in the status bar); otherwise one is on its way.
     ImGui::TextDisabled(s.status_is_error ? "no model: open one" : "loading the model\xE2\x80\xA6");
@@ -115,7 +120,7 @@ void drawModelPanel(AppState& s, ImVec2 pos, ImVec2 size) {
   workspaceSwitch(s);
   sectionTitle("MODEL");
   modelSection(s);
-  const ModelKindInfo& kind = modelKindOf(s.model.scene.model.get());
+  const ModelKindInfo& kind = modelKindOf(s.model.scene);
   const GuiModelKind& gui = guiModelKind(kind);
   gui.sections(s);
   sectionTitle("DISPLAY");
@@ -129,7 +134,7 @@ void drawModelPanel(AppState& s, ImVec2 pos, ImVec2 size) {
 
 void modelHeader(const AppState& s, const std::string& what) {
   const ModelState& m = s.model;
-  ImGui::TextUnformatted(m.output && m.output->model ? modelShortName(*m.output->model).c_str() : "model");
+  ImGui::TextUnformatted(m.output ? outputName(*m.output).c_str() : "model");
   // The description on the same line while it fits, else wrapped under it: never past the window's edge.
   const std::string rest = "\xE2\x80\x94 " + what;
   ImGui::SameLine();
@@ -212,7 +217,8 @@ void bodyView(AppState& s, const ModelKindView& view, const ModelOutput& o, Heat
 #define ATTN_GUI_MODEL_KINDS(X) \
   X(kGuiTextKind)               \
   X(kGuiSeq2SeqKind)            \
-  X(kGuiVisionKind)
+  X(kGuiVisionKind)             \
+  X(kGuiAttentionKind)
 
 #define ATTN_DECLARE_GUI_MODEL_KIND(entry) extern const GuiModelKind entry;
 ATTN_GUI_MODEL_KINDS(ATTN_DECLARE_GUI_MODEL_KIND)
@@ -235,7 +241,7 @@ ModelFigureSelection modelSelection(const ModelViewState& v, const ModelOutput& 
   f.head = v.head;
   f.query = v.query;
   f.key = v.key;
-  if (const GuiModelKind& gui = guiModelKind(modelKindOf(o.model.get())); gui.select) gui.select(v, f);
+  if (const GuiModelKind& gui = guiModelKind(modelKindOf(o)); gui.select) gui.select(v, f);
   return f;
 }
 
@@ -252,7 +258,7 @@ void drawModelView(AppState& s, HeatmapRenderer& gl, ImVec2 pos, ImVec2 size) {
                                                   : "loading and running the model\xE2\x80\xA6";
     centeredText(ImGui::GetContentRegionAvail(), msg);
   } else {
-    const ModelKindInfo& kind = modelKindOf(o->model.get());
+    const ModelKindInfo& kind = modelKindOf(*o);
     const GuiModelKind& gui = guiModelKind(kind);
     // The view a model of this kind shows (after another kind's was open).
     if (!findModelView(kind, s.model.view.view)) s.model.view.view = kind.views.front().name;

@@ -146,7 +146,7 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
     if (io.WantTextInput) continue;
     if (k.key == GLFW_KEY_TAB) s.show_panel = !s.show_panel;
     if (model) {
-      const std::vector<ModelKindView>& mv = modelKindOf(s.model.scene.model.get()).views;
+      const std::vector<ModelKindView>& mv = modelKindOf(s.model.scene).views;
       if (k.key >= GLFW_KEY_1 && k.key < GLFW_KEY_1 + static_cast<int>(mv.size()))
         s.model.view.view = mv[static_cast<size_t>(k.key - GLFW_KEY_1)].name;
       generationKey(s, k.key);
@@ -211,7 +211,7 @@ float drawMenuBar(AppState& s) {
     ImGui::Separator();
     int i = 1;
     if (model) {
-      for (const ModelKindView& v : modelKindOf(s.model.scene.model.get()).views) {
+      for (const ModelKindView& v : modelKindOf(s.model.scene).views) {
         const std::string shortcut = std::to_string(i++);
         if (ImGui::MenuItem(v.name.c_str(), shortcut.c_str(), s.model.view.view == v.name)) s.model.view.view = v.name;
       }
@@ -598,13 +598,15 @@ void drawStatusBar(AppState& s, JobRunner& runner, ImVec2 pos, ImVec2 size) {
     const ModelRun& r = mo->analysis->run;
     // A generation's run is assembled from its steps: its time is the generation's.
     char pass[64];
-    if (mo->generation)
+    if (mo->source)
+      std::snprintf(pass, sizeof pass, "read from a file");
+    else if (mo->generation)
       std::snprintf(pass, sizeof pass, "generated %zu tokens in %.2f s", mo->generation->tokens.size(), mo->generation->seconds);
     else
       std::snprintf(pass, sizeof pass, "forward %.1f ms", r.compute_seconds * 1e3);
     ImGui::Text("%s   %lld tokens   %lld layers \xC3\x97 %lld heads   %s   %s   frame %.1f ms",
-                modelShortName(*mo->model).c_str(), static_cast<long long>(r.tokens.size()),
-                static_cast<long long>(r.layers), static_cast<long long>(r.heads), formatFlops(r.flops).c_str(), pass,
+                outputName(*mo).c_str(), static_cast<long long>(r.tokens.size()),
+                static_cast<long long>(r.layers), static_cast<long long>(r.heads), mo->source ? mo->source->described.c_str() : formatFlops(r.flops).c_str(), pass,
                 s.frame_ms);
   } else if (s.workspace == Workspace::Variants && s.output && s.output->result) {
     const Result& r = *s.output->result;

@@ -105,6 +105,10 @@ MatrixStyle probabilityStyle(AppState& s) {
 std::string tokenCaption(const ModelRun& r, int64_t i) {
   return std::to_string(i) + " '" + r.tokens[static_cast<size_t>(i)] + "'";
 }
+// The same for a query (a map's row: cross-attention's rows have tokens of their own).
+std::string queryCaption(const ModelRun& r, int64_t i) {
+  return std::to_string(i) + " '" + queryTokens(r)[static_cast<size_t>(i)] + "'";
+}
 
 }  // namespace
 
@@ -117,9 +121,9 @@ void clampModelSelection(ModelState& m) {
   const ModelRun& r = o->analysis->run;
   v.layer = std::clamp<int>(v.layer, 0, static_cast<int>(std::max<int64_t>(1, r.layers)) - 1);
   v.head = std::clamp<int>(v.head, 0, static_cast<int>(std::max<int64_t>(1, r.heads)) - 1);
-  const int64_t n = tokenCount(r);
-  if (n == 0) return;
-  if (v.query >= n) v.query = n - 1;
+  const int64_t n = tokenCount(r), rows = static_cast<int64_t>(queryTokens(r).size());
+  if (n == 0 || rows == 0) return;
+  if (v.query >= rows) v.query = rows - 1;
   if (v.key >= n) v.key = -1;
   if (r.causal && v.key > std::max<int64_t>(v.query, 0)) v.key = -1;
 }
@@ -163,7 +167,7 @@ void textDisplayControls(AppState& s) {
   if (!r) return;
   ImGui::SliderInt("layer", &v.layer, 0, static_cast<int>(r->layers) - 1);
   ImGui::SliderInt("head", &v.head, 0, static_cast<int>(r->heads) - 1);
-  const int n = static_cast<int>(tokenCount(*r));
+  const int n = static_cast<int>(queryTokens(*r).size());
   int q = static_cast<int>(v.query < 0 ? n - 1 : v.query);
   if (ImGui::SliderInt("query", &q, 0, n - 1)) v.query = q;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("the query token of the Q/K view and of the predictions");
@@ -241,7 +245,7 @@ int64_t layerWindow(const ModelRun& r, int layer) {
 // One head's map (`map`, of `layer`) with token axes and the layer's window.
 MatrixSpec headView(const ModelRun& r, const Mat& map, int layer) {
   MatrixSpec v = MatrixSpec::of(map);
-  v.row_labels = &r.tokens;
+  v.row_labels = &queryTokens(r);
   v.col_labels = &r.tokens;
   v.sliding_window = layerWindow(r, layer);
   v.window_centered = !r.causal;
@@ -388,9 +392,9 @@ void modelGridView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
     ImGui::SetCursorScreenPos(ImVec2(origin.x, below));
     focusedHeadNumbers(s.model.output->analysis->summaries, v.layer, v.head, column_w, {});
     ImGui::Spacing();
-    const int64_t q = v.query < 0 ? tokenCount(r) - 1 : v.query;
+    const int64_t q = v.query < 0 ? static_cast<int64_t>(queryTokens(r).size()) - 1 : v.query;
     if (const Mat* map = focusMap(s))
-      strongestKeys("QUERY " + tokenCaption(r, q) + " ATTENDS TO", *map, q, [&r](int64_t k) { return tokenCaption(r, k); },
+      strongestKeys("QUERY " + queryCaption(r, q) + " ATTENDS TO", *map, q, [&r](int64_t k) { return tokenCaption(r, k); },
                     column_w, origin.y + avail.y - ImGui::GetCursorScreenPos().y);
   }
   ImGui::SetCursorScreenPos(ImVec2(origin.x + column_w + gap, across ? below : origin.y));
@@ -700,7 +704,36 @@ bool textPrepare(AppState& s, const ModelOutput& o) {
     centeredText(ImGui::GetContentRegionAvail(), everyMapRefusal(*o.analysis, "the " + view + " view").c_str());
     return false;
   }
+  if (view == "rollout" && !o.analysis->run.query_tokens.empty()) {
+    centeredText(ImGui::GetContentRegionAvail(), "rollout composes a model's self-attention layer by layer: cross-attention has none");
+    return false;
+  }
+  if (view == "qk" && o.analysis->run.q.empty()) {  // attention from a file without its q and k
+    centeredText(ImGui::GetContentRegionAvail(),
+                 "the Q/K view needs each layer's queries and keys, which this file lacks: open it with --q Q.npy --k K.npy");
+    return false;
+  }
   return true;
+}
+
+// ATTENTION FILE: what was read, and what the views can draw from it.
+void attentionSections(AppState& s) {
+  const AttentionSource* src = s.model.scene.source.get();
+  if (!src) return;
+  const ModelRun& r = src->analysis->run;
+  sectionTitle("ATTENTION FILE");
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("%s", src->described.c_str());
+  if (!r.query_tokens.empty())
+    ImGui::TextDisabled("cross-attention: %lld target rows over %lld source tokens", static_cast<long long>(r.query_tokens.size()),
+                        static_cast<long long>(tokenCount(r)));
+  else
+    ImGui::TextDisabled("%lld tokens \xC2\xB7 %s", static_cast<long long>(tokenCount(r)), r.causal ? "causal" : "bidirectional");
+  ImGui::TextDisabled("%s", r.q.empty() ? "no q, k (Q/K view off)" : "q, k given");
+  if (src->analysis->pooled)
+    ImGui::TextDisabled("pooled in blocks of %lld tokens; the focused head is read whole from the file",
+                        static_cast<long long>(r.pooled.block));
+  ImGui::PopTextWrapPos();
 }
 
 }  // namespace
@@ -720,6 +753,23 @@ extern const GuiModelKind kGuiTextKind = {
         {"pattern", [](AppState& s, const ModelOutput& o, HeatmapRenderer& gl) { patternView(s, o.analysis->run, gl); }},
     },
     [](const ModelViewState& v, ModelFigureSelection& f) { f.measure = kindView<TextViewState>(v).measure; },
+    nullptr,
+};
+
+// Attention from a file: the text kind's views of its maps, without the
+// text, the predictions or the pattern (no model ran; app/export/figure_attention.cpp).
+extern const GuiModelKind kGuiAttentionKind = {
+    "attention",
+    attentionSections,
+    textDisplayControls,
+    nullptr,
+    textPrepare,
+    [] {
+      std::vector<ModelScreen> screens = kGuiTextKind.screens;
+      std::erase_if(screens, [](const ModelScreen& m) { return m.view == "pattern"; });
+      return screens;
+    }(),
+    kGuiTextKind.select,
     nullptr,
 };
 

@@ -18,7 +18,7 @@ namespace attn {
 // [SECTION] Scene and output
 
 bool sameModelScene(const ModelScene& a, const ModelScene& b) {
-  if (a.model != b.model || a.text != b.text || a.truncate != b.truncate || a.pattern != b.pattern ||
+  if (a.model != b.model || a.source != b.source || a.text != b.text || a.truncate != b.truncate || a.pattern != b.pattern ||
       a.predict_at != b.predict_at || a.generation != b.generation || a.generation_steps != b.generation_steps ||
       a.maps != b.maps || a.inputs != b.inputs)
     return false;
@@ -72,14 +72,69 @@ void startOnModel(ModelScene& s, const std::string& path) {
   if (isModelExampleText(s.text)) s.text = modelExampleText(path);
 }
 
+void finishAnalysis(ModelAnalysis& a) {
+  if (a.run.maps != MapsChoice::Mode::All) {
+    a.pooled = true;
+    const PooledMaps& p = a.run.pooled;
+    a.thumbnails.resize(static_cast<size_t>(a.run.layers));
+    for (int64_t l = 0; l < a.run.layers; ++l)
+      for (int64_t h = 0; h < a.run.heads; ++h)
+        a.thumbnails[static_cast<size_t>(l)].push_back(p.mean[static_cast<size_t>(l * a.run.heads + h)]);
+    const int64_t L = static_cast<int64_t>(a.run.tokens.size());
+    for (int64_t b = 0; b < p.n; ++b)
+      a.block_labels.push_back(std::to_string(b * p.block) + "\xE2\x80\x93" + std::to_string(std::min(L, (b + 1) * p.block) - 1));
+  }
+  if (!a.pooled && a.run.query_tokens.empty()) a.rollout = attentionRollout(a.run.attention);  // self-attention's
+  for (const Mat& r : a.rollout) {
+    const int64_t skip = a.run.causal && r.rows() > 1 ? 1 : 0;
+    a.rollout_stats.push_back(ValueStats::of(r.data() + skip * r.cols(), (r.rows() - skip) * r.cols()));
+    if (skip && a.rollout_mask.size() == 0) {
+      a.rollout_mask = Mat::Ones(r.rows(), r.cols());
+      a.rollout_mask.row(0).setZero();
+    }
+  }
+}
+
+namespace {
+
+// A pooled run's focused head, whole: the previous output's while it is the
+// same run and head, else `read` (its error shown in the view).
+void focusWhole(ModelOutput& out, const ModelScene& s, const ModelOutput* previous, const std::function<Mat()>& read) {
+  const ModelRun& r = out.analysis->run;
+  out.focus_layer = std::clamp<int64_t>(s.layer, 0, r.layers - 1);
+  out.focus_head = std::clamp<int64_t>(s.head, 0, r.heads - 1);
+  if (previous && previous->analysis == out.analysis && previous->focus_layer == out.focus_layer &&
+      previous->focus_head == out.focus_head) {
+    out.focus_map = previous->focus_map;
+    out.focus_error = previous->focus_error;
+    return;
+  }
+  try {
+    out.focus_map = std::make_shared<const Mat>(read());
+  } catch (const InputError& e) {
+    out.focus_error = e.what();
+  }
+}
+
+}  // namespace
+
 ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, const RunContext& ctx) {
+  ModelOutput out;
+  out.text = s.text;
+  out.inputs = s.inputs;
+  if (s.source) {  // attention from a file: the analysis read when it was opened
+    out.source = s.source;
+    out.text = s.source->text;
+    out.analysis = s.source->analysis;
+    out.maps = s.maps;
+    if (out.analysis->pooled)
+      focusWhole(out, s, previous, [&] { return attentionHeadMap(*s.source, out.focus_layer, out.focus_head); });
+    return out;
+  }
   if (!s.model) throw InputError("model: no model is loaded (File ▸ Open Model…)");
   const Model& m = *s.model;
-  ModelOutput out;
   out.model = s.model;
-  out.text = s.text;
   out.truncate = s.truncate;
-  out.inputs = s.inputs;
   out.files = s.files;
   if (isEncoderDecoder(m) || isVisionModel(m)) {
     // Their own runs: reused while the source, target and picture are the same (a new focus costs nothing).
@@ -124,27 +179,7 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
     }
     a->summaries = summarizeHeads(a->run, *out.repeated);
     a->every_map_limit = longestTextWithEveryMap(m);
-    if (a->run.maps != MapsChoice::Mode::All) {
-      a->pooled = true;
-      const PooledMaps& p = a->run.pooled;
-      a->thumbnails.resize(static_cast<size_t>(a->run.layers));
-      for (int64_t l = 0; l < a->run.layers; ++l)
-        for (int64_t h = 0; h < a->run.heads; ++h)
-          a->thumbnails[static_cast<size_t>(l)].push_back(p.mean[static_cast<size_t>(l * a->run.heads + h)]);
-      const int64_t L = static_cast<int64_t>(a->run.ids.size());
-      for (int64_t b = 0; b < p.n; ++b)
-        a->block_labels.push_back(std::to_string(b * p.block) + "\xE2\x80\x93" +
-                                  std::to_string(std::min(L, (b + 1) * p.block) - 1));
-    }
-    if (!a->pooled) a->rollout = attentionRollout(a->run.attention);
-    for (const Mat& r : a->rollout) {
-      const int64_t skip = a->run.causal && r.rows() > 1 ? 1 : 0;
-      a->rollout_stats.push_back(ValueStats::of(r.data() + skip * r.cols(), (r.rows() - skip) * r.cols()));
-      if (skip && a->rollout_mask.size() == 0) {
-        a->rollout_mask = Mat::Ones(r.rows(), r.cols());
-        a->rollout_mask.row(0).setZero();
-      }
-    }
+    finishAnalysis(*a);
     out.analysis = std::move(a);
   }
   const int64_t L = static_cast<int64_t>(out.analysis->run.ids.size());
@@ -155,21 +190,8 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
   else
     out.predictions = std::move(predictTokens(m, out.analysis->run.hidden, {out.predicted_at}, kPredictions,
                                               ctx)[static_cast<size_t>(out.predicted_at)]);
-  if (out.analysis->pooled) {
-    const ModelRun& r = out.analysis->run;
-    out.focus_layer = std::clamp<int64_t>(s.layer, 0, r.layers - 1);
-    out.focus_head = std::clamp<int64_t>(s.head, 0, r.heads - 1);
-    if (same_run && previous->focus_layer == out.focus_layer && previous->focus_head == out.focus_head) {
-      out.focus_map = previous->focus_map;
-      out.focus_error = previous->focus_error;
-    } else {
-      try {
-        out.focus_map = std::make_shared<const Mat>(headMap(r, out.focus_layer, out.focus_head, ctx));
-      } catch (const InputError& e) {
-        out.focus_error = e.what();
-      }
-    }
-  }
+  if (out.analysis->pooled)
+    focusWhole(out, s, previous, [&] { return headMap(out.analysis->run, out.focus_layer, out.focus_head, ctx); });
   if (s.pattern) {
     out.has_pattern = true;
     const VariantInfo* v = findVariant(s.pattern_variant);
@@ -198,8 +220,9 @@ namespace {
 Result tokensResult(const ModelRun& run, const std::string& title) {
   Result r;
   r.variant = title;
-  r.q_tokens = r.k_tokens = run.tokens;
-  if (run.causal) r.mask = causalMask(static_cast<int64_t>(run.tokens.size()), static_cast<int64_t>(run.tokens.size()));
+  r.q_tokens = queryTokens(run);
+  r.k_tokens = run.tokens;
+  if (run.causal && run.query_tokens.empty()) r.mask = causalMask(static_cast<int64_t>(run.tokens.size()), static_cast<int64_t>(run.tokens.size()));
   return r;
 }
 
@@ -486,12 +509,10 @@ Scatter headScatter(const std::vector<HeadSummary>& summaries) {
   return s;
 }
 
-std::string modelShortName(const Model& m) {
-  std::string label = modelInfo(m).label;
-  if (label.rfind(kShippedPrefix, 0) == 0) return label.substr(std::string(kShippedPrefix).size());
-  const std::filesystem::path p(label);
-  const std::string name = p.has_filename() ? p.filename().string() : p.parent_path().filename().string();
-  return name.empty() ? label : name;
+std::string modelShortName(const Model& m) { return shortModelName(modelInfo(m).label); }
+
+std::string outputName(const ModelOutput& o) {
+  return o.source ? o.source->name : o.model ? modelShortName(*o.model) : std::string("model");
 }
 
 }  // namespace attn

@@ -7,6 +7,7 @@
 // widgets and figures draw them.
 #pragma once
 
+#include "app/model/attention_scene.h"
 #include "app/model/seq2seq_scene.h"
 #include "app/model/vision_scene.h"
 #include "engine/model/blocks/head_metrics.h"
@@ -32,11 +33,15 @@ namespace attn {
 struct ModelInputs {
   Seq2SeqInputs seq2seq;
   VisionInputs vision;
+  AttentionInputs attention;  // attention from a file (its `source` is what was read)
   bool operator==(const ModelInputs&) const = default;
 };
 
 struct ModelScene {
   std::shared_ptr<const Model> model;
+  // Attention from a file instead of a model (the attention kind): read once,
+  // when it is opened; `model` is then null.
+  std::shared_ptr<const AttentionSource> source;
   std::string text;
   bool truncate = false;  // cut the text at the model's positions
   bool pattern = false;   // compute the pattern (the pattern view is shown)
@@ -79,6 +84,7 @@ struct ModelAnalysis {
 
 struct ModelOutput {
   std::shared_ptr<const Model> model;
+  std::shared_ptr<const AttentionSource> source;  // attention from a file: the scene's (then `model` is null)
   std::string text;
   bool truncate = false;
   MapsChoice::Mode maps = MapsChoice::Mode::Auto;
@@ -127,6 +133,10 @@ void setModelInputs(ModelScene& s, const std::string& model_path, const std::str
 // model's example (no one's own words), on the text the new model opens on
 // (modelExampleText: the shipped T5 on a sentence it translates).
 void startOnModel(ModelScene& s, const std::string& path);
+
+// What a ModelAnalysis derives from its run: a pooled run's thumbnails and
+// block labels, or every map's rollout and its colour ranges (self-attention's only).
+void finishAnalysis(ModelAnalysis& a);
 
 // Runs what `s` needs. From `previous` (may be null) it reuses the model run
 // when model, text and truncation are the same (then a new predict_at costs
@@ -201,5 +211,7 @@ Scatter headScatter(const std::vector<HeadSummary>& summaries);
 
 // A short name for the model: its folder name, or the embedded label.
 std::string modelShortName(const Model& m);
+// The short name of what an output shows: its model, or its file of attention.
+std::string outputName(const ModelOutput& o);
 
 }  // namespace attn

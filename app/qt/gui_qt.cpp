@@ -108,15 +108,16 @@ void QtSession::showError(const std::string& title, const std::string& text) {
 std::optional<std::string> QtSession::openModel() {
   std::optional<std::string> out;
   withRepaint([&] {
-    QFileDialog dlg(nullptr, "Open Model", QString::fromStdString(last_dir_),
-                    "Model weights (*.safetensors);;All files (*)");
+    QFileDialog dlg(nullptr, "Open Model or Attention", QString::fromStdString(last_dir_),
+                    "Model weights or attention maps (*.safetensors *.npy *.npz);;All files (*)");
     dlg.setOption(QFileDialog::DontUseNativeDialog);
     dlg.setFileMode(QFileDialog::ExistingFile);
     dlg.setAcceptMode(QFileDialog::AcceptOpen);
     dlg.setLabelText(QFileDialog::Accept, "Open file");
     // A Hugging Face model is a folder: one more button accepts the folder shown.
     auto* folder = new QPushButton("Open this folder");
-    folder->setToolTip("the folder with config.json, model.safetensors (or shards) and the tokenizer files");
+    folder->setToolTip("a model's folder (config.json, model.safetensors or shards, the tokenizer files), or a folder of "
+                       "attention maps (attention.npy, tokens.json: what `attnlab model run` or attnlab.save writes)");
     QObject::connect(folder, &QPushButton::clicked, &dlg, [&] {
       out = dlg.directory().absolutePath().toStdString();
       dlg.reject();

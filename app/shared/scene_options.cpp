@@ -33,6 +33,19 @@ void validateScene(const SceneOptions& o) {
     resolveParams(info, o.sets);
     if (!o.model_workspace && !o.view.empty()) variantView(info, o.view);
   }
+  if (!o.attention.empty()) {
+    if (!o.model.empty() || !o.variant.empty())
+      throw InputError(std::string("--attention and ") + (o.model.empty() ? "--variant" : "--model") +
+                       ": choose one (attention from a file, a model or a variant)");
+    if (!o.target.empty() || !o.image.empty() || !o.pattern.empty() || o.truncate || !o.input.text.empty())
+      throw InputError(!o.target.empty() ? "--target: a model's input; attention from a file has its tokens (--tokens)"
+                       : !o.image.empty() ? "--image: a model's input; attention from a file has its tokens (--tokens)"
+                       : !o.pattern.empty() ? "--pattern: runs on a model's q and k in its pass; attention from a file has none"
+                       : o.truncate ? "--truncate: cuts a model's text; attention from a file is drawn whole"
+                                    : "--text: attention from a file has its own tokens (--tokens FILE names them)");
+  } else if (!o.tokens.empty()) {
+    throw InputError("--tokens: names the tokens of attention from a file (--attention PATH)");
+  }
   if (o.model.rfind(kShippedPrefix, 0) == 0) modelFiles(o.model);  // an unknown shipped name, before any window opens
   if (o.truncate && !o.model_workspace) throw InputError("--truncate: cuts a model's text (the model workspace); a variant's text is never cut");
   if (o.model_workspace && !o.view.empty()) checkModelViewName(o.view);

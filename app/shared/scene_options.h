@@ -22,6 +22,8 @@ struct SceneOptions {
   // and --pattern; --variant, --set and synthetic or file inputs open the variant workspace.
   bool model_workspace = true;
   std::string model;              // --model PATH (folder or .safetensors, or shipped:NAME); empty: the embedded default
+  std::string attention;          // --attention PATH: attention from a file instead of a model (its q, k: input.q, input.k)
+  std::string tokens;             // --tokens FILE: its tokens
   bool truncate = false;          // --truncate: cut a model's text longer than its positions
   std::string target;             // --target TEXT: an encoder–decoder's target (empty: the model's own translation)
   std::string image;              // --image FILE: a ViT's picture (a shipped model's "examples/…" or a file)

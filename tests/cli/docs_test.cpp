@@ -105,7 +105,8 @@ std::map<std::string, std::vector<std::string>> modelKindViews() {
 // docs/models.md's section on each kind's window; a new kind needs its line here.
 const std::map<std::string, std::string> kKindSections = {{"text", "## In the window"},
                                                           {"encoder-decoder", "## Encoder–decoder models (T5, BART)"},
-                                                          {"vision", "## Vision Transformers (ViT)"}};
+                                                          {"vision", "## Vision Transformers (ViT)"},
+                                                          {"attention", "## Attention from your own files"}};
 
 // Each kind's section names every view of the kind (`name` or **name**) and
 // its keys, 1 to the number of views.

@@ -124,6 +124,9 @@ class MapStream;  // engine/model/blocks/maps.h
 struct ModelRun {
   std::vector<int32_t> ids;          // BERT: with [CLS] … [SEP]; LLaMA: with <s> when the tokenizer adds it
   std::vector<std::string> tokens;   // display strings
+  // The maps' rows where they are not `tokens`: cross-attention read from a
+  // file (app/model/attention_scene.h), target rows over source columns. Empty: `tokens`.
+  std::vector<std::string> query_tokens;
   int64_t layers = 0, heads = 0, d_head = 0;
   int64_t kv_heads = 0;              // query heads h share key/value head h / (heads / kv_heads)
   int64_t sliding_window = 0;        // Mistral: keys further back than this are masked; 0: none
@@ -166,6 +169,9 @@ struct ModelRun {
   double attention_flops = 0, attention_seconds = 0;  // of those, the attention's (QKᵀ, softmax, AV, maps streamed)
   int threads = 1;  // OpenMP threads the pass ran on (engine/parallel.h threadsAvailable)
 };
+
+// The tokens of the maps' rows (query_tokens, or tokens).
+inline const std::vector<std::string>& queryTokens(const ModelRun& r) { return r.query_tokens.empty() ? r.tokens : r.query_tokens; }
 
 // An encoder–decoder's run (T5, BART): the three kinds of maps, every one kept.
 struct Seq2SeqRun {

@@ -14,12 +14,8 @@
 #ifdef __F16C__
 #include <immintrin.h>
 #endif
-#include <fcntl.h>
 #include <fstream>
 #include <limits>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace attn {
 
@@ -160,29 +156,13 @@ SafetensorsHeader parseSafetensorsHeader(const uint8_t* bytes, uint64_t size, co
 
 // [SECTION] Reading
 std::shared_ptr<const SafetensorsFile> SafetensorsFile::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw InputError(path + ": cannot open (" + std::strerror(errno) + ")");
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw InputError(path + ": not a regular file");
-  }
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
   std::shared_ptr<SafetensorsFile> f(new SafetensorsFile());
+  f->map_ = MappedFile::open(path, path);
   f->what_ = path;
-  f->size_ = size;
-  if (size > 0) {
-    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      ::close(fd);
-      throw InputError(path + ": cannot map the file (" + std::strerror(errno) + ")");
-    }
-    f->bytes_ = static_cast<const uint8_t*>(p);
-    f->mapped_ = true;
-  }
-  ::close(fd);  // the mapping keeps the file
+  f->bytes_ = f->map_->data();
+  f->size_ = f->map_->size();
   static const uint8_t kEmpty[1] = {0};
-  f->header_ = parseSafetensorsHeader(f->bytes_ ? f->bytes_ : kEmpty, size, path);
+  f->header_ = parseSafetensorsHeader(f->bytes_ ? f->bytes_ : kEmpty, f->size_, path);
   return f;
 }
 
@@ -194,10 +174,6 @@ std::shared_ptr<const SafetensorsFile> SafetensorsFile::fromMemory(const uint8_t
   f->size_ = size;
   f->header_ = parseSafetensorsHeader(bytes, size, what);
   return f;
-}
-
-SafetensorsFile::~SafetensorsFile() {
-  if (mapped_) ::munmap(const_cast<uint8_t*>(bytes_), size_);
 }
 
 const TensorEntry* SafetensorsFile::find(const std::string& name) const {
@@ -248,17 +224,22 @@ void f16ToFloats(const uint8_t* src, int64_t n, float* out) {
 
 }  // namespace
 
-void SafetensorsFile::floatsAt(const TensorEntry& t, int64_t first, int64_t count, float* out) const {
-  const uint8_t* src = data(t);
-  switch (t.dtype) {
+void toFloats(DType t, const uint8_t* src, int64_t count, float* out) {
+  switch (t) {
     case DType::F32:
-      if (count > 0) std::memcpy(out, src + 4 * first, static_cast<size_t>(count) * 4);
+      if (count > 0) std::memcpy(out, src, static_cast<size_t>(count) * 4);
       return;
-    case DType::F16: f16ToFloats(src + 2 * first, count, out); return;
-    case DType::BF16: bf16ToFloats(src + 2 * first, count, out); return;
+    case DType::F16: f16ToFloats(src, count, out); return;
+    case DType::BF16: bf16ToFloats(src, count, out); return;
     case DType::I64: break;
   }
-  throw InputError(what_ + ": tensor '" + t.name + "' is " + dtypeName(t.dtype) + ", not a float tensor");
+  throw std::logic_error("toFloats: " + dtypeName(t) + " is not a float type");
+}
+
+void SafetensorsFile::floatsAt(const TensorEntry& t, int64_t first, int64_t count, float* out) const {
+  if (t.dtype == DType::I64)
+    throw InputError(what_ + ": tensor '" + t.name + "' is " + dtypeName(t.dtype) + ", not a float tensor");
+  toFloats(t.dtype, data(t) + dtypeBytes(t.dtype) * first, count, out);
 }
 
 const float* SafetensorsFile::floats(const TensorEntry& t, std::vector<float>& storage) const {

@@ -22,12 +22,19 @@
 
 namespace attn {
 
+class MappedFile;
+
 // I64 is read (and validated) only so that checkpoints holding integer
 // buffers (BERT's embeddings.position_ids) open; floats() refuses it.
 enum class DType { F32, F16, BF16, I64 };
 std::string dtypeName(DType t);  // "F32", "F16", "BF16", "I64"
 std::string shapeText(const std::vector<int64_t>& shape);  // "[3, 4]"
 int dtypeBytes(DType t);
+
+// `count` little-endian values of a float type (F32, F16, BF16; not I64) at
+// `src`, any alignment, as floats into `out`; past a million values on the
+// OpenMP threads.
+void toFloats(DType t, const uint8_t* src, int64_t count, float* out);
 
 struct TensorEntry {
   std::string name;
@@ -58,7 +65,6 @@ class SafetensorsFile {
   static std::shared_ptr<const SafetensorsFile> open(const std::string& path);  // mmap; InputError naming path
   // Bytes owned elsewhere that outlive the object (embedded assets).
   static std::shared_ptr<const SafetensorsFile> fromMemory(const uint8_t* bytes, uint64_t size, const std::string& what);
-  ~SafetensorsFile();
   SafetensorsFile(const SafetensorsFile&) = delete;
   SafetensorsFile& operator=(const SafetensorsFile&) = delete;
 
@@ -81,7 +87,7 @@ class SafetensorsFile {
   std::string what_;
   const uint8_t* bytes_ = nullptr;
   uint64_t size_ = 0;
-  bool mapped_ = false;
+  std::shared_ptr<const MappedFile> map_;  // null for bytes held elsewhere
   SafetensorsHeader header_;
 };
 
