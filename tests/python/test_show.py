@@ -138,8 +138,6 @@ def test_save_writes_the_folder_attention_reads(run_bin, tmp_path):
         attnlab.show(folder, WORDS[:4])
 
 
-@pytest.mark.xfail(strict=True, reason="the executable reads a square map's tokens.json as self-attention's "
-                   "{\"tokens\"} only")
 def test_cross_attention_of_equal_lengths_keeps_both_token_lists(tmp_path):
     # T5 on a source and a target of as many tokens: cross-attention all the same, its columns the source's.
     maps = softmax_maps(1, 2, 4, 4).numpy()
