@@ -14,6 +14,7 @@ else
     qt6-base-dev qt6-svg-dev
     libgtest-dev libgmock-dev libbenchmark-dev
     xvfb xauth poppler-utils python3-sentencepiece python3-pil python3-numpy
+    python3-pytest python3-nbclient python3-ipykernel python3-torch python3-venv
     fonts-dejavu-core fonts-noto-cjk
     clang-14 libclang-rt-14-dev libomp-14-dev
   )

@@ -2,7 +2,8 @@
 # Installs what is missing, builds with warnings as errors, and runs every
 # test:
 #   1. the Release build (build/, GCC): engine, CLI, GUI (the GUI tests start
-#      their own Xvfb servers) and app tests;
+#      their own Xvfb servers) and app tests, and the Python package's
+#      (tests/python, pytest against the binary just built);
 #   2. the app and the engine tests, warnings as errors, compiled for
 #      AVX-512 (built, not run);
 #   3. the sanitizer build (build/sanitize/, clang): AddressSanitizer and
@@ -100,7 +101,9 @@ only_tracer_crashes() {
 # Every sanitizer report is fatal (-fno-sanitize-recover, abort_on_error),
 # leaks included. Tests that bound the peak memory (label rss_bound) cannot
 # hold under ASan's shadow memory and are left out by name; the GUI tests
-# (Mesa's llvmpipe under Xvfb) run in step 1 only.
+# (Mesa's llvmpipe under Xvfb) and the Python package's (label python: the
+# files it hands the binary are the CLI tests' and the fuzz targets' to read
+# under the sanitizers) run in step 1 only.
 sanitize() {
   "$root/scripts/deps.sh"
   local dir="$root/build/sanitize"
