@@ -80,7 +80,7 @@ PreparedFigure textModelFigure(const ModelOutput& out, const ModelFigureSelectio
   const ModelRun& r = p.a.run;
   // Too many heads for thumbnails a reader could see: one cell per head, its summary.
   const bool cells = !thumbnailsReadable(static_cast<float>(p.fo.width) * 0.85f, 0.0f, r.layers, r.heads);
-  p.titled(p.name + " \xE2\x80\x94 " + std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) + " heads" +
+  p.titled(p.name + " \xE2\x80\x94 " + layersByHeads(r.layers, r.heads) +
            (cells ? ": " + headMeasureLabel(sel.measure) + " per head" : std::string()));
   if (cells) {  // a page whose height follows its content (a paper's column) takes the heads down its length
     p.fo.view = "heatmap";

@@ -75,8 +75,7 @@ PreparedFigure seq2seqMapsFigure(const ModelOutput& out, const ModelFigureSelect
 PreparedFigure seq2seqGridFigure(const ModelOutput& out, const ModelFigureSelection& sel, const FigureOptions& options) {
   Seq2SeqPage p = seq2seqPage(out, options, sel.kind == Seq2SeqMaps::Encoder);
   const int64_t layers = seq2seqLayers(p.run, sel.kind);
-  p.titled(p.name + " \xE2\x80\x94 " + seq2seqMapsTitle(sel.kind) + ", " + std::to_string(layers) + " layers \xC3\x97 " +
-           std::to_string(p.run.heads) + " heads");
+  p.titled(p.name + " \xE2\x80\x94 " + seq2seqMapsTitle(sel.kind) + ", " + layersByHeads(layers, p.run.heads));
   p.fo.view = "heads";
   for (int64_t l = 0; l < layers; ++l)
     for (int64_t h = 0; h < p.run.heads; ++h) p.fo.params.panel_titles.push_back(headLabel(l, h));

@@ -98,8 +98,7 @@ PreparedFigure visionPictureFigure(const ModelOutput& out, const ModelFigureSele
 // Every layer's heads as maps over the 1 + P tokens.
 PreparedFigure visionGridFigure(const ModelOutput& out, const ModelFigureSelection&, const FigureOptions& options) {
   VisionPage p = visionPage(out, options);
-  p.titled(p.name + " \xE2\x80\x94 " + std::to_string(p.a.run.layers) + " layers \xC3\x97 " + std::to_string(p.a.run.heads) +
-           " heads over [CLS] and the patches");
+  p.titled(p.name + " \xE2\x80\x94 " + layersByHeads(p.a.run.layers, p.a.run.heads) + " over [CLS] and the patches");
   p.fo.view = "heads";
   for (int64_t l = 0; l < p.a.run.layers; ++l)
     for (int64_t h = 0; h < p.a.run.heads; ++h) p.fo.params.panel_titles.push_back(headLabel(l, h));

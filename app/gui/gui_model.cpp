@@ -73,14 +73,13 @@ void modelSection(AppState& s) {
     const ModelConfig& c = info.config;
     ImGui::TextUnformatted(modelShortName(*m.scene.model).c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", info.label.c_str());
-    ImGui::TextDisabled("%s \xC2\xB7 %lld layers \xC3\x97 %lld heads \xC2\xB7 d %lld \xC2\xB7 vocab %lld",
-                        info.config.arch_name.c_str(), static_cast<long long>(c.layers), static_cast<long long>(c.heads),
+    ImGui::TextDisabled("%s \xC2\xB7 %s \xC2\xB7 d %lld \xC2\xB7 vocab %lld", info.config.arch_name.c_str(),
+                        layersByHeads(c.layers, c.heads).c_str(),
                         static_cast<long long>(c.d_model), static_cast<long long>(c.vocab));
   } else if (const AttentionSource* src = m.scene.source.get()) {
     ImGui::TextUnformatted(src->name.c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", src->inputs.path.c_str());
-    ImGui::TextDisabled("attention from a file \xC2\xB7 %lld layers \xC3\x97 %lld heads",
-                        static_cast<long long>(src->analysis->run.layers), static_cast<long long>(src->analysis->run.heads));
+    ImGui::TextDisabled("attention from a file \xC2\xB7 %s", layersByHeads(src->analysis->run.layers, src->analysis->run.heads).c_str());
   } else {
     // A load that failed leaves no model (its reason is in the status bar); otherwise one is on its way.
     ImGui::TextDisabled(s.status_is_error ? "no model: open one" : "loading the model\xE2\x80\xA6");

@@ -604,10 +604,9 @@ void drawStatusBar(AppState& s, JobRunner& runner, ImVec2 pos, ImVec2 size) {
       std::snprintf(pass, sizeof pass, "generated %zu tokens in %.2f s", mo->generation->tokens.size(), mo->generation->seconds);
     else
       std::snprintf(pass, sizeof pass, "forward %.1f ms", r.compute_seconds * 1e3);
-    ImGui::Text("%s   %lld tokens   %lld layers \xC3\x97 %lld heads   %s   %s   frame %.1f ms",
-                outputName(*mo).c_str(), static_cast<long long>(r.tokens.size()),
-                static_cast<long long>(r.layers), static_cast<long long>(r.heads), mo->source ? mo->source->described.c_str() : formatFlops(r.flops).c_str(), pass,
-                s.frame_ms);
+    ImGui::Text("%s   %lld tokens   %s   %s   %s   frame %.1f ms", outputName(*mo).c_str(), static_cast<long long>(r.tokens.size()),
+                layersByHeads(r.layers, r.heads).c_str(), mo->source ? mo->source->described.c_str() : formatFlops(r.flops).c_str(),
+                pass, s.frame_ms);
   } else if (s.workspace == Workspace::Variants && s.output && s.output->result) {
     const Result& r = *s.output->result;
     std::string out_shape = r.output.size() ? "  output [" + std::to_string(r.output.rows()) + ", " +

@@ -112,8 +112,7 @@ void gridView(AppState& s, const Seq2SeqAnalysis& a, HeatmapRenderer& gl) {
   const Seq2SeqRun& r = a.run;
   const Seq2SeqMaps kind = kindView<Seq2SeqViewState>(v).kind;
   const int layers = kindLayers(r, kind);
-  modelHeader(s, std::string(kKindNames[static_cast<int>(kind)]) + ", " + std::to_string(layers) + " layers \xC3\x97 " +
-                     std::to_string(r.heads) + " heads; click a thumbnail to focus it (right: " + headLabel(v.layer, v.head) + ")");
+  modelHeader(s, std::string(kKindNames[static_cast<int>(kind)]) + ", " + layersByHeads(layers, r.heads) + "; click a thumbnail to focus it (right: " + headLabel(v.layer, v.head) + ")");
   const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
   const float font = ImGui::GetFontSize(), gap = font * 1.5f;
   const float grid_w = std::min(avail.x * 0.4f, (avail.y * 0.8f - font * 2) * static_cast<float>(r.heads) / static_cast<float>(layers) + font * 3);

@@ -338,7 +338,7 @@ void modelGridView(AppState& s, const ModelAnalysis& a, HeatmapRenderer& gl) {
   const float caption_h = font * (gqa ? 3.4f : 2.0f);
   const float group_gaps = gqa ? font * 0.7f * static_cast<float>(r.kv_heads - 1) : 0.0f;
   const bool cells = !thumbnailsReadable(whole.x * 0.4f - font * 3 - group_gaps, (whole.y - font * 2) * 0.7f - caption_h, r.layers, r.heads);
-  modelHeader(s, std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) + " heads" +
+  modelHeader(s, layersByHeads(r.layers, r.heads) +
                 (gqa ? " in " + std::to_string(r.kv_heads) + " kv groups" : std::string()) + pooled +
                 (cells ? "; a cell per head (thumbnails would be too small to read), its map on hover"
                        : "; bar: first-token share (accent from 0.3: a sink)") +

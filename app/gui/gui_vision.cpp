@@ -88,8 +88,7 @@ void gridView(AppState& s, const VisionAnalysis& a, HeatmapRenderer& gl) {
   ModelViewState& v = s.model.view;
   const int64_t token = kindView<VisionViewState>(v).token;
   const VisionRun& r = a.run;
-  modelHeader(s, std::to_string(r.layers) + " layers \xC3\x97 " + std::to_string(r.heads) +
-                     " heads over [CLS] and the patches; click a thumbnail to focus it (right: " + headLabel(v.layer, v.head) + ")");
+  modelHeader(s, layersByHeads(r.layers, r.heads) + " over [CLS] and the patches; click a thumbnail to focus it (right: " + headLabel(v.layer, v.head) + ")");
   const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
   const float font = ImGui::GetFontSize(), gap = font * 1.5f;
   const float layers = static_cast<float>(r.layers), heads = static_cast<float>(r.heads);

@@ -262,11 +262,15 @@ std::shared_ptr<const AttentionSource> readAttention(const AttentionInputs& in, 
   src->scores = meta.scores;
   auto a = std::make_shared<ModelAnalysis>();
   ModelRun& run = a->run;
-  const fs::path file = folder ? path / "attention.npy" : path;
+  // A folder's maps: attention.npy, or an encoder–decoder's `model run`'s cross-attention.
+  const fs::path file = !folder                                   ? path
+                        : fs::exists(path / "attention.npy")      ? path / "attention.npy"
+                        : fs::exists(path / "cross_attention.npy") ? path / "cross_attention.npy"
+                                                                   : path / "attention.npy";
   const std::string folder_tokens = folder && fs::exists(path / "tokens.json") ? (path / "tokens.json").string() : "";
   if (folder && !fs::exists(file)) {
     if (!fs::exists(path / "attention_pooled.npy"))
-      throw InputError(in.path + ": --attention: the folder holds neither attention.npy nor attention_pooled.npy");
+      throw InputError(in.path + ": --attention: the folder holds no attention.npy, cross_attention.npy or attention_pooled.npy");
     readPooledFolder(path, meta, in, run, a->summaries);
     run.kv_heads = run.heads;
     run.causal = meta.causal.value_or(true);

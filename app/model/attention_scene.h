@@ -19,8 +19,8 @@ namespace attn {
 struct ModelAnalysis;
 
 // What the attention kind reads (ModelScene::inputs): a folder (what `model
-// run` or attnlab.save writes: attention.npy or the pooled maps,
-// tokens.json, meta.json) or one bare .npy, .npz or .safetensors array;
+// run` or attnlab.save writes: attention.npy, an encoder–decoder's
+// cross_attention.npy, or the pooled maps; tokens.json, meta.json) or one bare .npy, .npz or .safetensors array;
 // tokens from a file (--tokens); q and k per layer for the views that need them.
 struct AttentionInputs {
   std::string path;    // empty: the scene is a model's, not a file's

@@ -259,6 +259,11 @@ std::string headLabel(int64_t layer, int64_t head) {
   return buf;
 }
 
+std::string layersByHeads(int64_t layers, int64_t heads) {
+  return std::to_string(layers) + (layers == 1 ? " layer" : " layers") + " \xC3\x97 " + std::to_string(heads) +
+         (heads == 1 ? " head" : " heads");
+}
+
 std::vector<std::string> layerHeadNames(const ModelRun& run) {
   std::vector<std::string> names;
   const int64_t group = run.kv_heads > 0 && run.kv_heads < run.heads ? run.heads / run.kv_heads : 1;

@@ -187,6 +187,8 @@ std::vector<std::string> layerHeadNames(const ModelRun& run);
 int64_t strongestKey(const ModelRun& run, int64_t layer, int64_t head, int64_t query);
 // "L1 H2"
 std::string headLabel(int64_t layer, int64_t head);
+// "12 layers × 12 heads", "1 layer × 1 head"
+std::string layersByHeads(int64_t layers, int64_t heads);
 // Rollout R_l as a one-head Result.
 Result rolloutResult(const ModelAnalysis& a, int64_t layer, const std::string& title);
 // The head's attention with the pair's terms as extras: q, k, q∘k bars and

@@ -341,6 +341,10 @@ TEST(AttentionFileCli, CrossAttentionHasTargetRowsAndSourceColumns) {
   EXPECT_NE(texts.find("cross-attention, " + std::to_string(T) + " target over " + std::to_string(S) + " source tokens"),
             std::string::npos)
       << texts;
+  // The folder itself opens on its cross-attention: the same panels, titled by the model meta.json names.
+  const nlohmann::json whole = describe({"--attention", (dir / "t5").string(), "--view", "model"}, dir);
+  EXPECT_EQ(whole.at("panels"), d.at("panels"));
+  EXPECT_NE(slurp(dir / "f.svg").find("t5-toy"), std::string::npos);
   RunResult r;
   describe({"--attention", (dir / "t5/cross_attention.npy").string(), "--tokens", (dir / "t5/tokens.json").string(), "--view",
             "rollout"},
