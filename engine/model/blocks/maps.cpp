@@ -196,7 +196,7 @@ void MapStream::addGroup(int64_t l, int64_t g, int64_t group, int64_t r0, const 
   }
 }
 
-void MapStream::finish(ModelRun& run) const {
+void MapStream::finish(ModelRun& run) {
   if (!summaries_) return;
   const int64_t group = heads_ / kv_heads_;
   run.summaries.clear();
@@ -226,17 +226,16 @@ void MapStream::finish(ModelRun& run) const {
       x.group_divergence = terms > 0 ? divergence / static_cast<double>(terms) : 0.0;
       run.summaries.push_back(x);
     }
-  // Pooled means: block sums over the block's rows × columns (the last block shorter).
-  PooledMaps p = pooled_;
-  p.mean.resize(pooled_sum_.size());
-  const int64_t pb = p.block;
+  // Pooled means: block sums over the block's rows × columns (the last block
+  // shorter), divided in place and moved into the run (no copy of the maps).
+  const int64_t pb = pooled_.block;
   auto size = [&](int64_t b) { return static_cast<float>(std::min(L_, (b + 1) * pb) - b * pb); };
-  for (size_t m = 0; m < pooled_sum_.size(); ++m) {
-    p.mean[m] = pooled_sum_[m];
-    for (int64_t i = 0; i < p.n; ++i)
-      for (int64_t j = 0; j < p.n; ++j) p.mean[m](i, j) /= size(i) * size(j);
-  }
-  run.pooled = std::move(p);
+  Mat cells(pooled_.n, pooled_.n);  // the cells' sizes
+  for (int64_t i = 0; i < pooled_.n; ++i)
+    for (int64_t j = 0; j < pooled_.n; ++j) cells(i, j) = size(i) * size(j);
+  for (Mat& m : pooled_sum_) m.array() /= cells.array();
+  pooled_.mean = std::move(pooled_sum_);
+  run.pooled = std::move(pooled_);
 }
 
 Mat headMap(const ModelRun& run, int64_t layer, int64_t head, const RunContext& ctx) {

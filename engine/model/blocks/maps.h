@@ -50,8 +50,8 @@ class MapStream {
   // row's 1/Σe: the Jensen–Shannon divergences of every pair, on the rows
   // that count.
   void addGroup(int64_t l, int64_t g, int64_t group, int64_t r0, const MatRef& stacked, const float* inv_z);
-  // Summaries (without induction) and pooled maps, into `run`.
-  void finish(ModelRun& run) const;
+  // Summaries (without induction) and pooled maps, moved into `run`: the stream is spent.
+  void finish(ModelRun& run);
 
  private:
   struct Sums {
