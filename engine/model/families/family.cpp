@@ -211,7 +211,15 @@ std::vector<Prediction> topKOfRow(const Eigen::Ref<const RowVec>& row, int k, co
   const int kk = static_cast<int>(std::min<int64_t>(std::max(k, 0), V));
   if (kk == 0) return {};
   const float mx = row.maxCoeff();
-  const double z = (row.array() - mx).exp().cast<double>().sum();  // softmax denominator
+  // Softmax denominator z = Σ exp(x − max), summed in double left to right.
+  // The exps first, then the sum: with expf called inside the sum's loop the
+  // running sum went through memory at every key (a call clobbers every
+  // vector register), and that chain was most of the head's top-k time.
+  thread_local std::vector<float> e;
+  e.resize(static_cast<size_t>(V));
+  for (int64_t id = 0; id < V; ++id) e[static_cast<size_t>(id)] = std::exp(row(id) - mx);
+  double z = 0;
+  for (const float x : e) z += x;
   std::vector<int32_t> best;  // ids, best first; ties go to the smaller id
   best.reserve(static_cast<size_t>(kk) + 1);
   for (int32_t id = 0; id < V; ++id) {
