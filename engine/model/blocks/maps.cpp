@@ -95,6 +95,7 @@ MapStream::MapStream(const ModelRun& run, int64_t L, MapsChoice::Mode mode,
       block_rows_(streamBlockRows(L)),
       blocks_((L + block_rows_ - 1) / block_rows_),
       summaries_(run.first_position == 0),
+      pooled_are_maps_(mode == MapsChoice::Mode::All && rows && pooledBlock(L) == 1),
       mode_(mode),
       keep_(static_cast<size_t>(run.layers * run.heads), 0),
       rows_(std::move(rows)) {
@@ -105,6 +106,7 @@ MapStream::MapStream(const ModelRun& run, int64_t L, MapsChoice::Mode mode,
   sums_.resize(static_cast<size_t>(layers_ * heads_ * blocks_));
   pooled_.block = pooledBlock(L);
   pooled_.n = (L + pooled_.block - 1) / pooled_.block;
+  if (pooled_are_maps_) return;
   // Zeroed on every thread: this is where a cold pass first touches the
   // pooled stacks (two of 19 MiB at 128 tokens), a page fault per 4 KiB.
   const int64_t maps = layers_ * heads_, n = pooled_.n;
@@ -147,6 +149,7 @@ void MapStream::addRow(int64_t l, int64_t h, int64_t i, int64_t first, const flo
     const float d0 = static_cast<float>(first - i);  // key first + j is |j + d0| from query i
     s.distance += static_cast<double>(inv_z * ((offsets.head(count) + d0).abs() * w).sum());
   }
+  if (pooled_are_maps_) return;
   // Pooled: the rows of a query block are summed and maximised by key, then,
   // after its last row, cut at the key blocks' edges (a block of the pass's
   // rows never splits a query block, and brings one head's rows in order).
@@ -235,13 +238,15 @@ void MapStream::finish(ModelRun& run) {
     }
   // Pooled means: block sums over the block's rows × columns (the last block
   // shorter), divided in place and moved into the run (no copy of the maps).
-  const int64_t pb = pooled_.block;
-  auto size = [&](int64_t b) { return static_cast<float>(std::min(L_, (b + 1) * pb) - b * pb); };
-  Mat cells(pooled_.n, pooled_.n);  // the cells' sizes
-  for (int64_t i = 0; i < pooled_.n; ++i)
-    for (int64_t j = 0; j < pooled_.n; ++j) cells(i, j) = size(i) * size(j);
-  for (Mat& m : pooled_sum_) m.array() /= cells.array();
-  pooled_.mean = std::move(pooled_sum_);
+  if (!pooled_are_maps_) {
+    const int64_t pb = pooled_.block;
+    auto size = [&](int64_t b) { return static_cast<float>(std::min(L_, (b + 1) * pb) - b * pb); };
+    Mat cells(pooled_.n, pooled_.n);  // the cells' sizes
+    for (int64_t i = 0; i < pooled_.n; ++i)
+      for (int64_t j = 0; j < pooled_.n; ++j) cells(i, j) = size(i) * size(j);
+    for (Mat& m : pooled_sum_) m.array() /= cells.array();
+    pooled_.mean = std::move(pooled_sum_);
+  }
   run.pooled = std::move(pooled_);
 }
 
