@@ -348,7 +348,8 @@ int cmdModelRun(const ModelRunCliOptions& o) {
     const int64_t L = rows.cols();
     std::call_once(maps_opened, [&] {
       maps_path = dir.prepare("attention.npy");
-      maps_file = std::make_unique<NpyStreamWriter>(maps_path, std::vector<int64_t>{info.config.layers, info.config.heads, L, L});
+      maps_file = std::make_unique<NpyStreamWriter>(maps_path,
+                                                    std::vector<int64_t>{info.config.layers, info.config.heads, L, L});
     });
     // Rows of a row-major matrix: one contiguous run of n·L values.
     const Mat block = rows;

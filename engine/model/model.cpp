@@ -356,7 +356,8 @@ std::shared_ptr<const Model> loadModel(const ModelFiles& files, const RunContext
     const auto it = all.find(name);
     if (it == all.end()) continue;
     const int64_t n = it->second.entry->elements();
-    for (int64_t first = 0; first < n; first += kPiece) pieces.push_back({&name, &it->second, first, std::min(kPiece, n - first)});
+    for (int64_t first = 0; first < n; first += kPiece)
+      pieces.push_back({&name, &it->second, first, std::min(kPiece, n - first)});
   }
   std::vector<std::exception_ptr> failed(pieces.size());
   parallelFor(static_cast<int64_t>(pieces.size()), ctx, [&](int64_t i) {

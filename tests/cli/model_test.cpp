@@ -135,14 +135,15 @@ TEST(ModelCli, SingleCellPooledMapsAreTheMaps) {
   const auto model = loadModel(filesOnDisk(tm.dir.string()));
   const ModelRun here = runModel(*model, text, {.top_k = 0});
   const int64_t L = static_cast<int64_t>(here.ids.size());
-  const Array mean = readNpy(all / "attention_pooled.npy", "pooled"), max = readNpy(all / "attention_pooled_max.npy", "max");
+  const Array mean = readNpy(all / "attention_pooled.npy", "pooled");
+  const Array max = readNpy(all / "attention_pooled_max.npy", "pooled max");
   ASSERT_EQ(mean.shape, (std::vector<int64_t>{2, 2, L, L}));
-  for (size_t m = 0; m < 4; ++m)
+  for (int64_t m = 0; m < 4; ++m)
     for (int64_t i = 0; i < L; ++i)
       for (int64_t j = 0; j < L; ++j) {
-        const size_t at = (m * static_cast<size_t>(L) + static_cast<size_t>(i)) * static_cast<size_t>(L) + static_cast<size_t>(j);
-        EXPECT_EQ(mean.data[at], here.pooled.mean[m](i, j));
-        EXPECT_EQ(max.data[at], here.pooled.max[m](i, j));
+        const size_t at = static_cast<size_t>((m * L + i) * L + j);
+        EXPECT_EQ(mean.data[at], here.pooled.mean[static_cast<size_t>(m)](i, j));
+        EXPECT_EQ(max.data[at], here.pooled.max[static_cast<size_t>(m)](i, j));
       }
 }
 

@@ -108,7 +108,7 @@ MapStream::MapStream(const ModelRun& run, int64_t L, MapsChoice::Mode mode,
   pooled_.n = (L + pooled_.block - 1) / pooled_.block;
   if (pooled_are_maps_) return;
   // Zeroed on every thread: this is where a cold pass first touches the
-  // pooled stacks (two of 19 MiB at 128 tokens), a page fault per 4 KiB.
+  // pooled stacks (two of 9.4 MiB for GPT-2 at 256 tokens), a page fault per 4 KiB.
   const int64_t maps = layers_ * heads_, n = pooled_.n;
   pooled_sum_.resize(static_cast<size_t>(maps));
   pooled_.max.resize(static_cast<size_t>(maps));
