@@ -410,10 +410,7 @@ void denseAttentionBlock(const Mat& xq, const Mat& xkv, const AttentionWeights& 
 Mat lmHeadLogits(const Weight& W, const Mat& hidden, double* flops) {
   // logits = h Wᵀ                                                  [P, V]
   *flops += linearFlops(hidden.rows(), W);
-  // [P, V] is written once, fresh: 25 MiB for GPT-2 at 128 positions, one
-  // fault per 2 MiB instead of 6,300 of 4 KiB.
-  Mat logits(hidden.rows(), W.rows);
-  preferHugePages(logits);
+  Mat logits;
   if (W.data) {
     linear(hidden, W, nullptr, true, logits);
     return logits;
