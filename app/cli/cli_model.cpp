@@ -342,11 +342,13 @@ int cmdModelRun(const ModelRunCliOptions& o) {
   // Every map (--maps all, or auto when they fit) goes to attention.npy
   // block of rows by block of rows as the pass makes it: never assembled.
   std::unique_ptr<NpyStreamWriter> maps_file;
+  std::filesystem::path maps_path;
   std::once_flag maps_opened;
   options.map_rows = [&](int64_t l, int64_t h, int64_t r0, const Eigen::Ref<const Mat>& rows) {
     const int64_t L = rows.cols();
     std::call_once(maps_opened, [&] {
-      maps_file = std::make_unique<NpyStreamWriter>(dir.prepare("attention.npy"),
+      maps_path = dir.prepare("attention.npy");
+      maps_file = std::make_unique<NpyStreamWriter>(maps_path,
                                                     std::vector<int64_t>{info.config.layers, info.config.heads, L, L});
     });
     // Rows of a row-major matrix: one contiguous run of n·L values.
@@ -373,13 +375,19 @@ int cmdModelRun(const ModelRunCliOptions& o) {
   if (!attention_shape.empty()) shapes["attention"] = attention_shape;
   // attention_pooled(_max).npy [layers, heads, n, n]
   const std::vector<int64_t> pooled_shape = {run.layers, run.heads, run.pooled.n, run.pooled.n};
-  std::vector<std::span<const float>> means, maxima;
-  for (size_t i = 0; i < run.pooled.mean.size(); ++i) {
-    means.push_back(values(run.pooled.mean[i]));
-    maxima.push_back(values(run.pooled.max[i]));
+  if (run.pooled.mean.empty()) {
+    // Blocks of 1 with every map streamed: the pooled maps are attention.npy (maps.h).
+    for (const char* name : {"attention_pooled.npy", "attention_pooled_max.npy"})
+      std::filesystem::copy_file(maps_path, dir.prepare(name));
+  } else {
+    std::vector<std::span<const float>> means, maxima;
+    for (size_t i = 0; i < run.pooled.mean.size(); ++i) {
+      means.push_back(values(run.pooled.mean[i]));
+      maxima.push_back(values(run.pooled.max[i]));
+    }
+    dir.writeNpy("attention_pooled.npy", pooled_shape, means);
+    dir.writeNpy("attention_pooled_max.npy", pooled_shape, maxima);
   }
-  dir.writeNpy("attention_pooled.npy", pooled_shape, means);
-  dir.writeNpy("attention_pooled_max.npy", pooled_shape, maxima);
   shapes["attention_pooled"] = shapes["attention_pooled_max"] = pooled_shape;
   // heads.json: induction from the repeated random sequence, where the model is causal
   const ModelRun repeated = inductionRun(*model);

@@ -109,6 +109,44 @@ TEST(ModelCli, RunWritesTokensAttentionHiddenAndMeta) {
   EXPECT_EQ(meta["shapes"]["attention"], nlohmann::json({2, 2, L, L}));
 }
 
+// Up to 256 tokens the pooled blocks are single cells, so the pooled maps are
+// the maps: with every map streamed they are written as copies of
+// attention.npy, the same bytes as a run that pools them (--maps pooled) and
+// as the pooled maps this process computes.
+TEST(ModelCli, SingleCellPooledMapsAreTheMaps) {
+  test::TempDir dir;
+  const test::TinyModel tm = test::writeTinyModel(dir / "gpt2");
+  const std::string text = "the cat sat on";
+  auto run = [&](const std::string& maps) {
+    const fs::path out = dir / ("run-" + maps);
+    return std::pair{runAttnlab({"model", "run", tm.dir.string(), "--text", text, "--out", out.string(), "--maps", maps,
+                                 "--top-k", "0"}),
+                     out};
+  };
+  const auto [r_all, all] = run("all");
+  const auto [r_pooled, pooled] = run("pooled");
+  ASSERT_EQ(r_all.status, 0) << r_all.err;
+  ASSERT_EQ(r_pooled.status, 0) << r_pooled.err;
+  EXPECT_EQ(nlohmann::json::parse(test::slurp(all / "meta.json"))["pooled_block"], 1);
+  for (const char* f : {"attention_pooled.npy", "attention_pooled_max.npy"}) {
+    EXPECT_EQ(test::slurp(all / f), test::slurp(pooled / f)) << f;
+    EXPECT_EQ(test::slurp(all / f), test::slurp(all / "attention.npy")) << f;
+  }
+  const auto model = loadModel(filesOnDisk(tm.dir.string()));
+  const ModelRun here = runModel(*model, text, {.top_k = 0});
+  const int64_t L = static_cast<int64_t>(here.ids.size());
+  const Array mean = readNpy(all / "attention_pooled.npy", "pooled");
+  const Array max = readNpy(all / "attention_pooled_max.npy", "pooled max");
+  ASSERT_EQ(mean.shape, (std::vector<int64_t>{2, 2, L, L}));
+  for (int64_t m = 0; m < 4; ++m)
+    for (int64_t i = 0; i < L; ++i)
+      for (int64_t j = 0; j < L; ++j) {
+        const size_t at = static_cast<size_t>((m * L + i) * L + j);
+        EXPECT_EQ(mean.data[at], here.pooled.mean[static_cast<size_t>(m)](i, j));
+        EXPECT_EQ(max.data[at], here.pooled.max[static_cast<size_t>(m)](i, j));
+      }
+}
+
 // --maps: every map streamed to attention.npy, pooled maps only, none, or
 // chosen heads; the pooled maps and heads.json the same whatever is chosen;
 // a run that will not fit refused before anything is written, and auto

@@ -50,8 +50,12 @@ class MapStream {
   // row's 1/Σe: the Jensen–Shannon divergences of every pair, on the rows
   // that count.
   void addGroup(int64_t l, int64_t g, int64_t group, int64_t r0, const MatRef& stacked, const float* inv_z);
-  // Summaries (without induction) and pooled maps, into `run`.
-  void finish(ModelRun& run) const;
+  // Summaries (without induction) and pooled maps, moved into `run`: the stream is spent.
+  // With pooled blocks of 1 (L ≤ 256) and every map handed on whole (`rows`),
+  // each pooled cell is one weight, its mean and max the weight itself: the
+  // pooled maps are the maps the caller was handed, and none are made
+  // (run.pooled: block 1, n = L, mean and max empty).
+  void finish(ModelRun& run);
 
  private:
   struct Sums {
@@ -61,6 +65,7 @@ class MapStream {
   Sums& sums(int64_t l, int64_t h, int64_t b) { return sums_[static_cast<size_t>((l * heads_ + h) * blocks_ + b)]; }
   int64_t layers_, heads_, kv_heads_, L_, block_rows_, blocks_;
   bool summaries_;
+  bool pooled_are_maps_;  // finish() says when
   MapsChoice::Mode mode_;
   std::vector<char> keep_;  // [layer·heads + head]
   MapRowsFn rows_;

@@ -48,6 +48,8 @@ struct MapsChoice {
 // Pooled maps: the L positions cut into n = ⌈L / s⌉ ≤ 256 blocks of
 // s = ⌈L / min(L, 256)⌉ (the last one shorter). mean(i, j) is the mean of the
 // weights from query block i to key block j, max(i, j) their maximum.
+// None are made (mean and max empty) where they would be the maps a run
+// handed on whole through ModelRunOptions::map_rows (blocks of 1: maps.h).
 struct PooledMaps {
   int64_t block = 1, n = 0;
   std::vector<Mat> mean, max;  // [layer·heads + head]  [n, n]

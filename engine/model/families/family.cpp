@@ -203,15 +203,38 @@ void checkIds(const Model& m, const std::vector<int32_t>& ids, int64_t first_pos
 
 namespace {
 
-// Top-k of softmax(logits) for one row, by a single pass that keeps the k
-// best in order (a partial selection: O(V·k) with k ≤ a few, no V-sized sort
-// or index array).                                                 row [V]
-std::vector<Prediction> topKOfRow(const Eigen::Ref<const RowVec>& row, int k, const Tokenizer& tok) {
+// Rows whose softmax denominators are summed side by side.
+constexpr int64_t kRowsTogether = 4;
+
+// The softmax denominators z_r = Σ_j exp(x_rj − max_r) of `n` ≤ kRowsTogether
+// rows of `logits` from row p0, each summed in double from the first key to
+// the last. One row's sum waits the add's latency at every key; four rows'
+// sums side by side do not (and expf, a call that clobbers every vector
+// register, runs in a loop of its own).
+void softmaxDenominators(const Mat& logits, int64_t p0, int64_t n, const float* mx, double* z) {
+  const int64_t V = logits.cols();
+  thread_local Mat e;  // [kRowsTogether, V]: the exps, rows past n zero
+  e.resize(kRowsTogether, V);
+  for (int64_t r = 0; r < kRowsTogether; ++r) {
+    if (r >= n) {
+      e.row(r).setZero();
+      continue;
+    }
+    for (int64_t id = 0; id < V; ++id) e(r, id) = std::exp(logits(p0 + r, id) - mx[r]);
+  }
+  double sum[kRowsTogether] = {};
+  for (int64_t id = 0; id < V; ++id)
+    for (int64_t r = 0; r < kRowsTogether; ++r) sum[r] += e(r, id);
+  std::copy_n(sum, n, z);
+}
+
+// Top-k of softmax(logits) for one row whose max is `mx` and softmax
+// denominator `z`, by a single pass that keeps the k best in order (a partial
+// selection: O(V·k) with k ≤ a few, no V-sized sort or index array).  row [V]
+std::vector<Prediction> topKOfRow(const Eigen::Ref<const RowVec>& row, int k, float mx, double z, const Tokenizer& tok) {
   const int64_t V = row.size();
   const int kk = static_cast<int>(std::min<int64_t>(std::max(k, 0), V));
   if (kk == 0) return {};
-  const float mx = row.maxCoeff();
-  const double z = (row.array() - mx).exp().cast<double>().sum();  // softmax denominator
   std::vector<int32_t> best;  // ids, best first; ties go to the smaller id
   best.reserve(static_cast<size_t>(kk) + 1);
   for (int32_t id = 0; id < V; ++id) {
@@ -244,8 +267,15 @@ std::vector<std::vector<Prediction>> predictTokens(const Model& m, const Mat& hi
   for (int64_t p = 0; p < P; ++p) h.row(p) = hidden.row(positions[static_cast<size_t>(p)]);
   double f = 0;
   const Mat logits = lmLogits(m, h, &f);
-  parallelFor(P, ctx, [&](int64_t p) {
-    out[static_cast<size_t>(positions[static_cast<size_t>(p)])] = topKOfRow(logits.row(p), k, *m.tokenizer);
+  parallelFor((P + kRowsTogether - 1) / kRowsTogether, ctx, [&](int64_t g) {
+    const int64_t p0 = g * kRowsTogether, n = std::min(kRowsTogether, P - p0);
+    float mx[kRowsTogether];
+    double z[kRowsTogether];
+    for (int64_t r = 0; r < n; ++r) mx[r] = logits.row(p0 + r).maxCoeff();
+    softmaxDenominators(logits, p0, n, mx, z);
+    for (int64_t r = 0; r < n; ++r)
+      out[static_cast<size_t>(positions[static_cast<size_t>(p0 + r)])] =
+          topKOfRow(logits.row(p0 + r), k, mx[r], z[r], *m.tokenizer);
   });
   if (flops) *flops += f;
   return out;

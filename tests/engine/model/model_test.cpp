@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 namespace fs = std::filesystem;
 
@@ -127,6 +128,48 @@ TEST(ModelErrors, MissingExtraAndMisshapenTensors) {
   tm.shapes["wpe.weight"] = {8, 8};
   test::writeWeights(tm);
   test::expectHas(test::loadError(dir.path), {"model.safetensors", "'wpe.weight' has shape [8, 8]", "config.json implies [16, 8]"});
+}
+
+// Weights are checked on every thread in pieces of 2^20 values; the error
+// names the first bad value of the first bad tensor in name order, and a
+// tensor's shape before its values, as a check tensor by tensor would.
+TEST(ModelErrors, BadWeightValuesAreNamedInOrder) {
+  test::TempDir dir;
+  TinyModel tm = test::writeTinyModel(dir.path);
+  // wpe [140000, 8]: 1,120,000 values, two pieces; a NaN in the second
+  const int64_t positions = 140000;
+  test::setConfigField(tm, "n_positions", std::to_string(positions));
+  tm.shapes["wpe.weight"] = {positions, 8};
+  tm.weights["wpe.weight"].resize(static_cast<size_t>(positions * 8), 0.01f);
+  tm.weights["wpe.weight"][1100000] = std::numeric_limits<float>::quiet_NaN();
+  tm.weights["wte.weight"][5] = std::numeric_limits<float>::infinity();  // later in name order
+  test::writeWeights(tm);
+  test::expectHas(test::loadError(dir.path), {"model.safetensors", "'wpe.weight' holds NaN at element 1100000"});
+
+  tm.weights["h.1.mlp.c_fc.bias"][3] = 2e6f;
+  test::writeWeights(tm);
+  test::expectHas(test::loadError(dir.path), {"'h.1.mlp.c_fc.bias' holds 2000000", "at element 3 "});
+
+  // h.0.ln_1.bias misshapen: its shape comes before any later tensor's values
+  const std::vector<float> kept = tm.weights.at("h.0.ln_1.bias");
+  tm.weights["h.0.ln_1.bias"].resize(4);
+  tm.shapes["h.0.ln_1.bias"] = {4};
+  test::writeWeights(tm);
+  test::expectHas(test::loadError(dir.path), {"'h.0.ln_1.bias' has shape [4]"});
+  tm.weights["h.0.ln_1.bias"] = kept;
+  tm.shapes["h.0.ln_1.bias"] = {8};
+  // and an earlier tensor's values before a later one's shape
+  tm.weights["wte.weight"].resize(8);
+  tm.shapes["wte.weight"] = {1, 8};
+  test::writeWeights(tm);
+  test::expectHas(test::loadError(dir.path), {"'h.1.mlp.c_fc.bias' holds 2000000"});
+
+  // BF16 weights are converted a chunk at a time before the check
+  test::TempDir bf16;
+  TinyModel b = test::writeTinyModel(bf16.path, {.dtype = DType::BF16});
+  b.weights["wte.weight"][7] = -std::numeric_limits<float>::infinity();
+  test::writeWeights(b);
+  test::expectHas(test::loadError(bf16.path), {"'wte.weight' holds -Inf at element 7 "});
 }
 
 TEST(ModelErrors, TokenizerFiles) {
