@@ -402,7 +402,7 @@ std::vector<std::string> readTokenList(const std::filesystem::path& path, const 
     try {
       j = nlohmann::json::parse(text);
       json = true;
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number out of range (1e400)
       if (json_name) throw InputError(where + ": not valid JSON (" + e.what() + ")" + expected);
     }
   }

@@ -526,6 +526,8 @@ TEST(AttentionFile, RefusesBadTokenLists) {
   EXPECT_EQ(error("latin1.txt", "caf\xC3\xA9\ncaf\xE9\n"), "line 2 is not UTF-8 (byte \\xE9)" + expected);
   EXPECT_EQ(error("bad.json", "[\"a\", ").rfind("not valid JSON ([json.exception.parse_error", 0), 0u);
   EXPECT_EQ(error("bad-utf8.json", "[\"caf\xE9\"]").rfind("not valid JSON (", 0), 0u);
+  // A number past double's range is JSON nlohmann refuses with out_of_range, not parse_error (found by fuzz_attention_folder).
+  EXPECT_EQ(error("huge.json", "[1e400]").rfind("not valid JSON ([json.exception.out_of_range", 0), 0u);
 }
 
 }  // namespace
