@@ -13,10 +13,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <functional>
 #include <cmath>
-#include <numeric>
 #include <filesystem>
+#include <functional>
+#include <numeric>
 
 namespace attn {
 
