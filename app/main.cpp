@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
                       "shipped:t5-toy, shipped:vit-shapes)");
   gui_cmd->add_option("--attention", gui.scene.attention,
                       "Open attention from a file: a folder `model run` or attnlab.save wrote, or a .npy, .npz or "
-                      ".safetensors array [L, L], [heads, L, L] or [layers, heads, L, L] (--q, --k: its queries and keys)");
+                      ".safetensors array [L, L], [heads, L, L] or [layers, heads, Lq, Lk] (--q, --k: its queries and keys)");
   gui_cmd->add_option("--tokens", gui.scene.tokens, "With --attention: the tokens, a JSON list or one per line (default: the folder's tokens.json, else positions)");
   gui_cmd->add_option("--target", gui.scene.target, "Encoder–decoder models: the decoder's text (default: the model's own translation)")
       ->check(nonEmptyText("the model's own translation"));
@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
   render_cmd->add_flag("--default-model", render.default_model, "Render a view of the embedded default model");
   render_cmd->add_option("--attention", render.attention,
                          "Render attention from a file: a folder `model run` or attnlab.save wrote, or a .npy, .npz or "
-                         ".safetensors array [L, L], [heads, L, L] or [layers, heads, L, L] (--q, --k: its queries and keys)");
+                         ".safetensors array [L, L], [heads, L, L] or [layers, heads, Lq, Lk] (--q, --k: its queries and keys)");
   render_cmd->add_option("--tokens", render.tokens, "With --attention: the tokens, a JSON list or one per line (default: the folder's tokens.json, else positions)");
   render_cmd->add_option("--layer", render.layer, "Model views: the layer (rollout: up to it)")->capture_default_str();
   render_cmd->add_option("--key", render.key, "Model qk view: the key token (default: the query's strongest key)");

@@ -51,8 +51,8 @@ std::vector<ModelKindView> attentionViews() {
 extern const ModelKindInfo kAttentionKind = {
     "attention",
     "attention from a file",
-    "attention maps from your own files (attnlab --attention PATH): a folder `model run` or the Python package wrote, "
-    "or one .npy, .npz or .safetensors array [L, L], [heads, L, L] or [layers, heads, L, L]",
+    "attention maps from your own files (--attention PATH): a folder `model run` or the Python package wrote, or one "
+    ".npy, .npz or .safetensors array [L, L], [heads, L, L], [layers, heads, L, L] or [layers, heads, Lq, Lk]",
     [](const ModelConfig&) { return false; },  // a file of maps, never a checkpoint
     attentionRun,
     attentionSubtitle,
