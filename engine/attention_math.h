@@ -66,6 +66,7 @@ void checkMemoryBudget(double bytes, const std::string& what);
 int64_t availableMemoryBytes();
 
 std::string formatBytes(double bytes);  // "1.5 GiB"
+std::string formatNumber(double v);    // as printf's %g, six significant digits: "1e-05", "0.62", "1.01953"
 
 }  // namespace attn
 

@@ -1,5 +1,6 @@
 #include "engine/params.h"
 
+#include "engine/attention_math.h"
 #include "engine/error.h"
 
 #include <nlohmann/json.hpp>
@@ -36,11 +37,7 @@ bool hasRange(ParamType t) { return t == ParamType::Int || t == ParamType::Float
 std::string formatValue(const ParamValue& v) {
   if (const bool* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
   if (const int64_t* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
-  if (const double* d = std::get_if<double>(&v)) {
-    std::ostringstream os;
-    os << *d;
-    return os.str();
-  }
+  if (const double* d = std::get_if<double>(&v)) return formatNumber(*d);
   if (const auto* list = std::get_if<std::vector<double>>(&v)) {
     std::ostringstream os;
     for (size_t e = 0; e < list->size(); ++e) os << (e ? "," : "") << (*list)[e];

@@ -1,6 +1,6 @@
 #include "engine/model/checkpoint/attention_file.h"
 
-#include "engine/attention_math.h"  // formatBytes
+#include "engine/attention_math.h"  // formatBytes, formatNumber
 #include "engine/error.h"
 #include "engine/files.h"
 #include "engine/model/blocks/maps.h"  // memoryForARun
@@ -229,12 +229,6 @@ std::string chooseArray(const std::vector<std::string>& names, const std::string
   throw InputError(where + ": holds " + quotedList(names) + "; name one of them");
 }
 
-std::string valueText(double v) {
-  char s[32];
-  std::snprintf(s, sizeof s, "%.6g", v);
-  return s;
-}
-
 }  // namespace
 
 // [SECTION] FloatTensor
@@ -361,7 +355,7 @@ void checkAttentionMap(Mat& map, bool scores, const std::string& what, int64_t l
       float top = -std::numeric_limits<float>::infinity();
       for (int64_t c = 0; c < map.cols(); ++c) {
         if (std::isnan(row[c]) || row[c] == std::numeric_limits<float>::infinity())
-          throw InputError(cell(r, c) + " is " + valueText(row[c]) +
+          throw InputError(cell(r, c) + " is " + formatNumber(row[c]) +
                            " (scores may hold -inf for a masked key, not NaN or +inf)");
         top = std::max(top, row[c]);
       }
@@ -376,12 +370,12 @@ void checkAttentionMap(Mat& map, bool scores, const std::string& what, int64_t l
     double sum = 0;
     for (int64_t c = 0; c < map.cols(); ++c) {
       if (!std::isfinite(row[c]) || row[c] < 0)
-        throw InputError(cell(r, c) + " is " + valueText(row[c]) +
+        throw InputError(cell(r, c) + " is " + formatNumber(row[c]) +
                          ", not a weight (weights are finite and >= 0; scores: say \"scores\": true in meta.json)");
       sum += row[c];
     }
     if (std::fabs(sum - 1) > kRowSumTolerance)
-      throw InputError(at + std::to_string(r) + " sums to " + valueText(sum) +
+      throw InputError(at + std::to_string(r) + " sums to " + formatNumber(sum) +
                        ", not 1 (weights: softmax rows; scores: say \"scores\": true in meta.json)");
   }
 }

@@ -14,6 +14,7 @@
 //   logits = y sharedᵀ (lm_head, tied unless tie_word_embeddings is false) + final_logits_bias
 // Attention: softmax(q kᵀ / √d_head) v per head (transformers scales q by
 // d_head^-0.5 first: the same product).
+#include "engine/attention_math.h"
 #include "engine/model/families/family.h"
 
 #include <cmath>
@@ -72,8 +73,7 @@ void bartParse(const ConfigReader& r, ModelConfig& c) {
   neutral("static_position_embeddings", false);
   neutral("normalize_embedding", true);
   neutral("add_bias_logits", false);
-  char eps[32];
-  std::snprintf(eps, sizeof eps, "%g", c.ln_eps);
+  const std::string eps = formatNumber(c.ln_eps);
   c.blocks = std::string("encoder ") + std::to_string(c.layers) + " + decoder " + std::to_string(c.decoder_layers) +
              " layers, LayerNorm (ε " + eps + ") post-LN / " + c.activation +
              " MLP, biases, learned positions (row p + 2), embedding LayerNorm" +

@@ -16,6 +16,7 @@
 // The bias is slope_h · j with j the key's position (the cumsum of an
 // all-ones attention mask, minus one): it grows along the row, which softmax
 // turns into the same weights as slope_h · (j − i).
+#include "engine/attention_math.h"
 #include "engine/model/families/family.h"
 
 #include <algorithm>
@@ -87,8 +88,7 @@ void bloomParse(const ConfigReader& r, ModelConfig& c) {
   c.alibi = true;
   c.qkv_bias = true;
   c.tie_embeddings = r.flag("tie_word_embeddings", true);
-  char eps[32];
-  std::snprintf(eps, sizeof eps, "%g", c.ln_eps);
+  const std::string eps = formatNumber(c.ln_eps);
   c.blocks = std::string("LayerNorm (ε ") + eps + ") pre-LN, LayerNorm on the embeddings / GELU (tanh) MLP, " +
              "fused q/k/v per head, ALiBi" + (c.tie_embeddings ? ", head tied to the embeddings" : "");
 }

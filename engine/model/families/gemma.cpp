@@ -21,6 +21,7 @@
 // sliding_window_pattern: layer l is global when (l + 1) % pattern == 0).
 // A sliding layer keeps key j for query position i while i − j < sliding_window.
 // 16-bit weights stay in the map and are converted one matrix at a time.
+#include "engine/attention_math.h"
 #include "engine/model/families/family.h"
 
 #include <algorithm>
@@ -152,8 +153,7 @@ void gemmaParse(const ConfigReader& r, ModelConfig& c) {
     c.local_rope = any_sliding;
   }
 
-  char eps[32];
-  std::snprintf(eps, sizeof eps, "%g", c.rms_eps);
+  const std::string eps = formatNumber(c.rms_eps);
   c.blocks = std::string("RMSNorm (1 + w, ε ") + eps + ")" + (gen >= 2 ? " before and after attention and MLP" : "") +
              " / GeGLU (tanh GELU), embeddings × √d" + (gen == 3 ? ", q/k RMSNorm per head" : "") +
              (c.attn_softcap > 0 ? ", score soft-cap" : "") + (c.final_softcap > 0 ? ", logit soft-cap" : "") +

@@ -13,6 +13,7 @@
 //   hidden = LN(x; ln_f);  logits = hidden wteᵀ (tied) or hidden lm_headᵀ
 // attention_softmax_in_fp32 / scale_attention_softmax_in_fp32 only change
 // 16-bit rounding (the pass runs in float32); add_cross_attention is refused.
+#include "engine/attention_math.h"
 #include "engine/model/families/family.h"
 
 #include <cmath>
@@ -58,8 +59,7 @@ void bigcodeParse(const ConfigReader& r, ModelConfig& c) {
   r.flag("attention_softmax_in_fp32", true);
   r.flag("scale_attention_softmax_in_fp32", true);
   c.tie_embeddings = r.flag("tie_word_embeddings", true);
-  char eps[32];
-  std::snprintf(eps, sizeof eps, "%g", c.ln_eps);
+  const std::string eps = formatNumber(c.ln_eps);
   c.blocks = std::string("LayerNorm (ε ") + eps + ") / " + c.activation + " MLP, " +
              (mqa ? "multi-query attention (one key/value head)" : "multi-head attention") +
              (c.score_scale == 1.0 ? ", unscaled scores" : "") +

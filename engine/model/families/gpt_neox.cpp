@@ -13,6 +13,7 @@
 //   hidden = LN(x; final_layer_norm);  logits = hidden embed_outᵀ (untied unless tie_word_embeddings)
 // RoPE: rotary_pct / rotary_emb_base (4.x) or rope_parameters {rope_theta,
 // partial_rotary_factor} (transformers 5); two sources that disagree are refused.
+#include "engine/attention_math.h"
 #include "engine/model/families/family.h"
 
 #include <cmath>
@@ -77,8 +78,7 @@ void neoxParse(const ConfigReader& r, ModelConfig& c) {
            "gives int(head_dim · " + nlohmann::json(c.rope.partial).dump() + ") = " + std::to_string(rot) +
                " rotary dimensions, an odd number, which is not implemented");
 
-  char eps[32];
-  std::snprintf(eps, sizeof eps, "%g", c.ln_eps);
+  const std::string eps = formatNumber(c.ln_eps);
   c.blocks = std::string("LayerNorm (ε ") + eps + ") / " + c.activation + " MLP, " +
              (c.parallel_residual ? "parallel" : "sequential") + " residual, RoPE on " + std::to_string(rot) + " of " +
              std::to_string(c.head_dim) + " dims per head" + (c.qkv_bias ? ", attention biases" : "") +

@@ -15,6 +15,7 @@
 //                 x = x + (act(u) ⊙ g) Woᵀ
 //   hidden = LN_final(x)
 //   MLM: logits = LN_head(act_cls(hidden W_denseᵀ)) decoderᵀ + b_decoder   (decoder tied to tok_embeddings by default)
+#include "engine/attention_math.h"
 #include "engine/model/families/family.h"
 
 #include <nlohmann/json.hpp>
@@ -146,8 +147,7 @@ void modernbertParse(const ConfigReader& r, ModelConfig& c) {
   }
   c.uses_rope = true;
   c.local_rope = any_local;
-  char eps[32];
-  std::snprintf(eps, sizeof eps, "%g", c.ln_eps);
+  const std::string eps = formatNumber(c.ln_eps);
   c.blocks = std::string("pre-LN LayerNorm (ε ") + eps + ", no bias) / GeGLU (" + c.activation + "), global attention every " +
              std::to_string(every) + " layers, local window " + std::to_string(local) + " elsewhere" +
              (c.tie_embeddings ? ", decoder tied to the embeddings" : "");

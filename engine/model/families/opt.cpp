@@ -16,6 +16,7 @@
 // transformers scales q (bias included) by d_head^-0.5 before q kᵀ; the same
 // product as scaling the scores, which is how it runs here: run.q is the
 // projection itself, the scores carry 1/√d_head.
+#include "engine/attention_math.h"
 #include "engine/model/families/family.h"
 
 #include <cmath>
@@ -74,8 +75,7 @@ void optParse(const ConfigReader& r, ModelConfig& c) {
   if (!r.flag("layer_norm_elementwise_affine", true))
     r.fail("layer_norm_elementwise_affine", "is false, which OPT here does not implement (expected true)");
   c.tie_embeddings = r.flag("tie_word_embeddings", true);
-  char eps[32];
-  std::snprintf(eps, sizeof eps, "%g", c.ln_eps);
+  const std::string eps = formatNumber(c.ln_eps);
   c.blocks = std::string("LayerNorm (ε ") + eps + ") " + (pre_ln ? "pre-LN" : "post-LN") + " / " + c.activation +
              " MLP" + (c.linear_bias ? ", biases" : ", no biases") + ", learned positions (row p + 2)" +
              (c.final_norm ? ", final LayerNorm" : "") +

@@ -8,6 +8,7 @@
 //               x = x + (Concat(head_1 … head_H) W_denseᵀ + b_dense) + (gelu_new(a W_fc1ᵀ + b1) W_fc2ᵀ + b2)
 //   hidden = LN(x; final_layernorm);  logits = hidden lm_headᵀ + b_lm_head
 // qk_layernorm (LayerNorm of q and k per head) is refused: not implemented.
+#include "engine/attention_math.h"
 #include "engine/model/families/family.h"
 
 #include <cmath>
@@ -64,8 +65,7 @@ void phiParse(const ConfigReader& r, ModelConfig& c) {
   if (rot % 2 != 0)
     r.fail("partial_rotary_factor", "gives int(head_dim · " + nlohmann::json(c.rope.partial).dump() + ") = " +
                                         std::to_string(rot) + " rotary dimensions, an odd number, which is not implemented");
-  char eps[32];
-  std::snprintf(eps, sizeof eps, "%g", c.ln_eps);
+  const std::string eps = formatNumber(c.ln_eps);
   c.blocks = std::string("one LayerNorm (ε ") + eps + ") for attention and " + c.activation +
              " MLP in parallel, RoPE on " + std::to_string(rot) + " of " + std::to_string(c.head_dim) +
              " dims per head, biases everywhere (the LM head's too)" +

@@ -16,6 +16,7 @@
 // The window: transformers builds the sliding-window causal mask for every
 // layer when config.sliding_window is set (key j kept while i − j < window).
 // longrope / su rope_scaling (Phi-3 128k) is refused where RoPE is read.
+#include "engine/attention_math.h"
 #include "engine/model/families/family.h"
 
 #include <cmath>
@@ -54,8 +55,7 @@ void phi3Parse(const ConfigReader& r, ModelConfig& c) {
   // Phi-3 mini configs carry sliding_window (2047); Phi3Model then masks every layer with it.
   c.sliding_window = r.has("sliding_window") ? r.positive("sliding_window", kMaxCount) : 0;
   if (c.sliding_window > 0) c.layer_window.assign(static_cast<size_t>(c.layers), c.sliding_window);
-  char eps[32];
-  std::snprintf(eps, sizeof eps, "%g", c.rms_eps);
+  const std::string eps = formatNumber(c.rms_eps);
   c.blocks = std::string("RMSNorm (ε ") + eps + ") / fused qkv / SwiGLU (fused gate-up)" +
              (c.rope.partial < 1.0 ? ", partial rotary" : "") +
              (c.sliding_window > 0 ? ", sliding window " + std::to_string(c.sliding_window) : "") +

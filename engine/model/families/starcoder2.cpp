@@ -11,6 +11,7 @@
 //               x = x + act(a W_fcᵀ + b_fc) W_projᵀ + b_proj             (c_fc, c_proj; gelu_pytorch_tanh)
 //   hidden = LN(x; norm);  logits = hidden lm_headᵀ (tied to the embeddings by default)
 // sliding_window, when set, is every layer's window (as Mistral's).
+#include "engine/attention_math.h"
 #include "engine/model/families/family.h"
 
 #include <cmath>
@@ -44,8 +45,7 @@ void starcoder2Parse(const ConfigReader& r, ModelConfig& c) {
   c.qkv_bias = c.linear_bias;
   c.sliding_window = r.has("sliding_window") ? r.positive("sliding_window", kMaxCount) : 0;
   if (c.sliding_window > 0) c.layer_window.assign(static_cast<size_t>(c.layers), c.sliding_window);
-  char eps[32];
-  std::snprintf(eps, sizeof eps, "%g", c.ln_eps);
+  const std::string eps = formatNumber(c.ln_eps);
   c.blocks = std::string("LayerNorm (ε ") + eps + ") / " + c.activation + " MLP" +
              (c.linear_bias ? ", biases everywhere" : ", no biases") +
              (c.tie_embeddings ? ", head tied to the embeddings" : "");

@@ -20,6 +20,7 @@
 //     bidirectional (encoder) or causal (decoder), exact below half the buckets, log-spaced up to max_distance
 //   FF: relu: act(a W_iᵀ) W_oᵀ;  gated-*: (act(a W_i0ᵀ) ⊙ a W_i1ᵀ) W_oᵀ  (gated-gelu: the tanh GELU)
 //   logits = y · d_model^-0.5 sharedᵀ (tied), or y lm_headᵀ (untied: T5 v1.1, mT5)
+#include "engine/attention_math.h"
 #include "engine/model/families/family.h"
 
 #include <cmath>
@@ -91,8 +92,7 @@ void t5Parse(const ConfigReader& r, ModelConfig& c) {
   c.activation = (ff.gated ? "gated-" : "") + ff.act;
   c.decoder_start = r.tokenId("decoder_start_token_id", 0, c.vocab);  // <pad> in released T5s
   c.tie_embeddings = r.flag("tie_word_embeddings", true);
-  char eps[32];
-  std::snprintf(eps, sizeof eps, "%g", c.rms_eps);
+  const std::string eps = formatNumber(c.rms_eps);
   c.blocks = "encoder " + std::to_string(c.layers) + (c.decoder_layers > 0 ? " + decoder " + std::to_string(c.decoder_layers) : "") +
              " layers, T5 RMS LayerNorm (ε " + eps + ") pre-norm / " + c.activation +
              " MLP, no biases, no 1/√d scaling, relative position buckets (" + std::to_string(c.relative_buckets) +

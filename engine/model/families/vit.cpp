@@ -9,6 +9,7 @@
 //   hidden = LN(x; layernorm)
 //   logits = hidden[0] classifierᵀ + b   (ViTForImageClassification: the [CLS] token)
 // ViTModel's pooler (tanh(hidden[0] W + b)) is not part of what the views read; its tensors are accepted.
+#include "engine/attention_math.h"
 #include "engine/model/families/family.h"
 
 #include <cstdio>
@@ -85,8 +86,7 @@ void vitParse(const ConfigReader& r, ModelConfig& c) {
   c.activation = r.text("hidden_act", "gelu");
   if (vitClassifies(c)) c.labels = readLabels(r);
 
-  char eps[32];
-  std::snprintf(eps, sizeof eps, "%g", c.ln_eps);
+  const std::string eps = formatNumber(c.ln_eps);
   c.blocks = "LayerNorm (ε " + std::string(eps) + ") pre-LN / " + c.activation + " MLP, " + std::to_string(c.image_size) +
              "² pictures in " + std::to_string(c.patch_size) + "² patches (" + std::to_string(tokens - 1) +
              " + [CLS] tokens), learned positions, final LayerNorm" +
