@@ -265,6 +265,15 @@ void readQwenWindows(const ConfigReader& r, ModelConfig& c, const std::string& l
 }
 
 // [SECTION] Sizes
+void readSwiGluDecoder(const ConfigReader& r, ModelConfig& c, double eps, std::optional<int64_t> head_dim_default) {
+  readDecoderSizes(r, c, head_dim_default);
+  c.rms_eps = r.epsilon("rms_norm_eps", eps);
+  c.uses_rope = true;
+  c.rope = readRope(r, "", 10000.0);
+  c.activation = r.oneOf("hidden_act", "silu", {"silu"});
+  c.tie_embeddings = r.flag("tie_word_embeddings", false);
+}
+
 void readDecoderSizes(const ConfigReader& r, ModelConfig& c, std::optional<int64_t> head_dim_default) {
   c.layers = r.positive("num_hidden_layers", kMaxLayers);
   c.heads = r.positive("num_attention_heads", kMaxWidth);

@@ -87,6 +87,11 @@ void readQwenWindows(const ConfigReader& r, ModelConfig& c, const std::string& l
 // and head_dim (default `head_dim_default`, or hidden_size / heads, which
 // must then divide), even (RoPE turns pairs).
 void readDecoderSizes(const ConfigReader& r, ModelConfig& c, std::optional<int64_t> head_dim_default = std::nullopt);
+// What the LLaMA-shaped decoders (Llama, Mistral, Qwen2, Qwen3, OLMo 2) read
+// alike: the sizes, rms_norm_eps (default `eps`), the RoPE (θ 10,000 unless
+// set), hidden_act (silu alone: SwiGLU) and tie_word_embeddings.
+void readSwiGluDecoder(const ConfigReader& r, ModelConfig& c, double eps,
+                       std::optional<int64_t> head_dim_default = std::nullopt);
 
 // The policy: fields of config.json known to change the computation, which
 // the family's reader did not read, are refused unless they hold their

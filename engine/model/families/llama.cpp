@@ -17,6 +17,7 @@
 // a head_dim of its own (default 128, not hidden_size / heads) and, with
 // attention_bias, biases on q, k, v and o.
 // 16-bit weights stay in the map and are converted one matrix at a time.
+#include "engine/attention_math.h"
 #include "engine/model/families/family.h"
 
 #include <cmath>
@@ -41,12 +42,7 @@ struct LlamaWeights : FamilyWeights {
 // transformers' LlamaConfig, MistralConfig and Qwen2Config, both generations
 // (rope_parameters or rope_theta / rope_scaling), with their defaults.
 void llamaParse(const ConfigReader& r, ModelConfig& c) {
-  readDecoderSizes(r, c);
-  c.rms_eps = r.epsilon("rms_norm_eps", 1e-6);
-  c.uses_rope = true;
-  c.rope = readRope(r, "", 10000.0);
-  c.activation = r.oneOf("hidden_act", "silu", {"silu"});
-  c.tie_embeddings = r.flag("tie_word_embeddings", false);
+  readSwiGluDecoder(r, c, 1e-6);
   // Qwen2 always has q, k and v biases; Llama when attention_bias is set.
   c.qkv_bias = c.family == "qwen2" || r.flag("attention_bias", false);
   if (r.flag("mlp_bias", false)) r.fail("mlp_bias", "is true, which is not supported (expected false)");
@@ -56,8 +52,7 @@ void llamaParse(const ConfigReader& r, ModelConfig& c) {
   } else if (c.family == "qwen2") {
     readQwenWindows(r, c, c.label);
   }
-  char eps[32];
-  std::snprintf(eps, sizeof eps, "%g", c.rms_eps);
+  const std::string eps = formatNumber(c.rms_eps);
   c.blocks = std::string("RMSNorm (ε ") + eps + ") / SwiGLU" + (c.qkv_bias ? ", q/k/v biases" : "") +
              (c.tie_embeddings ? ", head tied to the embeddings" : "");
 }
@@ -65,17 +60,11 @@ void llamaParse(const ConfigReader& r, ModelConfig& c) {
 // transformers' Qwen3Config, both generations, with its defaults (head_dim 128).
 void qwen3Parse(const ConfigReader& r, ModelConfig& c) {
   // Qwen3Config's head_dim defaults to 128 whatever the width (Qwen3Attention reads config.head_dim).
-  readDecoderSizes(r, c, 128);
-  c.rms_eps = r.epsilon("rms_norm_eps", 1e-6);
-  c.uses_rope = true;
-  c.rope = readRope(r, "", 10000.0);
-  c.activation = r.oneOf("hidden_act", "silu", {"silu"});
-  c.tie_embeddings = r.flag("tie_word_embeddings", false);
+  readSwiGluDecoder(r, c, 1e-6, 128);
   c.qkv_bias = r.flag("attention_bias", false);
   c.qk_norm = true;
   readQwenWindows(r, c, c.label);
-  char eps[32];
-  std::snprintf(eps, sizeof eps, "%g", c.rms_eps);
+  const std::string eps = formatNumber(c.rms_eps);
   c.blocks = std::string("RMSNorm (ε ") + eps + ") / QK-norm per head / SwiGLU" +
              (c.qkv_bias ? ", q/k/v/o biases" : "") + (c.tie_embeddings ? ", head tied to the embeddings" : "");
 }

@@ -11,6 +11,7 @@
 //               x = x + RMSNorm((SiLU(x W_gateᵀ) ⊙ x W_upᵀ) W_downᵀ) · w_post_ff
 //   hidden = RMSNorm(x) · w_norm;  logits = hidden lm_headᵀ (tied: embed_tokens)
 // OLMo 1's clip_qkv is not part of OLMo 2 and is refused when a config sets it.
+#include "engine/attention_math.h"
 #include "engine/model/families/family.h"
 
 #include <cmath>
@@ -35,16 +36,10 @@ struct Olmo2Weights : FamilyWeights {
 // transformers' Olmo2Config, both generations, with its defaults.
 void olmo2Parse(const ConfigReader& r, ModelConfig& c) {
   // Olmo2Attention: getattr(config, "head_dim", hidden_size // num_attention_heads)
-  readDecoderSizes(r, c);
-  c.rms_eps = r.epsilon("rms_norm_eps", 1e-5);
-  c.uses_rope = true;
-  c.rope = readRope(r, "", 10000.0);
-  c.activation = r.oneOf("hidden_act", "silu", {"silu"});
-  c.tie_embeddings = r.flag("tie_word_embeddings", false);
+  readSwiGluDecoder(r, c, 1e-5);
   c.qkv_bias = r.flag("attention_bias", false);
   c.qk_norm = true;
-  char eps[32];
-  std::snprintf(eps, sizeof eps, "%g", c.rms_eps);
+  const std::string eps = formatNumber(c.rms_eps);
   c.blocks = std::string("post-norm RMSNorm (ε ") + eps + ") after attention and MLP / QK-norm over all heads / SwiGLU" +
              (c.qkv_bias ? ", q/k/v/o biases" : "") + (c.tie_embeddings ? ", head tied to the embeddings" : "");
 }
