@@ -93,6 +93,13 @@ std::vector<HeadSummary> readHeads(const fs::path& file, int64_t layers, int64_t
   return out;
 }
 
+// "0", "1", …: the tokens of maps given none.
+std::vector<std::string> numberedTokens(int64_t n) {
+  std::vector<std::string> t;
+  for (int64_t i = 0; i < n; ++i) t.push_back(std::to_string(i));
+  return t;
+}
+
 // Tokens for maps of L rows: --tokens, else the folder's tokens.json, else "0", "1", ….
 std::vector<std::string> readTokens(const AttentionInputs& in, const fs::path& folder_tokens, const std::string& maps_what, int64_t L) {
   std::vector<std::string> tokens;
@@ -104,8 +111,7 @@ std::vector<std::string> readTokens(const AttentionInputs& in, const fs::path& f
     tokens = readTokenList(folder_tokens, "tokens");
     from = folder_tokens.string();
   } else {
-    for (int64_t i = 0; i < L; ++i) tokens.push_back(std::to_string(i));
-    return tokens;
+    return numberedTokens(L);
   }
   if (static_cast<int64_t>(tokens.size()) != L)
     throw InputError(from + ": " + std::to_string(tokens.size()) + " tokens, but " + maps_what + " has " + std::to_string(L) +
@@ -113,25 +119,27 @@ std::vector<std::string> readTokens(const AttentionInputs& in, const fs::path& f
   return tokens;
 }
 
-// Tokens of cross-attention maps [Lq, Lk]: a JSON object with "target_tokens"
-// (the rows) and "source_tokens" (the columns), as an encoder–decoder's
-// `model run` writes tokens.json; without a file, numbered positions.
-void readCrossTokens(const std::string& file, const std::string& maps_what, int64_t rows, int64_t cols, ModelRun& run) {
-  const auto numbered = [](int64_t n) {
-    std::vector<std::string> t;
-    for (int64_t i = 0; i < n; ++i) t.push_back(std::to_string(i));
-    return t;
-  };
+// A tokens file as JSON, read once: discarded (not JSON: one token a line)
+// or absent (no file) where it is not a JSON value.
+nlohmann::json tokensJson(const std::string& file) {
+  if (file.empty()) return nlohmann::json();
+  return nlohmann::json::parse(readWholeFile(file, "--tokens", uintmax_t{256} << 20), nullptr, false);
+}
+
+// Whether a tokens file names the tokens of cross-attention (a JSON object
+// with "source_tokens"): maps of as many target rows as source columns are cross-attention too.
+bool namesCrossTokens(const nlohmann::json& j) { return j.is_object() && j.contains("source_tokens"); }
+
+// Tokens of cross-attention maps [Lq, Lk] from `file` (read as `j`): a JSON
+// object with "target_tokens" (the rows) and "source_tokens" (the columns),
+// as an encoder–decoder's `model run` writes tokens.json; without a file,
+// numbered positions.
+void readCrossTokens(const std::string& file, const nlohmann::json& j, const std::string& maps_what, int64_t rows, int64_t cols,
+                     ModelRun& run) {
   if (file.empty()) {
-    run.query_tokens = numbered(rows);
-    run.tokens = numbered(cols);
+    run.query_tokens = numberedTokens(rows);
+    run.tokens = numberedTokens(cols);
     return;
-  }
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(readWholeFile(file, "--tokens", uintmax_t{256} << 20));
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(file + ": --tokens: not valid JSON (" + e.what() + ")");
   }
   const auto list = [&](const char* key, int64_t n, const char* axis) {
     const auto it = j.is_object() ? j.find(key) : j.end();
@@ -145,14 +153,6 @@ void readCrossTokens(const std::string& file, const std::string& maps_what, int6
   };
   run.query_tokens = list("target_tokens", rows, "rows");
   run.tokens = list("source_tokens", cols, "columns");
-}
-
-// Whether `file` names the tokens of cross-attention (a JSON object with
-// "source_tokens"): maps of as many target rows as source columns are cross-attention too.
-bool namesCrossTokens(const std::string& file) {
-  if (file.empty()) return false;
-  const nlohmann::json j = nlohmann::json::parse(readWholeFile(file, "--tokens", uintmax_t{256} << 20), nullptr, false);
-  return j.is_object() && j.contains("source_tokens");
 }
 
 // q or k of every layer as the run keeps them: [layer] [L, heads·d_head].
@@ -291,11 +291,12 @@ std::shared_ptr<const AttentionSource> readAttention(const AttentionInputs& in, 
       if (keep) run.attention[static_cast<size_t>(l)][static_cast<size_t>(h)] = std::move(m);
     };
     const std::string tokens_file = in.tokens.empty() ? folder_tokens : in.tokens;
-    if (maps.rows != maps.cols || namesCrossTokens(tokens_file)) {
+    const nlohmann::json tokens = tokensJson(tokens_file);
+    if (maps.rows != maps.cols || namesCrossTokens(tokens)) {
       // Cross-attention: target rows over source columns, every map kept (no
       // pooled maps of a rectangle), summarised from the maps; no causality.
       if (!keep) checkMemoryBudget(bytes, maps.tensor.what() + ": cross-attention's maps (every one is kept)");
-      readCrossTokens(tokens_file, maps.tensor.what(), maps.rows, maps.cols, run);
+      readCrossTokens(tokens_file, tokens, maps.tensor.what(), maps.rows, maps.cols, run);
       forEachHead(maps, meta.scores, ctx, kept);
       run.causal = false;
       a->summaries = summarizeMaps(run.attention);
