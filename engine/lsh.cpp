@@ -346,29 +346,40 @@ LshHead lshAttentionHead(const MatRef& q, const MatRef& v, const MatRef& rotatio
   ctx.progress(0.6f);
 
   // z(i) = logsumexp_r z_r(i);  o_i = Σ_r exp(z_r(i) − z(i)) o_r(i)
-  std::vector<float> z_all(static_cast<size_t>(L));
   for (int64_t i = 0; i < L; ++i) {
     const float mx = z.col(i).maxCoeff();
     float sum = 0;
     for (size_t r = 0; r < rounds; ++r) sum += std::exp(z(static_cast<int64_t>(r), i) - mx);
-    z_all[static_cast<size_t>(i)] = mx + std::log(sum);
+    const float z_all = mx + std::log(sum);
     for (size_t r = 0; r < rounds; ++r)
       if (const float zr = z(static_cast<int64_t>(r), i); zr != neg_inf)
-        h.output.row(i) += std::exp(zr - z_all[static_cast<size_t>(i)]) * o_r[r].row(i);
+        h.output.row(i) += std::exp(zr - z_all) * o_r[r].row(i);
   }
   o_r.clear();
 
   // The weights, each key once: w_ij = Σ over its occurrences exp(logit − z(i))
-  //   = N_ij exp(s_ij − ln N_ij − z(i))   (without the correction N_ij exp(s_ij − z(i)))
+  //   = N_ij exp(s_ij − ln N_ij − z(i))   (without the correction N_ij exp(s_ij − z(i))),
+  // where z(i) = ln Σ_j N_ij exp(s_ij − ln N_ij): the softmax over the row's entries of
+  // s_ij (+ ln N_ij without the correction). Taken as that softmax, with s_ij from one dot
+  // product, and not against the chunks' z(i): at scores near 10^10 the chunks' GEMM and
+  // the dot product round apart by more than 1, and exp of the difference overflowed.
   w.values.resize(w.indices.size());
   constexpr int64_t kRowsPerTask = 256;
   parallelFor((L + kRowsPerTask - 1) / kRowsPerTask, ctx, [&](int64_t t) {
-    for (int64_t i = t * kRowsPerTask; i < std::min(L, (t + 1) * kRowsPerTask); ++i)
-      for (int64_t e = w.rowBegin(i); e < w.rowEnd(i); ++e) {
+    for (int64_t i = t * kRowsPerTask; i < std::min(L, (t + 1) * kRowsPerTask); ++i) {
+      const int64_t begin = w.rowBegin(i), end = w.rowEnd(i);
+      if (begin == end) continue;
+      float mx = neg_inf;
+      for (int64_t e = begin; e < end; ++e) {
         const auto x = static_cast<size_t>(e);
-        const float n = static_cast<float>(n_ij[x]), s = scale * q.row(i).dot(k.row(w.indices[x]));
-        w.values[x] = n * std::exp(s - (o.duplicate_correction ? std::log(n) : 0.0f) - z_all[static_cast<size_t>(i)]);
+        float& l = w.values[x] = scale * q.row(i).dot(k.row(w.indices[x]));
+        if (!o.duplicate_correction) l += std::log(static_cast<float>(n_ij[x]));
+        mx = std::max(mx, l);
       }
+      float sum = 0;
+      for (int64_t e = begin; e < end; ++e) sum += w.values[static_cast<size_t>(e)] = std::exp(w.values[static_cast<size_t>(e)] - mx);
+      for (int64_t e = begin; e < end; ++e) w.values[static_cast<size_t>(e)] /= sum;
+    }
   });
   if (keep_round) {
     // Round `shown_round`'s own softmax, only the keys its windows hold.
