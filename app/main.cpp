@@ -140,7 +140,11 @@ int main(int argc, char** argv) {
   render_cmd->add_option("--set", render.sets, "Parameter KEY=VALUE (repeatable)");
   render_cmd->add_option("--view", render.view,
                          viewNames() + "; with a model, by its kind (the first is the default): " + modelViewsHelp());
-  render_cmd->add_option("--out", render.out, "FILE.png, FILE.svg or FILE.pdf")->required();
+  render_cmd->add_option("--out", render.out, "FILE.png, FILE.svg, FILE.pdf, or FILE.html (a model's interactive page)")->required();
+  render_cmd->add_option("--format", render.format,
+                         "png, svg, pdf, or html: one offline page of every head of a model (--model, --default-model, "
+                         "--attention) to hover, zoom and sort in any browser (default: --out's extension)");
+  render_cmd->add_option("--max-bytes", render.max_bytes, "html: refuse a page larger than this")->capture_default_str();
   render_cmd->add_option("--size", render.size,
                          "Figure size: WxH (pixels for PNG, points for SVG/PDF), or column (3.5 in), two-column (7 in) "
                          "or slide (16:9): their height follows the content, their PNG is 300 dpi")
@@ -163,6 +167,11 @@ int main(int argc, char** argv) {
                          "Also write what the view's layout holds (panels, titles, colour ranges, strongest cells) as JSON")
       ->check(kWritableFile);
   addInputFlags(*render_cmd, render.input);
+  // --heads means two things: a variant's number of heads, and the heads a long text's page keeps whole.
+  render_cmd->remove_option(render_cmd->get_option("--heads"));
+  render_cmd->add_option("--heads", render.heads,
+                         "A variant: h, the number of heads (must divide d; default 4). A page (--format html) over 1,024 "
+                         "tokens, which holds every head pooled: the heads it keeps whole too, layer:head pairs such as 0:3,5:1");
 
   CLI::App* model_cmd = app.add_subcommand(
       "model", "Real checkpoints (see 'attnlab model families'): describe one, run it on text, or generate");

@@ -15,7 +15,7 @@ else
     libgtest-dev libgmock-dev libbenchmark-dev
     xvfb xauth poppler-utils python3-sentencepiece python3-pil python3-numpy
     python3-pytest python3-nbclient python3-ipykernel python3-torch python3-venv
-    fonts-dejavu-core fonts-noto-cjk
+    fonts-dejavu-core fonts-noto-cjk chromium
     clang-14 libclang-rt-14-dev libomp-14-dev
   )
 

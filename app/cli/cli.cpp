@@ -244,10 +244,18 @@ FigureOptions figureOptions(const RenderOptions& o) {
     throw InputError("--colormap: unknown colormap '" + o.colormap + "' (expected viridis, magma, blues, gray or coolwarm)");
   fig.title = o.title;
   fig.dark = o.dark;
-  const std::string ext = fs::path(o.out).extension().string();
-  if (ext != ".png" && ext != ".svg" && ext != ".pdf")
-    throw InputError("--out " + o.out + ": expected a .png, .svg or .pdf file name");
   return fig;
+}
+
+// What `render` writes: --format, else --out's extension; "html" is a model's page.
+std::string outputFormat(const RenderOptions& o) {
+  const std::string ext = fs::path(o.out).extension().string();
+  const std::string f = o.format.empty() ? (ext.empty() ? "" : ext.substr(1)) : o.format;
+  if (f != "png" && f != "svg" && f != "pdf" && f != "html")
+    throw InputError(o.format.empty() ? "--out " + o.out + ": expected a .png, .svg, .pdf or .html file name"
+                                      : "--format: expected png, svg, pdf or html, got '" + o.format + "'");
+  if (ext != "." + f) throw InputError("--out " + o.out + ": --format " + f + " writes a ." + f + " file");
+  return f;
 }
 
 // `attnlab render --model PATH | --default-model [--text T | --target T | --image FILE] --view V`,
@@ -276,9 +284,39 @@ const ModelKindInfo& renderKind(const RenderOptions& o, ModelRunRequest& r) {
                 : modelKindOf(static_cast<const Model*>(nullptr));
 }
 
+// `render --format html`: the kind's page of every head (app/export/html_page.h).
+int renderPage(int argc, char** argv, const RenderOptions& o, ModelRunRequest& r, const ModelKindInfo& kind) {
+  if (!o.view.empty()) throw InputError("--view: the page (--format html) holds every view of the model; leave --view out");
+  if (o.max_bytes < 1) throw InputError("--max-bytes: expected a positive number of bytes, got " + std::to_string(o.max_bytes));
+  PageRequest page;
+  if (!o.heads.empty()) page.heads = parseLayerHeads(o.heads, "--heads");
+  PageOptions po{o.layer, o.head, Colormap::Viridis, o.max_bytes};
+  if (!colormapFromName(o.colormap, po.colormap) || colormapIsDiverging(po.colormap))
+    throw InputError("--colormap: expected viridis, magma, blues or gray for a page of weights, got '" + o.colormap + "'");
+  r.text = o.input.text;
+  r.target = o.target;
+  r.image = o.image;
+  r.truncate = o.truncate;
+  const ModelOutput out = kind.run(r);
+  HeadlessQt qt(argc, argv);  // the picture's PNG
+  PageContent content = kind.page(out, page);
+  if (o.title) content.title = *o.title;
+  const std::string html = htmlPage(content, po);
+  writeFileAtomic(o.out, html);
+  int64_t whole = 0;
+  for (const PageMaps& s : content.sets)
+    for (const Mat* m : s.maps) whole += m != nullptr;
+  std::cout << "wrote " << o.out << " (" << formatBytes(static_cast<double>(html.size())) << ": " << content.title << ", "
+            << whole << " maps whole" << (content.note.empty() ? "" : ", the rest pooled") << ")\n";
+  return 0;
+}
+
 int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   ModelRunRequest r;
   const ModelKindInfo& kind = renderKind(o, r);
+  if (outputFormat(o) == "html") return renderPage(argc, argv, o, r, kind);
+  if (!o.heads.empty())
+    throw InputError("--heads: a model has its own heads; --heads names those a page (--format html) keeps whole");
   const ModelKindView& view = modelViewOrThrow(kind, o.view.empty() ? kind.views.front().name : o.view);
   ModelFigureSelection sel{o.layer, o.head, o.query, o.key};
   sel.kind = seq2seqMapsFromName(o.attention_of.empty() ? "cross" : o.attention_of, "--attention-of");
@@ -338,12 +376,26 @@ int cmdRender(int argc, char** argv, const RenderOptions& o) {
   if (o.truncate) throw InputError("--truncate: cuts a model's text (--model PATH); a variant's text is never cut");
   if (o.variant.empty())
     throw InputError("render: give a variant NAME (see 'attnlab list'), or --model PATH / --default-model / --attention PATH");
+  if (outputFormat(o) == "html")
+    throw InputError("--format html: the page shows a model's heads (--model, --default-model or --attention); a variant's "
+                     "figure is a .png, .svg or .pdf");
+  InputOptions input = o.input;
+  if (!o.heads.empty()) {  // a variant's number of heads
+    size_t used = 0;
+    try {
+      input.heads = std::stoll(o.heads, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != o.heads.size() || input.heads < 1)
+      throw InputError("--heads: expected a variant's number of heads (a positive integer), got '" + o.heads + "'");
+  }
   const VariantInfo& info = variantOrThrow(o.variant);
   const Params params = resolveParams(info, o.sets);
   FigureOptions fig = figureOptions(o);
   const ViewInfo& view = variantView(info, o.view.empty() ? "heatmap" : o.view);
   fig.view = view.name;
-  const std::vector<Result> results = figureResults(info, resolveInputs(o.input), params, view);
+  const std::vector<Result> results = figureResults(info, resolveInputs(input), params, view);
   fig.params.head = o.head;
   fig.params.query = o.query;
   // The comparison with full attention can take seconds at large L: computed

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "app/export/figure.h"
+#include "app/export/html_page.h"
 #include "app/model/embedded_model.h"
 #include "app/shared/input_options.h"
 
@@ -53,6 +54,9 @@ struct RenderOptions {
   std::string image;                  // a ViT's picture
   std::string attention;  // attention from a file (a folder or an array) instead of a model
   std::string tokens;     // its tokens (a JSON list or one per line)
+  std::string format;     // png, svg, pdf or html; empty: --out's extension
+  std::string heads;      // a variant's number of heads; a page's heads kept whole ("0:3,5:1")
+  int64_t max_bytes = PageOptions{}.max_bytes;  // html: the largest page written
 };
 
 // attnlab model info PATH / model run PATH --text TEXT --out DIR (app/cli/cli_model.cpp)

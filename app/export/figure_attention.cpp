@@ -35,8 +35,8 @@ std::string attentionSubtitle(const ModelOutput& out) {
   const std::string tokens = r.query_tokens.empty() ? std::to_string(r.tokens.size()) + " tokens"
                                                     : "cross-attention, " + std::to_string(r.query_tokens.size()) +
                                                           " target over " + std::to_string(r.tokens.size()) + " source tokens";
-  return literalSubtitle(s.name + (s.architecture.empty() ? "" : " (" + s.architecture + ")") + ", " + tokens +
-                         (s.text.empty() ? "" : ": \"" + quotedStart(s.text) + "\""));
+  return s.name + (s.architecture.empty() ? "" : " (" + s.architecture + ")") + ", " + tokens +
+                         (s.text.empty() ? "" : ": \"" + quotedStart(s.text) + "\"");
 }
 
 std::vector<ModelKindView> attentionViews() {
@@ -57,6 +57,7 @@ extern const ModelKindInfo kAttentionKind = {
     attentionRun,
     attentionSubtitle,
     attentionViews(),
+    textKindPage,
 };
 
 }  // namespace attn

@@ -21,8 +21,8 @@ std::shared_ptr<const std::vector<Result>> alone(Result r) {
 }
 
 std::string textSubtitle(const ModelOutput& out) {
-  return literalSubtitle(modelShortName(*out.model) + " (" + modelInfo(*out.model).config.arch_name + "), " +
-                         std::to_string(out.analysis->run.tokens.size()) + " tokens: \"" + quotedStart(out.text) + "\"");
+  return modelShortName(*out.model) + " (" + modelInfo(*out.model).config.arch_name + "), " +
+                         std::to_string(out.analysis->run.tokens.size()) + " tokens: \"" + quotedStart(out.text) + "\"";
 }
 
 // What every view's page starts from: the analysis (its selection checked),
@@ -47,7 +47,7 @@ TextPage textPage(const ModelOutput& out, const ModelFigureSelection& sel, const
   checkSelection("--head", sel.head, a.run.heads);
   TextPage p{a, outputName(out), "layer " + std::to_string(sel.layer) + ", head " + std::to_string(sel.head), options};
   p.fo.params.head = 0;
-  p.fo.subtitle = modelKindOf(out).subtitle(out);
+  p.fo.subtitle = literalSubtitle(modelKindOf(out).subtitle(out));
   if (every_map && a.pooled) throw InputError(everyMapRefusal(a, std::string("--view ") + view));
   return p;
 }
@@ -166,6 +166,54 @@ ModelViewBody textEntropyBody(const ModelOutput& out, const ModelFigureSelection
 
 }  // namespace
 
+PageContent textKindPage(const ModelOutput& out, const PageRequest& req) {
+  const TextPage p = textPage(out, {}, {}, "", false);
+  const ModelRun& run = p.a.run;
+  checkLayerHeads(req.heads, run.layers, run.heads, "--heads");
+  PageContent c;
+  c.kind = modelKindOf(out).name;
+  c.title = p.name + " \xE2\x80\x94 " + layersByHeads(run.layers, run.heads);
+  c.subtitle = modelKindOf(out).subtitle(out);
+  PageMaps s;
+  const bool cross = !run.query_tokens.empty();
+  s.name = "self";
+  s.label = cross ? "cross-attention, target \xE2\x86\x92 source" : "self-attention";
+  s.rows = cross ? run.query_tokens : run.tokens;
+  s.cols = run.tokens;
+  s.layers = run.layers;
+  s.heads = run.heads;
+  s.causal = run.causal && !cross && run.first_position == 0;
+  s.log_scale = static_cast<int64_t>(s.cols.size()) >= kLogScaleKeys;
+  const int64_t L = static_cast<int64_t>(s.rows.size());
+  if (!p.a.pooled && L <= req.whole_limit) {
+    for (const std::vector<Mat>& layer : run.attention)
+      for (const Mat& m : layer) s.maps.push_back(&m);
+    for (const Mat& r : p.a.rollout) s.rollout.push_back(&r);
+  } else {
+    // Every head pooled, and the heads asked for whole: kept by the run, else recomputed (or read from the file).
+    s.maps.assign(static_cast<size_t>(run.layers * run.heads), nullptr);
+    for (const auto& [l, h] : req.heads) {
+      const Mat& kept = run.attention[static_cast<size_t>(l)][static_cast<size_t>(h)];
+      if (kept.size() == 0) c.owned.push_back(wholeHeadMap(out, l, h));
+      s.maps[static_cast<size_t>(l * run.heads + h)] = kept.size() > 0 ? &kept : &c.owned.back();
+    }
+    for (const Mat& m : run.pooled.mean) s.pooled.push_back(&m);
+    if (s.pooled.empty()) throw InputError("--format html: this run kept neither every map nor pooled ones");
+    std::string named;
+    for (const auto& [l, h] : req.heads) named += (named.empty() ? "" : ", ") + headLabel(l, h);
+    s.pooled_block = run.pooled.block;
+    s.block_labels = pooledBlockLabels(run);
+    c.note = groupDigits(L) + " tokens: every head is pooled into blocks of " + std::to_string(run.pooled.block) +
+             " positions (the mean of each block); " +
+             (req.heads.empty() ? "name heads to keep whole with --heads L:H,…"
+                                : "whole maps of " + named + " (--heads)");
+  }
+  s.table_columns = headTableColumns();
+  s.table_rows = headTableRows(p.a.summaries);
+  c.sets.push_back(std::move(s));
+  return c;
+}
+
 const std::vector<ModelKindView>& textKindViews() {
   static const std::vector<ModelKindView> views = {
       {"model", "every layer \xC3\x97 head as a thumbnail; click one to focus it (heatmap with tokens)", textModelFigure},
@@ -187,6 +235,7 @@ extern const ModelKindInfo kTextKind = {
     textRun,
     textSubtitle,
     textKindViews(),
+    textKindPage,
 };
 
 }  // namespace attn

@@ -16,9 +16,9 @@ namespace {
 
 std::string seq2seqSubtitle(const ModelOutput& out) {
   const Seq2SeqRun& run = out.seq2seq->run;
-  return literalSubtitle(modelShortName(*out.model) + " (" + modelInfo(*out.model).config.arch_name + "), source \"" +
+  return modelShortName(*out.model) + " (" + modelInfo(*out.model).config.arch_name + "), source \"" +
                          quotedStart(out.text) + "\"" +
-                         (run.decoder_layers > 0 ? ", target \"" + quotedStart(out.seq2seq->target) + "\"" : ""));
+                         (run.decoder_layers > 0 ? ", target \"" + quotedStart(out.seq2seq->target) + "\"" : "");
 }
 
 // What every view's page starts from: the run, the model's name and the
@@ -39,7 +39,7 @@ Seq2SeqPage seq2seqPage(const ModelOutput& out, const FigureOptions& options, bo
                      " is an encoder alone (--view model --attention-of encoder)");
   Seq2SeqPage p{run, modelShortName(*out.model), options};
   p.fo.params.head = 0;
-  p.fo.subtitle = seq2seqSubtitle(out);
+  p.fo.subtitle = literalSubtitle(seq2seqSubtitle(out));
   return p;
 }
 
@@ -107,6 +107,37 @@ PreparedFigure seq2seqTableFigure(const ModelOutput& out, const ModelFigureSelec
   return prepareTableFigure(std::move(columns), std::move(rows), p.fo);
 }
 
+// The page: cross-attention first (what an encoder–decoder adds), then the two
+// self-attentions (an encoder alone: its own); every head whole.
+PageContent seq2seqKindPage(const ModelOutput& out, const PageRequest& req) {
+  const Seq2SeqPage p = seq2seqPage(out, {}, true);
+  if (!req.heads.empty())
+    throw InputError("--heads: names the heads a long text's page keeps whole; an encoder\xE2\x80\x93" "decoder's page holds every head");
+  PageContent c;
+  c.kind = "encoder-decoder";
+  c.subtitle = seq2seqSubtitle(out);
+  c.title = p.name + " \xE2\x80\x94 " + layersByHeads(p.run.encoder_layers, p.run.heads) + " encoder" +
+            (p.run.decoder_layers > 0 ? ", " + layersByHeads(p.run.decoder_layers, p.run.heads) + " decoder" : "");
+  for (const Seq2SeqMaps kind : {Seq2SeqMaps::Cross, Seq2SeqMaps::Encoder, Seq2SeqMaps::Decoder}) {
+    if (kind != Seq2SeqMaps::Encoder && p.run.decoder_layers == 0) continue;
+    PageMaps s;
+    s.name = seq2seqMapsNames()[static_cast<size_t>(kind)];
+    s.label = seq2seqMapsTitle(kind);
+    s.rows = kind == Seq2SeqMaps::Encoder ? p.run.source_tokens : p.run.target_tokens;
+    s.cols = kind == Seq2SeqMaps::Decoder ? p.run.target_tokens : p.run.source_tokens;
+    s.layers = seq2seqLayers(p.run, kind);
+    s.heads = p.run.heads;
+    s.causal = kind == Seq2SeqMaps::Decoder;
+    s.log_scale = static_cast<int64_t>(s.cols.size()) >= kLogScaleKeys;
+    for (const std::vector<Mat>& layer : seq2seqMaps(p.run, kind))
+      for (const Mat& m : layer) s.maps.push_back(&m);
+    s.table_columns = headTableColumnNames(seq2seqTableColumns());
+    s.table_rows = headTableRows(out.seq2seq->summaries[static_cast<size_t>(kind)], seq2seqTableColumns());
+    c.sets.push_back(std::move(s));
+  }
+  return c;
+}
+
 }  // namespace
 
 extern const ModelKindInfo kSeq2SeqKind = {
@@ -123,6 +154,7 @@ extern const ModelKindInfo kSeq2SeqKind = {
         {"heads", "token lines of the focused layer's cross-attention, target \xE2\x86\x92 source: colour = head", seq2seqLinesFigure},
         {"table", "head summaries of the three kinds of attention, sortable; click a row to focus that head", seq2seqTableFigure},
     },
+    seq2seqKindPage,
 };
 
 }  // namespace attn

@@ -36,10 +36,10 @@ std::string visionSubtitle(const ModelOutput& out) {
     std::snprintf(p, sizeof p, "%.1f%%", 100.0 * a.run.top_k[0].probability);
     top = ", predicted '" + a.run.top_k[0].token + "' " + p;
   }
-  return literalSubtitle(modelShortName(*out.model) + " (" + modelInfo(*out.model).config.arch_name + "), " +
+  return modelShortName(*out.model) + " (" + modelInfo(*out.model).config.arch_name + "), " +
                          std::filesystem::path(a.picture).filename().string() + " as " + std::to_string(a.run.grid_h) +
                          " \xC3\x97 " + std::to_string(a.run.grid_w) + " patches of " + std::to_string(a.patch_size) +
-                         " pixels" + top);
+                         " pixels" + top;
 }
 
 // What every view's page starts from: the analysis, the model's name and the options with the subtitle.
@@ -55,7 +55,7 @@ VisionPage visionPage(const ModelOutput& out, const FigureOptions& options) {
   if (!out.vision) throw InputError(!out.error.empty() ? out.error : "model: nothing to draw");
   VisionPage p{*out.vision, modelShortName(*out.model), options};
   p.fo.params.head = 0;
-  p.fo.subtitle = visionSubtitle(out);
+  p.fo.subtitle = literalSubtitle(visionSubtitle(out));
   return p;
 }
 
@@ -123,6 +123,43 @@ PreparedFigure visionDistanceFigure(const ModelOutput& out, const ModelFigureSel
                              [](const Canvas& c, float width) { return c.unit * 4 + width * 0.55f; }, p.fo);
 }
 
+// The page: the self-attention over [CLS] and the patches, every head whole on
+// a log scale (as the grid's), the rollout after each layer, each head's mean
+// distance, and the picture the page lays a token's row over.
+PageContent visionKindPage(const ModelOutput& out, const PageRequest& req) {
+  const VisionPage p = visionPage(out, {});
+  if (!req.heads.empty())
+    throw InputError("--heads: names the heads a long text's page keeps whole; a ViT's page holds every head");
+  const VisionRun& run = p.a.run;
+  PageContent c;
+  c.kind = "vision";
+  c.title = p.name + " \xE2\x80\x94 " + layersByHeads(run.layers, run.heads);
+  c.subtitle = visionSubtitle(out);
+  c.picture = &p.a.shown;
+  c.grid_h = run.grid_h;
+  c.grid_w = run.grid_w;
+  PageMaps s;
+  s.name = "self";
+  s.label = "self-attention over [CLS] and the patches";
+  for (int64_t t = 0; t < 1 + run.grid_h * run.grid_w; ++t) s.rows.push_back(patchTokenName(p.a, t));
+  s.cols = s.rows;
+  s.layers = run.layers;
+  s.heads = run.heads;
+  s.log_scale = true;
+  for (const std::vector<Mat>& layer : run.attention)
+    for (const Mat& m : layer) s.maps.push_back(&m);
+  for (const Mat& r : p.a.rollout) s.rollout.push_back(&r);
+  s.table_columns = {"layer", "head", "mean distance (pixels)"};
+  for (int64_t l = 0; l < run.layers; ++l)
+    for (int64_t h = 0; h < run.heads; ++h) {
+      char d[32];
+      std::snprintf(d, sizeof d, "%.1f", p.a.distance[static_cast<size_t>(l)][static_cast<size_t>(h)]);
+      s.table_rows.push_back({std::to_string(l), std::to_string(h), d});
+    }
+  c.sets.push_back(std::move(s));
+  return c;
+}
+
 }  // namespace
 
 extern const ModelKindInfo kVisionKind = {
@@ -138,6 +175,7 @@ extern const ModelKindInfo kVisionKind = {
         {"rollout", "attention rollout from [CLS] over the picture, after each layer", visionRolloutFigure},
         {"distance", "each head's mean attention distance in pixels against its layer (ViT paper, Figure 7)", visionDistanceFigure},
     },
+    visionKindPage,
 };
 
 }  // namespace attn

@@ -104,7 +104,7 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, const std::string& vie
   FigureOptions fo = options;
   fo.params.head = 0;
   if (!fo.title) fo.title = body.title;
-  fo.subtitle = kind.subtitle(out);
+  fo.subtitle = literalSubtitle(kind.subtitle(out));
   return prepareLayoutFigure(std::move(body.layout), body.height, fo);
 }
 

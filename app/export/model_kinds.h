@@ -15,6 +15,7 @@
 #pragma once
 
 #include "app/export/figure.h"
+#include "app/export/html_page.h"
 #include "app/model/model_scene.h"
 
 #include <memory>
@@ -76,9 +77,14 @@ struct ModelKindInfo {
   bool (*fits)(const ModelConfig& c) = nullptr;
   // The command line's run: loads the model and computes what its views draw.
   ModelOutput (*run)(const ModelRunRequest& r) = nullptr;
-  // A figure's subtitle: the model and what it read (a body's figure takes it).
+  // What the model is and what it read, as plain text: a figure's subtitle
+  // (literalSubtitle of it; a body's figure takes it) and the page's.
   std::string (*subtitle)(const ModelOutput& out) = nullptr;
   std::vector<ModelKindView> views;  // in key order (1, 2, …); a model of the kind opens on the first
+  // What the interactive page (`render --format html`) holds of the output: its
+  // kinds of attention with their maps, rollout and head table. Throws InputError
+  // (a run with nothing to show, --heads outside the model).
+  PageContent (*page)(const ModelOutput& out, const PageRequest& r) = nullptr;
 };
 
 // Every kind, in registry order (model_kinds.cpp: one line each).
@@ -93,6 +99,10 @@ const ModelKindInfo& modelKindOf(const ModelScene& s);
 const ModelKindInfo& modelKindOf(const ModelOutput& o);
 // The text kind's views (figure_model.cpp), which attention from a file shares but for the pattern.
 const std::vector<ModelKindView>& textKindViews();
+// The text kind's page, which attention from a file shares: one self-attention
+// (or a file's cross-attention), every head whole up to r.whole_limit tokens,
+// else every head pooled plus r.heads whole.
+PageContent textKindPage(const ModelOutput& out, const PageRequest& r);
 // The kind's view called `name`, or null.
 const ModelKindView* findModelView(const ModelKindInfo& k, const std::string& name);
 // The kind's view called `name`; else an InputError naming the flag, the kind and its views.

@@ -72,6 +72,18 @@ void startOnModel(ModelScene& s, const std::string& path) {
   if (isModelExampleText(s.text)) s.text = modelExampleText(path);
 }
 
+std::vector<std::string> pooledBlockLabels(const ModelRun& run) {
+  const int64_t L = static_cast<int64_t>(run.tokens.size());
+  std::vector<std::string> out;
+  for (int64_t b = 0; b < run.pooled.n; ++b)
+    out.push_back(std::to_string(b * run.pooled.block) + "\xE2\x80\x93" + std::to_string(std::min(L, (b + 1) * run.pooled.block) - 1));
+  return out;
+}
+
+Mat wholeHeadMap(const ModelOutput& out, int64_t layer, int64_t head, const RunContext& ctx) {
+  return out.source ? attentionHeadMap(*out.source, layer, head) : headMap(out.analysis->run, layer, head, ctx);
+}
+
 void finishAnalysis(ModelAnalysis& a) {
   if (a.run.maps != MapsChoice::Mode::All) {
     a.pooled = true;
@@ -80,9 +92,7 @@ void finishAnalysis(ModelAnalysis& a) {
     for (int64_t l = 0; l < a.run.layers; ++l)
       for (int64_t h = 0; h < a.run.heads; ++h)
         a.thumbnails[static_cast<size_t>(l)].push_back(p.mean[static_cast<size_t>(l * a.run.heads + h)]);
-    const int64_t L = static_cast<int64_t>(a.run.tokens.size());
-    for (int64_t b = 0; b < p.n; ++b)
-      a.block_labels.push_back(std::to_string(b * p.block) + "\xE2\x80\x93" + std::to_string(std::min(L, (b + 1) * p.block) - 1));
+    a.block_labels = pooledBlockLabels(a.run);
   }
   if (!a.pooled && a.run.query_tokens.empty()) a.rollout = attentionRollout(a.run.attention);  // self-attention's
   for (const Mat& r : a.rollout) {
@@ -98,8 +108,8 @@ void finishAnalysis(ModelAnalysis& a) {
 namespace {
 
 // A pooled run's focused head, whole: the previous output's while it is the
-// same run and head, else `read` (its error shown in the view).
-void focusWhole(ModelOutput& out, const ModelScene& s, const ModelOutput* previous, const std::function<Mat()>& read) {
+// same run and head, else wholeHeadMap (its error shown in the view).
+void focusWhole(ModelOutput& out, const ModelScene& s, const ModelOutput* previous, const RunContext& ctx) {
   const ModelRun& r = out.analysis->run;
   out.focus_layer = std::clamp<int64_t>(s.layer, 0, r.layers - 1);
   out.focus_head = std::clamp<int64_t>(s.head, 0, r.heads - 1);
@@ -110,7 +120,7 @@ void focusWhole(ModelOutput& out, const ModelScene& s, const ModelOutput* previo
     return;
   }
   try {
-    out.focus_map = std::make_shared<const Mat>(read());
+    out.focus_map = std::make_shared<const Mat>(wholeHeadMap(out, out.focus_layer, out.focus_head, ctx));
   } catch (const InputError& e) {
     out.focus_error = e.what();
   }
@@ -127,8 +137,7 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
     out.text = s.source->text;
     out.analysis = s.source->analysis;
     out.maps = s.maps;
-    if (out.analysis->pooled)
-      focusWhole(out, s, previous, [&] { return attentionHeadMap(*s.source, out.focus_layer, out.focus_head); });
+    if (out.analysis->pooled) focusWhole(out, s, previous, ctx);
     return out;
   }
   if (!s.model) throw InputError("model: no model is loaded (File ▸ Open Model…)");
@@ -190,8 +199,7 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
   else
     out.predictions = std::move(predictTokens(m, out.analysis->run.hidden, {out.predicted_at}, kPredictions,
                                               ctx)[static_cast<size_t>(out.predicted_at)]);
-  if (out.analysis->pooled)
-    focusWhole(out, s, previous, [&] { return headMap(out.analysis->run, out.focus_layer, out.focus_head, ctx); });
+  if (out.analysis->pooled) focusWhole(out, s, previous, ctx);
   if (s.pattern) {
     out.has_pattern = true;
     const VariantInfo* v = findVariant(s.pattern_variant);

@@ -137,6 +137,12 @@ void startOnModel(ModelScene& s, const std::string& path);
 // What a ModelAnalysis derives from its run: a pooled run's thumbnails and
 // block labels, or every map's rollout and its colour ranges (self-attention's only).
 void finishAnalysis(ModelAnalysis& a);
+// The pooled blocks' positions, "0–31", "32–63", … (run.pooled).
+std::vector<std::string> pooledBlockLabels(const ModelRun& run);
+// Head (layer, head) of a run that pooled its maps, whole: recomputed from the
+// run's q and k (headMap), or read from the file (attentionHeadMap). InputError
+// when it would not fit in memory.
+Mat wholeHeadMap(const ModelOutput& out, int64_t layer, int64_t head, const RunContext& ctx = {});
 
 // Runs what `s` needs. From `previous` (may be null) it reuses the model run
 // when model, text and truncation are the same (then a new predict_at costs

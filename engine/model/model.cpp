@@ -476,10 +476,7 @@ ModelRunOptions checkRunFits(const Model& m, int64_t L, const ModelRunOptions& o
                              std::string* note) {
   const ModelConfig& c = m.info.config;
   ModelRunOptions o = options;
-  for (const auto& [l, h] : o.maps.heads)
-    if (l >= c.layers || h >= c.heads)
-      throw InputError("--maps: layer " + std::to_string(l) + " head " + std::to_string(h) + " is outside the model's " +
-                       std::to_string(c.layers) + " layers of " + std::to_string(c.heads) + " heads (from 0)");
+  checkLayerHeads(o.maps.heads, c.layers, c.heads, "--maps");
   const double available = memoryForARun();
   const int64_t every = c.layers * c.heads;
   auto need = [&](int64_t kept) {

@@ -21,12 +21,9 @@
 namespace attn {
 
 // [SECTION] The choice
-MapsChoice parseMapsChoice(const std::string& text) {
-  if (text == "auto") return {};
-  if (text == "all") return {MapsChoice::Mode::All, {}};
-  if (text == "pooled") return {MapsChoice::Mode::Pooled, {}};
-  if (text == "none") return {MapsChoice::Mode::None, {}};
-  MapsChoice c{MapsChoice::Mode::Heads, {}};
+std::vector<std::pair<int64_t, int64_t>> parseLayerHeads(const std::string& text, const std::string& flag,
+                                                        const std::string& expected) {
+  std::vector<std::pair<int64_t, int64_t>> out;
   size_t start = 0;
   while (start <= text.size()) {
     const size_t end = std::min(text.find(',', start), text.size());
@@ -43,12 +40,27 @@ MapsChoice parseMapsChoice(const std::string& text) {
       layer = -1;
     }
     if (colon == std::string::npos || a != colon || b != item.size() - colon - 1 || layer < 0 || head < 0)
-      throw InputError("--maps: expected all, pooled, none, auto or layer:head pairs such as 0:3,5:1, got '" + text +
-                       "'");
-    c.heads.emplace_back(layer, head);
+      throw InputError(flag + ": expected " + expected + "layer:head pairs such as 0:3,5:1, got '" + text + "'");
+    out.emplace_back(layer, head);
     start = end + 1;
   }
-  return c;
+  return out;
+}
+
+void checkLayerHeads(const std::vector<std::pair<int64_t, int64_t>>& heads, int64_t layers, int64_t heads_per_layer,
+                     const std::string& flag) {
+  for (const auto& [l, h] : heads)
+    if (l >= layers || h >= heads_per_layer)
+      throw InputError(flag + ": layer " + std::to_string(l) + " head " + std::to_string(h) + " is outside the model's " +
+                       std::to_string(layers) + " layers of " + std::to_string(heads_per_layer) + " heads (from 0)");
+}
+
+MapsChoice parseMapsChoice(const std::string& text) {
+  if (text == "auto") return {};
+  if (text == "all") return {MapsChoice::Mode::All, {}};
+  if (text == "pooled") return {MapsChoice::Mode::Pooled, {}};
+  if (text == "none") return {MapsChoice::Mode::None, {}};
+  return {MapsChoice::Mode::Heads, parseLayerHeads(text, "--maps", "all, pooled, none, auto or ")};
 }
 
 std::string mapsModeName(MapsChoice::Mode mode) {

@@ -17,6 +17,13 @@ namespace attn {
 // "auto", "all", "pooled", "none" or "L:H,L:H,…" (from 0); InputError otherwise.
 MapsChoice parseMapsChoice(const std::string& text);
 std::string mapsModeName(MapsChoice::Mode mode);
+// "0:3,5:1": layer:head pairs from 0 (--maps, render --heads); else an InputError
+// naming `flag`: "expected <expected>layer:head pairs such as 0:3,5:1, got '…'".
+std::vector<std::pair<int64_t, int64_t>> parseLayerHeads(const std::string& text, const std::string& flag,
+                                                        const std::string& expected = "");
+// An InputError naming `flag` for a pair outside layers × heads_per_layer.
+void checkLayerHeads(const std::vector<std::pair<int64_t, int64_t>>& heads, int64_t layers, int64_t heads_per_layer,
+                     const std::string& flag);
 // The pooled maps' block s = ⌈L / min(L, 256)⌉.
 constexpr int64_t kPooledBlocks = 256;
 int64_t pooledBlock(int64_t L);
