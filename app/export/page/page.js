@@ -15,6 +15,9 @@
   const decode = (b) => DECODE[b];
   const RGB = meta.colormap.map((h) => [1, 3, 5].map((k) => parseInt(h.substr(k, 2), 16)));
 
+  // A set whose queries are its keys: the query's own token is marked in its row.
+  const selfAttention = meta.sets.map((s) => s.rows.length === s.cols.length && s.rows.every((t, k) => t === s.cols[k]));
+
   let B = new Uint8Array(0);
   const state = {
     set: 0, layer: 0, head: 0, view: 'head',
@@ -68,7 +71,7 @@
         rows: s.rows, cols: s.cols, max: s.max[k], what: `L${l} H${h}`, unit: ['query', 'key'] });
     const p = s.pooled;
     return Object.assign(base, { map: mapRef(p.maps[k], p.blocks, p.blocks, false), rows: p.labels, cols: p.labels,
-      max: p.max[k], what: `L${l} H${h}, pooled (mean of ${p.block} × ${p.block} positions)`,
+      max: p.max[k], pooled: true, what: `L${l} H${h}, pooled (mean of ${p.block} × ${p.block} positions)`,
       unit: ['query block', 'key block'] });
   }
 
@@ -117,7 +120,7 @@
   const tokenText = (t) => (t === '' ? '∅' : t.replace(/\n/g, '↵').replace(/\t/g, '⇥'));
   const sig4 = (w) => w.toPrecision(4);
   const bound = (w) => Math.max(meta.quantisation.relative * w, meta.quantisation.absolute);
-  const short = (w) => (w >= 0.01 || w === 0 ? +w.toPrecision(2) + '' : w.toExponential(0).replace('e', 'e'));
+  const short = (w) => String(+w.toPrecision(2));
 
   function clip(ctx, text, width) {
     if (ctx.measureText(text).width <= width) return text;
@@ -418,14 +421,16 @@
     }
   }
 
-  // The focused head's frame; the frames of the others are wiped in the gap colour.
+  // The focused head's frame, in the gap around its thumbnail; the previous one is wiped in the gap colour.
+  // Whole-pixel rectangles, since an antialiased stroke would leave traces when wiped.
   let outlined = null;
   function drawFocusOutline() {
     const ctx = grid.cv.getContext('2d'), w = Math.max(2, Math.round(2 * dpr)), t = grid.px;
     const frame = (l, h, colour) => {
       const [x, y] = gridCellOrigin(l, h);
-      ctx.strokeStyle = colour; ctx.lineWidth = w;
-      ctx.strokeRect(x - w / 2 - 0.5, y - w / 2 - 0.5, t + w + 1, t + w + 1);
+      ctx.fillStyle = colour;
+      ctx.fillRect(x - w, y - w, t + 2 * w, w); ctx.fillRect(x - w, y + t, t + 2 * w, w);
+      ctx.fillRect(x - w, y, w, t); ctx.fillRect(x + t, y, w, t);
     };
     if (outlined) frame(outlined[0], outlined[1], '#ffffff');
     outlined = [state.layer, state.head];
@@ -486,11 +491,11 @@
     const old = state.hover;
     if (old && h && old.view === h.view && old.i === h.i && old.j === h.j) return;
     state.hover = h;
+    updateSide(); // at once, so the readout is current as soon as the pointer event is handled
     if (hoverFrame) return;
     hoverFrame = requestAnimationFrame(() => {
       hoverFrame = 0;
       views.forEach((v) => v.draw());
-      updateSide();
     });
   }
 
@@ -539,6 +544,7 @@
   // BertViz-style lines: every key token with a background as strong as its share of the row's largest weight.
   function tokenLines(src, row, n, i) {
     const box = $('tokens'), frag = document.createDocumentFragment();
+    box.classList.toggle('blocks', !!src.pooled); // block labels need a gap between them
     let top = 0;
     for (let j = 0; j < n; ++j) top = Math.max(top, row[j]);
     for (let j = 0; j < n; ++j) {
@@ -547,7 +553,7 @@
       const a = top > 0 ? row[j] / top : 0;
       s.style.background = `rgba(31, 119, 180, ${(0.85 * a).toFixed(3)})`;
       if (a > 0.55) s.style.color = '#fff';
-      if (src.rows === src.cols && j === i) s.className = 'self';
+      if (selfAttention[src.set] && j === i) s.className = 'self';
       s.title = `${j}: ŵ = ${sig4(row[j])}`;
       frag.append(s);
     }
