@@ -226,6 +226,7 @@
         ctx.restore();
       }
       this.drawLabels(ctx, i0, i1, j0, j1);
+      if (this === views[0]) drawColorbar();
     }
 
     // Labels every `step` cells so they never overlap; the hovered and pinned rows are always named.
@@ -333,13 +334,12 @@
     while (views.length > sets.length) views.pop().cv.parentNode.remove();
     layoutViews();
     sets.forEach((si, k) => views[k].show(sourceFor(si)));
-    drawColorbar();
     updateSide();
   }
 
   // ---- the grid of heads ----
 
-  const grid = { cv: $('grid'), t: 0, lw: 0, th: 0, gap: 0, cells: [], token: 0 };
+  const grid = { cv: $('grid'), t: 0, px: 0, lw: 34, th: 22, gap: 3, cells: [], token: 0 };
 
   // One head's thumbnail bytes: the largest byte of each block, so a sharp head stays visible when shrunk.
   function thumbBytes(src, t) {
@@ -366,13 +366,18 @@
     return { set: si, map: mapRef(s.pooled.maps[k], s.pooled.blocks, s.pooled.blocks, false), max: s.pooled.max[k] };
   }
 
-  function layoutGrid(width, height) {
-    const s = meta.sets[state.set], dp = dpr;
-    grid.lw = 34; grid.th = 22; grid.gap = 3;
+  // The thumbnail size that fits the grid in width × height (CSS pixels).
+  function thumbSize(width, height) {
+    const s = meta.sets[state.set];
     const t = Math.floor(Math.min((width - grid.lw) / s.heads, (height - grid.th) / s.layers)) - grid.gap;
-    grid.t = Math.max(8, Math.min(96, t));
-    setCanvasSize(grid.cv, grid.lw + s.heads * (grid.t + grid.gap), grid.th + s.layers * (grid.t + grid.gap));
-    grid.px = Math.round(grid.t * dp);
+    return Math.max(8, Math.min(96, t));
+  }
+
+  function layoutGrid(t) {
+    const s = meta.sets[state.set];
+    grid.t = t;
+    setCanvasSize(grid.cv, grid.lw + s.heads * (t + grid.gap), grid.th + s.layers * (t + grid.gap));
+    grid.px = Math.round(t * dpr);
     grid.cells = [];
   }
 
@@ -464,7 +469,10 @@
     // Beside the map: from its top to its bottom, but never shorter than 200 pixels.
     const top = Math.max(40 * dpr, v.mt), bot = Math.min(cv.height - 10 * dpr, Math.max(top + 200 * dpr, v.oy + src.map.rows * v.c));
     const W = cv.width, bw = 18 * dpr;
-    ctx.fillStyle = '#ffffff'; ctx.fillRect(0, 0, W, cv.height);
+    // Just right of the map, or at the panel's edge when the map fills the view or three maps share it.
+    const mapRight = views.length > 1 ? Infinity : v.cv.offsetLeft + (v.ox + src.map.cols * v.c) / dpr;
+    cv.style.left = Math.round(Math.min(mapRight + 14, cv.parentNode.clientWidth - cv.width / dpr)) + 'px';
+    ctx.fillStyle = PAGE_BG; ctx.fillRect(0, 0, W, cv.height);
     for (let y = top; y < bot; ++y) {
       ctx.fillStyle = meta.colormap[Math.round((255 * (bot - 1 - y)) / (bot - 1 - top))];
       ctx.fillRect(4 * dpr, y, bw, 1);
@@ -763,17 +771,26 @@
 
   // ---- layout: the page uses the window ----
 
+  const SIDE_MIN_H = 360; // the readout, top keys and a few lines of the row
+
+  // Three columns (grid, map, side panel), or, where the grid leaves room below it, the side panel under
+  // the grid and the map taking the rest of the width.
   function layout() {
     const main = $('main'), s = meta.sets[state.set];
     const top = main.getBoundingClientRect().top + window.scrollY;
     const H = Math.max(440, window.innerHeight - top - 10), W = main.clientWidth;
-    const sideW = W >= 1500 ? 360 : 300;
     main.style.height = H + 'px';
-    layoutGrid(Math.min(W * 0.24, 96 * s.heads + 40), H - 8);
-    // The three maps side by side take the grid's room.
-    const sideBySide = state.view === 'maps';
+    const sideBySide = state.view === 'maps'; // the three maps take the grid's room
+    const leftW = Math.min(W * 0.3, 96 * s.heads + 40), columnsW = Math.min(W * 0.24, 96 * s.heads + 40);
+    const tStacked = thumbSize(leftW, H - SIDE_MIN_H - 12), tColumns = thumbSize(columnsW, H - 8);
+    const stacked = !sideBySide && !meta.picture && tStacked >= tColumns;
+    layoutGrid(stacked ? tStacked : tColumns);
+    const gridW = Math.ceil(grid.cv.width / dpr), sideW = stacked ? Math.max(gridW, Math.round(leftW)) : W >= 1500 ? 360 : 300;
     $('grid-panel').hidden = sideBySide;
-    main.style.gridTemplateColumns = `${sideBySide ? '' : grid.cv.width / dpr + 'px '}minmax(0, 1fr) ${sideW}px`;
+    main.classList.toggle('stacked', stacked);
+    main.style.gridTemplateColumns = stacked ? `${sideW}px minmax(0, 1fr)`
+      : `${sideBySide ? '' : gridW + 'px '}minmax(0, 1fr) ${sideW}px`;
+    main.style.gridTemplateRows = stacked ? `${Math.ceil(grid.cv.height / dpr)}px minmax(0, 1fr)` : 'minmax(0, 1fr)';
     if (meta.picture) sizePicture(sideW - 24);
     showViews();
     drawGrid();
