@@ -131,7 +131,9 @@ TEST(Page, EveryKindDecodesToItsRunWithinTheStatedBound) {
     }
     // Only the shipped ViT carries a picture, and its rollout per layer.
     EXPECT_EQ(p.meta["picture"].is_null(), c.kind != "vision");
-    if (c.kind == "vision") EXPECT_TRUE(p.meta["picture"]["src"].get<std::string>().starts_with("data:image/png;base64,"));
+    if (c.kind == "vision") {
+      EXPECT_TRUE(p.meta["picture"]["src"].get<std::string>().starts_with("data:image/png;base64,"));
+    }
   }
 }
 

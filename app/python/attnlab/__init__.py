@@ -60,7 +60,8 @@ def _size(size):
 
 def show(attention, tokens=None, view="model", layer=0, head=0, size=None, title=None, *, source_tokens=None,
          batch=None, meta=None, **options):
-    """A figure of `attention` that Jupyter shows inline and `.save(path)` writes as PNG, SVG or PDF.
+    """A figure of `attention` that Jupyter shows inline and `.save(path)` writes as PNG, SVG or PDF; `.html()` (or
+    `.save("page.html")`) is the interactive page of every head, one offline HTML file to share.
 
     attention: one array [L, L], [heads, L, L], [layers, heads, Lq, Lk] (numpy or torch, float32, float16,
     bfloat16 or float64); a tuple or list of per-layer [batch, heads, Lq, Lk] (what `transformers` returns with
