@@ -299,15 +299,11 @@ int renderPage(int argc, char** argv, const RenderOptions& o, ModelRunRequest& r
   r.truncate = o.truncate;
   const ModelOutput out = kind.run(r);
   HeadlessQt qt(argc, argv);  // the picture's PNG
-  PageContent content = kind.page(out, page);
-  if (o.title) content.title = *o.title;
-  const std::string html = htmlPage(content, po);
+  po.title = o.title;
+  const std::string html = modelPage(out, page, po);
   writeFileAtomic(o.out, html);
-  int64_t whole = 0;
-  for (const PageMaps& s : content.sets)
-    for (const Mat* m : s.maps) whole += m != nullptr;
-  std::cout << "wrote " << o.out << " (" << formatBytes(static_cast<double>(html.size())) << ": " << content.title << ", "
-            << whole << " maps whole" << (content.note.empty() ? "" : ", the rest pooled") << ")\n";
+  std::cout << "wrote " << o.out << " (" << formatBytes(static_cast<double>(html.size())) << ", " << kind.name
+            << " page of " << outputName(out) << ")\n";
   return 0;
 }
 

@@ -171,7 +171,8 @@ std::string htmlPage(const PageContent& c, const PageOptions& o) {
   if (o.head < 0 || o.head >= c.sets.front().heads)
     throw InputError("--head: expected 0.." + std::to_string(c.sets.front().heads - 1) + ", got " + std::to_string(o.head));
   MapBytes bytes;
-  nlohmann::json meta = {{"format", 1}, {"title", c.title}, {"subtitle", c.subtitle}, {"kind", c.kind}, {"note", c.note}};
+  const std::string title = o.title.value_or(c.title);
+  nlohmann::json meta = {{"format", 1}, {"title", title}, {"subtitle", c.subtitle}, {"kind", c.kind}, {"note", c.note}};
   char bound[200];
   std::snprintf(bound, sizeof bound,
                 "Weights are stored as one byte on a log scale over four decades: each is read back within %.2f %% "
@@ -194,7 +195,7 @@ std::string htmlPage(const PageContent& c, const PageOptions& o) {
   std::string page;
   page.reserve(maps.size() + 400000);
   page += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-          "<meta name=\"viewport\" content=\"width=device-width\">\n<title>" + htmlEscaped(c.title) + "</title>\n<style>\n";
+          "<meta name=\"viewport\" content=\"width=device-width\">\n<title>" + htmlEscaped(title) + "</title>\n<style>\n";
   page += kPage_page_css;
   page += "</style>\n</head><body>\n";
   page += kPage_body_html;

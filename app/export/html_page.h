@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,6 +68,7 @@ struct PageOptions {
   int64_t layer = 0, head = 0;
   Colormap colormap = Colormap::Viridis;
   int64_t max_bytes = int64_t{64} << 20;
+  std::optional<std::string> title;  // instead of the kind's
 };
 
 // What the command line asks of the page.

@@ -118,6 +118,7 @@ class GuiApp {
   // status bar, or in a message box when it fails.
   void writeExport(const std::string& path, const std::function<void()>& write);
   void exportModelView();
+  void exportModelPage();
   void takeFinishedJob();
   void frame();
   void afterSwap();
@@ -206,7 +207,7 @@ bool GuiApp::initWindow() {
   glfwSetWindowUserPointer(window_, this);
   glfwSetKeyCallback(window_, [](GLFWwindow* w, int key, int, int action, int mods) {
     if (action == GLFW_RELEASE) return;
-    static_cast<GuiApp*>(glfwGetWindowUserPointer(w))->key_presses_.push_back({key, (mods & GLFW_MOD_CONTROL) != 0});
+    static_cast<GuiApp*>(glfwGetWindowUserPointer(w))->key_presses_.push_back({key, (mods & GLFW_MOD_CONTROL) != 0, (mods & GLFW_MOD_SHIFT) != 0});
   });
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
@@ -614,6 +615,28 @@ void GuiApp::exportModelView() {
   writeExport(*path, [&] { exportModelFigure(*m.output, view, modelSelection(m.view, *m.output), fo, *path); });
 }
 
+// The page of every head (render --format html), opening on the focused head;
+// a long text's page, every head pooled, keeps that head whole.
+void GuiApp::exportModelPage() {
+  const ModelState& m = state_.model;
+  if (state_.workspace != Workspace::Model || !m.output || !hasModelRun(*m.output)) {
+    state_.status = "a page shows a model's heads: open a model (File ▸ Open Model…) or attention from a file";
+    state_.status_is_error = true;
+    return;
+  }
+  const std::optional<std::string> path = qt_->savePage(outputName(*m.output) + ".html");
+  if (!path) return;
+  const ModelFigureSelection sel = modelSelection(m.view, *m.output);
+  PageRequest r;
+  const ModelAnalysis* a = m.output->analysis.get();
+  if (a && (a->pooled || static_cast<int64_t>(a->run.tokens.size()) > r.whole_limit)) r.heads = {{sel.layer, sel.head}};
+  PageOptions o;
+  o.layer = sel.layer;
+  o.head = sel.head;
+  if (!colormapIsDiverging(state_.settings.colormap)) o.colormap = state_.settings.colormap;
+  writeExport(*path, [&] { writeFileAtomic(*path, modelPage(*m.output, r, o)); });
+}
+
 // Loads `path` in the job runner behind a progress dialog; errors go to a
 // message box naming the file (takeFinishedJob), success opens the info dialog.
 void GuiApp::openModelInteractively(const std::string& path) {
@@ -715,6 +738,7 @@ void GuiApp::afterSwap() {
         }
       break;
     case Request::Kind::Export: exportView(); break;
+    case Request::Kind::ExportPage: exportModelPage(); break;
     case Request::Kind::OpenModel:
       if (auto p = qt_->openModel()) openModelInteractively(*p);
       break;
@@ -978,7 +1002,7 @@ int GuiApp::run() {
     }
     // --keys: pressed one a frame, each followed by frames until what it asked for is computed.
     for (const std::string& k : options_.keys) {
-      key_presses_.push_back({keyFromName(k), false});
+      key_presses_.push_back({keyFromName(k), false, false});
       if (!frameThenSettle()) return 1;
     }
     const int n = std::max(1, options_.frames);

@@ -97,6 +97,7 @@ const Shortcut kShortcuts[] = {
     {"L / P", "presentation mode: laser dot / pen (the pen clears at the next step)"},
     {"Ctrl+Z / Ctrl+Y", "undo / redo a parameter or input change"},
     {"Ctrl+E", "export the current view (PNG, SVG, PDF)"},
+    {"Ctrl+Shift+E", "export a page of every head of the model (HTML, offline, to share)"},
     {"Ctrl+O", "open a model (real model) or an X .npy input (variants)"},
     {"Ctrl+I", "open a picture for a vision model (real model)"},
     {"Mouse wheel", "zoom the heatmap about the cursor"},
@@ -133,7 +134,7 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
     if (lessonKey(s, k.key, k.ctrl || io.WantTextInput)) continue;
     const bool model = s.workspace == Workspace::Model;
     if (k.ctrl) {
-      if (k.key == GLFW_KEY_E) s.request.kind = Request::Kind::Export;
+      if (k.key == GLFW_KEY_E) s.request.kind = k.shift ? Request::Kind::ExportPage : Request::Kind::Export;
       if (k.key == GLFW_KEY_O) s.request.kind = model ? Request::Kind::OpenModel : Request::Kind::OpenX;
       if (k.key == GLFW_KEY_I && model && s.model.scene.model && isVisionModel(*s.model.scene.model))
         s.request.kind = Request::Kind::OpenPicture;
@@ -196,6 +197,10 @@ float drawMenuBar(AppState& s) {
     }
     if (ImGui::MenuItem("Open Q, K, V .npy…")) s.request.kind = Request::Kind::OpenQkv;
     if (ImGui::MenuItem("Export view…", "Ctrl+E")) s.request.kind = Request::Kind::Export;
+    if (ImGui::MenuItem("Export page of every head (HTML)…", "Ctrl+Shift+E", false, model))
+      s.request.kind = Request::Kind::ExportPage;
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("One offline web page of the model's heads to share: hover, zoom, pick heads, sort the table");
     ImGui::Separator();
     if (ImGui::MenuItem("Quit")) s.quit = true;
     ImGui::EndMenu();

@@ -23,6 +23,7 @@ void drawHelpOverlay(AppState& s);
 struct KeyPress {
   int key = 0;
   bool ctrl = false;
+  bool shift = false;
 };
 void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses);
 

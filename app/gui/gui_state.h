@@ -163,7 +163,7 @@ struct PresentState {
 // [SECTION] Requests for the main loop (modals open after the frame is swapped)
 
 struct Request {
-  enum class Kind { None, OpenX, OpenQkv, OpenParamFile, Export, OpenModel, OpenRecentModel, ModelInfo, OpenLesson, OpenPicture } kind =
+  enum class Kind { None, OpenX, OpenQkv, OpenParamFile, Export, ExportPage, OpenModel, OpenRecentModel, ModelInfo, OpenLesson, OpenPicture } kind =
       Kind::None;
   std::string key;  // OpenParamFile: the parameter; OpenRecentModel: the path; OpenLesson: the lesson's name
   bool pattern = false;  // OpenParamFile: of the model workspace's pattern

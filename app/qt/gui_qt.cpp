@@ -75,25 +75,43 @@ std::optional<std::string> QtSession::openFile(const std::string& title, const s
   return out;
 }
 
+namespace {
+
+// A save dialog offering `filters` ({"PNG image", "png"}, …): a name without
+// one of their suffixes gets the chosen filter's.
+std::optional<std::string> saveDialog(const std::string& title, const std::string& dir, const std::string& suggested_name,
+                                      const std::vector<std::pair<QString, QString>>& filters) {
+  QFileDialog dlg(nullptr, QString::fromStdString(title), QString::fromStdString(dir));
+  dlg.setOption(QFileDialog::DontUseNativeDialog);
+  dlg.setAcceptMode(QFileDialog::AcceptSave);
+  dlg.setFileMode(QFileDialog::AnyFile);
+  QStringList names;
+  for (const auto& [label, suffix] : filters) names << label + " (*." + suffix + ")";
+  dlg.setNameFilters(names);
+  dlg.selectFile(QString::fromStdString(suggested_name));
+  if (dlg.exec() != QDialog::Accepted || dlg.selectedFiles().isEmpty()) return std::nullopt;
+  QString path = dlg.selectedFiles().front();
+  const QString suffix = QFileInfo(path).suffix().toLower();
+  if (std::none_of(filters.begin(), filters.end(), [&](const auto& f) { return f.second == suffix; }))
+    path += "." + filters[static_cast<size_t>(std::max<qsizetype>(0, names.indexOf(dlg.selectedNameFilter())))].second;
+  return path.toStdString();
+}
+
+}  // namespace
+
 std::optional<std::string> QtSession::saveFigure(const std::string& suggested_name) {
   std::optional<std::string> out;
   withRepaint([&] {
-    QFileDialog dlg(nullptr, "Export figure", QString::fromStdString(last_dir_));
-    dlg.setOption(QFileDialog::DontUseNativeDialog);
-    dlg.setAcceptMode(QFileDialog::AcceptSave);
-    dlg.setFileMode(QFileDialog::AnyFile);
-    const QStringList filters = {"PNG image (*.png)", "SVG vector image (*.svg)", "PDF document (*.pdf)"};
-    dlg.setNameFilters(filters);
-    dlg.selectFile(QString::fromStdString(suggested_name));
-    if (dlg.exec() != QDialog::Accepted || dlg.selectedFiles().isEmpty()) return;
-    QString path = dlg.selectedFiles().front();
-    const QString suffix = QFileInfo(path).suffix().toLower();
-    if (suffix != "png" && suffix != "svg" && suffix != "pdf") {
-      const int i = filters.indexOf(dlg.selectedNameFilter());
-      path += i == 1 ? ".svg" : i == 2 ? ".pdf" : ".png";
-    }
-    out = path.toStdString();
+    out = saveDialog("Export figure", last_dir_, suggested_name,
+                     {{"PNG image", "png"}, {"SVG vector image", "svg"}, {"PDF document", "pdf"}});
   });
+  if (out) last_dir_ = QFileInfo(QString::fromStdString(*out)).absolutePath().toStdString();
+  return out;
+}
+
+std::optional<std::string> QtSession::savePage(const std::string& suggested_name) {
+  std::optional<std::string> out;
+  withRepaint([&] { out = saveDialog("Export page", last_dir_, suggested_name, {{"Web page, every head", "html"}}); });
   if (out) last_dir_ = QFileInfo(QString::fromStdString(*out)).absolutePath().toStdString();
   return out;
 }

@@ -30,6 +30,8 @@ class QtSession {
   std::optional<std::string> openFile(const std::string& title, const std::string& filter);
   // Save dialog for figures: PNG, SVG, PDF; adds the extension of the chosen filter.
   std::optional<std::string> saveFigure(const std::string& suggested_name);
+  // Save dialog for the interactive page (.html).
+  std::optional<std::string> savePage(const std::string& suggested_name);
   void showError(const std::string& title, const std::string& text);
 
   // [SECTION] Real models
