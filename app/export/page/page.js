@@ -161,13 +161,22 @@
       const ctx = this.cv.getContext('2d');
       ctx.font = `${LABEL_PX * dpr}px ${FONT}`;
       const widest = (list) => list.reduce((w, t) => Math.max(w, ctx.measureText(tokenText(t)).width), 0);
-      this.ml = Math.round(Math.min(widest(this.src.rows), 150 * dpr) + 16 * dpr);
+      // Wide enough for the corner's "key →" / "query ↓" too.
+      ctx.font = `${12 * dpr}px ${FONT}`;
+      const corner = widest([`${this.src.unit[0]} ↓`, `${this.src.unit[1]} →`]) + 12 * dpr;
+      ctx.font = `${LABEL_PX * dpr}px ${FONT}`;
+      this.ml = Math.round(Math.max(corner, Math.min(widest(this.src.rows), 150 * dpr) + 16 * dpr));
       this.mt = Math.round(Math.min(widest(this.src.cols), 110 * dpr) + 16 * dpr);
       this.rowText = this.src.rows.map((t) => clip(ctx, tokenText(t), this.ml - 14 * dpr));
       this.colText = this.src.cols.map((t) => clip(ctx, tokenText(t), this.mt - 14 * dpr));
     }
 
-    resize(w, h) { setCanvasSize(this.cv, w, h); if (this.src) { this.fit(); this.draw(); } }
+    // A new size fits the map again; the same size keeps the user's zoom and pan.
+    resize(w, h) {
+      if (this.cv.style.width === w + 'px' && this.cv.style.height === h + 'px') return;
+      setCanvasSize(this.cv, w, h);
+      if (this.src) { this.fit(); this.draw(); }
+    }
 
     fit() {
       const m = this.src.map;
@@ -330,9 +339,10 @@
 
   function showViews() {
     const sets = shownSets();
+    const count = views.length;
     while (views.length < sets.length) views.push(makeView(views.length ? null : 'focus'));
     while (views.length > sets.length) views.pop().cv.parentNode.remove();
-    layoutViews();
+    if (views.length !== count) layoutViews();
     sets.forEach((si, k) => views[k].show(sourceFor(si)));
     updateSide();
   }
@@ -792,6 +802,7 @@
       : `${sideBySide ? '' : gridW + 'px '}minmax(0, 1fr) ${sideW}px`;
     main.style.gridTemplateRows = stacked ? `${Math.ceil(grid.cv.height / dpr)}px minmax(0, 1fr)` : 'minmax(0, 1fr)';
     if (meta.picture) sizePicture(sideW - 24);
+    layoutViews();
     showViews();
     drawGrid();
   }
@@ -825,8 +836,9 @@
   }
 
   function wire() {
-    $('layer').addEventListener('change', (e) => focusHead(state.set, +e.target.value, state.head));
-    $('head').addEventListener('change', (e) => focusHead(state.set, state.layer, +e.target.value));
+    // Blur after a pick, so the arrow keys go back to stepping heads and layers.
+    $('layer').addEventListener('change', (e) => { e.target.blur(); focusHead(state.set, +e.target.value, state.head); });
+    $('head').addEventListener('change', (e) => { e.target.blur(); focusHead(state.set, state.layer, +e.target.value); });
     for (const b of $('views').children) b.addEventListener('click', () => setView(b.dataset.view));
     $('scale').addEventListener('click', toggleScale);
     $('zoomin').addEventListener('click', () => views.forEach((v) => v.zoom(1)));
