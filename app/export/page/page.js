@@ -276,21 +276,22 @@
       ctx.fillText(`${this.src.unit[0]} ↓`, 4 * dpr, 20 * dpr);
     }
 
+    // Drag pans; a press without a drag pins the query. Pointer capture keeps a drag going outside the canvas.
     listen() {
       let drag = null;
-      this.cv.addEventListener('mousedown', (e) => {
+      this.cv.addEventListener('pointerdown', (e) => {
+        if (e.button !== 0) return;
         drag = { x: e.clientX, y: e.clientY, ox: this.ox, oy: this.oy, moved: false };
+        this.cv.setPointerCapture(e.pointerId);
         e.preventDefault();
       });
-      window.addEventListener('mouseup', (e) => {
-        if (drag && !drag.moved && e.target === this.cv) {
-          const cell = this.cellAt(e.clientX, e.clientY);
-          if (cell) pinQuery(cell.i);
-        }
+      this.cv.addEventListener('pointerup', (e) => {
+        const cell = drag && !drag.moved ? this.cellAt(e.clientX, e.clientY) : null;
         drag = null;
+        if (cell) pinQuery(cell.i);
       });
-      this.cv.addEventListener('mousemove', (e) => {
-        if (drag && (e.buttons & 1)) {
+      this.cv.addEventListener('pointermove', (e) => {
+        if (drag) {
           const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
           if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
           if (drag.moved) {
@@ -302,7 +303,7 @@
         const cell = this.cellAt(e.clientX, e.clientY);
         setHover(cell ? { view: this, i: cell.i, j: cell.j } : null);
       });
-      this.cv.addEventListener('mouseleave', () => setHover(null));
+      this.cv.addEventListener('pointerleave', () => setHover(null));
       this.cv.addEventListener('wheel', (e) => {
         e.preventDefault();
         const r = this.cv.getBoundingClientRect();
@@ -621,6 +622,7 @@
     const log = state.log[src.set], dec = meta.sets[src.set].scale.decades || 3;
     ctx.clearRect(0, 0, cv.width, cv.height);
     if (src.map.cols !== first + p.grid[0] * p.grid[1]) return; // a pooled or cross map has no patches
+    // Scaled to the row's largest patch weight, so the pattern shows however much goes to [CLS].
     let top = 0;
     for (let k = first; k < row.length; ++k) top = Math.max(top, row[k]);
     for (let r = 0; r < p.grid[0]; ++r)
@@ -700,8 +702,7 @@
 
   function toggleScale() {
     state.log[state.set] = !state.log[state.set];
-    grid.cells = [];
-    updateControls(); showViews(); drawGrid();
+    updateControls(); showViews(); drawGrid(); // the thumbnails' bytes stay; only their colours change
   }
 
   // Next or previous head in layer-major order, across layers.
