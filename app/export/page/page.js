@@ -120,7 +120,7 @@
   const tokenText = (t) => (t === '' ? '∅' : t.replace(/\n/g, '↵').replace(/\t/g, '⇥'));
   const sig4 = (w) => w.toPrecision(4);
   const bound = (w) => Math.max(meta.quantisation.relative * w, meta.quantisation.absolute);
-  const short = (w) => String(+w.toPrecision(2));
+  const short = (w) => (w === 0 || w >= 1e-3 ? String(+w.toPrecision(2)) : w.toExponential(1)); // fits the colour bar
 
   function clip(ctx, text, width) {
     if (ctx.measureText(text).width <= width) return text;
@@ -651,6 +651,9 @@
   function setupSets() {
     const tabs = $('sets');
     tabs.hidden = meta.sets.length < 2;
+    // The help lists only the keys this page answers.
+    $('key-maps').hidden = meta.sets.length < 2;
+    $('key-rollout').hidden = !meta.sets.some((s) => s.rollout);
     meta.sets.forEach((s, k) => {
       const b = document.createElement('button');
       b.textContent = s.name; b.title = s.label; b.setAttribute('role', 'tab');
@@ -812,8 +815,8 @@
 
   function layoutViews() {
     const cb = $('colorbar'), panel = $('view-panel');
-    const w = panel.clientWidth - 92, h = panel.clientHeight;
-    setCanvasSize(cb, 84, h - capH);
+    const w = panel.clientWidth - 104, h = panel.clientHeight;
+    setCanvasSize(cb, 96, h - capH);
     const each = Math.floor((w - 10 * (views.length - 1)) / views.length);
     views.forEach((v) => v.resize(each, h - capH));
   }
