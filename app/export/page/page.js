@@ -627,9 +627,10 @@
     for (let k = first; k < row.length; ++k) top = Math.max(top, row[k]);
     for (let r = 0; r < p.grid[0]; ++r)
       for (let c = 0; c < p.grid[1]; ++c) {
-        // The colour map with alpha: strong weights cover the patch, weak ones let the picture through.
+        // As the figures' heatOverPatch (widgets/patch_layouts.cpp): the colour map with opacity 0.15 + 0.75·t
+        // over the picture dimmed to 0.85 (page.css), so a light patch leaves the picture readable.
         const t = scaleToUnit(row[first + r * p.grid[1] + c], top, log, dec), rgb = RGB[Math.round(255 * t)];
-        ctx.fillStyle = `rgba(${rgb[0]}, ${rgb[1]}, ${rgb[2]}, ${(0.15 + 0.7 * t).toFixed(3)})`;
+        ctx.fillStyle = `rgba(${rgb[0]}, ${rgb[1]}, ${rgb[2]}, ${(0.15 + 0.75 * t).toFixed(3)})`;
         ctx.fillRect(Math.round(c * pw), Math.round(r * ph), Math.round((c + 1) * pw) - Math.round(c * pw), Math.round((r + 1) * ph) - Math.round(r * ph));
       }
     if (i >= first) {
@@ -805,7 +806,7 @@
     main.style.gridTemplateColumns = stacked ? `${sideW}px minmax(0, 1fr)`
       : `${sideBySide ? '' : gridW + 'px '}minmax(0, 1fr) ${sideW}px`;
     main.style.gridTemplateRows = stacked ? `${Math.ceil(grid.cv.height / dpr)}px minmax(0, 1fr)` : 'minmax(0, 1fr)';
-    if (meta.picture) sizePicture(sideW - 24);
+    if (meta.picture) sizePicture(Math.min(sideW - 24, 0.45 * H));
     layoutViews();
     showViews();
     drawGrid();
@@ -863,10 +864,12 @@
     $('note').textContent = meta.note; $('note').hidden = !meta.note;
   }
 
-  // The first head with a whole map, so the page opens on something readable.
-  function firstHead(s) {
-    const k = s.maps.findIndex((o) => o != null);
-    return k < 0 ? [0, 0] : [Math.floor(k / s.heads), k % s.heads];
+  // The head the writer asks for (--layer, --head), else the first head with a whole map, so the page
+  // opens on something readable.
+  function openingHead() {
+    if (meta.focus) return [meta.focus.set || 0, meta.focus.layer, meta.focus.head];
+    const s = meta.sets[0], k = s.maps.findIndex((o) => o != null);
+    return k < 0 ? [0, 0, 0] : [0, Math.floor(k / s.heads), k % s.heads];
   }
 
   // ---- start ----
@@ -888,9 +891,9 @@
     if (meta.picture) setupPicture();
     B = await inflate(base64Bytes($('attnlab-maps').textContent));
     api.bytes = B;
-    const s = meta.sets[0], [l, h] = firstHead(s);
+    const [si, l, h] = openingHead();
     state.set = -1;
-    focusHead(0, l, h);
+    focusHead(si, l, h);
     await new Promise((done) => requestAnimationFrame(() => { api.firstPaintMs = performance.now(); done(); }));
   })();
 })();
