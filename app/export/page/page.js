@@ -17,6 +17,9 @@
 
   // A set whose queries are its keys: the query's own token is marked in its row.
   const selfAttention = meta.sets.map((s) => s.rows.length === s.cols.length && s.rows.every((t, k) => t === s.cols[k]));
+  // Keys that carry their own spaces (GPT-2's " the", SentencePiece's "▁the") read as text when joined;
+  // others (numbered positions, word pieces) need a gap between them.
+  const spaced = meta.sets.map((s) => s.cols.filter((t) => /^[\s▁Ġ]/.test(t)).length * 4 >= s.cols.length);
 
   let B = new Uint8Array(0);
   const state = {
@@ -381,7 +384,7 @@
   function thumbSize(width, height) {
     const s = meta.sets[state.set];
     const t = Math.floor(Math.min((width - grid.lw) / s.heads, (height - grid.th) / s.layers)) - grid.gap;
-    return Math.max(8, Math.min(96, t));
+    return Math.max(8, Math.min(128, t));
   }
 
   function layoutGrid(t) {
@@ -563,7 +566,7 @@
   // BertViz-style lines: every key token with a background as strong as its share of the row's largest weight.
   function tokenLines(src, row, n, i) {
     const box = $('tokens'), frag = document.createDocumentFragment();
-    box.classList.toggle('blocks', !!src.pooled); // block labels need a gap between them
+    box.classList.toggle('apart', !!src.pooled || !spaced[src.set]);
     let top = 0;
     for (let j = 0; j < n; ++j) top = Math.max(top, row[j]);
     for (let j = 0; j < n; ++j) {
@@ -796,7 +799,7 @@
     const H = Math.max(440, window.innerHeight - top - 10), W = main.clientWidth;
     main.style.height = H + 'px';
     const sideBySide = state.view === 'maps'; // the three maps take the grid's room
-    const leftW = Math.min(W * 0.3, 96 * s.heads + 40), columnsW = Math.min(W * 0.24, 96 * s.heads + 40);
+    const leftW = Math.max(320, Math.min(W * 0.3, 128 * s.heads + 40)), columnsW = Math.min(W * 0.24, 128 * s.heads + 40);
     const tStacked = thumbSize(leftW, H - SIDE_MIN_H - 12), tColumns = thumbSize(columnsW, H - 8);
     const stacked = !sideBySide && !meta.picture && tStacked >= tColumns;
     layoutGrid(stacked ? tStacked : tColumns);
