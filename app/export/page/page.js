@@ -125,6 +125,14 @@
   const bound = (w) => Math.max(meta.quantisation.relative * w, meta.quantisation.absolute);
   const short = (w) => (w === 0 || w >= 1e-3 ? String(+w.toPrecision(2)) : w.toExponential(1)); // fits the colour bar
 
+  // A ViT's patch k as "(row, column)", short enough to stand beside the cells; other tokens as they are.
+  function shortLabel(list, k) {
+    const p = meta.picture, first = p && p.cls ? 1 : 0;
+    if (!p || k < first || list.length !== first + p.grid[0] * p.grid[1]) return tokenText(list[k]);
+    return `(${Math.floor((k - first) / p.grid[1])}, ${(k - first) % p.grid[1]})`;
+  }
+  const axisLabels = (list) => list.map((_, k) => shortLabel(list, k));
+
   function clip(ctx, text, width) {
     if (ctx.measureText(text).width <= width) return text;
     let lo = 0, hi = text.length;
@@ -162,16 +170,16 @@
     // Margins wide enough for the labels, and the labels clipped to them.
     labels() {
       const ctx = this.cv.getContext('2d');
-      ctx.font = `${LABEL_PX * dpr}px ${FONT}`;
-      const widest = (list) => list.reduce((w, t) => Math.max(w, ctx.measureText(tokenText(t)).width), 0);
+      const widest = (list) => list.reduce((w, t) => Math.max(w, ctx.measureText(t).width), 0);
       // Wide enough for the corner's "key →" / "query ↓" too.
       ctx.font = `${12 * dpr}px ${FONT}`;
       const corner = widest([`${this.src.unit[0]} ↓`, `${this.src.unit[1]} →`]) + 12 * dpr;
       ctx.font = `${LABEL_PX * dpr}px ${FONT}`;
-      this.ml = Math.round(Math.max(corner, Math.min(widest(this.src.rows), 150 * dpr) + 16 * dpr));
-      this.mt = Math.round(Math.min(widest(this.src.cols), 110 * dpr) + 16 * dpr);
-      this.rowText = this.src.rows.map((t) => clip(ctx, tokenText(t), this.ml - 14 * dpr));
-      this.colText = this.src.cols.map((t) => clip(ctx, tokenText(t), this.mt - 14 * dpr));
+      const rows = axisLabels(this.src.rows), cols = axisLabels(this.src.cols);
+      this.ml = Math.round(Math.max(corner, Math.min(widest(rows), 150 * dpr) + 16 * dpr));
+      this.mt = Math.round(Math.min(widest(cols), 110 * dpr) + 16 * dpr);
+      this.rowText = rows.map((t) => clip(ctx, t, this.ml - 14 * dpr));
+      this.colText = cols.map((t) => clip(ctx, t, this.mt - 14 * dpr));
     }
 
     // A new size fits the map again; the same size keeps the user's zoom and pan.
@@ -591,7 +599,7 @@
     const top = row[order[0]] || 1;
     for (const j of order) {
       const li = document.createElement('li'), bar = document.createElement('span'), name = document.createElement('span'), v = document.createElement('span');
-      name.className = 'key'; name.textContent = `${tokenText(src.cols[j])} (${j})`;
+      name.className = 'key'; name.textContent = `${shortLabel(src.cols, j)} (${j})`;
       v.className = 'w'; v.textContent = sig4(row[j]);
       bar.className = 'bar'; bar.style.width = `${(100 * row[j]) / top}%`;
       li.append(bar, name, v); ol.append(li);
