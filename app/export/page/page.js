@@ -17,6 +17,9 @@
 
   // A set whose queries are its keys: the query's own token is marked in its row.
   const selfAttention = meta.sets.map((s) => s.rows.length === s.cols.length && s.rows.every((t, k) => t === s.cols[k]));
+  // Keys that carry their own spaces (GPT-2's " the", SentencePiece's "▁the") read as text when joined;
+  // others (numbered positions, word pieces) need a gap between them.
+  const spaced = meta.sets.map((s) => s.cols.filter((t) => /^[\s▁Ġ]/.test(t)).length * 4 >= s.cols.length);
 
   let B = new Uint8Array(0);
   const state = {
@@ -120,7 +123,15 @@
   const tokenText = (t) => (t === '' ? '∅' : t.replace(/\n/g, '↵').replace(/\t/g, '⇥'));
   const sig4 = (w) => w.toPrecision(4);
   const bound = (w) => Math.max(meta.quantisation.relative * w, meta.quantisation.absolute);
-  const short = (w) => String(+w.toPrecision(2));
+  const short = (w) => (w === 0 || w >= 1e-3 ? String(+w.toPrecision(2)) : w.toExponential(1)); // fits the colour bar
+
+  // A ViT's patch k as "(row, column)", short enough to stand beside the cells; other tokens as they are.
+  function shortLabel(list, k) {
+    const p = meta.picture, first = p && p.cls ? 1 : 0;
+    if (!p || k < first || list.length !== first + p.grid[0] * p.grid[1]) return tokenText(list[k]);
+    return `(${Math.floor((k - first) / p.grid[1])}, ${(k - first) % p.grid[1]})`;
+  }
+  const axisLabels = (list) => list.map((_, k) => shortLabel(list, k));
 
   function clip(ctx, text, width) {
     if (ctx.measureText(text).width <= width) return text;
@@ -159,15 +170,24 @@
     // Margins wide enough for the labels, and the labels clipped to them.
     labels() {
       const ctx = this.cv.getContext('2d');
+      const widest = (list) => list.reduce((w, t) => Math.max(w, ctx.measureText(t).width), 0);
+      // Wide enough for the corner's "key →" / "query ↓" too.
+      ctx.font = `${12 * dpr}px ${FONT}`;
+      const corner = widest([`${this.src.unit[0]} ↓`, `${this.src.unit[1]} →`]) + 12 * dpr;
       ctx.font = `${LABEL_PX * dpr}px ${FONT}`;
-      const widest = (list) => list.reduce((w, t) => Math.max(w, ctx.measureText(tokenText(t)).width), 0);
-      this.ml = Math.round(Math.min(widest(this.src.rows), 150 * dpr) + 16 * dpr);
-      this.mt = Math.round(Math.min(widest(this.src.cols), 110 * dpr) + 16 * dpr);
-      this.rowText = this.src.rows.map((t) => clip(ctx, tokenText(t), this.ml - 14 * dpr));
-      this.colText = this.src.cols.map((t) => clip(ctx, tokenText(t), this.mt - 14 * dpr));
+      const rows = axisLabels(this.src.rows), cols = axisLabels(this.src.cols);
+      this.ml = Math.round(Math.max(corner, Math.min(widest(rows), 150 * dpr) + 16 * dpr));
+      this.mt = Math.round(Math.min(widest(cols), 110 * dpr) + 16 * dpr);
+      this.rowText = rows.map((t) => clip(ctx, t, this.ml - 14 * dpr));
+      this.colText = cols.map((t) => clip(ctx, t, this.mt - 14 * dpr));
     }
 
-    resize(w, h) { setCanvasSize(this.cv, w, h); if (this.src) { this.fit(); this.draw(); } }
+    // A new size fits the map again; the same size keeps the user's zoom and pan.
+    resize(w, h) {
+      if (this.cv.style.width === w + 'px' && this.cv.style.height === h + 'px') return;
+      setCanvasSize(this.cv, w, h);
+      if (this.src) { this.fit(); this.draw(); }
+    }
 
     fit() {
       const m = this.src.map;
@@ -267,21 +287,22 @@
       ctx.fillText(`${this.src.unit[0]} ↓`, 4 * dpr, 20 * dpr);
     }
 
+    // Drag pans; a press without a drag pins the query. Pointer capture keeps a drag going outside the canvas.
     listen() {
       let drag = null;
-      this.cv.addEventListener('mousedown', (e) => {
+      this.cv.addEventListener('pointerdown', (e) => {
+        if (e.button !== 0) return;
         drag = { x: e.clientX, y: e.clientY, ox: this.ox, oy: this.oy, moved: false };
+        this.cv.setPointerCapture(e.pointerId);
         e.preventDefault();
       });
-      window.addEventListener('mouseup', (e) => {
-        if (drag && !drag.moved && e.target === this.cv) {
-          const cell = this.cellAt(e.clientX, e.clientY);
-          if (cell) pinQuery(cell.i);
-        }
+      this.cv.addEventListener('pointerup', (e) => {
+        const cell = drag && !drag.moved ? this.cellAt(e.clientX, e.clientY) : null;
         drag = null;
+        if (cell) pinQuery(cell.i);
       });
-      this.cv.addEventListener('mousemove', (e) => {
-        if (drag && (e.buttons & 1)) {
+      this.cv.addEventListener('pointermove', (e) => {
+        if (drag) {
           const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
           if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
           if (drag.moved) {
@@ -293,7 +314,7 @@
         const cell = this.cellAt(e.clientX, e.clientY);
         setHover(cell ? { view: this, i: cell.i, j: cell.j } : null);
       });
-      this.cv.addEventListener('mouseleave', () => setHover(null));
+      this.cv.addEventListener('pointerleave', () => setHover(null));
       this.cv.addEventListener('wheel', (e) => {
         e.preventDefault();
         const r = this.cv.getBoundingClientRect();
@@ -330,9 +351,10 @@
 
   function showViews() {
     const sets = shownSets();
+    const count = views.length;
     while (views.length < sets.length) views.push(makeView(views.length ? null : 'focus'));
     while (views.length > sets.length) views.pop().cv.parentNode.remove();
-    layoutViews();
+    if (views.length !== count) layoutViews();
     sets.forEach((si, k) => views[k].show(sourceFor(si)));
     updateSide();
   }
@@ -370,7 +392,7 @@
   function thumbSize(width, height) {
     const s = meta.sets[state.set];
     const t = Math.floor(Math.min((width - grid.lw) / s.heads, (height - grid.th) / s.layers)) - grid.gap;
-    return Math.max(8, Math.min(96, t));
+    return Math.max(8, Math.min(128, t));
   }
 
   function layoutGrid(t) {
@@ -552,7 +574,7 @@
   // BertViz-style lines: every key token with a background as strong as its share of the row's largest weight.
   function tokenLines(src, row, n, i) {
     const box = $('tokens'), frag = document.createDocumentFragment();
-    box.classList.toggle('blocks', !!src.pooled); // block labels need a gap between them
+    box.classList.toggle('apart', !!src.pooled || !spaced[src.set]);
     let top = 0;
     for (let j = 0; j < n; ++j) top = Math.max(top, row[j]);
     for (let j = 0; j < n; ++j) {
@@ -577,7 +599,7 @@
     const top = row[order[0]] || 1;
     for (const j of order) {
       const li = document.createElement('li'), bar = document.createElement('span'), name = document.createElement('span'), v = document.createElement('span');
-      name.className = 'key'; name.textContent = `${tokenText(src.cols[j])} (${j})`;
+      name.className = 'key'; name.textContent = `${shortLabel(src.cols, j)} (${j})`;
       v.className = 'w'; v.textContent = sig4(row[j]);
       bar.className = 'bar'; bar.style.width = `${(100 * row[j]) / top}%`;
       li.append(bar, name, v); ol.append(li);
@@ -611,13 +633,15 @@
     const log = state.log[src.set], dec = meta.sets[src.set].scale.decades || 3;
     ctx.clearRect(0, 0, cv.width, cv.height);
     if (src.map.cols !== first + p.grid[0] * p.grid[1]) return; // a pooled or cross map has no patches
+    // Scaled to the row's largest patch weight, so the pattern shows however much goes to [CLS].
     let top = 0;
     for (let k = first; k < row.length; ++k) top = Math.max(top, row[k]);
     for (let r = 0; r < p.grid[0]; ++r)
       for (let c = 0; c < p.grid[1]; ++c) {
-        // The colour map with alpha: strong weights cover the patch, weak ones let the picture through.
+        // As the figures' heatOverPatch (widgets/patch_layouts.cpp): the colour map with opacity 0.15 + 0.75·t
+        // over the picture dimmed to 0.85 (page.css), so a light patch leaves the picture readable.
         const t = scaleToUnit(row[first + r * p.grid[1] + c], top, log, dec), rgb = RGB[Math.round(255 * t)];
-        ctx.fillStyle = `rgba(${rgb[0]}, ${rgb[1]}, ${rgb[2]}, ${(0.15 + 0.7 * t).toFixed(3)})`;
+        ctx.fillStyle = `rgba(${rgb[0]}, ${rgb[1]}, ${rgb[2]}, ${(0.15 + 0.75 * t).toFixed(3)})`;
         ctx.fillRect(Math.round(c * pw), Math.round(r * ph), Math.round((c + 1) * pw) - Math.round(c * pw), Math.round((r + 1) * ph) - Math.round(r * ph));
       }
     if (i >= first) {
@@ -639,6 +663,9 @@
   function setupSets() {
     const tabs = $('sets');
     tabs.hidden = meta.sets.length < 2;
+    // The help lists only the keys this page answers.
+    $('key-maps').hidden = meta.sets.length < 2;
+    $('key-rollout').hidden = !meta.sets.some((s) => s.rollout);
     meta.sets.forEach((s, k) => {
       const b = document.createElement('button');
       b.textContent = s.name; b.title = s.label; b.setAttribute('role', 'tab');
@@ -690,8 +717,7 @@
 
   function toggleScale() {
     state.log[state.set] = !state.log[state.set];
-    grid.cells = [];
-    updateControls(); showViews(); drawGrid();
+    updateControls(); showViews(); drawGrid(); // the thumbnails' bytes stay; only their colours change
   }
 
   // Next or previous head in layer-major order, across layers.
@@ -781,7 +807,7 @@
     const H = Math.max(440, window.innerHeight - top - 10), W = main.clientWidth;
     main.style.height = H + 'px';
     const sideBySide = state.view === 'maps'; // the three maps take the grid's room
-    const leftW = Math.min(W * 0.3, 96 * s.heads + 40), columnsW = Math.min(W * 0.24, 96 * s.heads + 40);
+    const leftW = Math.max(320, Math.min(W * 0.3, 128 * s.heads + 40)), columnsW = Math.min(W * 0.24, 128 * s.heads + 40);
     const tStacked = thumbSize(leftW, H - SIDE_MIN_H - 12), tColumns = thumbSize(columnsW, H - 8);
     const stacked = !sideBySide && !meta.picture && tStacked >= tColumns;
     layoutGrid(stacked ? tStacked : tColumns);
@@ -791,7 +817,8 @@
     main.style.gridTemplateColumns = stacked ? `${sideW}px minmax(0, 1fr)`
       : `${sideBySide ? '' : gridW + 'px '}minmax(0, 1fr) ${sideW}px`;
     main.style.gridTemplateRows = stacked ? `${Math.ceil(grid.cv.height / dpr)}px minmax(0, 1fr)` : 'minmax(0, 1fr)';
-    if (meta.picture) sizePicture(sideW - 24);
+    if (meta.picture) sizePicture(Math.min(sideW - 24, 0.45 * H));
+    layoutViews();
     showViews();
     drawGrid();
   }
@@ -800,8 +827,8 @@
 
   function layoutViews() {
     const cb = $('colorbar'), panel = $('view-panel');
-    const w = panel.clientWidth - 92, h = panel.clientHeight;
-    setCanvasSize(cb, 84, h - capH);
+    const w = panel.clientWidth - 104, h = panel.clientHeight;
+    setCanvasSize(cb, 96, h - capH);
     const each = Math.floor((w - 10 * (views.length - 1)) / views.length);
     views.forEach((v) => v.resize(each, h - capH));
   }
@@ -825,8 +852,9 @@
   }
 
   function wire() {
-    $('layer').addEventListener('change', (e) => focusHead(state.set, +e.target.value, state.head));
-    $('head').addEventListener('change', (e) => focusHead(state.set, state.layer, +e.target.value));
+    // Blur after a pick, so the arrow keys go back to stepping heads and layers.
+    $('layer').addEventListener('change', (e) => { e.target.blur(); focusHead(state.set, +e.target.value, state.head); });
+    $('head').addEventListener('change', (e) => { e.target.blur(); focusHead(state.set, state.layer, +e.target.value); });
     for (const b of $('views').children) b.addEventListener('click', () => setView(b.dataset.view));
     $('scale').addEventListener('click', toggleScale);
     $('zoomin').addEventListener('click', () => views.forEach((v) => v.zoom(1)));
@@ -847,10 +875,12 @@
     $('note').textContent = meta.note; $('note').hidden = !meta.note;
   }
 
-  // The first head with a whole map, so the page opens on something readable.
-  function firstHead(s) {
-    const k = s.maps.findIndex((o) => o != null);
-    return k < 0 ? [0, 0] : [Math.floor(k / s.heads), k % s.heads];
+  // The head the writer asks for (--layer, --head), else the first head with a whole map, so the page
+  // opens on something readable.
+  function openingHead() {
+    if (meta.focus) return [meta.focus.set || 0, meta.focus.layer, meta.focus.head];
+    const s = meta.sets[0], k = s.maps.findIndex((o) => o != null);
+    return k < 0 ? [0, 0, 0] : [0, Math.floor(k / s.heads), k % s.heads];
   }
 
   // ---- start ----
@@ -872,9 +902,9 @@
     if (meta.picture) setupPicture();
     B = await inflate(base64Bytes($('attnlab-maps').textContent));
     api.bytes = B;
-    const s = meta.sets[0], [l, h] = firstHead(s);
+    const [si, l, h] = openingHead();
     state.set = -1;
-    focusHead(0, l, h);
+    focusHead(si, l, h);
     await new Promise((done) => requestAnimationFrame(() => { api.firstPaintMs = performance.now(); done(); }));
   })();
 })();
