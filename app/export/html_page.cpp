@@ -129,8 +129,9 @@ nlohmann::json setMeta(const PageMaps& s, MapBytes& bytes) {
   }
   j["rollout"] = nullptr;
   if (!s.rollout.empty()) {
-    const auto [r_offsets, r_tops] = maps(s.rollout, false);
-    j["rollout"] = {{"maps", r_offsets}, {"max", r_tops}};
+    // A causal model's rollout, a product of lower-triangular maps, is lower-triangular too.
+    const auto [r_offsets, r_tops] = maps(s.rollout, s.causal);
+    j["rollout"] = {{"maps", r_offsets}, {"max", r_tops}, {"triangle", s.causal}};
   }
   j["table"] = {{"columns", s.table_columns}, {"rows", s.table_rows}};
   return j;

@@ -236,6 +236,24 @@ async function main() {
           `hovering (${qi}, ${kj}) reads ${row[kj]}: "${readout}"`);
     check(/query/.test(readout) && /key/.test(readout), 'the readout names the query and the key: ' + readout);
 
+    // The window's keys: → the next head, ↓ the next layer; t opens the head table, whose headers sort it.
+    await tab.evaluate(() => window.attnlab.focus(0, 0, 0));
+    await tab.keyboard.press('ArrowRight');
+    await tab.keyboard.press('ArrowDown');
+    const moved = await tab.evaluate(() => window.attnlab.focused());
+    check(moved.head === 1 % set.heads && moved.layer === 1 % set.layers, 'arrow keys step heads and layers: ' + JSON.stringify(moved));
+    await tab.keyboard.press('t');
+    check(await tab.$eval('#table', e => e.offsetParent !== null), 't shows the head table');
+    const column = set.table.columns.length - 1;
+    await tab.$eval(`#table thead th:nth-child(${column + 1})`, e => e.click());
+    const sorted = await tab.$$eval(`#table tbody tr td:nth-child(${column + 1})`, cells => cells.map(c => c.textContent));
+    const numbers = sorted.filter(v => v !== '—').map(Number);
+    const down = numbers.every((v, k) => k === 0 || v <= numbers[k - 1]), up = numbers.every((v, k) => k === 0 || v >= numbers[k - 1]);
+    const dashes = sorted.indexOf('—');
+    check(sorted.length === set.table.rows.length && (down || up) && (dashes < 0 || sorted.slice(dashes).every(v => v === '—')),
+          'a header sorts the table by its column, "—" last: ' + sorted.slice(0, 8).join(' '));
+    await tab.keyboard.press('t');
+
     // Screenshots at both sizes: looked at by whoever changes the page.
     for (const [w, hgt] of [[1600, 1000], [1280, 720]]) {
       await tab.setViewport({ width: w, height: hgt });

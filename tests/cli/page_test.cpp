@@ -133,6 +133,16 @@ TEST(Page, EveryKindDecodesToItsRunWithinTheStatedBound) {
     EXPECT_EQ(p.meta["picture"].is_null(), c.kind != "vision");
     if (c.kind == "vision") {
       EXPECT_TRUE(p.meta["picture"]["src"].get<std::string>().starts_with("data:image/png;base64,"));
+      // Its rollout after each layer, as `model run` writes it [layers, 1 + P, 1 + P]: a set of one head per layer.
+      nlohmann::json rollout = p.meta["sets"][0];
+      rollout["heads"] = 1;
+      rollout["maps"] = p.meta["sets"][0]["rollout"]["maps"];
+      rollout["triangle"] = p.meta["sets"][0]["rollout"]["triangle"];
+      Array r = readNpy((run / "rollout.npy").string(), "reference");
+      r.shape.insert(r.shape.begin() + 1, 1);
+      int64_t compared = 0;
+      EXPECT_LE(worstExcess(p, rollout, r, &compared), 1e-9);
+      EXPECT_EQ(compared, static_cast<int64_t>(rollout["layers"]));
     }
   }
 }

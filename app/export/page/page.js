@@ -80,7 +80,7 @@
 
   function rolloutSource(si, l) {
     const s = meta.sets[si], r = s.rollout;
-    return { set: si, layer: l, head: null, kind: 'rollout', map: mapRef(r.maps[l], s.rows.length, s.rows.length, false),
+    return { set: si, layer: l, head: null, kind: 'rollout', map: mapRef(r.maps[l], s.rows.length, s.rows.length, r.triangle),
       rows: s.rows, cols: s.rows, max: r.max[l], what: `rollout through L${l}`, unit: ['query', 'key'] };
   }
 
