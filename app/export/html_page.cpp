@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <new>
@@ -34,24 +35,50 @@ namespace {
 
 // [SECTION] The maps' bytes
 
+// Bits per byte of `n` bytes (Shannon, order 0): what gzip's Huffman codes approach on bytes that do not repeat.
+double bitsPerByte(const uint8_t* b, size_t n) {
+  std::array<size_t, 256> count{};
+  for (size_t i = 0; i < n; ++i) ++count[b[i]];
+  double bits = 0;
+  for (const size_t c : count)
+    if (c > 0) bits -= static_cast<double>(c) * std::log2(static_cast<double>(c) / static_cast<double>(n));
+  return n > 0 ? bits / static_cast<double>(n) : 0.0;
+}
+
 // Every map of the page one after the other; each map's offset goes in the page's META.
 struct MapBytes {
   std::vector<uint8_t> bytes;
-  // Appends `m` [rows, cols] (causal: row i's columns 0 … i only); returns its offset and its largest weight as read back.
-  std::pair<int64_t, float> add(const Mat& m, bool causal) {
+  struct Added {
+    int64_t offset;
+    float top;  // its largest weight, as read back
+    bool up;    // stored with the Up filter
+  };
+  // Appends `m` [rows, cols] (causal: row i's columns 0 … i only).
+  Added add(const Mat& m, bool causal) {
     const int64_t rows = m.rows(), cols = m.cols(), offset = static_cast<int64_t>(bytes.size());
     auto rowStart = [&](int64_t i) { return causal ? i * (i + 1) / 2 : i * cols; };
-    bytes.resize(bytes.size() + static_cast<size_t>(rowStart(rows)));
+    auto rowLength = [&](int64_t i) { return causal ? std::min(i + 1, cols) : cols; };
+    const size_t size = static_cast<size_t>(rowStart(rows));
+    bytes.resize(bytes.size() + size);
     uint8_t* out = bytes.data() + offset;
     std::vector<uint8_t> top(static_cast<size_t>(rows), 0);
     parallelFor(rows, {}, [&](int64_t i) {
-      const int64_t n = causal ? std::min(i + 1, cols) : cols;
       uint8_t* row = out + rowStart(i);
       uint8_t best = 0;
-      for (int64_t j = 0; j < n; ++j) best = std::max(best, row[j] = weightByte(m(i, j)));
+      for (int64_t j = 0; j < rowLength(i); ++j) best = std::max(best, row[j] = weightByte(m(i, j)));
       top[static_cast<size_t>(i)] = best;
     });
-    return {offset, byteWeight(*std::max_element(top.begin(), top.end()))};
+    // PNG's Up filter: row i as its bytes minus row i − 1's (mod 256) where both have them, kept when that
+    // leaves fewer bits per byte. A head's rows resemble each other (a sink column, a band, a key every
+    // query reads), and gzip codes the small differences in fewer bits; the page adds them back. Maps whose
+    // rows are unrelated keep their bytes (a difference of two would spread wider).
+    std::vector<uint8_t> up(out, out + size);
+    for (int64_t i = 1; i < rows; ++i)
+      for (int64_t j = 0; j < rowLength(i - 1); ++j)
+        up[static_cast<size_t>(rowStart(i) + j)] = static_cast<uint8_t>(out[rowStart(i) + j] - out[rowStart(i - 1) + j]);
+    const bool filtered = bitsPerByte(up.data(), size) < bitsPerByte(out, size);
+    if (filtered) std::copy(up.begin(), up.end(), out);
+    return {offset, byteWeight(*std::max_element(top.begin(), top.end())), filtered};
   }
 };
 
@@ -104,34 +131,28 @@ nlohmann::json setMeta(const PageMaps& s, MapBytes& bytes) {
   // The figures' scale: log over ⌊log10 keys⌋ + 1 decades, 3 to 6 (widgets/value_range.h).
   const int decades = std::clamp(static_cast<int>(std::floor(std::log10(std::max<double>(1.0, static_cast<double>(s.cols.size()))))) + 1, 3, 6);
   j["scale"] = {{"mode", s.log_scale ? "log" : "linear"}, {"decades", decades}};
+  // Each list's offsets (null: a map the page does not hold), largest weights and Up filters.
   auto maps = [&](const std::vector<const Mat*>& list, bool causal) {
-    nlohmann::json offsets = nlohmann::json::array(), tops = nlohmann::json::array();
+    nlohmann::json out = {{"maps", nlohmann::json::array()}, {"max", nlohmann::json::array()}, {"up", nlohmann::json::array()}};
     for (const Mat* m : list) {
-      if (!m) {
-        offsets.push_back(nullptr);
-        tops.push_back(0);
-        continue;
-      }
-      const auto [offset, top] = bytes.add(*m, causal);
-      offsets.push_back(offset);
-      tops.push_back(top);
+      const MapBytes::Added a = m ? bytes.add(*m, causal) : MapBytes::Added{-1, 0.0f, false};
+      out["maps"].push_back(m ? nlohmann::json(a.offset) : nlohmann::json(nullptr));
+      out["max"].push_back(a.top);
+      out["up"].push_back(a.up);
     }
-    return std::pair{offsets, tops};
+    return out;
   };
-  const auto [offsets, tops] = maps(s.maps, s.causal);
-  j["maps"] = offsets;
-  j["max"] = tops;
+  j.update(maps(s.maps, s.causal));
   j["pooled"] = nullptr;
   if (!s.pooled.empty()) {
-    const auto [p_offsets, p_tops] = maps(s.pooled, false);
-    j["pooled"] = {{"blocks", s.pooled.front()->rows()}, {"block", s.pooled_block}, {"labels", s.block_labels},
-                   {"maps", p_offsets}, {"max", p_tops}};
+    j["pooled"] = maps(s.pooled, false);
+    j["pooled"].update({{"blocks", s.pooled.front()->rows()}, {"block", s.pooled_block}, {"labels", s.block_labels}});
   }
   j["rollout"] = nullptr;
   if (!s.rollout.empty()) {
     // A causal model's rollout, a product of lower-triangular maps, is lower-triangular too.
-    const auto [r_offsets, r_tops] = maps(s.rollout, s.causal);
-    j["rollout"] = {{"maps", r_offsets}, {"max", r_tops}, {"triangle", s.causal}};
+    j["rollout"] = maps(s.rollout, s.causal);
+    j["rollout"]["triangle"] = s.causal;
   }
   j["table"] = {{"columns", s.table_columns}, {"rows", s.table_rows}};
   return j;

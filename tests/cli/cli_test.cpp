@@ -346,7 +346,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"view_not_listed", {"render", "sinusoidal-pe", "--view", "lines", "--out", "{dir}/f.png"}, "has no 'lines' view"},
         BadCase{"out_is_a_file", {"compute", "dot", "--out", "{dir}/q8.npy"}, "exists and is not a folder"},
         BadCase{"bad_view", {"render", "multi-head", "--view", "sideways", "--out", "{dir}/f.png"}, "unknown view 'sideways'"},
-        BadCase{"bad_extension", {"render", "multi-head", "--out", "{dir}/f.gif"}, "expected a .png, .svg or .pdf"},
+        BadCase{"bad_extension", {"render", "multi-head", "--out", "{dir}/f.gif"}, "expected a .png, .svg, .pdf or .html file name"},
         BadCase{"missing_out_folder", {"render", "multi-head", "--out", "{dir}/no/such/f.png"}, "could not write"},
         BadCase{"missing_describe_folder", {"render", "multi-head", "--out", "{dir}/f.png", "--describe", "{dir}/no/such/d.json"},
                 "--describe: "},

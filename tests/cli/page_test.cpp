@@ -1,6 +1,6 @@
 // `attnlab render --format html`: the interactive page, read as a browser
 // would without one. Its META and its maps (base64 of gzip of one byte per
-// weight) are decoded here with zlib, and every map of every kind of page
+// weight, some maps' rows stored as differences) are decoded here with zlib, and every map of every kind of page
 // equals `model run`'s arrays of the same run within the bound the page
 // states; a long file's page holds pooled maps plus the named heads; and
 // every bad request is one line, with nothing written. The page's script in
@@ -56,6 +56,22 @@ Page readPage(const fs::path& file) {
   }
   inflateEnd(&z);
   EXPECT_EQ(r, Z_STREAM_END);
+  // Maps stored with the Up filter: row i holds its bytes minus row i − 1's (mod 256) where both have them.
+  auto restore = [&p](const nlohmann::json& list, int64_t rows, int64_t cols, bool triangle) {
+    for (size_t k = 0; k < list["maps"].size(); ++k) {
+      if (list["maps"][k].is_null() || !list["up"][k].get<bool>()) continue;
+      const int64_t offset = list["maps"][k];
+      auto start = [&](int64_t i) { return static_cast<size_t>(offset + (triangle ? i * (i + 1) / 2 : i * cols)); };
+      for (int64_t i = 1; i < rows; ++i)
+        for (int64_t j = 0; j < (triangle ? i : cols); ++j) p.bytes.at(start(i) + j) += p.bytes.at(start(i - 1) + j);
+    }
+  };
+  for (const nlohmann::json& set : p.meta["sets"]) {
+    const int64_t rows = static_cast<int64_t>(set["rows"].size()), cols = static_cast<int64_t>(set["cols"].size());
+    restore(set, rows, cols, set["triangle"]);
+    if (!set["pooled"].is_null()) restore(set["pooled"], set["pooled"]["blocks"], set["pooled"]["blocks"], false);
+    if (!set["rollout"].is_null()) restore(set["rollout"], rows, rows, set["rollout"]["triangle"]);
+  }
   return p;
 }
 

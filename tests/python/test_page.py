@@ -23,18 +23,23 @@ def page_parts(html):
 
 
 def decoded(meta, data, set_index, layer, head):
-    """The page's map of (layer, head) as weights [rows, cols]."""
+    """The page's map of (layer, head) as weights [rows, cols]; a map stored with the Up filter has each row's
+    bytes minus the previous row's (mod 256) where both have them."""
     s = meta["sets"][set_index]
     rows, cols = len(s["rows"]), len(s["cols"])
-    offset = s["maps"][layer * s["heads"] + head]
+    k = layer * s["heads"] + head
+    offset = s["maps"][k]
     assert offset is not None, f"L{layer} H{head} is not whole in the page"
-    out = np.zeros((rows, cols))
+    b = np.zeros((rows, cols), dtype=np.uint8)
     for i in range(rows):
         n = i + 1 if s["triangle"] else cols
         start = offset + (i * (i + 1) // 2 if s["triangle"] else i * cols)
-        b = data[start:start + n].astype(np.float64)
-        out[i, :n] = np.where(b == 0, 0.0, 10.0 ** (-4 + 4 * (b - 1) / 254))
-    return out
+        b[i, :n] = data[start:start + n]
+        if s["up"][k] and i > 0:
+            m = i if s["triangle"] else cols
+            b[i, :m] += b[i - 1, :m]
+    w = b.astype(np.float64)
+    return np.where(b == 0, 0.0, 10.0 ** (-4 + 4 * (w - 1) / 254))
 
 
 def within_bound(meta, page, maps):

@@ -58,6 +58,26 @@
   const rowStart = (m, i) => m.offset + (m.tri ? (i * (i + 1)) / 2 : i * m.cols);
   const rowLen = (m, i) => (m.tri ? i + 1 : m.cols);
 
+  // Undoes the writer's Up filter (PNG's) on the maps stored with it: row i was stored as its bytes minus
+  // row i − 1's, mod 256, where both have them. In place, top to bottom, once, before anything reads B.
+  function restoreRows() {
+    const restore = (list, rows, cols, tri) => {
+      list.maps.forEach((off, k) => {
+        if (off == null || !list.up[k]) return;
+        const m = mapRef(off, rows, cols, tri);
+        for (let i = 1; i < rows; ++i) {
+          const p = rowStart(m, i), q = rowStart(m, i - 1), n = rowLen(m, i - 1);
+          for (let j = 0; j < n; ++j) B[p + j] += B[q + j];  // a Uint8Array wraps mod 256
+        }
+      });
+    };
+    for (const s of meta.sets) {
+      restore(s, s.rows.length, s.cols.length, s.triangle);
+      if (s.pooled) restore(s.pooled, s.pooled.blocks, s.pooled.blocks, false);
+      if (s.rollout) restore(s.rollout, s.rows.length, s.rows.length, s.rollout.triangle);
+    }
+  }
+
   function rowValues(m, i) {
     const out = new Float32Array(m.cols);
     const p = rowStart(m, i), n = rowLen(m, i);
@@ -901,6 +921,7 @@
     header(); setupSets(); wire();
     if (meta.picture) setupPicture();
     B = await inflate(base64Bytes($('attnlab-maps').textContent));
+    restoreRows();
     api.bytes = B;
     const [si, l, h] = openingHead();
     state.set = -1;
