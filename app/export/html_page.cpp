@@ -1,10 +1,13 @@
 #include "app/export/html_page.h"
 
+#include "app/export/model_kinds.h"
+
 #include "embedded_page.h"
 #include "engine/attention_math.h"
 #include "engine/error.h"
 #include "engine/parallel.h"
 #include "widgets/colormap.h"
+#include "widgets/value_range.h"
 
 #include <QBuffer>
 #include <QByteArray>
@@ -82,19 +85,31 @@ struct MapBytes {
   }
 };
 
-// gzip (RFC 1952) of `in`, as DecompressionStream("gzip") reads it.
+// gzip (RFC 1952) of `in`, as DecompressionStream("gzip") reads it; in pieces
+// of 1 GiB at most, which zlib's 32-bit counts hold.
 std::string gzip(const std::vector<uint8_t>& in) {
   z_stream z{};
   if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, MAX_WBITS + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) throw std::bad_alloc();
-  std::string out(deflateBound(&z, static_cast<uLong>(in.size())), '\0');
-  z.next_in = const_cast<Bytef*>(in.data());
-  z.avail_in = static_cast<uInt>(in.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  const int r = deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
+  constexpr size_t kPiece = size_t{1} << 30;
+  std::string out;
+  std::vector<char> chunk(size_t{1} << 20);
+  size_t at = 0;
+  int r = Z_OK;
+  while (r != Z_STREAM_END) {
+    if (z.avail_in == 0 && at < in.size()) {
+      const size_t n = std::min(kPiece, in.size() - at);
+      z.next_in = const_cast<Bytef*>(in.data() + at);
+      z.avail_in = static_cast<uInt>(n);
+      at += n;
+    }
+    z.next_out = reinterpret_cast<Bytef*>(chunk.data());
+    z.avail_out = static_cast<uInt>(chunk.size());
+    r = deflate(&z, at == in.size() ? Z_FINISH : Z_NO_FLUSH);
+    if (r != Z_OK && r != Z_STREAM_END && r != Z_BUF_ERROR) break;
+    out.append(chunk.data(), chunk.size() - z.avail_out);
+  }
   deflateEnd(&z);
-  if (r != Z_STREAM_END) throw std::bad_alloc();  // deflateBound leaves room for everything
+  if (r != Z_STREAM_END) throw std::bad_alloc();
   return out;
 }
 
@@ -128,9 +143,11 @@ std::string hex(const Rgb8& c) {
 nlohmann::json setMeta(const PageMaps& s, MapBytes& bytes) {
   nlohmann::json j = {{"name", s.name},     {"label", s.label},   {"rows", s.rows},         {"cols", s.cols},
                       {"layers", s.layers}, {"heads", s.heads},   {"triangle", s.causal}};
-  // The figures' scale: log over ⌊log10 keys⌋ + 1 decades, 3 to 6 (widgets/value_range.h).
-  const int decades = std::clamp(static_cast<int>(std::floor(std::log10(std::max<double>(1.0, static_cast<double>(s.cols.size()))))) + 1, 3, 6);
-  j["scale"] = {{"mode", s.log_scale ? "log" : "linear"}, {"decades", decades}};
+  // The figures' scale for this many keys (a log scale's decades grow with them).
+  ColorScale scale;
+  scale.kind = s.log_scale ? ScaleKind::Log : ScaleKind::Linear;
+  const ValueRange range = withScale({}, scale, static_cast<int64_t>(s.cols.size()), nullptr, 0);
+  j["scale"] = {{"mode", s.log_scale ? "log" : "linear"}, {"decades", range.decades}};
   // Each list's offsets (null: a map the page does not hold), largest weights and Up filters.
   auto maps = [&](const std::vector<const Mat*>& list, bool causal) {
     nlohmann::json out = {{"maps", nlohmann::json::array()}, {"max", nlohmann::json::array()}, {"up", nlohmann::json::array()}};
@@ -192,6 +209,8 @@ std::string htmlPage(const PageContent& c, const PageOptions& o) {
     throw InputError("--layer: expected 0.." + std::to_string(c.sets.front().layers - 1) + ", got " + std::to_string(o.layer));
   if (o.head < 0 || o.head >= c.sets.front().heads)
     throw InputError("--head: expected 0.." + std::to_string(c.sets.front().heads - 1) + ", got " + std::to_string(o.head));
+  // No memory check of its own: the maps are in memory already, at four bytes a weight; the page's take one
+  // (and gzip's output less).
   MapBytes bytes;
   const std::string title = o.title.value_or(c.title);
   nlohmann::json meta = {{"format", 1}, {"title", title}, {"subtitle", c.subtitle}, {"kind", c.kind}, {"note", c.note}};
@@ -233,6 +252,10 @@ std::string htmlPage(const PageContent& c, const PageOptions& o) {
                      " bytes: --max-bytes " + std::to_string(page.size()) + " admits it" +
                      (c.note.empty() ? "" : ", or name fewer heads with --heads"));
   return page;
+}
+
+std::string modelPage(const ModelOutput& out, const PageRequest& r, const PageOptions& o) {
+  return htmlPage(modelKindOf(out).page(out, r), o);
 }
 
 }  // namespace attn

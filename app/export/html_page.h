@@ -83,4 +83,9 @@ struct PageRequest {
 // over o.max_bytes (naming --max-bytes and the value that admits it).
 std::string htmlPage(const PageContent& content, const PageOptions& o);
 
+struct ModelOutput;
+// The page of every head of a model's output (`render --format html`, the
+// window's File ▸ Export page): its kind's content (ModelKindInfo::page) through htmlPage.
+std::string modelPage(const ModelOutput& out, const PageRequest& r, const PageOptions& o);
+
 }  // namespace attn

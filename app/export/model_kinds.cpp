@@ -115,8 +115,4 @@ int exportModelFigure(const ModelOutput& out, const std::string& view, const Mod
   return f.options.height;
 }
 
-std::string modelPage(const ModelOutput& out, const PageRequest& r, const PageOptions& o) {
-  return htmlPage(modelKindOf(out).page(out, r), o);
-}
-
 }  // namespace attn

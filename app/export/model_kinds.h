@@ -133,8 +133,4 @@ PreparedFigure prepareModelFigure(const ModelOutput& out, const std::string& vie
 int exportModelFigure(const ModelOutput& out, const std::string& view, const ModelFigureSelection& sel,
                       const FigureOptions& options, const std::string& path);
 
-// The page of every head of the output (`render --format html`, the window's
-// File ▸ Export page): its kind's content written by htmlPage. Throws InputError.
-std::string modelPage(const ModelOutput& out, const PageRequest& r, const PageOptions& o);
-
 }  // namespace attn
