@@ -25,6 +25,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <tuple>
 
 namespace fs = std::filesystem;
 
@@ -287,16 +288,35 @@ const ModelKindInfo& renderKind(const RenderOptions& o, ModelRunRequest& r) {
 // `render --format html`: the kind's page of every head (app/export/html_page.h).
 int renderPage(int argc, char** argv, const RenderOptions& o, ModelRunRequest& r, const ModelKindInfo& kind) {
   if (!o.view.empty()) throw InputError("--view: the page (--format html) holds every view of the model; leave --view out");
+  // A figure's flags: a page sizes itself to the window, has its own scale toggle and query.
+  const RenderOptions figure;
+  const std::vector<std::pair<const char*, bool>> figure_only = {
+      {"--size", o.size != figure.size},         {"--font-size", o.font_size != figure.font_size},
+      {"--scale", o.scale != figure.scale},      {"--gamma", o.gamma != figure.gamma},
+      {"--percentile", o.percentile != figure.percentile}, {"--dark", o.dark},
+      {"--describe", !o.describe.empty()},       {"--query", o.query != figure.query},
+      {"--key", o.key != figure.key},            {"--summary", o.summary != figure.summary},
+      {"--pattern", !o.pattern.empty()},         {"--set", !o.sets.empty()}};
+  for (const auto& [flag, given] : figure_only)
+    if (given)
+      throw InputError(std::string(flag) + ": a figure's option; the page (--format html) sizes itself to the window "
+                                           "and holds every view, kind of attention and query (leave it out)");
   if (o.max_bytes < 1) throw InputError("--max-bytes: expected a positive number of bytes, got " + std::to_string(o.max_bytes));
   PageRequest page;
   if (!o.heads.empty()) page.heads = parseLayerHeads(o.heads, "--heads");
-  PageOptions po{o.layer, o.head, Colormap::Viridis, o.max_bytes};
+  PageOptions po;
+  po.layer = o.layer;
+  po.head = o.head;
+  po.max_bytes = o.max_bytes;
+  if (!page.heads.empty() && o.layer == 0 && o.head == 0) std::tie(po.layer, po.head) = page.heads.front();  // opens on one held whole
   if (!colormapFromName(o.colormap, po.colormap) || colormapIsDiverging(po.colormap))
     throw InputError("--colormap: expected viridis, magma, blues or gray for a page of weights, got '" + o.colormap + "'");
+  if (!o.attention_of.empty()) po.set = seq2seqMapsNames()[static_cast<size_t>(seq2seqMapsFromName(o.attention_of, "--attention-of"))];
   r.text = o.input.text;
   r.target = o.target;
   r.image = o.image;
   r.truncate = o.truncate;
+  r.attention_of = !o.attention_of.empty();
   const ModelOutput out = kind.run(r);
   HeadlessQt qt(argc, argv);  // the picture's PNG
   po.title = o.title;

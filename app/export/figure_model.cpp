@@ -185,7 +185,9 @@ PageContent textKindPage(const ModelOutput& out, const PageRequest& req) {
   s.causal = run.causal && !cross && run.first_position == 0;
   s.log_scale = static_cast<int64_t>(s.cols.size()) >= kLogScaleKeys;
   const int64_t L = static_cast<int64_t>(s.rows.size());
-  if (!p.a.pooled && L <= req.whole_limit) {
+  // Every head whole up to whole_limit rows, and at any length where there are no pooled maps (a file's
+  // cross-attention: --max-bytes bounds the page).
+  if (!p.a.pooled && (L <= req.whole_limit || run.pooled.mean.empty())) {
     for (const std::vector<Mat>& layer : run.attention)
       for (const Mat& m : layer) s.maps.push_back(&m);
     for (const Mat& r : p.a.rollout) s.rollout.push_back(&r);
@@ -193,9 +195,13 @@ PageContent textKindPage(const ModelOutput& out, const PageRequest& req) {
     // Every head pooled, and the heads asked for whole: kept by the run, else recomputed (or read from the file).
     s.maps.assign(static_cast<size_t>(run.layers * run.heads), nullptr);
     for (const auto& [l, h] : req.heads) {
-      const Mat& kept = run.attention[static_cast<size_t>(l)][static_cast<size_t>(h)];
-      if (kept.size() == 0) c.owned.push_back(wholeHeadMap(out, l, h));
-      s.maps[static_cast<size_t>(l * run.heads + h)] = kept.size() > 0 ? &kept : &c.owned.back();
+      const auto ul = static_cast<size_t>(l), uh = static_cast<size_t>(h);
+      const Mat* whole = ul < run.attention.size() && uh < run.attention[ul].size() && run.attention[ul][uh].size() > 0
+                             ? &run.attention[ul][uh]
+                         : out.focus_map && out.focus_layer == l && out.focus_head == h ? out.focus_map.get()
+                                                                                          : nullptr;
+      if (!whole) whole = &c.owned.emplace_back(wholeHeadMap(out, l, h));
+      s.maps[static_cast<size_t>(l * run.heads + h)] = whole;
     }
     for (const Mat& m : run.pooled.mean) s.pooled.push_back(&m);
     if (s.pooled.empty()) throw InputError("--format html: this run kept neither every map nor pooled ones");

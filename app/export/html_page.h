@@ -63,8 +63,9 @@ struct PageContent {
   std::deque<Mat> owned;  // maps made for the page (a pooled run's heads recomputed whole)
 };
 
-// How the page opens: the focused head of its first kind of attention, and the colour map.
+// How the page opens: the focused head of a kind of attention, and the colour map.
 struct PageOptions {
+  std::string set;  // the PageMaps::name the page opens on; empty: the first
   int64_t layer = 0, head = 0;
   Colormap colormap = Colormap::Viridis;
   int64_t max_bytes = int64_t{64} << 20;
@@ -79,9 +80,11 @@ struct PageRequest {
 // [SECTION] Writing
 
 // The whole page as text. Throws InputError for a focus outside the first
-// kind of attention (naming --layer, --head) or a page
+// kind of attention (naming --layer, --head), --max-bytes over kMaxPageBytes, or a page
 // over o.max_bytes (naming --max-bytes and the value that admits it).
 std::string htmlPage(const PageContent& content, const PageOptions& o);
+// Above this a browser cannot hold the maps' text (V8's strings stop at 2^29 characters).
+constexpr int64_t kMaxPageBytes = int64_t{384} << 20;
 
 struct ModelOutput;
 // The page of every head of a model's output (`render --format html`, the

@@ -629,8 +629,12 @@ void GuiApp::exportModelPage() {
   const ModelFigureSelection sel = modelSelection(m.view, *m.output);
   PageRequest r;
   const ModelAnalysis* a = m.output->analysis.get();
-  if (a && (a->pooled || static_cast<int64_t>(a->run.tokens.size()) > r.whole_limit)) r.heads = {{sel.layer, sel.head}};
+  // A long text's page keeps the focused head whole where the window holds it: the run's map, or the one a
+  // pooled run recomputed (ModelOutput::focus_map; a folder of pooled maps has none).
+  if (a && (a->pooled ? m.output->focus_map != nullptr : static_cast<int64_t>(a->run.tokens.size()) > r.whole_limit))
+    r.heads = {{sel.layer, sel.head}};
   PageOptions o;
+  o.set = seq2seqMapsNames()[static_cast<size_t>(sel.kind)];  // an encoder–decoder's grid: the kind it shows
   o.layer = sel.layer;
   o.head = sel.head;
   if (!colormapIsDiverging(state_.settings.colormap)) o.colormap = state_.settings.colormap;

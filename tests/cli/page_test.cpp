@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -194,6 +195,66 @@ TEST(Page, ALongFileHoldsPooledMapsAndTheNamedHeadsWhole) {
   EXPECT_NE(readPage(page).meta["note"].get<std::string>().find("--heads"), std::string::npos);
 }
 
+// A folder of pooled maps (model run --maps pooled) opens pooled; it holds no head whole to name.
+TEST(Page, APooledFolderOpensPooledAndRefusesHeadsItLacks) {
+  TempDir t;
+  ASSERT_EQ(runAttnlab({"model", "run", "--maps", "pooled", "--out", (t / "run").string()}).status, 0);
+  const fs::path page = t / "p.html";
+  RunResult r = runAttnlab({"render", "--attention", (t / "run").string(), "--out", page.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json set = readPage(page).meta["sets"][0];
+  EXPECT_FALSE(set["pooled"].is_null());
+  for (const nlohmann::json& m : set["maps"]) EXPECT_TRUE(m.is_null());
+  fs::remove(page);
+  r = runAttnlab({"render", "--attention", (t / "run").string(), "--heads", "0:1", "--out", page.string()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("pooled maps only"), std::string::npos) << r.err;
+  EXPECT_EQ(countLines(r.err), 1) << r.err;
+  EXPECT_FALSE(fs::exists(page));
+}
+
+// Cross-attention from a file has no pooled maps: past 1,024 target rows every head stays whole. And maps a
+// meta.json calls causal that are not keep their upper weights: the page stores whole rows then.
+TEST(Page, LongCrossAttentionStaysWholeAndAFalseCausalLosesNothing) {
+  TempDir t;
+  const int64_t rows = 1030, cols = 6;
+  Array cross{{1, 1, rows, cols}, std::vector<float>(static_cast<size_t>(rows * cols))};
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) cross.data[static_cast<size_t>(i * cols + j)] = static_cast<float>(j + 1 + i % 3) / static_cast<float>(21 + 6 * (i % 3));
+  writeNpy(t / "cross.npy", cross);
+  RunResult r = runAttnlab({"render", "--attention", (t / "cross.npy").string(), "--out", (t / "cross.html").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  Page p = readPage(t / "cross.html");
+  int64_t compared = 0;
+  EXPECT_LE(worstExcess(p, p.meta["sets"][0], cross, &compared), 1e-9);
+  EXPECT_EQ(compared, 1);
+
+  const int64_t L = 5;
+  Array square{{1, 1, L, L}, std::vector<float>(static_cast<size_t>(L * L), 1.0f / L)};  // uniform: not causal
+  fs::create_directories(t / "lie");
+  writeNpy(t / "lie" / "attention.npy", square);
+  std::ofstream(t / "lie" / "meta.json") << R"({"causal": true})";
+  r = runAttnlab({"render", "--attention", (t / "lie").string(), "--out", (t / "lie.html").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  p = readPage(t / "lie.html");
+  EXPECT_FALSE(p.meta["sets"][0]["triangle"].get<bool>());
+  compared = 0;
+  EXPECT_LE(worstExcess(p, p.meta["sets"][0], square, &compared), 1e-9);
+}
+
+// --attention-of opens an encoder–decoder's page on that kind of attention.
+TEST(Page, OpensOnTheKindOfAttentionAsked) {
+  TempDir t;
+  const fs::path page = t / "t5.html";
+  ASSERT_EQ(runAttnlab({"render", "--model", "shipped:t5-toy", "--attention-of", "decoder", "--layer", "1", "--head", "2",
+                        "--out", page.string()}).status, 0);
+  const nlohmann::json meta = readPage(page).meta;
+  const int64_t set = meta["focus"]["set"];
+  EXPECT_EQ(meta["sets"][static_cast<size_t>(set)]["name"], "decoder");
+  EXPECT_EQ(meta["focus"]["layer"], 1);
+  EXPECT_EQ(meta["focus"]["head"], 2);
+}
+
 TEST(Page, BadRequestsAreOneLineAndWriteNothing) {
   TempDir t;
   const std::string out = (t / "p.html").string();
@@ -213,6 +274,11 @@ TEST(Page, BadRequestsAreOneLineAndWriteNothing) {
       {{"render", "scaled-dot-product", "--out", out}, "--format html: the page shows a model's heads"},
       {{"render", "--model", "shipped:t5-toy", "--out", out, "--heads", "0:1"}, "--heads"},
       {{"render", "--default-model", "--out", (t / "p.png").string(), "--heads", "0:1"}, "--heads"},
+      {{"render", "--default-model", "--out", out, "--size", "slide"}, "--size: a figure's option"},
+      {{"render", "--default-model", "--out", out, "--scale", "log"}, "--scale: a figure's option"},
+      {{"render", "--default-model", "--out", out, "--max-bytes", "999999999999"}, "--max-bytes: expected at most"},
+      {{"render", "--default-model", "--out", out, "--attention-of", "decoder"}, "--attention-of: only encoder"},
+      {{"render", "--model", "shipped:t5-toy", "--out", out, "--attention-of", "both"}, "--attention-of"},
   };
   for (const Bad& b : bad) {
     const RunResult r = runAttnlab(b.args);

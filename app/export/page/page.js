@@ -273,7 +273,8 @@
     drawLabels(ctx, i0, i1, j0, j1) {
       const c = this.c, line = (LABEL_PX + 3) * dpr, step = Math.ceil(line / c);
       const hov = state.hover && state.hover.view === this ? state.hover : null;
-      const pin = state.query != null && state.query < this.src.map.rows ? state.query : null;
+      // The pinned query is a row of the focused kind of attention; the maps view's other two have other rows.
+      const pin = state.query != null && this.src.set === state.set && state.query < this.src.map.rows ? state.query : null;
       ctx.font = `${LABEL_PX * dpr}px ${FONT}`;
       // The clips let the first and last labels reach half a line past the map's edge.
       ctx.save(); ctx.beginPath(); ctx.rect(0, this.mt - line / 2, this.ml, this.cv.height - this.mt + line / 2); ctx.clip();
@@ -709,6 +710,9 @@
 
   function focusHead(si, l, h) {
     const changedSet = si !== state.set, s = meta.sets[si];
+    // A pinned query is a token of a whole map and a block of a pooled one: it does not carry between them.
+    const whole = (set, layer, head) => set >= 0 && meta.sets[set].maps[layer * meta.sets[set].heads + head] != null;
+    if (whole(state.set, state.layer, state.head) !== whole(si, l, h)) state.query = null;
     state.set = si;
     state.layer = Math.max(0, Math.min(l, s.layers - 1)); state.head = Math.max(0, Math.min(h, s.heads - 1));
     if (state.view === 'rollout' && !s.rollout) state.view = 'head';
@@ -895,13 +899,8 @@
     $('note').textContent = meta.note; $('note').hidden = !meta.note;
   }
 
-  // The head the writer asks for (--layer, --head), else the first head with a whole map, so the page
-  // opens on something readable.
-  function openingHead() {
-    if (meta.focus) return [meta.focus.set || 0, meta.focus.layer, meta.focus.head];
-    const s = meta.sets[0], k = s.maps.findIndex((o) => o != null);
-    return k < 0 ? [0, 0, 0] : [0, Math.floor(k / s.heads), k % s.heads];
-  }
+  // The head the writer asks for (--layer, --head; a pooled page's first --heads).
+  const openingHead = () => [meta.focus.set, meta.focus.layer, meta.focus.head];
 
   // ---- start ----
 
@@ -918,7 +917,10 @@
   window.attnlab = api;
 
   api.ready = (async () => {
-    header(); setupSets(); wire();
+    header();
+    if (typeof DecompressionStream === 'undefined')
+      throw new Error('this browser cannot decompress the maps (DecompressionStream: Chrome 80, Firefox 113, Safari 16.4 or later)');
+    setupSets(); wire();
     if (meta.picture) setupPicture();
     B = await inflate(base64Bytes($('attnlab-maps').textContent));
     restoreRows();
@@ -927,5 +929,10 @@
     state.set = -1;
     focusHead(si, l, h);
     await new Promise((done) => requestAnimationFrame(() => { api.firstPaintMs = performance.now(); done(); }));
-  })();
+  })().catch((e) => {
+    // A page that cannot start says why where the reader looks, rather than leaving empty canvases.
+    $('note').textContent = 'This page could not open its maps: ' + e.message;
+    $('note').hidden = false;
+    throw e;
+  });
 })();
