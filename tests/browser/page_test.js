@@ -184,6 +184,16 @@ async function main() {
     if (caseName === 'long') {
       check(meta.sets[0].pooled !== null && meta.note.includes('pooled'), 'a long page holds pooled maps and says so');
       check(whole === 1 && meta.sets[0].maps[2] !== null, 'a long page holds the named head 1:0 whole, and only it');
+      check(JSON.stringify(await tab.evaluate(() => window.attnlab.focused())) === '{"set":0,"layer":1,"head":0}',
+            'a long page opens on the head --heads named');
+      // A head held pooled only: hovering reads a block's mean, named by its positions.
+      await tab.evaluate(() => window.attnlab.focus(0, 0, 0));
+      const p = meta.sets[0].pooled, b = Math.floor(p.blocks / 2);
+      const at = await tab.evaluate((b) => window.attnlab.cellCenter(b, 0), b);
+      await tab.mouse.move(at.x, at.y);
+      const pooledReadout = await tab.$eval('#readout', e => e.textContent);
+      check(pooledReadout.includes(p.labels[b]) && /pooled|block/.test(pooledReadout),
+            `hovering a pooled map names the block ${p.labels[b]}: "${pooledReadout}"`);
     }
 
     // Hover and pixels on the focused head: the strongest off-diagonal cells of a held head.
@@ -242,7 +252,7 @@ async function main() {
     await tab.keyboard.press('ArrowDown');
     const moved = await tab.evaluate(() => window.attnlab.focused());
     check(moved.head === 1 % set.heads && moved.layer === 1 % set.layers, 'arrow keys step heads and layers: ' + JSON.stringify(moved));
-    await tab.keyboard.press('t');
+    await tab.keyboard.press('T');  // Shift or Caps Lock: the same key
     check(await tab.$eval('#table', e => e.offsetParent !== null), 't shows the head table');
     const column = set.table.columns.length - 1;
     await tab.$eval(`#table thead th:nth-child(${column + 1})`, e => e.click());

@@ -871,7 +871,7 @@
       r: () => setView('rollout'), m: () => setView('maps'), l: toggleScale, t: toggleTable,
       '?': () => toggleHelp(), Escape: () => toggleHelp(false),
     };
-    const f = keys[e.key];
+    const f = keys[e.key] || keys[e.key.toLowerCase()];  // Shift or Caps Lock: the same key
     if (f) { e.preventDefault(); f(); }
   }
 
