@@ -38,14 +38,14 @@ namespace {
 
 // [SECTION] The maps' bytes
 
-// Bits per byte of `n` bytes (Shannon, order 0): what gzip's Huffman codes approach on bytes that do not repeat.
-double bitsPerByte(const uint8_t* b, size_t n) {
-  std::array<size_t, 256> count{};
-  for (size_t i = 0; i < n; ++i) ++count[b[i]];
-  double bits = 0;
+// Bits per byte of bytes counted in `count` (Shannon, order 0): what gzip's Huffman codes approach on bytes that
+// do not repeat.
+double bitsPerByte(const std::array<size_t, 256>& count) {
+  double n = 0, bits = 0;
+  for (const size_t c : count) n += static_cast<double>(c);
   for (const size_t c : count)
-    if (c > 0) bits -= static_cast<double>(c) * std::log2(static_cast<double>(c) / static_cast<double>(n));
-  return n > 0 ? bits / static_cast<double>(n) : 0.0;
+    if (c > 0) bits -= static_cast<double>(c) * std::log2(static_cast<double>(c) / n);
+  return n > 0 ? bits / n : 0.0;
 }
 
 // Every map of the page one after the other; each map's offset goes in the page's META.
@@ -75,12 +75,19 @@ struct MapBytes {
     // leaves fewer bits per byte. A head's rows resemble each other (a sink column, a band, a key every
     // query reads), and gzip codes the small differences in fewer bits; the page adds them back. Maps whose
     // rows are unrelated keep their bytes (a difference of two would spread wider).
-    std::vector<uint8_t> up(out, out + size);
-    for (int64_t i = 1; i < rows; ++i)
-      for (int64_t j = 0; j < rowLength(i - 1); ++j)
-        up[static_cast<size_t>(rowStart(i) + j)] = static_cast<uint8_t>(out[rowStart(i) + j] - out[rowStart(i - 1) + j]);
-    const bool filtered = bitsPerByte(up.data(), size) < bitsPerByte(out, size);
-    if (filtered) std::copy(up.begin(), up.end(), out);
+    // The filtered bytes are counted first and written only when chosen, bottom row first (each row's
+    // difference reads the row above still unfiltered).
+    auto upByte = [&](int64_t i, int64_t j) {
+      return static_cast<uint8_t>(i > 0 && j < rowLength(i - 1) ? out[rowStart(i) + j] - out[rowStart(i - 1) + j]
+                                                                 : out[rowStart(i) + j]);
+    };
+    std::array<size_t, 256> raw{}, up{};
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < rowLength(i); ++j) ++raw[out[rowStart(i) + j]], ++up[upByte(i, j)];
+    const bool filtered = bitsPerByte(up) < bitsPerByte(raw);
+    if (filtered)
+      for (int64_t i = rows - 1; i > 0; --i)
+        for (int64_t j = 0; j < rowLength(i - 1); ++j) out[rowStart(i) + j] = upByte(i, j);
     return {offset, top.empty() ? 0.0f : byteWeight(*std::max_element(top.begin(), top.end())), filtered};
   }
 };
