@@ -311,7 +311,10 @@ int renderPage(int argc, char** argv, const RenderOptions& o, ModelRunRequest& r
   if (!page.heads.empty() && o.layer == 0 && o.head == 0) std::tie(po.layer, po.head) = page.heads.front();  // opens on one held whole
   if (!colormapFromName(o.colormap, po.colormap) || colormapIsDiverging(po.colormap))
     throw InputError("--colormap: expected viridis, magma, blues or gray for a page of weights, got '" + o.colormap + "'");
-  if (!o.attention_of.empty()) po.set = seq2seqMapsNames()[static_cast<size_t>(seq2seqMapsFromName(o.attention_of, "--attention-of"))];
+  if (!o.attention_of.empty()) {
+    seq2seqMapsFromName(o.attention_of, "--attention-of");  // one of the names, else the error naming them
+    po.set = o.attention_of;
+  }
   r.text = o.input.text;
   r.target = o.target;
   r.image = o.image;

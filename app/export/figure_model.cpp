@@ -171,7 +171,6 @@ PageContent textKindPage(const ModelOutput& out, const PageRequest& req) {
   const ModelRun& run = p.a.run;
   checkLayerHeads(req.heads, run.layers, run.heads, "--heads");
   PageContent c;
-  c.kind = modelKindOf(out).name;
   c.title = p.name + " \xE2\x80\x94 " + layersByHeads(run.layers, run.heads);
   c.subtitle = modelKindOf(out).subtitle(out);
   PageMaps s;

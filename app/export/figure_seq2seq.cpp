@@ -114,7 +114,6 @@ PageContent seq2seqKindPage(const ModelOutput& out, const PageRequest& req) {
   if (!req.heads.empty())
     throw InputError("--heads: names the heads a long text's page keeps whole; an encoder\xE2\x80\x93" "decoder's page holds every head");
   PageContent c;
-  c.kind = "encoder-decoder";
   c.subtitle = seq2seqSubtitle(out);
   c.title = p.name + " \xE2\x80\x94 " + layersByHeads(p.run.encoder_layers, p.run.heads) + " encoder" +
             (p.run.decoder_layers > 0 ? ", " + layersByHeads(p.run.decoder_layers, p.run.heads) + " decoder" : "");

@@ -132,7 +132,6 @@ PageContent visionKindPage(const ModelOutput& out, const PageRequest& req) {
     throw InputError("--heads: names the heads a long text's page keeps whole; a ViT's page holds every head");
   const VisionRun& run = p.a.run;
   PageContent c;
-  c.kind = "vision";
   c.title = p.name + " \xE2\x80\x94 " + layersByHeads(run.layers, run.heads);
   c.subtitle = visionSubtitle(out);
   c.picture = &p.a.shown;

@@ -287,7 +287,10 @@ std::string htmlPage(const PageContent& c, const PageOptions& o) {
 }
 
 std::string modelPage(const ModelOutput& out, const PageRequest& r, const PageOptions& o) {
-  return htmlPage(modelKindOf(out).page(out, r), o);
+  const ModelKindInfo& kind = modelKindOf(out);
+  PageContent c = kind.page(out, r);
+  c.kind = kind.name;
+  return htmlPage(c, o);
 }
 
 }  // namespace attn

@@ -52,7 +52,7 @@ struct PageMaps {
 };
 
 struct PageContent {
-  std::string kind;   // the kind's name
+  std::string kind;   // the kind's name (modelPage sets it)
   std::string title;  // "gpt2 — 12 layers × 12 heads"
   std::string subtitle;  // what it read, plain text
   std::string note;      // what the page leaves out (a long text's pooled heads), "" when nothing
