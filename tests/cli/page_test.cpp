@@ -277,8 +277,10 @@ TEST(Page, BadRequestsAreOneLineAndWriteNothing) {
       {{"render", "--default-model", "--out", out, "--size", "slide"}, "--size: a figure's option"},
       {{"render", "--default-model", "--out", out, "--scale", "log"}, "--scale: a figure's option"},
       {{"render", "--default-model", "--out", out, "--max-bytes", "999999999999"}, "--max-bytes: expected at most"},
+      {{"render", "--default-model", "--out", out, "--max-bytes", "0"}, "--max-bytes: expected a positive number"},
       {{"render", "--default-model", "--out", out, "--attention-of", "decoder"}, "--attention-of: only encoder"},
       {{"render", "--model", "shipped:t5-toy", "--out", out, "--attention-of", "both"}, "--attention-of"},
+      {{"render", "multi-head", "--heads", "2x", "--out", (t / "v.png").string()}, "--heads: expected a variant's number of heads"},
   };
   for (const Bad& b : bad) {
     const RunResult r = runAttnlab(b.args);
