@@ -8,6 +8,7 @@
 #include "app/shared/input_options.h"
 
 #include <QGuiApplication>
+#include <nlohmann/json_fwd.hpp>
 
 #include <clocale>
 #include <optional>
@@ -89,6 +90,26 @@ struct LessonExportOptions {
   std::string name, out;
   std::string size = "842x595";  // A4 landscape, points
 };
+
+// attnlab model ablate | importance | patch | lens | attribute PATH (app/cli/cli_interventions.cpp)
+struct InterventionCliOptions {
+  std::string what;  // the subcommand's name
+  std::string path = kDefaultModelPath;
+  std::string text, text_file, out_dir;   // no text: the model's example
+  std::string corrupted, corrupted_file;  // patch: the corrupted text, of as many tokens
+  bool truncate = false;
+  int64_t position = -1;      // where the target is predicted (negative: from the end)
+  std::string token;          // the target token; empty: token_id, else the model's own top prediction
+  int64_t token_id = -1;
+  std::string heads;          // ablate: layer:head pairs
+  std::string mode = "zero";  // ablate, importance: zero or mean
+  int top_k = 5;
+};
+int cmdModelIntervention(const InterventionCliOptions& o);
+// The model commands' JSON: text whose token strings may end inside a UTF-8
+// sequence (written as U+FFFD), and a position's top tokens.
+std::string jsonText(const nlohmann::json& j);
+nlohmann::json predictionsJson(const std::vector<Prediction>& top);
 
 int cmdList(bool json);
 // The model kinds and their views (app/export/model_kinds.h): the window's and render's names, keys, help.

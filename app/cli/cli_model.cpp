@@ -119,13 +119,17 @@ int cmdModelInfo(const std::string& path, bool json) {
 }
 
 // [SECTION] model run
-namespace {
-
-// JSON text of token strings: a token (or a decoded text) may end inside a
-// UTF-8 sequence, whose bytes are written as U+FFFD instead of failing.
 std::string jsonText(const nlohmann::json& j) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
+
+nlohmann::json predictionsJson(const std::vector<Prediction>& top) {
+  nlohmann::json r = nlohmann::json::array();
+  for (const Prediction& p : top) r.push_back({{"id", p.id}, {"token", p.token}, {"probability", p.probability}});
+  return r;
+}
+
+namespace {
 
 // --predict-at: "all" (every position), "last" (-1) or integers "0,7,-1" (negative: from the end).
 std::vector<int64_t> parsePredictAt(const std::string& text) {
@@ -184,12 +188,6 @@ void writeMaps(StagedDir& dir, const std::string& name, const std::vector<std::v
   for (const std::vector<Mat>& layer : maps)
     for (const Mat& a : layer) parts.push_back(values(a));
   dir.writeNpy(name, {static_cast<int64_t>(maps.size()), heads, rows, cols}, parts);
-}
-
-nlohmann::json predictionsJson(const std::vector<Prediction>& top) {
-  nlohmann::json r = nlohmann::json::array();
-  for (const Prediction& p : top) r.push_back({{"id", p.id}, {"token", p.token}, {"probability", p.probability}});
-  return r;
 }
 
 // model run PATH --text SOURCE [--target TARGET] on an encoder–decoder (T5, BART).

@@ -457,12 +457,7 @@ std::vector<int64_t> predictionRows(const ModelRunOptions& o, int64_t L) {
     return all;
   }
   std::vector<int64_t> rows;
-  for (const int64_t i : o.predict_at) {
-    if (i < -L || i >= L)
-      throw InputError("--predict-at: position " + std::to_string(i) + " is outside the " + std::to_string(L) +
-                       " tokens (0 … " + std::to_string(L - 1) + ", or −1 … −" + std::to_string(L) + " from the end)");
-    rows.push_back(i < 0 ? L + i : i);
-  }
+  for (const int64_t i : o.predict_at) rows.push_back(checkPosition("--predict-at", i, L));
   std::sort(rows.begin(), rows.end());
   rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
   return rows;

@@ -5,6 +5,7 @@
 //
 // [SECTION] Shared pieces
 // [SECTION] One attention step
+// [SECTION] Interventions
 // [SECTION] Encoder–decoder attention
 // [SECTION] LM heads
 #include "engine/model/blocks/model_impl.h"
@@ -339,6 +340,23 @@ std::pair<const Mat*, const Mat*> keysWithCache(KvCache* cache, int64_t layer, c
   return {&K, &V};
 }
 
+// The heads `edit` ablates or patches in `layer`, in concat's columns
+// [h·d_head, (h+1)·d_head); then concat kept where asked.          [L, heads·d_head]
+void editHeads(const Interventions& edit, ModelRun& run, int64_t layer, int64_t heads, Mat& concat) {
+  const int64_t dh = concat.cols() / heads;
+  for (const auto& [l, h] : edit.ablate.heads) {
+    if (l != layer) continue;
+    auto out = concat.middleCols(h * dh, dh);  // head h's output  [L, d_head]
+    if (edit.ablate.mode == HeadAblation::Mode::Zero)
+      out.setZero();
+    else
+      out.rowwise() = out.colwise().mean().eval();  // its mean over the positions
+  }
+  for (const Interventions::HeadPatch& p : edit.patch_heads)
+    if (p.layer == layer) concat.middleCols(p.head * dh, dh) = p.out;
+  if (edit.keep_heads) run.head_out[static_cast<size_t>(layer)] = concat;
+}
+
 }  // namespace
 
 void record(ModelRun& run, int64_t layer, QkStage stage, const AttentionSpec& a, const Mat& q, const Mat& k,
@@ -380,6 +398,54 @@ void attend(ModelRun& run, int64_t layer, const AttentionSpec& a, Mat& q, Mat& k
   const auto [K, V] = keysWithCache(cache, layer, k, v);
   record(run, layer, QkStage::Attended, a, q, k, v, K);
   attentionLayer(q, *K, *V, a.keys, a.heads, a.kv_heads, a.scale, ctx, run, layer, concat, a.mods);
+  if (run.edit) editHeads(*run.edit, run, layer, a.heads, concat);
+}
+
+// [SECTION] Interventions
+bool enterLayer(ModelRun& run, int64_t layer, Mat& x) {
+  if (!run.edit) return true;
+  const Interventions& e = *run.edit;
+  if (layer < e.resume_layer) return false;
+  if (layer == e.resume_layer) x = *e.resume;
+  for (const Interventions::ResidualPatch& p : e.patch_residual)
+    if (p.layer == layer) x.row(p.position) = p.value;
+  if (e.keep_residual) run.residual[static_cast<size_t>(layer)] = x;
+  return true;
+}
+
+void headWrites(ModelRun& run, int64_t layer, const Mat& concat, const Projection& project) {
+  if (!run.edit || (run.edit->write_positions.empty() && !run.edit->value_norms)) return;
+  const Interventions& e = *run.edit;
+  const size_t l = static_cast<size_t>(layer);
+  const int64_t H = run.heads, dh = run.d_head, P = static_cast<int64_t>(e.write_positions.size());
+  // rows: head h's output at position p alone (row h·P + p), then a zero row, whose projection is the bias
+  Mat rows = Mat::Zero(H * P + 1, H * dh), out;
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t p = 0; p < P; ++p)
+      rows.row(h * P + p).segment(h * dh, dh) =
+          concat.row(e.write_positions[static_cast<size_t>(p)]).segment(h * dh, dh);
+  project(rows, out);  // [H·P + 1, d]
+  run.head_bias[l] = out.row(H * P);
+  run.head_writes[l] = out.topRows(H * P).rowwise() - run.head_bias[l];
+  if (!e.value_norms) return;
+  // W_O in the x·W orientation, [H·dh, d]: the projection of the identity, less the bias
+  project(Mat::Identity(H * dh, H * dh), out);
+  const Mat wo = out.rowwise() - run.head_bias[l];
+  const Mat& v = run.v[l];  // [L, H·dh], each key/value head repeated for its query heads
+  Mat& n = run.value_norms[l];
+  n.resize(v.rows(), H);
+  for (int64_t h = 0; h < H; ++h)  // ‖v_j^h W_O^h‖ for every key j   [L]
+    n.col(h) = (v.middleCols(h * dh, dh) * wo.middleRows(h * dh, dh)).rowwise().norm();
+}
+
+void finalLayerNorm(ModelRun& run, Mat& x, const Weight& gamma, const Weight& beta, double eps) {
+  layerNorm(x, gamma, beta, eps);
+  run.final_norm = {.present = true, .centred = true, .w = gamma.data, .b = beta.data, .offset = 0, .eps = eps};
+}
+
+void finalRmsNorm(ModelRun& run, const Mat& x, const Weight& w, double eps, Mat& y, float offset) {
+  rmsNorm(x, w, eps, y, offset);
+  run.final_norm = {.present = true, .centred = false, .w = w.data, .b = nullptr, .offset = offset, .eps = eps};
 }
 
 // [SECTION] Encoder–decoder attention

@@ -50,9 +50,16 @@ std::vector<std::pair<int64_t, int64_t>> parseLayerHeads(const std::string& text
 void checkLayerHeads(const std::vector<std::pair<int64_t, int64_t>>& heads, int64_t layers, int64_t heads_per_layer,
                      const std::string& flag) {
   for (const auto& [l, h] : heads)
-    if (l >= layers || h >= heads_per_layer)
+    if (l < 0 || h < 0 || l >= layers || h >= heads_per_layer)
       throw InputError(flag + ": layer " + std::to_string(l) + " head " + std::to_string(h) + " is outside the model's " +
                        std::to_string(layers) + " layers of " + std::to_string(heads_per_layer) + " heads (from 0)");
+}
+
+int64_t checkPosition(const std::string& flag, int64_t i, int64_t L) {
+  if (i < -L || i >= L)
+    throw InputError(flag + ": position " + std::to_string(i) + " is outside the " + std::to_string(L) + " tokens (0 … " +
+                     std::to_string(L - 1) + ", or −1 … −" + std::to_string(L) + " from the end)");
+  return i < 0 ? L + i : i;
 }
 
 MapsChoice parseMapsChoice(const std::string& text) {

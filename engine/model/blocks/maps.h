@@ -24,6 +24,9 @@ std::vector<std::pair<int64_t, int64_t>> parseLayerHeads(const std::string& text
 // An InputError naming `flag` for a pair outside layers × heads_per_layer.
 void checkLayerHeads(const std::vector<std::pair<int64_t, int64_t>>& heads, int64_t layers, int64_t heads_per_layer,
                      const std::string& flag);
+// Position i of L tokens, from 0, or from the end when negative (−1: the last);
+// outside them an InputError naming `flag`.
+int64_t checkPosition(const std::string& flag, int64_t i, int64_t L);
 // The pooled maps' block s = ⌈L / min(L, 256)⌉.
 constexpr int64_t kPooledBlocks = 256;
 int64_t pooledBlock(int64_t L);

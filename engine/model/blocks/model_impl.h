@@ -185,8 +185,28 @@ void record(ModelRun& run, int64_t layer, QkStage stage, const AttentionSpec& a,
 //   K, V = the cache's keys and values, k and v appended (without a cache: k, v)
 //   head_h = softmax(mods(q_h K_gᵀ · scale) on the keys q_i reads) V_g,  g = h / (H / Hkv)
 //   concat = Concat(head_1 … head_H)                                   [L, H·dh]
+//   then the heads run.edit ablates or patches in this layer replaced, and concat kept (keep_heads)
 void attend(ModelRun& run, int64_t layer, const AttentionSpec& a, Mat& q, Mat& k, const Mat& v, KvCache* cache,
             const RunContext& ctx, Mat& concat);
+
+// [SECTION] Interventions (run.h): the calls a family's pass makes so a run
+// can be edited and read beyond its maps. Each does nothing for a run without
+// them.
+// At the top of layer l's iteration, and once more with l = layers after the
+// last: keeps resid_l = x (keep_residual) and writes the residual patches of
+// layer l into it. False for a layer before resume_layer, which the pass
+// skips; at resume_layer x becomes the resume stream.
+bool enterLayer(ModelRun& run, int64_t layer, Mat& x);
+// The family's output projection with its bias, [R, heads·d_head] → [R, d].
+using Projection = std::function<void(const Mat& in, Mat& out)>;
+// After a layer's output projection: what each head writes into the residual
+// stream, through `project` on rows holding one head's output each, for the
+// write positions (ModelRun::head_writes) and the values' norms (value_norms).
+void headWrites(ModelRun& run, int64_t layer, const Mat& concat, const Projection& project);
+// The final norm of a pre-norm stack, applied as layerNorm / rmsNorm do and
+// recorded in run.final_norm (direct logit attribution reads it).
+void finalLayerNorm(ModelRun& run, Mat& x, const Weight& gamma, const Weight& beta, double eps);
+void finalRmsNorm(ModelRun& run, const Mat& x, const Weight& w, double eps, Mat& y, float offset = 0.0f);
 
 // The weights of one attention block of an encoder–decoder, nn.Linear
 // [out, in]; the biases absent in T5.

@@ -79,6 +79,65 @@ struct HeadSummary {
 
 using MapRowsFn = std::function<void(int64_t layer, int64_t head, int64_t row0, const Eigen::Ref<const Mat>& rows)>;
 
+// Heads knocked out of a run (Michel et al. 2019; TransformerLens' ablation):
+// each head's output, before the output projection, replaced by zeros or by
+// its mean over the run's positions. Later layers see the change; the head's
+// own map is the one it computed.
+struct HeadAblation {
+  enum class Mode { Zero, Mean } mode = Mode::Zero;
+  std::vector<std::pair<int64_t, int64_t>> heads;  // (layer, head), from 0
+};
+
+// What a run changes in its own pass, or keeps of it, beyond the maps: the
+// questions of which heads matter (engine/model/analysis/interventions.h).
+// The residual stream entering layer l is resid_l ([L, d]; resid_0 the
+// embeddings, resid_layers what the final norm reads). Only for a pass from
+// position 0 without a KV cache.
+struct Interventions {
+  HeadAblation ablate;
+  // Activation patching (Meng et al. 2022; Wang et al. 2023): a head's output
+  // before the output projection, or the residual stream entering a layer at
+  // one position, replaced by another run's value.
+  struct HeadPatch {
+    int64_t layer = 0, head = 0;
+    Mat out;  // [L, d_head]
+  };
+  struct ResidualPatch {
+    int64_t layer = 0, position = 0;
+    RowVec value;  // [d]
+  };
+  std::vector<HeadPatch> patch_heads;
+  std::vector<ResidualPatch> patch_residual;
+  // Start at layer `resume_layer` from resid (`resume`, [L, d]) instead of the
+  // embeddings, skipping the layers before it: what an edit of layer l
+  // changes is computed from layer l on. resume_layer = layers runs the
+  // final norm alone (the logit lens). −1: from the embeddings.
+  int64_t resume_layer = -1;
+  const Mat* resume = nullptr;
+  bool keep_residual = false;  // ModelRun::residual
+  bool keep_heads = false;     // ModelRun::head_out
+  // ModelRun::head_writes at these positions (direct logit attribution).
+  std::vector<int64_t> write_positions;
+  bool value_norms = false;  // ModelRun::value_norms (the views' q, k, v must be kept)
+  bool empty() const {
+    return ablate.heads.empty() && patch_heads.empty() && patch_residual.empty() && resume_layer < 0 &&
+           !keep_residual && !keep_heads && write_positions.empty() && !value_norms;
+  }
+};
+
+// The final norm as the pass applied it, for a family whose layers add
+// straight into one residual stream that it normalises once (pre-norm):
+// hidden = γ ⊙ n(x) + β, n(x) = (x − mean x) / σ (LayerNorm, centred) or
+// x / σ (RMSNorm), σ = √(var x + ε) or √(mean x² + ε); γ = offset + w.
+struct FinalNorm {
+  bool present = false;  // false: the family's pass is not such a sum (post-norm layers)
+  bool centred = true;
+  const float* w = nullptr;  // [d]
+  const float* b = nullptr;  // [d], or null
+  float offset = 0;
+  double eps = 0;
+};
+
 struct ModelRunOptions {
   bool truncate = false;  // cut the tokens at the model's positions instead of throwing TooLongError
   int top_k = 5;          // predictions per position (models with an LM head)
@@ -97,6 +156,7 @@ struct ModelRunOptions {
   // rows [n, L]) when the maps are All, instead of keeping them: the CLI
   // writes attention.npy this way. May be called from any thread.
   MapRowsFn map_rows;
+  Interventions edit;  // what the pass changes or keeps beyond the maps
 };
 
 // The keys query i (position p0 + i) reads: one contiguous range, so a block
@@ -150,6 +210,7 @@ struct ModelRun {
   bool keep_scores = false;                // `scores` is kept (a run whose maps are not all kept, for the views)
   std::vector<LayerScores> scores;         // [layer] when keep_scores: maps on demand (headMap)
   MapStream* stream = nullptr;             // while the pass runs: where attentionLayer sends the maps
+  const Interventions* edit = nullptr;     // while the pass runs: ModelRunOptions::edit
   // [layer] [L, heads·d_head], head h = columns [h·d_head, (h+1)·d_head): the
   // projected queries, keys and values (bias included) the attention used:
   // after the rotation for RoPE models, and with a GQA key/value head
@@ -163,6 +224,18 @@ struct ModelRun {
   double score_scale = 0;            // the scores' factor (0: 1/√d_head)
   double softcap = 0;                // scores → c·tanh(s/c) before the mask (Gemma 2)
   std::vector<double> alibi_slopes;  // ALiBi: s_ij += slope_h · j (BLOOM), per head
+  // What Interventions asked the pass to keep (empty otherwise):
+  std::vector<Mat> residual;    // [layers + 1] [L, d]: resid_l, the stream entering layer l; the last before the final norm
+  std::vector<Mat> head_out;    // [layer] [L, heads·d_head]: the heads' outputs before the output projection, as edited
+  // [layer] [heads·P, d]: head h's output at write_positions[p] through its
+  // rows of the output projection, row h·P + p; head_bias [layer] [d] the
+  // projection's bias (zeros without one).
+  std::vector<Mat> head_writes;
+  std::vector<RowVec> head_bias;
+  // [layer] [L, heads]: ‖v_j^h W_O^h‖, key j's value through head h's rows of
+  // the output projection (Kobayashi et al. 2020); bias left out.
+  std::vector<Mat> value_norms;
+  FinalNorm final_norm;         // set by a pass whose final norm is a pre-norm stack's
   Mat hidden;  // GPT-2: after ln_f; LLaMA: after the final RMSNorm; BERT: the last layer's output   [L, d_model]
   // [L][k]: empty without an LM head, and at positions not in predict_at.
   std::vector<std::vector<Prediction>> top_k;

@@ -100,6 +100,7 @@ void bertForward(const Model& m, ModelRun& run, KvCache*, const RunContext& ctx)
                           .scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
   Mat q, k, v, concat, proj, f, f2;
   for (int64_t l = 0; l < c.layers; ++l) {
+    if (!enterLayer(run, l, x)) continue;  // before the layer a resumed pass starts at
     const BertLayer& w = W.layers[static_cast<size_t>(l)];
     // q = x W_qᵀ + b_q, k = x W_kᵀ + b_k, v = x W_vᵀ + b_v        [L, d] each
     linear(x, w.q_w, &w.q_b, true, q);
@@ -109,6 +110,7 @@ void bertForward(const Model& m, ModelRun& run, KvCache*, const RunContext& ctx)
     attend(run, l, att, q, k, v, nullptr, ctx, concat);
     // x = LN(x + Concat(head_1 … head_H) W_oᵀ + b_o)               [L, d]
     linear(concat, w.o_w, &w.o_b, true, proj);
+    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linear(in, w.o_w, &w.o_b, true, o); });
     x += proj;
     layerNorm(x, w.ln1_w, w.ln1_b, c.ln_eps);
     // x = LN(x + gelu(x W_iᵀ + b_i) W_outᵀ + b_out)               [L, d_ff] → [L, d]
@@ -121,6 +123,7 @@ void bertForward(const Model& m, ModelRun& run, KvCache*, const RunContext& ctx)
                  linearFlops(L, w.out_w);
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
+  enterLayer(run, c.layers, x);  // the stream the final norm reads
   run.hidden = std::move(x);
 }
 

@@ -135,6 +135,7 @@ void bloomForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
                           .scale = 1.0f / std::sqrt(static_cast<float>(dh)), .mods = {.alibi = &W.slopes}};
   Mat a, fused, q(L, d), k(L, d), v(L, d), concat, proj, f, f2;
   for (int64_t l = 0; l < c.layers; ++l) {
+    if (!enterLayer(run, l, x)) continue;  // before the layer a resumed pass starts at
     const BloomLayer& w = W.layers[static_cast<size_t>(l)];
     // a = LN(x; input_layernorm); f = a W_qkvᵀ + b_qkv             [L, 3d]
     a = x;
@@ -150,6 +151,7 @@ void bloomForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_denseᵀ + b_dense            [L, d]
     linearT(concat, w.dense_w, w.dense_b, scratch, &run.flops, proj);
+    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.dense_w, w.dense_b, scratch, &run.flops, o); });
     x += proj;
     // x = x + gelu_tanh(LN(x; post_attention_layernorm) W_h→4hᵀ + b) W_4h→hᵀ + b    [L, 4d] → [L, d]
     a = x;
@@ -160,8 +162,9 @@ void bloomForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     x += f2;
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
+  enterLayer(run, c.layers, x);  // the stream the final norm reads
   // hidden = LN(x; ln_f)                                           [L, d]
-  layerNorm(x, W.final_ln_w, W.final_ln_b, c.ln_eps);
+  finalLayerNorm(run, x, W.final_ln_w, W.final_ln_b, c.ln_eps);
   run.hidden = std::move(x);
 }
 

@@ -139,6 +139,42 @@ Weight WeightSource::get(const std::string& name, Shape shape, Need need, bool l
 }
 
 // [SECTION] Runs through the family: a text model's pass and its LM head
+namespace {
+
+// Each edit inside the model and the run: one InputError naming the first that is not.
+void checkInterventions(const Interventions& e, const ModelConfig& c, int64_t L, const KvCache* cache) {
+  if (cache) throw InputError("interventions: a run continuing a KV cache cannot be edited (run the whole text)");
+  checkLayerHeads(e.ablate.heads, c.layers, c.heads, "--ablate");
+  const int64_t d = c.d_model, dh = c.head_dim;
+  auto position = [L](const std::string& flag, int64_t p) {  // from 0 here: the analyses resolve −1 first
+    if (checkPosition(flag, p, L) != p) throw InputError(flag + ": position " + std::to_string(p) + " is not counted from 0");
+  };
+  for (const Interventions::HeadPatch& p : e.patch_heads) {
+    checkLayerHeads({{p.layer, p.head}}, c.layers, c.heads, "--patch");
+    if (p.out.rows() != L || p.out.cols() != dh)
+      throw InputError("--patch: layer " + std::to_string(p.layer) + " head " + std::to_string(p.head) + ": an output of " +
+                       std::to_string(p.out.rows()) + " × " + std::to_string(p.out.cols()) + ", expected " +
+                       std::to_string(L) + " × " + std::to_string(dh) + " (the two runs must have the same length)");
+  }
+  for (const Interventions::ResidualPatch& p : e.patch_residual) {
+    if (p.layer < 0 || p.layer >= c.layers)
+      throw InputError("--patch: layer " + std::to_string(p.layer) + " is outside the model's " +
+                       std::to_string(c.layers) + " layers");
+    position("--patch", p.position);
+    if (p.value.size() != d)
+      throw InputError("--patch: a residual of " + std::to_string(p.value.size()) + " values, expected d_model = " +
+                       std::to_string(d));
+  }
+  if (e.resume_layer >= 0) {
+    if (e.resume_layer > c.layers || !e.resume || e.resume->rows() != L || e.resume->cols() != d)
+      throw InputError("interventions: a resumed pass needs layer ≤ " + std::to_string(c.layers) + " and a stream of " +
+                       std::to_string(L) + " × " + std::to_string(d));
+  }
+  for (const int64_t p : e.write_positions) position("--position", p);
+}
+
+}  // namespace
+
 ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* cache, const RunContext& ctx,
                     const ModelRunOptions& options) {
   const ModelConfig& c = m.info.config;
@@ -172,10 +208,21 @@ ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* ca
   run.keep_projections = options.keep_projections && run.maps == MapsChoice::Mode::All;
   run.keep_scores = options.keep_projections && run.maps != MapsChoice::Mode::All;
   if (run.keep_scores) run.scores.resize(static_cast<size_t>(c.layers));
+  if (!options.edit.empty()) {
+    checkInterventions(options.edit, c, static_cast<int64_t>(ids.size()), cache);
+    run.edit = &options.edit;
+    const size_t layers = static_cast<size_t>(c.layers);
+    if (options.edit.keep_residual) run.residual.resize(layers + 1);
+    if (options.edit.keep_heads) run.head_out.resize(layers);
+    if (!options.edit.write_positions.empty() || options.edit.value_norms)
+      run.head_writes.resize(layers), run.head_bias.resize(layers);
+    if (options.edit.value_norms) run.value_norms.resize(layers);
+  }
   MapStream stream(run, static_cast<int64_t>(ids.size()), run.maps, options.maps.heads, options.map_rows);
   run.stream = &stream;
   m.family->forward(m, run, cache, ctx);
   run.stream = nullptr;
+  run.edit = nullptr;
   stream.finish(run);
   if (cache) cache->length += static_cast<int64_t>(ids.size());
   return run;

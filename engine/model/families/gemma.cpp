@@ -206,6 +206,7 @@ void gemmaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
   std::vector<float> scratch;  // the 16-bit matrix being used, as floats
   Mat a, q, k, v, concat, proj, normed, gate, up, down;
   for (int64_t l = 0; l < c.layers; ++l) {
+    if (!enterLayer(run, l, x)) continue;  // before the layer a resumed pass starts at
     const size_t li = static_cast<size_t>(l);
     const GemmaLayer& w = W.layers[li];
     // a = RMSNorm_in(x); q, k, v                                   [L, H·dh], [L, Hkv·dh] × 2
@@ -227,6 +228,7 @@ void gemmaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // o = Concat(head_1 … head_H) W_oᵀ                             [L, d]
     linearT(concat, w.attn.o_w, Weight{}, scratch, &run.flops, proj);
+    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.attn.o_w, Weight{}, scratch, &run.flops, o); });
     if (gen == 1) {
       x += proj;  // x = x + o;  a = RMSNorm_post_attn(x)
       rmsNorm(x, w.post_attn_norm, c.rms_eps, a, 1.0f);
@@ -245,6 +247,7 @@ void gemmaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     }
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
+  enterLayer(run, c.layers, x);  // the stream the final norm reads
   rmsNorm(x, W.final_norm, c.rms_eps, run.hidden, 1.0f);
 }
 

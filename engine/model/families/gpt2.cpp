@@ -86,6 +86,7 @@ void gpt2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
                           .scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
   Mat a, qkv, q, k, v, concat, proj, f, f2;
   for (int64_t l = 0; l < c.layers; ++l) {
+    if (!enterLayer(run, l, x)) continue;  // before the layer a resumed pass starts at
     const Gpt2Layer& w = W.layers[static_cast<size_t>(l)];
     // a = LN(x; ln_1)                                              [L, d]
     a = x;
@@ -99,6 +100,7 @@ void gpt2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_proj + b_proj             [L, d]
     linear(concat, w.proj_w, &w.proj_b, false, proj);
+    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linear(in, w.proj_w, &w.proj_b, false, o); });
     x += proj;
     // x = x + gelu(LN(x; ln_2) W_fc + b_fc) W_mproj + b_mproj     [L, d_ff] → [L, d]
     a = x;
@@ -111,8 +113,9 @@ void gpt2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
                  linearFlops(L, w.mproj_w);
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
+  enterLayer(run, c.layers, x);  // the stream the final norm reads
   // hidden = LN(x; ln_f)                                           [L, d]
-  layerNorm(x, W.ln_f_w, W.ln_f_b, c.ln_eps);
+  finalLayerNorm(run, x, W.ln_f_w, W.ln_f_b, c.ln_eps);
   run.hidden = std::move(x);
 }
 

@@ -110,6 +110,7 @@ void bigcodeForward(const Model& m, ModelRun& run, KvCache* cache, const RunCont
   std::vector<float> scratch;
   Mat a, qkv, q(L, d), k(L, Hkv * dh), v(L, Hkv * dh), concat, proj, f, f2;
   for (int64_t l = 0; l < c.layers; ++l) {
+    if (!enterLayer(run, l, x)) continue;  // before the layer a resumed pass starts at
     const BigcodeLayer& w = W.layers[static_cast<size_t>(l)];
     // a = LN(x; ln_1); c = a W_attnᵀ + b_attn                      [L, d + 2·Hkv·dh]
     a = x;
@@ -132,6 +133,7 @@ void bigcodeForward(const Model& m, ModelRun& run, KvCache* cache, const RunCont
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_projᵀ + b_proj             [L, d]
     linearT(concat, w.proj_w, w.proj_b, scratch, &run.flops, proj);
+    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.proj_w, w.proj_b, scratch, &run.flops, o); });
     x += proj;
     // x = x + act(LN(x; ln_2) W_fcᵀ + b_fc) W_mprojᵀ + b_mproj     [L, d_ff] → [L, d]
     a = x;
@@ -142,8 +144,9 @@ void bigcodeForward(const Model& m, ModelRun& run, KvCache* cache, const RunCont
     x += f2;
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
+  enterLayer(run, c.layers, x);  // the stream the final norm reads
   // hidden = LN(x; ln_f)                                           [L, d]
-  layerNorm(x, W.ln_f_w, W.ln_f_b, c.ln_eps);
+  finalLayerNorm(run, x, W.ln_f_w, W.ln_f_b, c.ln_eps);
   run.hidden = std::move(x);
 }
 

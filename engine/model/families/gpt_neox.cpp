@@ -137,6 +137,7 @@ void neoxForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
     linearT(up, w.down_w, w.down_b, scratch, &run.flops, down);
   };
   for (int64_t l = 0; l < c.layers; ++l) {
+    if (!enterLayer(run, l, x)) continue;  // before the layer a resumed pass starts at
     const NeoxLayer& w = W.layers[static_cast<size_t>(l)];
     // a = LN(x; input_layernorm); qkv = a W_qkvᵀ + b               [L, 3d]
     a = x;
@@ -153,6 +154,7 @@ void neoxForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // o = Concat(head_1 … head_H) W_denseᵀ + b                     [L, d]
     linearT(concat, w.dense_w, w.dense_b, scratch, &run.flops, attn);
+    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.dense_w, w.dense_b, scratch, &run.flops, o); });
     if (c.parallel_residual) {
       // x = x + o + MLP(LN(x; post_attention_layernorm))
       a = x;
@@ -169,8 +171,9 @@ void neoxForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
     }
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
+  enterLayer(run, c.layers, x);  // the stream the final norm reads
   // hidden = LN(x; final_layer_norm)                               [L, d]
-  layerNorm(x, W.final_w, W.final_b, c.ln_eps);
+  finalLayerNorm(run, x, W.final_w, W.final_b, c.ln_eps);
   run.hidden = std::move(x);
 }
 

@@ -103,6 +103,7 @@ void llamaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
   std::vector<float> scratch;  // the 16-bit matrix being used, as floats
   Mat a, q, k, v, concat, proj, gate, up, down;
   for (int64_t l = 0; l < c.layers; ++l) {
+    if (!enterLayer(run, l, x)) continue;  // before the layer a resumed pass starts at
     const LlamaLayer& w = W.layers[static_cast<size_t>(l)];
     // a = RMSNorm(x) · w_in; q, k, v                                [L, H·dh], [L, Hkv·dh] × 2
     rmsNorm(x, w.in_norm, c.rms_eps, a);
@@ -120,6 +121,7 @@ void llamaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_oᵀ (+ b_o)                  [L, d]
     linearT(concat, w.attn.o_w, w.attn.o_b, scratch, &run.flops, proj);
+    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.attn.o_w, w.attn.o_b, scratch, &run.flops, o); });
     x += proj;
     // x = x + (SiLU(a W_gateᵀ) ⊙ a W_upᵀ) W_downᵀ,  a = RMSNorm(x) · w_post     [L, d_ff] → [L, d]
     rmsNorm(x, w.post_norm, c.rms_eps, a);
@@ -127,7 +129,8 @@ void llamaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     x += down;
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
-  rmsNorm(x, W.final_norm, c.rms_eps, run.hidden);
+  enterLayer(run, c.layers, x);  // the stream the final norm reads
+  finalRmsNorm(run, x, W.final_norm, c.rms_eps, run.hidden);
 }
 
 Family llamaLike(const std::string& model_type, const std::string& label, const std::string& arch,

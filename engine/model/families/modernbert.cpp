@@ -199,6 +199,7 @@ void modernbertForward(const Model& m, ModelRun& run, KvCache*, const RunContext
   std::vector<float> scratch;
   Mat a, qkv, q, k, v, concat, proj, wi, u, down;
   for (int64_t l = 0; l < c.layers; ++l) {
+    if (!enterLayer(run, l, x)) continue;  // before the layer a resumed pass starts at
     const ModernBertLayer& w = W.layers[static_cast<size_t>(l)];
     // a = x (layer 0) or LN_attn(x); [q | k | v] = a Wqkvᵀ          [L, 3d]
     a = x;
@@ -215,6 +216,7 @@ void modernbertForward(const Model& m, ModelRun& run, KvCache*, const RunContext
     attend(run, l, att, q, k, v, nullptr, ctx, concat);
     // x = x + Concat(head_1 … head_H) Woᵀ                           [L, d]
     linearT(concat, w.wo, Weight{}, scratch, &run.flops, proj);
+    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.wo, Weight{}, scratch, &run.flops, o); });
     x += proj;
     // [u | g] = LN_mlp(x) Wiᵀ; x = x + (act(u) ⊙ g) Woᵀ             [L, 2·d_ff] → [L, d]
     a = x;
@@ -227,6 +229,7 @@ void modernbertForward(const Model& m, ModelRun& run, KvCache*, const RunContext
     x += down;
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
+  enterLayer(run, c.layers, x);  // the stream the final norm reads
   // hidden = LN_final(x)
   layerNorm(x, W.final_norm, Weight{}, c.ln_eps);
   run.hidden = std::move(x);

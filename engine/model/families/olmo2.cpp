@@ -78,6 +78,7 @@ void olmo2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
   std::vector<float> scratch;  // the 16-bit matrix being used, as floats
   Mat q, k, v, qn, kn, concat, proj, normed, gate, up, down;
   for (int64_t l = 0; l < c.layers; ++l) {
+    if (!enterLayer(run, l, x)) continue;  // before the layer a resumed pass starts at
     const Olmo2Layer& w = W.layers[static_cast<size_t>(l)];
     // q, k, v straight from the residual stream (no pre-norm)      [L, H·dh], [L, Hkv·dh] × 2
     linearT(x, w.attn.q_w, w.attn.q_b, scratch, &run.flops, q);
@@ -91,6 +92,7 @@ void olmo2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     attend(run, l, att, qn, kn, v, cache, ctx, concat);
     // x = x + RMSNorm(Concat(head_1 … head_H) W_oᵀ) · w_post_attn     [L, d]
     linearT(concat, w.attn.o_w, w.attn.o_b, scratch, &run.flops, proj);
+    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.attn.o_w, w.attn.o_b, scratch, &run.flops, o); });
     rmsNorm(proj, w.post_attn_norm, c.rms_eps, normed);
     x += normed;
     // x = x + RMSNorm((SiLU(x W_gateᵀ) ⊙ x W_upᵀ) W_downᵀ) · w_post_ff     [L, d_ff] → [L, d]
@@ -99,6 +101,7 @@ void olmo2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     x += normed;
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
+  enterLayer(run, c.layers, x);  // the stream the final norm reads
   rmsNorm(x, W.final_norm, c.rms_eps, run.hidden);
 }
 

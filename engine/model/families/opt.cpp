@@ -137,6 +137,7 @@ void optForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext&
                           .scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
   Mat a, q, k, v, concat, proj, f, f2;
   for (int64_t l = 0; l < c.layers; ++l) {
+    if (!enterLayer(run, l, x)) continue;  // before the layer a resumed pass starts at
     const OptLayer& w = W.layers[static_cast<size_t>(l)];
     // a = LN(x; self_attn_layer_norm) (pre-LN) or x (post-LN)      [L, d]
     a = x;
@@ -149,6 +150,7 @@ void optForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext&
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_outᵀ + b_out (then LN when post-LN)    [L, d]
     linearT(concat, w.attn.o_w, w.attn.o_b, scratch, &run.flops, proj);
+    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.attn.o_w, w.attn.o_b, scratch, &run.flops, o); });
     x += proj;
     if (c.post_ln) layerNorm(x, w.attn_ln_w, w.attn_ln_b, c.ln_eps);
     // x = x + act(a W_fc1ᵀ + b_fc1) W_fc2ᵀ + b_fc2, a = LN(x; final_layer_norm) or x   [L, d_ff] → [L, d]
@@ -161,6 +163,7 @@ void optForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext&
     if (c.post_ln) layerNorm(x, w.ffn_ln_w, w.ffn_ln_b, c.ln_eps);
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
+  enterLayer(run, c.layers, x);  // the stream the final norm reads
   // hidden = LN(x; final_layer_norm) when the decoder has it       [L, d]
   if (c.final_norm) layerNorm(x, W.final_ln_w, W.final_ln_b, c.ln_eps);
   run.hidden = std::move(x);

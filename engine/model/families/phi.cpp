@@ -108,6 +108,7 @@ void phiForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext&
   std::vector<float> scratch;
   Mat a, q, k, v, concat, attn, up, down;
   for (int64_t l = 0; l < c.layers; ++l) {
+    if (!enterLayer(run, l, x)) continue;  // before the layer a resumed pass starts at
     const PhiLayer& w = W.layers[static_cast<size_t>(l)];
     // a = LN(x; input_layernorm): the input of both branches        [L, d]
     a = x;
@@ -120,12 +121,14 @@ void phiForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext&
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + (Concat(heads) W_denseᵀ + b) + (gelu_new(a W_fc1ᵀ + b1) W_fc2ᵀ + b2)     [L, d]
     linearT(concat, w.attn.o_w, w.attn.o_b, scratch, &run.flops, attn);
+    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.attn.o_w, w.attn.o_b, scratch, &run.flops, o); });
     linearT(a, w.fc1_w, w.fc1_b, scratch, &run.flops, up);
     activate(up, W.act);
     linearT(up, w.fc2_w, w.fc2_b, scratch, &run.flops, down);
     x += attn + down;
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
+  enterLayer(run, c.layers, x);  // the stream the final norm reads
   // hidden = LN(x; final_layernorm)                                [L, d]
   layerNorm(x, W.final_w, W.final_b, c.ln_eps);
   run.hidden = std::move(x);

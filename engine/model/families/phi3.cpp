@@ -97,6 +97,7 @@ void phi3Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
   std::vector<float> scratch;  // the 16-bit matrix being used, as floats
   Mat a, qkv, q, k, v, concat, proj, gate_up, gate, down;
   for (int64_t l = 0; l < c.layers; ++l) {
+    if (!enterLayer(run, l, x)) continue;  // before the layer a resumed pass starts at
     const Phi3Layer& w = W.layers[static_cast<size_t>(l)];
     // a = RMSNorm(x) · w_in; [q | k | v] = a W_qkvᵀ                  [L, H·dh + 2·Hkv·dh]
     rmsNorm(x, w.in_norm, c.rms_eps, a);
@@ -108,6 +109,7 @@ void phi3Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_oᵀ                          [L, d]
     linearT(concat, w.o_w, Weight{}, scratch, &run.flops, proj);
+    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.o_w, Weight{}, scratch, &run.flops, o); });
     x += proj;
     // [gate | up] = a W_gate_upᵀ, a = RMSNorm(x) · w_post; x = x + (up ⊙ SiLU(gate)) W_downᵀ     [L, 2·d_ff] → [L, d]
     rmsNorm(x, w.post_norm, c.rms_eps, a);
@@ -119,7 +121,8 @@ void phi3Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
     x += down;
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
-  rmsNorm(x, W.final_norm, c.rms_eps, run.hidden);
+  enterLayer(run, c.layers, x);  // the stream the final norm reads
+  finalRmsNorm(run, x, W.final_norm, c.rms_eps, run.hidden);
 }
 
 }  // namespace

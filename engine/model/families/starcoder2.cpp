@@ -86,6 +86,7 @@ void starcoder2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunC
   std::vector<float> scratch;
   Mat a, q, k, v, concat, proj, up, down;
   for (int64_t l = 0; l < c.layers; ++l) {
+    if (!enterLayer(run, l, x)) continue;  // before the layer a resumed pass starts at
     const Starcoder2Layer& w = W.layers[static_cast<size_t>(l)];
     // a = LN(x; input_layernorm); q, k, v                          [L, H·dh], [L, Hkv·dh] × 2
     a = x;
@@ -98,6 +99,7 @@ void starcoder2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunC
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_oᵀ + b_o                   [L, d]
     linearT(concat, w.attn.o_w, w.attn.o_b, scratch, &run.flops, proj);
+    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.attn.o_w, w.attn.o_b, scratch, &run.flops, o); });
     x += proj;
     // x = x + act(a W_fcᵀ + b_fc) W_projᵀ + b_proj,  a = LN(x; post_attention_layernorm)     [L, d_ff] → [L, d]
     a = x;
@@ -108,8 +110,9 @@ void starcoder2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunC
     x += down;
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
+  enterLayer(run, c.layers, x);  // the stream the final norm reads
   // hidden = LN(x; norm)                                           [L, d]
-  layerNorm(x, W.final_w, W.final_b, c.ln_eps);
+  finalLayerNorm(run, x, W.final_w, W.final_b, c.ln_eps);
   run.hidden = std::move(x);
 }
 

@@ -11,6 +11,7 @@
 // reports itself skipped with that reason. The thread count is held to one
 // check: the same outputs on 1 and 3 threads (RunContext::adapt_threads off,
 // or a pass this small would run on one thread whatever was asked).
+#include "engine/model/analysis/interventions.h"
 #include "engine/model/kinds/seq2seq.h"
 #include "engine/model/kinds/vision.h"
 #include "engine/model/model.h"
@@ -26,6 +27,7 @@
 
 #include <functional>
 #include <random>
+#include <set>
 
 namespace fs = std::filesystem;
 
@@ -344,6 +346,49 @@ TEST_P(FamilyConformance, OpensThroughTheCli) {
   expectNpyHolds(o / "encoder_attention.npy", run.encoder_attention);
   expectNpyHolds(o / "decoder_attention.npy", run.decoder_attention);
   expectNpyHolds(o / "cross_attention.npy", run.cross_attention);
+}
+
+// The hooks every text family's pass calls for the interventions (model_impl.h):
+// a pass resumed at any layer from the stream the whole pass kept there ends
+// where the whole pass did (l = layers: the final norm alone); ablating a
+// head resumed at its layer equals ablating it from the embeddings; and the
+// logit splits into parts that add up to it, or the family refuses by name.
+TEST_P(FamilyConformance, InterventionsResumeWhereTheWholePassWas) {
+  const FamilyCase& c = GetParam();
+  test::TempDir dir;
+  c.write(dir.path, {.seed = 7});
+  const auto m = loadModel(filesOnDisk(dir.path.string()));
+  if (isVisionModel(*m) || isEncoderDecoder(*m)) GTEST_SKIP() << "the interventions edit a text model's one stack";
+  const std::vector<int32_t> ids = runModel(*m, kText, {.top_k = 0}).ids;
+  const int64_t layers = modelInfo(*m).config.layers;
+  ModelRunOptions keep{.top_k = 0};
+  keep.edit.keep_residual = true;
+  const ModelRun whole = runModelIds(*m, ids, keep);
+  ASSERT_EQ(whole.residual.size(), static_cast<size_t>(layers + 1));
+  for (int64_t l = 0; l <= layers; ++l) {
+    ModelRunOptions o{.top_k = 0};
+    o.edit.resume_layer = l;
+    o.edit.resume = &whole.residual[static_cast<size_t>(l)];
+    EXPECT_LT((runModelIds(*m, ids, o).hidden - whole.hidden).cwiseAbs().maxCoeff(), 1e-5f) << "resumed at " << l;
+  }
+  ModelRunOptions ablated{.top_k = 0};
+  ablated.edit.ablate.heads = {{layers - 1, 1}};
+  const Mat full = runModelIds(*m, ids, ablated).hidden;
+  EXPECT_GT((full - whole.hidden).cwiseAbs().maxCoeff(), 1e-5f) << "ablating a head moved nothing";
+  ablated.edit.resume_layer = layers - 1;
+  ablated.edit.resume = &whole.residual[static_cast<size_t>(layers - 1)];
+  EXPECT_LT((runModelIds(*m, ids, ablated).hidden - full).cwiseAbs().maxCoeff(), 1e-5f);
+  // post-norm layers, or an LM head beyond the final norm and one matrix
+  static const std::set<std::string> refuses = {"bert", "modernbert", "gemma", "gemma2", "gemma3_text", "olmo2", "opt", "phi"};
+  const Target t = chooseTarget(*m, ids, -1, -1);  // every text fixture has an LM head
+  if (refuses.count(c.model_type)) {
+    test::expectHas(test::errorOf([&] { directLogitAttribution(*m, ids, t); }),
+                    {"direct logit attribution: " + label(c.model_type)});
+    return;
+  }
+  const LogitAttribution a = directLogitAttribution(*m, ids, t);
+  EXPECT_NEAR(a.sum(), a.logit, 1e-4 * std::max(1.0, std::abs(a.logit)));
+  EXPECT_EQ(a.heads.rows(), layers);
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, FamilyConformance, ::testing::ValuesIn(familyCases()),

@@ -6,6 +6,7 @@
 #include "engine/model/model.h"
 
 #include "tests/model_fixture.h"
+#include "tests/engine/model/families/gpt2_reference.h"
 #include "tests/model_reference.h"
 #include "tests/test_support.h"
 
@@ -19,37 +20,10 @@ namespace {
 using test::TinyModel;
 using namespace mref;
 
-Reference gpt2Ref(const TinyModel& m, const std::vector<int32_t>& ids) {
-  const ModelConfig& c = m.config;
-  const size_t L = ids.size(), d = static_cast<size_t>(c.d_model), ff = static_cast<size_t>(c.d_ff);
-  Reference r;
-  Rows x = zeros(L, d);
-  for (size_t i = 0; i < L; ++i)
-    for (size_t e = 0; e < d; ++e) x[i][e] = m.w("wte.weight")[ids[i] * d + e] + m.w("wpe.weight")[i * d + e];
-  for (int64_t l = 0; l < c.layers; ++l) {
-    auto W = [&](const std::string& n) { return m.w("h." + std::to_string(l) + "." + n); };
-    Rows a = x;
-    layerNormRef(a, W("ln_1.weight"), W("ln_1.bias"), c.ln_eps);
-    const Rows qkv = linearRef(a, W("attn.c_attn.weight"), W("attn.c_attn.bias"), d, 3 * d, false);
-    Rows q = zeros(L, d), k = zeros(L, d), v = zeros(L, d);
-    for (size_t i = 0; i < L; ++i)
-      for (size_t e = 0; e < d; ++e) q[i][e] = qkv[i][e], k[i][e] = qkv[i][d + e], v[i][e] = qkv[i][2 * d + e];
-    const Rows out = attendAndKeep(r, q, k, v, static_cast<size_t>(c.heads), true);
-    const Rows proj = linearRef(out, W("attn.c_proj.weight"), W("attn.c_proj.bias"), d, d, false);
-    addInto(x, proj);
-    a = x;
-    layerNormRef(a, W("ln_2.weight"), W("ln_2.bias"), c.ln_eps);
-    Rows f = linearRef(a, W("mlp.c_fc.weight"), W("mlp.c_fc.bias"), d, ff, false);
-    for (auto& row : f)
-      for (double& u : row) u = 0.5 * u * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (u + 0.044715 * u * u * u)));
-    const Rows f2 = linearRef(f, W("mlp.c_proj.weight"), W("mlp.c_proj.bias"), ff, d, false);
-    addInto(x, f2);
-  }
-  layerNormRef(x, m.w("ln_f.weight"), m.w("ln_f.bias"), c.ln_eps);
-  r.hidden = x;
-  const std::vector<float>& head = m.has("lm_head.weight") ? m.w("lm_head.weight") : m.w("wte.weight");
-  r.logits = linearRef(x, head, {}, d, static_cast<size_t>(c.vocab), true);
-  return r;
+// `ablate`: heads (layer, head) whose output, before c_proj, is zeroed or (mean) replaced by its mean over positions.
+Reference gpt2Ref(const TinyModel& m, const std::vector<int32_t>& ids, const std::vector<std::pair<int64_t, int64_t>>& ablate = {},
+                  bool mean = false) {
+  return gpt2Trace(m, ids, {.ablate = ablate, .mean = mean}).ref;
 }
 
 TEST(ModelForward, Gpt2MatchesLoopReference) {
@@ -69,6 +43,32 @@ TEST(ModelForward, Gpt2MatchesLoopReference) {
         EXPECT_NEAR(a.row(i).sum(), 1.0f, 1e-5f);
         for (int64_t j = i + 1; j < a.cols(); ++j) EXPECT_EQ(a(i, j), 0.0f);
       }
+}
+
+// Ablation (ModelRunOptions::edit.ablate) against the reference with those heads' outputs replaced by hand: zeroed,
+// and by their mean over the positions. The hidden state and the logits move; the ablated head's own map does not.
+TEST(ModelForward, Gpt2AblatedHeadsMatchTheLoopReference) {
+  test::TempDir dir;
+  const TinyModel tm = test::writeTinyModel(dir.path);
+  const auto model = loadModel(filesOnDisk(dir.path.string()));
+  const ModelRun whole = runModel(*model, "the cat sat", {.top_k = 4});
+  const std::vector<std::pair<int64_t, int64_t>> heads = {{0, 1}, {1, 0}};
+  for (const HeadAblation::Mode mode : {HeadAblation::Mode::Zero, HeadAblation::Mode::Mean}) {
+    ModelRunOptions o{.top_k = 4};
+    o.edit.ablate = {mode, heads};
+    const ModelRun run = runModel(*model, "the cat sat", o);
+    expectMatches(run, gpt2Ref(tm, run.ids, heads, mode == HeadAblation::Mode::Mean), 4);
+    EXPECT_GT((run.hidden - whole.hidden).cwiseAbs().maxCoeff(), 1e-4f) << "ablating two heads moved nothing";
+    EXPECT_EQ(run.attention[0][1], whole.attention[0][1]);  // layer 0's maps are computed before any ablation
+  }
+  ModelRunOptions bad;
+  bad.edit.ablate.heads = {{0, 99}};
+  try {
+    runModel(*model, "the cat sat", bad);
+    FAIL() << "a head outside the model was ablated";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--ablate: layer 0 head 99 is outside"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ModelForward, Gpt2WithPrefixAndUntiedHead) {
