@@ -240,6 +240,61 @@ int main(int argc, char** argv) {
   model_gen_cmd->add_option("--seed", model_gen.seed, "Sampling seed")->capture_default_str();
   model_gen_cmd->add_flag("--truncate", model_gen.truncate, "Cut a prompt longer than the positions left");
 
+  // Which heads matter: five commands that share their inputs (app/cli/cli_interventions.cpp).
+  struct InterventionCommand {
+    const char* name;
+    const char* help;
+  };
+  static const InterventionCommand kInterventionCommands[] = {
+      {"ablate", "Zero or mean-ablate heads (their output before W_O); write ablate.json: the target token's logit and "
+                 "probability before and after, and the top tokens"},
+      {"importance", "Ablate every head alone, each pass resumed at its layer; write importance.npy [layers, heads] "
+                     "(Δ log p of the target) and importance.json with the heads ranked"},
+      {"patch", "Activation patching from the clean text into the corrupted one (same number of tokens): each head's "
+                "output and each layer's residual at each position; write patch_*.npy, restored_*.npy and patch.json"},
+      {"lens", "Logit lens: each layer's residual stream through the final norm and the unembedding; write lens.json "
+               "(top tokens per layer and position) and lens.npy (the probability of the model's own top token)"},
+      {"attribute", "Direct logit attribution: the target's logit split into the embeddings, every head, every MLP and "
+                    "the biases; write attribute.json and attribution_heads.npy [layers, heads]"},
+  };
+  InterventionCliOptions intervention;
+  std::vector<CLI::App*> intervention_cmds;
+  for (const InterventionCommand& ic : kInterventionCommands) {
+    CLI::App* cmd = model_cmd->add_subcommand(ic.name, ic.help);
+    intervention_cmds.push_back(cmd);
+    cmd->add_option("path", intervention.path, path_help);
+    CLI::Option* text = cmd->add_option("--text", intervention.text, "The text (default: the text the model opens on)")
+                            ->check(nonEmptyText("the text the model opens on"));
+    cmd->add_option("--text-file", intervention.text_file, "Read the text from this file (UTF-8)")->excludes(text);
+    cmd->add_option("--out", intervention.out_dir, "Output folder")->required();
+    addTruncateFlag(*cmd, intervention.truncate);
+    if (std::string(ic.name) == "lens") {
+      cmd->add_option("--top-k", intervention.top_k, "Tokens per layer and position")->capture_default_str();
+      continue;
+    }
+    cmd->add_option("--position", intervention.position,
+                    "Where the target token is predicted, from 0 (negative: from the end; default −1, the last)")
+        ->capture_default_str();
+    CLI::Option* token = cmd->add_option("--token", intervention.token,
+                                         "The target token as text, one token of the vocabulary (default: the model's "
+                                         "own top prediction at --position)");
+    cmd->add_option("--token-id", intervention.token_id, "The target token's id")->excludes(token);
+    if (std::string(ic.name) == "ablate") {
+      cmd->add_option("--heads", intervention.heads, "The heads to ablate, layer:head pairs from 0 such as 0:3,5:1")
+          ->required();
+      cmd->add_option("--top-k", intervention.top_k, "Top tokens listed before and after")->capture_default_str();
+    }
+    if (std::string(ic.name) == "ablate" || std::string(ic.name) == "importance")
+      cmd->add_option("--mode", intervention.mode, "zero, or mean (the head's mean output over the positions)")
+          ->capture_default_str();
+    if (std::string(ic.name) == "patch") {
+      CLI::Option* corrupted =
+          cmd->add_option("--corrupted", intervention.corrupted, "The corrupted text, of as many tokens as --text");
+      cmd->add_option("--corrupted-file", intervention.corrupted_file, "Read the corrupted text from this file")
+          ->excludes(corrupted);
+    }
+  }
+
   bool lesson_json = false;
   CLI::App* lesson_cmd = app.add_subcommand("lesson", "Guided lessons: list them, or export one as a handout");
   lesson_cmd->require_subcommand(1);
@@ -295,6 +350,11 @@ int main(int argc, char** argv) {
     if (*model_info_cmd) return cmdModelInfo(model_path, model_json);
     if (*model_run_cmd) return cmdModelRun(model_run);
     if (*model_gen_cmd) return cmdModelGenerate(model_gen);
+    for (CLI::App* cmd : intervention_cmds)
+      if (*cmd) {
+        intervention.what = cmd->get_name();
+        return cmdModelIntervention(intervention);
+      }
     if (*lesson_list_cmd) return cmdLessonList(lesson_json);
     if (*lesson_export_cmd) return cmdLessonExport(argc, argv, lesson_export);
     if (*gui_cmd) {

@@ -79,7 +79,7 @@ int cmdModelIntervention(const InterventionCliOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   nlohmann::json meta{{"model", modelInfo(*model).label}, {"command", o.what}, {"layers", c.layers}, {"heads", c.heads}};
   std::vector<std::string> tokens;
-  for (const int32_t id : ids) tokens.push_back(tokenText(*model->tokenizer, id));
+  for (const int32_t id : ids) tokens.push_back(modelTokenizer(*model).display(id));
   meta["tokens"] = tokens;
   std::string summary;
   if (o.what == "lens") {
@@ -132,7 +132,7 @@ int cmdModelIntervention(const InterventionCliOptions& o) {
       meta["clean"] = scoreJson(r.clean);
       meta["corrupted"] = scoreJson(r.corrupted);
       std::vector<std::string> corrupted_tokens;
-      for (const int32_t id : corrupted) corrupted_tokens.push_back(tokenText(*model->tokenizer, id));
+      for (const int32_t id : corrupted) corrupted_tokens.push_back(modelTokenizer(*model).display(id));
       meta["corrupted_tokens"] = corrupted_tokens;
       // log p(target) in the corrupted pass with the clean value patched in, and the share of the clean prediction it restores
       dir.writeNpy("patch_heads.npy", r.heads);
