@@ -188,6 +188,7 @@ void benchSparse(nlohmann::json& out, const BenchOptions& options);        // ap
 void benchAdaptiveSpan(nlohmann::json& out, const BenchOptions& options);  // app/bench/bench_span_xl.cpp
 void benchXlReuse(nlohmann::json& out, const BenchOptions& options);       // app/bench/bench_span_xl.cpp
 void benchModel(nlohmann::json& out, const BenchOptions& options);         // app/bench/bench_model.cpp
+void benchImportance(nlohmann::json& out, const BenchOptions& options);    // app/bench/bench_model.cpp
 void benchLsh(nlohmann::json& out, const BenchOptions& options);           // app/bench/bench_lsh.cpp
 void benchLlama(nlohmann::json& out, const BenchOptions& options);         // app/bench/bench_llama.cpp
 void writeLlamaCheckpoint(const std::string& dir);                         // app/bench/bench_llama.cpp
@@ -201,6 +202,8 @@ const std::vector<BenchSection>& benchSections() {
       {"xl_reuse", "Transformer-XL evaluation with state reuse against recomputing each window", benchXlReuse},
       {"model", "GPT-2-small-shaped checkpoint: mmap load, forward over 128 tokens with every map, peak memory",
        benchModel},
+      {"importance", "GPT-2-small shape, 128 tokens: the 144-head importance grid against 144 whole ablated passes",
+       benchImportance},
       {"lsh", "Reformer LSH attention (1 and 4 rounds) against L up to 65,536, and dense causal", benchLsh},
       {"llama", "TinyLlama-1.1B-shaped BF16 checkpoint (2.2 GB): load, peak memory, forward over 128 tokens, cold and warm",
        benchLlama},

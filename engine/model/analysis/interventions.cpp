@@ -117,7 +117,7 @@ AblationEffect ablationEffect(const Model& m, const std::vector<int32_t>& ids, c
 }
 
 ImportanceGrid importanceGrid(const Model& m, const std::vector<int32_t>& ids, HeadAblation::Mode mode,
-                              const Target& target, const RunContext& ctx) {
+                              const Target& target, const RunContext& ctx, bool resume) {
   needsLmHead(m);
   const int64_t layers = m.info.config.layers, heads = m.info.config.heads;
   ImportanceGrid g{.target = target, .mode = mode};
@@ -133,10 +133,12 @@ ImportanceGrid importanceGrid(const Model& m, const std::vector<int32_t>& ids, H
     for (int64_t h = 0; h < heads; ++h) {
       Interventions e;
       e.ablate = {mode, {{l, h}}};
-      e.resume_layer = l;
-      e.resume = &base.residual[static_cast<size_t>(l)];
+      if (resume) {
+        e.resume_layer = l;
+        e.resume = &base.residual[static_cast<size_t>(l)];
+      }
       g.delta(l, h) = static_cast<float>(scoreOf(m, editedRun(m, ids, e, ctx), target).log_prob - g.base.log_prob);
-      g.layer_passes += layers - l;
+      g.layer_passes += resume ? layers - l : layers;
       ctx.progress(static_cast<float>(l * heads + h + 1) / static_cast<float>(layers * heads));
     }
   }

@@ -66,8 +66,10 @@ struct ImportanceGrid {
   Mat delta;  // [layers, heads]: log p(target) with that head ablated alone − base.log_prob
   int64_t layer_passes = 0;  // layers run, over every pass (a full pass is `layers`)
 };
+// `resume` false: every pass from the embeddings (the same grid, at the cost
+// of layers·heads whole passes: what the benchmark compares with).
 ImportanceGrid importanceGrid(const Model& m, const std::vector<int32_t>& ids, HeadAblation::Mode mode,
-                              const Target& target, const RunContext& ctx = {});
+                              const Target& target, const RunContext& ctx = {}, bool resume = true);
 
 struct PatchingResult {
   Target target;

@@ -104,6 +104,11 @@ TEST(Interventions, ImportanceGridEqualsEachHeadAblatedInAFullPass) {
     EXPECT_GT(moved, 1e-3);
     // the base pass, then each head's pass from its own layer on: 2 + 2·(2 + 1)
     EXPECT_EQ(g.layer_passes, f.c.layers + f.c.heads * (f.c.layers * (f.c.layers + 1) / 2));
+    // every pass from the embeddings: the same grid
+    const ImportanceGrid whole =
+        importanceGrid(*f.model, kIds, mean ? HeadAblation::Mode::Mean : HeadAblation::Mode::Zero, target, {}, false);
+    EXPECT_LT((whole.delta - g.delta).cwiseAbs().maxCoeff(), 1e-6f);
+    EXPECT_EQ(whole.layer_passes, f.c.layers * (1 + f.c.layers * f.c.heads));
   }
 }
 
