@@ -1,7 +1,7 @@
 // The attention kind: maps from the user's own files (a notebook's tensors,
 // another framework's, `attnlab model run`'s folder), drawn by the text
 // kind's views — every view that reads only maps, and Q/K where the file
-// comes with q and k. No model: no pattern view, no predictions.
+// comes with q and k. No model: no pattern view, no predictions, no view of which heads matter.
 #include "app/export/model_kinds.h"
 
 #include "engine/error.h"
@@ -42,7 +42,8 @@ std::string attentionSubtitle(const ModelOutput& out) {
 std::vector<ModelKindView> attentionViews() {
   std::vector<ModelKindView> views;
   for (const ModelKindView& v : textKindViews())
-    if (v.name != "pattern") views.push_back(v);  // a pattern runs on a model's q and k, in its pass
+    // a pattern runs on a model's q and k, in its pass; which heads matter, on its edited passes
+    if (v.name != "pattern" && probeOfView(v.name).empty()) views.push_back(v);
   return views;
 }
 

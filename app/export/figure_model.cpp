@@ -4,8 +4,11 @@
 #include "app/export/model_kinds.h"
 
 #include "app/model/embedded_model.h"
+#include "widgets/cell_grid.h"
 #include "engine/error.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <utility>
@@ -62,6 +65,7 @@ ModelOutput textRun(const ModelRunRequest& r) {
   scene.text = textOrExample(r.text, r.path);
   scene.truncate = r.truncate;
   scene.pattern = r.view == "pattern";
+  scene.probe = probeOfView(r.view);
   scene.layer = r.layer;
   scene.head = r.head;
   if (scene.pattern) {
@@ -164,6 +168,178 @@ ModelViewBody textEntropyBody(const ModelOutput& out, const ModelFigureSelection
           [](const Canvas& c, float width) { return c.unit * 4 + width * 0.55f; }};
 }
 
+// [SECTION] Which heads matter (engine/model/analysis/interventions.h)
+
+// " 83.9%"
+std::string percent(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, " %.1f%%", 100.0 * p);
+  return buf;
+}
+
+// "‹ And› 83.9%"
+std::string tokenShare(const std::string& token, double p) { return "\xE2\x80\xB9" + token + "\xE2\x80\xBA" + percent(p); }
+
+std::string signedValue(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.3f", v);
+  return buf;
+}
+
+// The output's analysis for a view of which heads matter, or the error that stopped it.
+template <class T>
+const T& probeOf(const ModelOutput& out, const std::shared_ptr<const T>& p, const char* view) {
+  if (!out.probe_error.empty()) throw InputError(out.probe_error);
+  if (!p) throw InputError(std::string("the ") + view + " view: nothing computed for this run");
+  return *p;
+}
+
+// Lines of text down a column: (text, role, bold) each, at the label size.
+struct TextLine {
+  std::string text;
+  Role role = Role::Text;
+  bool bold = false;
+};
+float textLinesHeight(const Canvas& c, size_t lines) { return static_cast<float>(lines) * labelPx(c) * 1.45f; }
+void textLinesPrimitives(Primitives& out, const Canvas& c, float x, float y, const std::vector<TextLine>& lines) {
+  const float px = labelPx(c);
+  for (const TextLine& l : lines) {
+    addText(out, x, y, l.text, px, l.role).bold = l.bold;
+    y += px * 1.45f;
+  }
+}
+float textLinesWidth(const Canvas& c, const std::vector<TextLine>& lines) {
+  float w = 0;
+  for (const TextLine& l : lines) w = std::max(w, c.textWidth(l.text, labelPx(c), l.bold));
+  return w;
+}
+
+// A layers × heads grid of one value per head on a diverging scale (symmetric
+// about 0), the focused head outlined.
+CellGrid headValuesGrid(const Mat& values, const ModelFigureSelection& sel, const std::string& array, const std::string& bar) {
+  CellGrid g;
+  g.values = values;
+  for (int64_t l = 0; l < values.rows(); ++l) g.row_labels.push_back("L" + std::to_string(l));
+  for (int64_t h = 0; h < values.cols(); ++h) g.col_labels.push_back("H" + std::to_string(h));
+  g.row_caption = "layer";
+  g.col_caption = "head";
+  g.bar_caption = bar;
+  g.array = array;
+  const float m = std::max(values.cwiseAbs().maxCoeff(), 1e-6f);
+  g.range = {-m, m, true};
+  g.cmap = Colormap::Coolwarm;
+  g.mark_row = sel.layer;
+  g.mark_col = sel.head;
+  g.max_cell = 5.0f;
+  return g;
+}
+
+// A grid beside a column of text lines: the body of the importance and attribution views.
+ModelViewBody gridBesideLines(std::string title, std::string hint, CellGrid g, std::vector<TextLine> lines) {
+  auto layout = [g, lines](Primitives& prims, const Canvas& c, const Box& body) {
+    const float col = textLinesWidth(c, lines) + c.unit * 1.5f;
+    const float grid_w = std::max(body.w - col, body.w * 0.5f);
+    const CellGridLayout lay = cellGridPrimitives(prims, c, {body.x, body.y, grid_w, body.h}, g);
+    textLinesPrimitives(prims, c, lay.right + c.unit * 1.5f, body.y + c.unit * 0.3f, lines);
+  };
+  auto height = [g, lines](const Canvas& c, float width) {
+    const float col = textLinesWidth(c, lines) + c.unit * 1.5f;
+    return std::max(cellGridHeight(c, std::max(width - col, width * 0.5f), g), textLinesHeight(c, lines.size()) + c.unit);
+  };
+  return {std::move(title), std::move(hint), layout, height};
+}
+
+std::vector<TextLine> topTokenLines(const std::string& heading, const std::vector<Prediction>& top) {
+  std::vector<TextLine> lines = {{heading, Role::Muted, false}};
+  for (const Prediction& p : top) lines.push_back({"  " + tokenShare(p.token, p.probability), Role::Text, false});
+  return lines;
+}
+
+ModelViewBody textImportanceBody(const ModelOutput& out, const ModelFigureSelection& sel, const ViewParams&) {
+  const TextPage p = textPage(out, sel, {}, "importance", false);
+  const ImportanceGrid& g = probeOf(out, out.importance, "importance");
+  const AblationEffect& e = probeOf(out, out.ablation, "importance");
+  const Target& t = g.target;
+  std::vector<TextLine> lines = {
+      {"predicting " + tokenShare(t.token, g.base.probability()), Role::Text, true},
+      {"after \xE2\x80\xB9" + p.a.run.tokens[static_cast<size_t>(t.position)] + "\xE2\x80\xBA (position " +
+           std::to_string(t.position) + ")",
+       Role::Muted, false},
+      {"", Role::Text, false},
+      {"ablating L" + std::to_string(sel.layer) + " H" + std::to_string(sel.head) + " alone:", Role::Text, true},
+      {tokenShare(t.token, e.before.probability()) + " \xE2\x86\x92" + percent(e.after.probability()), Role::Text, false},
+      {"\xCE\x94 log p " + signedValue(e.after.log_prob - e.before.log_prob), Role::Muted, false},
+  };
+  for (const TextLine& l : topTokenLines("top tokens after:", e.top_after)) lines.push_back(l);
+  lines.push_back({"", Role::Text, false});
+  lines.push_back({"heads that matter most:", Role::Text, true});
+  std::vector<std::pair<float, std::pair<int64_t, int64_t>>> cells;
+  for (int64_t l = 0; l < g.delta.rows(); ++l)
+    for (int64_t h = 0; h < g.delta.cols(); ++h) cells.push_back({g.delta(l, h), {l, h}});
+  std::stable_sort(cells.begin(), cells.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < std::min<size_t>(5, cells.size()); ++i)
+    lines.push_back({"  L" + std::to_string(cells[i].second.first) + " H" + std::to_string(cells[i].second.second) + "  " +
+                         signedValue(cells[i].first),
+                     Role::Text, false});
+  return gridBesideLines(p.name + " \xE2\x80\x94 which heads matter: each head ablated alone",
+                         "\xCE\x94 log p of " + tokenShare(t.token, g.base.probability()) +
+                             " when one head's output is zeroed (blue: the prediction falls); the focused head is outlined "
+                             "and ablated on the right",
+                         headValuesGrid(g.delta, sel, "\xCE\x94 log p", "\xCE\x94 log p(target)"), std::move(lines));
+}
+
+ModelViewBody textAttributionBody(const ModelOutput& out, const ModelFigureSelection& sel, const ViewParams&) {
+  const TextPage p = textPage(out, sel, {}, "attribution", false);
+  const LogitAttribution& a = probeOf(out, out.attribution, "attribution");
+  char sum[96];
+  std::snprintf(sum, sizeof sum, "logit %.3f = %.3f, the sum of %zu parts", a.logit, a.sum(), a.parts.size());
+  std::vector<TextLine> lines = {{"\xE2\x80\xB9" + a.target.token + "\xE2\x80\xBA after position " +
+                                      std::to_string(a.target.position),
+                                  Role::Text, true},
+                                 {sum, Role::Muted, false},
+                                 {"", Role::Text, false},
+                                 {"the stream's other parts:", Role::Text, true}};
+  double heads = 0;
+  for (const LogitAttribution::Part& part : a.parts)
+    if (part.head >= 0) heads += part.value;
+    else lines.push_back({"  " + part.name + "  " + signedValue(part.value), Role::Text, false});
+  lines.push_back({"  every head  " + signedValue(heads), Role::Text, false});
+  return gridBesideLines(p.name + " \xE2\x80\x94 direct logit attribution of \xE2\x80\xB9" + a.target.token +
+                             "\xE2\x80\xBA",
+                         "each head's output through W_O and the final norm (its scale from this run), dotted with the "
+                         "token's unembedding: red raises the logit, blue lowers it",
+                         headValuesGrid(a.heads, sel, "logit part", "part of the logit"), std::move(lines));
+}
+
+ModelViewBody textLensBody(const ModelOutput& out, const ModelFigureSelection& sel, const ViewParams& vp) {
+  const TextPage p = textPage(out, sel, {}, "lens", false);
+  const LogitLens& lens = probeOf(out, out.lens, "lens");
+  const int64_t streams = static_cast<int64_t>(lens.top.size()), P = static_cast<int64_t>(lens.positions.size());
+  CellGrid g;
+  g.values.resize(streams, P);
+  for (int64_t l = 0; l < streams; ++l) {
+    g.row_labels.push_back(l == 0 ? "embeddings" : "after L" + std::to_string(l - 1));
+    for (int64_t i = 0; i < P; ++i) {
+      const Prediction& best = lens.top[static_cast<size_t>(l)][static_cast<size_t>(i)].at(0);
+      g.values(l, i) = best.probability;
+      g.text.push_back(best.token);
+    }
+  }
+  for (const int64_t i : lens.positions) g.col_labels.push_back(p.a.run.tokens[static_cast<size_t>(i)]);
+  g.col_caption = "the token at each position (each cell: the next token that stream predicts)";
+  g.bar_caption = "probability";
+  g.array = "top token";
+  g.range = {0, 1};
+  g.cmap = vp.colormap;
+  g.max_cell = 4.2f;
+  return {p.name + " \xE2\x80\x94 logit lens: what each layer already predicts",
+          "each layer's residual stream through the final norm and the unembedding: the most likely next token in each "
+          "cell, coloured by its probability; positions " + std::to_string(lens.positions.front()) + "\xE2\x80\x93" +
+              std::to_string(lens.positions.back()) + " (up to the selected query)",
+          [g](Primitives& prims, const Canvas& c, const Box& body) { cellGridPrimitives(prims, c, body, g); },
+          [g](const Canvas& c, float width) { return cellGridHeight(c, width, g); }};
+}
+
 }  // namespace
 
 PageContent textKindPage(const ModelOutput& out, const PageRequest& req) {
@@ -228,6 +404,11 @@ const std::vector<ModelKindView>& textKindViews() {
       {"table", "head summaries, sortable by every column; click a row to focus that head", textTableFigure},
       {"pattern", "an efficient-attention pattern on the focused head's own q, k: mass kept", textPatternFigure},
       {"entropy", "each head's attention entropy against its layer: focused heads low, spread heads high", nullptr, textEntropyBody},
+      {"importance", "which heads the prediction depends on: each head ablated alone, \xCE\x94 log p of the top token", nullptr,
+       textImportanceBody},
+      {"lens", "logit lens: each layer's residual stream through the final norm and unembedding, its top token", nullptr,
+       textLensBody},
+      {"attribution", "direct logit attribution: each head's share of the top token's logit", nullptr, textAttributionBody},
   };
   return views;
 }

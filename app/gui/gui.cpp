@@ -275,6 +275,7 @@ void GuiApp::submitLoad(bool truncate) {
 void GuiApp::submitModelIfChanged() {
   ModelState& m = state_.model;
   m.scene.pattern = m.view.view == "pattern";
+  m.scene.probe = probeOfView(m.view.view);
   m.scene.layer = m.view.layer;
   m.scene.head = m.view.head;
   m.scene.focus_whole = m.output && m.output->analysis && m.output->analysis->pooled;

@@ -98,13 +98,17 @@ void displaySection(AppState& s, const ModelKindInfo& kind) {
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   const std::vector<ModelKindView>& all = kind.views;
   for (size_t i = 0; i < all.size(); ++i) {
-    const std::string label = std::to_string(i + 1) + " " + all[i].name;
+    const int digit = modelViewDigit(i);
+    const std::string label = (digit < 0 ? "" : std::to_string(digit) + " ") + all[i].name;
     const float w = ImGui::CalcTextSize(label.c_str()).x + ImGui::GetStyle().FramePadding.x * 2;
     if (i && ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w < right) ImGui::SameLine();
     const bool on = v.view == all[i].name;
     if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyle().Colors[ImGuiCol_ButtonActive]);
     if (ImGui::Button(label.c_str())) v.view = all[i].name;
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s (key %d)", all[i].help.c_str(), static_cast<int>(i + 1));
+    if (ImGui::IsItemHovered()) {
+      if (digit < 0) ImGui::SetTooltip("%s", all[i].help.c_str());
+      else ImGui::SetTooltip("%s (key %d)", all[i].help.c_str(), digit);
+    }
     if (on) ImGui::PopStyleColor();
   }
   guiModelKind(kind).controls(s);
@@ -233,6 +237,8 @@ const GuiModelKind& guiModelKind(const ModelKindInfo& k) {
     if (g->kind == k.name) return *g;
   throw std::logic_error("guiModelKind: no window side for the model kind '" + k.name + "'");
 }
+
+int modelViewDigit(size_t i) { return i < 9 ? static_cast<int>(i) + 1 : i == 9 ? 0 : -1; }
 
 ModelFigureSelection modelSelection(const ModelViewState& v, const ModelOutput& o) {
   ModelFigureSelection f;

@@ -7,6 +7,7 @@
 
 #include "app/gui/gui_generate.h"
 #include "app/gui/gui_lesson.h"
+#include "app/gui/gui_kinds.h"
 #include "app/gui/gui_model.h"
 #include "app/gui/gui_timeline.h"
 #include "app/export/model_kinds.h"
@@ -148,8 +149,8 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
     if (k.key == GLFW_KEY_TAB) s.show_panel = !s.show_panel;
     if (model) {
       const std::vector<ModelKindView>& mv = modelKindOf(s.model.scene).views;
-      if (k.key >= GLFW_KEY_1 && k.key < GLFW_KEY_1 + static_cast<int>(mv.size()))
-        s.model.view.view = mv[static_cast<size_t>(k.key - GLFW_KEY_1)].name;
+      for (size_t i = 0; i < mv.size(); ++i)
+        if (modelViewDigit(i) >= 0 && k.key == GLFW_KEY_0 + modelViewDigit(i)) s.model.view.view = mv[i].name;
       generationKey(s, k.key);
       if (k.key == GLFW_KEY_ESCAPE) s.show_help = false;
       continue;
@@ -655,7 +656,8 @@ void drawHelpOverlay(AppState& s) {
   const auto viewKeys = [&rows](const std::string& who, const std::vector<std::string>& names) {
     std::string list;
     for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-    rows.emplace_back("1 \xE2\x80\x93 " + std::to_string(names.size()), who + ": " + list + " view");
+    const std::string keys = names.size() <= 9 ? "1 \xE2\x80\x93 " + std::to_string(names.size()) : "1 \xE2\x80\x93 9, 0";
+    rows.emplace_back(keys, who + ": " + list + " view" + (names.size() > 10 ? " (past the tenth: the view bar)" : ""));
   };
   std::vector<std::string> names;
   for (const ViewInfo* v : viewRegistry()) names.push_back(v->name);

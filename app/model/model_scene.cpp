@@ -17,12 +17,17 @@ namespace attn {
 
 // [SECTION] Scene and output
 
+std::string probeOfView(const std::string& view) {
+  return view == "importance" || view == "lens" || view == "attribution" ? view : "";
+}
+
 bool sameModelScene(const ModelScene& a, const ModelScene& b) {
   if (a.model != b.model || a.source != b.source || a.text != b.text || a.truncate != b.truncate || a.pattern != b.pattern ||
       a.predict_at != b.predict_at || a.generation != b.generation || a.generation_steps != b.generation_steps ||
-      a.maps != b.maps || a.inputs != b.inputs)
+      a.maps != b.maps || a.inputs != b.inputs || a.probe != b.probe)
     return false;
-  if ((a.pattern || a.focus_whole || b.focus_whole) && (a.layer != b.layer || a.head != b.head)) return false;
+  if ((a.pattern || a.focus_whole || b.focus_whole || a.probe == "importance") && (a.layer != b.layer || a.head != b.head))
+    return false;
   return !a.pattern || (a.pattern_variant == b.pattern_variant && a.pattern_params == b.pattern_params);
 }
 
@@ -128,6 +133,40 @@ void focusWhole(ModelOutput& out, const ModelScene& s, const ModelOutput* previo
 
 }  // namespace
 
+namespace {
+
+// The analysis of the view of which heads matter that the scene shows, for
+// the model's top token after predicted_at; `same`: the previous output of
+// the same run and query, whose analyses are reused.
+void probeHeads(ModelOutput& out, const ModelScene& s, const ModelOutput* same, const RunContext& ctx) {
+  const Model& m = *s.model;
+  const std::vector<int32_t>& ids = out.analysis->run.ids;
+  try {
+    const Target target = chooseTarget(m, ids, out.predicted_at, -1, ctx);
+    if (s.probe == "importance") {
+      out.importance = same && same->importance ? same->importance
+                                                : std::make_shared<const ImportanceGrid>(importanceGrid(
+                                                      m, ids, HeadAblation::Mode::Zero, target, ctx));
+      out.ablation = std::make_shared<const AblationEffect>(
+          ablationEffect(m, ids, {HeadAblation::Mode::Zero, {{s.layer, s.head}}}, target, kPredictions, ctx));
+    } else if (s.probe == "lens") {
+      std::vector<int64_t> positions;
+      for (int64_t i = std::max<int64_t>(0, out.predicted_at - kLensPositions + 1); i <= out.predicted_at; ++i)
+        positions.push_back(i);
+      out.lens = same && same->lens ? same->lens
+                                    : std::make_shared<const LogitLens>(logitLens(m, ids, kPredictions, ctx, positions));
+    } else if (s.probe == "attribution") {
+      out.attribution = same && same->attribution
+                            ? same->attribution
+                            : std::make_shared<const LogitAttribution>(directLogitAttribution(m, ids, target, ctx));
+    }
+  } catch (const InputError& e) {
+    out.probe_error = e.what();  // shown in the view (a model without an LM head, a post-norm family)
+  }
+}
+
+}  // namespace
+
 ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, const RunContext& ctx) {
   ModelOutput out;
   out.text = s.text;
@@ -200,6 +239,7 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
     out.predictions = std::move(predictTokens(m, out.analysis->run.hidden, {out.predicted_at}, kPredictions,
                                               ctx)[static_cast<size_t>(out.predicted_at)]);
   if (out.analysis->pooled) focusWhole(out, s, previous, ctx);
+  if (!s.probe.empty()) probeHeads(out, s, same_run && previous->predicted_at == out.predicted_at ? previous : nullptr, ctx);
   if (s.pattern) {
     out.has_pattern = true;
     const VariantInfo* v = findVariant(s.pattern_variant);

@@ -13,6 +13,7 @@
 #include "engine/model/blocks/head_metrics.h"
 #include "engine/model/kinds/generate.h"
 #include "engine/model/analysis/head_patterns.h"
+#include "engine/model/analysis/interventions.h"
 #include "engine/model/model.h"
 #include "engine/model/analysis/qk_terms.h"
 #include "engine/registry.h"
@@ -47,7 +48,10 @@ struct ModelScene {
   bool pattern = false;   // compute the pattern (the pattern view is shown)
   std::string pattern_variant;
   Params pattern_params;
-  int64_t layer = 0, head = 0;  // the focused head: the pattern's, and the one a pooled run recomputes whole
+  // A view of which heads matter that is shown ("importance", "lens",
+  // "attribution"; empty: none): its analysis of the prediction at predict_at.
+  std::string probe;
+  int64_t layer = 0, head = 0;  // the focused head: the pattern's, the one a pooled run recomputes whole, the one ablated
   bool focus_whole = false;     // the run pools its maps: a new focused head is a new scene
   int64_t predict_at = -1;      // the query whose next tokens are listed; -1: the last token
   // A generation of `text` (Generate in the window): the run is then the
@@ -61,6 +65,8 @@ struct ModelScene {
   std::shared_ptr<const ModelFiles> files;
 };
 bool sameModelScene(const ModelScene& a, const ModelScene& b);
+// ModelScene::probe for the view `view`: its name for the views of which heads matter, else "".
+std::string probeOfView(const std::string& view);
 
 struct ModelAnalysis {
   ModelRun run;
@@ -99,6 +105,14 @@ struct ModelOutput {
   // empty without an LM head.
   std::vector<Prediction> predictions;
   int64_t predicted_at = -1;
+  // The view of which heads matter the scene shows, for the model's own top
+  // token after `predicted_at` (engine/model/analysis/interventions.h); only
+  // the shown view's is computed. `probe_error`: why it could not be.
+  std::shared_ptr<const ImportanceGrid> importance;
+  std::shared_ptr<const AblationEffect> ablation;  // with the importance grid: the focused head ablated alone
+  std::shared_ptr<const LogitLens> lens;           // the positions up to predicted_at, at most kLensPositions
+  std::shared_ptr<const LogitAttribution> attribution;
+  std::string probe_error;
   std::shared_ptr<const Generation> generation;  // the scene's; its first generation_steps new tokens are in the run
   int64_t generation_steps = 0;
   // A pooled run: the focused head's whole map, recomputed from the run's q
@@ -117,6 +131,7 @@ struct ModelOutput {
 };
 
 constexpr int kPredictions = 5;  // tokens listed after the selected query
+constexpr int64_t kLensPositions = 24;  // the logit lens' view: the positions up to the selected query
 
 // Whether `o` holds its kind's run to draw (not an error, nor a text too long for the model).
 bool hasModelRun(const ModelOutput& o);

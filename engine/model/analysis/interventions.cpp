@@ -17,6 +17,7 @@ ModelRun editedRun(const Model& m, const std::vector<int32_t>& ids, const Interv
   o.top_k = 0;
   o.maps.mode = MapsChoice::Mode::None;
   o.keep_projections = false;
+  o.summarize = false;
   o.edit = edit;
   RunContext quiet = ctx;
   quiet.on_progress = nullptr;
@@ -207,29 +208,40 @@ PatchingResult activationPatching(const Model& m, const std::vector<int32_t>& cl
   return r;
 }
 
-LogitLens logitLens(const Model& m, const std::vector<int32_t>& ids, int top_k, const RunContext& ctx) {
+LogitLens logitLens(const Model& m, const std::vector<int32_t>& ids, int top_k, const RunContext& ctx,
+                    std::vector<int64_t> positions) {
   needsLmHead(m);
   const int64_t layers = m.info.config.layers, L = static_cast<int64_t>(ids.size());
+  if (positions.empty())
+    for (int64_t i = 0; i < L; ++i) positions.push_back(i);
+  for (const int64_t p : positions)
+    if (checkPosition("--position", p, L) != p) throw InputError("logit lens: positions are counted from 0");
+  const int64_t P = static_cast<int64_t>(positions.size());
   Interventions keep;
   keep.keep_residual = true;
   const ModelRun base = editedRun(m, ids, keep, ctx);
-  std::vector<int64_t> all(static_cast<size_t>(L));
-  for (int64_t i = 0; i < L; ++i) all[static_cast<size_t>(i)] = i;
   LogitLens lens;
-  lens.final_token.resize(layers + 1, L);
+  lens.positions = positions;
+  lens.final_token.resize(layers + 1, P);
   // the model's own top token at each position: the last layer's (the base run's hidden state)
-  const std::vector<std::vector<Prediction>> own = predictTokens(m, base.hidden, all, 1, ctx);
+  const std::vector<std::vector<Prediction>> own = predictTokens(m, base.hidden, positions, 1, ctx);
   for (int64_t l = 0; l <= layers; ++l) {
     // resid_l through the final norm alone: a pass resumed after the last layer
     Interventions e;
     e.resume_layer = layers;
     e.resume = &base.residual[static_cast<size_t>(l)];
     const ModelRun run = editedRun(m, ids, e, ctx);
-    lens.top.push_back(predictTokens(m, run.hidden, all, top_k, ctx));
-    const Mat logits = logitsOf(m, run.hidden);  // [L, V]
-    for (int64_t i = 0; i < L; ++i)
-      lens.final_token(l, i) = static_cast<float>(
-          std::exp(static_cast<double>(logits(i, own[static_cast<size_t>(i)][0].id)) - logSumExp(logits.row(i))));
+    const std::vector<std::vector<Prediction>> top = predictTokens(m, run.hidden, positions, top_k, ctx);
+    Mat rows(P, run.hidden.cols());  // the hidden states at the positions   [P, d]
+    for (int64_t i = 0; i < P; ++i) rows.row(i) = run.hidden.row(positions[static_cast<size_t>(i)]);
+    const Mat logits = logitsOf(m, rows);  // [P, V]
+    auto& cells = lens.top.emplace_back();
+    for (int64_t i = 0; i < P; ++i) {
+      const size_t p = static_cast<size_t>(positions[static_cast<size_t>(i)]);
+      cells.push_back(top[p]);
+      lens.final_token(l, i) =
+          static_cast<float>(std::exp(static_cast<double>(logits(i, own[p][0].id)) - logSumExp(logits.row(i))));
+    }
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(layers + 1));
   }
   return lens;

@@ -93,12 +93,15 @@ PatchingResult activationPatching(const Model& m, const std::vector<int32_t>& cl
                                   const RunContext& ctx = {});
 
 struct LogitLens {
-  // [layers + 1][L][k]: the top tokens from resid_l at each position (l = 0
-  // the embeddings; l = layers the model's own prediction).
+  std::vector<int64_t> positions;  // the positions read, in order
+  // [layers + 1][P][k]: the top tokens from resid_l at each of those positions
+  // (l = 0 the embeddings; l = layers the model's own prediction).
   std::vector<std::vector<std::vector<Prediction>>> top;
-  Mat final_token;  // [layers + 1, L]: the probability each layer gives the model's own top token at that position
+  Mat final_token;  // [layers + 1, P]: the probability each stream gives the model's own top token there
 };
-LogitLens logitLens(const Model& m, const std::vector<int32_t>& ids, int top_k = 5, const RunContext& ctx = {});
+// `positions` from 0 (empty: every position).
+LogitLens logitLens(const Model& m, const std::vector<int32_t>& ids, int top_k = 5, const RunContext& ctx = {},
+                    std::vector<int64_t> positions = {});
 
 struct LogitAttribution {
   Target target;

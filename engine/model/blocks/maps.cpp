@@ -106,14 +106,14 @@ int64_t KeyRange::end(int64_t i) const {
 
 // [SECTION] The stream
 MapStream::MapStream(const ModelRun& run, int64_t L, MapsChoice::Mode mode,
-                     const std::vector<std::pair<int64_t, int64_t>>& heads, MapRowsFn rows)
+                     const std::vector<std::pair<int64_t, int64_t>>& heads, MapRowsFn rows, bool summarize)
     : layers_(run.layers),
       heads_(run.heads),
       kv_heads_(run.kv_heads > 0 ? run.kv_heads : run.heads),
       L_(L),
       block_rows_(streamBlockRows(L)),
       blocks_((L + block_rows_ - 1) / block_rows_),
-      summaries_(run.first_position == 0),
+      summaries_(run.first_position == 0 && summarize),
       pooled_are_maps_(mode == MapsChoice::Mode::All && rows && pooledBlock(L) == 1),
       mode_(mode),
       keep_(static_cast<size_t>(run.layers * run.heads), 0),

@@ -39,10 +39,11 @@ int64_t pooledBlock(int64_t L);
 // so the result does not depend on the thread count.
 class MapStream {
  public:
-  // The `L` query rows of `run` (positions from run.first_position; summaries and pooled maps only from 0),
-  // kept as `mode` and `heads` say, each block also handed to `rows` when set and the maps are All.
+  // The `L` query rows of `run` (positions from run.first_position; summaries and pooled maps only from 0,
+  // and only where `summarize`), kept as `mode` and `heads` say, each block also handed to `rows` when set
+  // and the maps are All.
   MapStream(const ModelRun& run, int64_t L, MapsChoice::Mode mode, const std::vector<std::pair<int64_t, int64_t>>& heads,
-            MapRowsFn rows);
+            MapRowsFn rows, bool summarize = true);
   int64_t blockRows() const { return block_rows_; }
   int64_t blocks() const { return blocks_; }
   bool keeps(int64_t layer, int64_t head) const;  // the run keeps this map whole

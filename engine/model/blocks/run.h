@@ -147,6 +147,9 @@ struct ModelRunOptions {
   // every position. Out of range: InputError.
   std::vector<int64_t> predict_at;
   MapsChoice maps;
+  // The pooled maps and the head summaries (false: a pass read for its hidden
+  // state alone, as the interventions' edited passes are).
+  bool summarize = true;
   // Keep each layer's q, k, v (and q, k before the rotation or the norm) for
   // the views, or, when the maps are not all kept, the q and k any map can be
   // recomputed from (ModelRun::scores, headMap); a run that only writes maps

@@ -218,7 +218,8 @@ ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* ca
       run.head_writes.resize(layers), run.head_bias.resize(layers);
     if (options.edit.value_norms) run.value_norms.resize(layers);
   }
-  MapStream stream(run, static_cast<int64_t>(ids.size()), run.maps, options.maps.heads, options.map_rows);
+  MapStream stream(run, static_cast<int64_t>(ids.size()), run.maps, options.maps.heads, options.map_rows,
+                   options.summarize);
   run.stream = &stream;
   m.family->forward(m, run, cache, ctx);
   run.stream = nullptr;

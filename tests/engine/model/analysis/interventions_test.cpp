@@ -166,6 +166,18 @@ TEST(Interventions, LogitLensEqualsTheFinalNormAndUnembeddingByHand) {
   }
 }
 
+// Some positions only: the same cells.
+TEST(Interventions, LogitLensOnSomePositionsIsThoseColumns) {
+  Fixture f;
+  const LogitLens all = logitLens(*f.model, kIds, 2), some = logitLens(*f.model, kIds, 2, {}, {5, 2});
+  ASSERT_EQ(some.positions, (std::vector<int64_t>{5, 2}));
+  for (int64_t l = 0; l <= f.c.layers; ++l) {
+    EXPECT_EQ(some.final_token(l, 0), all.final_token(l, 5));
+    EXPECT_EQ(some.final_token(l, 1), all.final_token(l, 2));
+    EXPECT_EQ(some.top[static_cast<size_t>(l)][1][0].id, all.top[static_cast<size_t>(l)][2][0].id);
+  }
+}
+
 // Every part against the reference's own (the MLPs as computed, not as what is left),
 // and their sum against the logit.
 TEST(Interventions, DirectLogitAttributionAddsUpToTheLogit) {
