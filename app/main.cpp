@@ -65,6 +65,9 @@ int main(int argc, char** argv) {
                       "Open attention from a file: a folder `model run` or attnlab.save wrote, or a .npy, .npz or "
                       ".safetensors array [L, L], [heads, L, L] or [layers, heads, Lq, Lk] (--q, --k: its queries and keys)");
   gui_cmd->add_option("--tokens", gui.scene.tokens, "With --attention: the tokens, a JSON list or one per line (default: the folder's tokens.json, else positions)");
+  gui_cmd->add_option("--corrupted", gui.scene.corrupted,
+                      "Text models: the patching view's corrupted prompt, of as many tokens as the text")
+      ->check(nonEmptyText("no corrupted prompt"));
   gui_cmd->add_option("--target", gui.scene.target, "Encoder–decoder models: the decoder's text (default: the model's own translation)")
       ->check(nonEmptyText("the model's own translation"));
   addTruncateFlag(*gui_cmd, gui.scene.truncate);
@@ -127,6 +130,9 @@ int main(int argc, char** argv) {
                          "Model view of a model too large for a thumbnail per head: the measure each head's cell shows "
                          "(sink, previous-token, induction, entropy, distance)")
       ->capture_default_str();
+  render_cmd->add_option("--corrupted", render.corrupted,
+                         "Text models, --view patching: the corrupted prompt, of as many tokens as the text")
+      ->check(nonEmptyText("no corrupted prompt"));
   render_cmd->add_option("--target", render.target,
                          "Encoder–decoder models (T5, BART): the decoder's text (default: the model's own translation)")
       ->check(nonEmptyText("the model's own translation"));

@@ -296,7 +296,8 @@ int renderPage(int argc, char** argv, const RenderOptions& o, ModelRunRequest& r
       {"--percentile", o.percentile != figure.percentile}, {"--dark", o.dark},
       {"--describe", !o.describe.empty()},       {"--query", o.query != figure.query},
       {"--key", o.key != figure.key},            {"--summary", o.summary != figure.summary},
-      {"--pattern", !o.pattern.empty()},         {"--set", !o.sets.empty()}};
+      {"--pattern", !o.pattern.empty()},         {"--set", !o.sets.empty()},
+      {"--corrupted", !o.corrupted.empty()}};
   for (const auto& [flag, given] : figure_only)
     if (given)
       throw InputError(std::string(flag) + ": a figure's option; the page (--format html) sizes itself to the window "
@@ -347,6 +348,10 @@ int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   r.truncate = o.truncate;
   r.attention_of = !o.attention_of.empty();
   r.view = view.name;
+  if (!o.corrupted.empty() && view.name != "patching")
+    throw InputError("--corrupted: only the patching view reads a corrupted prompt (--view patching)");
+  r.corrupted = o.corrupted;
+  r.query = o.query;
   r.layer = o.layer;
   r.head = o.head;
   r.pattern = o.pattern.empty() ? defaultPatternVariant() : &variantOrThrow(o.pattern);

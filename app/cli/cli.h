@@ -53,6 +53,7 @@ struct RenderOptions {
   std::optional<std::string> target;  // an encoder–decoder's target text
   std::string attention_of;  // an encoder–decoder's model view: which attention (seq2seqMapsNames); empty: cross
   std::string image;                  // a ViT's picture
+  std::string corrupted;              // the patching view's corrupted prompt
   std::string attention;  // attention from a file (a folder or an array) instead of a model
   std::string tokens;     // its tokens (a JSON list or one per line)
   std::string format;     // png, svg, pdf or html; empty: --out's extension

@@ -66,6 +66,8 @@ ModelOutput textRun(const ModelRunRequest& r) {
   scene.truncate = r.truncate;
   scene.pattern = r.view == "pattern";
   scene.probe = probeOfView(r.view);
+  scene.corrupted = r.corrupted;
+  scene.predict_at = r.query;
   scene.layer = r.layer;
   scene.head = r.head;
   if (scene.pattern) {
@@ -179,6 +181,15 @@ std::string percent(double p) {
 
 // "‹ And› 83.9%"
 std::string tokenShare(const std::string& token, double p) { return "\xE2\x80\xB9" + token + "\xE2\x80\xBA" + percent(p); }
+
+// The least difference of log p between the two prompts the patching view divides by (nats).
+constexpr double kPatchingSpan = 0.05;
+
+std::string formatShare(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
+  return buf;
+}
 
 std::string signedValue(double v) {
   char buf[32];
@@ -311,6 +322,59 @@ ModelViewBody textAttributionBody(const ModelOutput& out, const ModelFigureSelec
                          headValuesGrid(a.heads, sel, "logit part", "part of the logit"), std::move(lines));
 }
 
+ModelViewBody textPatchingBody(const ModelOutput& out, const ModelFigureSelection& sel, const ViewParams&) {
+  const TextPage p = textPage(out, sel, {}, "patching", false);
+  const PatchingResult& r = probeOf(out, out.patching, "patching");
+  const Target& t = r.target;
+  // A share of nearly nothing is noise: the query must be one where the two prompts disagree.
+  if (std::abs(r.clean.log_prob - r.corrupted.log_prob) < kPatchingSpan)
+    throw InputError("patching: the text and the corrupted prompt give \xE2\x80\xB9" + t.token + "\xE2\x80\xBA after position " +
+                     std::to_string(t.position) + " nearly the same probability (" + percent(r.clean.probability()).substr(1) +
+                     " and" + percent(r.corrupted.probability()) +
+                     "): there is nothing to restore; choose a query where they differ");
+  // how much of the clean prediction each patch restores: 1 all of it, 0 none, on one scale for both grids
+  const Mat heads = r.restoredHeads(), resid = r.restoredResidual();
+  const float m = std::max({1.0f, heads.cwiseAbs().maxCoeff(), resid.cwiseAbs().maxCoeff()});
+  CellGrid hg = headValuesGrid(heads, sel, "restored", "share restored");
+  hg.range = {-m, m, true};
+  CellGrid rg;
+  rg.values = resid;
+  for (int64_t l = 0; l < resid.rows(); ++l) rg.row_labels.push_back("L" + std::to_string(l));
+  rg.col_labels = p.a.run.tokens;
+  rg.row_caption = "layer";
+  rg.col_caption = "the residual stream entering the layer, at each position of the text";
+  rg.bar_caption = "share restored";
+  rg.array = "restored";
+  rg.range = {-m, m, true};
+  rg.cmap = Colormap::Coolwarm;
+  rg.max_cell = 4.2f;
+  rg.text.assign(static_cast<size_t>(resid.size()), "");  // a cell per position: the colour says it
+  for (int64_t l = 0; l < resid.rows(); ++l)
+    for (int64_t i = 0; i < resid.cols(); ++i)
+      if (std::abs(resid(l, i)) >= 0.05f) rg.text[static_cast<size_t>(l * resid.cols() + i)] = formatShare(resid(l, i));
+  const std::vector<TextLine> lines = {
+      {"predicting \xE2\x80\xB9" + t.token + "\xE2\x80\xBA after position " + std::to_string(t.position), Role::Text, true},
+      {"the text:" + percent(r.clean.probability()), Role::Text, false},
+      {"the corrupted prompt:" + percent(r.corrupted.probability()), Role::Text, false},
+      {"", Role::Text, false},
+      {"a cell: the corrupted run with that", Role::Muted, false},
+      {"one value taken from the text's run;", Role::Muted, false},
+      {"1 restores the text's prediction", Role::Muted, false},
+  };
+  ModelViewBody top = gridBesideLines("", "", hg, lines);
+  auto layout = [top, rg](Primitives& prims, const Canvas& c, const Box& body) {
+    const float h1 = std::min(top.height(c, body.w), body.h * 0.5f);
+    top.layout(prims, c, {body.x, body.y, body.w, h1});
+    const float gap = c.unit * 1.2f;
+    cellGridPrimitives(prims, c, {body.x, body.y + h1 + gap, body.w, body.h - h1 - gap}, rg);
+  };
+  auto height = [top, rg](const Canvas& c, float width) { return top.height(c, width) + c.unit * 1.2f + cellGridHeight(c, width, rg); };
+  return {p.name + " \xE2\x80\x94 activation patching: how much of the prediction each value restores",
+          "the corrupted prompt's run with one head's output (top) or the residual stream at one position (bottom) taken "
+          "from the text's run: red restores the text's prediction of " + tokenShare(t.token, r.clean.probability()),
+          layout, height};
+}
+
 ModelViewBody textLensBody(const ModelOutput& out, const ModelFigureSelection& sel, const ViewParams& vp) {
   const TextPage p = textPage(out, sel, {}, "lens", false);
   const LogitLens& lens = probeOf(out, out.lens, "lens");
@@ -409,6 +473,8 @@ const std::vector<ModelKindView>& textKindViews() {
       {"lens", "logit lens: each layer's residual stream through the final norm and unembedding, its top token", nullptr,
        textLensBody},
       {"attribution", "direct logit attribution: each head's share of the top token's logit", nullptr, textAttributionBody},
+      {"patching", "activation patching from the text into a corrupted prompt: how much of the prediction each head "
+                   "and each position restores", nullptr, textPatchingBody},
   };
   return views;
 }

@@ -41,6 +41,7 @@ struct ModelRunRequest {
   std::string text;                   // empty: the model's example
   std::optional<std::string> target;  // an encoder–decoder's target; none: its own translation
   std::string image;                  // a ViT's picture; empty: a shipped model's first example
+  std::string corrupted;              // the patching view's corrupted prompt
   bool truncate = false;
   bool attention_of = false;  // --attention-of given: only an encoder–decoder has more than one attention
   std::string view;  // the view to draw (the text kind computes the pattern for its pattern view)
@@ -48,6 +49,7 @@ struct ModelRunRequest {
   const VariantInfo* pattern = nullptr;  // the pattern view's variant and parameters
   Params pattern_params;
   int layer = 0, head = 0;
+  int64_t query = -1;  // the query whose next token the views of which heads matter explain (-1: the last)
 };
 
 // A view drawn from one layout on screen and on the page.

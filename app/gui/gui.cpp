@@ -293,7 +293,9 @@ void GuiApp::submitModelIfChanged() {
   if (m.gen.running && m.scene.text == model_submitted_.text) return;
   if ((!m.scene.model && !m.scene.source) || (model_ever_submitted_ && sameModelScene(model_submitted_, m.scene))) return;
   // Typing: wait until no key was pressed for kTextDebounce, then compute once.
-  if (m.scene.text != model_submitted_.text && Clock::now() - m.text_edited < kTextDebounce) return;
+  if ((m.scene.text != model_submitted_.text || m.scene.corrupted != model_submitted_.corrupted) &&
+      Clock::now() - m.text_edited < kTextDebounce)
+    return;
   stopGenerating();
   m.output_current = false;
   model_submitted_ = m.scene;
@@ -821,6 +823,7 @@ void GuiApp::applyScene(const SceneOptions& o, bool initial) {
     m.scene.text = textOrExample(mine ? o.input.text : "", o.model);
     m.scene.truncate = mine && o.truncate;
     setModelInputs(m.scene, o.model, mine ? o.target : "", mine ? o.image : "");
+    m.scene.corrupted = mine ? o.corrupted : "";
     m.scene.pattern_variant = pattern.name;
     m.scene.pattern_params = params;
     m.view.view = view;

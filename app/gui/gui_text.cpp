@@ -227,6 +227,16 @@ void textSections(AppState& s) {
 
 // The pattern's controls where its view is shown, and the next-token predictions.
 void textSectionsBelow(AppState& s) {
+  if (s.model.view.view == "patching") {
+    sectionTitle("CORRUPTED PROMPT");
+    ModelState& m = s.model;
+    ImGui::TextDisabled("as many tokens as the text; recomputed as you type");
+    if (ImGui::InputTextMultiline("##corrupted", &m.scene.corrupted, ImVec2(-1, ImGui::GetTextLineHeight() * 3.6f)))
+      m.text_edited = std::chrono::steady_clock::now();
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Each head's output, and the residual stream at each position, is taken from the text's run into "
+                        "this prompt's run: how much of the text's prediction does each restore?");
+  }
   if (s.model.view.view == "pattern") {
     sectionTitle("PATTERN ON THE FOCUSED HEAD");
     patternSection(s);

@@ -24,7 +24,8 @@ const std::vector<std::string>& sceneKeys() {
   static const std::vector<std::string> keys = {"workspace", "variant", "set",   "view",  "text",  "source_text",
                                                 "length",    "source_length", "dim", "heads", "seed",  "preset",
                                                 "pattern",   "layer",   "head",  "query", "key",   "stage",
-                                                "panel",     "model",   "target", "image", "truncate"};
+                                                "panel",     "model",   "target", "image", "truncate",
+                                                "corrupted"};
   return keys;
 }
 
@@ -125,6 +126,7 @@ SceneOptions sceneOf(const json& s) {
       throw InputError("\"model\": a lesson reads the models the binary ships (\"shipped:NAME\"), got \"" + o.model + "\"");
   }
   if (s.contains("target")) o.target = nonEmptyText(s["target"], "target", "the model's own translation");
+  if (s.contains("corrupted")) o.corrupted = nonEmptyText(s["corrupted"], "corrupted", "no corrupted prompt");
   if (s.contains("truncate")) {
     if (!s["truncate"].is_boolean()) throw InputError("\"truncate\": expected true or false, got " + shown(s["truncate"]));
     o.truncate = s["truncate"].get<bool>();

@@ -18,13 +18,13 @@ namespace attn {
 // [SECTION] Scene and output
 
 std::string probeOfView(const std::string& view) {
-  return view == "importance" || view == "lens" || view == "attribution" ? view : "";
+  return view == "importance" || view == "lens" || view == "attribution" || view == "patching" ? view : "";
 }
 
 bool sameModelScene(const ModelScene& a, const ModelScene& b) {
   if (a.model != b.model || a.source != b.source || a.text != b.text || a.truncate != b.truncate || a.pattern != b.pattern ||
       a.predict_at != b.predict_at || a.generation != b.generation || a.generation_steps != b.generation_steps ||
-      a.maps != b.maps || a.inputs != b.inputs || a.probe != b.probe)
+      a.maps != b.maps || a.inputs != b.inputs || a.probe != b.probe || a.corrupted != b.corrupted)
     return false;
   if ((a.pattern || a.focus_whole || b.focus_whole || a.probe == "importance") && (a.layer != b.layer || a.head != b.head))
     return false;
@@ -155,6 +155,15 @@ void probeHeads(ModelOutput& out, const ModelScene& s, const ModelOutput* same, 
         positions.push_back(i);
       out.lens = same && same->lens ? same->lens
                                     : std::make_shared<const LogitLens>(logitLens(m, ids, kPredictions, ctx, positions));
+    } else if (s.probe == "patching") {
+      if (s.corrupted.empty())
+        throw InputError("the patching view needs a corrupted prompt of as many tokens as the text: type one under "
+                         "CORRUPTED PROMPT (--corrupted on the command line)");
+      out.corrupted = s.corrupted;
+      out.patching = same && same->patching && same->corrupted == s.corrupted
+                         ? same->patching
+                         : std::make_shared<const PatchingResult>(
+                               activationPatching(m, ids, textIds(m, s.corrupted, s.truncate), target, {}, ctx));
     } else if (s.probe == "attribution") {
       out.attribution = same && same->attribution
                             ? same->attribution

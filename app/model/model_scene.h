@@ -51,6 +51,7 @@ struct ModelScene {
   // A view of which heads matter that is shown ("importance", "lens",
   // "attribution"; empty: none): its analysis of the prediction at predict_at.
   std::string probe;
+  std::string corrupted;  // the patching view's corrupted prompt, of as many tokens as the text
   int64_t layer = 0, head = 0;  // the focused head: the pattern's, the one a pooled run recomputes whole, the one ablated
   bool focus_whole = false;     // the run pools its maps: a new focused head is a new scene
   int64_t predict_at = -1;      // the query whose next tokens are listed; -1: the last token
@@ -112,6 +113,8 @@ struct ModelOutput {
   std::shared_ptr<const AblationEffect> ablation;  // with the importance grid: the focused head ablated alone
   std::shared_ptr<const LogitLens> lens;           // the positions up to predicted_at, at most kLensPositions
   std::shared_ptr<const LogitAttribution> attribution;
+  std::shared_ptr<const PatchingResult> patching;  // from `corrupted` into the text
+  std::string corrupted;                           // the corrupted prompt patching ran on
   std::string probe_error;
   std::shared_ptr<const Generation> generation;  // the scene's; its first generation_steps new tokens are in the run
   int64_t generation_steps = 0;

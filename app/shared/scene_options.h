@@ -27,6 +27,7 @@ struct SceneOptions {
   bool truncate = false;          // --truncate: cut a model's text longer than its positions
   std::string target;             // --target TEXT: an encoder–decoder's target (empty: the model's own translation)
   std::string image;              // --image FILE: a ViT's picture (a shipped model's "examples/…" or a file)
+  std::string corrupted;          // --corrupted TEXT: the patching view's corrupted prompt (empty: none)
   std::string pattern;            // --pattern NAME: the pattern view's variant (its --set values)
   int layer = -1, head = -1;      // focused head (variants: the head shown); -1: the default scene's
   int64_t query = -1, key = -1;   // Q/K pair, image-view query; -1: the view's default
