@@ -5,6 +5,7 @@
 
 #include "app/model/embedded_model.h"
 #include "engine/error.h"
+#include "widgets/shaded_text.h"
 
 #include <memory>
 #include <string>
@@ -164,6 +165,31 @@ ModelViewBody textEntropyBody(const ModelOutput& out, const ModelFigureSelection
           [](const Canvas& c, float width) { return c.unit * 4 + width * 0.55f; }};
 }
 
+// The running text, each token shaded by the attention the selected query
+// gives it (one head, the layer's mean, rollout), the query outlined
+// (widgets/shaded_text.h); a text longer than the page shows the lines about
+// the query and says which tokens they are.
+ModelViewBody textShadedBody(const ModelOutput& out, const ModelFigureSelection& sel, const ViewParams& p) {
+  const TextPage page = textPage(out, sel, {}, "text", false);
+  const ModelRun& r = page.a.run;
+  const auto n = static_cast<int64_t>(r.tokens.size());
+  const int64_t q = sel.query < 0 ? n - 1 : sel.query;
+  checkSelection("--query", q, n);
+  auto received = std::make_shared<const ReceivedAttention>(receivedAttention(out, sel.shade, sel.layer, sel.head, q));
+  auto tokens = std::make_shared<const std::vector<std::string>>(r.tokens);
+  ShadedText t;
+  t.tokens = tokens.get();
+  t.weights = &received->weights;
+  t.query = q;
+  t.range = receivedRange(*received, p.scale);
+  t.cmap = p.colormap;
+  t.what = received->what + " weight";
+  return {page.name + " \xE2\x80\x94 attention from query " + std::to_string(q) + ", " + received->what,
+          "the text, each token shaded by the attention the query gives it (" + received->what + ")",
+          [t, received, tokens](Primitives& prims, const Canvas& c, const Box& body) { shadedTextPagePrimitives(prims, c, body, t); },
+          [tokens](const Canvas& c, float width) { return shadedTextPageHeight(c, width, *tokens); }};
+}
+
 }  // namespace
 
 PageContent textKindPage(const ModelOutput& out, const PageRequest& req) {
@@ -228,6 +254,8 @@ const std::vector<ModelKindView>& textKindViews() {
       {"table", "head summaries, sortable by every column; click a row to focus that head", textTableFigure},
       {"pattern", "an efficient-attention pattern on the focused head's own q, k: mass kept", textPatternFigure},
       {"entropy", "each head's attention entropy against its layer: focused heads low, spread heads high", nullptr, textEntropyBody},
+      {"text", "the running text shaded by the attention the query gives each token (head, layer mean or rollout); hover a token",
+       nullptr, textShadedBody},
   };
   return views;
 }

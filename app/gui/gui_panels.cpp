@@ -6,6 +6,7 @@
 #include "app/gui/gui_panels.h"
 
 #include "app/gui/gui_generate.h"
+#include "app/gui/gui_kinds.h"
 #include "app/gui/gui_lesson.h"
 #include "app/gui/gui_model.h"
 #include "app/gui/gui_timeline.h"
@@ -90,6 +91,8 @@ const Shortcut kShortcuts[] = {
     {"Arrow keys", "move the selected query pixel (image view, no lesson open)"},
     {"Ctrl+G", "real model: generate new tokens from the text"},
     {"\u2190 \u2192 / , . / K", "real model, after Generate: step back / forward through the new tokens, play or pause"},
+    {"\u2190 \u2192 / \u2191 \u2193 / H / S",
+     "real model, text view: previous / next query token, layer up / down, next head, shade by the head, the layer's mean or rollout"},
     {"\u2192 / Space / PageDown", "lesson: next step"},
     {"\u2190 / PageUp", "lesson: previous step"},
     {"F5", "presentation mode: no panel or menus, larger text (Esc leaves)"},
@@ -151,6 +154,7 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
       if (k.key >= GLFW_KEY_1 && k.key < GLFW_KEY_1 + static_cast<int>(mv.size()))
         s.model.view.view = mv[static_cast<size_t>(k.key - GLFW_KEY_1)].name;
       generationKey(s, k.key);
+      if (const GuiModelKind& kind = guiModelKind(modelKindOf(s.model.scene)); kind.key) kind.key(s, k.key);
       if (k.key == GLFW_KEY_ESCAPE) s.show_help = false;
       continue;
     }
