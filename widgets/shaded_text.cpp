@@ -25,10 +25,19 @@ std::string shownToken(const std::string& token) {
 }
 
 Rgb8 textOn(Rgb8 cell) {
-  // Relative luminance (Rec. 709 weights on the 8-bit channels): above the
-  // middle grey, black text reads better than white.
-  const float y = (0.2126f * cell.r + 0.7152f * cell.g + 0.0722f * cell.b) / 255.0f;
-  return y > 0.45f ? Rgb8{20, 20, 20} : Rgb8{250, 250, 250};
+  // WCAG 2's contrast ratio (L₁ + 0.05) / (L₂ + 0.05) of relative luminances
+  // (linearised sRGB, Rec. 709 weights): the text colour with the larger one,
+  // at least 4.2:1 on any cell.
+  const auto luminance = [](Rgb8 c) {
+    const auto lin = [](uint8_t v) {
+      const double u = v / 255.0;
+      return u <= 0.04045 ? u / 12.92 : std::pow((u + 0.055) / 1.055, 2.4);
+    };
+    return 0.2126 * lin(c.r) + 0.7152 * lin(c.g) + 0.0722 * lin(c.b);
+  };
+  constexpr Rgb8 dark{20, 20, 20}, light{250, 250, 250};
+  const double l = luminance(cell);
+  return (l + 0.05) / (luminance(dark) + 0.05) > (luminance(light) + 0.05) / (l + 0.05) ? dark : light;
 }
 
 int64_t TextFlow::lineOf(int64_t token) const {
@@ -111,14 +120,17 @@ void shadedTextPrimitives(Primitives& out, const Canvas& c, const TextFlow& flow
   }
 }
 
-float shadedTextBarWidth(const Canvas& c) {
+float shadedTextBarWidth(const Canvas& c, const ValueRange& range) {
+  // colorbarPrimitives' pieces: the gap, the strip, the tick, its widest label, the turned caption.
   const float lp = labelPx(c);
-  return c.unit * 0.8f + c.unit * 0.9f + lp * 0.5f + c.textWidth("0.0000", lp) + lp * 1.7f;
+  float label_w = 0;
+  for (const float t : scaleTicks(range, 5)) label_w = std::max(label_w, c.textWidth(formatValueShort(t), lp));
+  return c.unit * 0.8f + c.unit * 0.9f + lp * 0.35f * 1.5f + label_w + lp * 0.5f + lp * 1.4f;
 }
 
 ShadedTextPage shadedTextPagePrimitives(Primitives& out, const Canvas& c, const Box& area, const ShadedText& t) {
   ShadedTextPage p;
-  const float lp = labelPx(c), bar = shadedTextBarWidth(c);
+  const float lp = labelPx(c), bar = shadedTextBarWidth(c, t.range);
   const auto n = static_cast<int64_t>(t.tokens->size());
   const std::string query = "query " + groupDigits(t.query) + " '" + shownToken((*t.tokens)[static_cast<size_t>(t.query)]) + "' (outlined)";
   const auto caption = [&](int64_t first, int64_t last) {
@@ -152,8 +164,8 @@ ShadedTextPage shadedTextPagePrimitives(Primitives& out, const Canvas& c, const 
   return p;
 }
 
-float shadedTextPageHeight(const Canvas& c, float width, const std::vector<std::string>& tokens) {
-  const TextFlow f = flowTokens(c, tokens, std::max(c.unit * 4, width - shadedTextBarWidth(c)), c.unit);
+float shadedTextPageHeight(const Canvas& c, float width, const ShadedText& t) {
+  const TextFlow f = flowTokens(c, *t.tokens, std::max(c.unit * 4, width - shadedTextBarWidth(c, t.range)), c.unit);
   const float lp = labelPx(c);
   return lp * 3.1f + f.line_h * static_cast<float>(std::min(f.lines(), kShadedTextPageLines)) + c.unit;
 }

@@ -51,8 +51,8 @@ TextFlow flowTokens(const Canvas& c, const std::vector<std::string>& tokens, flo
 void shadedTextPrimitives(Primitives& out, const Canvas& c, const TextFlow& flow, float x, float y, int64_t line0,
                           int64_t line1, const ShadedText& t);
 
-// The colour bar column beside the text: its width at text size `px`.
-float shadedTextBarWidth(const Canvas& c);
+// The colour bar column beside the text, its ticks' labels and caption included.
+float shadedTextBarWidth(const Canvas& c, const ValueRange& range);
 
 // A page: a caption line (which tokens are shown, and the query), the text
 // at the base text size beside its colour bar, and, where the whole text
@@ -65,6 +65,6 @@ struct ShadedTextPage {
 ShadedTextPage shadedTextPagePrimitives(Primitives& out, const Canvas& c, const Box& area, const ShadedText& t);
 // The height a page of the text asks for at `width`: the whole text, up to kShadedTextPageLines lines.
 constexpr int64_t kShadedTextPageLines = 36;
-float shadedTextPageHeight(const Canvas& c, float width, const std::vector<std::string>& tokens);
+float shadedTextPageHeight(const Canvas& c, float width, const ShadedText& t);
 
 }  // namespace attn

@@ -187,7 +187,7 @@ ModelViewBody textShadedBody(const ModelOutput& out, const ModelFigureSelection&
   return {page.name + " \xE2\x80\x94 attention from query " + std::to_string(q) + ", " + received->what,
           "the text, each token shaded by the attention the query gives it (" + received->what + ")",
           [t, received, tokens](Primitives& prims, const Canvas& c, const Box& body) { shadedTextPagePrimitives(prims, c, body, t); },
-          [tokens](const Canvas& c, float width) { return shadedTextPageHeight(c, width, *tokens); }};
+          [t, received, tokens](const Canvas& c, float width) { return shadedTextPageHeight(c, width, t); }};
 }
 
 }  // namespace

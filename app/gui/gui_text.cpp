@@ -781,7 +781,7 @@ void textView(AppState& s, const ModelOutput& o) {
   t.what = shading.received->what + " weight";
   // The colour bar in a column at the right; the text scrolls in the rest.
   const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
-  const float bar_w = shadedTextBarWidth(canvas);
+  const float bar_w = shadedTextBarWidth(canvas, t.range);
   Primitives bar;
   colorbarPrimitives(bar, origin.x + avail.x - bar_w + canvas.unit * 0.8f, origin.y, canvas.unit * 0.9f,
                      std::min(avail.y, canvas.unit * 18), t.cmap, t.range, t.what, labelPx(canvas), canvas.measure(labelPx(canvas)));
