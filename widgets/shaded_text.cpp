@@ -79,6 +79,14 @@ TextFlow flowTokens(const Canvas& c, const std::vector<std::string>& tokens, flo
   return f;
 }
 
+float shadedTextPx(const Canvas& c, const std::vector<std::string>& tokens, float width, float height) {
+  const auto fits = [&](float px) { return flowTokens(c, tokens, width, px).height() <= height; };
+  if (!fits(c.unit)) return c.unit;  // a long text: the base size, scrolled or windowed
+  for (int tenths = static_cast<int>(std::lround((kShadedTextMaxScale - 1.0f) * 10)); tenths > 0; --tenths)
+    if (const float px = c.unit * (1.0f + 0.1f * static_cast<float>(tenths)); fits(px)) return px;
+  return c.unit;
+}
+
 void shadedTextPrimitives(Primitives& out, const Canvas& c, const TextFlow& flow, float x, float y, int64_t line0,
                           int64_t line1, const ShadedText& t) {
   line0 = std::clamp<int64_t>(line0, 0, flow.lines());
@@ -141,7 +149,7 @@ ShadedTextPage shadedTextPagePrimitives(Primitives& out, const Canvas& c, const 
   // The caption's room, as its longest form wraps (a narrow page's wraps).
   const float caption_h = static_cast<float>(wrapLines(c, caption(n, n + 1), lp, area.w).size()) * lp * 1.3f + lp * 0.5f;
   p.text = {area.x, area.y + caption_h, std::max(c.unit * 4, area.w - bar), std::max(0.0f, area.h - caption_h)};
-  p.flow = flowTokens(c, *t.tokens, p.text.w, c.unit);
+  p.flow = flowTokens(c, *t.tokens, p.text.w, shadedTextPx(c, *t.tokens, p.text.w, p.text.h));
   // The whole lines that fit about the query's line: centred on it, or, where
   // the query sees no key after it (causal), mostly the lines before it.
   const int64_t total = p.flow.lines();
@@ -158,7 +166,7 @@ ShadedTextPage shadedTextPagePrimitives(Primitives& out, const Canvas& c, const 
     cy += lp * 1.3f;
   }
   shadedTextPrimitives(out, c, p.flow, p.text.x, p.text.y, line0, line1, t);
-  const float bar_h = std::min(p.text.h, std::max(c.unit * 8, p.flow.line_h * static_cast<float>(line1 - line0)));
+  const float bar_h = std::min(p.text.h, std::max(c.unit * 12, p.flow.line_h * static_cast<float>(line1 - line0)));
   colorbarPrimitives(out, p.text.right() + c.unit * 0.8f, p.text.y, c.unit * 0.9f, bar_h, t.cmap, t.range, t.what, lp,
                      c.measure(lp));
   return p;

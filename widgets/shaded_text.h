@@ -1,9 +1,9 @@
 // Text coloured by attention (CircuitsVis's coloured tokens, readable at
 // thousands of tokens): the running text wrapped at token boundaries, each
 // token drawn as its string on a cell shaded by the weight the selected query
-// gives it, the query outlined. The text keeps the base text size at any
-// length: a long text scrolls on screen and a page shows the whole lines
-// about the query that fit. GUI-free; the weights come from app/model
+// gives it, the query outlined. The text never goes below the base text
+// size: a long text scrolls on screen and a page shows the whole lines about
+// the query that fit. GUI-free; the weights come from app/model
 // (receivedAttention).
 #pragma once
 
@@ -45,6 +45,12 @@ struct TextFlow {
 };
 TextFlow flowTokens(const Canvas& c, const std::vector<std::string>& tokens, float width, float px);
 
+// The text size a text gets in width × height: the base size (c.unit), or,
+// for a text that fits at a larger one, up to kShadedTextMaxScale × it, so a
+// sentence fills its view as a long text cannot.
+constexpr float kShadedTextMaxScale = 1.6f;
+float shadedTextPx(const Canvas& c, const std::vector<std::string>& tokens, float width, float height);
+
 // Lines [line0, line1) of `flow` with the flow's top-left at (x, y): each
 // cell filled with its weight's colour (a mark "<what>[j]" with the weight),
 // its token in the contrasting colour, the query's cell outlined.
@@ -55,7 +61,7 @@ void shadedTextPrimitives(Primitives& out, const Canvas& c, const TextFlow& flow
 float shadedTextBarWidth(const Canvas& c, const ValueRange& range);
 
 // A page: a caption line (which tokens are shown, and the query), the text
-// at the base text size beside its colour bar, and, where the whole text
+// (shadedTextPx) beside its colour bar, and, where the whole text
 // does not fit the area's height, the whole lines about the query that do.
 struct ShadedTextPage {
   int64_t first = 0, last = 0;  // the tokens shown: first … last − 1

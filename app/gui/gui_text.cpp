@@ -788,7 +788,7 @@ void textView(AppState& s, const ModelOutput& o) {
   drawPrimitives(ImGui::GetWindowDrawList(), bar);
   ImGui::BeginChild("##shadedtext", ImVec2(std::max(8.0f, avail.x - bar_w), avail.y), false);
   const float width = std::max(canvas.unit * 4, ImGui::GetWindowWidth() - ImGui::GetStyle().ScrollbarSize - canvas.unit * 0.5f);
-  const TextFlow flow = flowTokens(canvas, r.tokens, width, canvas.unit);
+  const TextFlow flow = flowTokens(canvas, r.tokens, width, shadedTextPx(canvas, r.tokens, width, ImGui::GetWindowHeight()));
   const ImVec2 top = ImGui::GetCursorScreenPos();  // the flow's top-left, scrolled
   ImGui::InvisibleButton("##tokens", ImVec2(width, std::max(1.0f, flow.height())));
   const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
