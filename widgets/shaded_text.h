@@ -22,7 +22,7 @@ struct ShadedText {
   int64_t query = 0;                            // outlined
   ValueRange range;                             // weights → the colour map (scaleToUnit)
   Colormap cmap = Colormap::Viridis;
-  std::string what;  // what the weights are ("L1 H2"): the colour bar's caption and the marks' array
+  std::string what;  // what the weights are ("weight (L1 H2)"): the colour bar's caption and the marks' array
 };
 
 // A token as a line shows it: a line break as ↵ (ending its line), a tab as →.

@@ -183,7 +183,7 @@ ModelViewBody textShadedBody(const ModelOutput& out, const ModelFigureSelection&
   t.query = q;
   t.range = receivedRange(*received, p.scale);
   t.cmap = p.colormap;
-  t.what = received->what + " weight";
+  t.what = "weight (" + received->what + ")";
   return {page.name + " \xE2\x80\x94 attention from query " + std::to_string(q) + ", " + received->what,
           "the text, each token shaded by the attention the query gives it (" + received->what + ")",
           [t, received, tokens](Primitives& prims, const Canvas& c, const Box& body) { shadedTextPagePrimitives(prims, c, body, t); },

@@ -778,7 +778,7 @@ void textView(AppState& s, const ModelOutput& o) {
   t.query = q;
   t.range = receivedRange(*shading.received, s.scale);
   t.cmap = s.settings.colormap;
-  t.what = shading.received->what + " weight";
+  t.what = "weight (" + shading.received->what + ")";
   // The colour bar in a column at the right; the text scrolls in the rest.
   const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
   const float bar_w = shadedTextBarWidth(canvas, t.range);

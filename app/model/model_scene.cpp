@@ -412,7 +412,7 @@ ReceivedAttention receivedAttention(const ModelOutput& out, TextShade shade, int
     else if (out.focus_map && out.focus_layer == layer && out.focus_head == head) add(*out.focus_map, 1.0f);
     else add(wholeHeadMap(out, layer, head), 1.0f);
   } else if (shade == TextShade::LayerMean) {
-    r.what = "layer " + std::to_string(layer) + ", mean of " + std::to_string(run.heads) + " heads";
+    r.what = "layer " + std::to_string(layer) + ", mean over " + std::to_string(run.heads) + (run.heads == 1 ? " head" : " heads");
     for (const Mat& m : run.attention[ul]) add(m, 1.0f / static_cast<float>(run.heads));  // (1/H) Σ_h A_l,h[q, ·]
   } else {
     r.what = "rollout through layer " + std::to_string(layer);

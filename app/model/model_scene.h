@@ -231,7 +231,7 @@ TextShade textShadeFromName(const std::string& name, const std::string& flag);
 // A pooled run's head is the focused map it recomputed (ModelOutput::focus_map),
 // else recomputed here; the layer's mean and rollout read every map of the
 // layer, which a pooled run refuses (everyMapRefusal). `what` names it:
-// "L1 H2", "layer 1, mean of 4 heads", "rollout through layer 1".
+// "L1 H2", "layer 1, mean over 4 heads", "rollout through layer 1".
 struct ReceivedAttention {
   std::vector<float> weights;
   std::string what;
