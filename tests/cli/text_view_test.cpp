@@ -5,6 +5,7 @@
 // of tokens shows a readable window about the query; a pooled run's head is
 // read whole and its layer mean refused; bad flags are one line.
 #include "engine/npy.h"
+#include "tests/mark_rules.h"
 #include "tests/test_support.h"
 #include "widgets/colormap.h"
 
@@ -27,16 +28,6 @@ namespace attn::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The marks of a text figure: weight by token index (the id's "[j]").
-std::map<int64_t, double> marksByToken(const nlohmann::json& described) {
-  std::map<int64_t, double> out;
-  for (const nlohmann::json& m : described.at("marks")) {
-    const std::string id = m.at("id");
-    out[std::stoll(id.substr(id.rfind('[') + 1))] = m.at("value").get<double>();
-  }
-  return out;
-}
 
 struct Maps {
   Array a;  // [layers, heads, L, L]
@@ -90,7 +81,7 @@ TEST(TextViewCli, EachShadingIsTheQuerysRowOfItsMaps) {
                                     std::to_string(layer), "--head", std::to_string(head), "--query", std::to_string(query),
                                     "--out", (dir / "t.svg").string(), "--describe", (dir / "t.json").string()});
     ASSERT_EQ(r.status, 0) << r.err;
-    const std::map<int64_t, double> drawn = marksByToken(nlohmann::json::parse(slurp(dir / "t.json")));
+    const std::map<int64_t, double> drawn = marksByIndex(nlohmann::json::parse(slurp(dir / "t.json")));
     ASSERT_EQ(static_cast<int64_t>(drawn.size()), query + 1) << shade << ": a causal query's keys, each shaded once";
     const std::vector<double> rollout = shade == "rollout" ? rolloutRow(m, layer, query) : std::vector<double>{};
     for (int64_t j = 0; j <= query; ++j) {
@@ -147,7 +138,7 @@ TEST(TextViewCli, ThousandsOfTokensShowAWindowAboutTheQuery) {
                                   "--view", "text", "--query", std::to_string(query), "--out", (dir / "t.png").string(),
                                   "--describe", (dir / "t.json").string()});
   ASSERT_EQ(r.status, 0) << r.err;
-  const std::map<int64_t, double> drawn = marksByToken(nlohmann::json::parse(slurp(dir / "t.json")));
+  const std::map<int64_t, double> drawn = marksByIndex(nlohmann::json::parse(slurp(dir / "t.json")));
   ASSERT_FALSE(drawn.empty());
   EXPECT_LT(drawn.size(), 1000u) << "a window of the text";
   EXPECT_GT(drawn.size(), 200u) << "a page full of it";
@@ -178,7 +169,7 @@ TEST(TextViewCli, PooledRunsShadeByTheirHeadAndRefuseTheLayerMean) {
                                      "--query", "250", "--out", (dir / "h.svg").string(), "--describe", (dir / "h.json").string()},
                                     small);
   ASSERT_EQ(head.status, 0) << head.err;
-  for (const auto& [j, w] : marksByToken(nlohmann::json::parse(slurp(dir / "h.json")))) EXPECT_NEAR(w, 1.0 / 251, 1e-6) << j;
+  for (const auto& [j, w] : marksByIndex(nlohmann::json::parse(slurp(dir / "h.json")))) EXPECT_NEAR(w, 1.0 / 251, 1e-6) << j;
   const RunResult layer = runAttnlab({"render", "--attention", (dir / "long.npy").string(), "--view", "text", "--shade-by",
                                       "layer", "--out", (dir / "l.svg").string()},
                                      small);

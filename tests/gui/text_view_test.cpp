@@ -20,16 +20,6 @@
 namespace attn::test {
 namespace {
 
-// Weight by token index (the mark id's "[j]").
-std::map<int64_t, double> marksByToken(const nlohmann::json& described) {
-  std::map<int64_t, double> out;
-  for (const nlohmann::json& m : described.at("marks")) {
-    const std::string id = m.at("id");
-    out[std::stoll(id.substr(id.rfind('[') + 1))] = m.at("value").get<double>();
-  }
-  return out;
-}
-
 TEST_F(GuiTest, TextViewKeysSwitchTheShadingAndTheScreenIsTheFigure) {
   const struct {
     std::string keys, shade, head;
@@ -44,7 +34,7 @@ TEST_F(GuiTest, TextViewKeysSwitchTheShadingAndTheScreenIsTheFigure) {
                                       c.head, "--query", "12", "--out", (dir_ / "f.svg").string(), "--describe",
                                       (dir_ / "f.json").string()});
     ASSERT_EQ(fig.status, 0) << fig.err;
-    const std::map<int64_t, double> on_screen = marksByToken(screen), on_page = marksByToken(nlohmann::json::parse(slurp(dir_ / "f.json")));
+    const std::map<int64_t, double> on_screen = marksByIndex(screen), on_page = marksByIndex(nlohmann::json::parse(slurp(dir_ / "f.json")));
     ASSERT_EQ(on_screen.size(), 13u) << "keys " << c.keys << ": query 12's keys";
     ASSERT_EQ(on_screen.size(), on_page.size()) << c.keys;
     for (const auto& [j, w] : on_page) EXPECT_NEAR(on_screen.at(j), w, 1e-6) << "keys " << c.keys << ", token " << j;
@@ -65,7 +55,7 @@ TEST_F(GuiTest, TextViewOfThousandsOfTokensOpensOnTheQueryAtTheReadableSize) {
   shootAt("1280x720", {"--attention", (dir_ / "long.npy").string(), "--tokens", (dir_ / "tokens.json").string(), "--view", "text",
                        "--query", std::to_string(query)},
           &longer, nullptr, 12);
-  const std::map<int64_t, double> drawn = marksByToken(longer);
+  const std::map<int64_t, double> drawn = marksByIndex(longer);
   ASSERT_TRUE(drawn.count(query)) << "the query's line is in view";
   EXPECT_LT(drawn.size(), 1000u) << "only the lines in view are drawn";
   const nlohmann::json& area = longer.at("view_area");
