@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
   gui_cmd->add_option("--pattern", gui.scene.pattern, "Pattern view: the variant applied to the focused head (its --set values)");
   gui_cmd->add_option("--layer", gui.scene.layer, "Model workspace: the focused layer");
   gui_cmd->add_option("--head", gui.scene.head, "Model workspace: the focused head");
-  gui_cmd->add_option("--query", gui.scene.query, "Model workspace: the query token of the Q/K view and the predictions");
+  gui_cmd->add_option("--query", gui.scene.query, "Model workspace: the query token of the Q/K and text views and the predictions");
   gui_cmd->add_option("--key", gui.scene.key, "Model workspace: the key token of the Q/K view");
   gui_cmd->add_option("--screenshot", gui.screenshot, "Save the last frame as PNG (with --frames)")->check(kWritableFile);
   gui_cmd->add_option("--describe", gui.describe,
@@ -133,6 +133,10 @@ int main(int argc, char** argv) {
   render_cmd->add_option("--corrupted", render.corrupted,
                          "Text models, --view patching: the corrupted prompt, of as many tokens as the text")
       ->check(nonEmptyText("no corrupted prompt"));
+  render_cmd->add_option("--shade-by", render.shade_by,
+                         "Model text view: the attention that shades each token, from --query: head (--layer, --head), "
+                         "layer (the layer's mean over heads) or rollout (through --layer)")
+      ->capture_default_str();
   render_cmd->add_option("--target", render.target,
                          "Encoder–decoder models (T5, BART): the decoder's text (default: the model's own translation)")
       ->check(nonEmptyText("the model's own translation"));
@@ -158,7 +162,8 @@ int main(int argc, char** argv) {
   render_cmd->add_option("--font-size", render.font_size, "Size of labels and ticks (points for SVG/PDF, pixels for PNG; "
                                                           "default: from the figure's size)");
   render_cmd->add_option("--head", render.head, "Head shown by the heatmap, image and compare views")->capture_default_str();
-  render_cmd->add_option("--query", render.query, "Query pixel of the image view (default: the middle of the image's full rows, or of the query block there)");
+  render_cmd->add_option("--query", render.query, "Query pixel of the image view (default: the middle of the image's full rows, or of the query block there); "
+                         "a model's qk and text views: the query token (default: the last)");
   render_cmd->add_option("--colormap", render.colormap, "viridis, magma, blues, gray or coolwarm")
       ->capture_default_str();
   render_cmd->add_option("--scale", render.scale,

@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,17 @@ inline std::vector<std::string> describedRuleBreaks(const nlohmann::json& descri
     if (p.value("scale", "linear") == "linear" && !p.value("shared_scale", false) && v > 0 && v < top * 0.25)
       out.push_back(title + ": its values reach " + std::to_string(v) + ", under a quarter of its colour bar's end " +
                     std::to_string(top));
+  }
+  return out;
+}
+
+// The values of the marks `--describe` wrote, by the index their id ends in
+// ("weight (L1 H2)[5]" → 5): a view whose marks are one per token.
+inline std::map<int64_t, double> marksByIndex(const nlohmann::json& described) {
+  std::map<int64_t, double> out;
+  for (const nlohmann::json& m : described.at("marks")) {
+    const std::string id = m.at("id");
+    out[std::stoll(id.substr(id.rfind('[') + 1))] = m.at("value").get<double>();
   }
   return out;
 }

@@ -296,6 +296,7 @@ int renderPage(int argc, char** argv, const RenderOptions& o, ModelRunRequest& r
       {"--percentile", o.percentile != figure.percentile}, {"--dark", o.dark},
       {"--describe", !o.describe.empty()},       {"--query", o.query != figure.query},
       {"--key", o.key != figure.key},            {"--summary", o.summary != figure.summary},
+      {"--shade-by", o.shade_by != figure.shade_by},
       {"--pattern", !o.pattern.empty()},         {"--set", !o.sets.empty()},
       {"--corrupted", !o.corrupted.empty()}};
   for (const auto& [flag, given] : figure_only)
@@ -341,6 +342,7 @@ int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   ModelFigureSelection sel{o.layer, o.head, o.query, o.key};
   sel.kind = seq2seqMapsFromName(o.attention_of.empty() ? "cross" : o.attention_of, "--attention-of");
   sel.measure = headMeasureFromName(o.summary, "--summary");
+  sel.shade = textShadeFromName(o.shade_by, "--shade-by");
   const FigureOptions fig = figureOptions(o);
   r.text = o.input.text;
   r.target = o.target;

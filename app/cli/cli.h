@@ -50,6 +50,7 @@ struct RenderOptions {
   int64_t key = -1;
   std::string pattern;         // pattern view: the variant (default: the first that fits a head)
   std::string summary = "sink";  // model view of a model too large for thumbnails: the measure per head (headMeasureNames)
+  std::string shade_by = "head";  // text view: the attention that shades the tokens (textShadeNames)
   std::optional<std::string> target;  // an encoder–decoder's target text
   std::string attention_of;  // an encoder–decoder's model view: which attention (seq2seqMapsNames); empty: cross
   std::string image;                  // a ViT's picture

@@ -6,6 +6,7 @@
 #include "app/model/embedded_model.h"
 #include "widgets/cell_grid.h"
 #include "engine/error.h"
+#include "widgets/shaded_text.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -404,6 +405,31 @@ ModelViewBody textLensBody(const ModelOutput& out, const ModelFigureSelection& s
           [g](const Canvas& c, float width) { return cellGridHeight(c, width, g); }};
 }
 
+// The running text, each token shaded by the attention the selected query
+// gives it (one head, the layer's mean, rollout), the query outlined
+// (widgets/shaded_text.h); a text longer than the page shows the lines about
+// the query and says which tokens they are.
+ModelViewBody textShadedBody(const ModelOutput& out, const ModelFigureSelection& sel, const ViewParams& p) {
+  const TextPage page = textPage(out, sel, {}, "text", false);
+  const ModelRun& r = page.a.run;
+  const auto n = static_cast<int64_t>(r.tokens.size());
+  const int64_t q = sel.query < 0 ? n - 1 : sel.query;
+  checkSelection("--query", q, n);
+  auto received = std::make_shared<const ReceivedAttention>(receivedAttention(out, sel.shade, sel.layer, sel.head, q));
+  auto tokens = std::make_shared<const std::vector<std::string>>(r.tokens);
+  ShadedText t;
+  t.tokens = tokens.get();
+  t.weights = &received->weights;
+  t.query = q;
+  t.range = receivedRange(*received, p.scale);
+  t.cmap = p.colormap;
+  t.what = "weight (" + received->what + ")";
+  return {page.name + " \xE2\x80\x94 attention from query " + std::to_string(q) + ", " + received->what,
+          "the text, each token shaded by the attention the query gives it (" + received->what + ")",
+          [t, received, tokens](Primitives& prims, const Canvas& c, const Box& body) { shadedTextPagePrimitives(prims, c, body, t); },
+          [t, received, tokens](const Canvas& c, float width) { return shadedTextPageHeight(c, width, t); }};
+}
+
 }  // namespace
 
 PageContent textKindPage(const ModelOutput& out, const PageRequest& req) {
@@ -468,6 +494,8 @@ const std::vector<ModelKindView>& textKindViews() {
       {"table", "head summaries, sortable by every column; click a row to focus that head", textTableFigure},
       {"pattern", "an efficient-attention pattern on the focused head's own q, k: mass kept", textPatternFigure},
       {"entropy", "each head's attention entropy against its layer: focused heads low, spread heads high", nullptr, textEntropyBody},
+      {"text", "the running text shaded by the attention the query gives each token (head, layer mean or rollout); hover a token",
+       nullptr, textShadedBody},
       {"importance", "which heads the prediction depends on: each head ablated alone, \xCE\x94 log p of the top token", nullptr,
        textImportanceBody},
       {"lens", "logit lens: each layer's residual stream through the final norm and unembedding, its top token", nullptr,

@@ -31,6 +31,7 @@ struct ModelFigureSelection {
   int64_t query = -1, key = -1;  // Q/K pair; -1: last token, its strongest key (a ViT's picture: the token, −1 [CLS])
   Seq2SeqMaps kind = Seq2SeqMaps::Cross;  // an encoder–decoder's grid: which attention
   HeadMeasure measure = HeadMeasure::Sink;  // the model view where thumbnails would be unreadable: a cell per head
+  TextShade shade = TextShade::Head;  // the text view: the attention that shades the tokens
 };
 
 // What the command line asks of a kind's run (`render --model`): the

@@ -39,6 +39,9 @@ struct GuiModelKind {
   // A scene was opened (flags, a lesson's step) with the shared state set:
   // the kind's own state from it (a ViT's token from --query); may be null.
   void (*open)(ModelViewState& v);
+  // A key pressed over the model workspace (no text field, lesson or Ctrl):
+  // the kind's views' own keys (F1 lists them); may be null.
+  void (*key)(AppState& s, int key);
 };
 // The window's side of kind `k` (gui_model.cpp: one line per kind).
 const GuiModelKind& guiModelKind(const ModelKindInfo& k);

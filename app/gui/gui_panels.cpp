@@ -6,6 +6,7 @@
 #include "app/gui/gui_panels.h"
 
 #include "app/gui/gui_generate.h"
+#include "app/gui/gui_kinds.h"
 #include "app/gui/gui_lesson.h"
 #include "app/gui/gui_kinds.h"
 #include "app/gui/gui_model.h"
@@ -91,6 +92,8 @@ const Shortcut kShortcuts[] = {
     {"Arrow keys", "move the selected query pixel (image view, no lesson open)"},
     {"Ctrl+G", "real model: generate new tokens from the text"},
     {"\u2190 \u2192 / , . / K", "real model, after Generate: step back / forward through the new tokens, play or pause"},
+    {"\u2190 \u2192 / \u2191 \u2193 / H / S",
+     "real model, text view: previous / next query token, layer up / down, next head, shade by the head, the layer's mean or rollout"},
     {"\u2192 / Space / PageDown", "lesson: next step"},
     {"\u2190 / PageUp", "lesson: previous step"},
     {"F5", "presentation mode: no panel or menus, larger text (Esc leaves)"},
@@ -152,6 +155,7 @@ void handleShortcuts(AppState& s, const std::vector<KeyPress>& presses) {
       for (size_t i = 0; i < mv.size(); ++i)
         if (modelViewDigit(i) >= 0 && k.key == GLFW_KEY_0 + modelViewDigit(i)) s.model.view.view = mv[i].name;
       generationKey(s, k.key);
+      if (const GuiModelKind& kind = guiModelKind(modelKindOf(s.model.scene)); kind.key) kind.key(s, k.key);
       if (k.key == GLFW_KEY_ESCAPE) s.show_help = false;
       continue;
     }

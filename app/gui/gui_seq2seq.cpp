@@ -261,6 +261,7 @@ extern const GuiModelKind kGuiSeq2SeqKind = {
     },
     [](const ModelViewState& v, ModelFigureSelection& f) { f.kind = kindView<Seq2SeqViewState>(v).kind; },
     nullptr,
+    nullptr,
 };
 
 }  // namespace attn

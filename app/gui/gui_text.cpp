@@ -2,8 +2,9 @@
 // the Llama family, …): the live text and Generate in the panel, the
 // pattern's controls and the next-token predictions under DISPLAY, and the
 // views — every layer's heads as a grid with the focused head beside it,
-// token lines of one layer, q and k of one pair, rollout, the head table and
-// an efficient-attention pattern on the focused head.
+// token lines of one layer, q and k of one pair, rollout, the head table,
+// an efficient-attention pattern on the focused head and the running text
+// shaded by the attention a query gives each token.
 // Index
 //   [SECTION] Selection helpers
 //   [SECTION] Control panel
@@ -13,6 +14,7 @@
 //   [SECTION] Rollout view
 //   [SECTION] Table view
 //   [SECTION] Pattern view
+//   [SECTION] Text view (the running text shaded by attention)
 #include "app/gui/gui_kinds.h"
 
 #include "app/gui/gui_generate.h"
@@ -26,10 +28,12 @@
 #include "widgets/head_table.h"
 #include "widgets/plot_layouts.h"
 #include "widgets/primitives_imgui.h"
+#include "widgets/shaded_text.h"
 #include "widgets/token_lines.h"
 #include "widgets/value_range.h"
 #include "widgets/views/view.h"
 
+#include <GLFW/glfw3.h>
 #include <imgui_stdlib.h>
 
 #include <algorithm>
@@ -68,6 +72,23 @@ struct TextViewState {
   uint64_t measure_generation = ~uint64_t{0};
   HeadMeasure measure_of_result = HeadMeasure::Sink;
   HeatmapZoom rollout_zoom, pattern_zoom, angle_zoom;
+  // The text view: what shades the tokens, whether a click pinned the query
+  // (then hover only reads weights off), the token under the mouse, and the
+  // weights drawn with what they were computed for.
+  TextShade shade = TextShade::Head;
+  bool pinned = false;
+  int64_t hovered = -1;
+  struct Shading {
+    uint64_t generation = 0;
+    TextShade shade = TextShade::Head;
+    int layer = 0, head = 0;
+    int64_t query = 0;
+    std::shared_ptr<const ReceivedAttention> received;
+    std::string error;  // why there are none (a pooled run's layer mean, cross-attention)
+  };
+  std::optional<Shading> shading;
+  int64_t scrolled_to = -1;  // the selected query the text was last scrolled to
+  uint64_t scrolled_generation = ~uint64_t{0};
 };
 
 // [SECTION] Selection helpers
@@ -705,6 +726,132 @@ void patternView(AppState& s, const ModelRun& r, HeatmapRenderer& gl) {
   valueBars("kept", mass, &r.tokens, unit, s.settings.colormap, "mass kept", ImGui::GetContentRegionAvail());
 }
 
+// [SECTION] Text view
+
+// The text view's shading of query `q` in the current selection, recomputed when any of it changes.
+const TextViewState::Shading& currentShading(AppState& s, const ModelOutput& o, int64_t q) {
+  ModelViewState& v = s.model.view;
+  TextViewState& own = kindView<TextViewState>(v);
+  const std::optional<TextViewState::Shading>& c = own.shading;
+  if (!c || c->generation != s.model.generation || c->shade != own.shade || c->layer != v.layer || c->head != v.head ||
+      c->query != q) {
+    TextViewState::Shading next{s.model.generation, own.shade, v.layer, v.head, q, nullptr, ""};
+    try {
+      next.received = std::make_shared<const ReceivedAttention>(receivedAttention(o, own.shade, v.layer, v.head, q));
+    } catch (const InputError& e) {
+      next.error = e.what();
+    }
+    own.shading = std::move(next);
+  }
+  return *own.shading;
+}
+
+// The running text wrapped to the view's width at the window's text size,
+// scrolling; each token shaded by the attention the query gives it. Hovering
+// a token makes it the query until a click pins one; the selected query's
+// lines are scrolled into view when it changes.
+void textView(AppState& s, const ModelOutput& o) {
+  ModelViewState& v = s.model.view;
+  TextViewState& own = kindView<TextViewState>(v);
+  const ModelRun& r = o.analysis->run;
+  const int64_t n = tokenCount(r), selected = v.query < 0 ? n - 1 : v.query;
+  const int64_t q = own.hovered >= 0 && !own.pinned ? own.hovered : selected;
+  const char* shades[] = {"one head", "layer mean", "rollout"};
+  modelHeader(s, std::string("each token shaded by the attention query ") + tokenCaption(r, q) + " gives it; " +
+                     (own.pinned ? "pinned (click it again to unpin)" : "hover a token to make it the query, click to pin it") +
+                     "; \xE2\x86\x90 \xE2\x86\x92 query, \xE2\x86\x91 \xE2\x86\x93 layer, H head, S shading");
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("shade by");
+  for (int i = 0; i < 3; ++i) {
+    ImGui::SameLine();
+    if (ImGui::RadioButton(shades[i], own.shade == static_cast<TextShade>(i))) own.shade = static_cast<TextShade>(i);
+  }
+  ImGui::SameLine();
+  ImGui::TextDisabled("(key S)");
+  // A pooled run's head: its whole map comes from the job (ModelOutput::focus_map).
+  if (o.analysis->pooled && own.shade == TextShade::Head && !focusMap(s)) {
+    const bool failed = o.focus_layer == v.layer && o.focus_head == v.head && !o.focus_error.empty();
+    centeredText(ImGui::GetContentRegionAvail(), failed ? o.focus_error.c_str()
+                                                        : ("computing " + headLabel(v.layer, v.head) + "'s whole map over " +
+                                                           groupDigits(n) + " tokens\xE2\x80\xA6").c_str());
+    return;
+  }
+  const TextViewState::Shading& shading = currentShading(s, o, q);
+  if (!shading.received) {
+    centeredText(ImGui::GetContentRegionAvail(), shading.error.c_str());
+    return;
+  }
+  const Canvas canvas = imguiCanvas();
+  ShadedText t;
+  t.tokens = &r.tokens;
+  t.weights = &shading.received->weights;
+  t.query = q;
+  t.range = receivedRange(*shading.received, s.scale);
+  t.cmap = s.settings.colormap;
+  t.what = "weight (" + shading.received->what + ")";
+  // The colour bar in a column at the right; the text scrolls in the rest.
+  const ImVec2 avail = ImGui::GetContentRegionAvail(), origin = ImGui::GetCursorScreenPos();
+  const float bar_w = shadedTextBarWidth(canvas, t.range);
+  Primitives bar;
+  colorbarPrimitives(bar, origin.x + avail.x - bar_w + canvas.unit * 0.8f, origin.y, canvas.unit * 0.9f,
+                     std::min(avail.y, canvas.unit * 18), t.cmap, t.range, t.what, labelPx(canvas), canvas.measure(labelPx(canvas)));
+  drawPrimitives(ImGui::GetWindowDrawList(), bar);
+  ImGui::BeginChild("##shadedtext", ImVec2(std::max(8.0f, avail.x - bar_w), avail.y), false);
+  const float width = std::max(canvas.unit * 4, ImGui::GetWindowWidth() - ImGui::GetStyle().ScrollbarSize - canvas.unit * 0.5f);
+  const TextFlow flow = flowTokens(canvas, r.tokens, width, shadedTextPx(canvas, r.tokens, width, ImGui::GetWindowHeight()));
+  const ImVec2 top = ImGui::GetCursorScreenPos();  // the flow's top-left, scrolled
+  ImGui::InvisibleButton("##tokens", ImVec2(width, std::max(1.0f, flow.height())));
+  const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  own.hovered = hovered ? flow.tokenAt(m.x - top.x, m.y - top.y) : -1;
+  if (clicked && own.hovered >= 0) {  // pin the token as the query, or unpin the pinned one
+    own.pinned = !(own.pinned && own.hovered == selected);
+    v.query = own.hovered;
+  }
+  // The selected query's lines in view when it changes (keys, a pin, a new run), not as the mouse moves.
+  const float view_h = ImGui::GetWindowHeight(), scroll = ImGui::GetScrollY();
+  if (own.scrolled_to != selected || own.scrolled_generation != s.model.generation) {
+    const float y = flow.line_h * static_cast<float>(flow.lineOf(selected));
+    if (y < scroll || y + flow.line_h > scroll + view_h) ImGui::SetScrollY(std::max(0.0f, y - view_h * 0.4f));
+    own.scrolled_to = selected;
+    own.scrolled_generation = s.model.generation;
+  }
+  // Only the lines in view are drawn (thousands of tokens scroll).
+  const auto line0 = static_cast<int64_t>(scroll / flow.line_h);
+  const auto line1 = static_cast<int64_t>((scroll + view_h) / flow.line_h) + 1;
+  Primitives prims;
+  shadedTextPrimitives(prims, canvas, flow, top.x, top.y + flow.line_h * static_cast<float>(line0), line0, line1, t);
+  drawPrimitives(ImGui::GetWindowDrawList(), prims);
+  if (own.hovered >= 0) {
+    const float w = shading.received->weights[static_cast<size_t>(own.hovered)];
+    const std::string weight = w < 0 ? "not seen by the query (it comes after it)" : "weight " + formatValueShort(w);
+    ImGui::SetTooltip("%s: %s from query %s\n%s", tokenCaption(r, own.hovered).c_str(), weight.c_str(),
+                      tokenCaption(r, q).c_str(),
+                      own.pinned ? (own.hovered == selected ? "click: unpin" : "click: pin it as the query")
+                                 : "click: pin it as the query");
+  }
+  ImGui::EndChild();
+}
+
+// ← → the query, ↑ ↓ the layer, H the next head, S the next shading: the text view's keys.
+void textKey(AppState& s, int key) {
+  ModelViewState& v = s.model.view;
+  const ModelRun* r = currentRun(s);
+  if (v.view != "text" || !r) return;
+  TextViewState& own = kindView<TextViewState>(v);
+  const int64_t n = tokenCount(*r);
+  // After Generate, ← → step through the new tokens (generationKey).
+  if (!s.model.scene.generation && (key == GLFW_KEY_LEFT || key == GLFW_KEY_RIGHT)) {
+    const int64_t q = v.query < 0 ? n - 1 : v.query;
+    v.query = std::clamp<int64_t>(q + (key == GLFW_KEY_LEFT ? -1 : 1), 0, n - 1);
+    own.pinned = true;
+  }
+  if (key == GLFW_KEY_UP) v.layer = std::max(0, v.layer - 1);
+  if (key == GLFW_KEY_DOWN) v.layer = std::min(static_cast<int>(r->layers) - 1, v.layer + 1);
+  if (key == GLFW_KEY_H) v.head = (v.head + 1) % static_cast<int>(r->heads);
+  if (key == GLFW_KEY_S) own.shade = static_cast<TextShade>((static_cast<int>(own.shade) + 1) % 3);
+}
+
 // Every view of a text model shares the generation's timeline; the views that read every map refuse a pooled run.
 bool textPrepare(AppState& s, const ModelOutput& o) {
   clampModelSelection(s.model);
@@ -761,9 +908,15 @@ extern const GuiModelKind kGuiTextKind = {
         {"rollout", [](AppState& s, const ModelOutput& o, HeatmapRenderer& gl) { rolloutView(s, *o.analysis, gl); }},
         {"table", [](AppState& s, const ModelOutput& o, HeatmapRenderer&) { tableView(s, *o.analysis); }},
         {"pattern", [](AppState& s, const ModelOutput& o, HeatmapRenderer& gl) { patternView(s, o.analysis->run, gl); }},
+        {"text", [](AppState& s, const ModelOutput& o, HeatmapRenderer&) { textView(s, o); }},
     },
-    [](const ModelViewState& v, ModelFigureSelection& f) { f.measure = kindView<TextViewState>(v).measure; },
+    [](const ModelViewState& v, ModelFigureSelection& f) {
+      const TextViewState own = kindView<TextViewState>(v);
+      f.measure = own.measure;
+      f.shade = own.shade;
+    },
     nullptr,
+    textKey,
 };
 
 // Attention from a file: the text kind's views of its maps, without the
@@ -781,6 +934,7 @@ extern const GuiModelKind kGuiAttentionKind = {
     }(),
     kGuiTextKind.select,
     nullptr,
+    textKey,
 };
 
 }  // namespace attn

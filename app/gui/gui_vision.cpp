@@ -193,6 +193,7 @@ extern const GuiModelKind kGuiVisionKind = {
     [](const ModelViewState& v, ModelFigureSelection& f) { f.query = kindView<VisionViewState>(v).token; },
     // --query picks the token (none: [CLS]).
     [](ModelViewState& v) { kindView<VisionViewState>(v).token = v.query >= 0 ? v.query : 0; },
+    nullptr,
 };
 
 }  // namespace attn

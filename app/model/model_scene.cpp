@@ -341,15 +341,21 @@ const std::vector<std::string>& headMeasureNames() {
   return names;
 }
 
-HeadMeasure headMeasureFromName(const std::string& name, const std::string& flag) {
-  const std::vector<std::string>& names = headMeasureNames();
+namespace {
+// The index of `name` in `names`; else an InputError naming `flag` and the names.
+int nameIndex(const std::vector<std::string>& names, const std::string& name, const std::string& flag) {
   const auto it = std::find(names.begin(), names.end(), name);
   if (it == names.end()) {
     std::string list;
     for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
     throw InputError(flag + ": expected one of " + list + ", got '" + name + "'");
   }
-  return static_cast<HeadMeasure>(it - names.begin());
+  return static_cast<int>(it - names.begin());
+}
+}  // namespace
+
+HeadMeasure headMeasureFromName(const std::string& name, const std::string& flag) {
+  return static_cast<HeadMeasure>(nameIndex(headMeasureNames(), name, flag));
 }
 
 std::string headMeasureLabel(HeadMeasure m) {
@@ -423,6 +429,55 @@ Result rolloutResult(const ModelAnalysis& a, int64_t layer, const std::string& t
   r.computeStats();
   r.weights_stats = a.rollout_stats.at(static_cast<size_t>(layer));
   return r;
+}
+
+const std::vector<std::string>& textShadeNames() {
+  static const std::vector<std::string> names = {"head", "layer", "rollout"};
+  return names;
+}
+
+TextShade textShadeFromName(const std::string& name, const std::string& flag) {
+  return static_cast<TextShade>(nameIndex(textShadeNames(), name, flag));
+}
+
+ReceivedAttention receivedAttention(const ModelOutput& out, TextShade shade, int64_t layer, int64_t head, int64_t query) {
+  const ModelAnalysis& a = *out.analysis;
+  const ModelRun& run = a.run;
+  const std::string flag = "--shade-by " + textShadeNames()[static_cast<size_t>(shade)];
+  if (!run.query_tokens.empty())
+    throw InputError("--view text: the text's tokens are keys of cross-attention, whose queries are another text's");
+  if (a.pooled && shade != TextShade::Head) throw InputError(everyMapRefusal(a, flag));
+  const int64_t n = static_cast<int64_t>(run.tokens.size());
+  ReceivedAttention r;
+  r.weights.assign(static_cast<size_t>(n), 0.0f);
+  const auto add = [&](const Mat& m, float scale) {  // row `query`, its keys aligned to the tokens
+    const int64_t cols = std::min<int64_t>(n, m.cols());
+    for (int64_t j = 0; j < cols; ++j) r.weights[static_cast<size_t>(j)] += scale * m(query, m.cols() - cols + j);
+  };
+  const auto ul = static_cast<size_t>(layer);
+  if (shade == TextShade::Head) {
+    r.what = headLabel(layer, head);
+    if (!a.pooled) add(run.attention[ul][static_cast<size_t>(head)], 1.0f);
+    else if (out.focus_map && out.focus_layer == layer && out.focus_head == head) add(*out.focus_map, 1.0f);
+    else add(wholeHeadMap(out, layer, head), 1.0f);
+  } else if (shade == TextShade::LayerMean) {
+    r.what = "layer " + std::to_string(layer) + ", mean over " + std::to_string(run.heads) + (run.heads == 1 ? " head" : " heads");
+    for (const Mat& m : run.attention[ul]) add(m, 1.0f / static_cast<float>(run.heads));  // (1/H) Σ_h A_l,h[q, ·]
+  } else {
+    r.what = "rollout through layer " + std::to_string(layer);
+    add(a.rollout.at(ul), 1.0f);
+  }
+  if (run.causal)
+    for (int64_t j = query + 1; j < n; ++j) r.weights[static_cast<size_t>(j)] = -1.0f;
+  return r;
+}
+
+ValueRange receivedRange(const ReceivedAttention& r, const ColorScale& scale) {
+  std::vector<float> seen;  // the keys the query sees (−1 marks the others)
+  for (const float w : r.weights)
+    if (w >= 0) seen.push_back(w);
+  const float top = seen.empty() ? 1.0f : std::max(1e-6f, *std::max_element(seen.begin(), seen.end()));
+  return withScale({0.0f, top, false}, scale, static_cast<int64_t>(seen.size()), seen.data(), static_cast<int64_t>(seen.size()));
 }
 
 Result qkResult(const ModelRun& run, const QkTerms& t, const std::string& title) {

@@ -235,6 +235,29 @@ std::vector<std::string> headTableColumnNames(const std::vector<int>& columns);
 // colour, a legend of the layers (up to 12).
 Scatter headScatter(const std::vector<HeadSummary>& summaries);
 
+// [SECTION] Text coloured by attention
+
+// What shades each token of the text view: the attention the selected query
+// gives it from one head, the mean of the layer's heads, or rollout through
+// the layer (the rollout view's R_l).
+enum class TextShade { Head, LayerMean, Rollout };
+const std::vector<std::string>& textShadeNames();  // "head", "layer", "rollout"
+// Parses one of textShadeNames(); throws InputError naming `flag` and the names.
+TextShade textShadeFromName(const std::string& name, const std::string& flag);
+// Query `query`'s row of that attention over the run's tokens: weights[j]
+// is what it gives key j, −1 where a causal query cannot see j (after it).
+// A pooled run's head is the focused map it recomputed (ModelOutput::focus_map),
+// else recomputed here; the layer's mean and rollout read every map of the
+// layer, which a pooled run refuses (everyMapRefusal). `what` names it:
+// "L1 H2", "layer 1, mean over 4 heads", "rollout through layer 1".
+struct ReceivedAttention {
+  std::vector<float> weights;
+  std::string what;
+};
+ReceivedAttention receivedAttention(const ModelOutput& out, TextShade shade, int64_t layer, int64_t head, int64_t query);
+// The colour range of those weights under the heatmaps' colour scale: [0, the row's largest].
+ValueRange receivedRange(const ReceivedAttention& r, const ColorScale& scale);
+
 // A short name for the model: its folder name, or the embedded label.
 std::string modelShortName(const Model& m);
 // The short name of what an output shows: its model, or its file of attention.

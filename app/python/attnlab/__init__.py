@@ -67,8 +67,9 @@ def show(attention, tokens=None, view="model", layer=0, head=0, size=None, title
     bfloat16 or float64); a tuple or list of per-layer [batch, heads, Lq, Lk] (what `transformers` returns with
     output_attentions=True; batch= picks one when the batch holds more); a TransformerLens ActivationCache or its
     patterns; a run() result; or a path `attnlab --attention` reads (a folder save() wrote, a .npy). tokens: the
-    positions' tokens (the rows', with source_tokens the columns' of cross-attention); None numbers them. view: model, heads, qk, rollout, table or entropy. size: (W, H), "WxH",
-    "column", "two-column" or "slide". meta: what the maps are ({"scores": True} for pre-softmax scores,
+    positions' tokens (the rows', with source_tokens the columns' of cross-attention); None numbers them. view:
+    model, heads, qk, rollout, table, entropy or text (query= and shade_by= its query and shading). size: (W, H),
+    "WxH", "column", "two-column" or "slide". meta: what the maps are ({"scores": True} for pre-softmax scores,
     "causal", "repeat": T for a text of period T, "model" and "text" for titles). Further options are render's
     flags (colormap="magma", scale="log", dark=True, …); an array given for a file is written as .npy (the qk
     view's q= and k=, each layer's [L, heads·d_head] or [heads, L, d_head] stacked)."""
