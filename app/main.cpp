@@ -296,7 +296,8 @@ int main(int argc, char** argv) {
       cmd->add_option("--top-k", intervention.top_k, "Top tokens listed before and after")->capture_default_str();
     }
     if (std::string(ic.name) == "ablate" || std::string(ic.name) == "importance")
-      cmd->add_option("--mode", intervention.mode, "zero, or mean (the head's mean output over the positions)")
+      cmd->add_option("--mode", intervention.mode,
+                      "zero, or mean (the head's mean output over every position of the text, later ones included)")
           ->capture_default_str();
     if (std::string(ic.name) == "patch") {
       CLI::Option* corrupted =

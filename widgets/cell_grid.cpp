@@ -84,48 +84,54 @@ CellGridLayout cellGridPrimitives(Primitives& out, const Canvas& c, const Box& a
   s = std::min(s, (area.h - m.top - m.bottom) / static_cast<float>(lay.rows));
   s = std::max(s, 1.0f);
   m = metrics(c, g, s);
-  lay.cells = {area.x + m.left, area.y + m.top, s * static_cast<float>(lay.cols), s * static_cast<float>(lay.rows)};
+  // cw × ch cells: square on a page; a window stretches them to fill the area, as it does a matrix's
+  float cw = s, ch = s;
+  if (c.screen) {
+    cw = std::max(s, (area.w - m.left - m.right) / static_cast<float>(lay.cols));
+    ch = std::max(s, (area.h - m.top - m.bottom) / static_cast<float>(lay.rows));
+  }
+  lay.cells = {area.x + m.left, area.y + m.top, cw * static_cast<float>(lay.cols), ch * static_cast<float>(lay.rows)};
   const float px = m.px;
   for (int64_t r = 0; r < lay.rows; ++r)
     for (int64_t k = 0; k < lay.cols; ++k) {
       const float v = g.values(r, k);
-      const float x0 = lay.cells.x + s * static_cast<float>(k), y0 = lay.cells.y + s * static_cast<float>(r);
+      const float x0 = lay.cells.x + cw * static_cast<float>(k), y0 = lay.cells.y + ch * static_cast<float>(r);
       const Rgb8 col = colormapAt(g.cmap, scaleToUnit(g.range, v));
-      Primitive& cell = addFill(out, x0, y0, x0 + s, y0 + s, col);
+      Primitive& cell = addFill(out, x0, y0, x0 + cw, y0 + ch, col);
       cell.mark = g.array + "[" + rowLabel(g, r) + ", " + colLabel(g, k) + "]";
       cell.mark_value = v;
       const size_t i = static_cast<size_t>(r * lay.cols + k);
       const std::string text = g.text.empty() ? formatCell(v) : g.text[i];
       if (text.empty()) continue;
       // as large as the cell allows, up to the labels' size; left out where it would be unreadable
-      float size = std::min(px, s * 0.42f);
+      float size = std::min(px, std::min(cw, ch) * 0.42f);
       const float w = c.textWidth(text, size);
-      if (w > s * 0.9f) size *= s * 0.9f / w;
+      if (w > cw * 0.9f) size *= cw * 0.9f / w;
       if (size < px * 0.55f) continue;
       // dark text on light cells, light on dark (relative luminance of the cell's colour)
       const float lum = (0.2126f * col.r + 0.7152f * col.g + 0.0722f * col.b) / 255.0f;
-      Primitive& t = addText(out, x0 + s * 0.5f, y0 + s * 0.5f, text, size, Role::Text, 0.5f, 0.5f);
+      Primitive& t = addText(out, x0 + cw * 0.5f, y0 + ch * 0.5f, text, size, Role::Text, 0.5f, 0.5f);
       t.colour = lum > 0.5f ? Rgb8{20, 20, 20} : Rgb8{245, 245, 245};
       t.labels = cell.mark;
     }
   addRect(out, lay.cells.x, lay.cells.y, lay.cells.right(), lay.cells.bottom(), Role::Frame);
   if (g.mark_row >= 0 && g.mark_col >= 0 && g.mark_row < lay.rows && g.mark_col < lay.cols) {
-    const float x0 = lay.cells.x + s * static_cast<float>(g.mark_col), y0 = lay.cells.y + s * static_cast<float>(g.mark_row);
-    addRect(out, x0, y0, x0 + s, y0 + s, Role::Accent, std::max(2.0f, c.unit * 0.15f));
+    const float x0 = lay.cells.x + cw * static_cast<float>(g.mark_col), y0 = lay.cells.y + ch * static_cast<float>(g.mark_row);
+    addRect(out, x0, y0, x0 + cw, y0 + ch, Role::Accent, std::max(2.0f, c.unit * 0.15f));
   }
   // row labels, one per row where rows are a label tall, else every k-th
-  const int64_t row_step = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(px * 1.15f / s)));
+  const int64_t row_step = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(px * 1.15f / ch)));
   float widest_row = 0;
   for (int64_t r = 0; r < lay.rows; r += row_step) {
     const std::string label = rowLabel(g, r);
     widest_row = std::max(widest_row, c.textWidth(label, px));
-    addText(out, lay.cells.x - px * 0.4f, lay.cells.y + s * (static_cast<float>(r) + 0.5f), label, px, Role::Text, 1.0f, 0.5f);
+    addText(out, lay.cells.x - px * 0.4f, lay.cells.y + ch * (static_cast<float>(r) + 0.5f), label, px, Role::Text, 1.0f, 0.5f);
   }
-  const int64_t col_step = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((m.vertical_cols ? px * 1.15f : 0.0f) / s)));
+  const int64_t col_step = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((m.vertical_cols ? px * 1.15f : 0.0f) / cw)));
   float tallest_col = px * 1.2f;
   for (int64_t k = 0; k < lay.cols; k += col_step) {
     const std::string label = colLabel(g, k);
-    const float x = lay.cells.x + s * (static_cast<float>(k) + 0.5f), y = lay.cells.bottom() + px * 0.4f;
+    const float x = lay.cells.x + cw * (static_cast<float>(k) + 0.5f), y = lay.cells.bottom() + px * 0.4f;
     Primitive& t = addText(out, x, y, label, px, Role::Text, m.vertical_cols ? 1.0f : 0.5f, m.vertical_cols ? 0.5f : 0.0f);
     t.vertical = m.vertical_cols;
     if (m.vertical_cols) tallest_col = std::max(tallest_col, c.textWidth(label, px));

@@ -37,7 +37,7 @@ struct CellGridLayout {
 };
 
 // Lays the grid out in `area`, its cells as large as the area allows (up to
-// max_cell), labels left and below, the colour bar right. `draw` false measures.
+// max_cell; a window stretches them to fill the area), labels left and below, the colour bar right.
 CellGridLayout cellGridPrimitives(Primitives& out, const Canvas& c, const Box& area, const CellGrid& g);
 // The height the grid needs at `width` (its cells at the largest size that fits the width).
 float cellGridHeight(const Canvas& c, float width, const CellGrid& g);

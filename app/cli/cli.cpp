@@ -66,7 +66,9 @@ int cmdListKinds(bool json) {
   for (const ModelKindInfo* k : modelKindRegistry()) {
     nlohmann::json views = nlohmann::json::array();
     for (size_t i = 0; i < k->views.size(); ++i)
-      views.push_back({{"name", k->views[i].name}, {"key", i + 1}, {"help", k->views[i].help}});
+      views.push_back({{"name", k->views[i].name},
+                       {"key", modelViewDigit(i) >= 0 ? nlohmann::json(modelViewDigit(i)) : nlohmann::json()},
+                       {"help", k->views[i].help}});
     out.push_back({{"name", k->name}, {"summary", k->summary}, {"views", views}});
   }
   if (json) {
@@ -77,7 +79,8 @@ int cmdListKinds(bool json) {
     std::cout << k["name"].get<std::string>() << "\n      " << k["summary"].get<std::string>() << "\n";
     for (const nlohmann::json& v : k["views"]) {
       const std::string name = v["name"];
-      std::cout << "  " << v["key"].get<int>() << " " << name << std::string(name.size() < 10 ? 10 - name.size() : 1, ' ')
+      std::cout << "  " << (v["key"].is_null() ? " " : std::to_string(v["key"].get<int>())) << " " << name
+                << std::string(name.size() < 12 ? 12 - name.size() : 1, ' ')
                 << v["help"].get<std::string>() << "\n";
     }
   }

@@ -49,8 +49,6 @@ int cmdModelIntervention(const InterventionCliOptions& o) {
   if (o.top_k < 1) throw InputError("--top-k: expected K ≥ 1, got " + std::to_string(o.top_k));
   if (!o.token.empty() && o.token_id >= 0) throw InputError("--token and --token-id: give one of them");
   const HeadAblation::Mode mode = ablationMode(o.mode);
-  if (o.what != "ablate" && o.what != "importance" && o.mode != "zero")
-    throw InputError("--mode: only ablate and importance ablate heads");
   const std::vector<std::pair<int64_t, int64_t>> heads =
       o.heads.empty() ? std::vector<std::pair<int64_t, int64_t>>{} : parseLayerHeads(o.heads, "--heads");
   if (o.what == "ablate" && heads.empty()) throw InputError("--heads: name the heads to ablate, layer:head pairs such as 0:3,5:1");
@@ -71,7 +69,7 @@ int cmdModelIntervention(const InterventionCliOptions& o) {
   } else if (!o.corrupted.empty() || !o.corrupted_file.empty()) {
     throw InputError("--corrupted: only model patch reads a second text");
   }
-  if (o.token_id >= c.vocab || o.token_id < -1)
+  if (o.token_id >= c.vocab || o.token_id < -1)  // before the narrowing below (chooseTarget checks an int32)
     throw InputError("--token-id: " + std::to_string(o.token_id) + " is outside the vocabulary [0, " +
                      std::to_string(c.vocab) + ")");
   const int32_t token_id = o.token.empty() ? static_cast<int32_t>(o.token_id) : tokenIdOf(*model, o.token);
@@ -137,8 +135,14 @@ int cmdModelIntervention(const InterventionCliOptions& o) {
       // log p(target) in the corrupted pass with the clean value patched in, and the share of the clean prediction it restores
       dir.writeNpy("patch_heads.npy", r.heads);
       dir.writeNpy("patch_residual.npy", r.residual);
-      dir.writeNpy("restored_heads.npy", r.restoredHeads());
-      dir.writeNpy("restored_residual.npy", r.restoredResidual());
+      meta["restorable"] = r.restorable();
+      if (r.restorable()) {
+        dir.writeNpy("restored_heads.npy", r.restoredHeads());
+        dir.writeNpy("restored_residual.npy", r.restoredResidual());
+      } else {
+        std::cerr << "patch: the two texts give the target nearly the same probability (less than " << kPatchingSpan
+                  << " nats apart): no share restored is written\n";
+      }
       summary = "patched " + std::to_string(c.layers * c.heads) + " heads and " + std::to_string(c.layers) + " × " +
                 std::to_string(ids.size()) + " residual positions: clean " + said(target.token, r.clean.probability()) +
                 ", corrupted " + said(target.token, r.corrupted.probability());

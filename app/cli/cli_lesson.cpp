@@ -84,6 +84,9 @@ StepFigure computeStep(const LessonStep& step, LoadedModels& models) {
     f.selection = {scene.layer >= 0 ? scene.layer : d.layer, scene.head >= 0 ? scene.head : d.head, scene.query, scene.key,
                    Seq2SeqMaps::Cross};
     ms.pattern = f.model_view == "pattern";
+    ms.probe = probeOfView(f.model_view);
+    ms.corrupted = scene.corrupted;
+    ms.predict_at = scene.query;
     ms.layer = f.selection.layer;
     ms.head = f.selection.head;
     const VariantInfo& pattern = variantOrThrow(scene.pattern.empty() ? d.pattern : scene.pattern);

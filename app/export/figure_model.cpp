@@ -77,6 +77,9 @@ ModelOutput textRun(const ModelRunRequest& r) {
   }
   ModelOutput out = computeModelScene(scene, nullptr, {});
   if (out.too_long_tokens > 0) throw InputError(out.too_long_message);
+  // the query a view of which heads matter explains: inside the text, never clamped to it
+  if (out.analysis && !scene.probe.empty() && r.query >= 0)
+    checkSelection("--query", r.query, static_cast<int64_t>(out.analysis->run.ids.size()));
   return out;
 }
 
@@ -173,6 +176,13 @@ ModelViewBody textEntropyBody(const ModelOutput& out, const ModelFigureSelection
 
 // [SECTION] Which heads matter (engine/model/analysis/interventions.h)
 
+// "L1 H0, L1 H3"
+std::string headNames(const HeadAblation& a) {
+  std::string s;
+  for (const auto& [l, h] : a.heads) s += (s.empty() ? "L" : ", L") + std::to_string(l) + " H" + std::to_string(h);
+  return s;
+}
+
 // " 83.9%"
 std::string percent(double p) {
   char buf[32];
@@ -182,9 +192,6 @@ std::string percent(double p) {
 
 // "‹ And› 83.9%"
 std::string tokenShare(const std::string& token, double p) { return "\xE2\x80\xB9" + token + "\xE2\x80\xBA" + percent(p); }
-
-// The least difference of log p between the two prompts the patching view divides by (nats).
-constexpr double kPatchingSpan = 0.05;
 
 std::string formatShare(float v) {
   char buf[32];
@@ -278,7 +285,7 @@ ModelViewBody textImportanceBody(const ModelOutput& out, const ModelFigureSelect
            std::to_string(t.position) + ")",
        Role::Muted, false},
       {"", Role::Text, false},
-      {"ablating L" + std::to_string(sel.layer) + " H" + std::to_string(sel.head) + " alone:", Role::Text, true},
+      {"ablating " + headNames(e.ablated) + " alone:", Role::Text, true},
       {tokenShare(t.token, e.before.probability()) + " \xE2\x86\x92" + percent(e.after.probability()), Role::Text, false},
       {"\xCE\x94 log p " + signedValue(e.after.log_prob - e.before.log_prob), Role::Muted, false},
   };
@@ -328,7 +335,7 @@ ModelViewBody textPatchingBody(const ModelOutput& out, const ModelFigureSelectio
   const PatchingResult& r = probeOf(out, out.patching, "patching");
   const Target& t = r.target;
   // A share of nearly nothing is noise: the query must be one where the two prompts disagree.
-  if (std::abs(r.clean.log_prob - r.corrupted.log_prob) < kPatchingSpan)
+  if (!r.restorable())
     throw InputError("patching: the text and the corrupted prompt give \xE2\x80\xB9" + t.token + "\xE2\x80\xBA after position " +
                      std::to_string(t.position) + " nearly the same probability (" + percent(r.clean.probability()).substr(1) +
                      " and" + percent(r.corrupted.probability()) +

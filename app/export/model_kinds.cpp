@@ -40,6 +40,8 @@ const ModelKindInfo& attentionFileKind() { return kAttentionKind; }
 const ModelKindInfo& modelKindOf(const ModelScene& s) { return s.source ? kAttentionKind : modelKindOf(s.model.get()); }
 const ModelKindInfo& modelKindOf(const ModelOutput& o) { return o.source ? kAttentionKind : modelKindOf(o.model.get()); }
 
+int modelViewDigit(size_t i) { return i < 9 ? static_cast<int>(i) + 1 : i == 9 ? 0 : -1; }
+
 const ModelKindView* findModelView(const ModelKindInfo& k, const std::string& name) {
   for (const ModelKindView& v : k.views)
     if (v.name == name) return &v;

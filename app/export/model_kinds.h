@@ -106,6 +106,9 @@ const std::vector<ModelKindView>& textKindViews();
 // (or a file's cross-attention), every head whole up to r.whole_limit tokens,
 // else every head pooled plus r.heads whole.
 PageContent textKindPage(const ModelOutput& out, const PageRequest& r);
+// The digit key of a kind's view i (from 0): 1 … 9, then 0 for the tenth; −1
+// past it (those views are reached from the window's view bar).
+int modelViewDigit(size_t i);
 // The kind's view called `name`, or null.
 const ModelKindView* findModelView(const ModelKindInfo& k, const std::string& name);
 // The kind's view called `name`; else an InputError naming the flag, the kind and its views.

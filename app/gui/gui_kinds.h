@@ -61,10 +61,6 @@ T kindView(const ModelViewState& v) {
   const auto it = v.kinds.find(typeid(T));
   return it == v.kinds.end() ? T{} : std::any_cast<const T&>(it->second);
 }
-// The digit key of a kind's view i (from 0): 1 … 9, then 0 for the tenth; −1
-// past it (those views are reached from the view bar).
-int modelViewDigit(size_t i);
-
 // What a figure of the window's view shows: its selection (Export, a body view).
 ModelFigureSelection modelSelection(const ModelViewState& v, const ModelOutput& o);
 

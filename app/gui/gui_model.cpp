@@ -238,8 +238,6 @@ const GuiModelKind& guiModelKind(const ModelKindInfo& k) {
   throw std::logic_error("guiModelKind: no window side for the model kind '" + k.name + "'");
 }
 
-int modelViewDigit(size_t i) { return i < 9 ? static_cast<int>(i) + 1 : i == 9 ? 0 : -1; }
-
 ModelFigureSelection modelSelection(const ModelViewState& v, const ModelOutput& o) {
   ModelFigureSelection f;
   f.layer = v.layer;

@@ -6,7 +6,6 @@
 #include "app/gui/gui_panels.h"
 
 #include "app/gui/gui_generate.h"
-#include "app/gui/gui_kinds.h"
 #include "app/gui/gui_lesson.h"
 #include "app/gui/gui_kinds.h"
 #include "app/gui/gui_model.h"

@@ -141,33 +141,40 @@ namespace {
 void probeHeads(ModelOutput& out, const ModelScene& s, const ModelOutput* same, const RunContext& ctx) {
   const Model& m = *s.model;
   const std::vector<int32_t>& ids = out.analysis->run.ids;
+  if (same) {  // the same run and query: what other views computed stays (switching views back costs nothing)
+    out.importance = same->importance;
+    out.lens = same->lens;
+    out.attribution = same->attribution;
+    if (same->corrupted == s.corrupted) out.patching = same->patching, out.corrupted = same->corrupted;
+    if (same->ablation && same->ablation->ablated.heads == std::vector<std::pair<int64_t, int64_t>>{{s.layer, s.head}})
+      out.ablation = same->ablation;
+  }
   try {
-    const Target target = chooseTarget(m, ids, out.predicted_at, -1, ctx);
+    if (out.predictions.empty()) needsPrediction(m);
+    // the model's own top token after the query: the side panel's first
+    const Target target{out.predicted_at, out.predictions.at(0).id, out.predictions.at(0).token};
     if (s.probe == "importance") {
-      out.importance = same && same->importance ? same->importance
-                                                : std::make_shared<const ImportanceGrid>(importanceGrid(
-                                                      m, ids, HeadAblation::Mode::Zero, target, ctx));
-      out.ablation = std::make_shared<const AblationEffect>(
-          ablationEffect(m, ids, {HeadAblation::Mode::Zero, {{s.layer, s.head}}}, target, kPredictions, ctx));
+      if (!out.importance)
+        out.importance = std::make_shared<const ImportanceGrid>(importanceGrid(m, ids, HeadAblation::Mode::Zero, target, ctx));
+      if (!out.ablation)
+        out.ablation = std::make_shared<const AblationEffect>(
+            ablationEffect(m, ids, {HeadAblation::Mode::Zero, {{s.layer, s.head}}}, target, kPredictions, ctx));
     } else if (s.probe == "lens") {
       std::vector<int64_t> positions;
       for (int64_t i = std::max<int64_t>(0, out.predicted_at - kLensPositions + 1); i <= out.predicted_at; ++i)
         positions.push_back(i);
-      out.lens = same && same->lens ? same->lens
-                                    : std::make_shared<const LogitLens>(logitLens(m, ids, kPredictions, ctx, positions));
+      if (!out.lens) out.lens = std::make_shared<const LogitLens>(logitLens(m, ids, kPredictions, ctx, positions));
     } else if (s.probe == "patching") {
       if (s.corrupted.empty())
         throw InputError("the patching view needs a corrupted prompt of as many tokens as the text: type one under "
                          "CORRUPTED PROMPT (--corrupted on the command line)");
       out.corrupted = s.corrupted;
-      out.patching = same && same->patching && same->corrupted == s.corrupted
-                         ? same->patching
-                         : std::make_shared<const PatchingResult>(
-                               activationPatching(m, ids, textIds(m, s.corrupted, s.truncate), target, {}, ctx));
+      if (!out.patching)
+        out.patching = std::make_shared<const PatchingResult>(
+            activationPatching(m, ids, textIds(m, s.corrupted, s.truncate), target, {}, ctx));
     } else if (s.probe == "attribution") {
-      out.attribution = same && same->attribution
-                            ? same->attribution
-                            : std::make_shared<const LogitAttribution>(directLogitAttribution(m, ids, target, ctx));
+      if (!out.attribution)
+        out.attribution = std::make_shared<const LogitAttribution>(directLogitAttribution(m, ids, target, ctx));
     }
   } catch (const InputError& e) {
     out.probe_error = e.what();  // shown in the view (a model without an LM head, a post-norm family)

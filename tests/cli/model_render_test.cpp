@@ -67,10 +67,15 @@ TEST(ModelRenderCli, EveryKindsViewRendersUnderItsOneName) {
     for (size_t i = 0; i < kind.at("views").size(); ++i) {
       const nlohmann::json& view = kind.at("views")[i];
       const std::string name = view.at("name");
-      EXPECT_EQ(view.at("key"), i + 1) << name;
+      // the window's digits: 1 … 9, then 0, then none (the view bar)
+      if (i < 10) EXPECT_EQ(view.at("key"), i < 9 ? static_cast<int>(i) + 1 : 0) << name;
+      else EXPECT_TRUE(view.at("key").is_null()) << name;
       EXPECT_FALSE(view.at("help").get<std::string>().empty()) << name;
       if (name == "qk" && model->first == "attention") continue;  // needs q and k (tests/cli/attention_file_test.cpp)
       std::vector<std::string> args = {"render", model->second[0], model->second[1], "--view", name, "--out", (dir / "v.svg").string()};
+      if (name == "patching")  // a corrupted prompt of the default text's 28 tokens, and a query where the two differ
+        args.insert(args.end(), {"--corrupted", "And God said, Let there come light: and there was light. And God said, Let "
+                                                "there be light: and there was light.", "--query", "19"});
       const RunResult r = runAttnlab(args);
       EXPECT_EQ(r.status, 0) << model->second[1] << " --view " << name << ": " << r.err;
       EXPECT_NE(r.out.find("(" + name + " of "), std::string::npos) << r.out;

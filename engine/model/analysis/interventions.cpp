@@ -49,11 +49,6 @@ std::vector<Prediction> topAt(const Model& m, const ModelRun& run, int64_t posit
   return predictTokens(m, run.hidden, {position}, k)[static_cast<size_t>(position)];
 }
 
-void needsLmHead(const Model& m) {
-  if (!m.predicts)
-    throw InputError(m.info.config.label + " has no LM head: there is no prediction whose heads could matter");
-}
-
 }  // namespace
 
 std::vector<int32_t> textIds(const Model& m, const std::string& text, bool truncate) {
@@ -61,15 +56,20 @@ std::vector<int32_t> textIds(const Model& m, const std::string& text, bool trunc
   return promptIds(m, text, m.info.config.positions, truncate, &truncated);
 }
 
+void needsPrediction(const Model& m) {
+  if (!m.predicts)
+    throw InputError(m.info.config.label + " has no LM head: there is no prediction whose heads could matter");
+}
+
 double TokenScore::probability() const { return std::exp(log_prob); }
 
 Target chooseTarget(const Model& m, const std::vector<int32_t>& ids, int64_t position, int32_t token_id,
                     const RunContext& ctx) {
-  needsLmHead(m);
+  needsPrediction(m);
   Target t;
   t.position = checkPosition("--position", position, static_cast<int64_t>(ids.size()));
   const int32_t V = static_cast<int32_t>(m.info.config.vocab);
-  if (token_id >= V || token_id < -1)
+  if (token_id >= V || token_id < -1)  // −1: the model's own
     throw InputError("--token-id: " + std::to_string(token_id) + " is outside the vocabulary [0, " + std::to_string(V) +
                      ")");
   if (token_id >= 0) {
@@ -102,8 +102,8 @@ int32_t tokenIdOf(const Model& m, const std::string& text) {
 
 AblationEffect ablationEffect(const Model& m, const std::vector<int32_t>& ids, const HeadAblation& ablate,
                               const Target& target, int top_k, const RunContext& ctx) {
-  needsLmHead(m);
-  AblationEffect out{.target = target};
+  needsPrediction(m);
+  AblationEffect out{.target = target, .ablated = ablate};
   const ModelRun before = editedRun(m, ids, {}, ctx);
   ctx.progress(0.5f);
   Interventions e;
@@ -119,7 +119,7 @@ AblationEffect ablationEffect(const Model& m, const std::vector<int32_t>& ids, c
 
 ImportanceGrid importanceGrid(const Model& m, const std::vector<int32_t>& ids, HeadAblation::Mode mode,
                               const Target& target, const RunContext& ctx, bool resume) {
-  needsLmHead(m);
+  needsPrediction(m);
   const int64_t layers = m.info.config.layers, heads = m.info.config.heads;
   ImportanceGrid g{.target = target, .mode = mode};
   Interventions keep;
@@ -146,22 +146,25 @@ ImportanceGrid importanceGrid(const Model& m, const std::vector<int32_t>& ids, H
   return g;
 }
 
-Mat PatchingResult::restoredHeads() const {
-  const double span = clean.log_prob - corrupted.log_prob;
-  if (span == 0) return Mat::Zero(heads.rows(), heads.cols());
-  return ((heads.array() - static_cast<float>(corrupted.log_prob)) / static_cast<float>(span)).matrix();
+bool PatchingResult::restorable() const { return std::abs(clean.log_prob - corrupted.log_prob) >= kPatchingSpan; }
+
+namespace {
+
+Mat restoredShare(const PatchingResult& r, const Mat& patched) {
+  if (!r.restorable()) return Mat::Zero(patched.rows(), patched.cols());
+  const double span = r.clean.log_prob - r.corrupted.log_prob;
+  return ((patched.array() - static_cast<float>(r.corrupted.log_prob)) / static_cast<float>(span)).matrix();
 }
 
-Mat PatchingResult::restoredResidual() const {
-  const double span = clean.log_prob - corrupted.log_prob;
-  if (span == 0) return Mat::Zero(residual.rows(), residual.cols());
-  return ((residual.array() - static_cast<float>(corrupted.log_prob)) / static_cast<float>(span)).matrix();
-}
+}  // namespace
+
+Mat PatchingResult::restoredHeads() const { return restoredShare(*this, heads); }
+Mat PatchingResult::restoredResidual() const { return restoredShare(*this, residual); }
 
 PatchingResult activationPatching(const Model& m, const std::vector<int32_t>& clean,
                                   const std::vector<int32_t>& corrupted, const Target& target, PatchingChoice what,
                                   const RunContext& ctx) {
-  needsLmHead(m);
+  needsPrediction(m);
   if (clean.size() != corrupted.size())
     throw InputError("--corrupted: " + std::to_string(corrupted.size()) + " tokens, but the clean text has " +
                      std::to_string(clean.size()) + ": patching replaces values position by position, so the two "
@@ -210,7 +213,7 @@ PatchingResult activationPatching(const Model& m, const std::vector<int32_t>& cl
 
 LogitLens logitLens(const Model& m, const std::vector<int32_t>& ids, int top_k, const RunContext& ctx,
                     std::vector<int64_t> positions) {
-  needsLmHead(m);
+  needsPrediction(m);
   const int64_t layers = m.info.config.layers, L = static_cast<int64_t>(ids.size());
   if (positions.empty())
     for (int64_t i = 0; i < L; ++i) positions.push_back(i);
@@ -255,7 +258,7 @@ double LogitAttribution::sum() const {
 
 LogitAttribution directLogitAttribution(const Model& m, const std::vector<int32_t>& ids, const Target& target,
                                         const RunContext& ctx) {
-  needsLmHead(m);
+  needsPrediction(m);
   const ModelConfig& c = m.info.config;
   if (m.family->logits)
     throw InputError("direct logit attribution: " + c.label +

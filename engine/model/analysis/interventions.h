@@ -26,6 +26,9 @@
 
 namespace attn {
 
+// InputError unless the model has an LM head (a prediction to explain).
+void needsPrediction(const Model& m);
+
 // The ids a pass reads for `text` (special tokens included), as runModel
 // tokenizes it: longer than the model's positions, TooLongError, or cut where `truncate`.
 std::vector<int32_t> textIds(const Model& m, const std::string& text, bool truncate);
@@ -53,6 +56,7 @@ struct TokenScore {
 
 struct AblationEffect {
   Target target;
+  HeadAblation ablated;
   TokenScore before, after;
   std::vector<Prediction> top_before, top_after;  // at target.position, best first
 };
@@ -78,11 +82,14 @@ struct PatchingResult {
   Mat heads;     // [layers, heads]: one head's output before W_O
   Mat residual;  // [layers, L]: the stream entering layer l at position p
   // How much of the clean prediction a patch restores:
-  // (log p − corrupted.log_prob) / (clean.log_prob − corrupted.log_prob); NaN-free:
-  // 0 everywhere when the two prompts give the target the same log-probability.
+  // (log p − corrupted.log_prob) / (clean.log_prob − corrupted.log_prob), where
+  // the two prompts differ by kPatchingSpan nats or more (else a share of
+  // nearly nothing is noise: restorable() is false and these are 0).
+  bool restorable() const;
   Mat restoredHeads() const;
   Mat restoredResidual() const;
 };
+constexpr double kPatchingSpan = 0.05;
 struct PatchingChoice {
   bool heads = true, residual = true;
 };

@@ -413,7 +413,7 @@ bool enterLayer(ModelRun& run, int64_t layer, Mat& x) {
   return true;
 }
 
-void headWrites(ModelRun& run, int64_t layer, const Mat& concat, const Projection& project) {
+void headWrites(ModelRun& run, int64_t layer, const Mat& concat, const Mat& attention_out, const Projection& project) {
   if (!run.edit || (run.edit->write_positions.empty() && !run.edit->value_norms)) return;
   const Interventions& e = *run.edit;
   const size_t l = static_cast<size_t>(layer);
@@ -425,6 +425,8 @@ void headWrites(ModelRun& run, int64_t layer, const Mat& concat, const Projectio
       rows.row(h * P + p).segment(h * dh, dh) =
           concat.row(e.write_positions[static_cast<size_t>(p)]).segment(h * dh, dh);
   project(rows, out);  // [H·P + 1, d]
+  run.attention_out[l].resize(P, out.cols());
+  for (int64_t p = 0; p < P; ++p) run.attention_out[l].row(p) = attention_out.row(e.write_positions[static_cast<size_t>(p)]);
   run.head_bias[l] = out.row(H * P);
   run.head_writes[l] = out.topRows(H * P).rowwise() - run.head_bias[l];
   if (!e.value_norms) return;

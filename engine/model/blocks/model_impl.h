@@ -199,10 +199,11 @@ void attend(ModelRun& run, int64_t layer, const AttentionSpec& a, Mat& q, Mat& k
 bool enterLayer(ModelRun& run, int64_t layer, Mat& x);
 // The family's output projection with its bias, [R, heads·d_head] → [R, d].
 using Projection = std::function<void(const Mat& in, Mat& out)>;
-// After a layer's output projection: what each head writes into the residual
-// stream, through `project` on rows holding one head's output each, for the
-// write positions (ModelRun::head_writes) and the values' norms (value_norms).
-void headWrites(ModelRun& run, int64_t layer, const Mat& concat, const Projection& project);
+// After a layer's output projection `out` = project(concat): what each head
+// writes into the residual stream, through `project` on rows holding one
+// head's output each, for the write positions (ModelRun::head_writes, with
+// out's rows there in attention_out) and the values' norms (value_norms).
+void headWrites(ModelRun& run, int64_t layer, const Mat& concat, const Mat& out, const Projection& project);
 // The final norm of a pre-norm stack, applied as layerNorm / rmsNorm do and
 // recorded in run.final_norm (direct logit attribution reads it).
 void finalLayerNorm(ModelRun& run, Mat& x, const Weight& gamma, const Weight& beta, double eps);

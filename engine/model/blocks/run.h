@@ -235,6 +235,7 @@ struct ModelRun {
   // projection's bias (zeros without one).
   std::vector<Mat> head_writes;
   std::vector<RowVec> head_bias;
+  std::vector<Mat> attention_out;  // [layer] [P, d]: the attention's output at the write positions, as the pass added it
   // [layer] [L, heads]: ‖v_j^h W_O^h‖, key j's value through head h's rows of
   // the output projection (Kobayashi et al. 2020); bias left out.
   std::vector<Mat> value_norms;

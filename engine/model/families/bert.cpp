@@ -110,7 +110,7 @@ void bertForward(const Model& m, ModelRun& run, KvCache*, const RunContext& ctx)
     attend(run, l, att, q, k, v, nullptr, ctx, concat);
     // x = LN(x + Concat(head_1 … head_H) W_oᵀ + b_o)               [L, d]
     linear(concat, w.o_w, &w.o_b, true, proj);
-    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linear(in, w.o_w, &w.o_b, true, o); });
+    headWrites(run, l, concat, proj, [&](const Mat& in, Mat& o) { linear(in, w.o_w, &w.o_b, true, o); });
     x += proj;
     layerNorm(x, w.ln1_w, w.ln1_b, c.ln_eps);
     // x = LN(x + gelu(x W_iᵀ + b_i) W_outᵀ + b_out)               [L, d_ff] → [L, d]

@@ -151,7 +151,7 @@ void bloomForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_denseᵀ + b_dense            [L, d]
     linearT(concat, w.dense_w, w.dense_b, scratch, &run.flops, proj);
-    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.dense_w, w.dense_b, scratch, &run.flops, o); });
+    headWrites(run, l, concat, proj, [&](const Mat& in, Mat& o) { linearT(in, w.dense_w, w.dense_b, scratch, &run.flops, o); });
     x += proj;
     // x = x + gelu_tanh(LN(x; post_attention_layernorm) W_h→4hᵀ + b) W_4h→hᵀ + b    [L, 4d] → [L, d]
     a = x;

@@ -144,25 +144,25 @@ namespace {
 // Each edit inside the model and the run: one InputError naming the first that is not.
 void checkInterventions(const Interventions& e, const ModelConfig& c, int64_t L, const KvCache* cache) {
   if (cache) throw InputError("interventions: a run continuing a KV cache cannot be edited (run the whole text)");
-  checkLayerHeads(e.ablate.heads, c.layers, c.heads, "--ablate");
+  checkLayerHeads(e.ablate.heads, c.layers, c.heads, "ablation");
   const int64_t d = c.d_model, dh = c.head_dim;
   auto position = [L](const std::string& flag, int64_t p) {  // from 0 here: the analyses resolve −1 first
     if (checkPosition(flag, p, L) != p) throw InputError(flag + ": position " + std::to_string(p) + " is not counted from 0");
   };
   for (const Interventions::HeadPatch& p : e.patch_heads) {
-    checkLayerHeads({{p.layer, p.head}}, c.layers, c.heads, "--patch");
+    checkLayerHeads({{p.layer, p.head}}, c.layers, c.heads, "patching");
     if (p.out.rows() != L || p.out.cols() != dh)
-      throw InputError("--patch: layer " + std::to_string(p.layer) + " head " + std::to_string(p.head) + ": an output of " +
+      throw InputError("patching: layer " + std::to_string(p.layer) + " head " + std::to_string(p.head) + ": an output of " +
                        std::to_string(p.out.rows()) + " × " + std::to_string(p.out.cols()) + ", expected " +
                        std::to_string(L) + " × " + std::to_string(dh) + " (the two runs must have the same length)");
   }
   for (const Interventions::ResidualPatch& p : e.patch_residual) {
     if (p.layer < 0 || p.layer >= c.layers)
-      throw InputError("--patch: layer " + std::to_string(p.layer) + " is outside the model's " +
+      throw InputError("patching: layer " + std::to_string(p.layer) + " is outside the model's " +
                        std::to_string(c.layers) + " layers");
-    position("--patch", p.position);
+    position("patching", p.position);
     if (p.value.size() != d)
-      throw InputError("--patch: a residual of " + std::to_string(p.value.size()) + " values, expected d_model = " +
+      throw InputError("patching: a residual of " + std::to_string(p.value.size()) + " values, expected d_model = " +
                        std::to_string(d));
   }
   if (e.resume_layer >= 0) {
@@ -210,12 +210,14 @@ ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* ca
   if (run.keep_scores) run.scores.resize(static_cast<size_t>(c.layers));
   if (!options.edit.empty()) {
     checkInterventions(options.edit, c, static_cast<int64_t>(ids.size()), cache);
+    if (options.edit.value_norms && !run.keep_projections)
+      throw InputError("value-weighted attention: the run must keep every map and its values (maps all, projections kept)");
     run.edit = &options.edit;
     const size_t layers = static_cast<size_t>(c.layers);
     if (options.edit.keep_residual) run.residual.resize(layers + 1);
     if (options.edit.keep_heads) run.head_out.resize(layers);
     if (!options.edit.write_positions.empty() || options.edit.value_norms)
-      run.head_writes.resize(layers), run.head_bias.resize(layers);
+      run.head_writes.resize(layers), run.head_bias.resize(layers), run.attention_out.resize(layers);
     if (options.edit.value_norms) run.value_norms.resize(layers);
   }
   MapStream stream(run, static_cast<int64_t>(ids.size()), run.maps, options.maps.heads, options.map_rows,

@@ -228,7 +228,7 @@ void gemmaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // o = Concat(head_1 … head_H) W_oᵀ                             [L, d]
     linearT(concat, w.attn.o_w, Weight{}, scratch, &run.flops, proj);
-    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.attn.o_w, Weight{}, scratch, &run.flops, o); });
+    headWrites(run, l, concat, proj, [&](const Mat& in, Mat& o) { linearT(in, w.attn.o_w, Weight{}, scratch, &run.flops, o); });
     if (gen == 1) {
       x += proj;  // x = x + o;  a = RMSNorm_post_attn(x)
       rmsNorm(x, w.post_attn_norm, c.rms_eps, a, 1.0f);

@@ -100,7 +100,7 @@ void gpt2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_proj + b_proj             [L, d]
     linear(concat, w.proj_w, &w.proj_b, false, proj);
-    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linear(in, w.proj_w, &w.proj_b, false, o); });
+    headWrites(run, l, concat, proj, [&](const Mat& in, Mat& o) { linear(in, w.proj_w, &w.proj_b, false, o); });
     x += proj;
     // x = x + gelu(LN(x; ln_2) W_fc + b_fc) W_mproj + b_mproj     [L, d_ff] → [L, d]
     a = x;

@@ -133,7 +133,7 @@ void bigcodeForward(const Model& m, ModelRun& run, KvCache* cache, const RunCont
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_projᵀ + b_proj             [L, d]
     linearT(concat, w.proj_w, w.proj_b, scratch, &run.flops, proj);
-    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.proj_w, w.proj_b, scratch, &run.flops, o); });
+    headWrites(run, l, concat, proj, [&](const Mat& in, Mat& o) { linearT(in, w.proj_w, w.proj_b, scratch, &run.flops, o); });
     x += proj;
     // x = x + act(LN(x; ln_2) W_fcᵀ + b_fc) W_mprojᵀ + b_mproj     [L, d_ff] → [L, d]
     a = x;

@@ -154,7 +154,7 @@ void neoxForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // o = Concat(head_1 … head_H) W_denseᵀ + b                     [L, d]
     linearT(concat, w.dense_w, w.dense_b, scratch, &run.flops, attn);
-    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.dense_w, w.dense_b, scratch, &run.flops, o); });
+    headWrites(run, l, concat, attn, [&](const Mat& in, Mat& o) { linearT(in, w.dense_w, w.dense_b, scratch, &run.flops, o); });
     if (c.parallel_residual) {
       // x = x + o + MLP(LN(x; post_attention_layernorm))
       a = x;

@@ -121,7 +121,7 @@ void llamaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_oᵀ (+ b_o)                  [L, d]
     linearT(concat, w.attn.o_w, w.attn.o_b, scratch, &run.flops, proj);
-    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.attn.o_w, w.attn.o_b, scratch, &run.flops, o); });
+    headWrites(run, l, concat, proj, [&](const Mat& in, Mat& o) { linearT(in, w.attn.o_w, w.attn.o_b, scratch, &run.flops, o); });
     x += proj;
     // x = x + (SiLU(a W_gateᵀ) ⊙ a W_upᵀ) W_downᵀ,  a = RMSNorm(x) · w_post     [L, d_ff] → [L, d]
     rmsNorm(x, w.post_norm, c.rms_eps, a);

@@ -216,7 +216,7 @@ void modernbertForward(const Model& m, ModelRun& run, KvCache*, const RunContext
     attend(run, l, att, q, k, v, nullptr, ctx, concat);
     // x = x + Concat(head_1 … head_H) Woᵀ                           [L, d]
     linearT(concat, w.wo, Weight{}, scratch, &run.flops, proj);
-    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.wo, Weight{}, scratch, &run.flops, o); });
+    headWrites(run, l, concat, proj, [&](const Mat& in, Mat& o) { linearT(in, w.wo, Weight{}, scratch, &run.flops, o); });
     x += proj;
     // [u | g] = LN_mlp(x) Wiᵀ; x = x + (act(u) ⊙ g) Woᵀ             [L, 2·d_ff] → [L, d]
     a = x;

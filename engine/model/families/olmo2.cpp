@@ -92,7 +92,7 @@ void olmo2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
     attend(run, l, att, qn, kn, v, cache, ctx, concat);
     // x = x + RMSNorm(Concat(head_1 … head_H) W_oᵀ) · w_post_attn     [L, d]
     linearT(concat, w.attn.o_w, w.attn.o_b, scratch, &run.flops, proj);
-    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.attn.o_w, w.attn.o_b, scratch, &run.flops, o); });
+    headWrites(run, l, concat, proj, [&](const Mat& in, Mat& o) { linearT(in, w.attn.o_w, w.attn.o_b, scratch, &run.flops, o); });
     rmsNorm(proj, w.post_attn_norm, c.rms_eps, normed);
     x += normed;
     // x = x + RMSNorm((SiLU(x W_gateᵀ) ⊙ x W_upᵀ) W_downᵀ) · w_post_ff     [L, d_ff] → [L, d]

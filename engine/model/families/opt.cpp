@@ -150,7 +150,7 @@ void optForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext&
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_outᵀ + b_out (then LN when post-LN)    [L, d]
     linearT(concat, w.attn.o_w, w.attn.o_b, scratch, &run.flops, proj);
-    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.attn.o_w, w.attn.o_b, scratch, &run.flops, o); });
+    headWrites(run, l, concat, proj, [&](const Mat& in, Mat& o) { linearT(in, w.attn.o_w, w.attn.o_b, scratch, &run.flops, o); });
     x += proj;
     if (c.post_ln) layerNorm(x, w.attn_ln_w, w.attn_ln_b, c.ln_eps);
     // x = x + act(a W_fc1ᵀ + b_fc1) W_fc2ᵀ + b_fc2, a = LN(x; final_layer_norm) or x   [L, d_ff] → [L, d]

@@ -121,7 +121,7 @@ void phiForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext&
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + (Concat(heads) W_denseᵀ + b) + (gelu_new(a W_fc1ᵀ + b1) W_fc2ᵀ + b2)     [L, d]
     linearT(concat, w.attn.o_w, w.attn.o_b, scratch, &run.flops, attn);
-    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.attn.o_w, w.attn.o_b, scratch, &run.flops, o); });
+    headWrites(run, l, concat, attn, [&](const Mat& in, Mat& o) { linearT(in, w.attn.o_w, w.attn.o_b, scratch, &run.flops, o); });
     linearT(a, w.fc1_w, w.fc1_b, scratch, &run.flops, up);
     activate(up, W.act);
     linearT(up, w.fc2_w, w.fc2_b, scratch, &run.flops, down);

@@ -109,7 +109,7 @@ void phi3Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_oᵀ                          [L, d]
     linearT(concat, w.o_w, Weight{}, scratch, &run.flops, proj);
-    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.o_w, Weight{}, scratch, &run.flops, o); });
+    headWrites(run, l, concat, proj, [&](const Mat& in, Mat& o) { linearT(in, w.o_w, Weight{}, scratch, &run.flops, o); });
     x += proj;
     // [gate | up] = a W_gate_upᵀ, a = RMSNorm(x) · w_post; x = x + (up ⊙ SiLU(gate)) W_downᵀ     [L, 2·d_ff] → [L, d]
     rmsNorm(x, w.post_norm, c.rms_eps, a);

@@ -99,7 +99,7 @@ void starcoder2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunC
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_oᵀ + b_o                   [L, d]
     linearT(concat, w.attn.o_w, w.attn.o_b, scratch, &run.flops, proj);
-    headWrites(run, l, concat, [&](const Mat& in, Mat& o) { linearT(in, w.attn.o_w, w.attn.o_b, scratch, &run.flops, o); });
+    headWrites(run, l, concat, proj, [&](const Mat& in, Mat& o) { linearT(in, w.attn.o_w, w.attn.o_b, scratch, &run.flops, o); });
     x += proj;
     // x = x + act(a W_fcᵀ + b_fc) W_projᵀ + b_proj,  a = LN(x; post_attention_layernorm)     [L, d_ff] → [L, d]
     a = x;

@@ -371,6 +371,20 @@ TEST_P(FamilyConformance, InterventionsResumeWhereTheWholePassWas) {
     o.edit.resume = &whole.residual[static_cast<size_t>(l)];
     EXPECT_LT((runModelIds(*m, ids, o).hidden - whole.hidden).cwiseAbs().maxCoeff(), 1e-5f) << "resumed at " << l;
   }
+  // What each head writes through its rows of the output projection, plus the projection's bias, is the
+  // attention's output the pass added: the family's headWrites projects with the weights its pass used.
+  ModelRunOptions writes{.top_k = 0};
+  writes.edit.write_positions = {static_cast<int64_t>(ids.size()) - 1, 0};
+  const ModelRun w = runModelIds(*m, ids, writes);
+  const int64_t heads = modelInfo(*m).config.heads;
+  for (int64_t l = 0; l < layers; ++l)
+    for (int64_t p = 0; p < 2; ++p) {
+      RowVec sum = w.head_bias[static_cast<size_t>(l)];
+      for (int64_t h = 0; h < heads; ++h) sum += w.head_writes[static_cast<size_t>(l)].row(h * 2 + p);
+      const RowVec& out = w.attention_out[static_cast<size_t>(l)].row(p);
+      EXPECT_LT((sum - out).cwiseAbs().maxCoeff(), 1e-5f * std::max(1.0f, out.cwiseAbs().maxCoeff())) << l << ":" << p;
+      EXPECT_GT(out.cwiseAbs().maxCoeff(), 0.0f);
+    }
   ModelRunOptions ablated{.top_k = 0};
   ablated.edit.ablate.heads = {{layers - 1, 1}};
   const Mat full = runModelIds(*m, ids, ablated).hidden;

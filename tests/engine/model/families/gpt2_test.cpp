@@ -67,7 +67,7 @@ TEST(ModelForward, Gpt2AblatedHeadsMatchTheLoopReference) {
     runModel(*model, "the cat sat", bad);
     FAIL() << "a head outside the model was ablated";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("--ablate: layer 0 head 99 is outside"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ablation: layer 0 head 99 is outside"), std::string::npos) << e.what();
   }
 }
 
