@@ -130,6 +130,9 @@ int main(int argc, char** argv) {
                          "Model view of a model too large for a thumbnail per head: the measure each head's cell shows "
                          "(sink, previous-token, induction, entropy, distance)")
       ->capture_default_str();
+  render_cmd->add_flag("--value-weighted", render.value_weighted,
+                       "Text models: each map as α_ij ‖v_j W_O‖, rows scaled to sum 1 (Kobayashi et al. 2020), in the "
+                       "head views and rollout");
   render_cmd->add_option("--corrupted", render.corrupted,
                          "Text models, --view patching: the corrupted prompt, of as many tokens as the text")
       ->check(nonEmptyText("no corrupted prompt"));

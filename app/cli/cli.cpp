@@ -301,7 +301,7 @@ int renderPage(int argc, char** argv, const RenderOptions& o, ModelRunRequest& r
       {"--key", o.key != figure.key},            {"--summary", o.summary != figure.summary},
       {"--shade-by", o.shade_by != figure.shade_by},
       {"--pattern", !o.pattern.empty()},         {"--set", !o.sets.empty()},
-      {"--corrupted", !o.corrupted.empty()}};
+      {"--corrupted", !o.corrupted.empty()},     {"--value-weighted", o.value_weighted}};
   for (const auto& [flag, given] : figure_only)
     if (given)
       throw InputError(std::string(flag) + ": a figure's option; the page (--format html) sizes itself to the window "
@@ -356,6 +356,9 @@ int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   if (!o.corrupted.empty() && view.name != "patching")
     throw InputError("--corrupted: only the patching view reads a corrupted prompt (--view patching)");
   r.corrupted = o.corrupted;
+  if (o.value_weighted && kind.name != "text")
+    throw InputError("--value-weighted: only a text model's maps (a decoder's or an encoder's) are value-weighted here");
+  r.value_weighted = o.value_weighted;
   r.query = o.query;
   r.layer = o.layer;
   r.head = o.head;

@@ -55,6 +55,7 @@ struct RenderOptions {
   std::string attention_of;  // an encoder–decoder's model view: which attention (seq2seqMapsNames); empty: cross
   std::string image;                  // a ViT's picture
   std::string corrupted;              // the patching view's corrupted prompt
+  bool value_weighted = false;        // a text model's maps value-weighted
   std::string attention;  // attention from a file (a folder or an array) instead of a model
   std::string tokens;     // its tokens (a JSON list or one per line)
   std::string format;     // png, svg, pdf or html; empty: --out's extension

@@ -49,7 +49,8 @@ TextPage textPage(const ModelOutput& out, const ModelFigureSelection& sel, const
   const ModelAnalysis& a = *out.analysis;
   checkSelection("--layer", sel.layer, a.run.layers);
   checkSelection("--head", sel.head, a.run.heads);
-  TextPage p{a, outputName(out), "layer " + std::to_string(sel.layer) + ", head " + std::to_string(sel.head), options};
+  TextPage p{a, outputName(out) + (out.value_weighted ? " (value-weighted)" : ""),
+             "layer " + std::to_string(sel.layer) + ", head " + std::to_string(sel.head), options};
   p.fo.params.head = 0;
   p.fo.subtitle = literalSubtitle(modelKindOf(out).subtitle(out));
   if (every_map && a.pooled) throw InputError(everyMapRefusal(a, std::string("--view ") + view));
@@ -68,6 +69,7 @@ ModelOutput textRun(const ModelRunRequest& r) {
   scene.pattern = r.view == "pattern";
   scene.probe = probeOfView(r.view);
   scene.corrupted = r.corrupted;
+  scene.value_weighted = r.value_weighted;
   scene.predict_at = r.query;
   scene.layer = r.layer;
   scene.head = r.head;

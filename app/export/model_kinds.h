@@ -43,6 +43,7 @@ struct ModelRunRequest {
   std::optional<std::string> target;  // an encoder–decoder's target; none: its own translation
   std::string image;                  // a ViT's picture; empty: a shipped model's first example
   std::string corrupted;              // the patching view's corrupted prompt
+  bool value_weighted = false;        // a text model's maps value-weighted (ModelScene::value_weighted)
   bool truncate = false;
   bool attention_of = false;  // --attention-of given: only an encoder–decoder has more than one attention
   std::string view;  // the view to draw (the text kind computes the pattern for its pattern view)

@@ -90,6 +90,7 @@ struct Shortcut {
 const Shortcut kShortcuts[] = {
     {"Arrow keys", "move the selected query pixel (image view, no lesson open)"},
     {"Ctrl+G", "real model: generate new tokens from the text"},
+    {"W", "text model: value-weighted maps (\xCE\xB1 \xE2\x80\x96v W_O\xE2\x80\x96, Kobayashi et al. 2020) on and off"},
     {"\u2190 \u2192 / , . / K", "real model, after Generate: step back / forward through the new tokens, play or pause"},
     {"\u2190 \u2192 / \u2191 \u2193 / H / S",
      "real model, text view: previous / next query token, layer up / down, next head, shade by the head, the layer's mean or rollout"},

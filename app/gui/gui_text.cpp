@@ -192,6 +192,10 @@ void textDisplayControls(AppState& s) {
   int q = static_cast<int>(v.query < 0 ? n - 1 : v.query);
   if (ImGui::SliderInt("query", &q, 0, n - 1)) v.query = q;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("the query token of the Q/K view and of the predictions");
+  ImGui::Checkbox("value-weighted", &s.model.scene.value_weighted);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("each map as \xCE\xB1_ij \xE2\x80\x96v_j W_O\xE2\x80\x96, rows scaled to sum 1 (Kobayashi et al. 2020): "
+                      "a key whose value writes little counts little; the head views and rollout (key W)");
 }
 
 void patternSection(AppState& s) {
@@ -837,6 +841,7 @@ void textView(AppState& s, const ModelOutput& o) {
 void textKey(AppState& s, int key) {
   ModelViewState& v = s.model.view;
   const ModelRun* r = currentRun(s);
+  if (key == GLFW_KEY_W && r) s.model.scene.value_weighted = !s.model.scene.value_weighted;  // every view
   if (v.view != "text" || !r) return;
   TextViewState& own = kindView<TextViewState>(v);
   const int64_t n = tokenCount(*r);

@@ -24,7 +24,8 @@ std::string probeOfView(const std::string& view) {
 bool sameModelScene(const ModelScene& a, const ModelScene& b) {
   if (a.model != b.model || a.source != b.source || a.text != b.text || a.truncate != b.truncate || a.pattern != b.pattern ||
       a.predict_at != b.predict_at || a.generation != b.generation || a.generation_steps != b.generation_steps ||
-      a.maps != b.maps || a.inputs != b.inputs || a.probe != b.probe || a.corrupted != b.corrupted)
+      a.maps != b.maps || a.inputs != b.inputs || a.probe != b.probe || a.corrupted != b.corrupted ||
+      a.value_weighted != b.value_weighted)
     return false;
   if ((a.pattern || a.focus_whole || b.focus_whole || a.probe == "importance") && (a.layer != b.layer || a.head != b.head))
     return false;
@@ -88,6 +89,24 @@ std::vector<std::string> pooledBlockLabels(const ModelRun& run) {
 Mat wholeHeadMap(const ModelOutput& out, int64_t layer, int64_t head, const RunContext& ctx) {
   return out.source ? attentionHeadMap(*out.source, layer, head) : headMap(out.analysis->run, layer, head, ctx);
 }
+
+namespace {
+
+// Every map as α_ij ‖v_j^h W_O^h‖ (valueWeightedMap), each row scaled to sum 1
+// so the views' scales and rollout read it as they read weights.
+void valueWeightMaps(ModelRun& run) {
+  if (run.maps != MapsChoice::Mode::All)
+    throw InputError("value-weighted maps need every map, and this text's are pooled: shorten it, or turn value-weighting off");
+  for (int64_t l = 0; l < run.layers; ++l)
+    for (int64_t h = 0; h < run.heads; ++h) {
+      Mat vw = valueWeightedMap(run, l, h);  // [L, L]
+      for (int64_t i = 0; i < vw.rows(); ++i)
+        if (const float z = vw.row(i).sum(); z > 0) vw.row(i) /= z;
+      run.attention[static_cast<size_t>(l)][static_cast<size_t>(h)] = std::move(vw);
+    }
+}
+
+}  // namespace
 
 void finishAnalysis(ModelAnalysis& a) {
   if (a.run.maps != MapsChoice::Mode::All) {
@@ -215,8 +234,9 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
   out.generation_steps = s.generation ? std::clamp<int64_t>(s.generation_steps, 0, static_cast<int64_t>(s.generation->tokens.size())) : 0;
   const bool same_model = previous && previous->model == s.model;
   out.maps = s.maps;
+  out.value_weighted = s.value_weighted;
   if (same_model && previous->text == s.text && previous->truncate == s.truncate && previous->analysis &&
-      previous->maps == s.maps &&
+      previous->maps == s.maps && previous->value_weighted == s.value_weighted &&
       previous->generation == out.generation && previous->generation_steps == out.generation_steps) {
     out.analysis = previous->analysis;
     out.repeated = previous->repeated;
@@ -225,6 +245,10 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
     options.truncate = s.truncate;
     options.top_k = 0;  // predictions below, at the selected query only
     options.maps.mode = s.maps;  // Auto: every map when they fit, else pooled (maps on demand)
+    if (s.value_weighted) {
+      if (out.generation) throw InputError("value-weighted maps: not for a generation (run the text instead)");
+      options.edit.value_norms = true;
+    }
     auto a = std::make_shared<ModelAnalysis>();
     try {
       a->run = out.generation ? generationRun(*out.generation, static_cast<size_t>(out.generation_steps))
@@ -242,6 +266,7 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
       out.repeated = std::make_shared<const ModelRun>(inductionRun(m, ctx));
     }
     a->summaries = summarizeHeads(a->run, *out.repeated);
+    if (s.value_weighted) valueWeightMaps(a->run);
     a->every_map_limit = longestTextWithEveryMap(m);
     finishAnalysis(*a);
     out.analysis = std::move(a);

@@ -52,6 +52,10 @@ struct ModelScene {
   // "attribution"; empty: none): its analysis of the prediction at predict_at.
   std::string probe;
   std::string corrupted;  // the patching view's corrupted prompt, of as many tokens as the text
+  // The maps value-weighted (Kobayashi et al. 2020, "Attention is not only a
+  // weight"): α_ij ‖v_j^h W_O^h‖, each row scaled to sum 1, in the head views
+  // and rollout; the head summaries stay the weights'.
+  bool value_weighted = false;
   int64_t layer = 0, head = 0;  // the focused head: the pattern's, the one a pooled run recomputes whole, the one ablated
   bool focus_whole = false;     // the run pools its maps: a new focused head is a new scene
   int64_t predict_at = -1;      // the query whose next tokens are listed; -1: the last token
@@ -94,6 +98,7 @@ struct ModelOutput {
   std::shared_ptr<const AttentionSource> source;  // attention from a file: the scene's (then `model` is null)
   std::string text;
   bool truncate = false;
+  bool value_weighted = false;  // the analysis' maps are value-weighted (ModelScene::value_weighted)
   MapsChoice::Mode maps = MapsChoice::Mode::Auto;
   std::shared_ptr<const ModelAnalysis> analysis;  // null when the text is too long
   std::shared_ptr<const ModelRun> repeated;       // the induction run (depends on the model only)

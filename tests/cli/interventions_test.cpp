@@ -131,5 +131,33 @@ TEST(InterventionsCli, BadRequestsAreOneLineAndWriteNothing) {
   }
 }
 
+// render --value-weighted: the head views and rollout drawn from α_ij ‖v_j W_O‖ (the maps themselves are checked
+// against the norm by hand in tests/engine/model/analysis): another picture than the weights', said in its title;
+// refused for a model whose maps are not a text model's, and for a page.
+TEST(InterventionsCli, ValueWeightedFiguresAndTheirRefusals) {
+  test::TempDir dir;
+  for (const char* view : {"model", "rollout"}) {
+    const fs::path plain = dir / (std::string(view) + ".svg"), weighted = dir / (std::string(view) + "_vw.svg");
+    const test::RunResult a = runAttnlab({"render", "--default-model", "--view", view, "--out", plain.string()});
+    const test::RunResult b =
+        runAttnlab({"render", "--default-model", "--view", view, "--value-weighted", "--out", weighted.string()});
+    ASSERT_EQ(a.status, 0) << a.err;
+    ASSERT_EQ(b.status, 0) << b.err;
+    EXPECT_NE(test::slurp(plain), test::slurp(weighted)) << view;
+    EXPECT_NE(test::slurp(weighted).find("value-weighted"), std::string::npos) << view;
+  }
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"render", "--model", "shipped:t5-toy", "--value-weighted"},
+        std::vector<std::string>{"render", "--default-model", "--format", "html", "--value-weighted"}}) {
+    std::vector<std::string> all = args;
+    all.insert(all.end(), {"--out", (dir / (args[3] == "html" ? "never.html" : "never.png")).string()});
+    const test::RunResult r = runAttnlab(all);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_EQ(test::countLines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("--value-weighted"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir / "never.png") || fs::exists(dir / "never.html"));
+  }
+}
+
 }  // namespace
 }  // namespace attn
