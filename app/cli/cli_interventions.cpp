@@ -113,14 +113,12 @@ int cmdModelIntervention(const InterventionCliOptions& o) {
       meta["layer_passes"] = g.layer_passes;
       meta["full_pass_layers"] = c.layers * (1 + c.layers * c.heads);  // the same heads, each in a whole pass
       nlohmann::json ranking = nlohmann::json::array();
-      std::vector<std::pair<float, std::pair<int64_t, int64_t>>> cells;
-      for (int64_t l = 0; l < c.layers; ++l)
-        for (int64_t h = 0; h < c.heads; ++h) cells.push_back({g.delta(l, h), {l, h}});
-      std::stable_sort(cells.begin(), cells.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-      for (const auto& [delta, lh] : cells) ranking.push_back({{"layer", lh.first}, {"head", lh.second}, {"delta_log_prob", delta}});
+      const std::vector<std::pair<int64_t, int64_t>> ranked = headsByValue(g.delta);
+      for (const auto& [l, h] : ranked) ranking.push_back({{"layer", l}, {"head", h}, {"delta_log_prob", g.delta(l, h)}});
       meta["ranking"] = ranking;  // the heads whose ablation lowers log p(target) most first
       dir.writeNpy("importance.npy", g.delta);
-      const auto& [d0, top] = cells.front();
+      const auto& top = ranked.front();
+      const float d0 = g.delta(top.first, top.second);
       char buf[96];
       std::snprintf(buf, sizeof buf, "%.4f", d0);
       summary = "importance of " + std::to_string(c.layers * c.heads) + " heads for " + said(target.token, g.base.probability()) +

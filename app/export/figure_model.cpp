@@ -294,14 +294,11 @@ ModelViewBody textImportanceBody(const ModelOutput& out, const ModelFigureSelect
   for (const TextLine& l : topTokenLines("top tokens after:", e.top_after)) lines.push_back(l);
   lines.push_back({"", Role::Text, false});
   lines.push_back({"heads that matter most:", Role::Text, true});
-  std::vector<std::pair<float, std::pair<int64_t, int64_t>>> cells;
-  for (int64_t l = 0; l < g.delta.rows(); ++l)
-    for (int64_t h = 0; h < g.delta.cols(); ++h) cells.push_back({g.delta(l, h), {l, h}});
-  std::stable_sort(cells.begin(), cells.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (size_t i = 0; i < std::min<size_t>(5, cells.size()); ++i)
-    lines.push_back({"  L" + std::to_string(cells[i].second.first) + " H" + std::to_string(cells[i].second.second) + "  " +
-                         signedValue(cells[i].first),
-                     Role::Text, false});
+  const std::vector<std::pair<int64_t, int64_t>> ranked = headsByValue(g.delta);
+  for (size_t i = 0; i < std::min<size_t>(5, ranked.size()); ++i) {
+    const auto [l, h] = ranked[i];
+    lines.push_back({"  L" + std::to_string(l) + " H" + std::to_string(h) + "  " + signedValue(g.delta(l, h)), Role::Text, false});
+  }
   return gridBesideLines(p.name + " \xE2\x80\x94 which heads matter: each head ablated alone",
                          "\xCE\x94 log p of " + tokenShare(t.token, g.base.probability()) +
                              " when one head's output is zeroed (blue: the prediction falls); the focused head is outlined "

@@ -4,6 +4,7 @@
 #include "engine/model/families/family.h"
 #include "engine/model/model.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attn {
@@ -115,6 +116,16 @@ AblationEffect ablationEffect(const Model& m, const std::vector<int32_t>& ids, c
   out.top_after = topAt(m, after, target.position, top_k);
   ctx.progress(1.0f);
   return out;
+}
+
+std::vector<std::pair<int64_t, int64_t>> headsByValue(const Mat& grid) {
+  std::vector<std::pair<int64_t, int64_t>> heads;
+  for (int64_t l = 0; l < grid.rows(); ++l)
+    for (int64_t h = 0; h < grid.cols(); ++h) heads.push_back({l, h});
+  std::stable_sort(heads.begin(), heads.end(), [&](const auto& a, const auto& b) {
+    return grid(a.first, a.second) < grid(b.first, b.second);
+  });
+  return heads;
 }
 
 ImportanceGrid importanceGrid(const Model& m, const std::vector<int32_t>& ids, HeadAblation::Mode mode,

@@ -72,6 +72,9 @@ struct ImportanceGrid {
 };
 // `resume` false: every pass from the embeddings (the same grid, at the cost
 // of layers·heads whole passes: what the benchmark compares with).
+// The heads (layer, head) of a layers × heads grid, lowest value first (the
+// importance grid: the ablation that lowers log p most), ties in layer order.
+std::vector<std::pair<int64_t, int64_t>> headsByValue(const Mat& grid);
 ImportanceGrid importanceGrid(const Model& m, const std::vector<int32_t>& ids, HeadAblation::Mode mode,
                               const Target& target, const RunContext& ctx = {}, bool resume = true);
 
