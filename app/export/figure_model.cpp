@@ -448,35 +448,39 @@ ModelViewBody textShadedBody(const ModelOutput& out, const ModelFigureSelection&
 }
 
 // Where the compare view's parts go in `body`: the grid of heads beside the
-// ranking where the page is wide (else above it), then the focused head's
-// three maps in as many columns as keep each 16 units wide. `heights`: the
-// parts' heights at the body's width, the top's and the focus row's.
+// ranking and the focused head's three maps in a row under them; on a narrow
+// page whose height follows its content (a paper's column), the ranking under
+// the grid and the three maps in as many columns as keep each 16 units wide.
 struct CompareBoxes {
   Box grid, rank, focus;
   int focus_cols = 3;
 };
+// The parts' heights at `width`: the top's (the grid, and the ranking beside it or under it) and the focus row's.
 struct CompareHeights {
-  float top = 0, rank = 0, focus = 0;
+  float grid = 0, rank = 0, focus = 0;
   int focus_cols = 3;
-  float total() const { return top + rank + focus; }
+  float total() const { return grid + rank + focus; }
 };
-CompareHeights compareHeights(const Canvas& c, float width) {
+CompareHeights compareHeights(const Canvas& c, float width, bool narrow) {
   CompareHeights h;
-  const bool side = width >= c.unit * 48;
-  h.top = width * (side ? 0.42f : 0.75f);
-  h.rank = side ? 0.0f : width * 0.45f;  // under the grid
-  h.focus_cols = std::clamp(static_cast<int>(width / (c.unit * 16)), 1, 3);
+  h.grid = width * (narrow ? 0.75f : 0.42f);
+  h.rank = narrow ? width * 0.45f : 0.0f;
+  h.focus_cols = narrow ? std::clamp(static_cast<int>(width / (c.unit * 16)), 1, 3) : 3;
   const float panel_w = width / static_cast<float>(h.focus_cols);
   h.focus = c.unit * 3 + static_cast<float>((3 + h.focus_cols - 1) / h.focus_cols) * (panel_w * 0.85f + c.unit * 2);
   return h;
 }
+bool narrowPage(const Canvas& c, float width) { return width < c.unit * 48; }
 CompareBoxes compareBoxes(const Canvas& c, const Box& body) {
-  const CompareHeights h = compareHeights(c, body.w);
-  const float scale = body.h / h.total(), gap = c.unit * 1.5f;  // a screen's body is as tall as it is
+  // A screen or a page of a fixed size too short for the narrow arrangement takes the wide one, scaled to fit.
+  const CompareHeights tall = compareHeights(c, body.w, true);
+  const bool narrow = narrowPage(c, body.w) && body.h >= tall.total() * 0.95f;
+  const CompareHeights h = narrow ? tall : compareHeights(c, body.w, false);
+  const float scale = body.h / h.total(), gap = c.unit * 1.5f;
   CompareBoxes b;
   b.focus_cols = h.focus_cols;
-  const float top = h.top * scale, rank = h.rank * scale;
-  if (rank > 0) {
+  const float top = h.grid * scale, rank = h.rank * scale;
+  if (narrow) {
     b.grid = {body.x, body.y, body.w, top - gap};
     b.rank = {body.x, body.y + top, body.w, rank - gap};
   } else {
@@ -623,7 +627,7 @@ ModelViewBody textCompareBody(const ModelOutput& out, const ModelFigureSelection
   return {p.name + " \xE2\x80\x94 run A against run B",
           "every head's A \xE2\x88\x92 B (blue: A weighs less, red: more), the heads ranked by the Jensen\xE2\x80\x93Shannon "
           "divergence of their rows, the focused head's maps; " + rc.alignment.describe(),
-          layout, [](const Canvas& c, float width) { return compareHeights(c, width).total(); }};
+          layout, [](const Canvas& c, float width) { return compareHeights(c, width, narrowPage(c, width)).total(); }};
 }
 
 }  // namespace

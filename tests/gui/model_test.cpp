@@ -287,5 +287,23 @@ TEST_F(GuiTest, ShippedModelViewsHoldTheMarkRules) {
       }
 }
 
+// The compare view on screen: a bar per head, ranked by JS (largest first),
+// the run B typed in from --text-b, the mark rules held at both desk sizes.
+TEST_F(GuiTest, ModelCompareViewRanksEveryHeadAndHoldsTheMarkRules) {
+  const ModelShape m = embeddedShape();
+  for (const std::string size : {"1600x1000", "1280x720"}) {
+    nlohmann::json described;
+    shootAt(size, {"--model", "shipped:default", "--text", "The cat sat on the mat", "--text-b", "The dog sat on a mat", "--view", "compare"},
+            &described);
+    std::vector<double> js;
+    for (const nlohmann::json& mark : described.at("marks"))
+      if (mark.at("id").get<std::string>().rfind("js[", 0) == 0) js.push_back(mark.at("value").get<double>());
+    EXPECT_EQ(static_cast<int>(js.size()), m.layers * m.heads) << size;
+    EXPECT_TRUE(std::is_sorted(js.rbegin(), js.rend())) << size;
+    EXPECT_GT(js.empty() ? 0.0 : js.front(), 0.0) << size;
+    for (const std::string& why : describedRuleBreaks(described)) ADD_FAILURE() << "compare at " << size << ": " << why;
+  }
+}
+
 }  // namespace
 }  // namespace attn::test
