@@ -224,7 +224,7 @@ TEST_F(GuiTest, BadModelPathIsUsageError) {
 }
 
 TEST_F(GuiTest, ModelViewTheWorkspaceLacksIsUsageError) {
-  const RunResult r = runAttnlab({"gui", "--frames", "2", "--view", "compare"}, env(), 60);
+  const RunResult r = runAttnlab({"gui", "--frames", "2", "--view", "walkthrough"}, env(), 60);
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(countLines(r.err), 1) << r.err;
 }
