@@ -467,7 +467,7 @@ CompareHeights compareHeights(const Canvas& c, float width, bool narrow) {
   h.rank = narrow ? width * 0.45f : 0.0f;
   h.focus_cols = narrow ? std::clamp(static_cast<int>(width / (c.unit * 16)), 1, 3) : 3;
   const float panel_w = width / static_cast<float>(h.focus_cols);
-  h.focus = c.unit * 3 + static_cast<float>((3 + h.focus_cols - 1) / h.focus_cols) * (panel_w * 0.85f + c.unit * 2);
+  h.focus = c.unit * 3 + static_cast<float>((3 + h.focus_cols - 1) / h.focus_cols) * (panel_w * 0.7f + c.unit * 2);
   return h;
 }
 bool narrowPage(const Canvas& c, float width) { return width < c.unit * 48; }
@@ -529,8 +529,6 @@ ModelViewBody textCompareBody(const ModelOutput& out, const ModelFigureSelection
   float grid_max = 1e-6f;  // one diverging scale for every head's difference: ±max |A − B|
   for (const std::vector<Mat>& layer : rc.difference)
     for (const Mat& m : layer) grid_max = std::max(grid_max, m.cwiseAbs().maxCoeff());
-  const Mat& focused_diff = rc.difference[static_cast<size_t>(sel.layer)][static_cast<size_t>(sel.head)];
-  const float focus_max = std::max(1e-6f, focused_diff.cwiseAbs().maxCoeff());
   const float weight_max = std::max({1e-6f, d->a.maxCoeff(), d->b.maxCoeff()});
   const Colormap cmap = params.colormap;
   const int64_t layers = rc.layers, heads = rc.heads;
@@ -538,7 +536,7 @@ ModelViewBody textCompareBody(const ModelOutput& out, const ModelFigureSelection
   char js_text[32];
   std::snprintf(js_text, sizeof js_text, "%.3f", rc.js[static_cast<size_t>(sel.layer * heads + sel.head)]);
   const std::string focus_js = js_text;
-  auto layout = [d, cmp, n, grid_max, focus_max, weight_max, cmap, layers, heads, sel, head, focus_js](
+  auto layout = [d, cmp, n, grid_max, weight_max, cmap, layers, heads, sel, head, focus_js](
                     Primitives& prims, const Canvas& c, const Box& body) {
     const RunComparison& rc = cmp->comparison;
     const CompareBoxes boxes = compareBoxes(c, body);
@@ -597,7 +595,8 @@ ModelViewBody textCompareBody(const ModelOutput& out, const ModelFigureSelection
     barsPrimitives(prims, c, {rank_box.x, rank_box.y + rank_title, rank_box.w, rank_box.h - rank_title}, d->ranked, "js",
                    &d->ranked_names, {0.0f, std::max(1e-6f, d->ranked.data.empty() ? 0.0f : d->ranked.data.front()), false}, cmap,
                    false);
-    // The focused head: A and B aligned on one scale, and their difference on its own.
+    // The focused head: A and B aligned on one scale, and their difference on the grid's (a head where the runs
+    // agree stays pale instead of showing its rounding noise at full contrast).
     const float focus_title = panelTitle(prims, c, head + " (JS " + focus_js + " bits): A, B and A \xE2\x88\x92 B", focus_box.x,
                                          focus_box.y + c.unit * 0.5f, focus_box.w);
     const int cols = boxes.focus_cols, rows = (3 + cols - 1) / cols;
@@ -611,7 +610,7 @@ ModelViewBody textCompareBody(const ModelOutput& out, const ModelFigureSelection
       const char* value;
     } focus[] = {{d->a, "A", {0.0f, weight_max, false}, "weight"},
                  {d->b, "B", {0.0f, weight_max, false}, "weight"},
-                 {diff, "A \xE2\x88\x92 B", {-focus_max, focus_max, true}, "A \xE2\x88\x92 B"}};
+                 {diff, "A \xE2\x88\x92 B", diverging, "A \xE2\x88\x92 B"}};
     for (int k = 0; k < 3; ++k) {
       ViewPanel panel = matrix(focus[k].m, &rc.tokens, &rc.tokens);
       panel.area = {focus_box.x + static_cast<float>(k % cols) * (w + gap), y + static_cast<float>(k / cols) * h, w, h};
