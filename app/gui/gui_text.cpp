@@ -870,9 +870,14 @@ void textView(AppState& s, const ModelOutput& o) {
   ImGui::EndChild();
 }
 
-// ← → the query, ↑ ↓ the layer, H the next head, S the next shading: the text view's keys.
+// B the compare view (past the tenth view: no digit); ← → the query, ↑ ↓ the layer,
+// H the next head, S the next shading: the text view's keys.
 void textKey(AppState& s, int key) {
   ModelViewState& v = s.model.view;
+  if (key == GLFW_KEY_B && findModelView(modelKindOf(s.model.scene), "compare")) {  // attention from a file has none
+    v.view = "compare";
+    return;
+  }
   const ModelRun* r = currentRun(s);
   if (key == GLFW_KEY_W && r) s.model.scene.value_weighted = !s.model.scene.value_weighted;  // every view
   if (v.view != "text" || !r) return;

@@ -287,14 +287,17 @@ TEST_F(GuiTest, ShippedModelViewsHoldTheMarkRules) {
       }
 }
 
-// The compare view on screen: a bar per head, ranked by JS (largest first),
-// the run B typed in from --text-b, the mark rules held at both desk sizes.
+// The compare view on screen, reached by its key B from the model view at
+// one size: a bar per head, ranked by JS (largest first), run B from --text-b,
+// the mark rules held at both desk sizes.
 TEST_F(GuiTest, ModelCompareViewRanksEveryHeadAndHoldsTheMarkRules) {
   const ModelShape m = embeddedShape();
   for (const std::string size : {"1600x1000", "1280x720"}) {
+    std::vector<std::string> args = {"--model", "shipped:default", "--text", "The cat sat on the mat", "--text-b", "The dog sat on a mat"};
+    if (size == "1600x1000") args.insert(args.end(), {"--view", "model", "--keys", "B"});
+    else args.insert(args.end(), {"--view", "compare"});
     nlohmann::json described;
-    shootAt(size, {"--model", "shipped:default", "--text", "The cat sat on the mat", "--text-b", "The dog sat on a mat", "--view", "compare"},
-            &described);
+    shootAt(size, args, &described);
     std::vector<double> js;
     for (const nlohmann::json& mark : described.at("marks"))
       if (mark.at("id").get<std::string>().rfind("js[", 0) == 0) js.push_back(mark.at("value").get<double>());
