@@ -73,6 +73,9 @@ int main(int argc, char** argv) {
   addTruncateFlag(*gui_cmd, gui.scene.truncate);
   gui_cmd->add_option("--image", gui.scene.image, "Vision models: the picture (default: a shipped model's first example)");
   gui_cmd->add_option("--pattern", gui.scene.pattern, "Pattern view: the variant applied to the focused head (its --set values)");
+  gui_cmd->add_option("--text-b", gui.scene.text_b, "Compare view: run B's text (default: the text, run on --model-b)")
+      ->check(nonEmptyText("run A's text"));
+  gui_cmd->add_option("--model-b", gui.scene.model_b, "Compare view: run B's checkpoint, of the model's shape (default: the model)");
   gui_cmd->add_option("--layer", gui.scene.layer, "Model workspace: the focused layer");
   gui_cmd->add_option("--head", gui.scene.head, "Model workspace: the focused head");
   gui_cmd->add_option("--query", gui.scene.query, "Model workspace: the query token of the Q/K and text views and the predictions");
@@ -147,6 +150,11 @@ int main(int argc, char** argv) {
                          "Encoder–decoder models' model view: the attention its grid shows (encoder, decoder or cross; "
                          "default cross)");
   addTruncateFlag(*render_cmd, render.truncate);
+  render_cmd->add_option("--text-b", render.text_b, "Model compare view: run B's text (default: --text, run on --model-b)")
+      ->check(nonEmptyText("run A's text"));
+  render_cmd->add_option("--model-b", render.model_b,
+                         "Model compare view: run B's checkpoint, of the same layers, heads and vocabulary as --model (a "
+                         "fine-tune; default: --model)");
   render_cmd->add_option("--image", render.image,
                          "Vision models (ViT): the picture (default: a shipped model's first example); the picture view's "
                          "token is --query (0 [CLS], 1 + patch)");
@@ -310,6 +318,22 @@ int main(int argc, char** argv) {
     }
   }
 
+  ModelCompareCliOptions model_cmp;
+  CLI::App* model_cmp_cmd = model_cmd->add_subcommand(
+      "compare", "Compare two runs of a text model (two prompts, or a model and its fine-tune): write diff.npy "
+                 "[layers, heads, n, n] (A − B on the n aligned tokens) and js.json (each head's Jensen–Shannon "
+                 "divergence, the heads ranked, the alignment)");
+  model_cmp_cmd->add_option("path", model_cmp.path, path_help);
+  model_cmp_cmd->add_option("--text", model_cmp.text, "Run A's text (default: the text the model opens on)")
+      ->check(nonEmptyText("the text the model opens on"));
+  model_cmp_cmd->add_option("--text-b", model_cmp.text_b,
+                            "Run B's text (default: run A's); texts of different tokens are aligned by token")
+      ->check(nonEmptyText("run A's text"));
+  model_cmp_cmd->add_option("--model-b", model_cmp.model_b,
+                            "Run B's checkpoint, of the same layers, heads and vocabulary (a fine-tune; default: PATH)");
+  model_cmp_cmd->add_option("--out", model_cmp.out_dir, "Output folder")->required();
+  addTruncateFlag(*model_cmp_cmd, model_cmp.truncate);
+
   bool lesson_json = false;
   CLI::App* lesson_cmd = app.add_subcommand("lesson", "Guided lessons: list them, or export one as a handout");
   lesson_cmd->require_subcommand(1);
@@ -370,6 +394,7 @@ int main(int argc, char** argv) {
         intervention.what = cmd->get_name();
         return cmdModelIntervention(intervention);
       }
+    if (*model_cmp_cmd) return cmdModelCompare(model_cmp);
     if (*lesson_list_cmd) return cmdLessonList(lesson_json);
     if (*lesson_export_cmd) return cmdLessonExport(argc, argv, lesson_export);
     if (*gui_cmd) {

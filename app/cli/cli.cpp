@@ -342,6 +342,9 @@ int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
   if (!o.heads.empty())
     throw InputError("--heads: a model has its own heads; --heads names those a page (--format html) keeps whole");
   const ModelKindView& view = modelViewOrThrow(kind, o.view.empty() ? kind.views.front().name : o.view);
+  if (view.name != "compare" && (!o.text_b.empty() || !o.model_b.empty()))
+    throw InputError(std::string(o.text_b.empty() ? "--model-b" : "--text-b") +
+                     ": run B of the compare view (--view compare); the " + view.name + " view shows one run");
   ModelFigureSelection sel{o.layer, o.head, o.query, o.key};
   sel.kind = seq2seqMapsFromName(o.attention_of.empty() ? "cross" : o.attention_of, "--attention-of");
   sel.measure = headMeasureFromName(o.summary, "--summary");
@@ -360,6 +363,8 @@ int cmdRenderModel(int argc, char** argv, const RenderOptions& o) {
     throw InputError("--value-weighted: only a text model's maps (a decoder's or an encoder's) are value-weighted here");
   r.value_weighted = o.value_weighted;
   r.query = o.query;
+  r.text_b = o.text_b;
+  r.model_b = o.model_b;
   r.layer = o.layer;
   r.head = o.head;
   r.pattern = o.pattern.empty() ? defaultPatternVariant() : &variantOrThrow(o.pattern);

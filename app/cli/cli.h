@@ -53,6 +53,7 @@ struct RenderOptions {
   std::string shade_by = "head";  // text view: the attention that shades the tokens (textShadeNames)
   std::optional<std::string> target;  // an encoder–decoder's target text
   std::string attention_of;  // an encoder–decoder's model view: which attention (seq2seqMapsNames); empty: cross
+  std::string text_b, model_b;  // the compare view's run B: a second prompt, a second checkpoint (empty: A's)
   std::string image;                  // a ViT's picture
   std::string corrupted;              // the patching view's corrupted prompt
   bool value_weighted = false;        // a text model's maps value-weighted
@@ -85,6 +86,15 @@ struct ModelGenerateCliOptions {
   int top_k = 0;
   float temperature = 1.0f;
   uint64_t seed = 0;
+  bool truncate = false;
+};
+
+// attnlab model compare PATH [--text T] (--text-b T2 | --model-b PATH_B) --out DIR: run A against run B
+struct ModelCompareCliOptions {
+  std::string path = kDefaultModelPath;
+  std::string text, out_dir;  // no text: the model's example (modelExampleText)
+  std::string text_b;         // run B's text; empty: A's (then --model-b is needed)
+  std::string model_b;        // run B's checkpoint, of A's shape; empty: A's
   bool truncate = false;
 };
 
@@ -124,6 +134,7 @@ int cmdModelInfo(const std::string& path, bool json);
 int cmdModelFamilies(bool json, bool markdown);
 int cmdModelRun(const ModelRunCliOptions& o);
 int cmdModelGenerate(const ModelGenerateCliOptions& o);
+int cmdModelCompare(const ModelCompareCliOptions& o);
 int cmdCompute(const ComputeOptions& o);
 int cmdRender(int argc, char** argv, const RenderOptions& o);
 

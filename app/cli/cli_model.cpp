@@ -1,6 +1,8 @@
 // attnlab model info / run / generate: a real checkpoint without a window.
 #include "app/cli/cli.h"
 #include "app/cli/staged_dir.h"
+#include "app/model/compare_scene.h"
+#include "app/model/model_scene.h"
 #include "app/model/embedded_model.h"
 #include "app/model/seq2seq_scene.h"
 #include "app/model/vision_scene.h"
@@ -437,6 +439,61 @@ int cmdModelRun(const ModelRunCliOptions& o) {
             << (attention_shape.empty() ? "" : " " + Array{attention_shape, {}}.shapeString()) << ", pooled "
             << Array{pooled_shape, {}}.shapeString() << ", " << run.flops / 1e9 << " GFLOP in "
             << run.compute_seconds * 1e3 << " ms\n";
+  return 0;
+}
+
+// [SECTION] model compare
+
+int cmdModelCompare(const ModelCompareCliOptions& o) {
+  if (o.text_b.empty() && o.model_b.empty())
+    throw InputError("model compare: run B needs a second prompt (--text-b) or a second model (--model-b)");
+  const ModelFiles files = modelFiles(o.path);
+  if (const std::optional<ModelConfig> c = configOf(files); c && (c->encoderDecoder() || c->vision()))
+    throw InputError("model compare: " + c->arch_name + " is not a text model; compare reads decoder or encoder-only text models");
+  const std::shared_ptr<const Model> model_a = loadModel(files);
+  const std::shared_ptr<const Model> model_b = o.model_b.empty() ? model_a : loadComparableModel(*model_a, o.model_b);
+  StagedDir dir(o.out_dir);  // validates --out before the runs
+  const std::string text_a = textOrExample(o.text, o.path), text_b = o.text_b.empty() ? text_a : o.text_b;
+  ModelRunOptions options{.truncate = o.truncate, .top_k = 0};
+  options.maps.mode = MapsChoice::Mode::All;  // refused before allocating where every map would not fit
+  options.keep_projections = false;
+  const ModelRun a = runModel(*model_a, text_a, options), b = runModel(*model_b, text_b, options);
+  const RunComparison c = compareRuns(a, b);
+  const auto n = static_cast<int64_t>(c.tokens.size());
+  writeMaps(dir, "diff.npy", c.difference, c.heads, n, n);
+
+  auto head = [&](int64_t i) {
+    return nlohmann::json{{"layer", i / c.heads}, {"head", i % c.heads}, {"js", c.js[static_cast<size_t>(i)]}};
+  };
+  nlohmann::json heads = nlohmann::json::array(), ranking = nlohmann::json::array(), pairs = nlohmann::json::array();
+  for (int64_t i = 0; i < static_cast<int64_t>(c.js.size()); ++i) heads.push_back(head(i));
+  for (int64_t i : c.ranking) ranking.push_back(head(i));
+  for (const auto& [i, j] : c.alignment.pairs) pairs.push_back({i, j});
+  auto run = [](const Model& m, const std::string& text, const ModelRun& r) {
+    return nlohmann::json{{"model", modelInfo(m).label}, {"text", text}, {"ids", r.ids}, {"tokens", r.tokens}, {"truncated", r.truncated}};
+  };
+  const bool positional = c.alignment.positional();
+  nlohmann::json js = {
+      {"a", run(*model_a, text_a, a)},
+      {"b", run(*model_b, text_b, b)},
+      {"layers", c.layers},
+      {"heads", heads},     // layer-major; js: mean over the aligned rows of JS(A_i ‖ B_i), bits (log₂)
+      {"ranking", ranking},  // the heads by js, largest first
+      {"alignment",
+       {{"method", positional ? "position by position" : "longest common subsequence of the token ids"},
+        {"description", c.alignment.describe()},
+        {"matched", n},
+        {"pairs", pairs},  // (position in A, position in B): diff.npy's rows and columns
+        {"rows", positional ? "whole rows" : kAlignedRows}}},
+      {"tokens", c.tokens},  // diff.npy's rows and columns, as A spells them
+      {"shapes", {{"diff", {c.layers, c.heads, n, n}}}}};
+  dir.write("js.json", jsonText(js));
+  dir.commit();
+  const int64_t top = c.ranking.front();
+  char line[32];
+  std::snprintf(line, sizeof line, "%.3f", c.js[static_cast<size_t>(top)]);
+  std::cout << "wrote " << o.out_dir << ": " << c.alignment.describe() << ", diff " << Array{{c.layers, c.heads, n, n}, {}}.shapeString()
+            << ", most divergent " << headLabel(top / c.heads, top % c.heads) << " (JS " << line << " bits)\n";
   return 0;
 }
 

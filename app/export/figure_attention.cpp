@@ -42,8 +42,9 @@ std::string attentionSubtitle(const ModelOutput& out) {
 std::vector<ModelKindView> attentionViews() {
   std::vector<ModelKindView> views;
   for (const ModelKindView& v : textKindViews())
-    // a pattern runs on a model's q and k, in its pass; which heads matter, on its edited passes
-    if (v.name != "pattern" && probeOfView(v.name).empty()) views.push_back(v);
+    // A pattern runs on a model's q and k, in its pass; which heads matter, on its edited passes; a comparison
+    // runs the model again on run B.
+    if (v.name != "pattern" && v.name != "compare" && probeOfView(v.name).empty()) views.push_back(v);
   return views;
 }
 

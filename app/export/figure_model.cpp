@@ -4,9 +4,11 @@
 #include "app/export/model_kinds.h"
 
 #include "app/model/embedded_model.h"
-#include "widgets/cell_grid.h"
+#include "engine/attention_math.h"
 #include "engine/error.h"
+#include "widgets/cell_grid.h"
 #include "widgets/shaded_text.h"
+#include "widgets/views/view.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -24,9 +26,15 @@ std::shared_ptr<const std::vector<Result>> alone(Result r) {
   return std::make_shared<const std::vector<Result>>(std::vector<Result>{std::move(r)});
 }
 
+// With a comparison: run B's model (where it is another), its text and how the two were aligned.
 std::string textSubtitle(const ModelOutput& out) {
-  return modelShortName(*out.model) + " (" + modelInfo(*out.model).config.arch_name + "), " +
-                         std::to_string(out.analysis->run.tokens.size()) + " tokens: \"" + quotedStart(out.text) + "\"";
+  std::string s = modelShortName(*out.model) + " (" + modelInfo(*out.model).config.arch_name + "), " +
+                  std::to_string(out.analysis->run.tokens.size()) + " tokens: \"" + quotedStart(out.text) + "\"";
+  if (const CompareAnalysis* c = out.compare.get()) {
+    s = "A: " + s + "; B: " + (c->model_b == out.model ? "" : modelShortName(*c->model_b) + ", ") +
+        std::to_string(c->run_b.tokens.size()) + " tokens: \"" + quotedStart(c->text_b) + "\"; " + c->comparison.alignment.describe();
+  }
+  return s;
 }
 
 // What every view's page starts from: the analysis (its selection checked),
@@ -71,6 +79,8 @@ ModelOutput textRun(const ModelRunRequest& r) {
   scene.corrupted = r.corrupted;
   scene.value_weighted = r.value_weighted;
   scene.predict_at = r.query;
+  scene.compare = r.view == "compare";
+  scene.inputs.compare = {r.text_b, r.model_b};
   scene.layer = r.layer;
   scene.head = r.head;
   if (scene.pattern) {
@@ -82,6 +92,7 @@ ModelOutput textRun(const ModelRunRequest& r) {
   // the query a view of which heads matter explains: inside the text, never clamped to it
   if (out.analysis && !scene.probe.empty() && r.query >= 0)
     checkSelection("--query", r.query, static_cast<int64_t>(out.analysis->run.ids.size()));
+  if (!out.compare_error.empty()) throw InputError(out.compare_error);
   return out;
 }
 
@@ -436,6 +447,188 @@ ModelViewBody textShadedBody(const ModelOutput& out, const ModelFigureSelection&
           [t, received, tokens](const Canvas& c, float width) { return shadedTextPageHeight(c, width, t); }};
 }
 
+// Where the compare view's parts go in `body`: the grid of heads beside the
+// ranking and the focused head's three maps in a row under them; on a narrow
+// page whose height follows its content (a paper's column), the ranking under
+// the grid and the three maps in as many columns as keep each 16 units wide.
+struct CompareBoxes {
+  Box grid, rank, focus;
+  int focus_cols = 3;
+};
+// The parts' heights at `width`: the top's (the grid, and the ranking beside it or under it) and the focus row's.
+struct CompareHeights {
+  float grid = 0, rank = 0, focus = 0;
+  int focus_cols = 3;
+  float total() const { return grid + rank + focus; }
+};
+CompareHeights compareHeights(const Canvas& c, float width, bool narrow) {
+  CompareHeights h;
+  h.grid = width * (narrow ? 0.75f : 0.42f);
+  h.rank = narrow ? width * 0.45f : 0.0f;
+  h.focus_cols = narrow ? std::clamp(static_cast<int>(width / (c.unit * 16)), 1, 3) : 3;
+  const float panel_w = width / static_cast<float>(h.focus_cols);
+  h.focus = c.unit * 3 + static_cast<float>((3 + h.focus_cols - 1) / h.focus_cols) * (panel_w * 0.7f + c.unit * 2);
+  return h;
+}
+bool narrowPage(const Canvas& c, float width) { return width < c.unit * 48; }
+CompareBoxes compareBoxes(const Canvas& c, const Box& body) {
+  // A screen or a page of a fixed size too short for the narrow arrangement takes the wide one, scaled to fit.
+  const CompareHeights tall = compareHeights(c, body.w, true);
+  const bool narrow = narrowPage(c, body.w) && body.h >= tall.total() * 0.95f;
+  const CompareHeights h = narrow ? tall : compareHeights(c, body.w, false);
+  const float scale = body.h / h.total(), gap = c.unit * 1.5f;
+  CompareBoxes b;
+  b.focus_cols = h.focus_cols;
+  const float top = h.grid * scale, rank = h.rank * scale;
+  if (narrow) {
+    b.grid = {body.x, body.y, body.w, top - gap};
+    b.rank = {body.x, body.y + top, body.w, rank - gap};
+  } else {
+    b.grid = {body.x, body.y, body.w * 0.64f, top - gap};
+    b.rank = {b.grid.right() + gap, body.y, body.right() - b.grid.right() - gap, top - gap};
+  }
+  b.focus = {body.x, body.y + top + rank, body.w, body.h - top - rank};
+  return b;
+}
+
+// Run A against run B (app/model/compare_scene.h): every head's A − B on one
+// diverging scale (or, where thumbnails would be unreadable, each head's JS as
+// a layers × heads map), the heads ranked by the JS of their rows, and the
+// focused head's two aligned maps and their difference.
+ModelViewBody textCompareBody(const ModelOutput& out, const ModelFigureSelection& sel, const ViewParams& params) {
+  const TextPage p = textPage(out, sel, {}, "compare", true);
+  if (!out.compare)
+    throw InputError(out.compare_error.empty() ? "--view compare: no run B to compare with (give --text-b or --model-b)"
+                                               : out.compare_error);
+  const std::shared_ptr<const CompareAnalysis> cmp = out.compare;
+  const RunComparison& rc = cmp->comparison;
+  const int64_t n = static_cast<int64_t>(rc.tokens.size());
+  // The focused head's aligned maps, and what the panels point into: made once, owned by the layout.
+  struct Data {
+    Mat a, b, js, mask;
+    std::vector<std::string> head_names, layer_names, ranked_names;
+    Array ranked;
+  };
+  auto d = std::make_shared<Data>();
+  d->a = alignedMap(p.a.run, rc.alignment, 0, sel.layer, sel.head);
+  d->b = alignedMap(cmp->run_b, rc.alignment, 1, sel.layer, sel.head);
+  if (p.a.run.causal) d->mask = causalMask(n, n);
+  d->js = Mat(rc.layers, rc.heads);
+  for (int64_t l = 0; l < rc.layers; ++l) {
+    d->layer_names.push_back("L" + std::to_string(l));
+    for (int64_t h = 0; h < rc.heads; ++h) d->js(l, h) = static_cast<float>(rc.js[static_cast<size_t>(l * rc.heads + h)]);
+  }
+  for (int64_t h = 0; h < rc.heads; ++h) d->head_names.push_back("H" + std::to_string(h));
+  constexpr size_t kRanked = 16;  // the bars of the most divergent heads
+  for (size_t k = 0; k < std::min(kRanked, rc.ranking.size()); ++k) {
+    const int64_t i = rc.ranking[k];
+    d->ranked_names.push_back(headLabel(i / rc.heads, i % rc.heads));
+    d->ranked.data.push_back(static_cast<float>(rc.js[static_cast<size_t>(i)]));
+  }
+  d->ranked.shape = {static_cast<int64_t>(d->ranked.data.size())};
+  float grid_max = 1e-6f;  // one diverging scale for every head's difference: ±max |A − B|
+  for (const std::vector<Mat>& layer : rc.difference)
+    for (const Mat& m : layer) grid_max = std::max(grid_max, m.cwiseAbs().maxCoeff());
+  const float weight_max = std::max({1e-6f, d->a.maxCoeff(), d->b.maxCoeff()});
+  const Colormap cmap = params.colormap;
+  const int64_t layers = rc.layers, heads = rc.heads;
+  const std::string head = p.head;
+  char js_text[32];
+  std::snprintf(js_text, sizeof js_text, "%.3f", rc.js[static_cast<size_t>(sel.layer * heads + sel.head)]);
+  const std::string focus_js = js_text;
+  auto layout = [d, cmp, n, grid_max, weight_max, cmap, layers, heads, sel, head, focus_js](
+                    Primitives& prims, const Canvas& c, const Box& body) {
+    const RunComparison& rc = cmp->comparison;
+    const CompareBoxes boxes = compareBoxes(c, body);
+    const Box &grid_box = boxes.grid, &rank_box = boxes.rank, &focus_box = boxes.focus;
+    const float gap = c.unit * 1.5f;
+    const ValueRange diverging{-grid_max, grid_max, true};
+    const Colormap signed_map = colormapFor(diverging, cmap);
+    auto matrix = [&](const Mat& m, const std::vector<std::string>* rows, const std::vector<std::string>* cols) {
+      ViewPanel panel;
+      panel.spec = MatrixSpec::of(m);
+      panel.spec.row_labels = rows;
+      panel.spec.col_labels = cols;
+      panel.style.max_cell_aspect = cellAspect(c, panel.spec, {});
+      return panel;
+    };
+    // Every head's A − B (thumbnails), or its JS where thumbnails would be too small to read.
+    const float title_h = panelTitle(prims, c, "A \xE2\x88\x92 B of every head", grid_box.x, grid_box.y, grid_box.w);
+    const Box cells{grid_box.x, grid_box.y + title_h, grid_box.w, grid_box.h - title_h};
+    const float bar_w = c.unit * 6;
+    if (thumbnailsReadable(cells.w - bar_w, cells.h, layers, heads)) {
+      std::vector<ViewPanel> panels;
+      for (int64_t l = 0; l < layers; ++l)
+        for (int64_t h = 0; h < heads; ++h) {
+          ViewPanel& panel = panels.emplace_back(matrix(rc.difference[static_cast<size_t>(l)][static_cast<size_t>(h)], &rc.tokens, &rc.tokens));
+          panel.spec.title = headLabel(l, h);
+          panel.spec.value_label = "A \xE2\x88\x92 B";
+          panel.spec.row_axis = panel.spec.col_axis = "";
+          panel.style.range = diverging;
+          panel.style.colormap = signed_map;
+          panel.style.colorbar = false;
+          panel.style.labels = n <= 24;
+          panel.style.max_cell_aspect = 1.5f;
+          panel.style.highlight = l == sel.layer && h == sel.head;
+          panel.shared_scale = true;
+        }
+      labelledGrid(c, {cells.x, cells.y, cells.w - bar_w, cells.h}, panels, c.unit * 0.5f);
+      float top = cells.bottom(), bottom = cells.y;
+      for (const ViewPanel& panel : panels)
+        if (const MatrixPlacement at = panelPrimitives(prims, c, panel); at.valid()) {
+          top = std::min(top, at.y0);
+          bottom = std::max(bottom, at.y1);
+        }
+      sideColorbar(prims, c, cells, bar_w, top, bottom, diverging, signed_map, "A \xE2\x88\x92 B");
+    } else {
+      ViewPanel panel = matrix(d->js, &d->layer_names, &d->head_names);
+      panel.area = cells;
+      panel.spec.row_axis = "layer";
+      panel.spec.col_axis = "head";
+      panel.spec.value_label = "JS (bits)";
+      panel.style.range = {0.0f, std::max(1e-6f, d->js.maxCoeff()), false};
+      panel.style.colormap = cmap;
+      panelPrimitives(prims, c, panel);
+    }
+    // The heads ranked by the JS of their rows.
+    const float rank_title = panelTitle(prims, c, "heads ranked by JS of their rows (bits)", rank_box.x, rank_box.y, rank_box.w);
+    barsPrimitives(prims, c, {rank_box.x, rank_box.y + rank_title, rank_box.w, rank_box.h - rank_title}, d->ranked, "js",
+                   &d->ranked_names, {0.0f, std::max(1e-6f, d->ranked.data.empty() ? 0.0f : d->ranked.data.front()), false}, cmap,
+                   false);
+    // The focused head: A and B aligned on one scale, and their difference on the grid's (a head where the runs
+    // agree stays pale instead of showing its rounding noise at full contrast).
+    const float focus_title = panelTitle(prims, c, head + " (JS " + focus_js + " bits): A, B and A \xE2\x88\x92 B", focus_box.x,
+                                         focus_box.y + c.unit * 0.5f, focus_box.w);
+    const int cols = boxes.focus_cols, rows = (3 + cols - 1) / cols;
+    const float y = focus_box.y + c.unit * 0.5f + focus_title, w = (focus_box.w - static_cast<float>(cols - 1) * gap) / static_cast<float>(cols),
+                h = (focus_box.bottom() - y) / static_cast<float>(rows);
+    const Mat& diff = rc.difference[static_cast<size_t>(sel.layer)][static_cast<size_t>(sel.head)];
+    const struct {
+      const Mat& m;
+      const char* title;
+      ValueRange range;
+      const char* value;
+    } focus[] = {{d->a, "A", {0.0f, weight_max, false}, "weight"},
+                 {d->b, "B", {0.0f, weight_max, false}, "weight"},
+                 {diff, "A \xE2\x88\x92 B", diverging, "A \xE2\x88\x92 B"}};
+    for (int k = 0; k < 3; ++k) {
+      ViewPanel panel = matrix(focus[k].m, &rc.tokens, &rc.tokens);
+      panel.area = {focus_box.x + static_cast<float>(k % cols) * (w + gap), y + static_cast<float>(k / cols) * h, w, h};
+      panel.spec.title = focus[k].title;
+      panel.spec.value_label = focus[k].value;
+      if (k < 2 && d->mask.size() > 0) panel.spec.mask = &d->mask;
+      panel.style.range = focus[k].range;
+      panel.style.colormap = colormapFor(focus[k].range, cmap);
+      panel.style.labels = n <= 40;
+      panelPrimitives(prims, c, panel);
+    }
+  };
+  return {p.name + " \xE2\x80\x94 run A against run B",
+          "every head's A \xE2\x88\x92 B (blue: A weighs less, red: more), the heads ranked by the Jensen\xE2\x80\x93Shannon "
+          "divergence of their rows, the focused head's maps; " + rc.alignment.describe(),
+          layout, [](const Canvas& c, float width) { return compareHeights(c, width, narrowPage(c, width)).total(); }};
+}
+
 }  // namespace
 
 PageContent textKindPage(const ModelOutput& out, const PageRequest& req) {
@@ -509,6 +702,8 @@ const std::vector<ModelKindView>& textKindViews() {
       {"attribution", "direct logit attribution: each head's share of the top token's logit", nullptr, textAttributionBody},
       {"patching", "activation patching from the text into a corrupted prompt: how much of the prediction each head "
                    "and each position restores", nullptr, textPatchingBody},
+      {"compare", "run A against run B (a second prompt or checkpoint): every head's A \xE2\x88\x92 B, heads ranked by JS", nullptr,
+       textCompareBody},
   };
   return views;
 }

@@ -46,7 +46,8 @@ struct ModelRunRequest {
   bool value_weighted = false;        // a text model's maps value-weighted (ModelScene::value_weighted)
   bool truncate = false;
   bool attention_of = false;  // --attention-of given: only an encoder–decoder has more than one attention
-  std::string view;  // the view to draw (the text kind computes the pattern for its pattern view)
+  std::string view;  // the view to draw (the text kind computes the pattern for its pattern view, run B for compare)
+  std::string text_b, model_b;  // the compare view's run B: its text and model (empty: A's)
   std::string tokens, q, k;  // attention from a file: --tokens, --q and --k (empty: the folder's, if any)
   const VariantInfo* pattern = nullptr;  // the pattern view's variant and parameters
   Params pattern_params;

@@ -276,6 +276,7 @@ void GuiApp::submitModelIfChanged() {
   ModelState& m = state_.model;
   m.scene.pattern = m.view.view == "pattern";
   m.scene.probe = probeOfView(m.view.view);
+  m.scene.compare = m.view.view == "compare";
   m.scene.layer = m.view.layer;
   m.scene.head = m.view.head;
   m.scene.focus_whole = m.output && m.output->analysis && m.output->analysis->pooled;
@@ -293,7 +294,8 @@ void GuiApp::submitModelIfChanged() {
   if (m.gen.running && m.scene.text == model_submitted_.text) return;
   if ((!m.scene.model && !m.scene.source) || (model_ever_submitted_ && sameModelScene(model_submitted_, m.scene))) return;
   // Typing: wait until no key was pressed for kTextDebounce, then compute once.
-  if ((m.scene.text != model_submitted_.text || m.scene.corrupted != model_submitted_.corrupted) &&
+  if ((m.scene.text != model_submitted_.text || m.scene.corrupted != model_submitted_.corrupted ||
+       m.scene.inputs != model_submitted_.inputs) &&
       Clock::now() - m.text_edited < kTextDebounce)
     return;
   stopGenerating();
@@ -824,6 +826,7 @@ void GuiApp::applyScene(const SceneOptions& o, bool initial) {
     m.scene.truncate = mine && o.truncate;
     setModelInputs(m.scene, o.model, mine ? o.target : "", mine ? o.image : "");
     m.scene.corrupted = mine ? o.corrupted : "";
+    m.scene.inputs.compare = mine ? CompareInputs{o.text_b, o.model_b} : CompareInputs{};
     m.scene.pattern_variant = pattern.name;
     m.scene.pattern_params = params;
     m.view.view = view;

@@ -94,6 +94,7 @@ const Shortcut kShortcuts[] = {
     {"\u2190 \u2192 / , . / K", "real model, after Generate: step back / forward through the new tokens, play or pause"},
     {"\u2190 \u2192 / \u2191 \u2193 / H / S",
      "real model, text view: previous / next query token, layer up / down, next head, shade by the head, the layer's mean or rollout"},
+    {"B", "real model: the compare view, run A against run B (a second prompt or checkpoint, typed under RUN B)"},
     {"\u2192 / Space / PageDown", "lesson: next step"},
     {"\u2190 / PageUp", "lesson: previous step"},
     {"F5", "presentation mode: no panel or menus, larger text (Esc leaves)"},

@@ -89,6 +89,10 @@ struct TextViewState {
   std::optional<Shading> shading;
   int64_t scrolled_to = -1;  // the selected query the text was last scrolled to
   uint64_t scrolled_generation = ~uint64_t{0};
+  // The compare view's folder of run B's model as typed: the scene's until
+  // the field is being edited, taken on Enter (a half-typed path loads nothing).
+  std::string model_b;
+  bool model_b_editing = false;
 };
 
 // [SECTION] Selection helpers
@@ -242,6 +246,31 @@ void predictionsSection(const AppState& s) {
   for (const Prediction& p : o->predictions) shareRow(p.probability, "'" + p.token + "'", w);
 }
 
+// Run B of the compare view: its prompt (recomputed as you type) and, for a
+// fine-tune, its model's folder; how the two runs were aligned.
+void compareSection(AppState& s) {
+  ModelState& m = s.model;
+  CompareInputs& in = m.scene.inputs.compare;
+  ImGui::TextDisabled("B's text (empty: A's)");
+  if (ImGui::InputTextMultiline("##textb", &in.text, ImVec2(-1, ImGui::GetTextLineHeight() * 3.4f)))
+    m.text_edited = std::chrono::steady_clock::now();
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("run B's prompt; where its tokens differ from A's, the two are aligned by token\n"
+                      "(their longest common subsequence) and each aligned row renormalised");
+  TextViewState& v = kindView<TextViewState>(m.view);
+  if (!v.model_b_editing) v.model_b = in.model;
+  ImGui::TextDisabled("B's model folder (empty: A's)");
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::InputText("##modelb", &v.model_b, ImGuiInputTextFlags_EnterReturnsTrue)) in.model = v.model_b;
+  v.model_b_editing = ImGui::IsItemActive();
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("a checkpoint of the same layers, heads and vocabulary (a fine-tune), or shipped:NAME; Enter loads it");
+  const ModelOutput* o = m.output.get();
+  ImGui::PushTextWrapPos(0.0f);
+  if (o && o->compare) ImGui::TextDisabled("%s", o->compare->comparison.alignment.describe().c_str());
+  ImGui::PopTextWrapPos();
+}
+
 // TEXT and GENERATE
 void textSections(AppState& s) {
   sectionTitle("TEXT");
@@ -265,6 +294,10 @@ void textSectionsBelow(AppState& s) {
   if (s.model.view.view == "pattern") {
     sectionTitle("PATTERN ON THE FOCUSED HEAD");
     patternSection(s);
+  }
+  if (s.model.view.view == "compare") {
+    sectionTitle("RUN B");
+    compareSection(s);
   }
   predictionsSection(s);
 }
@@ -837,9 +870,14 @@ void textView(AppState& s, const ModelOutput& o) {
   ImGui::EndChild();
 }
 
-// ← → the query, ↑ ↓ the layer, H the next head, S the next shading: the text view's keys.
+// B the compare view (past the tenth view: no digit); ← → the query, ↑ ↓ the layer,
+// H the next head, S the next shading: the text view's keys.
 void textKey(AppState& s, int key) {
   ModelViewState& v = s.model.view;
+  if (key == GLFW_KEY_B && findModelView(modelKindOf(s.model.scene), "compare")) {  // attention from a file has none
+    v.view = "compare";
+    return;
+  }
   const ModelRun* r = currentRun(s);
   if (key == GLFW_KEY_W && r) s.model.scene.value_weighted = !s.model.scene.value_weighted;  // every view
   if (v.view != "text" || !r) return;

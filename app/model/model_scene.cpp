@@ -23,6 +23,7 @@ std::string probeOfView(const std::string& view) {
 
 bool sameModelScene(const ModelScene& a, const ModelScene& b) {
   if (a.model != b.model || a.source != b.source || a.text != b.text || a.truncate != b.truncate || a.pattern != b.pattern ||
+      a.compare != b.compare ||
       a.predict_at != b.predict_at || a.generation != b.generation || a.generation_steps != b.generation_steps ||
       a.maps != b.maps || a.inputs != b.inputs || a.probe != b.probe || a.corrupted != b.corrupted ||
       a.value_weighted != b.value_weighted)
@@ -281,6 +282,22 @@ ModelOutput computeModelScene(const ModelScene& s, const ModelOutput* previous, 
                                               ctx)[static_cast<size_t>(out.predicted_at)]);
   if (out.analysis->pooled) focusWhole(out, s, previous, ctx);
   if (!s.probe.empty()) probeHeads(out, s, same_run && previous->predicted_at == out.predicted_at ? previous : nullptr, ctx);
+  if (s.compare) {
+    // Reused while run A and B's inputs are the same (a new focused head costs nothing).
+    const CompareAnalysis* before = previous ? previous->compare.get() : nullptr;
+    if (before && same_run && before->inputs == s.inputs.compare && previous->truncate == s.truncate) {
+      out.compare = previous->compare;
+    } else {
+      try {
+        if (out.analysis->pooled) throw InputError(everyMapRefusal(*out.analysis, "the compare view"));
+        if (s.value_weighted)  // run B's maps are weights: the two would not be the same measure
+          throw InputError("the compare view compares attention weights; turn value-weighting off");
+        out.compare = compareSceneAnalysis(s.model, out.analysis->run, s.text, s.inputs.compare, s.truncate, before, ctx);
+      } catch (const InputError& e) {
+        out.compare_error = e.what();
+      }
+    }
+  }
   if (s.pattern) {
     out.has_pattern = true;
     const VariantInfo* v = findVariant(s.pattern_variant);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "app/model/attention_scene.h"
+#include "app/model/compare_scene.h"
 #include "app/model/seq2seq_scene.h"
 #include "app/model/vision_scene.h"
 #include "engine/model/blocks/head_metrics.h"
@@ -35,6 +36,7 @@ struct ModelInputs {
   Seq2SeqInputs seq2seq;
   VisionInputs vision;
   AttentionInputs attention;  // attention from a file (its `source` is what was read)
+  CompareInputs compare;      // the compare view's run B
   bool operator==(const ModelInputs&) const = default;
 };
 
@@ -56,6 +58,7 @@ struct ModelScene {
   // weight"): α_ij ‖v_j^h W_O^h‖, each row scaled to sum 1, in the head views
   // and rollout; the head summaries stay the weights'.
   bool value_weighted = false;
+  bool compare = false;   // run B and the comparison (the compare view is shown; inputs.compare)
   int64_t layer = 0, head = 0;  // the focused head: the pattern's, the one a pooled run recomputes whole, the one ablated
   bool focus_whole = false;     // the run pools its maps: a new focused head is a new scene
   int64_t predict_at = -1;      // the query whose next tokens are listed; -1: the last token
@@ -107,6 +110,9 @@ struct ModelOutput {
   bool has_pattern = false;  // asked for: `pattern` or `pattern_error` is set
   std::shared_ptr<const HeadPattern> pattern;
   std::string pattern_error;
+  // The compare view's run B and comparison where the scene asked for them, or why there are none.
+  std::shared_ptr<const CompareAnalysis> compare;
+  std::string compare_error;
   // The top tokens at `predicted_at` (the LM head runs on that row only);
   // empty without an LM head.
   std::vector<Prediction> predictions;

@@ -43,9 +43,14 @@ void validateScene(const SceneOptions& o) {
                        : !o.pattern.empty() ? "--pattern: runs on a model's q and k in its pass; attention from a file has none"
                        : o.truncate ? "--truncate: cuts a model's text; attention from a file is drawn whole"
                                     : "--text: attention from a file has its own tokens (--tokens FILE names them)");
+    if (!o.text_b.empty() || !o.model_b.empty())
+      throw InputError(std::string(o.text_b.empty() ? "--model-b" : "--text-b") +
+                       ": run B of a model's compare view; attention from a file has no model to run again");
   } else if (!o.tokens.empty()) {
     throw InputError("--tokens: names the tokens of attention from a file (--attention PATH)");
   }
+  if ((!o.text_b.empty() || !o.model_b.empty()) && !o.model_workspace)
+    throw InputError(std::string(o.text_b.empty() ? "--model-b" : "--text-b") + ": run B of a model's compare view (the model workspace)");
   if (o.model.rfind(kShippedPrefix, 0) == 0) modelFiles(o.model);  // an unknown shipped name, before any window opens
   if (o.truncate && !o.model_workspace) throw InputError("--truncate: cuts a model's text (the model workspace); a variant's text is never cut");
   if (o.model_workspace && !o.view.empty()) checkModelViewName(o.view);

@@ -29,6 +29,7 @@ struct SceneOptions {
   std::string image;              // --image FILE: a ViT's picture (a shipped model's "examples/…" or a file)
   std::string corrupted;          // --corrupted TEXT: the patching view's corrupted prompt (empty: none)
   std::string pattern;            // --pattern NAME: the pattern view's variant (its --set values)
+  std::string text_b, model_b;    // --text-b, --model-b: the compare view's run B (empty: A's text, A's model)
   int layer = -1, head = -1;      // focused head (variants: the head shown); -1: the default scene's
   int64_t query = -1, key = -1;   // Q/K pair, image-view query; -1: the view's default
   int stage = -1;                 // the walkthrough stage, or the step of an extra played over steps; -1: none

@@ -76,6 +76,7 @@ TEST(ModelRenderCli, EveryKindsViewRendersUnderItsOneName) {
       if (name == "patching")  // a corrupted prompt of the default text's 28 tokens, and a query where the two differ
         args.insert(args.end(), {"--corrupted", "And God said, Let there come light: and there was light. And God said, Let "
                                                 "there be light: and there was light.", "--query", "19"});
+      if (name == "compare") args.insert(args.end(), {"--text-b", "A second prompt."});  // run B (tests/cli/model_compare_test.cpp)
       const RunResult r = runAttnlab(args);
       EXPECT_EQ(r.status, 0) << model->second[1] << " --view " << name << ": " << r.err;
       EXPECT_NE(r.out.find("(" + name + " of "), std::string::npos) << r.out;

@@ -224,7 +224,7 @@ TEST_F(GuiTest, BadModelPathIsUsageError) {
 }
 
 TEST_F(GuiTest, ModelViewTheWorkspaceLacksIsUsageError) {
-  const RunResult r = runAttnlab({"gui", "--frames", "2", "--view", "compare"}, env(), 60);
+  const RunResult r = runAttnlab({"gui", "--frames", "2", "--view", "walkthrough"}, env(), 60);
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(countLines(r.err), 1) << r.err;
 }
@@ -285,6 +285,27 @@ TEST_F(GuiTest, ShippedModelViewsHoldTheMarkRules) {
         for (const std::string& why : describedRuleBreaks(described))
           ADD_FAILURE() << model << " " << view << " at " << size << ": " << why;
       }
+}
+
+// The compare view on screen, reached by its key B from the model view at
+// one size: a bar per head, ranked by JS (largest first), run B from --text-b,
+// the mark rules held at both desk sizes.
+TEST_F(GuiTest, ModelCompareViewRanksEveryHeadAndHoldsTheMarkRules) {
+  const ModelShape m = embeddedShape();
+  for (const std::string size : {"1600x1000", "1280x720"}) {
+    std::vector<std::string> args = {"--model", "shipped:default", "--text", "The cat sat on the mat", "--text-b", "The dog sat on a mat"};
+    if (size == "1600x1000") args.insert(args.end(), {"--view", "model", "--keys", "B"});
+    else args.insert(args.end(), {"--view", "compare"});
+    nlohmann::json described;
+    shootAt(size, args, &described);
+    std::vector<double> js;
+    for (const nlohmann::json& mark : described.at("marks"))
+      if (mark.at("id").get<std::string>().rfind("js[", 0) == 0) js.push_back(mark.at("value").get<double>());
+    EXPECT_EQ(static_cast<int>(js.size()), m.layers * m.heads) << size;
+    EXPECT_TRUE(std::is_sorted(js.rbegin(), js.rend())) << size;
+    EXPECT_GT(js.empty() ? 0.0 : js.front(), 0.0) << size;
+    for (const std::string& why : describedRuleBreaks(described)) ADD_FAILURE() << "compare at " << size << ": " << why;
+  }
 }
 
 }  // namespace
