@@ -205,7 +205,11 @@ inline std::vector<std::string> smallTexts(const nlohmann::json& described, doub
   std::vector<std::string> out;
   for (const nlohmann::json& t : described.value("texts", nlohmann::json::array())) {
     const double px = t.at("px").get<double>(), least = t.value("script", false) ? 0.7 * min_px : min_px;
-    if (px < least) out.push_back("'" + t.at("text").get<std::string>() + "' at " + std::to_string(px) + " px");
+    if (px >= least) continue;
+    std::string line = "'";  // appended piecewise (GCC 12 misreports "'" + string as -Wrestrict)
+    line += t.at("text").get<std::string>();
+    line += "' at " + std::to_string(px) + " px";
+    out.push_back(line);
   }
   return out;
 }
