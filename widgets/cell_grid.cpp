@@ -97,8 +97,10 @@ CellGridLayout cellGridPrimitives(Primitives& out, const Canvas& c, const Box& a
       const float v = g.values(r, k);
       const float x0 = lay.cells.x + cw * static_cast<float>(k), y0 = lay.cells.y + ch * static_cast<float>(r);
       const Rgb8 col = colormapAt(g.cmap, scaleToUnit(g.range, v));
+      // the mark's name kept here: adding the text below may move the cell's primitive
+      const std::string mark = g.array + "[" + rowLabel(g, r) + ", " + colLabel(g, k) + "]";
       Primitive& cell = addFill(out, x0, y0, x0 + cw, y0 + ch, col);
-      cell.mark = g.array + "[" + rowLabel(g, r) + ", " + colLabel(g, k) + "]";
+      cell.mark = mark;
       cell.mark_value = v;
       const size_t i = static_cast<size_t>(r * lay.cols + k);
       const std::string text = g.text.empty() ? formatCell(v) : g.text[i];
@@ -112,7 +114,7 @@ CellGridLayout cellGridPrimitives(Primitives& out, const Canvas& c, const Box& a
       const float lum = (0.2126f * col.r + 0.7152f * col.g + 0.0722f * col.b) / 255.0f;
       Primitive& t = addText(out, x0 + cw * 0.5f, y0 + ch * 0.5f, text, size, Role::Text, 0.5f, 0.5f);
       t.colour = lum > 0.5f ? Rgb8{20, 20, 20} : Rgb8{245, 245, 245};
-      t.labels = cell.mark;
+      t.labels = mark;
     }
   addRect(out, lay.cells.x, lay.cells.y, lay.cells.right(), lay.cells.bottom(), Role::Frame);
   if (g.mark_row >= 0 && g.mark_col >= 0 && g.mark_row < lay.rows && g.mark_col < lay.cols) {

@@ -147,7 +147,8 @@ TEST(TextViewCli, ThousandsOfTokensShowAWindowAboutTheQuery) {
   EXPECT_NEAR(drawn.at(query - 3), 0.5 + 0.5 / (query + 1), 1e-6) << "the strongest key";
   const QImage img(QString::fromStdString((dir / "t.png").string()));
   ASSERT_FALSE(img.isNull());
-  for (const nlohmann::json& m : nlohmann::json::parse(slurp(dir / "t.json")).at("marks")) {
+  const nlohmann::json described = nlohmann::json::parse(slurp(dir / "t.json"));  // outlives the loop
+  for (const nlohmann::json& m : described.at("marks")) {
     const std::vector<float> box = m.at("box");
     EXPECT_GE(box[3], 16.0f) << "as tall as a short text's cells";
     EXPECT_LE(box[1] + box[3], static_cast<float>(img.height())) << "inside the page";
