@@ -237,26 +237,29 @@ LogitLens logitLens(const Model& m, const std::vector<int32_t>& ids, int top_k, 
   LogitLens lens;
   lens.positions = positions;
   lens.final_token.resize(layers + 1, P);
-  // the model's own top token at each position: the last layer's (the base run's hidden state)
-  const std::vector<std::vector<Prediction>> own = predictTokens(m, base.hidden, positions, 1, ctx);
-  for (int64_t l = 0; l <= layers; ++l) {
+  lens.top.resize(static_cast<size_t>(layers + 1));
+  // Each stream's logits at the positions, once, for its top-k and the share it gives the model's own
+  // top token: the last stream's, so that one goes first (one stream's [P, V] held at a time).
+  std::vector<Eigen::Index> own(static_cast<size_t>(P));
+  for (int64_t step = 0; step <= layers; ++step) {
+    const int64_t l = step == 0 ? layers : step - 1;
     // resid_l through the final norm alone: a pass resumed after the last layer
     Interventions e;
     e.resume_layer = layers;
     e.resume = &base.residual[static_cast<size_t>(l)];
     const ModelRun run = editedRun(m, ids, e, ctx);
-    const std::vector<std::vector<Prediction>> top = predictTokens(m, run.hidden, positions, top_k, ctx);
     Mat rows(P, run.hidden.cols());  // the hidden states at the positions   [P, d]
     for (int64_t i = 0; i < P; ++i) rows.row(i) = run.hidden.row(positions[static_cast<size_t>(i)]);
     const Mat logits = logitsOf(m, rows);  // [P, V]
-    auto& cells = lens.top.emplace_back();
+    auto& cells = lens.top[static_cast<size_t>(l)];
     for (int64_t i = 0; i < P; ++i) {
-      const size_t p = static_cast<size_t>(positions[static_cast<size_t>(i)]);
-      cells.push_back(top[p]);
+      const auto row = logits.row(i);
+      if (step == 0) row.maxCoeff(&own[static_cast<size_t>(i)]);
+      cells.push_back(topKOfLogits(m, row, top_k));
       lens.final_token(l, i) =
-          static_cast<float>(std::exp(static_cast<double>(logits(i, own[p][0].id)) - logSumExp(logits.row(i))));
+          static_cast<float>(std::exp(static_cast<double>(row(own[static_cast<size_t>(i)])) - logSumExp(row)));
     }
-    ctx.progress(static_cast<float>(l + 1) / static_cast<float>(layers + 1));
+    ctx.progress(static_cast<float>(step + 1) / static_cast<float>(layers + 1));
   }
   return lens;
 }

@@ -301,6 +301,13 @@ std::vector<Prediction> topKOfRow(const Eigen::Ref<const RowVec>& row, int k, fl
 
 }  // namespace
 
+std::vector<Prediction> topKOfLogits(const Model& m, const Eigen::Ref<const RowVec>& row, int k) {
+  const float mx = row.maxCoeff();
+  double z = 0;
+  for (int64_t v = 0; v < row.size(); ++v) z += std::exp(static_cast<double>(row(v) - mx));
+  return topKOfRow(row, k, mx, z, *m.tokenizer);
+}
+
 Mat lmLogits(const Model& m, const Mat& hidden, double* flops) {
   if (m.family->logits) return m.family->logits(m, hidden, flops);
   return lmHeadLogits(m.lm_head, hidden, flops);

@@ -192,5 +192,7 @@ ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* ca
 void checkIds(const Model& m, const std::vector<int32_t>& ids, int64_t first_position);
 // The LM head's logits for rows of `hidden` (the family's head)     [rows, V]. Adds its FLOPs to *flops.
 Mat lmLogits(const Model& m, const Mat& hidden, double* flops);
+// The top k tokens of one row of logits, best first, with their softmax probabilities.   row [V]
+std::vector<Prediction> topKOfLogits(const Model& m, const Eigen::Ref<const RowVec>& row, int k);
 
 }  // namespace attn
