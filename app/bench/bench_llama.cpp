@@ -80,7 +80,7 @@ uint64_t dataBytes(const std::vector<TensorToWrite>& tensors) {
   for (const TensorToWrite& t : tensors) {
     uint64_t e = 1;
     for (const int64_t s : t.shape) e *= static_cast<uint64_t>(s);
-    n += e * static_cast<uint64_t>(dtypeBytes(t.dtype));
+    n += storedBytes(t.dtype, e);
   }
   return n;
 }

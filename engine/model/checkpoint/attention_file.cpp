@@ -247,7 +247,7 @@ FloatTensor FloatTensor::fromNpy(std::string_view bytes, std::shared_ptr<const v
     throw InputError(where + ": dtype '" + d +
                      "' is not accepted (expected float32 '<f4' or float16 '<f2', or bfloat16 in a .safetensors file; "
                      "save with .astype(np.float32))");
-  const uint64_t need = h.elements * static_cast<uint64_t>(dtypeBytes(t.dtype_)), have = bytes.size() - h.data_start;
+  const uint64_t need = storedBytes(t.dtype_, h.elements), have = bytes.size() - h.data_start;
   if (need != have)
     throw InputError(where + ": shape " + shapeText(h.shape) + " of " + (t.dtype_ == DType::F32 ? "float32" : "float16") +
                      " needs " + std::to_string(need) + " bytes of data, the file has " + std::to_string(have) +
@@ -316,7 +316,7 @@ int64_t FloatTensor::elements() const {
 }
 
 void FloatTensor::read(int64_t first, int64_t count, float* out) const {
-  toFloats(dtype_, data_ + first * dtypeBytes(dtype_), count, out);
+  toFloats(dtype_, data_ + storedBytes(dtype_, static_cast<uint64_t>(first)), count, out);
 }
 
 // [SECTION] Attention maps

@@ -2,6 +2,7 @@
 
 #include "engine/error.h"
 #include "engine/files.h"
+#include "engine/model/checkpoint/quants.h"
 
 #include <nlohmann/json.hpp>
 
@@ -27,18 +28,47 @@ std::string dtypeName(DType t) {
     case DType::F16: return "F16";
     case DType::BF16: return "BF16";
     case DType::I64: return "I64";
+    case DType::Q8_0: return "Q8_0";
+    case DType::Q4_0: return "Q4_0";
+    case DType::Q4_1: return "Q4_1";
+    case DType::Q5_0: return "Q5_0";
+    case DType::Q5_1: return "Q5_1";
+    case DType::Q2_K: return "Q2_K";
+    case DType::Q3_K: return "Q3_K";
+    case DType::Q4_K: return "Q4_K";
+    case DType::Q5_K: return "Q5_K";
+    case DType::Q6_K: return "Q6_K";
+    case DType::IQ4_NL: return "IQ4_NL";
+    case DType::IQ4_XS: return "IQ4_XS";
   }
   return "?";
 }
 
-int dtypeBytes(DType t) {
+BlockLayout blockLayout(DType t) {
   switch (t) {
-    case DType::F32: return 4;
-    case DType::F16: return 2;
-    case DType::BF16: return 2;
-    case DType::I64: return 8;
+    case DType::F32: return {1, 4};
+    case DType::F16: return {1, 2};
+    case DType::BF16: return {1, 2};
+    case DType::I64: return {1, 8};
+    case DType::Q8_0: return {32, 34};
+    case DType::Q4_0: return {32, 18};
+    case DType::Q4_1: return {32, 20};
+    case DType::Q5_0: return {32, 22};
+    case DType::Q5_1: return {32, 24};
+    case DType::Q2_K: return {256, 84};
+    case DType::Q3_K: return {256, 110};
+    case DType::Q4_K: return {256, 144};
+    case DType::Q5_K: return {256, 176};
+    case DType::Q6_K: return {256, 210};
+    case DType::IQ4_NL: return {32, 18};
+    case DType::IQ4_XS: return {256, 136};
   }
-  return 0;
+  return {};
+}
+
+uint64_t storedBytes(DType t, uint64_t count) {
+  const BlockLayout b = blockLayout(t);
+  return count / static_cast<uint64_t>(b.values) * static_cast<uint64_t>(b.bytes);
 }
 
 int64_t TensorEntry::elements() const {
@@ -94,7 +124,7 @@ TensorEntry parseEntry(const std::string& name, const nlohmann::json& j, const s
   t.end = (*off)[1].get<uint64_t>();
   if (t.end < t.begin)
     throw InputError(where + ": data_offsets " + offsetsText(t.begin, t.end) + " end before they begin");
-  const uint64_t need = elements * static_cast<uint64_t>(dtypeBytes(t.dtype));
+  const uint64_t need = storedBytes(t.dtype, elements);
   if (t.end - t.begin != need)
     throw InputError(where + ": data_offsets " + offsetsText(t.begin, t.end) + " hold " +
                      std::to_string(t.end - t.begin) + " bytes, but " + dname + " " + shapeText(t.shape) +
@@ -232,6 +262,7 @@ void toFloats(DType t, const uint8_t* src, int64_t count, float* out) {
     case DType::F16: f16ToFloats(src, count, out); return;
     case DType::BF16: bf16ToFloats(src, count, out); return;
     case DType::I64: break;
+    default: dequantize(t, src, count, out); return;
   }
   throw std::logic_error("toFloats: " + dtypeName(t) + " is not a float type");
 }
@@ -239,7 +270,7 @@ void toFloats(DType t, const uint8_t* src, int64_t count, float* out) {
 void SafetensorsFile::floatsAt(const TensorEntry& t, int64_t first, int64_t count, float* out) const {
   if (t.dtype == DType::I64)
     throw InputError(what_ + ": tensor '" + t.name + "' is " + dtypeName(t.dtype) + ", not a float tensor");
-  toFloats(t.dtype, data(t) + dtypeBytes(t.dtype) * first, count, out);
+  toFloats(t.dtype, data(t) + storedBytes(t.dtype, static_cast<uint64_t>(first)), count, out);
 }
 
 const float* SafetensorsFile::floats(const TensorEntry& t, std::vector<float>& storage) const {
@@ -269,11 +300,13 @@ void writeSafetensors(const std::filesystem::path& path, const std::vector<Tenso
   uint64_t offset = 0;
   std::vector<int64_t> counts;
   for (const TensorToWrite& t : tensors) {
-    if (t.dtype == DType::I64) throw InputError(path.string() + ": tensor '" + t.name + "': I64 is read, not written");
+    if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16)
+      throw InputError(path.string() + ": tensor '" + t.name + "': " + dtypeName(t.dtype) +
+                       " is read, not written to safetensors");
     int64_t n = 1;
     for (const int64_t s : t.shape) n *= s;
     counts.push_back(n);
-    const uint64_t bytes = static_cast<uint64_t>(n) * static_cast<uint64_t>(dtypeBytes(t.dtype));
+    const uint64_t bytes = storedBytes(t.dtype, static_cast<uint64_t>(n));
     header[t.name] = {{"dtype", dtypeName(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }

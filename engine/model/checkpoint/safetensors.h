@@ -25,15 +25,26 @@ namespace attn {
 class MappedFile;
 
 // I64 is read (and validated) only so that checkpoints holding integer
-// buffers (BERT's embeddings.position_ids) open; floats() refuses it.
-enum class DType { F32, F16, BF16, I64 };
-std::string dtypeName(DType t);  // "F32", "F16", "BF16", "I64"
+// buffers (BERT's embeddings.position_ids) open; floats() refuses it. The
+// block types after it are ggml's (GGUF files): runs of `values` weights
+// stored in `bytes` together (engine/model/checkpoint/quants.h).
+enum class DType {
+  F32, F16, BF16, I64,
+  Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS,
+};
+std::string dtypeName(DType t);  // "F32", "F16", "BF16", "I64", "Q4_K", …
 std::string shapeText(const std::vector<int64_t>& shape);  // "[3, 4]"
-int dtypeBytes(DType t);
+// How a type stores its values: blocks of `values` in `bytes` (1 and 4 for F32).
+struct BlockLayout {
+  int64_t values = 1, bytes = 4;
+};
+BlockLayout blockLayout(DType t);
+// The bytes of `count` values (a whole number of blocks).
+uint64_t storedBytes(DType t, uint64_t count);
 
-// `count` little-endian values of a float type (F32, F16, BF16; not I64) at
-// `src`, any alignment, as floats into `out`; past a million values on the
-// OpenMP threads.
+// `count` little-endian values of a float type (any but I64) at `src`, any
+// alignment, as floats into `out`; past a million values on the OpenMP
+// threads. For a block type, count is a whole number of blocks from a block's start.
 void toFloats(DType t, const uint8_t* src, int64_t count, float* out);
 
 struct TensorEntry {

@@ -1,0 +1,86 @@
+// Reading GGUF files (ggml's format, version 3, as llama.cpp writes them)
+// without trusting them.
+//
+// Layout, little-endian:
+//   u32 magic "GGUF", u32 version, u64 tensor_count, u64 kv_count
+//   kv_count ×     { string key, u32 value_type, value }
+//   tensor_count × { string name, u32 n_dims, u64 ne[n_dims], u32 ggml_type, u64 offset }
+//   padding to general.alignment (default 32), then the data section: each
+//   tensor's bytes at its offset from the section's start.
+// A string is u64 length + bytes (no NUL); an array is u32 element type + u64
+// count + its elements. ne[0] is the innermost dimension: a row's length.
+//
+// Everything is checked before it is used: the magic and version (1 and 2
+// refused by name); every count and string length against the bytes left
+// and against limits far above any model's; every value type; the
+// alignment; each tensor's type (ggml's block types this engine reads, the
+// others refused by name), dimensions (ne[0] a whole number of blocks),
+// offset (aligned, inside the data section) and bytes (type × shape); no two
+// tensors overlapping.
+#pragma once
+
+#include "engine/model/checkpoint/safetensors.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// GGUF's metadata value types (gguf.h's gguf_type).
+enum class GgufType : uint32_t {
+  UInt8 = 0, Int8 = 1, UInt16 = 2, Int16 = 3, UInt32 = 4, Int32 = 5, Float32 = 6, Bool = 7, String = 8,
+  Array = 9, UInt64 = 10, Int64 = 11, Float64 = 12,
+};
+std::string ggufTypeName(GgufType t);  // "uint32", "string", "array", …
+
+// One metadata value. Integers and bools are in `integer` (a uint64 above
+// INT64_MAX is refused), floats in `number`, strings in `text`; an array's
+// elements by kind in `integers`, `numbers` or `texts` (an array of arrays
+// is validated but its elements are not kept: no key this engine reads has one).
+struct GgufValue {
+  GgufType type = GgufType::UInt32;
+  int64_t integer = 0;
+  double number = 0;
+  std::string text;
+  GgufType element = GgufType::UInt32;  // an array's
+  uint64_t count = 0;                   // an array's elements
+  std::vector<int64_t> integers;
+  std::vector<double> numbers;
+  std::vector<std::string> texts;
+  bool isInteger() const;  // the integer types and bool
+  bool isFloat() const;    // float32, float64
+};
+
+struct GgufTensor {
+  std::string name;
+  std::vector<int64_t> dims;  // ggml's ne, innermost first: dims[0] is a row's length
+  DType type = DType::F32;
+  uint64_t offset = 0, bytes = 0;  // in the data section
+  int64_t elements() const;
+};
+
+// Limits far above any released model (Llama 3 405B: 1,138 tensors; the
+// largest vocabularies: 256k tokens), so that a corrupt count is refused
+// before it is allocated.
+inline constexpr uint64_t kMaxGgufTensors = 1 << 16, kMaxGgufKeys = 1 << 16;
+inline constexpr uint64_t kMaxGgufString = 1 << 24, kMaxGgufArray = 1 << 24;
+
+struct GgufHeader {
+  uint32_t version = 3;
+  std::map<std::string, GgufValue> metadata;
+  std::vector<GgufTensor> tensors;  // in the file's order
+  uint64_t alignment = 32;          // general.alignment
+  uint64_t data_start = 0;          // the data section's offset in the file
+  const GgufValue* find(const std::string& key) const;
+};
+
+// Parses and validates the header of a whole file held in [bytes, bytes+size).
+// `what` names the file in errors. Throws InputError with one line naming the
+// file and the field, e.g.
+//   "model.gguf: tensor 'blk.0.attn_q.weight': offset 100 is not a multiple of general.alignment 32"
+GgufHeader parseGgufHeader(const uint8_t* bytes, uint64_t size, const std::string& what);
+
+}  // namespace attn

@@ -1,0 +1,35 @@
+// ggml's block-quantized weights, as GGUF files store them (ggml-common.h,
+// ggml-quants.c): a row of a matrix is a run of blocks, each `values`
+// weights in `bytes`, with its own scale (and minimum, or sub-block scales
+// for the K types). Read only: dequantize() turns whole blocks into floats,
+// a tile of rows at a time where a layer runs (linearTiled16), so a
+// quantized model is never expanded whole.
+//
+//   type    values bytes  a weight is
+//   Q8_0      32    34    d · q,            q int8
+//   Q4_0      32    18    d · (q − 8),      q 4 bits
+//   Q4_1      32    20    d · q + m
+//   Q5_0      32    22    d · (q − 16),     q 5 bits (4 + a high bit)
+//   Q5_1      32    24    d · q + m
+//   Q2_K     256    84    d·s · q − dmin·m, 16 sub-blocks of 16, 4-bit s and m, q 2 bits
+//   Q3_K     256   110    d·(s − 32) · (q − 4 if the high bit is clear), 16 × 16, 6-bit s, q 3 bits
+//   Q4_K     256   144    d·s · q − dmin·m, 8 sub-blocks of 32, 6-bit s and m, q 4 bits
+//   Q5_K     256   176    as Q4_K, q 5 bits
+//   Q6_K     256   210    d·s · (q − 32), 16 × 16, int8 s, q 6 bits
+//   IQ4_NL    32    18    d · kvalues[q],   q 4 bits into a fixed non-uniform table
+//   IQ4_XS   256   136    d·(s − 32) · kvalues[q], 8 × 32, 6-bit s
+// d, m, dmin are float16.
+#pragma once
+
+#include "engine/model/checkpoint/safetensors.h"
+
+#include <cstdint>
+
+namespace attn {
+
+// The block types (every DType from Q8_0 on).
+bool isQuantized(DType t);
+// `count` weights of block type t (a whole number of blocks) from `src` into `out`.
+void dequantize(DType t, const uint8_t* src, int64_t count, float* out);
+
+}  // namespace attn
