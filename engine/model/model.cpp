@@ -11,6 +11,7 @@
 
 #include "engine/attention_math.h"
 #include "engine/model/blocks/head_metrics.h"
+#include "engine/model/checkpoint/gguf_model.h"
 #include "engine/model/families/family.h"
 #include "engine/model/tokenizers/tokenizer_json.h"
 #include "engine/parallel.h"
@@ -37,13 +38,14 @@ ModelFiles filesOnDisk(const std::string& path) {
   fs::path folder = path;
   std::string weights = "model.safetensors";  // the file asked for as "model.safetensors"
   if (fs::is_regular_file(path, ec)) {
+    if (isGgufPath(path)) return ggufModelFiles(path);
     if (fs::path(path).extension() != ".safetensors")
-      throw InputError(path + ": expected a model folder or a .safetensors file");
+      throw InputError(path + ": expected a model folder, a .safetensors file or a .gguf file");
     folder = fs::path(path).parent_path();
     if (folder.empty()) folder = ".";
     weights = fs::path(path).filename().string();
   } else if (!fs::is_directory(path, ec)) {
-    throw InputError(path + ": no such model folder or .safetensors file");
+    throw InputError(path + ": no such model folder, .safetensors or .gguf file");
   }
   ModelFiles f;
   f.label = folder.string();
@@ -73,7 +75,10 @@ ModelFiles filesOnDisk(const std::string& path) {
 
 namespace {
 
-std::string fileIn(const ModelFiles& files, const std::string& name) { return (fs::path(files.label) / name).string(); }
+// A GGUF file holds what a folder's files would: errors name the file.
+std::string fileIn(const ModelFiles& files, const std::string& name) {
+  return files.gguf ? files.label : (fs::path(files.label) / name).string();
+}
 
 // [SECTION] config.json
 // The family config.json names: architectures[0], or model_type when saved without.
@@ -191,7 +196,7 @@ void checkWeightValues(const std::string& where, const std::string& name, const 
   constexpr int64_t kChunk = int64_t{1} << 16;
   // F32 is read where it is mapped, other types a chunk at a time converted.
   const uint8_t* bytes = file.data(t);
-  const bool in_place = t.dtype == DType::F32 && reinterpret_cast<uintptr_t>(bytes) % alignof(float) == 0;
+  const bool in_place = t.dtype == DType::F32 && t.asStored() && reinterpret_cast<uintptr_t>(bytes) % alignof(float) == 0;
   std::vector<float> chunk(in_place ? 0 : static_cast<size_t>(std::min(kChunk, std::max<int64_t>(count, 1))));
   for (int64_t at = first; at < first + count; at += kChunk) {
     const int64_t n = std::min(kChunk, first + count - at);

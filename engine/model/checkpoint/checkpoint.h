@@ -103,6 +103,8 @@ struct ModelConfig {
   const RopeSpec& ropeOf(int64_t l) const { return local_rope && windowOf(l) > 0 ? rope_local : rope; }
 };
 
+struct GgufHeader;
+
 // Where the files come from: a folder on disk, or the embedded default.
 struct ModelFiles {
   std::string label;  // folder path or "embedded default model"
@@ -112,6 +114,9 @@ struct ModelFiles {
   // "tokenizer_config.json".
   std::function<std::optional<std::string>(const std::string& name)> read_text;
   std::function<std::shared_ptr<const SafetensorsFile>(const std::string& name)> open_safetensors;  // null: missing
+  // A GGUF file read as a folder (gguf_model.h): config.json and
+  // model.safetensors come from it, the tokenizer from this header's metadata.
+  std::shared_ptr<const GgufHeader> gguf;
 };
 
 struct TensorSummary {
