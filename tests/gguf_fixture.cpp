@@ -161,7 +161,7 @@ void writeGguf(const fs::path& path, const std::vector<GgufKv>& kv, const std::v
   std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-TinyModel writeGgufParent(const fs::path& dir, const std::string& family, uint64_t seed) {
+TinyModel writeGgufParent(const fs::path& dir, const std::string& family, DType dtype) {
   constexpr int64_t layers = 2, d = 256, heads = 4, kv = 2, dh = 64, ff = 512, V = kTokenizerVocab;
   const std::string arch = family == "qwen2" ? "Qwen2" : family == "qwen3" ? "Qwen3" : "Llama";
   nlohmann::json config = {{"architectures", {arch + "ForCausalLM"}},
@@ -201,7 +201,7 @@ TinyModel writeGgufParent(const fs::path& dir, const std::string& family, uint64
   }
   if (family != "llama") config["use_sliding_window"] = false;
   TinyOptions o;
-  o.seed = seed;
+  o.dtype = dtype;
   return writeCheckpoint(dir, config, t, o);
 }
 
@@ -220,7 +220,7 @@ std::vector<float> permuteRows(const std::vector<float>& w, int64_t rows, int64_
 
 }  // namespace
 
-fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out) {
+fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, const GgufEdit& edit) {
   const ModelConfig& c = m.config;
   const std::string arch = c.family;
   std::vector<GgufKv> kv = {
@@ -293,6 +293,7 @@ fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out) {
   }
   add("output_norm.weight", "model.norm.weight");
   add("output.weight", "lm_head.weight");
+  if (edit) edit(kv, tensors);
   writeGguf(out, kv, tensors);
   return out;
 }

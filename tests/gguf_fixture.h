@@ -8,6 +8,7 @@
 #include "tests/model_fixture.h"
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,10 +42,14 @@ void writeGguf(const std::filesystem::path& path, const std::vector<GgufKv>& kv,
 // A LLaMA-family checkpoint (writeCheckpoint's) of a shape every block type
 // can hold: `family` "llama", "qwen2" or "qwen3", 2 layers, d = 256, 4 heads
 // of 64 over 2 key/value heads, d_ff 512 (Qwen3: head_dim 64 and QK-norm).
-TinyModel writeGgufParent(const std::filesystem::path& dir, const std::string& family, uint64_t seed = 1);
+// `dtype` F16 / BF16: the values rounded to it and saved so.
+TinyModel writeGgufParent(const std::filesystem::path& dir, const std::string& family, DType dtype = DType::F32);
 // `m` (a LLaMA-family checkpoint) as llama.cpp's converter writes it: its
 // matrices (and token embeddings) stored as `type`, vectors as F32, q and k
 // permuted for "llama", the tokenizer's vocabulary and merges as tokenizer.ggml.*.
-std::filesystem::path convertToGguf(const TinyModel& m, DType type, const std::filesystem::path& out);
+// `edit` changes the metadata and tensors before they are written (bad-file tests).
+using GgufEdit = std::function<void(std::vector<GgufKv>& kv, std::vector<GgufTensorOut>& tensors)>;
+std::filesystem::path convertToGguf(const TinyModel& m, DType type, const std::filesystem::path& out,
+                                    const GgufEdit& edit = {});
 
 }  // namespace attn::test

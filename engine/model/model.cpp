@@ -13,6 +13,7 @@
 #include "engine/model/blocks/head_metrics.h"
 #include "engine/model/checkpoint/gguf_model.h"
 #include "engine/model/families/family.h"
+#include "engine/model/tokenizers/tokenizer_gguf.h"
 #include "engine/model/tokenizers/tokenizer_json.h"
 #include "engine/parallel.h"
 
@@ -226,6 +227,31 @@ bool bertLowerCase(const ModelFiles& files) {
   return j["do_lower_case"].get<bool>();
 }
 
+// A tokenizer.json's (or a GGUF file's) tokenizer as the model reads text
+// with it; `where` names its file.
+void adoptHfTokenizer(HfTokenizer t, const std::string& where, Model& m) {
+  const ModelConfig& c = m.info.config;
+  m.tokenizer = std::move(t.tokenizer);
+  m.bos = t.bos, m.eos = t.eos, m.add_bos = t.add_bos;
+  if (t.before.size() == 1 && t.after.size() == 1) m.cls = t.before[0], m.sep = t.after[0];  // [CLS] $A [SEP]
+  if (t.before.empty() && t.after.size() == 1) m.sep = t.after[0];                              // $A </s> (T5)
+  if (!c.causal && !c.encoderDecoder()) {
+    // A bidirectional encoder (ModernBERT) reads the text between the special tokens
+    // the post-processor puts around it, whatever their names ([CLS] … [SEP], <s> … </s>,
+    // <s> … alone); a tokenizer.json that puts none: the vocabulary's [CLS] and [SEP].
+    m.cls = t.before.empty() ? -1 : t.before[0];
+    m.sep = t.after.empty() ? -1 : t.after[0];
+    m.add_bos = false;
+    if (t.before.empty() && t.after.empty()) {
+      m.cls = m.tokenizer->specialId("[CLS]");
+      m.sep = m.tokenizer->specialId("[SEP]");
+      if (m.cls < 0 || m.sep < 0)
+        throw InputError(where + ": its post_processor puts no special token around a text, and " +
+                         "it has no [CLS] or [SEP] token (" + c.label + " reads [CLS] text [SEP])");
+    }
+  }
+}
+
 void loadTokenizer(const ModelFiles& files, Model& m) {
   const ModelConfig& c = m.info.config;
   auto need = [&](const std::string& name, const std::string& why) {
@@ -234,10 +260,14 @@ void loadTokenizer(const ModelFiles& files, Model& m) {
     return *t;
   };
   std::string vocab_file;
-  switch (m.family->tokenizer) {
+  switch (files.gguf ? TokenizerFiles::Json : m.family->tokenizer) {
     case TokenizerFiles::None:
       return;
     case TokenizerFiles::Json: {
+      if (files.gguf) {
+        adoptHfTokenizer(makeGgufTokenizer(*files.gguf, files.label), files.label, m);
+        break;
+      }
       vocab_file = "tokenizer.json";
       std::optional<std::string> json = files.read_text(vocab_file), spm;
       // SentencePiece only: tokenizer.model (Llama), spiece.model (T5, whose text ends with </s>)
@@ -245,30 +275,12 @@ void loadTokenizer(const ModelFiles& files, Model& m) {
         if (!json && !spm && (spm = files.read_text(name))) vocab_file = name;
       if (!json && !spm)
         need(vocab_file, c.label + "'s tokenizer needs tokenizer.json (or tokenizer.model, spiece.model) beside config.json");
-      HfTokenizer t = json ? makeHfTokenizer(*json, files.read_text("tokenizer_config.json"), fileIn(files, vocab_file),
-                                             fileIn(files, "tokenizer_config.json"))
-                           : makeSentencePieceTokenizer(*spm, files.read_text("tokenizer_config.json"),
-                                                        fileIn(files, vocab_file), fileIn(files, "tokenizer_config.json"),
-                                                        vocab_file == "spiece.model");
-      m.tokenizer = std::move(t.tokenizer);
-      m.bos = t.bos, m.eos = t.eos, m.add_bos = t.add_bos;
-      if (t.before.size() == 1 && t.after.size() == 1) m.cls = t.before[0], m.sep = t.after[0];  // [CLS] $A [SEP]
-      if (t.before.empty() && t.after.size() == 1) m.sep = t.after[0];                              // $A </s> (T5)
-      if (!c.causal && !c.encoderDecoder()) {
-        // A bidirectional encoder (ModernBERT) reads the text between the special tokens
-        // the post-processor puts around it, whatever their names ([CLS] … [SEP], <s> … </s>,
-        // <s> … alone); a tokenizer.json that puts none: the vocabulary's [CLS] and [SEP].
-        m.cls = t.before.empty() ? -1 : t.before[0];
-        m.sep = t.after.empty() ? -1 : t.after[0];
-        m.add_bos = false;
-        if (t.before.empty() && t.after.empty()) {
-          m.cls = m.tokenizer->specialId("[CLS]");
-          m.sep = m.tokenizer->specialId("[SEP]");
-          if (m.cls < 0 || m.sep < 0)
-            throw InputError(fileIn(files, vocab_file) + ": its post_processor puts no special token around a text, and " +
-                             "it has no [CLS] or [SEP] token (" + c.label + " reads [CLS] text [SEP])");
-        }
-      }
+      adoptHfTokenizer(json ? makeHfTokenizer(*json, files.read_text("tokenizer_config.json"), fileIn(files, vocab_file),
+                                              fileIn(files, "tokenizer_config.json"))
+                            : makeSentencePieceTokenizer(*spm, files.read_text("tokenizer_config.json"),
+                                                         fileIn(files, vocab_file),
+                                                         fileIn(files, "tokenizer_config.json"), vocab_file == "spiece.model"),
+                       fileIn(files, vocab_file), m);
       break;
     }
     case TokenizerFiles::Gpt2: {

@@ -4,6 +4,7 @@
 #include "engine/error.h"
 #include "engine/files.h"
 #include "engine/model/families/family.h"
+#include "engine/model/model.h"
 
 #include <nlohmann/json.hpp>
 
@@ -168,7 +169,12 @@ std::vector<int64_t> ropeRows(int64_t rows, int64_t heads, const std::string& wh
 ModelFiles ggufModelFiles(const std::string& path) {
   std::shared_ptr<const MappedFile> map = MappedFile::open(path, path);
   static const uint8_t kEmpty[1] = {0};
-  auto header = std::make_shared<GgufHeader>(parseGgufHeader(map->data() ? map->data() : kEmpty, map->size(), path));
+  return ggufModelFiles(map->data() ? map->data() : kEmpty, map->size(), map, path);
+}
+
+ModelFiles ggufModelFiles(const uint8_t* bytes, uint64_t size, std::shared_ptr<const MappedFile> map,
+                          const std::string& path) {
+  auto header = std::make_shared<GgufHeader>(parseGgufHeader(bytes, size, path));
   const GgufHeader& h = *header;
   const auto [family, spec] = specOf(h, path);
 
@@ -183,6 +189,7 @@ ModelFiles ggufModelFiles(const std::string& path) {
   if (embd->dims.size() != 2) throw InputError(path + ": tensor 'token_embd.weight' must have 2 dimensions");
   config["vocab_size"] = embd->dims[1];
   if (!config.contains("tie_word_embeddings")) config["tie_word_embeddings"] = !keys.tensor("output.weight");
+  const ModelConfig c = parseConfig(config.dump(), path);  // the sizes the row orders below read, checked
 
   // The tensors under their names in transformers.
   SafetensorsHeader st;
@@ -205,8 +212,7 @@ ModelFiles ggufModelFiles(const std::string& path) {
       case GgufUndo::None: break;
       case GgufUndo::RopeRowsQ:
       case GgufUndo::RopeRowsK: {
-        const char* heads = name->undo == GgufUndo::RopeRowsQ ? "num_attention_heads" : "num_key_value_heads";
-        e.stored_rows = ropeRows(e.shape[0], config[heads].get<int64_t>(), path, t.name);
+        e.stored_rows = ropeRows(e.shape[0], name->undo == GgufUndo::RopeRowsQ ? c.heads : c.kv_heads, path, t.name);
         break;
       }
       case GgufUndo::NormPlusOne: e.add = -1.0f; break;
@@ -215,7 +221,7 @@ ModelFiles ggufModelFiles(const std::string& path) {
   }
   std::sort(st.tensors.begin(), st.tensors.end(),
             [](const TensorEntry& a, const TensorEntry& b) { return a.begin < b.begin; });
-  std::shared_ptr<const SafetensorsFile> file = SafetensorsFile::fromHeader(map, path, std::move(st));
+  std::shared_ptr<const SafetensorsFile> file = SafetensorsFile::fromHeader(bytes, size, std::move(map), path, std::move(st));
 
   ModelFiles f;
   f.label = path;

@@ -14,11 +14,14 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 
 namespace attn {
+
+class MappedFile;
 
 // The "{arch}.*" metadata keys of one file, as a family's GgufSpec::config
 // reads them (keys named without the "{arch}." prefix). Each key read is
@@ -61,5 +64,9 @@ bool isGgufPath(const std::string& path);
 // cannot run as it was meant: an unknown architecture, a key of it that
 // changes the computation and is not implemented, a tensor its family has not.
 ModelFiles ggufModelFiles(const std::string& path);
+// The same over a whole file's bytes held in memory, kept alive by `map` when
+// mapped, else by the caller while the model lives (the fuzz target).
+ModelFiles ggufModelFiles(const uint8_t* bytes, uint64_t size, std::shared_ptr<const MappedFile> map,
+                          const std::string& what);
 
 }  // namespace attn

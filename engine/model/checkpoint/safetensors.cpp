@@ -206,12 +206,13 @@ std::shared_ptr<const SafetensorsFile> SafetensorsFile::fromMemory(const uint8_t
   return f;
 }
 
-std::shared_ptr<const SafetensorsFile> SafetensorsFile::fromHeader(std::shared_ptr<const MappedFile> map,
+std::shared_ptr<const SafetensorsFile> SafetensorsFile::fromHeader(const uint8_t* bytes, uint64_t size,
+                                                                   std::shared_ptr<const MappedFile> map,
                                                                    const std::string& what, SafetensorsHeader header) {
   std::shared_ptr<SafetensorsFile> f(new SafetensorsFile());
   f->what_ = what;
-  f->bytes_ = map->data();
-  f->size_ = map->size();
+  f->bytes_ = bytes;
+  f->size_ = size;
   f->map_ = std::move(map);
   f->header_ = std::move(header);
   return f;

@@ -84,8 +84,10 @@ class SafetensorsFile {
   // Bytes owned elsewhere that outlive the object (embedded assets).
   static std::shared_ptr<const SafetensorsFile> fromMemory(const uint8_t* bytes, uint64_t size, const std::string& what);
   // The tensors of another format's file (a GGUF file, under their names in
-  // transformers), its header already validated against the mapped bytes.
-  static std::shared_ptr<const SafetensorsFile> fromHeader(std::shared_ptr<const MappedFile> map, const std::string& what,
+  // transformers), its header already validated against [bytes, bytes+size):
+  // a mapped file's (kept alive by `map`) or bytes owned elsewhere (map null).
+  static std::shared_ptr<const SafetensorsFile> fromHeader(const uint8_t* bytes, uint64_t size,
+                                                           std::shared_ptr<const MappedFile> map, const std::string& what,
                                                            SafetensorsHeader header);
   SafetensorsFile(const SafetensorsFile&) = delete;
   SafetensorsFile& operator=(const SafetensorsFile&) = delete;
