@@ -341,6 +341,7 @@ std::shared_ptr<const Model> loadModel(const ModelFiles& files, const RunContext
   for (const Expected& e : source.declared()) known[e.name] = &e;
   std::vector<std::string> extra;
   std::set<std::string> dtypes;
+  std::map<std::string, StorageSummary> storage;
   for (const auto& [name, loc] : all) {
     const bool buffer = name.rfind(prefix, 0) == 0 && family.buffer(name.substr(prefix.size()));
     if (!buffer && !known.count(name)) extra.push_back(name);
@@ -348,9 +349,23 @@ std::shared_ptr<const Model> loadModel(const ModelFiles& files, const RunContext
     if (!buffer) {
       m->info.parameters += loc.entry->elements();
       dtypes.insert(dtypeName(loc.entry->dtype));
+      StorageSummary& by = storage[dtypeName(loc.entry->dtype)];
+      by.dtype = dtypeName(loc.entry->dtype);
+      ++by.tensors;
+      by.parameters += loc.entry->elements();
+      by.bytes += loc.entry->end - loc.entry->begin;
     }
   }
   m->info.dtype = dtypes.size() == 1 ? *dtypes.begin() : dtypes.empty() ? "" : "mixed";
+  uint64_t weight_bytes = 0;
+  for (const auto& [name, by] : storage) {
+    m->info.storage.push_back(by);
+    weight_bytes += by.bytes;
+  }
+  std::stable_sort(m->info.storage.begin(), m->info.storage.end(),
+                   [](const StorageSummary& a, const StorageSummary& b) { return a.parameters > b.parameters; });
+  if (m->info.parameters > 0)
+    m->info.bits_per_weight = static_cast<double>(weight_bytes) * 8 / static_cast<double>(m->info.parameters);
   if (!extra.empty()) {
     std::string list;
     for (size_t i = 0; i < extra.size() && i < 5; ++i) list += (i ? ", '" : "'") + extra[i] + "'";
@@ -424,6 +439,11 @@ nlohmann::json modelInfoToJson(const ModelInfo& info) {
                       {"dtype", info.dtype},
                       {"bytes_on_disk", info.bytes_on_disk},
                       {"tensors", tensors}};
+  nlohmann::json storage = nlohmann::json::array();
+  for (const StorageSummary& s : info.storage)
+    storage.push_back({{"dtype", s.dtype}, {"tensors", s.tensors}, {"parameters", s.parameters}, {"bytes", s.bytes}});
+  j["storage"] = storage;
+  j["bits_per_weight"] = info.bits_per_weight;
   j["label"] = c.label;
   j["causal"] = c.causal;
   j["kv_heads"] = c.kv_heads;

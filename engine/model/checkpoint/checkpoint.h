@@ -124,13 +124,22 @@ struct TensorSummary {
   std::vector<int64_t> shape;
 };
 
+// The weights stored as one type (a GGUF file's quantization: Q4_K, Q6_K, F32 …).
+struct StorageSummary {
+  std::string dtype;
+  int64_t tensors = 0, parameters = 0;
+  uint64_t bytes = 0;
+};
+
 struct ModelInfo {
   std::string label;
   ModelConfig config;
   int64_t parameters = 0;
-  std::string dtype;         // "F32", "F16", "BF16" or "mixed"
+  std::string dtype;         // "F32", "F16", "BF16", a block type, or "mixed"
   uint64_t bytes_on_disk = 0;
   std::vector<TensorSummary> tensors;  // by name
+  std::vector<StorageSummary> storage;  // by type, most parameters first
+  double bits_per_weight = 0;           // the weights' bytes · 8 / parameters
 };
 
 }  // namespace attn

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <map>
 #include <filesystem>
 
 namespace fs = std::filesystem;
@@ -120,6 +121,18 @@ std::pair<const Family*, const GgufSpec*> specOf(const GgufHeader& h, const std:
                    "', which is not supported (expected one of " + list + ")");
 }
 
+// general.file_type (llama.cpp's llama_ftype): what the file was quantized as, for model info.
+std::string fileTypeName(int64_t t) {
+  static const std::map<int64_t, std::string> names = {
+      {0, "F32"},     {1, "F16"},     {2, "Q4_0"},   {3, "Q4_1"},    {7, "Q8_0"},    {8, "Q5_0"},   {9, "Q5_1"},
+      {10, "Q2_K"},   {11, "Q3_K_S"}, {12, "Q3_K_M"}, {13, "Q3_K_L"}, {14, "Q4_K_S"}, {15, "Q4_K_M"}, {16, "Q5_K_S"},
+      {17, "Q5_K_M"}, {18, "Q6_K"},   {19, "IQ2_XXS"}, {20, "IQ2_XS"}, {21, "Q2_K_S"}, {22, "IQ3_XS"}, {23, "IQ3_XXS"},
+      {24, "IQ1_S"},  {25, "IQ4_NL"}, {26, "IQ3_S"},  {27, "IQ3_M"},  {28, "IQ2_S"},  {29, "IQ2_M"}, {30, "IQ4_XS"},
+      {31, "IQ1_M"},  {32, "BF16"}};
+  const auto it = names.find(t);
+  return it == names.end() ? "file type " + std::to_string(t) : it->second;
+}
+
 // Keys of the architecture that describe the file, not the computation.
 bool informational(const std::string& key) { return key == "vocab_size"; }
 
@@ -182,6 +195,7 @@ ModelFiles ggufModelFiles(const uint8_t* bytes, uint64_t size, std::shared_ptr<c
   nlohmann::json config = {{"architectures", {spec->architecture}}, {"model_type", family->model_type}};
   GgufKeys keys(h, spec->arch, path);
   spec->config(keys, config);
+  if (const GgufValue* ft = h.find("general.file_type"); ft && ft->isInteger()) config["torch_dtype"] = fileTypeName(ft->integer);
   refuseUnread(h, keys, family->label, path);
   const auto embd = std::find_if(h.tensors.begin(), h.tensors.end(),
                                  [](const GgufTensor& t) { return t.name == "token_embd.weight"; });
