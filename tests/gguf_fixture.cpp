@@ -1,7 +1,7 @@
 #include "tests/gguf_fixture.h"
 
 #include "engine/files.h"
-#include "tests/ggml_quantize.h"
+#include "tests/test_support.h"
 
 #include <nlohmann/json.hpp>
 
@@ -60,105 +60,23 @@ GgufValue ggufInts(GgufType element, const std::vector<int64_t>& v) {
   return g;
 }
 
-namespace {
-
-template <class T>
-void put(std::string& out, T v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof(T));
-}
-
-void putString(std::string& out, const std::string& s) {
-  put<uint64_t>(out, s.size());
-  out += s;
-}
-
-// One scalar of `type` from the value's integer, number or text.
-void putScalar(std::string& out, GgufType type, int64_t integer, double number, const std::string& text) {
-  switch (type) {
-    case GgufType::UInt8: put<uint8_t>(out, static_cast<uint8_t>(integer)); return;
-    case GgufType::Int8: put<int8_t>(out, static_cast<int8_t>(integer)); return;
-    case GgufType::UInt16: put<uint16_t>(out, static_cast<uint16_t>(integer)); return;
-    case GgufType::Int16: put<int16_t>(out, static_cast<int16_t>(integer)); return;
-    case GgufType::UInt32: put<uint32_t>(out, static_cast<uint32_t>(integer)); return;
-    case GgufType::Int32: put<int32_t>(out, static_cast<int32_t>(integer)); return;
-    case GgufType::UInt64: put<uint64_t>(out, static_cast<uint64_t>(integer)); return;
-    case GgufType::Int64: put<int64_t>(out, integer); return;
-    case GgufType::Bool: put<uint8_t>(out, integer ? 1 : 0); return;
-    case GgufType::Float32: put<float>(out, static_cast<float>(number)); return;
-    case GgufType::Float64: put<double>(out, number); return;
-    case GgufType::String: putString(out, text); return;
-    case GgufType::Array: break;
-  }
-  throw std::logic_error("putScalar: an array");
-}
-
-// ggml's type ids (ggml.h).
-uint32_t ggmlId(DType t) {
-  switch (t) {
-    case DType::F32: return 0;
-    case DType::F16: return 1;
-    case DType::Q4_0: return 2;
-    case DType::Q4_1: return 3;
-    case DType::Q5_0: return 6;
-    case DType::Q5_1: return 7;
-    case DType::Q8_0: return 8;
-    case DType::Q2_K: return 10;
-    case DType::Q3_K: return 11;
-    case DType::Q4_K: return 12;
-    case DType::Q5_K: return 13;
-    case DType::Q6_K: return 14;
-    case DType::IQ4_NL: return 20;
-    case DType::IQ4_XS: return 23;
-    case DType::BF16: return 30;
-    case DType::I64: break;
-  }
-  throw std::logic_error("ggmlId: I64");
-}
-
-}  // namespace
-
 std::string ggufBytes(const std::vector<GgufKv>& kv, const std::vector<GgufTensorOut>& tensors, uint32_t version,
                       uint64_t alignment) {
-  std::string out = "GGUF";
-  put<uint32_t>(out, version);
-  put<uint64_t>(out, tensors.size());
-  put<uint64_t>(out, kv.size());
-  for (const GgufKv& k : kv) {
-    putString(out, k.key);
-    put<uint32_t>(out, static_cast<uint32_t>(k.value.type));
-    const GgufValue& v = k.value;
-    if (v.type != GgufType::Array) {
-      putScalar(out, v.type, v.integer, v.number, v.text);
-      continue;
-    }
-    put<uint32_t>(out, static_cast<uint32_t>(v.element));
-    put<uint64_t>(out, v.count);
-    for (uint64_t i = 0; i < v.count; ++i)
-      putScalar(out, v.element, i < v.integers.size() ? v.integers[i] : 0, i < v.numbers.size() ? v.numbers[i] : 0,
-                i < v.texts.size() ? v.texts[i] : std::string());
-  }
-  std::vector<std::vector<uint8_t>> data;
-  uint64_t offset = 0;
-  for (const GgufTensorOut& t : tensors) {
-    putString(out, t.name);
-    put<uint32_t>(out, static_cast<uint32_t>(t.dims.size()));
-    for (const int64_t d : t.dims) put<uint64_t>(out, static_cast<uint64_t>(d));
-    put<uint32_t>(out, ggmlId(t.type));
-    put<uint64_t>(out, offset);
-    data.push_back(quantizeBlocks(t.type, t.values.data(), static_cast<int64_t>(t.values.size())));
-    offset += (data.back().size() + alignment - 1) / alignment * alignment;
-  }
-  out.append((alignment - out.size() % alignment) % alignment, '\0');
-  for (const std::vector<uint8_t>& d : data) {
-    out.append(reinterpret_cast<const char*>(d.data()), d.size());
-    out.append((alignment - d.size() % alignment) % alignment, '\0');
-  }
-  return out;
+  const TempDir dir;
+  writeGguf(dir / "x.gguf", kv, tensors, version, alignment);
+  return slurp(dir / "x.gguf");
 }
 
-void writeGguf(const fs::path& path, const std::vector<GgufKv>& kv, const std::vector<GgufTensorOut>& tensors) {
-  const std::string bytes = ggufBytes(kv, tensors);
-  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+void writeGguf(const fs::path& path, const std::vector<GgufKv>& kv, const std::vector<GgufTensorOut>& tensors,
+               uint32_t version, uint64_t alignment) {
+  std::vector<GgufTensorToWrite> out;
+  for (const GgufTensorOut& t : tensors) {
+    auto held = std::make_shared<const std::vector<float>>(t.values);
+    out.push_back({t.name, t.dims, t.type, [held](int64_t first, int64_t count, float* o) {
+                     std::copy_n(held->begin() + first, count, o);
+                   }});
+  }
+  attn::writeGguf(path, kv, out, version, alignment);
 }
 
 TinyModel writeGgufParent(const fs::path& dir, const std::string& family, DType dtype) {

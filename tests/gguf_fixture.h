@@ -1,5 +1,5 @@
-// GGUF files for the tests: a writer of any metadata and tensors (the
-// tensors quantized by ggml_quantize.h), and llama.cpp's conversion of a
+// GGUF files for the tests: any metadata and tensors through the engine's
+// writer (gguf.h, quantized by quants.h), and llama.cpp's conversion of a
 // checkpoint (convert_hf_to_gguf.py's, written again here from its source,
 // so the loader is checked against the converter, not against itself).
 #pragma once
@@ -22,10 +22,7 @@ GgufValue ggufStrings(const std::vector<std::string>& v);
 GgufValue ggufFloats(const std::vector<float>& v);                     // float32 array
 GgufValue ggufInts(GgufType element, const std::vector<int64_t>& v);   // integer array
 
-struct GgufKv {
-  std::string key;
-  GgufValue value;
-};
+using GgufKv = GgufKeyToWrite;
 struct GgufTensorOut {
   std::string name;
   std::vector<int64_t> dims;  // ggml's ne, innermost first
@@ -33,11 +30,12 @@ struct GgufTensorOut {
   std::vector<float> values;  // in ggml's order: dims[0] varies fastest
 };
 
-// The file's bytes: header, metadata, tensor infos, padding, data.
+// The file engine's writeGguf writes for them (version and alignment for the reader's refusals),
+// and its bytes.
+void writeGguf(const std::filesystem::path& path, const std::vector<GgufKv>& kv,
+               const std::vector<GgufTensorOut>& tensors, uint32_t version = 3, uint64_t alignment = 32);
 std::string ggufBytes(const std::vector<GgufKv>& kv, const std::vector<GgufTensorOut>& tensors, uint32_t version = 3,
                       uint64_t alignment = 32);
-void writeGguf(const std::filesystem::path& path, const std::vector<GgufKv>& kv,
-               const std::vector<GgufTensorOut>& tensors);
 
 // A LLaMA-family checkpoint (writeCheckpoint's) of a shape every block type
 // can hold: `family` "llama", "qwen2" or "qwen3", 2 layers, d = 256, 4 heads

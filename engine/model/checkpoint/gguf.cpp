@@ -1,11 +1,13 @@
 #include "engine/model/checkpoint/gguf.h"
 
 #include "engine/error.h"
+#include "engine/files.h"
 #include "engine/model/checkpoint/quants.h"
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <fstream>
 #include <limits>
 
 namespace attn {
@@ -290,6 +292,109 @@ GgufHeader parseGgufHeader(const uint8_t* bytes, uint64_t size, const std::strin
   if (const auto dup = std::adjacent_find(names.begin(), names.end()); dup != names.end())
     r.fail("tensor '" + *dup + "' appears twice");
   return h;
+}
+
+// [SECTION] Writing
+namespace {
+
+template <class T>
+void put(std::ostream& out, T v) {
+  out.write(reinterpret_cast<const char*>(&v), sizeof(T));
+}
+
+void putString(std::ostream& out, const std::string& s) {
+  put<uint64_t>(out, s.size());
+  out.write(s.data(), static_cast<std::streamsize>(s.size()));
+}
+
+void putScalar(std::ostream& out, GgufType type, int64_t integer, double number, const std::string& text) {
+  switch (type) {
+    case GgufType::UInt8: put<uint8_t>(out, static_cast<uint8_t>(integer)); return;
+    case GgufType::Int8: put<int8_t>(out, static_cast<int8_t>(integer)); return;
+    case GgufType::UInt16: put<uint16_t>(out, static_cast<uint16_t>(integer)); return;
+    case GgufType::Int16: put<int16_t>(out, static_cast<int16_t>(integer)); return;
+    case GgufType::UInt32: put<uint32_t>(out, static_cast<uint32_t>(integer)); return;
+    case GgufType::Int32: put<int32_t>(out, static_cast<int32_t>(integer)); return;
+    case GgufType::UInt64: put<uint64_t>(out, static_cast<uint64_t>(integer)); return;
+    case GgufType::Int64: put<int64_t>(out, integer); return;
+    case GgufType::Bool: put<uint8_t>(out, integer ? 1 : 0); return;
+    case GgufType::Float32: put<float>(out, static_cast<float>(number)); return;
+    case GgufType::Float64: put<double>(out, number); return;
+    case GgufType::String: putString(out, text); return;
+    case GgufType::Array: break;
+  }
+  throw std::logic_error("writeGguf: an array inside an array");
+}
+
+uint32_t ggmlId(DType t) {
+  for (const GgmlType& g : kGgmlTypes)
+    if (g.read && g.dtype == t) return g.id;
+  throw std::logic_error("writeGguf: " + dtypeName(t) + " is not a GGUF type");
+}
+
+void pad(std::ostream& out, uint64_t at, uint64_t alignment) {
+  for (uint64_t i = at % alignment ? alignment - at % alignment : 0; i > 0; --i) out.put('\0');
+}
+
+}  // namespace
+
+void writeGguf(const std::filesystem::path& path, const std::vector<GgufKeyToWrite>& keys,
+               const std::vector<GgufTensorToWrite>& tensors, uint32_t version, uint64_t alignment) {
+  TempFile tmp(path);
+  {
+    std::ofstream out(tmp.path(), std::ios::binary);
+    out.write("GGUF", 4);
+    put<uint32_t>(out, version);
+    put<uint64_t>(out, tensors.size());
+    put<uint64_t>(out, keys.size());
+    for (const GgufKeyToWrite& k : keys) {
+      putString(out, k.key);
+      const GgufValue& v = k.value;
+      put<uint32_t>(out, static_cast<uint32_t>(v.type));
+      if (v.type != GgufType::Array) {
+        putScalar(out, v.type, v.integer, v.number, v.text);
+        continue;
+      }
+      put<uint32_t>(out, static_cast<uint32_t>(v.element));
+      put<uint64_t>(out, v.count);
+      for (uint64_t i = 0; i < v.count; ++i)
+        putScalar(out, v.element, i < v.integers.size() ? v.integers[i] : 0, i < v.numbers.size() ? v.numbers[i] : 0,
+                  i < v.texts.size() ? v.texts[i] : std::string());
+    }
+    std::vector<int64_t> counts;
+    uint64_t offset = 0;
+    for (const GgufTensorToWrite& t : tensors) {
+      int64_t n = 1;
+      for (const int64_t d : t.dims) n *= d;
+      counts.push_back(n);
+      putString(out, t.name);
+      put<uint32_t>(out, static_cast<uint32_t>(t.dims.size()));
+      for (const int64_t d : t.dims) put<uint64_t>(out, static_cast<uint64_t>(d));
+      put<uint32_t>(out, ggmlId(t.type));
+      put<uint64_t>(out, offset);
+      const uint64_t bytes = storedBytes(t.type, static_cast<uint64_t>(n));
+      offset += (bytes + alignment - 1) / alignment * alignment;
+    }
+    pad(out, static_cast<uint64_t>(out.tellp()), alignment);
+    std::vector<float> chunk;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const GgufTensorToWrite& t = tensors[i];
+      // Whole rows, about a million values at a time.
+      const int64_t row = t.dims.empty() ? 1 : std::max<int64_t>(t.dims[0], 1);
+      const int64_t step = std::max<int64_t>(1, (int64_t{1} << 20) / row) * row;
+      for (int64_t first = 0; first < counts[i]; first += step) {
+        const int64_t n = std::min(step, counts[i] - first);
+        chunk.resize(static_cast<size_t>(n));
+        t.fill(first, n, chunk.data());
+        const std::vector<uint8_t> bytes = quantize(t.type, chunk.data(), n);
+        out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      }
+      pad(out, storedBytes(t.type, static_cast<uint64_t>(counts[i])), alignment);
+    }
+    out.flush();
+    if (!out) throw InputError(path.string() + ": could not write the file (disk full or folder not writable?)");
+  }
+  tmp.commit();
 }
 
 }  // namespace attn

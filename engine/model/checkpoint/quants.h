@@ -24,6 +24,7 @@
 #include "engine/model/checkpoint/safetensors.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace attn {
 
@@ -31,5 +32,11 @@ namespace attn {
 bool isQuantized(DType t);
 // `count` weights of block type t (a whole number of blocks) from `src` into `out`.
 void dequantize(DType t, const uint8_t* src, int64_t count, float* out);
+
+// [SECTION] Writing (test fixtures, the benchmark's quantized checkpoint)
+// `count` floats (a whole number of blocks of t) stored as type t as ggml's
+// reference quantizers do (any type but I64: F32, F16, BF16 as plain
+// little-endian values).
+std::vector<uint8_t> quantize(DType t, const float* x, int64_t count);
 
 }  // namespace attn
