@@ -193,6 +193,7 @@ void benchLsh(nlohmann::json& out, const BenchOptions& options);           // ap
 void benchLlama(nlohmann::json& out, const BenchOptions& options);         // app/bench/bench_llama.cpp
 void writeLlamaCheckpoint(const std::string& dir);                         // app/bench/bench_llama.cpp
 int benchLlamaFreshProcess(const std::string& dir, int64_t tokens);                        // app/bench/bench_llama.cpp
+void benchLlamaGguf(nlohmann::json& out, const BenchOptions& options);     // app/bench/bench_llama.cpp
 
 const std::vector<BenchSection>& benchSections() {
   static const std::vector<BenchSection> all = {
@@ -207,6 +208,8 @@ const std::vector<BenchSection>& benchSections() {
       {"lsh", "Reformer LSH attention (1 and 4 rounds) against L up to 65,536, and dense causal", benchLsh},
       {"llama", "TinyLlama-1.1B-shaped BF16 checkpoint (2.2 GB): load, peak memory, forward over 128 tokens, cold and warm",
        benchLlama},
+      {"gguf", "the same weights as a Q4_K GGUF file: peak memory, prefill against BF16, decode against reading the file",
+       benchLlamaGguf},
   };
   return all;
 }

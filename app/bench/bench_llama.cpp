@@ -16,6 +16,9 @@
 #include "engine/error.h"
 #include "engine/model/kinds/generate.h"
 #include "engine/model/blocks/maps.h"
+#include "engine/model/checkpoint/gguf.h"
+#include "engine/model/checkpoint/gguf_model.h"
+#include "engine/model/families/family.h"
 #include "engine/model/model.h"
 #include "engine/npy.h"
 
@@ -463,6 +466,160 @@ void benchLlama(nlohmann::json& out, const BenchOptions& options) {
   std::printf("  this process: RSS with the model loaded %s, peak during the warm forwards %s\n",
               formatBytes(rss_loaded).c_str(), formatBytes(warm_peak).c_str());
   std::printf("PyTorch on the same folder, cold and warm: scripts/peer_bench.sh --only llama\n");
+}
+
+// [SECTION] The same weights as a quantized GGUF file
+namespace {
+
+GgufValue ggufU32(int64_t v) {
+  GgufValue g;
+  g.type = GgufType::UInt32;
+  g.integer = v;
+  return g;
+}
+
+GgufValue ggufF32(double v) {
+  GgufValue g;
+  g.type = GgufType::Float32;
+  g.number = v;
+  return g;
+}
+
+// The checkpoint's tensors as llama.cpp's converter and llama-quantize write
+// them: named by the Llama family's GgufSpec, q and k in ggml's RoPE row
+// order, the matrices and embeddings as `type`, the norms F32; the
+// tokenizer's pieces (llamaTokenizerJson's) as tokenizer.ggml.*.
+void writeLlamaGguf(const fs::path& file, DType type) {
+  const std::vector<GgufTensorName>& names = findFamily("llama")->gguf.at(0).tensors;
+  std::vector<GgufTensorToWrite> tensors;
+  for (TensorToWrite& t : llamaTensors()) {
+    const auto [name, spec] = ggufNameOf(names, t.name);
+    const int64_t rows = t.shape[0], cols = t.shape.size() > 1 ? t.shape[1] : 1;
+    GgufTensorToWrite g{name, std::vector<int64_t>(t.shape.rbegin(), t.shape.rend()),
+                        t.shape.size() > 1 ? type : DType::F32, t.fill};
+    if (spec->undo == GgufUndo::RopeRowsQ || spec->undo == GgufUndo::RopeRowsK) {
+      // Stored row g holds the checkpoint's row from[g].
+      const std::vector<int64_t> stored =
+          ropeStoredRows(rows, spec->undo == GgufUndo::RopeRowsQ ? kHeads : kKvHeads, file.string(), t.name);
+      auto from = std::make_shared<std::vector<int64_t>>(stored.size());
+      for (size_t r = 0; r < stored.size(); ++r) (*from)[static_cast<size_t>(stored[r])] = static_cast<int64_t>(r);
+      g.fill = [fill = t.fill, from, cols](int64_t first, int64_t count, float* out) {
+        for (int64_t at = first; at < first + count; at += cols)
+          fill((*from)[static_cast<size_t>(at / cols)] * cols, cols, out + (at - first));
+      };
+    }
+    tensors.push_back(std::move(g));
+  }
+  const nlohmann::json tok = nlohmann::json::parse(llamaTokenizerJson());
+  GgufValue pieces, types;
+  pieces.type = types.type = GgufType::Array;
+  pieces.element = GgufType::String;
+  types.element = GgufType::Int32;
+  pieces.texts.resize(tok["model"]["vocab"].size());
+  for (const auto& [piece, id] : tok["model"]["vocab"].items()) pieces.texts[id.get<size_t>()] = piece;
+  for (size_t i = 0; i < pieces.texts.size(); ++i) types.integers.push_back(i < 3 ? 3 : 1);  // the specials: control
+  pieces.count = types.count = pieces.texts.size();
+  GgufValue merges;
+  merges.type = GgufType::Array;
+  merges.element = GgufType::String;
+  GgufValue model, pre, arch, add_bos;
+  model.type = pre.type = arch.type = GgufType::String;
+  model.text = "gpt2", pre.text = "gpt-2", arch.text = "llama";
+  add_bos.type = GgufType::Bool;
+  add_bos.integer = 1;
+  const std::vector<GgufKeyToWrite> keys = {
+      {"general.architecture", arch},
+      {"llama.context_length", ggufU32(kPositions)},
+      {"llama.embedding_length", ggufU32(kD)},
+      {"llama.block_count", ggufU32(kLayers)},
+      {"llama.feed_forward_length", ggufU32(kFf)},
+      {"llama.attention.head_count", ggufU32(kHeads)},
+      {"llama.attention.head_count_kv", ggufU32(kKvHeads)},
+      {"llama.rope.freq_base", ggufF32(10000.0)},
+      {"llama.attention.layer_norm_rms_epsilon", ggufF32(1e-5)},
+      {"llama.rope.dimension_count", ggufU32(kD / kHeads)},
+      {"tokenizer.ggml.model", model},
+      {"tokenizer.ggml.pre", pre},
+      {"tokenizer.ggml.tokens", pieces},
+      {"tokenizer.ggml.token_type", types},
+      {"tokenizer.ggml.merges", merges},
+      {"tokenizer.ggml.bos_token_id", ggufU32(1)},
+      {"tokenizer.ggml.eos_token_id", ggufU32(2)},
+      {"tokenizer.ggml.add_bos_token", add_bos}};
+  writeGguf(file, keys, tensors);
+}
+
+}  // namespace
+
+void benchLlamaGguf(nlohmann::json& out, const BenchOptions& options) {
+  BenchFolder scratch("gguf");
+  fs::path dir = options.llama_checkpoint;
+  if (dir.empty()) {
+    dir = scratch.path / "tinyllama-shape";
+    writeLlamaCheckpoint(dir.string());
+  }
+  const fs::path gguf = scratch.path / "tinyllama-shape-q4_k.gguf";
+  const auto w0 = std::chrono::steady_clock::now();
+  writeLlamaGguf(gguf, DType::Q4_K);
+  const double write_s = secondsSince(w0);
+  const double file_bytes = static_cast<double>(fs::file_size(gguf));
+
+  // Cold: a fresh process over the GGUF file (load, 128 tokens, decode), its peak RSS.
+  const nlohmann::json fresh = freshProcess(gguf, scratch.path);
+  // Warm, one run: the same 128 tokens through the BF16 checkpoint and the Q4_K file, alternately.
+  const std::shared_ptr<const Model> bf16 = loadModel(filesOnDisk(dir.string()));
+  const std::shared_ptr<const Model> q4 = loadModel(filesOnDisk(gguf.string()));
+  const std::vector<int32_t> ids = llamaIds();
+  const ModelRunOptions run_options = llamaRunOptions();
+  runModelIds(*bf16, ids, run_options);
+  runModelIds(*q4, ids, run_options);
+  std::vector<double> t_bf16, t_q4;
+  for (int i = 0; i < 5; ++i) {
+    t_bf16.push_back(medianSeconds(1, [&] { runModelIds(*bf16, ids, run_options); }));
+    t_q4.push_back(medianSeconds(1, [&] { runModelIds(*q4, ids, run_options); }));
+  }
+  std::sort(t_bf16.begin(), t_bf16.end());
+  std::sort(t_q4.begin(), t_q4.end());
+  const double prefill_bf16 = t_bf16[2], prefill_q4 = t_q4[2];
+  std::vector<double> decodes;
+  for (int i = 0; i < 3; ++i) decodes.push_back(decodeSecondsPerToken(*q4));
+  std::sort(decodes.begin(), decodes.end());
+  const double decode_s = decodes[1], read_s = readOnceSeconds(gguf);
+  const double gemm_rate = gemmGflops();
+
+  const double peak = fresh.at("peak_rss_bytes").get<double>(), budget = file_bytes + double(1 << 30);
+  const double prefill_ratio = prefill_q4 / prefill_bf16, decode_ratio = decode_s / read_s;
+  out["file_bytes"] = file_bytes;
+  out["write_seconds"] = write_s;
+  out["fresh"] = fresh;
+  out["peak_rss_bytes"] = peak;
+  out["peak_budget_bytes"] = budget;
+  out["prefill_bf16_ms"] = prefill_bf16 * 1e3;
+  out["prefill_q4_k_ms"] = prefill_q4 * 1e3;
+  out["prefill_ratio"] = prefill_ratio;
+  out["decode_seconds_per_token"] = decode_s;
+  out["read_file_once_seconds"] = read_s;
+  out["decode_over_read"] = decode_ratio;
+  out["gemm_gflops"] = gemm_rate;
+  out["targets_met"] = {{"peak_under_file_plus_1GiB", peak < budget},
+                        {"prefill_within_1_5x_bf16", prefill_ratio <= 1.5},
+                        {"decode_within_2x_reading_the_file", decode_ratio <= 2.0}};
+  if (!options.print()) return;
+  auto met = [](bool ok) { return ok ? "met" : "MISSED"; };
+  std::printf("the llama section's weights as Q4_K (norms F32): %s, written in %.0f s\n", formatBytes(file_bytes).c_str(),
+              write_s);
+  std::printf("fresh process: load %.2f s, forward over %lld tokens %.1f ms, decode %.1f ms per token\n",
+              fresh.at("load_seconds").get<double>(), static_cast<long long>(kTokens),
+              fresh.at("forward_seconds").get<double>() * 1e3, fresh.at("decode_seconds_per_token").get<double>() * 1e3);
+  std::printf("  peak RSS %s   target < file + 1 GiB (%s)   %s\n", formatBytes(peak).c_str(), formatBytes(budget).c_str(),
+              met(peak < budget));
+  std::printf("prefill of %lld tokens, warm, median of 5: BF16 %.1f ms, Q4_K %.1f ms = %.2fx   target 1.5x   %s\n",
+              static_cast<long long>(kTokens), prefill_bf16 * 1e3, prefill_q4 * 1e3, prefill_ratio, met(prefill_ratio <= 1.5));
+  std::printf("decode, warm, median of 3: %.1f ms per token; reading the file once from the page cache %.1f ms = %.2fx   "
+              "target 2x   %s\n",
+              decode_s * 1e3, read_s * 1e3, decode_ratio, met(decode_ratio <= 2.0));
+  std::printf("GEMM (this run) %.1f GFLOP/s; the Q4_K prefill ran at %.0f%% of it\n", gemm_rate,
+              100.0 * fresh.at("flops").get<double>() / prefill_q4 / 1e9 / gemm_rate);
 }
 
 }  // namespace attn

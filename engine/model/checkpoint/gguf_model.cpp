@@ -162,9 +162,9 @@ std::pair<std::string, std::string> layerTemplate(const std::string& name) {
   return {"blk.#" + name.substr(dot), layer};
 }
 
-// Row r of q or k in transformers' order (rotate_half: each head's first
-// half, then its second) is stored at ggml's interleaved row (LlamaModel.permute).
-std::vector<int64_t> ropeRows(int64_t rows, int64_t heads, const std::string& what, const std::string& name) {
+}  // namespace
+
+std::vector<int64_t> ropeStoredRows(int64_t rows, int64_t heads, const std::string& what, const std::string& name) {
   if (heads <= 0 || rows % heads != 0 || (rows / heads) % 2 != 0)
     throw InputError(what + ": tensor '" + name + "' has " + std::to_string(rows) + " rows, not " +
                      std::to_string(heads) + " heads of an even width");
@@ -177,7 +177,25 @@ std::vector<int64_t> ropeRows(int64_t rows, int64_t heads, const std::string& wh
   return stored;
 }
 
-}  // namespace
+std::pair<std::string, const GgufTensorName*> ggufNameOf(const std::vector<GgufTensorName>& names,
+                                                         const std::string& hf) {
+  for (const GgufTensorName& n : names) {
+    const size_t at = n.hf.find('#');
+    if (at == std::string::npos) {
+      if (n.hf == hf) return {n.gguf, &n};
+      continue;
+    }
+    // The template's parts around '#' with a layer number between them.
+    const std::string before = n.hf.substr(0, at), after = n.hf.substr(at + 1);
+    if (hf.size() <= before.size() + after.size() || hf.rfind(before, 0) != 0 || !hf.ends_with(after)) continue;
+    const std::string layer = hf.substr(before.size(), hf.size() - before.size() - after.size());
+    if (!std::all_of(layer.begin(), layer.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) continue;
+    std::string gguf = n.gguf;
+    gguf.replace(gguf.find('#'), 1, layer);
+    return {gguf, &n};
+  }
+  throw InputError("tensor '" + hf + "' has no GGUF name in this family's spec");
+}
 
 ModelFiles ggufModelFiles(const std::string& path) {
   std::shared_ptr<const MappedFile> map = MappedFile::open(path, path);
@@ -226,7 +244,7 @@ ModelFiles ggufModelFiles(const uint8_t* bytes, uint64_t size, std::shared_ptr<c
       case GgufUndo::None: break;
       case GgufUndo::RopeRowsQ:
       case GgufUndo::RopeRowsK: {
-        e.stored_rows = ropeRows(e.shape[0], name->undo == GgufUndo::RopeRowsQ ? c.heads : c.kv_heads, path, t.name);
+        e.stored_rows = ropeStoredRows(e.shape[0], name->undo == GgufUndo::RopeRowsQ ? c.heads : c.kv_heads, path, t.name);
         break;
       }
       case GgufUndo::NormPlusOne: e.add = -1.0f; break;

@@ -17,6 +17,8 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <utility>
+#include <vector>
 #include <string>
 
 namespace attn {
@@ -56,6 +58,17 @@ class GgufKeys {
 // attention.key_length / value_length (head_dim), rope.dimension_count (all
 // of a head's dims) and rope.scaling (none or linear), written into config.json's fields.
 void ggufDecoderConfig(GgufKeys& k, nlohmann::json& c);
+
+// The other way (the benchmark writes its checkpoint as GGUF): the GGUF
+// name of a checkpoint's tensor ("model.layers.3.self_attn.q_proj.weight" →
+// "blk.3.attn_q.weight") and what the converter does to it; InputError when
+// the spec has no such tensor.
+struct GgufTensorName;
+std::pair<std::string, const GgufTensorName*> ggufNameOf(const std::vector<GgufTensorName>& names, const std::string& hf);
+// Where llama.cpp's converter stores row r of q or k (transformers' order:
+// each head's first half, then its second) of `heads` heads: ggml's
+// interleaved RoPE order (LlamaModel.permute).
+std::vector<int64_t> ropeStoredRows(int64_t rows, int64_t heads, const std::string& what, const std::string& name);
 
 // Whether `path` names a GGUF file (by its extension).
 bool isGgufPath(const std::string& path);
