@@ -12,6 +12,7 @@
 // [SECTION] The tokenizer
 // [SECTION] Reading tokenizer.json
 // [SECTION] Special tokens: tokenizer_config.json and the post-processor
+// [SECTION] The pipeline from parts read elsewhere (GGUF)
 #include "engine/model/tokenizers/tokenizer_json.h"
 
 #include "engine/error.h"
@@ -1160,6 +1161,8 @@ HfTokenizer makeHfTokenizer(const std::string& tokenizer_json, const std::option
   out.tokenizer = std::make_unique<HfJsonTokenizer>(std::move(m));
   return out;
 }
+
+// [SECTION] The pipeline from parts read elsewhere (GGUF)
 
 namespace tok {
 

@@ -34,50 +34,53 @@ constexpr const char* kWhat = "model.gguf";
 // tokenizer.ggml.token_type's values
 constexpr int64_t kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kByte = 6;
 
-GgufValue text(const std::string& s) {
+GgufValue scalar(GgufType type, int64_t integer, const std::string& s = "") {
   GgufValue v;
-  v.type = GgufType::String;
+  v.type = type;
+  v.integer = integer;
   v.text = s;
   return v;
 }
-GgufValue flag(bool b) {
-  GgufValue v;
-  v.type = GgufType::Bool;
-  v.integer = b;
-  return v;
-}
-GgufValue uint32(int64_t i) {
-  GgufValue v;
-  v.type = GgufType::UInt32;
-  v.integer = i;
+GgufValue text(const std::string& s) { return scalar(GgufType::String, 0, s); }
+GgufValue flag(bool b) { return scalar(GgufType::Bool, b); }
+GgufValue uint32(int64_t i) { return scalar(GgufType::UInt32, i); }
+GgufValue arrayOf(GgufType element, size_t count) {
+  GgufValue v = scalar(GgufType::Array, 0);
+  v.element = element;
+  v.count = count;
   return v;
 }
 GgufValue texts(const std::vector<std::string>& s) {
-  GgufValue v;
-  v.type = GgufType::Array;
-  v.element = GgufType::String;
-  v.count = s.size();
+  GgufValue v = arrayOf(GgufType::String, s.size());
   v.texts = s;
   return v;
 }
 GgufValue int32s(const std::vector<int64_t>& x) {
-  GgufValue v;
-  v.type = GgufType::Array;
-  v.element = GgufType::Int32;
-  v.count = x.size();
+  GgufValue v = arrayOf(GgufType::Int32, x.size());
   v.integers = x;
   return v;
 }
 GgufValue float32s(const std::vector<double>& x) {
-  GgufValue v;
-  v.type = GgufType::Array;
-  v.element = GgufType::Float32;
-  v.count = x.size();
+  GgufValue v = arrayOf(GgufType::Float32, x.size());
   v.numbers = x;
   return v;
 }
 
 HfTokenizer load(const GgufHeader& h) { return makeGgufTokenizer(h, kWhat); }
+
+// tokenizer.ggml.model and .tokens; the test adds the other keys.
+GgufHeader vocabulary(const std::string& model, const std::vector<std::string>& tokens) {
+  GgufHeader h;
+  h.metadata["tokenizer.ggml.model"] = text(model);
+  h.metadata["tokenizer.ggml.tokens"] = texts(tokens);
+  return h;
+}
+
+// A tokenizer.json merge ("a b" or ["a", "b"]) as GGUF writes it, and the token it makes.
+std::string mergeText(const json& m) {
+  return m.is_string() ? m.get<std::string>() : m[0].get<std::string>() + " " + m[1].get<std::string>();
+}
+std::string merged(const std::string& merge) { return merge.substr(0, merge.find(' ')) + merge.substr(merge.find(' ') + 1); }
 
 // [SECTION] Byte-level ("gpt2") from a tokenizer.json
 
@@ -98,12 +101,9 @@ GgufHeader fromByteLevelJson(const json& file, const std::string& pre, int64_t b
   for (const auto& [token, id] : entries) tokens[id] = token;
   for (const auto& [id, type] : type_of) types[id] = type;
   std::vector<std::string> merges;
-  for (const json& m : file.at("model").at("merges"))
-    merges.push_back(m.is_string() ? m.get<std::string>() : m[0].get<std::string>() + " " + m[1].get<std::string>());
-  GgufHeader h;
-  h.metadata["tokenizer.ggml.model"] = text("gpt2");
+  for (const json& m : file.at("model").at("merges")) merges.push_back(mergeText(m));
+  GgufHeader h = vocabulary("gpt2", tokens);
   h.metadata["tokenizer.ggml.pre"] = text(pre);
-  h.metadata["tokenizer.ggml.tokens"] = texts(tokens);
   h.metadata["tokenizer.ggml.token_type"] = int32s(types);
   h.metadata["tokenizer.ggml.merges"] = texts(merges);
   h.metadata["tokenizer.ggml.bos_token_id"] = uint32(bos);
@@ -155,7 +155,7 @@ TEST(TokenizerGguf, ByteLevelAsTheFixturesTokenizerJson) {
 
 const fs::path kGgufLlamaDir = fs::path(ATTNLAB_NPM_DIR) / "llama";
 
-class GgufLlamaReference : public ::testing::Test {
+class TokenizerGgufLlama : public ::testing::Test {
  protected:
   void SetUp() override {
     // A missing reference fails: a skip reads as a pass in ctest's summary.
@@ -179,7 +179,7 @@ class GgufLlamaReference : public ::testing::Test {
   json expected_;
 };
 
-TEST_F(GgufLlamaReference, Llama3) {
+TEST_F(TokenizerGgufLlama, Llama3) {
   const json file = json::parse(test::slurp(kGgufLlamaDir / "llama3" / "tokenizer.json"));
   const HfTokenizer gguf = load(fromByteLevelJson(file, "llama-bpe", 128000, 128001));
   compare(*gguf.tokenizer, "llama3");
@@ -200,10 +200,7 @@ GgufHeader llama2Gguf(const json& file) {
   for (const auto& [token, id] : vocab.items()) tokens[id.get<size_t>()] = token;
   std::map<std::string, size_t> rank_of;
   const json& merges = file.at("model").at("merges");
-  for (size_t r = 0; r < merges.size(); ++r) {
-    const std::string m = merges[r].is_string() ? merges[r].get<std::string>() : merges[r][0].get<std::string>() + " " + merges[r][1].get<std::string>();
-    rank_of.emplace(m.substr(0, m.find(' ')) + m.substr(m.find(' ') + 1), r);
-  }
+  for (size_t r = 0; r < merges.size(); ++r) rank_of.emplace(merged(mergeText(merges[r])), r);
   std::vector<int64_t> types(tokens.size(), kNormal);
   std::vector<double> scores(tokens.size(), 0.0);
   for (size_t id = 0; id < tokens.size(); ++id) {
@@ -211,15 +208,13 @@ GgufHeader llama2Gguf(const json& file) {
     types[id] = id == 0 ? kUnknown : id < 3 ? kControl : byte ? kByte : kNormal;
     if (const auto r = rank_of.find(tokens[id]); r != rank_of.end()) scores[id] = -static_cast<double>(r->second);
   }
-  GgufHeader h;
-  h.metadata["tokenizer.ggml.model"] = text("llama");
-  h.metadata["tokenizer.ggml.tokens"] = texts(tokens);
+  GgufHeader h = vocabulary("llama", tokens);
   h.metadata["tokenizer.ggml.scores"] = float32s(scores);
   h.metadata["tokenizer.ggml.token_type"] = int32s(types);
   return h;
 }
 
-TEST_F(GgufLlamaReference, Llama2) {
+TEST_F(TokenizerGgufLlama, Llama2) {
   const json file = json::parse(test::slurp(kGgufLlamaDir / "llama2" / "tokenizer.json"));
   const HfTokenizer gguf = load(llama2Gguf(file));
   compare(*gguf.tokenizer, "llama2");
@@ -248,9 +243,7 @@ GgufHeader fromSentencePiece(const std::string& model) {
     scores.push_back(sp.GetScore(id));
     types.push_back(sp.IsUnknown(id) ? kUnknown : sp.IsControl(id) ? kControl : sp.IsByte(id) ? kByte : kNormal);
   }
-  GgufHeader h;
-  h.metadata["tokenizer.ggml.model"] = text("llama");
-  h.metadata["tokenizer.ggml.tokens"] = texts(tokens);
+  GgufHeader h = vocabulary("llama", tokens);
   h.metadata["tokenizer.ggml.scores"] = float32s(scores);
   h.metadata["tokenizer.ggml.token_type"] = int32s(types);
   h.metadata["tokenizer.ggml.bos_token_id"] = uint32(sp.bos_id());
@@ -303,10 +296,8 @@ TEST(TokenizerGguf, SentencePieceAsPythonSentencePiece) {
 
 // Equal scores: the leftmost pair merges first (llm_tokenizer_spm's queue).
 TEST(TokenizerGguf, SentencePieceEqualScoresMergeLeftmostFirst) {
-  GgufHeader h;
-  h.metadata["tokenizer.ggml.model"] = text("llama");
-  //                                             0       1    2    3    4     5
-  h.metadata["tokenizer.ggml.tokens"] = texts({"<unk>", "▁", "a", "b", "ab", "▁a"});
+  //                                  0       1    2    3    4     5
+  GgufHeader h = vocabulary("llama", {"<unk>", "▁", "a", "b", "ab", "▁a"});
   h.metadata["tokenizer.ggml.scores"] = float32s({0, 0, 0, 0, -1, -1});
   h.metadata["tokenizer.ggml.token_type"] = int32s({kUnknown, kNormal, kNormal, kNormal, kNormal, kNormal});
   h.metadata["tokenizer.ggml.add_bos_token"] = flag(false);
@@ -339,9 +330,7 @@ TEST(TokenizerGguf, WordPieceAsVocabTxt) {
     types.push_back(special ? kControl : kNormal);
     tokens.push_back(special ? t : t.rfind("##", 0) == 0 ? t.substr(2) : "▁" + t);
   }
-  GgufHeader h;
-  h.metadata["tokenizer.ggml.model"] = text("bert");
-  h.metadata["tokenizer.ggml.tokens"] = texts(tokens);
+  GgufHeader h = vocabulary("bert", tokens);
   h.metadata["tokenizer.ggml.token_type"] = int32s(types);
   h.metadata["tokenizer.ggml.unknown_token_id"] = uint32(reference->specialId("[UNK]"));
   h.metadata["tokenizer.ggml.bos_token_id"] = uint32(reference->specialId("[CLS]"));
@@ -365,12 +354,10 @@ GgufHeader splitsVocabulary(const std::string& pre) {
   std::vector<std::string> tokens;
   for (const std::string& s : gpt2ByteSymbols()) tokens.push_back(s);
   const std::vector<std::string> merges = {"3 4", "1 2", "12 3", "4 5", "34 5", "Ġ .", "a -", "- b"};
-  for (const std::string& m : merges) tokens.push_back(m.substr(0, m.find(' ')) + m.substr(m.find(' ') + 1));
+  for (const std::string& m : merges) tokens.push_back(merged(m));
   tokens.push_back("xyz");  // no merge makes it: only ignore_merges finds it
-  GgufHeader h;
-  h.metadata["tokenizer.ggml.model"] = text("gpt2");
+  GgufHeader h = vocabulary("gpt2", tokens);
   h.metadata["tokenizer.ggml.pre"] = text(pre);
-  h.metadata["tokenizer.ggml.tokens"] = texts(tokens);
   h.metadata["tokenizer.ggml.merges"] = texts(merges);
   return h;
 }
@@ -469,14 +456,10 @@ TEST(TokenizerGguf, BadMetadataIsRefusedInOneLine) {
   nan_scores[4] = std::nan("");
   refused(spm, set("tokenizer.ggml.scores", float32s(nan_scores)), {"tokenizer.ggml.scores[4]", "finite"});
   refused(spm, set("tokenizer.ggml.scores", texts({"a"})), {"tokenizer.ggml.scores: expected an array of numbers"});
-  GgufHeader one;  // llama.cpp's default bos 1 is outside a vocabulary of one token
-  one.metadata["tokenizer.ggml.model"] = text("llama");
-  one.metadata["tokenizer.ggml.tokens"] = texts({"a"});
-  refused(one, [](GgufHeader&) {}, {"tokenizer.ggml.add_bos_token is true but there is no tokenizer.ggml.bos_token_id"});
+  // llama.cpp's default bos 1 is outside a vocabulary of one token
+  refused(vocabulary("llama", {"a"}), [](GgufHeader&) {}, {"tokenizer.ggml.add_bos_token is true but there is no tokenizer.ggml.bos_token_id"});
   // WordPiece: [UNK], [CLS], [SEP] by id (llama.cpp's defaults 100, 101, 102 are outside this one)
-  GgufHeader bert;
-  bert.metadata["tokenizer.ggml.model"] = text("bert");
-  bert.metadata["tokenizer.ggml.tokens"] = texts({"[UNK]", "[CLS]", "[SEP]", "▁the", "s"});
+  GgufHeader bert = vocabulary("bert", {"[UNK]", "[CLS]", "[SEP]", "▁the", "s"});
   bert.metadata["tokenizer.ggml.unknown_token_id"] = uint32(0);
   bert.metadata["tokenizer.ggml.bos_token_id"] = uint32(1);
   bert.metadata["tokenizer.ggml.seperator_token_id"] = uint32(2);
