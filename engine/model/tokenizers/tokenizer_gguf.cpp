@@ -7,7 +7,7 @@
 // [SECTION] The three models
 #include "engine/model/tokenizers/tokenizer_gguf.h"
 
-#include "engine/error.h"
+#include "engine/model/checkpoint/gguf_model.h"
 #include "engine/model/tokenizers/tokenizer_text.h"
 
 #include <algorithm>
@@ -28,73 +28,48 @@ namespace {
 // llama_token_type, as tokenizer.ggml.token_type stores them.
 enum class TokenType : int64_t { normal = 1, unknown = 2, control = 3, user_defined = 4, unused = 5, byte = 6 };
 
+// An integer type, not bool (GgufValue::isInteger counts bool in).
 bool isIntegerType(GgufType t) {
-  switch (t) {
-    case GgufType::UInt8:
-    case GgufType::Int8:
-    case GgufType::UInt16:
-    case GgufType::Int16:
-    case GgufType::UInt32:
-    case GgufType::Int32:
-    case GgufType::UInt64:
-    case GgufType::Int64:
-      return true;
-    default:
-      return false;
-  }
+  return t != GgufType::Bool && t != GgufType::Float32 && t != GgufType::Float64 && t != GgufType::String && t != GgufType::Array;
 }
+bool isStringType(GgufType t) { return t == GgufType::String; }
+bool isNumberType(GgufType t) { return t == GgufType::Float32 || t == GgufType::Float64 || isIntegerType(t); }
 
-// The tokenizer.ggml.* keys of one file, naming `what: key` in errors.
+// The tokenizer.ggml.* keys: GgufKeys with "tokenizer.ggml" for the
+// architecture (flag, text, fail: "model.gguf: metadata 'tokenizer.ggml.scores' …"),
+// and the arrays and token ids it does not read.
 struct Keys {
   const GgufHeader& h;
   const std::string& what;
+  GgufKeys k{h, "tokenizer.ggml", what};
 
-  std::string at(const std::string& key) const { return what + ": " + key; }
-  const GgufValue* find(const std::string& key) const {
-    const auto it = h.metadata.find(key);
-    return it == h.metadata.end() ? nullptr : &it->second;
-  }
-  const GgufValue& get(const std::string& key, const std::string& meaning) const {
-    const GgufValue* v = find(key);
-    if (!v) throw InputError(at(key) + " is missing (" + meaning + ")");
-    return *v;
-  }
-  std::string text(const std::string& key, const std::string& meaning) const {
-    const GgufValue& v = get(key, meaning);
-    if (v.type != GgufType::String) throw InputError(at(key) + ": expected a string");
-    return v.text;
-  }
-  bool flag(const std::string& key, bool otherwise) const {
-    const GgufValue* v = find(key);
-    if (!v) return otherwise;
-    if (v->type != GgufType::Bool) throw InputError(at(key) + ": expected a bool");
-    return v->integer != 0;
-  }
+  const GgufValue* find(const std::string& key) const { return h.find("tokenizer.ggml." + key); }
   // A token id: the key's, else `otherwise` (llama.cpp's default for the
   // model, -1 when that is outside the vocabulary, as llama.cpp disables it).
   int32_t id(const std::string& key, int64_t otherwise, size_t n_tokens) const {
     const auto n = static_cast<int64_t>(n_tokens);
     const GgufValue* v = find(key);
     if (!v) return otherwise >= 0 && otherwise < n ? static_cast<int32_t>(otherwise) : -1;
-    if (!isIntegerType(v->type)) throw InputError(at(key) + ": expected an integer token id");
+    if (!isIntegerType(v->type)) k.fail(key, "must be an integer token id, got " + ggufTypeName(v->type));
     if (v->integer < 0 || v->integer >= n)
-      throw InputError(at(key) + ": " + std::to_string(v->integer) + " is outside the " + std::to_string(n) +
-                       " tokens of tokenizer.ggml.tokens");
+      k.fail(key, "is " + std::to_string(v->integer) + ", outside the " + std::to_string(n) + " tokens of tokenizer.ggml.tokens");
     return static_cast<int32_t>(v->integer);
   }
   // An array of `element_kind` ("strings", "integers", "numbers"); nullptr
   // when absent, unless `required` says what the key is.
   const GgufValue* array(const std::string& key, bool (*element_ok)(GgufType), const std::string& element_kind,
                          const char* required = nullptr) const {
-    const GgufValue* v = required ? &get(key, required) : find(key);
+    const GgufValue* v = find(key);
+    if (!v && required) k.fail(key, std::string("is missing (") + required + ")");
     if (v && (v->type != GgufType::Array || !element_ok(v->element)))
-      throw InputError(at(key) + ": expected an array of " + element_kind);
+      k.fail(key, "must be an array of " + element_kind + ", got " +
+                      (v->type == GgufType::Array ? "an array of " + ggufTypeName(v->element) : ggufTypeName(v->type)));
     return v;
   }
 };
 
-bool isStringType(GgufType t) { return t == GgufType::String; }
-bool isNumberType(GgufType t) { return t == GgufType::Float32 || t == GgufType::Float64 || isIntegerType(t); }
+// "tokens[3]": element i of an array key, for GgufKeys::fail.
+std::string itemKey(const std::string& key, size_t i) { return key + "[" + std::to_string(i) + "]"; }
 
 // [SECTION] The pre-tokenizers llama.cpp hard-codes
 
@@ -136,18 +111,15 @@ const std::vector<PreTokenizer>& preTokenizers() {
   return table;
 }
 
-const PreTokenizer& preTokenizer(const Keys& k) {
-  const GgufValue* v = k.find("tokenizer.ggml.pre");
-  if (v && v->type != GgufType::String) throw InputError(k.at("tokenizer.ggml.pre") + ": expected a string");
-  const std::string name = v ? v->text : "default";  // llama.cpp's fallback, with a warning
+const PreTokenizer& preTokenizer(Keys& k) {
+  const std::string name = k.k.text("pre", "default");  // llama.cpp's fallback, with a warning
   std::string known;
   for (const PreTokenizer& p : preTokenizers())
     for (const char* n : p.names) {
       if (name == n) return p;
       known += std::string(known.empty() ? "" : ", ") + n;
     }
-  throw InputError(k.at("tokenizer.ggml.pre") + " is " + shown(name) +
-                   ": not a pre-tokenizer of the supported families (supported: " + known + ")");
+  k.k.fail("pre", "is " + shown(name) + ": not a pre-tokenizer of the supported families (supported: " + known + ")");
 }
 
 // [SECTION] The vocabulary
@@ -159,11 +131,10 @@ struct Vocabulary {
 };
 
 Vocabulary readVocabulary(const Keys& k) {
-  const std::string key = "tokenizer.ggml.tokens";
-  const GgufValue& tokens = *k.array(key, isStringType, "strings", "the vocabulary");
-  if (tokens.texts.empty()) throw InputError(k.at(key) + ": the vocabulary is empty");
+  const GgufValue& tokens = *k.array("tokens", isStringType, "strings", "the vocabulary");
+  if (tokens.texts.empty()) k.k.fail("tokens", "is empty (expected the vocabulary)");
   if (tokens.texts.size() > kMaxGgufArray)
-    throw InputError(k.at(key) + ": " + std::to_string(tokens.texts.size()) + " tokens, more than " + std::to_string(kMaxGgufArray));
+    k.k.fail("tokens", "has " + std::to_string(tokens.texts.size()) + " tokens, more than " + std::to_string(kMaxGgufArray));
   Vocabulary v;
   v.tokens = tokens.texts;
   const size_t n = v.tokens.size();
@@ -171,21 +142,18 @@ Vocabulary readVocabulary(const Keys& k) {
   for (size_t i = 0; i < n; ++i) {
     if (v.tokens[i].empty()) v.tokens[i] = "[EMPTY_" + std::to_string(i) + "]";  // llama.cpp's name for it
     const auto [it, fresh] = v.ids.emplace(v.tokens[i], static_cast<int32_t>(i));
-    if (!fresh)
-      throw InputError(k.at(key) + "[" + std::to_string(i) + "]: " + shown(v.tokens[i]) + " repeats " + key + "[" +
-                       std::to_string(it->second) + "]");
+    if (!fresh) k.k.fail(itemKey("tokens", i), "is " + shown(v.tokens[i]) + ", as tokenizer.ggml.tokens[" + std::to_string(it->second) + "] is");
   }
   v.types.assign(n, TokenType::normal);
-  const std::string types_key = "tokenizer.ggml.token_type";
-  if (const GgufValue* types = k.array(types_key, isIntegerType, "integers")) {
+  if (const GgufValue* types = k.array("token_type", isIntegerType, "integers")) {
     if (types->integers.size() != n)
-      throw InputError(k.at(types_key) + ": " + std::to_string(types->integers.size()) + " types for " + std::to_string(n) +
-                       " tokens (expected one per token)");
+      k.k.fail("token_type", "has " + std::to_string(types->integers.size()) + " types for " + std::to_string(n) +
+                                 " tokens (expected one per token)");
     for (size_t i = 0; i < n; ++i) {
       const int64_t t = types->integers[i];
       if (t < 1 || t > 6)
-        throw InputError(k.at(types_key) + "[" + std::to_string(i) + "]: " + std::to_string(t) +
-                         " is not a token type (1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte)");
+        k.k.fail(itemKey("token_type", i), "is " + std::to_string(t) +
+                                               ": not a token type (1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte)");
       v.types[i] = static_cast<TokenType>(t);
     }
   }
@@ -198,7 +166,7 @@ Vocabulary readVocabulary(const Keys& k) {
 // them along, but <unk>, <s> and <|endoftext|>.
 std::vector<BpeParts::Whole> wholeTokens(const Keys& k, const Vocabulary& v) {
   std::string name;
-  if (const GgufValue* n = k.find("general.name"); n && n->type == GgufType::String) name = n->text;
+  if (const GgufValue* n = k.h.find("general.name"); n && n->type == GgufType::String) name = n->text;
   std::transform(name.begin(), name.end(), name.begin(), [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
   const bool phi3 = name.find("phi-3") != std::string::npos || name.find("phi3") != std::string::npos;
   std::vector<BpeParts::Whole> whole;
@@ -218,16 +186,14 @@ std::vector<BpeParts::Whole> wholeTokens(const Keys& k, const Vocabulary& v) {
 MergeMap scoreMerges(const Keys& k, const Vocabulary& v) {
   const size_t n = v.tokens.size();
   std::vector<double> scores(n, 0.0);  // llama.cpp's when the key is absent
-  const std::string key = "tokenizer.ggml.scores";
-  if (const GgufValue* s = k.array(key, isNumberType, "numbers")) {
+  if (const GgufValue* s = k.array("scores", isNumberType, "numbers")) {
     const bool integral = isIntegerType(s->element);
     const size_t count = integral ? s->integers.size() : s->numbers.size();
     if (count != n)
-      throw InputError(k.at(key) + ": " + std::to_string(count) + " scores for " + std::to_string(n) + " tokens (expected one per token)");
+      k.k.fail("scores", "has " + std::to_string(count) + " scores for " + std::to_string(n) + " tokens (expected one per token)");
     for (size_t i = 0; i < n; ++i) {
       scores[i] = integral ? static_cast<double>(s->integers[i]) : s->numbers[i];
-      if (!std::isfinite(scores[i]))
-        throw InputError(k.at(key) + "[" + std::to_string(i) + "]: " + std::to_string(scores[i]) + " (expected a finite number)");
+      if (!std::isfinite(scores[i])) k.k.fail(itemKey("scores", i), "is not finite");
     }
   }
   std::vector<double> distinct = scores;
@@ -253,20 +219,18 @@ MergeMap scoreMerges(const Keys& k, const Vocabulary& v) {
 // space after the first byte (llama.cpp's find(' ', 1)); a repeated pair
 // keeps its first rank, as llama.cpp's bpe_ranks.emplace does.
 MergeMap listedMerges(const Keys& k, const Vocabulary& v) {
-  const std::string key = "tokenizer.ggml.merges";
-  const GgufValue& list = *k.array(key, isStringType, "strings", "a 'gpt2' vocabulary's merges");
+  const GgufValue& list = *k.array("merges", isStringType, "strings", "a 'gpt2' vocabulary's merges");
   MergeMap merges;
   merges.reserve(list.texts.size());
   for (size_t i = 0; i < list.texts.size(); ++i) {
     const std::string& merge = list.texts[i];
-    const std::string where = k.at(key) + "[" + std::to_string(i) + "]";
     const size_t space = merge.size() > 1 ? merge.find(' ', 1) : std::string::npos;
     if (space == std::string::npos || space + 1 == merge.size())
-      throw InputError(where + ": expected two tokens separated by a space, got " + shown(merge));
+      k.k.fail(itemKey("merges", i), "is " + shown(merge) + " (expected two tokens separated by a space)");
     const std::string left = merge.substr(0, space), right = merge.substr(space + 1);
     const auto idOf = [&](const std::string& token) {
       const auto it = v.ids.find(token);
-      if (it == v.ids.end()) throw InputError(where + ": " + shown(token) + " is not a token of tokenizer.ggml.tokens");
+      if (it == v.ids.end()) k.k.fail(itemKey("merges", i), "names " + shown(token) + ", not a token of tokenizer.ggml.tokens");
       return it->second;
     };
     const int32_t a = idOf(left), b = idOf(right), merged = idOf(left + right);
@@ -275,45 +239,43 @@ MergeMap listedMerges(const Keys& k, const Vocabulary& v) {
   return merges;
 }
 
-// A side's special token: when `add`, the id, which must exist.
-std::vector<int32_t> addedSide(const Keys& k, bool add, int32_t id, const std::string& add_key, const std::string& id_key) {
-  if (!add) return {};
-  if (id < 0) throw InputError(k.at(add_key) + " is true but there is no " + id_key);
+// A side's special token: when the flag `add_key` says so, the id, which must exist.
+std::vector<int32_t> addedSide(Keys& k, const std::string& add_key, bool add_default, int32_t id, const std::string& id_key) {
+  if (!k.k.flag(add_key, add_default)) return {};
+  if (id < 0) k.k.fail(add_key, "is true but there is no tokenizer.ggml." + id_key);
   return {id};
 }
 
 // [SECTION] The three models
 
 // "llama" and "gpt2": bos / eos and what llama_tokenize adds around a text.
-HfTokenizer bpeTokenizer(const Keys& k, BpeParts parts, int64_t default_bos, int64_t default_eos, bool default_add_bos) {
+HfTokenizer bpeTokenizer(Keys& k, BpeParts parts, int64_t default_bos, int64_t default_eos, bool default_add_bos) {
   const size_t n = parts.tokens.size();
   HfTokenizer out;
-  out.bos = k.id("tokenizer.ggml.bos_token_id", default_bos, n);
-  out.eos = k.id("tokenizer.ggml.eos_token_id", default_eos, n);
-  out.before = addedSide(k, k.flag("tokenizer.ggml.add_bos_token", default_add_bos), out.bos, "tokenizer.ggml.add_bos_token",
-                         "tokenizer.ggml.bos_token_id");
-  out.after = addedSide(k, k.flag("tokenizer.ggml.add_eos_token", false), out.eos, "tokenizer.ggml.add_eos_token",
-                        "tokenizer.ggml.eos_token_id");
+  out.bos = k.id("bos_token_id", default_bos, n);
+  out.eos = k.id("eos_token_id", default_eos, n);
+  out.before = addedSide(k, "add_bos_token", default_add_bos, out.bos, "bos_token_id");
+  out.after = addedSide(k, "add_eos_token", false, out.eos, "eos_token_id");
   out.add_bos = !out.before.empty() && out.after.empty();
-  out.tokenizer = makeBpeTokenizer(std::move(parts), k.at("tokenizer.ggml.tokens"), k.at("tokenizer.ggml.pre"));
+  out.tokenizer = makeBpeTokenizer(std::move(parts), k.what + ": metadata 'tokenizer.ggml.tokens'", k.what + ": metadata 'tokenizer.ggml.pre'");
   return out;
 }
 
 // llama.cpp's defaults when the file names none: <unk> 0, <s> 1, </s> 2.
-HfTokenizer sentencePiece(const Keys& k, Vocabulary v) {
+HfTokenizer sentencePiece(Keys& k, Vocabulary v) {
   BpeParts parts;
   parts.merges = scoreMerges(k, v);
   parts.whole = wholeTokens(k, v);
   parts.byte_level = false;
-  parts.space_prefix = k.flag("tokenizer.ggml.add_space_prefix", true);
-  parts.unk = k.id("tokenizer.ggml.unknown_token_id", 0, v.tokens.size());
+  parts.space_prefix = k.k.flag("add_space_prefix", true);
+  parts.unk = k.id("unknown_token_id", 0, v.tokens.size());
   parts.tokens = std::move(v.tokens);
   return bpeTokenizer(k, std::move(parts), 1, 2, true);
 }
 
 // llama.cpp's defaults for a "gpt2" vocabulary are bos = eos = 11 (from
 // before the files named them); they are followed here too.
-HfTokenizer byteLevel(const Keys& k, Vocabulary v) {
+HfTokenizer byteLevel(Keys& k, Vocabulary v) {
   const PreTokenizer& pre = preTokenizer(k);
   BpeParts parts;
   parts.merges = listedMerges(k, v);
@@ -328,7 +290,7 @@ HfTokenizer byteLevel(const Keys& k, Vocabulary v) {
 // "ing" and "[CLS]"-like tokens as they are; undone here for BERT's
 // WordPiece, whose greedy longest match over "##" pieces is llm_tokenizer_wpm's
 // over '▁' words. Defaults as llama.cpp's: [UNK] 100, [CLS] 101, [SEP] 102.
-HfTokenizer wordPiece(const Keys& k, Vocabulary v) {
+HfTokenizer wordPiece(Keys& k, Vocabulary v) {
   const size_t n = v.tokens.size();
   for (std::string& token : v.tokens) {
     if (token.rfind("\xE2\x96\x81", 0) == 0)
@@ -336,33 +298,33 @@ HfTokenizer wordPiece(const Keys& k, Vocabulary v) {
     else if (!(token.size() >= 2 && token.front() == '[' && token.back() == ']'))
       token.insert(0, "##");
   }
-  const int32_t unk = k.id("tokenizer.ggml.unknown_token_id", 100, n);
-  if (unk < 0) throw InputError(k.at("tokenizer.ggml.unknown_token_id") + " is missing (WordPiece gives it for words it cannot split)");
+  const int32_t unk = k.id("unknown_token_id", 100, n);
+  if (unk < 0) k.k.fail("unknown_token_id", "is missing (WordPiece gives it for words it cannot split)");
   WordPieceOptions options;
-  options.lower_case = k.flag("tokenizer.ggml.normalizer.lowercase", true);
-  options.strip_accents = k.flag("tokenizer.ggml.normalizer.strip_accents", options.lower_case);
+  options.lower_case = k.k.flag("normalizer.lowercase", true);
+  options.strip_accents = k.k.flag("normalizer.strip_accents", options.lower_case);
   options.unk = v.tokens[unk];
   HfTokenizer out;
-  out.bos = k.id("tokenizer.ggml.bos_token_id", 101, n);
-  out.eos = k.id("tokenizer.ggml.eos_token_id", -1, n);
-  const int32_t sep = k.id("tokenizer.ggml.seperator_token_id", 102, n);
-  if (out.bos < 0) throw InputError(k.at("tokenizer.ggml.bos_token_id") + " is missing (BERT's [CLS], put before the text)");
-  if (sep < 0) throw InputError(k.at("tokenizer.ggml.seperator_token_id") + " is missing (BERT's [SEP], put after the text)");
+  out.bos = k.id("bos_token_id", 101, n);
+  out.eos = k.id("eos_token_id", -1, n);
+  const int32_t sep = k.id("seperator_token_id", 102, n);
+  if (out.bos < 0) k.k.fail("bos_token_id", "is missing (BERT's [CLS], put before the text)");
+  if (sep < 0) k.k.fail("seperator_token_id", "is missing (BERT's [SEP], put after the text)");
   out.before = {out.bos};
   out.after = {sep};
   out.tokenizer = makeWordPieceTokenizer(std::move(v.tokens), options, k.what,
-                                         [](size_t i) { return "tokenizer.ggml.tokens[" + std::to_string(i) + "]"; });
+                                         [](size_t i) { return "metadata 'tokenizer.ggml.tokens[" + std::to_string(i) + "]'"; });
   return out;
 }
 
 }  // namespace
 
 HfTokenizer makeGgufTokenizer(const GgufHeader& h, const std::string& what) {
-  const Keys k{h, what};
-  const std::string model = k.text("tokenizer.ggml.model", "the tokenizer's kind");
+  Keys k{h, what};
+  if (!k.find("model")) k.k.fail("model", "is missing (the tokenizer's kind)");
+  const std::string model = k.k.text("model", "");
   if (model != "llama" && model != "gpt2" && model != "bert")
-    throw InputError(k.at("tokenizer.ggml.model") + " is " + shown(model) +
-                     ": not supported (supported: 'llama' (SentencePiece BPE), 'gpt2' (byte-level BPE), 'bert' (WordPiece))");
+    k.k.fail("model", "is " + shown(model) + ": not supported (supported: 'llama' (SentencePiece BPE), 'gpt2' (byte-level BPE), 'bert' (WordPiece))");
   Vocabulary v = readVocabulary(k);
   if (model == "llama") return sentencePiece(k, std::move(v));
   if (model == "gpt2") return byteLevel(k, std::move(v));

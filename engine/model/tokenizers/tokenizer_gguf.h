@@ -29,7 +29,7 @@ namespace attn {
 
 // `what` names the file in errors. Throws InputError with one line naming
 // the file, the key and what was expected, e.g.
-//   "model.gguf: tokenizer.ggml.scores: 3 scores for 5 tokens (expected one per token)"
+//   "model.gguf: metadata 'tokenizer.ggml.scores' has 3 scores for 5 tokens (expected one per token)"
 // before, after and add_bos as llama_tokenize adds them (add_special):
 // "llama" and "gpt2" [bos] when add_bos_token (default: true for
 // "llama" and Llama 3's pre-tokenizer) and [eos] when add_eos_token;

@@ -10,6 +10,7 @@
 #include "engine/model/tokenizers/tokenizer.h"
 #include "engine/model/tokenizers/tokenizer_gguf.h"
 
+#include "tests/gguf_fixture.h"
 #include "tests/model_fixture.h"
 #include "tests/test_support.h"
 
@@ -26,6 +27,12 @@
 namespace attn {
 namespace {
 
+using test::ggufFloats;
+using test::ggufInt;
+using test::ggufInts;
+using test::ggufString;
+using test::ggufStrings;
+
 using Ids = std::vector<int32_t>;
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -34,45 +41,25 @@ constexpr const char* kWhat = "model.gguf";
 // tokenizer.ggml.token_type's values
 constexpr int64_t kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kByte = 6;
 
-GgufValue scalar(GgufType type, int64_t integer, const std::string& s = "") {
-  GgufValue v;
-  v.type = type;
-  v.integer = integer;
-  v.text = s;
-  return v;
-}
-GgufValue text(const std::string& s) { return scalar(GgufType::String, 0, s); }
-GgufValue flag(bool b) { return scalar(GgufType::Bool, b); }
-GgufValue uint32(int64_t i) { return scalar(GgufType::UInt32, i); }
-GgufValue arrayOf(GgufType element, size_t count) {
-  GgufValue v = scalar(GgufType::Array, 0);
-  v.element = element;
-  v.count = count;
-  return v;
-}
-GgufValue texts(const std::vector<std::string>& s) {
-  GgufValue v = arrayOf(GgufType::String, s.size());
-  v.texts = s;
-  return v;
-}
-GgufValue int32s(const std::vector<int64_t>& x) {
-  GgufValue v = arrayOf(GgufType::Int32, x.size());
-  v.integers = x;
-  return v;
-}
-GgufValue float32s(const std::vector<double>& x) {
-  GgufValue v = arrayOf(GgufType::Float32, x.size());
-  v.numbers = x;
-  return v;
-}
+GgufValue boolean(bool b) { return ggufInt(GgufType::Bool, b); }
+GgufValue uint32(int64_t i) { return ggufInt(GgufType::UInt32, i); }
+GgufValue int32s(const std::vector<int64_t>& v) { return ggufInts(GgufType::Int32, v); }
 
 HfTokenizer load(const GgufHeader& h) { return makeGgufTokenizer(h, kWhat); }
+
+// `h`'s metadata written to a file's bytes and read back by the GGUF reader.
+GgufHeader throughFile(const GgufHeader& h) {
+  std::vector<test::GgufKv> kv;
+  for (const auto& [key, value] : h.metadata) kv.push_back({key, value});
+  const std::string bytes = test::ggufBytes(kv, {});
+  return parseGgufHeader(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), kWhat);
+}
 
 // tokenizer.ggml.model and .tokens; the test adds the other keys.
 GgufHeader vocabulary(const std::string& model, const std::vector<std::string>& tokens) {
   GgufHeader h;
-  h.metadata["tokenizer.ggml.model"] = text(model);
-  h.metadata["tokenizer.ggml.tokens"] = texts(tokens);
+  h.metadata["tokenizer.ggml.model"] = ggufString(model);
+  h.metadata["tokenizer.ggml.tokens"] = ggufStrings(tokens);
   return h;
 }
 
@@ -103,9 +90,9 @@ GgufHeader fromByteLevelJson(const json& file, const std::string& pre, int64_t b
   std::vector<std::string> merges;
   for (const json& m : file.at("model").at("merges")) merges.push_back(mergeText(m));
   GgufHeader h = vocabulary("gpt2", tokens);
-  h.metadata["tokenizer.ggml.pre"] = text(pre);
+  h.metadata["tokenizer.ggml.pre"] = ggufString(pre);
   h.metadata["tokenizer.ggml.token_type"] = int32s(types);
-  h.metadata["tokenizer.ggml.merges"] = texts(merges);
+  h.metadata["tokenizer.ggml.merges"] = ggufStrings(merges);
   h.metadata["tokenizer.ggml.bos_token_id"] = uint32(bos);
   h.metadata["tokenizer.ggml.eos_token_id"] = uint32(eos);
   return h;
@@ -131,8 +118,8 @@ TEST(TokenizerGguf, ByteLevelAsTheFixturesTokenizerJson) {
   const std::string file = test::slurp(dir.path / "tokenizer.json"), config = test::slurp(dir.path / "tokenizer_config.json");
   const HfTokenizer hf = makeHfTokenizer(file, config, "tokenizer.json", "tokenizer_config.json");
   GgufHeader h = fromByteLevelJson(json::parse(file), "gpt-2", 259, 260);  // its ByteLevel use_regex: GPT-2's pattern
-  h.metadata["tokenizer.ggml.add_bos_token"] = flag(true);
-  const HfTokenizer gguf = load(h);
+  h.metadata["tokenizer.ggml.add_bos_token"] = boolean(true);
+  const HfTokenizer gguf = load(throughFile(h));
   std::vector<std::string> cases = kTexts;
   cases.push_back("<s>the</s> the");  // added tokens split out on both sides
   expectSameIds(*gguf.tokenizer, *hf.tokenizer, cases);
@@ -146,7 +133,7 @@ TEST(TokenizerGguf, ByteLevelAsTheFixturesTokenizerJson) {
   // add_bos_token absent: "gpt-2" does not add bos (only Llama 3's pre-tokenizer does)
   h.metadata.erase("tokenizer.ggml.add_bos_token");
   EXPECT_TRUE(load(h).before.empty());
-  h.metadata["tokenizer.ggml.add_eos_token"] = flag(true);
+  h.metadata["tokenizer.ggml.add_eos_token"] = boolean(true);
   EXPECT_EQ(load(h).after, (Ids{260}));
   EXPECT_FALSE(load(h).add_bos);
 }
@@ -202,14 +189,14 @@ GgufHeader llama2Gguf(const json& file) {
   const json& merges = file.at("model").at("merges");
   for (size_t r = 0; r < merges.size(); ++r) rank_of.emplace(merged(mergeText(merges[r])), r);
   std::vector<int64_t> types(tokens.size(), kNormal);
-  std::vector<double> scores(tokens.size(), 0.0);
+  std::vector<float> scores(tokens.size(), 0.0f);
   for (size_t id = 0; id < tokens.size(); ++id) {
     const bool byte = tokens[id].size() == 6 && tokens[id].rfind("<0x", 0) == 0;
     types[id] = id == 0 ? kUnknown : id < 3 ? kControl : byte ? kByte : kNormal;
-    if (const auto r = rank_of.find(tokens[id]); r != rank_of.end()) scores[id] = -static_cast<double>(r->second);
+    if (const auto r = rank_of.find(tokens[id]); r != rank_of.end()) scores[id] = -static_cast<float>(r->second);
   }
   GgufHeader h = vocabulary("llama", tokens);
-  h.metadata["tokenizer.ggml.scores"] = float32s(scores);
+  h.metadata["tokenizer.ggml.scores"] = ggufFloats(scores);
   h.metadata["tokenizer.ggml.token_type"] = int32s(types);
   return h;
 }
@@ -236,7 +223,7 @@ GgufHeader fromSentencePiece(const std::string& model) {
   sentencepiece::SentencePieceProcessor sp;
   EXPECT_TRUE(sp.LoadFromSerializedProto(model).ok());
   std::vector<std::string> tokens;
-  std::vector<double> scores;
+  std::vector<float> scores;
   std::vector<int64_t> types;
   for (int id = 0; id < sp.GetPieceSize(); ++id) {
     tokens.push_back(sp.IdToPiece(id));
@@ -244,12 +231,12 @@ GgufHeader fromSentencePiece(const std::string& model) {
     types.push_back(sp.IsUnknown(id) ? kUnknown : sp.IsControl(id) ? kControl : sp.IsByte(id) ? kByte : kNormal);
   }
   GgufHeader h = vocabulary("llama", tokens);
-  h.metadata["tokenizer.ggml.scores"] = float32s(scores);
+  h.metadata["tokenizer.ggml.scores"] = ggufFloats(scores);
   h.metadata["tokenizer.ggml.token_type"] = int32s(types);
   h.metadata["tokenizer.ggml.bos_token_id"] = uint32(sp.bos_id());
   h.metadata["tokenizer.ggml.eos_token_id"] = uint32(sp.eos_id());
   h.metadata["tokenizer.ggml.unknown_token_id"] = uint32(sp.unk_id());
-  h.metadata["tokenizer.ggml.add_space_prefix"] = flag(true);  // the model's add_dummy_prefix
+  h.metadata["tokenizer.ggml.add_space_prefix"] = boolean(true);  // the model's add_dummy_prefix
   return h;
 }
 
@@ -257,7 +244,7 @@ TEST(TokenizerGguf, SentencePieceAsPythonSentencePiece) {
   const std::string model = test::slurp(kGgufSpData / "tokenizer.model");
   const json expected = json::parse(test::slurp(kGgufSpData / "expected.json"));
   GgufHeader h = fromSentencePiece(model);
-  const HfTokenizer gguf = load(h);
+  const HfTokenizer gguf = load(throughFile(h));
   const HfTokenizer sp = makeSentencePieceTokenizer(model, std::nullopt, "tokenizer.model", "tokenizer_config.json");
   const Tokenizer& tok = *gguf.tokenizer;
   size_t compared = 0;
@@ -278,15 +265,15 @@ TEST(TokenizerGguf, SentencePieceAsPythonSentencePiece) {
   EXPECT_EQ(tok.display(tok.specialId("<0xC3>")), "\\xC3");
 
   // add_space_prefix false (Gemma's): no '▁' where the text starts
-  h.metadata["tokenizer.ggml.add_space_prefix"] = flag(false);
+  h.metadata["tokenizer.ggml.add_space_prefix"] = boolean(false);
   const HfTokenizer bare = load(h);
   for (const std::string t : {"the cat", "hello world", "a  b"}) EXPECT_EQ(bare.tokenizer->encode(" " + t), tok.encode(t)) << t;
   EXPECT_EQ(bare.tokenizer->decode(bare.tokenizer->encode(" the")), " the");
 
   // Phi-3's files (general.name): the whitespace after a special token goes
   // with it, but not after <s>
-  h.metadata["tokenizer.ggml.add_space_prefix"] = flag(true);
-  h.metadata["general.name"] = text("Phi-3 Mini 4k Instruct");
+  h.metadata["tokenizer.ggml.add_space_prefix"] = boolean(true);
+  h.metadata["general.name"] = ggufString("Phi-3 Mini 4k Instruct");
   const HfTokenizer phi3_hf = load(h);
   const Tokenizer& phi3 = *phi3_hf.tokenizer;
   EXPECT_EQ(phi3.encode("</s>  \n the"), tok.encode("</s>the"));
@@ -298,15 +285,15 @@ TEST(TokenizerGguf, SentencePieceAsPythonSentencePiece) {
 TEST(TokenizerGguf, SentencePieceEqualScoresMergeLeftmostFirst) {
   //                                  0       1    2    3    4     5
   GgufHeader h = vocabulary("llama", {"<unk>", "▁", "a", "b", "ab", "▁a"});
-  h.metadata["tokenizer.ggml.scores"] = float32s({0, 0, 0, 0, -1, -1});
+  h.metadata["tokenizer.ggml.scores"] = ggufFloats({0, 0, 0, 0, -1, -1});
   h.metadata["tokenizer.ggml.token_type"] = int32s({kUnknown, kNormal, kNormal, kNormal, kNormal, kNormal});
-  h.metadata["tokenizer.ggml.add_bos_token"] = flag(false);
+  h.metadata["tokenizer.ggml.add_bos_token"] = boolean(false);
   const HfTokenizer hf = load(h);
   const Tokenizer& tok = *hf.tokenizer;
   // "▁ab" is ▁ a b: ▁a and ab score alike, ▁a is further left
   EXPECT_EQ(tok.encode("ab"), (Ids{5, 3}));
   // ab scoring higher merges first
-  h.metadata["tokenizer.ggml.scores"] = float32s({0, 0, 0, 0, -1, -3});
+  h.metadata["tokenizer.ggml.scores"] = ggufFloats({0, 0, 0, 0, -1, -3});
   EXPECT_EQ(load(h).tokenizer->encode("ab"), (Ids{1, 4}));
   // no byte tokens: a character outside the vocabulary is <unk>
   EXPECT_EQ(tok.encode("c"), (Ids{1, 0}));
@@ -357,8 +344,8 @@ GgufHeader splitsVocabulary(const std::string& pre) {
   for (const std::string& m : merges) tokens.push_back(merged(m));
   tokens.push_back("xyz");  // no merge makes it: only ignore_merges finds it
   GgufHeader h = vocabulary("gpt2", tokens);
-  h.metadata["tokenizer.ggml.pre"] = text(pre);
-  h.metadata["tokenizer.ggml.merges"] = texts(merges);
+  h.metadata["tokenizer.ggml.pre"] = ggufString(pre);
+  h.metadata["tokenizer.ggml.merges"] = ggufStrings(merges);
   return h;
 }
 
@@ -419,61 +406,61 @@ TEST(TokenizerGguf, BadMetadataIsRefusedInOneLine) {
   const size_t n = bpe.metadata.at("tokenizer.ggml.tokens").texts.size();
   std::vector<std::string> tokens = bpe.metadata.at("tokenizer.ggml.tokens").texts;
 
-  refused(bpe, drop("tokenizer.ggml.model"), {kWhat, "tokenizer.ggml.model is missing"});
-  refused(bpe, set("tokenizer.ggml.model", text("t5")), {kWhat, "tokenizer.ggml.model", "'t5'", "not supported", "'llama'"});
-  refused(bpe, set("tokenizer.ggml.model", uint32(1)), {"tokenizer.ggml.model: expected a string"});
-  refused(bpe, drop("tokenizer.ggml.tokens"), {kWhat, "tokenizer.ggml.tokens is missing"});
-  refused(bpe, set("tokenizer.ggml.tokens", int32s({1, 2})), {"tokenizer.ggml.tokens: expected an array of strings"});
-  refused(bpe, set("tokenizer.ggml.tokens", texts({})), {"tokenizer.ggml.tokens: the vocabulary is empty"});
+  refused(bpe, drop("tokenizer.ggml.model"), {kWhat, "metadata 'tokenizer.ggml.model' is missing"});
+  refused(bpe, set("tokenizer.ggml.model", ggufString("t5")), {kWhat, "tokenizer.ggml.model", "'t5'", "not supported", "'llama'"});
+  refused(bpe, set("tokenizer.ggml.model", uint32(1)), {"'tokenizer.ggml.model' must be a string, got uint32"});
+  refused(bpe, drop("tokenizer.ggml.tokens"), {kWhat, "'tokenizer.ggml.tokens' is missing"});
+  refused(bpe, set("tokenizer.ggml.tokens", int32s({1, 2})), {"'tokenizer.ggml.tokens' must be an array of strings, got an array of int32"});
+  refused(bpe, set("tokenizer.ggml.tokens", ggufStrings({})), {"'tokenizer.ggml.tokens' is empty"});
   std::vector<std::string> repeated = tokens;
   repeated[260] = repeated[5];
-  refused(bpe, set("tokenizer.ggml.tokens", texts(repeated)), {"tokenizer.ggml.tokens[260]", "repeats tokenizer.ggml.tokens[5]"});
-  refused(bpe, set("tokenizer.ggml.token_type", int32s({1, 1})), {"tokenizer.ggml.token_type", "2 types for " + std::to_string(n)});
+  refused(bpe, set("tokenizer.ggml.tokens", ggufStrings(repeated)), {"'tokenizer.ggml.tokens[260]' is", "as tokenizer.ggml.tokens[5] is"});
+  refused(bpe, set("tokenizer.ggml.token_type", int32s({1, 1})), {"'tokenizer.ggml.token_type' has 2 types for " + std::to_string(n) + " tokens"});
   std::vector<int64_t> types(n, kNormal);
   types[7] = 9;
-  refused(bpe, set("tokenizer.ggml.token_type", int32s(types)), {"tokenizer.ggml.token_type[7]", "9 is not a token type"});
-  refused(bpe, set("tokenizer.ggml.token_type", float32s(std::vector<double>(n, 1.0))),
-          {"tokenizer.ggml.token_type: expected an array of integers"});
+  refused(bpe, set("tokenizer.ggml.token_type", int32s(types)), {"'tokenizer.ggml.token_type[7]' is 9: not a token type"});
+  refused(bpe, set("tokenizer.ggml.token_type", ggufFloats(std::vector<float>(n, 1.0f))),
+          {"'tokenizer.ggml.token_type' must be an array of integers, got an array of float32"});
   // byte-level
-  refused(bpe, drop("tokenizer.ggml.merges"), {kWhat, "tokenizer.ggml.merges is missing"});
-  refused(bpe, set("tokenizer.ggml.merges", texts({"ab"})), {"tokenizer.ggml.merges[0]", "two tokens separated by a space", "'ab'"});
-  refused(bpe, set("tokenizer.ggml.merges", texts({"3 4", "q qq"})), {"tokenizer.ggml.merges[1]", "'qq' is not a token"});
-  refused(bpe, set("tokenizer.ggml.merges", texts({"x y"})), {"tokenizer.ggml.merges[0]", "'xy' is not a token"});
-  refused(bpe, set("tokenizer.ggml.pre", text("deepseek-llm")),
-          {kWhat, "tokenizer.ggml.pre is 'deepseek-llm'", "not a pre-tokenizer", "llama-bpe", "qwen2"});
-  refused(bpe, set("tokenizer.ggml.pre", flag(true)), {"tokenizer.ggml.pre: expected a string"});
+  refused(bpe, drop("tokenizer.ggml.merges"), {kWhat, "'tokenizer.ggml.merges' is missing"});
+  refused(bpe, set("tokenizer.ggml.merges", ggufStrings({"ab"})), {"'tokenizer.ggml.merges[0]' is 'ab'", "two tokens separated by a space"});
+  refused(bpe, set("tokenizer.ggml.merges", ggufStrings({"3 4", "q qq"})), {"'tokenizer.ggml.merges[1]' names 'qq', not a token"});
+  refused(bpe, set("tokenizer.ggml.merges", ggufStrings({"x y"})), {"'tokenizer.ggml.merges[0]' names 'xy', not a token"});
+  refused(bpe, set("tokenizer.ggml.pre", ggufString("deepseek-llm")),
+          {kWhat, "'tokenizer.ggml.pre' is 'deepseek-llm': not a pre-tokenizer", "llama-bpe", "qwen2"});
+  refused(bpe, set("tokenizer.ggml.pre", boolean(true)), {"'tokenizer.ggml.pre' must be a string, got bool"});
   std::vector<std::string> no_byte = tokens;
   no_byte[0] = "NUL";  // "Ā", byte 0's symbol
-  refused(bpe, set("tokenizer.ggml.tokens", texts(no_byte)), {"tokenizer.ggml.tokens", "'Ā'", "byte \\x00", "missing"});
+  refused(bpe, set("tokenizer.ggml.tokens", ggufStrings(no_byte)), {"'tokenizer.ggml.tokens'", "'Ā'", "byte \\x00", "missing"});
   // special ids and flags
   refused(bpe, set("tokenizer.ggml.bos_token_id", uint32(static_cast<int64_t>(n))),
-          {"tokenizer.ggml.bos_token_id", std::to_string(n) + " is outside the " + std::to_string(n) + " tokens"});
-  refused(bpe, set("tokenizer.ggml.eos_token_id", text("2")), {"tokenizer.ggml.eos_token_id: expected an integer"});
-  refused(bpe, set("tokenizer.ggml.add_bos_token", uint32(1)), {"tokenizer.ggml.add_bos_token: expected a bool"});
+          {"'tokenizer.ggml.bos_token_id' is " + std::to_string(n) + ", outside the " + std::to_string(n) + " tokens"});
+  refused(bpe, set("tokenizer.ggml.eos_token_id", ggufString("2")), {"'tokenizer.ggml.eos_token_id' must be an integer token id, got string"});
+  refused(bpe, set("tokenizer.ggml.add_bos_token", uint32(1)), {"'tokenizer.ggml.add_bos_token' must be a bool, got uint32"});
   // SentencePiece
-  refused(spm, set("tokenizer.ggml.scores", float32s({0, 1, 2})), {"tokenizer.ggml.scores", "3 scores for 340 tokens", "one per token"});
-  std::vector<double> nan_scores(340, 0.0);
-  nan_scores[4] = std::nan("");
-  refused(spm, set("tokenizer.ggml.scores", float32s(nan_scores)), {"tokenizer.ggml.scores[4]", "finite"});
-  refused(spm, set("tokenizer.ggml.scores", texts({"a"})), {"tokenizer.ggml.scores: expected an array of numbers"});
+  refused(spm, set("tokenizer.ggml.scores", ggufFloats({0, 1, 2})), {"'tokenizer.ggml.scores' has 3 scores for 340 tokens", "one per token"});
+  std::vector<float> nan_scores(340, 0.0f);
+  nan_scores[4] = std::nanf("");
+  refused(spm, set("tokenizer.ggml.scores", ggufFloats(nan_scores)), {"'tokenizer.ggml.scores[4]' is not finite"});
+  refused(spm, set("tokenizer.ggml.scores", ggufStrings({"a"})), {"'tokenizer.ggml.scores' must be an array of numbers, got an array of string"});
   // llama.cpp's default bos 1 is outside a vocabulary of one token
-  refused(vocabulary("llama", {"a"}), [](GgufHeader&) {}, {"tokenizer.ggml.add_bos_token is true but there is no tokenizer.ggml.bos_token_id"});
+  refused(vocabulary("llama", {"a"}), [](GgufHeader&) {}, {"'tokenizer.ggml.add_bos_token' is true but there is no tokenizer.ggml.bos_token_id"});
   // WordPiece: [UNK], [CLS], [SEP] by id (llama.cpp's defaults 100, 101, 102 are outside this one)
   GgufHeader bert = vocabulary("bert", {"[UNK]", "[CLS]", "[SEP]", "▁the", "s"});
   bert.metadata["tokenizer.ggml.unknown_token_id"] = uint32(0);
   bert.metadata["tokenizer.ggml.bos_token_id"] = uint32(1);
   bert.metadata["tokenizer.ggml.seperator_token_id"] = uint32(2);
   EXPECT_EQ(load(bert).tokenizer->encode("the thes"), (Ids{3, 3, 4}));
-  refused(bert, drop("tokenizer.ggml.unknown_token_id"), {"tokenizer.ggml.unknown_token_id is missing"});
-  refused(bert, drop("tokenizer.ggml.bos_token_id"), {"tokenizer.ggml.bos_token_id is missing", "[CLS]"});
-  refused(bert, drop("tokenizer.ggml.seperator_token_id"), {"tokenizer.ggml.seperator_token_id is missing", "[SEP]"});
-  refused(bert, set("tokenizer.ggml.tokens", texts({"[UNK]", "[CLS]", "[SEP]", "▁the", "▁"})), {"tokenizer.ggml.tokens[4] is empty"});
+  refused(bert, drop("tokenizer.ggml.unknown_token_id"), {"'tokenizer.ggml.unknown_token_id' is missing"});
+  refused(bert, drop("tokenizer.ggml.bos_token_id"), {"'tokenizer.ggml.bos_token_id' is missing", "[CLS]"});
+  refused(bert, drop("tokenizer.ggml.seperator_token_id"), {"'tokenizer.ggml.seperator_token_id' is missing", "[SEP]"});
+  refused(bert, set("tokenizer.ggml.tokens", ggufStrings({"[UNK]", "[CLS]", "[SEP]", "▁the", "▁"})), {"'tokenizer.ggml.tokens[4]' is empty"});
   // "▁[X]" and "[X]" are both [X] once the '▁' words are undone
-  refused(bert, set("tokenizer.ggml.tokens", texts({"[UNK]", "[CLS]", "[SEP]", "[X]", "▁[X]"})),
-          {"tokenizer.ggml.tokens[4]", "'[X]' repeats tokenizer.ggml.tokens[3]"});
+  refused(bert, set("tokenizer.ggml.tokens", ggufStrings({"[UNK]", "[CLS]", "[SEP]", "[X]", "▁[X]"})),
+          {"'tokenizer.ggml.tokens[4]'", "'[X]' repeats metadata 'tokenizer.ggml.tokens[3]'"});
   // an empty token is named as llama.cpp names it
   GgufHeader empty = bert;
-  empty.metadata["tokenizer.ggml.tokens"] = texts({"[UNK]", "[CLS]", "[SEP]", "▁the", ""});
+  empty.metadata["tokenizer.ggml.tokens"] = ggufStrings({"[UNK]", "[CLS]", "[SEP]", "▁the", ""});
   EXPECT_EQ(load(empty).tokenizer->display(4), "[EMPTY_4]");
 }
 
