@@ -179,6 +179,11 @@ std::vector<BpeParts::Whole> wholeTokens(const Keys& k, const Vocabulary& v) {
   return whole;
 }
 
+// Splitting a token is quadratic in its length: longer ones (SentencePiece
+// makes pieces of at most 16 characters; no released vocabulary has a token
+// near this) are not made by merges, so that a hostile file cannot stall the load.
+constexpr size_t kMaxMergedBytes = 1024;
+
 // SentencePiece's merges, from the scores: each token that is two tokens
 // joined (at a character boundary) is their merge, ranked by its score,
 // highest first, equal scores equal ranks (applyMerges then takes the
@@ -202,6 +207,7 @@ MergeMap scoreMerges(const Keys& k, const Vocabulary& v) {
   MergeMap merges;
   for (size_t id = 0; id < n; ++id) {
     const std::string& token = v.tokens[id];
+    if (token.size() > kMaxMergedBytes) continue;
     const auto rank = static_cast<int32_t>(std::lower_bound(distinct.begin(), distinct.end(), scores[id], std::greater<>()) - distinct.begin());
     size_t at = 0;
     nextCodePoint(token, at);  // the first character: a split leaves at least one on each side
