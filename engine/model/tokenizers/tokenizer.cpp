@@ -363,14 +363,18 @@ std::unique_ptr<Tokenizer> makeWordPieceTokenizer(const std::string& vocab_txt, 
                                                   const std::string& what) {
   std::vector<std::string> tokens = splitLines(vocab_txt);
   if (tokens.empty()) throw InputError(what + ": the file is empty (expected one WordPiece token per line)");
+  return makeWordPieceTokenizer(std::move(tokens), options, what, [](size_t l) { return "line " + std::to_string(l + 1); });
+}
+
+std::unique_ptr<Tokenizer> makeWordPieceTokenizer(std::vector<std::string> tokens, const WordPieceOptions& options,
+                                                  const std::string& what, const std::function<std::string(size_t)>& name) {
   std::unordered_map<std::string, int32_t> ids;
   ids.reserve(tokens.size());
   for (size_t l = 0; l < tokens.size(); ++l) {
-    const std::string where = what + ": line " + std::to_string(l + 1);
-    if (tokens[l].empty()) throw InputError(where + " is empty (expected one token per line)");
+    if (tokens[l].empty()) throw InputError(what + ": " + name(l) + " is empty (a WordPiece token has at least one character)");
     const auto [it, fresh] = ids.emplace(tokens[l], static_cast<int32_t>(l));
     if (!fresh)
-      throw InputError(where + ": token " + shown(tokens[l]) + " repeats line " + std::to_string(it->second + 1));
+      throw InputError(what + ": " + name(l) + ": token " + shown(tokens[l]) + " repeats " + name(static_cast<size_t>(it->second)));
   }
   const auto unk = ids.find(options.unk);
   if (unk == ids.end())

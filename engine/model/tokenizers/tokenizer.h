@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,5 +49,9 @@ struct WordPieceOptions {
 // BERT WordPiece from vocab.txt's text (one token per line, id = line).
 std::unique_ptr<Tokenizer> makeWordPieceTokenizer(const std::string& vocab_txt, const WordPieceOptions& options,
                                                   const std::string& what);
+// The same from the tokens in id order (a GGUF file's vocabulary); errors
+// name `what` and then token i as `name(i)` ("tokenizer.ggml.tokens[3]").
+std::unique_ptr<Tokenizer> makeWordPieceTokenizer(std::vector<std::string> tokens, const WordPieceOptions& options,
+                                                  const std::string& what, const std::function<std::string(size_t)>& name);
 
 }  // namespace attn

@@ -12,6 +12,7 @@
 // [SECTION] The tokenizer
 // [SECTION] Reading tokenizer.json
 // [SECTION] Special tokens: tokenizer_config.json and the post-processor
+// [SECTION] The pipeline from parts read elsewhere (GGUF)
 #include "engine/model/tokenizers/tokenizer_json.h"
 
 #include "engine/error.h"
@@ -419,6 +420,41 @@ struct JsonModel {
   std::vector<AddedToken> added_tokens;  // longest first
   std::array<bool, 256> added_first_byte{};  // some added token starts with this byte
 };
+
+// The added tokens longest first (the first that matches at a place is the
+// longest there), and the bytes they start with.
+void indexAddedTokens(JsonModel& m) {
+  std::sort(m.added_tokens.begin(), m.added_tokens.end(),
+            [](const AddedToken& a, const AddedToken& b) { return a.content.size() > b.content.size(); });
+  for (const AddedToken& t : m.added_tokens) m.added_first_byte[static_cast<unsigned char>(t.content[0])] = true;
+}
+
+// Byte-level: each byte's symbol into m.byte_ids; `where` and `why` name the
+// vocabulary and what needs the symbols when one is missing.
+void readByteSymbols(JsonModel& m, const std::string& where, const std::string& why) {
+  const ByteSymbols symbols;
+  for (int b = 0; b < 256; ++b) {
+    const std::string& symbol = symbols.symbol(static_cast<unsigned char>(b));
+    const auto it = m.ids.find(symbol);
+    if (it == m.ids.end())
+      throw InputError(where + ": the symbol " + shown(symbol) + " of byte " + hexByte(static_cast<unsigned char>(b)) +
+                       " is missing (" + why + ")");
+    m.byte_ids[b] = it->second;
+  }
+}
+
+// Byte fallback: the <0x00>…<0xFF> tokens into m.byte_ids; the first one
+// missing, if any.
+std::optional<std::string> readByteTokens(JsonModel& m) {
+  for (int b = 0; b < 256; ++b) {
+    char token[8];
+    std::snprintf(token, sizeof token, "<0x%02X>", b);
+    const auto it = m.ids.find(token);
+    if (it == m.ids.end()) return token;
+    m.byte_ids[b] = it->second;
+  }
+  return std::nullopt;
+}
 
 class HfJsonTokenizer final : public Tokenizer {
  public:
@@ -836,7 +872,6 @@ void readVocabulary(const Fields& model, const json& root, const std::string& wh
     if (t.flag("single_word", false)) throw InputError(t.at("single_word") + ": true is not supported");
     entries.emplace_back(content, tokenId(t.get("id"), t.at("id")));
     m.added_tokens.push_back({content, entries.back().second, t.flag("lstrip", false), t.flag("rstrip", false)});
-    m.added_first_byte[static_cast<unsigned char>(content[0])] = true;
   }
 
   int32_t max_id = 0;
@@ -862,8 +897,7 @@ void readVocabulary(const Fields& model, const json& root, const std::string& wh
   }
   for (int32_t id = 0; id <= max_id; ++id)
     if (!taken[id]) throw InputError(model.at("vocab") + ": no token has id " + std::to_string(id) + " (ids must number 0…n−1)");
-  std::sort(m.added_tokens.begin(), m.added_tokens.end(),
-            [](const AddedToken& a, const AddedToken& b) { return a.content.size() > b.content.size(); });
+  indexAddedTokens(m);
 }
 
 void readMerges(const Fields& model, JsonModel& m) {
@@ -935,17 +969,10 @@ void readModel(const json& root, const std::string& what, JsonModel& m) {
     if (it == m.ids.end()) throw InputError(model.at("unk_token") + ": " + shown(unk) + " is not in model.vocab");
     m.unk = it->second;
   }
-  if (m.byte_fallback) {
-    for (int b = 0; b < 256; ++b) {
-      char token[8];
-      std::snprintf(token, sizeof token, "<0x%02X>", b);
-      const auto it = m.ids.find(token);
-      if (it == m.ids.end())
-        throw InputError(model.at("byte_fallback") + " is true but the byte token " + shown(token) +
-                         " is missing from model.vocab (byte fallback needs all 256, <0x00>…<0xFF>)");
-      m.byte_ids[b] = it->second;
-    }
-  }
+  if (m.byte_fallback)
+    if (const auto missing = readByteTokens(m))
+      throw InputError(model.at("byte_fallback") + " is true but the byte token " + shown(*missing) +
+                       " is missing from model.vocab (byte fallback needs all 256, <0x00>…<0xFF>)");
 }
 
 // [SECTION] Special tokens: tokenizer_config.json and the post-processor
@@ -1091,17 +1118,7 @@ HfTokenizer makeHfTokenizer(const std::string& tokenizer_json, const std::option
   }
   for (const NormalizerStep& step : m.normalizer)
     if (step.kind == NormalizerStep::Kind::prepend && step.text == m.space) m.strip_first_space = true;
-  if (m.byte_level) {
-    const ByteSymbols symbols;
-    for (int b = 0; b < 256; ++b) {
-      const auto it = m.ids.find(symbols.symbol(static_cast<unsigned char>(b)));
-      if (it == m.ids.end())
-        throw InputError(what_json + ": model.vocab: the symbol " + shown(symbols.symbol(static_cast<unsigned char>(b))) +
-                         " of byte " + hexByte(static_cast<unsigned char>(b)) +
-                         " is missing (pre_tokenizer ByteLevel needs all 256 byte symbols)");
-      m.byte_ids[b] = it->second;
-    }
-  }
+  if (m.byte_level) readByteSymbols(m, what_json + ": model.vocab", "pre_tokenizer ByteLevel needs all 256 byte symbols");
 
   HfTokenizer out;
   Wrap wrap = postProcessorWrap(root, what_json, m);
@@ -1144,5 +1161,45 @@ HfTokenizer makeHfTokenizer(const std::string& tokenizer_json, const std::option
   out.tokenizer = std::make_unique<HfJsonTokenizer>(std::move(m));
   return out;
 }
+
+// [SECTION] The pipeline from parts read elsewhere (GGUF)
+
+namespace tok {
+
+// The steps tokenizer.json writes for the same pipeline: byte-level, a
+// Split (Isolated) per regex and ByteLevel without its own regex;
+// SentencePiece style, the normalizer Prepend("▁") (Llama 2's legacy file's,
+// which prepends to every span) and Replace(" ", "▁").
+std::unique_ptr<Tokenizer> makeBpeTokenizer(BpeParts parts, const std::string& what_tokens, const std::string& what_splits) {
+  JsonModel m;
+  m.model_tokens = static_cast<int32_t>(parts.tokens.size());
+  m.tokens = std::move(parts.tokens);
+  m.added.assign(m.tokens.size(), false);
+  for (size_t id = 0; id < m.tokens.size(); ++id) m.ids.emplace(m.tokens[id], static_cast<int32_t>(id));
+  for (const BpeParts::Whole& w : parts.whole) {
+    m.added[w.id] = true;
+    m.added_tokens.push_back({m.tokens[w.id], w.id, false, w.rstrip});
+  }
+  indexAddedTokens(m);
+  m.merges = std::move(parts.merges);
+  m.ignore_merges = parts.ignore_merges;
+  m.unk = parts.unk;
+  if (parts.byte_level) {
+    m.byte_level = true;
+    for (size_t i = 0; i < parts.splits.size(); ++i)
+      m.pre_tokenizer.push_back(Split{std::make_shared<const Regex>(parts.splits[i], what_splits + ": regex " + std::to_string(i + 1)),
+                                      SplitBehavior::isolated, false});
+    m.pre_tokenizer.push_back(ByteLevel{false, false});
+    readByteSymbols(m, what_tokens, "a byte-level vocabulary needs all 256 byte symbols");
+  } else {
+    if (parts.space_prefix) m.normalizer.push_back({NormalizerStep::Kind::prepend, m.space, ""});
+    m.normalizer.push_back({NormalizerStep::Kind::replace, " ", m.space});
+    m.strip_first_space = parts.space_prefix;
+    m.byte_fallback = !readByteTokens(m);
+  }
+  return std::make_unique<HfJsonTokenizer>(std::move(m));
+}
+
+}  // namespace tok
 
 }  // namespace attn

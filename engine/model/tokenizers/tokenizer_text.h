@@ -1,7 +1,8 @@
 // What the tokenizers share (engine/model/tokenizers/tokenizer.cpp: GPT-2, WordPiece;
 // engine/model/tokenizers/tokenizer_json.cpp: Hugging Face tokenizer.json): UTF-8,
 // Unicode categories and normalization (ICU), GPT-2's byte symbols and
-// pre-tokenization, the BPE merge loop, and the wording of file errors.
+// pre-tokenization, the BPE merge loop, the tokenizer.json pipeline built
+// from parts read elsewhere (GGUF), and the wording of file errors.
 // Internal to engine/model; not part of the engine's interface.
 #pragma once
 
@@ -9,11 +10,16 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+namespace attn {
+class Tokenizer;
+}
 
 namespace attn::tok {
 
@@ -87,6 +93,39 @@ uint64_t pairKey(int32_t a, int32_t b);
 // repeatedly the adjacent pair with the lowest rank, the leftmost among
 // equal ranks, one merge at a time (a priority queue, O(n log n)).
 void applyMerges(std::vector<int32_t>& word, const MergeMap& merges);
+
+// [SECTION] tokenizer.json's pipeline from parts (tokenizer_json.cpp)
+
+// A BPE vocabulary read from elsewhere than tokenizer.json (a GGUF file's
+// metadata, engine/model/tokenizers/tokenizer_gguf.cpp), run through
+// tokenizer.json's pipeline: the `whole` tokens split out of the text first
+// (kept whole, decoded as their text), each other span normalized and
+// pre-tokenized, each piece through the BPE model. The tokens are distinct
+// and non-empty; every id in `whole` and `merges` is one of them; `unk` is
+// one of them or -1 (the caller checks).
+struct BpeParts {
+  std::vector<std::string> tokens;  // id → token
+  struct Whole {
+    int32_t id;
+    bool rstrip;  // the ASCII whitespace after it goes with it
+  };
+  std::vector<Whole> whole;
+  MergeMap merges;
+  // Byte-level: the text cut by each of `splits` in turn (every match and
+  // every stretch between matches a piece), the pieces' bytes as GPT-2's
+  // byte symbols. Else SentencePiece style: ' ' as '▁', a '▁' before each
+  // span with space_prefix, a character outside the vocabulary as its
+  // bytes' <0xNN> tokens when all 256 are tokens, else as unk.
+  bool byte_level = true;
+  std::vector<std::string> splits;
+  bool space_prefix = false;
+  bool ignore_merges = false;  // a piece that is itself a token is that token
+  int32_t unk = -1;
+};
+// Errors name the vocabulary as `what_tokens` ("model.gguf: tokenizer.ggml.tokens":
+// a byte-level vocabulary without a byte's symbol) and the regexes as
+// `what_splits` (one that does not compile, or gives up on a text).
+std::unique_ptr<Tokenizer> makeBpeTokenizer(BpeParts parts, const std::string& what_tokens, const std::string& what_splits);
 
 // [SECTION] File errors
 
