@@ -29,7 +29,13 @@ namespace attn {
 
 // The block types (every DType from Q8_0 on).
 bool isQuantized(DType t);
-// `count` weights of block type t (a whole number of blocks) from `src` into `out`.
+// `count` weights of block type t (a whole number of blocks) from `src` into
+// `out`, the floats ggml's dequantize_row_* gives; past a million weights on
+// the OpenMP threads.
 void dequantize(DType t, const uint8_t* src, int64_t count, float* out);
+
+// IQ4_NL's and IQ4_XS's 16 levels (ggml's kvalues_iq4nl): denser near zero,
+// where most weights are.
+extern const int8_t kIq4NlValues[16];
 
 }  // namespace attn
