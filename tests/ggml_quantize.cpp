@@ -13,6 +13,10 @@
 #include <cstring>
 #include <stdexcept>
 
+namespace attn {
+void PrintTo(DType t, std::ostream* os) { *os << dtypeName(t); }
+}  // namespace attn
+
 namespace attn::test {
 namespace {
 
