@@ -3,8 +3,9 @@
 // ggml's layouts (ggml-common.h) decode bit for bit as a double-precision
 // reading of those fields; quantize → dequantize round trips stay within
 // each type's known error; rows read in ranges, as linearTiled16 reads a
-// tile, equal the whole tensor's; no blocks at all; and both sides equal
-// ggml itself (libggml-base.so from npm's @node-llama-cpp/linux-x64).
+// tile, equal the whole tensor's; rows times a vector without dequantizing
+// them equal the dequantized weights' products; no blocks at all; and both
+// sides equal ggml itself (libggml-base.so from npm's @node-llama-cpp/linux-x64).
 #include "engine/model/checkpoint/quants.h"
 #include "engine/tensor.h"  // Eigen::half
 #include "tests/ggml_quantize.h"
@@ -348,6 +349,31 @@ TEST_P(QuantsRange, RowRangesEqualTheWholeTensor) {
 
 INSTANTIATE_TEST_SUITE_P(Types, QuantsRange, ::testing::ValuesIn(kBlockTypes), typeName);
 
+// [SECTION] Products without dequantizing
+// dotRows against the dequantized weights times x in double: within the
+// float sum's own error, each of the 32 lanes adding cols/32 products.
+class QuantsDot : public ::testing::TestWithParam<DType> {};
+
+TEST_P(QuantsDot, RowsTimesXAsTheDequantizedWeights) {
+  const DType t = GetParam();
+  for (const int64_t rows : {int64_t{7}, int64_t{520}}) {  // the second past a million weights: on the OpenMP threads
+    const int64_t cols = 2048, n = rows * cols;
+    const std::vector<float> w = weights(n, true, 13), x = weights(cols, false, 17);
+    const std::vector<uint8_t> q = test::quantizeBlocks(t, w.data(), n);
+    std::vector<float> deq(static_cast<size_t>(n)), y(static_cast<size_t>(rows));
+    dequantize(t, q.data(), n, deq.data());
+    dotRows(t, q.data(), rows, cols, x.data(), y.data());
+    for (int64_t o = 0; o < rows; ++o) {
+      double ref = 0, mag = 0;
+      for (int64_t j = 0; j < cols; ++j) ref += static_cast<double>(deq[o * cols + j]) * x[j], mag += std::fabs(static_cast<double>(deq[o * cols + j]) * x[j]);
+      ASSERT_LE(std::fabs(y[o] - ref), static_cast<double>(cols / 32 + 8) * std::ldexp(mag, -24)) << "row " << o << " of " << rows;
+    }
+  }
+  dotRows(t, nullptr, 0, 2048, nullptr, nullptr);  // no rows
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, QuantsDot, ::testing::ValuesIn(kBlockTypes), typeName);
+
 // [SECTION] (d) No blocks
 TEST(QuantsEdge, NoBlocksTouchNothing) {
   for (const DType t : kBlockTypes) {
@@ -359,6 +385,7 @@ TEST(QuantsEdge, NoBlocksTouchNothing) {
   for (const DType t : {DType::F32, DType::F16, DType::BF16}) {
     EXPECT_FALSE(isQuantized(t));
     EXPECT_THROW(dequantize(t, nullptr, 0, nullptr), std::logic_error) << dtypeName(t);
+    EXPECT_THROW(dotRows(t, nullptr, 0, 0, nullptr, nullptr), std::logic_error) << dtypeName(t);
   }
   const float x[16] = {};
   EXPECT_THROW(test::quantizeBlocks(DType::Q8_0, x, 16), std::logic_error);  // half a block
