@@ -42,65 +42,64 @@ float putHalf(uint8_t* p, float x) {
 
 // [SECTION] ggml's scale searches (ggml-quants.c)
 
+// The value of largest magnitude, with its sign (the first one on a tie).
+float signedMax(const float* x, int n) {
+  float amax = 0, max = 0;
+  for (int j = 0; j < n; ++j)
+    if (amax < std::fabs(x[j])) amax = std::fabs(x[j]), max = x[j];
+  return max;
+}
+
+// Σ w·x·l and Σ w·l² (w = x²) for l = nearest(iscale·x) ∈ [−nmax, nmax), the
+// l kept in L where given.
+void fitSymmetric(int n, int nmax, const float* x, float iscale, int8_t* L, float& sumlx, float& suml2) {
+  sumlx = suml2 = 0;
+  for (int i = 0; i < n; ++i) {
+    const int l = std::clamp(nearestInt(iscale * x[i]), -nmax, nmax - 1);
+    if (L) L[i] = static_cast<int8_t>(l);
+    const float w = x[i] * x[i], fl = static_cast<float>(l);
+    sumlx += w * x[i] * fl;
+    suml2 += w * fl * fl;
+  }
+}
+
+// Where both symmetric searches start: l = nearest(−nmax·x/max), max the
+// largest magnitude with its sign; false (L all 0) for a group of zeros.
+bool firstGuess(int n, int nmax, const float* x, int8_t* L, float& max, float& sumlx, float& suml2) {
+  max = signedMax(x, n);
+  if (std::fabs(max) < kGroupMaxEps) {
+    std::fill_n(L, n, int8_t{0});
+    return false;
+  }
+  fitSymmetric(n, nmax, x, static_cast<float>(-nmax) / max, L, sumlx, suml2);
+  return true;
+}
+
 // make_qx_quants, rmse_type 1 (weights x², no importance matrix): the
 // symmetric scale for L ∈ [−nmax, nmax), first max ↦ −nmax, then 18 nearby
 // scales tried for the least weighted squared error; L returned + nmax.
 float makeQxQuants(int n, int nmax, const float* x, int8_t* L) {
-  float max = 0, amax = 0;
-  for (int i = 0; i < n; ++i)
-    if (std::fabs(x[i]) > amax) amax = std::fabs(x[i]), max = x[i];
-  if (amax < kGroupMaxEps) {
-    std::fill_n(L, n, int8_t{0});
-    return 0.f;
-  }
-  const auto fit = [&](float iscale, float& sumlx, float& suml2) {  // Σ w·x·l, Σ w·l²
-    sumlx = suml2 = 0;
-    for (int i = 0; i < n; ++i) {
-      const int l = std::clamp(nearestInt(iscale * x[i]), -nmax, nmax - 1);
-      const float w = x[i] * x[i], fl = static_cast<float>(l);
-      sumlx += w * x[i] * fl;
-      suml2 += w * fl * fl;
-    }
-  };
-  const auto store = [&](float iscale) {
-    for (int i = 0; i < n; ++i)
-      L[i] = static_cast<int8_t>(nmax + std::clamp(nearestInt(iscale * x[i]), -nmax, nmax - 1));
-  };
-  float iscale = static_cast<float>(-nmax) / max, sumlx, suml2;
-  fit(iscale, sumlx, suml2);
-  store(iscale);
+  float max, sumlx, suml2;
+  if (!firstGuess(n, nmax, x, L, max, sumlx, suml2)) return 0.f;
   float scale = suml2 ? sumlx / suml2 : 0.0f, best = scale * sumlx;
   for (int is = -9; is <= 9; ++is) {
     if (is == 0) continue;
-    iscale = -(static_cast<float>(nmax) + 0.1f * static_cast<float>(is)) / max;
-    fit(iscale, sumlx, suml2);
+    const float iscale = -(static_cast<float>(nmax) + 0.1f * static_cast<float>(is)) / max;
+    fitSymmetric(n, nmax, x, iscale, nullptr, sumlx, suml2);
     if (suml2 > 0 && sumlx * sumlx > best * suml2) {
-      store(iscale);
+      fitSymmetric(n, nmax, x, iscale, L, sumlx, suml2);  // the same sums, its L kept
       scale = sumlx / suml2, best = scale * sumlx;
     }
   }
+  for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(L[i] + nmax);
   return scale;
 }
 
 // make_q3_quants with do_rmse: the symmetric first guess, then up to five
 // sweeps moving one L at a time while Σ(w·x·l)²/Σ(w·l²) grows (w = x²).
 float makeQ3Quants(int n, int nmax, const float* x, int8_t* L) {
-  float max = 0, amax = 0;
-  for (int i = 0; i < n; ++i)
-    if (std::fabs(x[i]) > amax) amax = std::fabs(x[i]), max = x[i];
-  if (amax < kGroupMaxEps) {
-    std::fill_n(L, n, int8_t{0});
-    return 0.f;
-  }
-  const float iscale = static_cast<float>(-nmax) / max;
-  float sumlx = 0, suml2 = 0;
-  for (int i = 0; i < n; ++i) {
-    const int l = std::clamp(nearestInt(iscale * x[i]), -nmax, nmax - 1);
-    L[i] = static_cast<int8_t>(l);
-    const float w = x[i] * x[i], fl = static_cast<float>(l);
-    sumlx += w * x[i] * fl;
-    suml2 += w * fl * fl;
-  }
+  float max, sumlx, suml2;
+  if (!firstGuess(n, nmax, x, L, max, sumlx, suml2)) return 0.f;
   for (int sweep = 0; sweep < 5; ++sweep) {
     int changed = 0;
     for (int i = 0; i < n; ++i) {
@@ -192,14 +191,6 @@ int bestIndex(const int8_t* values, float x) {
 
 // [SECTION] 32-value blocks (the layouts in engine/model/checkpoint/quants.h)
 
-// The value of largest magnitude, with its sign (the first one on a tie).
-float signedMax(const float* x, int n) {
-  float amax = 0, max = 0;
-  for (int j = 0; j < n; ++j)
-    if (amax < std::fabs(x[j])) amax = std::fabs(x[j]), max = x[j];
-  return max;
-}
-
 // Q8_0: d = max|x|/127, q = round(x/d) (half away from zero).
 void q8_0(const float* x, uint8_t* b) {
   float amax = 0;
@@ -280,15 +271,12 @@ void iq4(const float* x, int n, uint8_t* dh, uint8_t* qs, uint8_t* scales_h, uin
   const int8_t* values = kIq4NlValues;
   uint8_t L[256] = {};
   float scales[8] = {}, weight[32];
-  float max_scale = 0, amax_scale = 0;
   for (int ib = 0; ib < n / 32; ++ib) {
     const float* xb = x + 32 * ib;
     uint8_t* Lb = L + 32 * ib;
     for (int j = 0; j < 32; ++j) weight[j] = xb[j] * xb[j];
-    float amax = 0, max = 0;
-    for (int j = 0; j < 32; ++j)
-      if (std::fabs(xb[j]) > amax) amax = std::fabs(xb[j]), max = xb[j];
-    if (amax < kGroupMaxEps) continue;
+    const float max = signedMax(xb, 32);
+    if (std::fabs(max) < kGroupMaxEps) continue;
     const auto fit = [&](float id, float& sumqx, float& sumq2, bool keep) {
       sumqx = sumq2 = 0;
       for (int j = 0; j < 32; ++j) {
@@ -307,10 +295,9 @@ void iq4(const float* x, int n, uint8_t* dh, uint8_t* qs, uint8_t* scales_h, uin
       if (sumq2 > 0 && sumqx * sumqx > best * sumq2) d = sumqx / sumq2, best = d * sumqx;
     }
     scales[ib] = d;
-    if (std::fabs(d) > amax_scale) amax_scale = std::fabs(d), max_scale = d;
   }
   if (n > 32) {
-    const float d = -max_scale / 32, id = d ? 1 / d : 0.f;
+    const float d = -signedMax(scales, 8) / 32, id = d ? 1 / d : 0.f;
     putHalf(dh, d);
     uint16_t sh = 0;
     for (int ib = 0; ib < n / 32; ++ib) {
@@ -389,11 +376,9 @@ void q2_K(const float* x, uint8_t* b) {
 void q3_K(const float* x, uint8_t* b) {
   uint8_t *hmask = b, *qs = b + 32, *s = b + 96;
   int8_t L[256];
-  float scales[16], max_scale = 0, amax = 0;
-  for (int j = 0; j < 16; ++j) {
-    scales[j] = makeQ3Quants(16, 4, x + 16 * j, L + 16 * j);
-    if (std::fabs(scales[j]) > amax) amax = std::fabs(scales[j]), max_scale = scales[j];
-  }
+  float scales[16];
+  for (int j = 0; j < 16; ++j) scales[j] = makeQ3Quants(16, 4, x + 16 * j, L + 16 * j);
+  const float max_scale = signedMax(scales, 16);
   std::fill_n(s, 12, uint8_t{0});
   int stored[16] = {};  // the 6-bit fields, s + 32
   float d = 0;
@@ -494,12 +479,10 @@ void q6_K(const float* x, uint8_t* b) {
   uint8_t *ql = b, *qh = b + 128;
   int8_t* sc = reinterpret_cast<int8_t*>(b + 192);
   int8_t L[256];
-  float scales[16], max_scale = 0, max_abs_scale = 0;
-  for (int ib = 0; ib < 16; ++ib) {
-    scales[ib] = makeQxQuants(16, 32, x + 16 * ib, L + 16 * ib);
-    if (std::fabs(scales[ib]) > max_abs_scale) max_abs_scale = std::fabs(scales[ib]), max_scale = scales[ib];
-  }
-  if (max_abs_scale < kGroupMaxEps) {
+  float scales[16];
+  for (int ib = 0; ib < 16; ++ib) scales[ib] = makeQxQuants(16, 32, x + 16 * ib, L + 16 * ib);
+  const float max_scale = signedMax(scales, 16);
+  if (std::fabs(max_scale) < kGroupMaxEps) {
     std::fill_n(b, 210, uint8_t{0});
     return;
   }
