@@ -36,10 +36,10 @@ void dequantize(DType t, const uint8_t* src, int64_t count, float* out);
 
 // y[o] = Σ_j W[o, j] · x[j] over the `rows` rows of a block-quantized matrix
 // W of `cols` columns (whole blocks a row) at src: its weights as
-// dequantize() gives them, multiplied as they are decoded, never stored. A
-// decode step's matrix-vector product near the speed of reading the weights
-// (a dequantized tile is written and read back, 8 bytes a weight more:
-// Q4_K on one core, 3.5× as long). Past a million weights on the OpenMP threads.
+// dequantize() gives them, multiplied as they are decoded, never stored. For
+// a decode step's one row: a tile dequantized and then multiplied is written
+// and read back, 8 bytes a weight more, and took twice as long on one core.
+// Past a million weights on the OpenMP threads.
 void dotRows(DType t, const uint8_t* src, int64_t rows, int64_t cols, const float* x, float* y);
 
 // IQ4_NL's and IQ4_XS's 16 levels (ggml's kvalues_iq4nl): denser near zero,
