@@ -108,14 +108,24 @@ int cmdModelInfo(const std::string& path, bool json) {
     std::printf("  positions     %lld\n", static_cast<long long>(c.positions));
   std::printf("  vocabulary    %lld\n", static_cast<long long>(c.vocab));
   std::printf("  parameters    %lld\n", static_cast<long long>(info.parameters));
-  std::printf("  dtype         %s\n", info.dtype.c_str());
+  std::printf("  dtype         %s", info.dtype.c_str());
+  if (!c.dtype.empty() && c.dtype != info.dtype) std::printf(" (saved as %s)", c.dtype.c_str());
+  std::printf("\n");
+  // The weights by how they are stored (a GGUF file's quantization), and what they cost per weight.
+  std::string stored;
+  for (const StorageSummary& s : info.storage)
+    stored += (stored.empty() ? "" : ", ") + s.dtype + " " + std::to_string(s.tensors) + (s.tensors == 1 ? " tensor" : " tensors") +
+              " (" + formatNumber(100.0 * static_cast<double>(s.parameters) / static_cast<double>(std::max<int64_t>(info.parameters, 1))) +
+              "% of weights)";
+  std::printf("  stored as     %s\n", stored.c_str());
+  std::printf("  bits / weight %.2f\n", info.bits_per_weight);
   std::printf("  size on disk  %s (%llu bytes)\n", formatBytes(static_cast<double>(info.bytes_on_disk)).c_str(),
               static_cast<unsigned long long>(info.bytes_on_disk));
   size_t width = 4;
   for (const TensorSummary& t : info.tensors) width = std::max(width, t.name.size());
-  std::printf("\n  %-*s  %-18s %-5s %s\n", static_cast<int>(width), "name", "shape", "dtype", "file");
+  std::printf("\n  %-*s  %-18s %-6s %s\n", static_cast<int>(width), "name", "shape", "dtype", "file");
   for (const TensorSummary& t : info.tensors)
-    std::printf("  %-*s  %-18s %-5s %s\n", static_cast<int>(width), t.name.c_str(),
+    std::printf("  %-*s  %-18s %-6s %s\n", static_cast<int>(width), t.name.c_str(),
                 Array{t.shape, {}}.shapeString().c_str(), t.dtype.c_str(), t.file.c_str());
   return 0;
 }

@@ -85,7 +85,7 @@ void modelSection(AppState& s) {
     ImGui::TextDisabled(s.status_is_error ? "no model: open one" : "loading the model\xE2\x80\xA6");
   }
   if (ImGui::Button("Open Model\xE2\x80\xA6")) s.request.kind = Request::Kind::OpenModel;
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("a Hugging Face folder or a .safetensors file (Ctrl+O)");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("a Hugging Face folder, a .safetensors file or a GGUF model (.gguf) (Ctrl+O)");
   ImGui::SameLine();
   ImGui::BeginDisabled(!m.scene.model);
   if (ImGui::Button("Info\xE2\x80\xA6")) s.request.kind = Request::Kind::ModelInfo;

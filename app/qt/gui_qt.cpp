@@ -127,7 +127,7 @@ std::optional<std::string> QtSession::openModel() {
   std::optional<std::string> out;
   withRepaint([&] {
     QFileDialog dlg(nullptr, "Open Model or Attention", QString::fromStdString(last_dir_),
-                    "Model weights or attention maps (*.safetensors *.npy *.npz);;All files (*)");
+                    "Model weights or attention maps (*.safetensors *.gguf *.npy *.npz);;GGUF models (*.gguf);;All files (*)");
     dlg.setOption(QFileDialog::DontUseNativeDialog);
     dlg.setFileMode(QFileDialog::ExistingFile);
     dlg.setAcceptMode(QFileDialog::AcceptOpen);

@@ -11,7 +11,9 @@
 
 #include "engine/attention_math.h"
 #include "engine/model/blocks/head_metrics.h"
+#include "engine/model/checkpoint/gguf_model.h"
 #include "engine/model/families/family.h"
+#include "engine/model/tokenizers/tokenizer_gguf.h"
 #include "engine/model/tokenizers/tokenizer_json.h"
 #include "engine/parallel.h"
 
@@ -37,13 +39,14 @@ ModelFiles filesOnDisk(const std::string& path) {
   fs::path folder = path;
   std::string weights = "model.safetensors";  // the file asked for as "model.safetensors"
   if (fs::is_regular_file(path, ec)) {
+    if (isGgufPath(path)) return ggufModelFiles(path);
     if (fs::path(path).extension() != ".safetensors")
-      throw InputError(path + ": expected a model folder or a .safetensors file");
+      throw InputError(path + ": expected a model folder, a .safetensors file or a .gguf file");
     folder = fs::path(path).parent_path();
     if (folder.empty()) folder = ".";
     weights = fs::path(path).filename().string();
   } else if (!fs::is_directory(path, ec)) {
-    throw InputError(path + ": no such model folder or .safetensors file");
+    throw InputError(path + ": no such model folder, .safetensors or .gguf file");
   }
   ModelFiles f;
   f.label = folder.string();
@@ -73,7 +76,10 @@ ModelFiles filesOnDisk(const std::string& path) {
 
 namespace {
 
-std::string fileIn(const ModelFiles& files, const std::string& name) { return (fs::path(files.label) / name).string(); }
+// A GGUF file holds what a folder's files would: errors name the file.
+std::string fileIn(const ModelFiles& files, const std::string& name) {
+  return files.gguf ? files.label : (fs::path(files.label) / name).string();
+}
 
 // [SECTION] config.json
 // The family config.json names: architectures[0], or model_type when saved without.
@@ -191,7 +197,7 @@ void checkWeightValues(const std::string& where, const std::string& name, const 
   constexpr int64_t kChunk = int64_t{1} << 16;
   // F32 is read where it is mapped, other types a chunk at a time converted.
   const uint8_t* bytes = file.data(t);
-  const bool in_place = t.dtype == DType::F32 && reinterpret_cast<uintptr_t>(bytes) % alignof(float) == 0;
+  const bool in_place = t.dtype == DType::F32 && t.asStored() && reinterpret_cast<uintptr_t>(bytes) % alignof(float) == 0;
   std::vector<float> chunk(in_place ? 0 : static_cast<size_t>(std::min(kChunk, std::max<int64_t>(count, 1))));
   for (int64_t at = first; at < first + count; at += kChunk) {
     const int64_t n = std::min(kChunk, first + count - at);
@@ -221,6 +227,31 @@ bool bertLowerCase(const ModelFiles& files) {
   return j["do_lower_case"].get<bool>();
 }
 
+// A tokenizer.json's (or a GGUF file's) tokenizer as the model reads text
+// with it; `where` names its file.
+void adoptHfTokenizer(HfTokenizer t, const std::string& where, Model& m) {
+  const ModelConfig& c = m.info.config;
+  m.tokenizer = std::move(t.tokenizer);
+  m.bos = t.bos, m.eos = t.eos, m.add_bos = t.add_bos;
+  if (t.before.size() == 1 && t.after.size() == 1) m.cls = t.before[0], m.sep = t.after[0];  // [CLS] $A [SEP]
+  if (t.before.empty() && t.after.size() == 1) m.sep = t.after[0];                              // $A </s> (T5)
+  if (!c.causal && !c.encoderDecoder()) {
+    // A bidirectional encoder (ModernBERT) reads the text between the special tokens
+    // the post-processor puts around it, whatever their names ([CLS] … [SEP], <s> … </s>,
+    // <s> … alone); a tokenizer.json that puts none: the vocabulary's [CLS] and [SEP].
+    m.cls = t.before.empty() ? -1 : t.before[0];
+    m.sep = t.after.empty() ? -1 : t.after[0];
+    m.add_bos = false;
+    if (t.before.empty() && t.after.empty()) {
+      m.cls = m.tokenizer->specialId("[CLS]");
+      m.sep = m.tokenizer->specialId("[SEP]");
+      if (m.cls < 0 || m.sep < 0)
+        throw InputError(where + ": its post_processor puts no special token around a text, and " +
+                         "it has no [CLS] or [SEP] token (" + c.label + " reads [CLS] text [SEP])");
+    }
+  }
+}
+
 void loadTokenizer(const ModelFiles& files, Model& m) {
   const ModelConfig& c = m.info.config;
   auto need = [&](const std::string& name, const std::string& why) {
@@ -229,10 +260,14 @@ void loadTokenizer(const ModelFiles& files, Model& m) {
     return *t;
   };
   std::string vocab_file;
-  switch (m.family->tokenizer) {
+  switch (files.gguf ? TokenizerFiles::Json : m.family->tokenizer) {
     case TokenizerFiles::None:
       return;
     case TokenizerFiles::Json: {
+      if (files.gguf) {
+        adoptHfTokenizer(makeGgufTokenizer(*files.gguf, files.label), files.label, m);
+        break;
+      }
       vocab_file = "tokenizer.json";
       std::optional<std::string> json = files.read_text(vocab_file), spm;
       // SentencePiece only: tokenizer.model (Llama), spiece.model (T5, whose text ends with </s>)
@@ -240,30 +275,12 @@ void loadTokenizer(const ModelFiles& files, Model& m) {
         if (!json && !spm && (spm = files.read_text(name))) vocab_file = name;
       if (!json && !spm)
         need(vocab_file, c.label + "'s tokenizer needs tokenizer.json (or tokenizer.model, spiece.model) beside config.json");
-      HfTokenizer t = json ? makeHfTokenizer(*json, files.read_text("tokenizer_config.json"), fileIn(files, vocab_file),
-                                             fileIn(files, "tokenizer_config.json"))
-                           : makeSentencePieceTokenizer(*spm, files.read_text("tokenizer_config.json"),
-                                                        fileIn(files, vocab_file), fileIn(files, "tokenizer_config.json"),
-                                                        vocab_file == "spiece.model");
-      m.tokenizer = std::move(t.tokenizer);
-      m.bos = t.bos, m.eos = t.eos, m.add_bos = t.add_bos;
-      if (t.before.size() == 1 && t.after.size() == 1) m.cls = t.before[0], m.sep = t.after[0];  // [CLS] $A [SEP]
-      if (t.before.empty() && t.after.size() == 1) m.sep = t.after[0];                              // $A </s> (T5)
-      if (!c.causal && !c.encoderDecoder()) {
-        // A bidirectional encoder (ModernBERT) reads the text between the special tokens
-        // the post-processor puts around it, whatever their names ([CLS] … [SEP], <s> … </s>,
-        // <s> … alone); a tokenizer.json that puts none: the vocabulary's [CLS] and [SEP].
-        m.cls = t.before.empty() ? -1 : t.before[0];
-        m.sep = t.after.empty() ? -1 : t.after[0];
-        m.add_bos = false;
-        if (t.before.empty() && t.after.empty()) {
-          m.cls = m.tokenizer->specialId("[CLS]");
-          m.sep = m.tokenizer->specialId("[SEP]");
-          if (m.cls < 0 || m.sep < 0)
-            throw InputError(fileIn(files, vocab_file) + ": its post_processor puts no special token around a text, and " +
-                             "it has no [CLS] or [SEP] token (" + c.label + " reads [CLS] text [SEP])");
-        }
-      }
+      adoptHfTokenizer(json ? makeHfTokenizer(*json, files.read_text("tokenizer_config.json"), fileIn(files, vocab_file),
+                                              fileIn(files, "tokenizer_config.json"))
+                            : makeSentencePieceTokenizer(*spm, files.read_text("tokenizer_config.json"),
+                                                         fileIn(files, vocab_file),
+                                                         fileIn(files, "tokenizer_config.json"), vocab_file == "spiece.model"),
+                       fileIn(files, vocab_file), m);
       break;
     }
     case TokenizerFiles::Gpt2: {
@@ -324,6 +341,7 @@ std::shared_ptr<const Model> loadModel(const ModelFiles& files, const RunContext
   for (const Expected& e : source.declared()) known[e.name] = &e;
   std::vector<std::string> extra;
   std::set<std::string> dtypes;
+  std::map<std::string, StorageSummary> storage;
   for (const auto& [name, loc] : all) {
     const bool buffer = name.rfind(prefix, 0) == 0 && family.buffer(name.substr(prefix.size()));
     if (!buffer && !known.count(name)) extra.push_back(name);
@@ -331,9 +349,23 @@ std::shared_ptr<const Model> loadModel(const ModelFiles& files, const RunContext
     if (!buffer) {
       m->info.parameters += loc.entry->elements();
       dtypes.insert(dtypeName(loc.entry->dtype));
+      StorageSummary& by = storage[dtypeName(loc.entry->dtype)];
+      by.dtype = dtypeName(loc.entry->dtype);
+      ++by.tensors;
+      by.parameters += loc.entry->elements();
+      by.bytes += loc.entry->end - loc.entry->begin;
     }
   }
   m->info.dtype = dtypes.size() == 1 ? *dtypes.begin() : dtypes.empty() ? "" : "mixed";
+  uint64_t weight_bytes = 0;
+  for (const auto& [name, by] : storage) {
+    m->info.storage.push_back(by);
+    weight_bytes += by.bytes;
+  }
+  std::stable_sort(m->info.storage.begin(), m->info.storage.end(),
+                   [](const StorageSummary& a, const StorageSummary& b) { return a.parameters > b.parameters; });
+  if (m->info.parameters > 0)
+    m->info.bits_per_weight = static_cast<double>(weight_bytes) * 8 / static_cast<double>(m->info.parameters);
   if (!extra.empty()) {
     std::string list;
     for (size_t i = 0; i < extra.size() && i < 5; ++i) list += (i ? ", '" : "'") + extra[i] + "'";
@@ -407,6 +439,11 @@ nlohmann::json modelInfoToJson(const ModelInfo& info) {
                       {"dtype", info.dtype},
                       {"bytes_on_disk", info.bytes_on_disk},
                       {"tensors", tensors}};
+  nlohmann::json storage = nlohmann::json::array();
+  for (const StorageSummary& s : info.storage)
+    storage.push_back({{"dtype", s.dtype}, {"tensors", s.tensors}, {"parameters", s.parameters}, {"bytes", s.bytes}});
+  j["storage"] = storage;
+  j["bits_per_weight"] = info.bits_per_weight;
   j["label"] = c.label;
   j["causal"] = c.causal;
   j["kv_heads"] = c.kv_heads;

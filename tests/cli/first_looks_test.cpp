@@ -34,7 +34,7 @@ std::string joined(const json& tokens) {
   std::string s;
   for (const json& t : tokens) {
     std::string w = t.get<std::string>();
-    if (w.rfind("\xE2\x96\x81", 0) == 0) w = " " + w.substr(3);
+    if (w.rfind("\xE2\x96\x81", 0) == 0) w.replace(0, 3, " ");
     if (w == "<pad>" || w == "</s>") continue;
     s += w;
   }

@@ -103,6 +103,8 @@ struct ModelConfig {
   const RopeSpec& ropeOf(int64_t l) const { return local_rope && windowOf(l) > 0 ? rope_local : rope; }
 };
 
+struct GgufHeader;
+
 // Where the files come from: a folder on disk, or the embedded default.
 struct ModelFiles {
   std::string label;  // folder path or "embedded default model"
@@ -112,6 +114,9 @@ struct ModelFiles {
   // "tokenizer_config.json".
   std::function<std::optional<std::string>(const std::string& name)> read_text;
   std::function<std::shared_ptr<const SafetensorsFile>(const std::string& name)> open_safetensors;  // null: missing
+  // A GGUF file read as a folder (gguf_model.h): config.json and
+  // model.safetensors come from it, the tokenizer from this header's metadata.
+  std::shared_ptr<const GgufHeader> gguf;
 };
 
 struct TensorSummary {
@@ -119,13 +124,22 @@ struct TensorSummary {
   std::vector<int64_t> shape;
 };
 
+// The weights stored as one type (a GGUF file's quantization: Q4_K, Q6_K, F32 …).
+struct StorageSummary {
+  std::string dtype;
+  int64_t tensors = 0, parameters = 0;
+  uint64_t bytes = 0;
+};
+
 struct ModelInfo {
   std::string label;
   ModelConfig config;
   int64_t parameters = 0;
-  std::string dtype;         // "F32", "F16", "BF16" or "mixed"
+  std::string dtype;         // "F32", "F16", "BF16", a block type, or "mixed"
   uint64_t bytes_on_disk = 0;
   std::vector<TensorSummary> tensors;  // by name
+  std::vector<StorageSummary> storage;  // by type, most parameters first
+  double bits_per_weight = 0;           // the weights' bytes · 8 / parameters
 };
 
 }  // namespace attn

@@ -22,6 +22,8 @@
 #include "engine/model/checkpoint/safetensors.h"
 
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -82,5 +84,25 @@ struct GgufHeader {
 // file and the field, e.g.
 //   "model.gguf: tensor 'blk.0.attn_q.weight': offset 100 is not a multiple of general.alignment 32"
 GgufHeader parseGgufHeader(const uint8_t* bytes, uint64_t size, const std::string& what);
+
+// [SECTION] Writing (test fixtures, the benchmark's quantized checkpoint)
+struct GgufKeyToWrite {
+  std::string key;
+  GgufValue value;  // an array's elements from integers, numbers or texts by its element type
+};
+// One tensor: its values in ggml's order (dims[0] fastest) produced by
+// fill(first, count, out), stored as `type` (quantized a chunk of whole rows
+// at a time: a 1B model's matrices are never whole in memory).
+struct GgufTensorToWrite {
+  std::string name;
+  std::vector<int64_t> dims;  // ggml's ne
+  DType type = DType::F32;
+  std::function<void(int64_t first, int64_t count, float* out)> fill;
+};
+// Writes a GGUF file through TempFile (no partial file on failure): the
+// keys, the tensors in order, each aligned. `version` other than 3 only
+// for the tests of the reader's refusals. Throws InputError naming `path`.
+void writeGguf(const std::filesystem::path& path, const std::vector<GgufKeyToWrite>& keys,
+               const std::vector<GgufTensorToWrite>& tensors, uint32_t version = 3, uint64_t alignment = 32);
 
 }  // namespace attn

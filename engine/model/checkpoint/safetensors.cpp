@@ -206,6 +206,18 @@ std::shared_ptr<const SafetensorsFile> SafetensorsFile::fromMemory(const uint8_t
   return f;
 }
 
+std::shared_ptr<const SafetensorsFile> SafetensorsFile::fromHeader(const uint8_t* bytes, uint64_t size,
+                                                                   std::shared_ptr<const MappedFile> map,
+                                                                   const std::string& what, SafetensorsHeader header) {
+  std::shared_ptr<SafetensorsFile> f(new SafetensorsFile());
+  f->what_ = what;
+  f->bytes_ = bytes;
+  f->size_ = size;
+  f->map_ = std::move(map);
+  f->header_ = std::move(header);
+  return f;
+}
+
 const TensorEntry* SafetensorsFile::find(const std::string& name) const {
   for (const TensorEntry& t : header_.tensors)
     if (t.name == name) return &t;
@@ -270,12 +282,25 @@ void toFloats(DType t, const uint8_t* src, int64_t count, float* out) {
 void SafetensorsFile::floatsAt(const TensorEntry& t, int64_t first, int64_t count, float* out) const {
   if (t.dtype == DType::I64)
     throw InputError(what_ + ": tensor '" + t.name + "' is " + dtypeName(t.dtype) + ", not a float tensor");
-  toFloats(t.dtype, data(t) + storedBytes(t.dtype, static_cast<uint64_t>(first)), count, out);
+  if (t.stored_rows.empty()) {
+    toFloats(t.dtype, data(t) + storedBytes(t.dtype, static_cast<uint64_t>(first)), count, out);
+  } else {
+    // Row by row from where each is stored (a row is whole blocks).
+    const int64_t cols = t.shape.size() > 1 ? t.shape.back() : 1;
+    for (int64_t at = first; at < first + count;) {
+      const int64_t r = at / cols, c = at % cols, n = std::min(cols - c, first + count - at);
+      const int64_t stored = t.stored_rows[static_cast<size_t>(r)] * cols + c;
+      toFloats(t.dtype, data(t) + storedBytes(t.dtype, static_cast<uint64_t>(stored)), n, out + (at - first));
+      at += n;
+    }
+  }
+  if (t.add != 0)
+    for (int64_t i = 0; i < count; ++i) out[i] += t.add;
 }
 
 const float* SafetensorsFile::floats(const TensorEntry& t, std::vector<float>& storage) const {
   const uint8_t* src = data(t);
-  if (t.dtype == DType::F32 && reinterpret_cast<uintptr_t>(src) % alignof(float) == 0)
+  if (t.dtype == DType::F32 && t.asStored() && reinterpret_cast<uintptr_t>(src) % alignof(float) == 0)
     return reinterpret_cast<const float*>(src);
   if (t.dtype == DType::I64)
     throw InputError(what_ + ": tensor '" + t.name + "' is " + dtypeName(t.dtype) + ", not a float tensor");

@@ -52,7 +52,14 @@ struct TensorEntry {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   uint64_t begin = 0, end = 0;  // byte offsets relative to the data section
+  // A GGUF tensor whose converter changed it (gguf_model.cpp), undone as it
+  // is read: row r (of shape.back() values; of one value for a vector) is
+  // stored as row stored_rows[r] (empty: in order), and `add` is added to
+  // every value.
+  std::vector<int64_t> stored_rows;
+  float add = 0;
   int64_t elements() const;
+  bool asStored() const { return stored_rows.empty() && add == 0; }
 };
 
 // Largest header accepted (the format's own reference limit is 100 MB).
@@ -76,6 +83,12 @@ class SafetensorsFile {
   static std::shared_ptr<const SafetensorsFile> open(const std::string& path);  // mmap; InputError naming path
   // Bytes owned elsewhere that outlive the object (embedded assets).
   static std::shared_ptr<const SafetensorsFile> fromMemory(const uint8_t* bytes, uint64_t size, const std::string& what);
+  // The tensors of another format's file (a GGUF file, under their names in
+  // transformers), its header already validated against [bytes, bytes+size):
+  // a mapped file's (kept alive by `map`) or bytes owned elsewhere (map null).
+  static std::shared_ptr<const SafetensorsFile> fromHeader(const uint8_t* bytes, uint64_t size,
+                                                           std::shared_ptr<const MappedFile> map, const std::string& what,
+                                                           SafetensorsHeader header);
   SafetensorsFile(const SafetensorsFile&) = delete;
   SafetensorsFile& operator=(const SafetensorsFile&) = delete;
 
@@ -84,13 +97,14 @@ class SafetensorsFile {
   const SafetensorsHeader& header() const { return header_; }
   const TensorEntry* find(const std::string& name) const;
   const uint8_t* data(const TensorEntry& t) const { return bytes_ + header_.data_start + t.begin; }
-  // F32 entries are returned without a copy when aligned (pointer into the
-  // map); F16/BF16 are converted into `storage`. Returns the float pointer.
+  // F32 entries are returned without a copy when aligned and as stored
+  // (pointer into the map); the others are converted into `storage`. Returns the float pointer.
   // Throws InputError naming the file and tensor for I64.
   const float* floats(const TensorEntry& t, std::vector<float>& storage) const;
-  // Elements [first, first + count) of a float tensor (F32, F16 or BF16) as
-  // floats into `out` (rows of a 16-bit matrix without converting it all);
-  // large ranges convert on the OpenMP threads. The range must be inside the tensor.
+  // Elements [first, first + count) of a float tensor (any type but I64) as
+  // floats into `out` (rows of a 16-bit or quantized matrix without
+  // converting it all); large ranges convert on the OpenMP threads. The range
+  // must be inside the tensor and, for a block type, start and end on a block's edge.
   void floatsAt(const TensorEntry& t, int64_t first, int64_t count, float* out) const;
 
  private:

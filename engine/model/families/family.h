@@ -91,6 +91,31 @@ enum class TokenizerFiles {
   None,       // pictures, not text (ViT)
 };
 
+// [SECTION] GGUF: how llama.cpp's converter (convert_hf_to_gguf.py) writes a
+// family's checkpoints, read back as the checkpoint they came from by
+// engine/model/checkpoint/gguf_model.cpp, so a GGUF file runs the family's own pass.
+class GgufKeys;
+// What the converter changed in a tensor, undone as it is read.
+enum class GgufUndo {
+  None,
+  RopeRowsQ,    // q's rows (and bias) interleaved per head for ggml's RoPE (LlamaModel.permute, n_head heads)
+  RopeRowsK,    // k's the same over the key/value heads
+  NormPlusOne,  // a norm saved as 1 + w (Gemma's RMSNorm weights)
+};
+struct GgufTensorName {
+  std::string gguf;  // "blk.#.attn_q.weight": '#' stands for the layer
+  std::string hf;    // "model.layers.#.self_attn.q_proj.weight"
+  GgufUndo undo = GgufUndo::None;
+};
+struct GgufSpec {
+  std::string arch;          // general.architecture: "llama"
+  std::string architecture;  // the class config.json names for it: "LlamaForCausalLM"
+  // Writes config.json's fields from the "{arch}.*" keys (each key read is
+  // remembered; the file's other keys of the architecture are refused).
+  std::function<void(GgufKeys&, nlohmann::json& config)> config;
+  std::vector<GgufTensorName> tensors;
+};
+
 struct Family {
   std::string model_type;                  // config.json's model_type: "llama"
   std::string label;                       // "Llama"
@@ -125,6 +150,8 @@ struct Family {
   // The LM head's logits for rows of the final hidden states   [rows, V].
   // Unset: hidden lm_headᵀ (lmHeadLogits).
   std::function<Mat(const Model&, const Mat& hidden, double* flops)> logits;
+  // The GGUF architectures whose files hold this family's checkpoints.
+  std::vector<GgufSpec> gguf;
 };
 
 // An nn.Linear saved as name + ".weight" [out, in], left in the map (lazy),

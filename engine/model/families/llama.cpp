@@ -18,6 +18,7 @@
 // attention_bias, biases on q, k, v and o.
 // 16-bit weights stay in the map and are converted one matrix at a time.
 #include "engine/attention_math.h"
+#include "engine/model/checkpoint/gguf_model.h"
 #include "engine/model/families/family.h"
 
 #include <cmath>
@@ -133,6 +134,41 @@ void llamaForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
   finalRmsNorm(run, x, W.final_norm, c.rms_eps, run.hidden);
 }
 
+// llama.cpp's names for the LLaMA shape; `rope_rows`: q and k saved in
+// ggml's interleaved RoPE order (LlamaModel.permute; Qwen2 and Qwen3 keep transformers' order).
+std::vector<GgufTensorName> llamaGgufTensors(bool rope_rows) {
+  const GgufUndo q = rope_rows ? GgufUndo::RopeRowsQ : GgufUndo::None, k = rope_rows ? GgufUndo::RopeRowsK : GgufUndo::None;
+  const std::string a = "model.layers.#.self_attn.", m = "model.layers.#.mlp.";
+  return {{"token_embd.weight", "model.embed_tokens.weight"},
+          {"output_norm.weight", "model.norm.weight"},
+          {"output.weight", "lm_head.weight"},
+          {"blk.#.attn_norm.weight", "model.layers.#.input_layernorm.weight"},
+          {"blk.#.attn_q.weight", a + "q_proj.weight", q},
+          {"blk.#.attn_q.bias", a + "q_proj.bias", q},
+          {"blk.#.attn_k.weight", a + "k_proj.weight", k},
+          {"blk.#.attn_k.bias", a + "k_proj.bias", k},
+          {"blk.#.attn_v.weight", a + "v_proj.weight"},
+          {"blk.#.attn_v.bias", a + "v_proj.bias"},
+          {"blk.#.attn_output.weight", a + "o_proj.weight"},
+          {"blk.#.attn_output.bias", a + "o_proj.bias"},
+          {"blk.#.attn_q_norm.weight", a + "q_norm.weight"},
+          {"blk.#.attn_k_norm.weight", a + "k_norm.weight"},
+          {"blk.#.ffn_norm.weight", "model.layers.#.post_attention_layernorm.weight"},
+          {"blk.#.ffn_gate.weight", m + "gate_proj.weight"},
+          {"blk.#.ffn_up.weight", m + "up_proj.weight"},
+          {"blk.#.ffn_down.weight", m + "down_proj.weight"}};
+}
+
+// config.json from the GGUF keys; a bias on q, k, v is there when the file has one (Llama's attention_bias).
+void llamaGgufConfig(GgufKeys& k, nlohmann::json& c) {
+  ggufDecoderConfig(k, c);
+  const bool bias = k.tensor("blk.0.attn_q.bias");
+  const std::string type = c["model_type"].get<std::string>();
+  if (type == "llama") c["attention_bias"] = bias;
+  if (type == "qwen3") c["attention_bias"] = bias;
+  if (type == "qwen2" || type == "qwen3") c["use_sliding_window"] = false;  // llama.cpp runs them without a window
+}
+
 Family llamaLike(const std::string& model_type, const std::string& label, const std::string& arch,
                  const std::string& paper, std::function<void(const ConfigReader&, ModelConfig&)> parse = llamaParse) {
   Family f;
@@ -154,9 +190,22 @@ Family llamaLike(const std::string& model_type, const std::string& label, const 
 
 }  // namespace
 
-Family makeLlamaFamily() { return llamaLike("llama", "Llama", "Llama", "Touvron et al. 2023"); }
+// Mistral's GGUF files are the "llama" architecture (its window is not in them).
+Family makeLlamaFamily() {
+  Family f = llamaLike("llama", "Llama", "Llama", "Touvron et al. 2023");
+  f.gguf = {{"llama", "LlamaForCausalLM", llamaGgufConfig, llamaGgufTensors(true)}};
+  return f;
+}
 Family makeMistralFamily() { return llamaLike("mistral", "Mistral", "Mistral", "Jiang et al. 2023"); }
-Family makeQwen2Family() { return llamaLike("qwen2", "Qwen2", "Qwen2", "Yang et al. 2024"); }
-Family makeQwen3Family() { return llamaLike("qwen3", "Qwen3", "Qwen3", "Yang et al. 2025", qwen3Parse); }
+Family makeQwen2Family() {
+  Family f = llamaLike("qwen2", "Qwen2", "Qwen2", "Yang et al. 2024");
+  f.gguf = {{"qwen2", "Qwen2ForCausalLM", llamaGgufConfig, llamaGgufTensors(false)}};
+  return f;
+}
+Family makeQwen3Family() {
+  Family f = llamaLike("qwen3", "Qwen3", "Qwen3", "Yang et al. 2025", qwen3Parse);
+  f.gguf = {{"qwen3", "Qwen3ForCausalLM", llamaGgufConfig, llamaGgufTensors(false)}};
+  return f;
+}
 
 }  // namespace attn

@@ -1,14 +1,12 @@
-// ggml's block types (engine/model/checkpoint/quants.h) and the test
-// quantizers (tests/ggml_quantize.h): blocks built field by field from
-// ggml's layouts (ggml-common.h) decode bit for bit as a double-precision
-// reading of those fields; quantize → dequantize round trips stay within
+// ggml's block types (engine/model/checkpoint/quants.h), read and written:
+// blocks built field by field from ggml's layouts (ggml-common.h) decode bit
+// for bit as a double-precision reading of those fields; quantize → dequantize round trips stay within
 // each type's known error; rows read in ranges, as linearTiled16 reads a
 // tile, equal the whole tensor's; rows times a vector without dequantizing
 // them equal the dequantized weights' products; no blocks at all; and both
 // sides equal ggml itself (libggml-base.so from npm's @node-llama-cpp/linux-x64).
 #include "engine/model/checkpoint/quants.h"
 #include "engine/tensor.h"  // Eigen::half
-#include "tests/ggml_quantize.h"
 
 #include <gtest/gtest.h>
 
@@ -19,9 +17,15 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <ostream>
 #include <random>
 
-namespace attn::quants_test {
+namespace attn {
+
+// GoogleTest names a type parameter by this (ctest lists "… # GetParam() = Q4_K").
+static void PrintTo(DType t, std::ostream* os) { *os << dtypeName(t); }
+
+namespace quants_test {
 namespace {
 
 const DType kBlockTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0,   DType::Q5_1,  DType::Q2_K,
@@ -210,7 +214,7 @@ std::vector<float> weights(int64_t n, bool outliers, uint64_t seed) {
 }
 
 std::vector<float> roundTrip(DType t, const std::vector<float>& x) {
-  const std::vector<uint8_t> q = test::quantizeBlocks(t, x.data(), static_cast<int64_t>(x.size()));
+  const std::vector<uint8_t> q = quantize(t, x.data(), static_cast<int64_t>(x.size()));
   EXPECT_EQ(q.size(), storedBytes(t, x.size()));
   std::vector<float> y(x.size());
   toFloats(t, q.data(), static_cast<int64_t>(x.size()), y.data());
@@ -335,7 +339,7 @@ TEST_P(QuantsRange, RowRangesEqualTheWholeTensor) {
   const int64_t rows = 520, cols = 2048, n = rows * cols;
   ASSERT_GT(n, int64_t{1} << 20);
   const std::vector<float> x = weights(n, false, 11);
-  const std::vector<uint8_t> q = test::quantizeBlocks(t, x.data(), n);
+  const std::vector<uint8_t> q = quantize(t, x.data(), n);
   std::vector<float> whole(static_cast<size_t>(n));
   toFloats(t, q.data(), n, whole.data());
   for (const int64_t tile : {int64_t{64}, int64_t{256}, int64_t{1}})
@@ -359,7 +363,7 @@ TEST_P(QuantsDot, RowsTimesXAsTheDequantizedWeights) {
   for (const int64_t rows : {int64_t{7}, int64_t{520}}) {  // the second past a million weights: on the OpenMP threads
     const int64_t cols = 2048, n = rows * cols;
     const std::vector<float> w = weights(n, true, 13), x = weights(cols, false, 17);
-    const std::vector<uint8_t> q = test::quantizeBlocks(t, w.data(), n);
+    const std::vector<uint8_t> q = quantize(t, w.data(), n);
     std::vector<float> deq(static_cast<size_t>(n)), y(static_cast<size_t>(rows));
     dequantize(t, q.data(), n, deq.data());
     dotRows(t, q.data(), rows, cols, x.data(), y.data());
@@ -380,7 +384,7 @@ TEST(QuantsEdge, NoBlocksTouchNothing) {
     EXPECT_TRUE(isQuantized(t)) << dtypeName(t);
     EXPECT_NO_THROW(dequantize(t, nullptr, 0, nullptr)) << dtypeName(t);
     EXPECT_NO_THROW(toFloats(t, nullptr, 0, nullptr)) << dtypeName(t);
-    EXPECT_TRUE(test::quantizeBlocks(t, nullptr, 0).empty()) << dtypeName(t);
+    EXPECT_TRUE(quantize(t, nullptr, 0).empty()) << dtypeName(t);
   }
   for (const DType t : {DType::F32, DType::F16, DType::BF16}) {
     EXPECT_FALSE(isQuantized(t));
@@ -388,7 +392,7 @@ TEST(QuantsEdge, NoBlocksTouchNothing) {
     EXPECT_THROW(dotRows(t, nullptr, 0, 0, nullptr, nullptr), std::logic_error) << dtypeName(t);
   }
   const float x[16] = {};
-  EXPECT_THROW(test::quantizeBlocks(DType::Q8_0, x, 16), std::logic_error);  // half a block
+  EXPECT_THROW(quantize(DType::Q8_0, x, 16), std::logic_error);  // half a block
 }
 
 // [SECTION] ggml itself
@@ -410,9 +414,9 @@ TEST_P(QuantsAgainstGgml, SameBytesSameFloats) {
   std::transform(name.begin(), name.end(), name.begin(), [](char c) { return c == 'K' ? c : static_cast<char>(std::tolower(c)); });
   using Quantize = size_t (*)(const float*, void*, int64_t rows, int64_t cols, const float* imatrix);
   using Dequantize = void (*)(const void*, float*, int64_t);
-  const auto quantize = reinterpret_cast<Quantize>(dlsym(ggml, ("quantize_" + name).c_str()));
+  const auto ggmlQuantize = reinterpret_cast<Quantize>(dlsym(ggml, ("quantize_" + name).c_str()));
   const auto dequantizeRow = reinterpret_cast<Dequantize>(dlsym(ggml, ("dequantize_row_" + name).c_str()));
-  ASSERT_TRUE(quantize && dequantizeRow) << name;
+  ASSERT_TRUE(ggmlQuantize && dequantizeRow) << name;
 
   const DType t = GetParam();
   const int64_t rows = 16, cols = 1024, n = rows * cols;
@@ -423,8 +427,8 @@ TEST_P(QuantsAgainstGgml, SameBytesSameFloats) {
   const std::vector<float> datasets[] = {weights(n, false, 1), weights(n, true, 2), cosine, sparse};
   for (const std::vector<float>& x : datasets) {
     std::vector<uint8_t> theirs(storedBytes(t, n));
-    ASSERT_EQ(quantize(x.data(), theirs.data(), rows, cols, nullptr), theirs.size());
-    EXPECT_EQ(test::quantizeBlocks(t, x.data(), n), theirs) << "bytes differ";
+    ASSERT_EQ(ggmlQuantize(x.data(), theirs.data(), rows, cols, nullptr), theirs.size());
+    EXPECT_EQ(quantize(t, x.data(), n), theirs) << "bytes differ";
     std::vector<float> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
     dequantizeRow(theirs.data(), a.data(), n);
     dequantize(t, theirs.data(), n, b.data());
@@ -446,4 +450,5 @@ TEST_P(QuantsAgainstGgml, SameBytesSameFloats) {
 INSTANTIATE_TEST_SUITE_P(Types, QuantsAgainstGgml, ::testing::ValuesIn(kBlockTypes), typeName);
 
 }  // namespace
-}  // namespace attn::quants_test
+}  // namespace quants_test
+}  // namespace attn

@@ -1,12 +1,11 @@
 // ggml's reference quantizers (quantize_row_*_ref and, for IQ4, the search
 // llama-quantize runs without an importance matrix), step for step, so the
 // blocks equal what ggml writes. Their float arithmetic is kept as ggml
-// writes it (tests/CMakeLists.txt compiles this file without FMA
-// contraction): a search that compares errors can flip on a last bit.
-#include "tests/ggml_quantize.h"
+// writes it (CMakeLists.txt compiles this file without FMA contraction): a
+// search that compares errors can flip on a last bit.
+#include "engine/model/checkpoint/quants.h"
 
-#include "engine/model/checkpoint/quants.h"  // kIq4NlValues
-#include "engine/tensor.h"                   // Eigen::half, Eigen::bfloat16
+#include "engine/tensor.h"  // Eigen::half, Eigen::bfloat16
 
 #include <algorithm>
 #include <cmath>
@@ -14,10 +13,6 @@
 #include <stdexcept>
 
 namespace attn {
-void PrintTo(DType t, std::ostream* os) { *os << dtypeName(t); }
-}  // namespace attn
-
-namespace attn::test {
 namespace {
 
 constexpr float kGroupMaxEps = 1e-15f;  // ggml's GROUP_MAX_EPS: a group below it is all zero
@@ -508,10 +503,10 @@ void iq4_xs(const float* x, uint8_t* b) { iq4(x, 256, b, b + 8, b + 2, b + 4); }
 
 }  // namespace
 
-std::vector<uint8_t> quantizeBlocks(DType t, const float* x, int64_t count) {
+std::vector<uint8_t> quantize(DType t, const float* x, int64_t count) {
   const BlockLayout layout = blockLayout(t);
   if (t == DType::I64 || count % layout.values)
-    throw std::logic_error("quantizeBlocks: " + std::to_string(count) + " values are not whole blocks of " +
+    throw std::logic_error("quantize: " + std::to_string(count) + " values are not whole blocks of " +
                            dtypeName(t));
   std::vector<uint8_t> out(storedBytes(t, static_cast<uint64_t>(count)));
   uint8_t* o = out.data();
@@ -549,4 +544,4 @@ std::vector<uint8_t> quantizeBlocks(DType t, const float* x, int64_t count) {
   return out;
 }
 
-}  // namespace attn::test
+}  // namespace attn

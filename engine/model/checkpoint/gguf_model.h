@@ -1,0 +1,72 @@
+// GGUF files read as the Hugging Face checkpoints llama.cpp's converter
+// (convert_hf_to_gguf.py) made them from, so a GGUF model runs its family's
+// own pass: general.architecture names the family (Family::gguf), its
+// "{arch}.*" keys become config.json's fields, its tensors take their names
+// in transformers with what the converter changed undone as they are read
+// (Llama's q/k row order, Gemma's norms), and the tokenizer comes from the
+// "tokenizer.ggml.*" keys. The weights stay in the file as stored, quantized
+// or not: a layer dequantizes a tile at a time while it runs.
+#pragma once
+
+#include "engine/model/checkpoint/checkpoint.h"
+#include "engine/model/checkpoint/gguf.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+namespace attn {
+
+class MappedFile;
+
+// The "{arch}.*" metadata keys of one file, as a family's GgufSpec::config
+// reads them (keys named without the "{arch}." prefix). Each key read is
+// remembered; the file's others of the architecture are refused after, in
+// one line naming the key, unless they hold nothing this engine would compute otherwise.
+class GgufKeys {
+ public:
+  GgufKeys(const GgufHeader& h, const std::string& arch, const std::string& what) : h_(h), arch_(arch), what_(what) {}
+  bool has(const std::string& key) const { return h_.find(arch_ + "." + key) != nullptr; }
+  // An integer in [1, max]; `def` when absent (none: required).
+  int64_t count(const std::string& key, int64_t max, std::optional<int64_t> def = std::nullopt);
+  // A number (a float or an integer); `def` when absent.
+  double number(const std::string& key, std::optional<double> def = std::nullopt);
+  bool flag(const std::string& key, bool def);
+  std::string text(const std::string& key, const std::string& def);
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+  // Whether the file has the tensor (GGUF name): a bias, a norm some checkpoints have.
+  bool tensor(const std::string& name) const;
+  const std::set<std::string>& read() const { return read_; }
+  const std::string& arch() const { return arch_; }
+
+ private:
+  const GgufValue* get(const std::string& key);
+  const GgufHeader& h_;
+  std::string arch_, what_;
+  std::set<std::string> read_;
+};
+
+// What the decoders of the LLaMA shape have alike in GGUF: block_count,
+// embedding_length, feed_forward_length, attention.head_count(_kv),
+// context_length, attention.layer_norm_rms_epsilon, rope.freq_base,
+// attention.key_length / value_length (head_dim), rope.dimension_count (all
+// of a head's dims) and rope.scaling (none or linear), written into config.json's fields.
+void ggufDecoderConfig(GgufKeys& k, nlohmann::json& c);
+
+// Whether `path` names a GGUF file (by its extension).
+bool isGgufPath(const std::string& path);
+// A .gguf file as the folder it was converted from (ModelFiles::gguf set).
+// InputError naming the file and the key or tensor for a file this engine
+// cannot run as it was meant: an unknown architecture, a key of it that
+// changes the computation and is not implemented, a tensor its family has not.
+ModelFiles ggufModelFiles(const std::string& path);
+// The same over a whole file's bytes held in memory, kept alive by `map` when
+// mapped, else by the caller while the model lives (the fuzz target).
+ModelFiles ggufModelFiles(const uint8_t* bytes, uint64_t size, std::shared_ptr<const MappedFile> map,
+                          const std::string& what);
+
+}  // namespace attn

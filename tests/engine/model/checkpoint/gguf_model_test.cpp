@@ -1,0 +1,131 @@
+// GGUF files read as the checkpoints they were converted from
+// (engine/model/checkpoint/gguf_model.h): a LLaMA-family checkpoint converted
+// as llama.cpp's converter does (tests/gguf_fixture.h: q and k permuted for
+// Llama, names, metadata, tokenizer) runs as its safetensors parent — the
+// same ids, maps, q and k, logits — and every file this engine cannot run as
+// it was meant is refused in one line naming the key or tensor.
+#include "engine/model/checkpoint/gguf_model.h"
+#include "engine/model/model.h"
+
+#include "tests/gguf_fixture.h"
+#include "tests/test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace fs = std::filesystem;
+
+namespace attn::gguf_model_test {
+namespace {
+
+using namespace attn::test;
+
+const std::string kText = "the cat sat on the mat, then the hat";
+
+double maxDiff(const Mat& a, const Mat& b) {
+  EXPECT_EQ(a.rows(), b.rows());
+  EXPECT_EQ(a.cols(), b.cols());
+  if (a.rows() != b.rows() || a.cols() != b.cols()) return INFINITY;
+  return static_cast<double>((a - b).cwiseAbs().maxCoeff());
+}
+
+// The largest differences between two runs of the same text: maps, q, k,
+// final hidden states, and the next token's probabilities at the last position.
+struct RunDiff {
+  double maps = 0, q = 0, k = 0, hidden = 0, next = 0;
+};
+RunDiff compareRuns(const std::string& parent, const std::string& gguf) {
+  const std::shared_ptr<const Model> a = loadModel(filesOnDisk(parent)), b = loadModel(filesOnDisk(gguf));
+  const ModelRunOptions o{.top_k = 5, .predict_at = {-1}};
+  const ModelRun ra = runModel(*a, kText, o), rb = runModel(*b, kText, o);
+  EXPECT_EQ(ra.ids, rb.ids) << "the GGUF file's tokenizer reads the text as its parent's does";
+  RunDiff d;
+  for (size_t l = 0; l < ra.attention.size(); ++l) {
+    for (size_t h = 0; h < ra.attention[l].size(); ++h) d.maps = std::max(d.maps, maxDiff(ra.attention[l][h], rb.attention[l][h]));
+    d.q = std::max(d.q, maxDiff(ra.q[l], rb.q[l]));
+    d.k = std::max(d.k, maxDiff(ra.k[l], rb.k[l]));
+  }
+  d.hidden = maxDiff(ra.hidden, rb.hidden);
+  EXPECT_EQ(ra.top_k.back()[0].id, rb.top_k.back()[0].id);
+  for (size_t i = 0; i < ra.top_k.back().size(); ++i)
+    d.next = std::max(d.next, static_cast<double>(std::abs(ra.top_k.back()[i].probability - rb.top_k.back()[i].probability)));
+  return d;
+}
+
+TEST(GgufModel, AnF32FileRunsExactlyAsItsSafetensorsParent) {
+  for (const std::string family : {"llama", "qwen2", "qwen3"}) {
+    TempDir dir;
+    const TinyModel m = writeGgufParent(dir / "parent", family);
+    const fs::path gguf = convertToGguf(m, DType::F32, dir / "model.gguf");
+    const RunDiff d = compareRuns((dir / "parent").string(), gguf.string());
+    // The same float32 weights, read where llama.cpp's converter put them.
+    EXPECT_LE(d.maps, 1e-6) << family;
+    EXPECT_LE(d.q, 1e-5) << family;
+    EXPECT_LE(d.k, 1e-5) << family;
+    EXPECT_LE(d.hidden, 1e-4) << family;
+    EXPECT_LE(d.next, 1e-6) << family;
+    const ModelInfo info = modelInfo(*loadModel(filesOnDisk(gguf.string())));
+    EXPECT_EQ(info.config.family, family);
+    EXPECT_EQ(info.config.heads, 4);
+    EXPECT_EQ(info.config.kv_heads, 2);
+  }
+}
+
+// The converter stores F16 as it was saved: the same values, the same run.
+TEST(GgufModel, AnF16FileRunsExactlyAsItsF16Parent) {
+  for (const DType t : {DType::F16, DType::BF16}) {
+    TempDir dir;
+    const TinyModel m = writeGgufParent(dir / "parent", "llama", t);
+    const RunDiff d = compareRuns((dir / "parent").string(), convertToGguf(m, t, dir / "model.gguf").string());
+    EXPECT_LE(d.maps, 1e-6) << dtypeName(t);
+    EXPECT_LE(d.hidden, 1e-4) << dtypeName(t);
+  }
+}
+
+std::string ggufError(const TinyModel& m, const GgufEdit& edit, const fs::path& out) {
+  convertToGguf(m, DType::F32, out, edit);
+  return errorOf([&] { loadModel(filesOnDisk(out.string())); });
+}
+
+void setKey(std::vector<GgufKv>& kv, const std::string& key, const GgufValue& v) {
+  const auto it = std::find_if(kv.begin(), kv.end(), [&](const GgufKv& k) { return k.key == key; });
+  if (it == kv.end()) kv.push_back({key, v});
+  else it->value = v;
+}
+
+void dropKey(std::vector<GgufKv>& kv, const std::string& key) {
+  kv.erase(std::remove_if(kv.begin(), kv.end(), [&](const GgufKv& k) { return k.key == key; }), kv.end());
+}
+
+TEST(GgufModel, RefusesWhatItCannotRunAsMeantInOneLine) {
+  TempDir dir;
+  const TinyModel m = writeGgufParent(dir / "parent", "llama");
+  const fs::path out = dir / "bad.gguf";
+  expectHas(ggufError(m, [](auto& kv, auto&) { setKey(kv, "general.architecture", ggufString("mamba")); }, out),
+            {"bad.gguf", "general.architecture", "'mamba'", "not supported", "llama", "qwen3"});
+  expectHas(ggufError(m, [](auto& kv, auto&) { dropKey(kv, "general.architecture"); }, out),
+            {"bad.gguf", "'general.architecture' is missing"});
+  expectHas(ggufError(m, [](auto& kv, auto&) { setKey(kv, "llama.expert_count", ggufInt(GgufType::UInt32, 8)); }, out),
+            {"bad.gguf", "'llama.expert_count'", "not implemented for Llama"});
+  expectHas(ggufError(m, [](auto& kv, auto&) { setKey(kv, "llama.rope.scaling.type", ggufString("yarn")); }, out),
+            {"'llama.rope.scaling.type'", "'yarn'", "not implemented"});
+  expectHas(ggufError(m, [](auto& kv, auto&) { dropKey(kv, "llama.block_count"); }, out),
+            {"'llama.block_count' is missing"});
+  expectHas(ggufError(m, [](auto& kv, auto&) { setKey(kv, "llama.block_count", ggufString("two")); }, out),
+            {"'llama.block_count' must be an integer, got string"});
+  expectHas(ggufError(m, [](auto& kv, auto&) { setKey(kv, "llama.attention.head_count_kv", ggufInt(GgufType::UInt32, 3)); }, out),
+            {"bad.gguf", "num_key_value_heads", "3"});
+  expectHas(ggufError(m, [](auto& kv, auto&) { setKey(kv, "llama.rope.dimension_count", ggufInt(GgufType::UInt32, 32)); }, out),
+            {"'llama.rope.dimension_count' is 32", "all 64"});
+  expectHas(ggufError(m, [](auto& kv, auto&) { setKey(kv, "split.count", ggufInt(GgufType::UInt16, 3)); }, out),
+            {"'split.count' is 3", "llama-gguf-split --merge"});
+  expectHas(ggufError(m, [](auto&, auto& t) { t.push_back({"blk.0.ffn_gate_exps.weight", {256, 4}, DType::F32, std::vector<float>(1024)}); }, out),
+            {"bad.gguf", "tensor 'blk.0.ffn_gate_exps.weight'", "not one of Llama's tensors"});
+  expectHas(ggufError(m, [](auto&, auto& t) { t.erase(t.begin() + 3); }, out), {"bad.gguf", "is missing"});
+  expectHas(ggufError(m, [](auto&, auto& t) { t[1].values[5] = NAN; }, out), {"bad.gguf", "NaN at element"});
+}
+
+}  // namespace
+}  // namespace attn::gguf_model_test

@@ -1,0 +1,53 @@
+// GGUF files for the tests: any metadata and tensors through the engine's
+// writer (gguf.h, quantized by quants.h), and llama.cpp's conversion of a
+// checkpoint (convert_hf_to_gguf.py's, written again here from its source,
+// so the loader is checked against the converter, not against itself).
+#pragma once
+
+#include "engine/model/checkpoint/gguf.h"
+#include "tests/model_fixture.h"
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace attn::test {
+
+// Metadata values of each kind.
+GgufValue ggufInt(GgufType type, int64_t v);  // any integer type, or bool
+GgufValue ggufFloat(double v);                // float32
+GgufValue ggufString(const std::string& v);
+GgufValue ggufStrings(const std::vector<std::string>& v);
+GgufValue ggufFloats(const std::vector<float>& v);                     // float32 array
+GgufValue ggufInts(GgufType element, const std::vector<int64_t>& v);   // integer array
+
+using GgufKv = GgufKeyToWrite;
+struct GgufTensorOut {
+  std::string name;
+  std::vector<int64_t> dims;  // ggml's ne, innermost first
+  DType type = DType::F32;
+  std::vector<float> values;  // in ggml's order: dims[0] varies fastest
+};
+
+// The file engine's writeGguf writes for them (version and alignment for the reader's refusals),
+// and its bytes.
+void writeGguf(const std::filesystem::path& path, const std::vector<GgufKv>& kv,
+               const std::vector<GgufTensorOut>& tensors, uint32_t version = 3, uint64_t alignment = 32);
+std::string ggufBytes(const std::vector<GgufKv>& kv, const std::vector<GgufTensorOut>& tensors, uint32_t version = 3,
+                      uint64_t alignment = 32);
+
+// A LLaMA-family checkpoint (writeCheckpoint's) of a shape every block type
+// can hold: `family` "llama", "qwen2" or "qwen3", 2 layers, d = 256, 4 heads
+// of 64 over 2 key/value heads, d_ff 512 (Qwen3: head_dim 64 and QK-norm).
+// `dtype` F16 / BF16: the values rounded to it and saved so.
+TinyModel writeGgufParent(const std::filesystem::path& dir, const std::string& family, DType dtype = DType::F32);
+// `m` (a LLaMA-family checkpoint) as llama.cpp's converter writes it: its
+// matrices (and token embeddings) stored as `type`, vectors as F32, q and k
+// permuted for "llama", the tokenizer's vocabulary and merges as tokenizer.ggml.*.
+// `edit` changes the metadata and tensors before they are written (bad-file tests).
+using GgufEdit = std::function<void(std::vector<GgufKv>& kv, std::vector<GgufTensorOut>& tensors)>;
+std::filesystem::path convertToGguf(const TinyModel& m, DType type, const std::filesystem::path& out,
+                                    const GgufEdit& edit = {});
+
+}  // namespace attn::test
