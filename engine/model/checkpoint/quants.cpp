@@ -4,6 +4,11 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <string>
+
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
 
 namespace attn {
 
@@ -11,30 +16,389 @@ bool isQuantized(DType t) { return blockLayout(t).values > 1; }
 
 namespace {
 
+// Each decoder takes its quants 32 at a time into 32 signed bytes (one
+// AVX2 register where the build has AVX2, a plain array otherwise: the same
+// code either way), then turns them into floats with their run's scale and
+// minimum. Every product before an addition is exact (an f16 scale times a
+// small integer), so d·q + m rounds once however it is fused or vectorised;
+// where ggml adds no minimum none is added here (a zero weight keeps the
+// sign of d), and the floats equal dequantize_row_*'s bit for bit.
+
 float half(const uint8_t* p) {
   uint16_t bits;
   std::memcpy(&bits, p, 2);
   return static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(bits));
 }
 
-// Q8_0: {f16 d; int8 q[32]}: x = d · q
-void q8_0(const uint8_t* b, float* out) {
+uint32_t u32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// [SECTION] 32 quants at a time
+#ifdef __AVX2__
+using Bytes32 = __m256i;
+
+Bytes32 load32(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+
+// Each byte's bits shift‥shift + width − 1, moved to bit `to` (a 16-bit
+// shift, then the mask drops what crossed from the neighbouring byte).
+Bytes32 field(Bytes32 v, int shift, int width, int to) {
+  const __m256i moved = shift >= to ? _mm256_srli_epi16(v, shift - to) : _mm256_slli_epi16(v, to - shift);
+  return _mm256_and_si256(moved, _mm256_set1_epi8(static_cast<char>(((1 << width) - 1) << to)));
+}
+
+Bytes32 minus(Bytes32 v, int8_t c) { return _mm256_sub_epi8(v, _mm256_set1_epi8(c)); }
+
+// 16 bytes of nibbles as ggml orders a 32-value block's: the low nibbles are
+// values 0‥15, the high ones 16‥31.
+Bytes32 nibbles16(const uint8_t* p) {
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), low4 = _mm_set1_epi8(0xF);
+  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), low4), _mm_and_si128(b, low4));
+}
+
+// Byte j: bit j of h, at bit `to`.
+Bytes32 bitsOf(uint32_t h, int to) {
+  const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(h)),  // byte j takes byte j/8 of h
+                                             _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202,
+                                                                0x0303030303030303));
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));  // then its bit j%8
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(static_cast<char>(1 << to)));
+}
+
+// table[v] for each byte v < 16 (a byte shuffle in each 128-bit lane).
+Bytes32 lookup16(Bytes32 v, const int8_t* table) {
+  return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table))), v);
+}
+
+// 8 weights in a register.
+using Floats8 = __m256;
+
+// The weights d · q (+ m) of q: values 0‥15 with d0, m0, values 16‥31 with
+// d1, m1; all 32 to out(w, at), w[k] being values 8k‥8k + 7.
+template <bool kMin, class Out>
+void floats32(Bytes32 q, float d0, float m0, float d1, float m1, Out& out, int at) {
+  const auto eight = [](__m128i b, float d, float m) {  // the low 8 bytes of b
+    const __m256 f = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)), vd = _mm256_set1_ps(d);
+    return kMin ? _mm256_fmadd_ps(vd, f, _mm256_set1_ps(m)) : _mm256_mul_ps(vd, f);
+  };
+  const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
+  const Floats8 w[4] = {eight(lo, d0, m0), eight(_mm_srli_si128(lo, 8), d0, m0), eight(hi, d1, m1),
+                        eight(_mm_srli_si128(hi, 8), d1, m1)};
+  out(w, at);
+}
+
+// dequantize(): the weights stored.
+struct Store {
+  float* y;
+  void operator()(const Floats8 (&w)[4], int at) {
+    for (int k = 0; k < 4; ++k) _mm256_storeu_ps(y + at + 8 * k, w[k]);
+  }
+};
+
+// dotRows(): the weights times x, summed in 4 × 8 lanes (4 chains of FMAs,
+// not one, which would wait on each other); never stored.
+struct Dot {
+  const float* x;
+  Floats8 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  void operator()(const Floats8 (&w)[4], int at) {
+    for (int k = 0; k < 4; ++k) acc[k] = _mm256_fmadd_ps(w[k], _mm256_loadu_ps(x + at + 8 * k), acc[k]);
+  }
+  float sum() const {  // always in this order
+    const __m256 a = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
+    float lanes[8];
+    _mm256_storeu_ps(lanes, a);
+    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+  }
+};
+#else
+struct Bytes32 {
+  uint8_t v[32];
+  Bytes32 operator|(const Bytes32& o) const {
+    Bytes32 r;
+    for (int j = 0; j < 32; ++j) r.v[j] = v[j] | o.v[j];
+    return r;
+  }
+};
+
+Bytes32 load32(const uint8_t* p) {
+  Bytes32 r;
+  std::memcpy(r.v, p, 32);
+  return r;
+}
+
+Bytes32 field(Bytes32 a, int shift, int width, int to) {
+  Bytes32 r;
+  for (int j = 0; j < 32; ++j) r.v[j] = static_cast<uint8_t>((a.v[j] >> shift & ((1 << width) - 1)) << to);
+  return r;
+}
+
+Bytes32 minus(Bytes32 a, int8_t c) {
+  Bytes32 r;
+  for (int j = 0; j < 32; ++j) r.v[j] = static_cast<uint8_t>(a.v[j] - c);
+  return r;
+}
+
+Bytes32 nibbles16(const uint8_t* p) {
+  Bytes32 r;
+  for (int j = 0; j < 16; ++j) r.v[j] = p[j] & 0xF, r.v[j + 16] = p[j] >> 4;
+  return r;
+}
+
+Bytes32 bitsOf(uint32_t h, int to) {
+  Bytes32 r;
+  for (int j = 0; j < 32; ++j) r.v[j] = static_cast<uint8_t>((h >> j & 1) << to);
+  return r;
+}
+
+Bytes32 lookup16(Bytes32 a, const int8_t* table) {
+  Bytes32 r;
+  for (int j = 0; j < 32; ++j) r.v[j] = static_cast<uint8_t>(table[a.v[j]]);
+  return r;
+}
+
+struct Floats8 {
+  float v[8];
+};
+
+template <bool kMin, class Out>
+void floats32(Bytes32 q, float d0, float m0, float d1, float m1, Out& out, int at) {
+  Floats8 w[4];
+  for (int i = 0; i < 32; ++i) {
+    const float d = i < 16 ? d0 : d1, f = static_cast<float>(static_cast<int8_t>(q.v[i]));
+    w[i / 8].v[i % 8] = kMin ? d * f + (i < 16 ? m0 : m1) : d * f;
+  }
+  out(w, at);
+}
+
+struct Store {
+  float* y;
+  void operator()(const Floats8 (&w)[4], int at) { std::memcpy(y + at, w, sizeof w); }
+};
+
+struct Dot {
+  const float* x;
+  Floats8 acc[4] = {};
+  void operator()(const Floats8 (&w)[4], int at) {
+    for (int k = 0; k < 4; ++k)
+      for (int j = 0; j < 8; ++j) acc[k].v[j] += w[k].v[j] * x[at + 8 * k + j];
+  }
+  float sum() const {  // as the AVX2 lanes add
+    float lanes[8];
+    for (int j = 0; j < 8; ++j) lanes[j] = (acc[0].v[j] + acc[1].v[j]) + (acc[2].v[j] + acc[3].v[j]);
+    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+  }
+};
+#endif
+
+// One scale for all 32.
+template <class Out>
+void scaled32(Bytes32 q, float d, Out& out, int at) { floats32<false>(q, d, 0.0f, d, 0.0f, out, at); }
+
+// [SECTION] 32-value blocks
+// Q8_0 {f16 d; int8 q[32]}:                           x = d · q
+template <class Out>
+void q8_0(const uint8_t* b, Out& y) { scaled32(load32(b + 2), half(b), y, 0); }
+
+// Q4_0 {f16 d; u8 qs[16]}:                            x = d · (q − 8)
+template <class Out>
+void q4_0(const uint8_t* b, Out& y) { scaled32(minus(nibbles16(b + 2), 8), half(b), y, 0); }
+
+// Q4_1 {f16 d, m; u8 qs[16]}:                         x = d · q + m
+template <class Out>
+void q4_1(const uint8_t* b, Out& y) {
+  const float d = half(b), m = half(b + 2);
+  floats32<true>(nibbles16(b + 4), d, m, d, m, y, 0);
+}
+
+// Q5_0 {f16 d; u32 qh; u8 qs[16]}: value j's fifth bit is bit j of qh.
+//                                                     x = d · (q − 16)
+template <class Out>
+void q5_0(const uint8_t* b, Out& y) { scaled32(minus(nibbles16(b + 6) | bitsOf(u32(b + 2), 4), 16), half(b), y, 0); }
+
+// Q5_1 {f16 d, m; u32 qh; u8 qs[16]}:                 x = d · q + m
+template <class Out>
+void q5_1(const uint8_t* b, Out& y) {
+  const float d = half(b), m = half(b + 2);
+  floats32<true>(nibbles16(b + 8) | bitsOf(u32(b + 4), 4), d, m, d, m, y, 0);
+}
+
+// IQ4_NL {f16 d; u8 qs[16]}:                          x = d · kvalues[q]
+template <class Out>
+void iq4_nl(const uint8_t* b, Out& y) { scaled32(lookup16(nibbles16(b + 2), kIq4NlValues), half(b), y, 0); }
+
+// [SECTION] 256-value super-blocks
+
+// The 6-bit scale and minimum of Q4_K/Q5_K sub-block j (get_scale_min_k4):
+// the first four sit in the low 6 bits of bytes 0‥3 and 4‥7, the last four
+// in bytes 8‥11's nibbles with their top 2 bits in bytes 0‥7's top bits.
+void scaleMinK4(int j, const uint8_t* s, int& sc, int& m) {
+  if (j < 4) {
+    sc = s[j] & 63, m = s[j + 4] & 63;
+  } else {
+    sc = (s[j + 4] & 0xF) | (s[j - 4] >> 6) << 4;
+    m = (s[j + 4] >> 4) | (s[j] >> 6) << 4;
+  }
+}
+
+// Q2_K {u8 scales[16]; u8 qs[64]; f16 d, dmin}: value 128·n + 32·k + l has
+// its 2 bits in byte 32·n + l at bit 2k; sub-block i (16 values) has
+// s = scales[i] & 0xF and m = scales[i] >> 4.         x = d·s · q − dmin·m
+template <class Out>
+void q2_K(const uint8_t* b, Out& y) {
+  const uint8_t* sc = b;
+  const float d = half(b + 80), dmin = half(b + 82);
+  const auto dl = [&](int i) { return d * static_cast<float>(sc[i] & 0xF); };
+  const auto ml = [&](int i) { return -(dmin * static_cast<float>(sc[i] >> 4)); };
+  for (int n = 0; n < 2; ++n) {
+    const Bytes32 qs = load32(b + 16 + 32 * n);
+    for (int k = 0; k < 4; ++k) {
+      const int i = 8 * n + 2 * k;
+      floats32<true>(field(qs, 2 * k, 2, 0), dl(i), ml(i), dl(i + 1), ml(i + 1), y, 128 * n + 32 * k);
+    }
+  }
+}
+
+// Q3_K {u8 hmask[32]; u8 qs[64]; u8 scales[12]; f16 d}: the 2 low bits as
+// Q2_K's; value v's high bit is bit v/32 of hmask[v%32], set meaning "no
+// −4"; 16 signed 6-bit scales, the low nibbles in bytes 0‥7 (sub-block i in
+// byte i%8, the high nibble for i ≥ 8) and the top 2 bits in bytes 8‥11
+// (byte 8 + i%4, bits 2·(i/4)).                       x = d·(s − 32) · (q − 4·!h)
+template <class Out>
+void q3_K(const uint8_t* b, Out& y) {
+  const uint8_t* s = b + 96;
+  const float d = half(b + 108);
+  const auto dl = [&](int i) {
+    const int lo = i < 8 ? s[i] & 0xF : s[i - 8] >> 4, hi = s[8 + i % 4] >> 2 * (i / 4) & 3;
+    return d * static_cast<float>((lo | hi << 4) - 32);
+  };
+  const Bytes32 hm = load32(b);
+  for (int n = 0; n < 2; ++n) {
+    const Bytes32 qs = load32(b + 32 + 32 * n);
+    for (int k = 0; k < 4; ++k) {
+      const int i = 8 * n + 2 * k;
+      const Bytes32 q = minus(field(qs, 2 * k, 2, 0) | field(hm, 4 * n + k, 1, 2), 4);
+      floats32<false>(q, dl(i), 0.0f, dl(i + 1), 0.0f, y, 128 * n + 32 * k);
+    }
+  }
+}
+
+// Q4_K {f16 d, dmin; u8 scales[12]; u8 qs[128]}: 8 sub-blocks of 32, 64
+// values per 32 bytes (the first 32 in the low nibbles); Q5_K {f16 d, dmin;
+// u8 scales[12]; u8 qh[32]; u8 qs[128]} adds a fifth bit, bit v/32 of
+// qh[v%32].                                           x = d·s · q − dmin·m
+template <bool kFifthBit, class Out>
+void qK(const uint8_t* b, Out& y) {
+  const float d = half(b), dmin = half(b + 2);
+  const uint8_t* s = b + 4;
+  const Bytes32 qh = load32(b + 16);
+  const uint8_t* qs = b + (kFifthBit ? 48 : 16);
+  for (int g = 0; g < 4; ++g) {
+    const Bytes32 v = load32(qs + 32 * g);
+    for (int h = 0; h < 2; ++h) {
+      const int j = 2 * g + h;
+      Bytes32 q = field(v, 4 * h, 4, 0);
+      if (kFifthBit) q = q | field(qh, j, 1, 4);
+      int sc, m;
+      scaleMinK4(j, s, sc, m);
+      const float dl = d * static_cast<float>(sc), ml = -(dmin * static_cast<float>(m));
+      floats32<true>(q, dl, ml, dl, ml, y, 32 * j);
+    }
+  }
+}
+template <class Out>
+void q4_K(const uint8_t* b, Out& y) { qK<false>(b, y); }
+template <class Out>
+void q5_K(const uint8_t* b, Out& y) { qK<true>(b, y); }
+
+// Q6_K {u8 ql[128]; u8 qh[64]; int8 scales[16]; f16 d}: in each half n of
+// 128 values, value 32·k + l takes its low 4 bits from ql[64n + l + 32·(k%2)]
+// (the high nibble for k ≥ 2) and its top 2 bits from qh[32n + l] at bits
+// 2k; sub-block i is 16 values.                       x = d·s · (q − 32)
+template <class Out>
+void q6_K(const uint8_t* b, Out& y) {
+  const int8_t* sc = reinterpret_cast<const int8_t*>(b + 192);
+  const float d = half(b + 208);
+  for (int n = 0; n < 2; ++n) {
+    const Bytes32 ql[2] = {load32(b + 64 * n), load32(b + 64 * n + 32)}, qh = load32(b + 128 + 32 * n);
+    for (int k = 0; k < 4; ++k) {
+      const int i = 8 * n + 2 * k;
+      const Bytes32 q = minus(field(ql[k % 2], 4 * (k / 2), 4, 0) | field(qh, 2 * k, 2, 4), 32);
+      floats32<false>(q, d * static_cast<float>(sc[i]), 0.0f, d * static_cast<float>(sc[i + 1]), 0.0f,
+                      y, 128 * n + 32 * k);
+    }
+  }
+}
+
+// IQ4_XS {f16 d; u16 scales_h; u8 scales_l[4]; u8 qs[128]}: 8 sub-blocks of
+// 32, each a 6-bit scale (the low nibble from scales_l, the top 2 bits from
+// scales_h) and IQ4_NL's nibbles.                     x = d·(s − 32) · kvalues[q]
+template <class Out>
+void iq4_xs(const uint8_t* b, Out& y) {
   const float d = half(b);
-  for (int i = 0; i < 32; ++i) out[i] = d * static_cast<float>(static_cast<int8_t>(b[2 + i]));
+  uint16_t sh;
+  std::memcpy(&sh, b + 2, 2);
+  const uint8_t* sl = b + 4;
+  for (int i = 0; i < 8; ++i) {
+    const int s = (sl[i / 2] >> 4 * (i % 2) & 0xF) | (sh >> 2 * i & 3) << 4;
+    scaled32(lookup16(nibbles16(b + 8 + 16 * i), kIq4NlValues), d * static_cast<float>(s - 32), y, 32 * i);
+  }
+}
+
+// f(decode), decode(block, out) being type t's decoder; `what` names the
+// caller when t is not a block type.
+template <class F>
+void withDecoder(DType t, const char* what, F&& f) {
+  switch (t) {
+    case DType::Q8_0: return f([](const uint8_t* b, auto& out) { q8_0(b, out); });
+    case DType::Q4_0: return f([](const uint8_t* b, auto& out) { q4_0(b, out); });
+    case DType::Q4_1: return f([](const uint8_t* b, auto& out) { q4_1(b, out); });
+    case DType::Q5_0: return f([](const uint8_t* b, auto& out) { q5_0(b, out); });
+    case DType::Q5_1: return f([](const uint8_t* b, auto& out) { q5_1(b, out); });
+    case DType::Q2_K: return f([](const uint8_t* b, auto& out) { q2_K(b, out); });
+    case DType::Q3_K: return f([](const uint8_t* b, auto& out) { q3_K(b, out); });
+    case DType::Q4_K: return f([](const uint8_t* b, auto& out) { q4_K(b, out); });
+    case DType::Q5_K: return f([](const uint8_t* b, auto& out) { q5_K(b, out); });
+    case DType::Q6_K: return f([](const uint8_t* b, auto& out) { q6_K(b, out); });
+    case DType::IQ4_NL: return f([](const uint8_t* b, auto& out) { iq4_nl(b, out); });
+    case DType::IQ4_XS: return f([](const uint8_t* b, auto& out) { iq4_xs(b, out); });
+    default: break;
+  }
+  throw std::logic_error(std::string(what) + ": " + dtypeName(t) + " is not a block type");
 }
 
 }  // namespace
 
+const int8_t kIq4NlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
 void dequantize(DType t, const uint8_t* src, int64_t count, float* out) {
   const BlockLayout b = blockLayout(t);
-  const int64_t blocks = count / b.values;
-  switch (t) {
-    case DType::Q8_0:
-      for (int64_t i = 0; i < blocks; ++i) q8_0(src + i * b.bytes, out + i * b.values);
-      return;
-    default: break;
-  }
-  throw std::logic_error("dequantize: " + dtypeName(t) + " is not a block type this build reads");
+  withDecoder(t, "dequantize", [&](auto decode) {
+    const int64_t n = count / b.values;
+#pragma omp parallel for schedule(static) if (count > (int64_t{1} << 20))
+    for (int64_t i = 0; i < n; ++i) {
+      Store store{out + i * b.values};
+      decode(src + i * b.bytes, store);
+    }
+  });
+}
+
+void dotRows(DType t, const uint8_t* src, int64_t rows, int64_t cols, const float* x, float* y) {
+  const BlockLayout b = blockLayout(t);
+  withDecoder(t, "dotRows", [&](auto decode) {
+    const int64_t per_row = cols / b.values;
+#pragma omp parallel for schedule(static) if (rows * cols > (int64_t{1} << 20))
+    for (int64_t o = 0; o < rows; ++o) {
+      const uint8_t* row = src + o * per_row * b.bytes;
+      Dot dot{x};
+      for (int64_t i = 0; i < per_row; ++i) {
+        dot.x = x + i * b.values;
+        decode(row + i * b.bytes, dot);
+      }
+      y[o] = dot.sum();
+    }
+  });
 }
 
 }  // namespace attn

@@ -1,9 +1,9 @@
 // ggml's block-quantized weights, as GGUF files store them (ggml-common.h,
 // ggml-quants.c): a row of a matrix is a run of blocks, each `values`
 // weights in `bytes`, with its own scale (and minimum, or sub-block scales
-// for the K types). Read only: dequantize() turns whole blocks into floats,
-// a tile of rows at a time where a layer runs (linearTiled16), so a
-// quantized model is never expanded whole.
+// for the K types). dequantize() turns whole blocks into floats, a tile of
+// rows at a time where a layer runs (linearTiled16), so a quantized model is
+// never expanded whole; quantize() writes them (fixtures, the benchmark).
 //
 //   type    values bytes  a weight is
 //   Q8_0      32    34    d · q,            q int8
@@ -30,13 +30,29 @@ namespace attn {
 
 // The block types (every DType from Q8_0 on).
 bool isQuantized(DType t);
-// `count` weights of block type t (a whole number of blocks) from `src` into `out`.
+// `count` weights of block type t (a whole number of blocks) from `src` into
+// `out`, the floats ggml's dequantize_row_* gives; past a million weights on
+// the OpenMP threads.
 void dequantize(DType t, const uint8_t* src, int64_t count, float* out);
+
+// y[o] = Σ_j W[o, j] · x[j] over the `rows` rows of a block-quantized matrix
+// W of `cols` columns (whole blocks a row) at src: its weights as
+// dequantize() gives them, multiplied as they are decoded, never stored. For
+// a decode step's one row: a tile dequantized and then multiplied is written
+// and read back, 8 bytes a weight more, and took twice as long on one core.
+// Past a million weights on the OpenMP threads.
+void dotRows(DType t, const uint8_t* src, int64_t rows, int64_t cols, const float* x, float* y);
+
+// IQ4_NL's and IQ4_XS's 16 levels (ggml's kvalues_iq4nl): denser near zero,
+// where most weights are.
+extern const int8_t kIq4NlValues[16];
 
 // [SECTION] Writing (test fixtures, the benchmark's quantized checkpoint)
 // `count` floats (a whole number of blocks of t) stored as type t as ggml's
-// reference quantizers do (any type but I64: F32, F16, BF16 as plain
-// little-endian values).
+// reference quantizers store them (quantize_row_*_ref; IQ4_NL as
+// quantize_iq4_nl without an importance matrix, the search llama-quantize
+// runs), byte for byte (quants_test checks it against ggml's own library);
+// any type but I64: F32, F16, BF16 as plain little-endian values.
 std::vector<uint8_t> quantize(DType t, const float* x, int64_t count);
 
 }  // namespace attn
