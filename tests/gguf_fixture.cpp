@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <map>
 
 namespace fs = std::filesystem;
 
@@ -123,96 +124,193 @@ TinyModel writeGgufParent(const fs::path& dir, const std::string& family, DType 
   return writeCheckpoint(dir, config, t, o);
 }
 
+
 namespace {
 
+// The converter's output as it is written: "{arch}.*" keys, tensors under
+// llama.cpp's names (1-D as F32, the rest as `type`), each changed as the converter changes it.
+struct Conversion {
+  const TinyModel& m;
+  DType type;
+  std::string arch;
+  std::vector<GgufKv> kv;
+  std::vector<GgufTensorOut> tensors;
+
+  void key(const std::string& name, const GgufValue& v) { kv.push_back({arch + "." + name, v}); }
+  void count(const std::string& name, int64_t v) { key(name, ggufInt(GgufType::UInt32, v)); }
+  void number(const std::string& name, double v) { key(name, ggufFloat(v)); }
+  // `hf` (when the checkpoint has it) as `gguf`, its values [rows, cols] changed by `change`.
+  using Change = std::function<std::vector<float>(std::vector<float>, int64_t rows, int64_t cols)>;
+  void add(const std::string& gguf, const std::string& hf, const Change& change = {}) {
+    if (!m.weights.count(hf)) return;
+    const std::vector<int64_t>& shape = m.shapes.at(hf);
+    std::vector<float> w = m.weights.at(hf);
+    if (change) w = change(std::move(w), shape[0], shape.size() > 1 ? shape[1] : 1);
+    tensors.push_back({gguf, std::vector<int64_t>(shape.rbegin(), shape.rend()), shape.size() > 1 ? type : DType::F32,
+                       std::move(w)});
+  }
+};
+
 // LlamaModel.permute: each head's rows (first half, second half) interleaved.  [rows, cols]
-std::vector<float> permuteRows(const std::vector<float>& w, int64_t rows, int64_t cols, int64_t heads) {
-  const int64_t dh = rows / heads, half = dh / 2;
-  std::vector<float> out(w.size());
-  for (int64_t h = 0; h < heads; ++h)
-    for (int64_t s = 0; s < 2; ++s)
-      for (int64_t i = 0; i < half; ++i)
-        std::copy_n(w.begin() + (h * dh + s * half + i) * cols, cols, out.begin() + (h * dh + 2 * i + s) * cols);
-  return out;
+Conversion::Change permuteRows(int64_t heads) {
+  return [heads](std::vector<float> w, int64_t rows, int64_t cols) {
+    const int64_t dh = rows / heads, half = dh / 2;
+    std::vector<float> out(w.size());
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t s = 0; s < 2; ++s)
+        for (int64_t i = 0; i < half; ++i)
+          std::copy_n(w.begin() + (h * dh + s * half + i) * cols, cols, out.begin() + (h * dh + 2 * i + s) * cols);
+    return out;
+  };
+}
+
+// LlamaModel (Llama's q and k permuted), Qwen2Model, Qwen3Model: TextModel's keys.
+void convertLlama(Conversion& v) {
+  const ModelConfig& c = v.m.config;
+  v.count("context_length", c.positions);
+  v.count("embedding_length", c.d_model);
+  v.count("block_count", c.layers);
+  v.count("feed_forward_length", c.d_ff);
+  v.count("attention.head_count", c.heads);
+  v.count("attention.head_count_kv", c.kv_heads);
+  v.number("rope.freq_base", c.rope.theta);
+  v.number("attention.layer_norm_rms_epsilon", c.rms_eps);
+  v.count("rope.dimension_count", c.head_dim);
+  v.count("vocab_size", c.vocab);
+  if (c.head_dim != c.d_model / c.heads) {
+    v.count("attention.key_length", c.head_dim);
+    v.count("attention.value_length", c.head_dim);
+  }
+  const bool llama = v.arch == "llama";
+  v.add("token_embd.weight", "model.embed_tokens.weight");
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".", p = "model.layers." + std::to_string(l) + ".";
+    v.add(b + "attn_norm.weight", p + "input_layernorm.weight");
+    v.add(b + "attn_q.weight", p + "self_attn.q_proj.weight", llama ? permuteRows(c.heads) : nullptr);
+    v.add(b + "attn_k.weight", p + "self_attn.k_proj.weight", llama ? permuteRows(c.kv_heads) : nullptr);
+    v.add(b + "attn_v.weight", p + "self_attn.v_proj.weight");
+    v.add(b + "attn_q.bias", p + "self_attn.q_proj.bias");
+    v.add(b + "attn_k.bias", p + "self_attn.k_proj.bias");
+    v.add(b + "attn_v.bias", p + "self_attn.v_proj.bias");
+    v.add(b + "attn_q_norm.weight", p + "self_attn.q_norm.weight");
+    v.add(b + "attn_k_norm.weight", p + "self_attn.k_norm.weight");
+    v.add(b + "attn_output.weight", p + "self_attn.o_proj.weight");
+    v.add(b + "ffn_norm.weight", p + "post_attention_layernorm.weight");
+    v.add(b + "ffn_gate.weight", p + "mlp.gate_proj.weight");
+    v.add(b + "ffn_up.weight", p + "mlp.up_proj.weight");
+    v.add(b + "ffn_down.weight", p + "mlp.down_proj.weight");
+  }
+  v.add("output_norm.weight", "model.norm.weight");
+  v.add("output.weight", "lm_head.weight");
+}
+
+// GemmaModel, Gemma2Model, Gemma3Model: every "*norm.weight" saved as w + 1,
+// lm_head dropped (tied); Gemma and Gemma 2 write no RoPE base, Gemma 3
+// TextModel's keys (its local base as rope.freq_base_swa) and a final soft-cap only when set.
+void convertGemma(Conversion& v) {
+  const ModelConfig& c = v.m.config;
+  const int gen = v.arch == "gemma" ? 1 : v.arch == "gemma2" ? 2 : 3;
+  v.count("context_length", c.positions);
+  v.count("embedding_length", c.d_model);
+  v.count("block_count", c.layers);
+  v.count("feed_forward_length", c.d_ff);
+  v.count("attention.head_count", c.heads);
+  v.count("attention.head_count_kv", c.kv_heads);
+  v.number("attention.layer_norm_rms_epsilon", c.rms_eps);
+  v.count("attention.key_length", c.head_dim);
+  v.count("attention.value_length", c.head_dim);
+  if (gen == 2) {
+    v.number("attn_logit_softcapping", c.attn_softcap);
+    v.number("final_logit_softcapping", c.final_softcap);
+    v.count("attention.sliding_window", c.sliding_window);
+  } else if (gen == 3) {
+    v.number("rope.freq_base", c.rope.theta);
+    v.number("rope.freq_base_swa", c.rope_local.theta);
+    if (c.final_softcap > 0) v.number("final_logit_softcapping", c.final_softcap);
+    v.count("attention.sliding_window", c.sliding_window);
+  }
+  const Conversion::Change plus_one = [](std::vector<float> w, int64_t, int64_t) {
+    for (float& x : w) x += 1.0f;
+    return w;
+  };
+  v.add("token_embd.weight", "model.embed_tokens.weight");
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".", p = "model.layers." + std::to_string(l) + ".";
+    v.add(b + "attn_norm.weight", p + "input_layernorm.weight", plus_one);
+    v.add(b + "attn_q.weight", p + "self_attn.q_proj.weight");
+    v.add(b + "attn_k.weight", p + "self_attn.k_proj.weight");
+    v.add(b + "attn_v.weight", p + "self_attn.v_proj.weight");
+    v.add(b + "attn_q_norm.weight", p + "self_attn.q_norm.weight", plus_one);
+    v.add(b + "attn_k_norm.weight", p + "self_attn.k_norm.weight", plus_one);
+    v.add(b + "attn_output.weight", p + "self_attn.o_proj.weight");
+    v.add(b + (gen == 1 ? "ffn_norm.weight" : "post_attention_norm.weight"), p + "post_attention_layernorm.weight",
+          plus_one);
+    v.add(b + "ffn_norm.weight", p + "pre_feedforward_layernorm.weight", plus_one);
+    v.add(b + "post_ffw_norm.weight", p + "post_feedforward_layernorm.weight", plus_one);
+    v.add(b + "ffn_gate.weight", p + "mlp.gate_proj.weight");
+    v.add(b + "ffn_up.weight", p + "mlp.up_proj.weight");
+    v.add(b + "ffn_down.weight", p + "mlp.down_proj.weight");
+  }
+  v.add("output_norm.weight", "model.norm.weight", plus_one);
+}
+
+// The vocabulary by id, the merges and the control tokens' ids: tokenizer.json's (its added tokens).
+struct Vocabulary {
+  std::vector<std::string> tokens, merges;
+  std::vector<int64_t> control;
+};
+Vocabulary readVocabulary(const fs::path& dir) {
+  Vocabulary v;
+  const nlohmann::json tok = nlohmann::json::parse(readWholeFile(dir / "tokenizer.json", "tokenizer.json"));
+  nlohmann::json vocab = tok["model"]["vocab"];
+  for (const nlohmann::json& mg : tok["model"]["merges"]) v.merges.push_back(mg.get<std::string>());
+  for (const nlohmann::json& a : tok["added_tokens"]) {
+    vocab[a["content"].get<std::string>()] = a["id"];
+    v.control.push_back(a["id"].get<int64_t>());
+  }
+  v.tokens.resize(vocab.size());
+  for (const auto& [piece, id] : vocab.items()) v.tokens.at(id.get<size_t>()) = piece;
+  return v;
 }
 
 }  // namespace
 
 fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, const GgufEdit& edit) {
-  const ModelConfig& c = m.config;
-  const std::string arch = c.family;
-  std::vector<GgufKv> kv = {
-      {"general.architecture", ggufString(arch)},
-      {"general.name", ggufString("tiny " + arch)},
-      {arch + ".context_length", ggufInt(GgufType::UInt32, c.positions)},
-      {arch + ".embedding_length", ggufInt(GgufType::UInt32, c.d_model)},
-      {arch + ".block_count", ggufInt(GgufType::UInt32, c.layers)},
-      {arch + ".feed_forward_length", ggufInt(GgufType::UInt32, c.d_ff)},
-      {arch + ".attention.head_count", ggufInt(GgufType::UInt32, c.heads)},
-      {arch + ".attention.head_count_kv", ggufInt(GgufType::UInt32, c.kv_heads)},
-      {arch + ".rope.freq_base", ggufFloat(c.rope.theta)},
-      {arch + ".attention.layer_norm_rms_epsilon", ggufFloat(c.rms_eps)},
-      {arch + ".rope.dimension_count", ggufInt(GgufType::UInt32, c.head_dim)},
-      {arch + ".vocab_size", ggufInt(GgufType::UInt32, c.vocab)},
+  // The converter's class by config.json's architectures[0], and its gguf-py MODEL_ARCH_NAMES name.
+  static const std::map<std::string, std::string> kArch = {
+      {"LlamaForCausalLM", "llama"},
+      {"Qwen2ForCausalLM", "qwen2"},
+      {"Qwen3ForCausalLM", "qwen3"},
+      {"GemmaForCausalLM", "gemma"},
+      {"Gemma2ForCausalLM", "gemma2"},
+      {"Gemma3ForCausalLM", "gemma3"},
   };
-  if (c.head_dim != c.d_model / c.heads) {
-    kv.push_back({arch + ".attention.key_length", ggufInt(GgufType::UInt32, c.head_dim)});
-    kv.push_back({arch + ".attention.value_length", ggufInt(GgufType::UInt32, c.head_dim)});
-  }
-  // The tokenizer: tokenizer.json's vocabulary by id, its merges, the added tokens as control tokens.
-  const nlohmann::json tok = nlohmann::json::parse(readWholeFile(m.dir / "tokenizer.json", "tokenizer.json"));
-  std::vector<std::string> tokens(static_cast<size_t>(c.vocab));
-  std::vector<int64_t> types(static_cast<size_t>(c.vocab), 1);
-  for (const auto& [piece, id] : tok["model"]["vocab"].items()) tokens[id.get<size_t>()] = piece;
-  for (const nlohmann::json& a : tok["added_tokens"]) types[a["id"].get<size_t>()] = 3;
-  std::vector<std::string> merges;
-  for (const nlohmann::json& mg : tok["model"]["merges"]) merges.push_back(mg.get<std::string>());
-  const auto id = [&](const std::string& piece) {
-    return static_cast<int64_t>(std::find(tokens.begin(), tokens.end(), piece) - tokens.begin());
-  };
-  kv.push_back({"tokenizer.ggml.model", ggufString("gpt2")});
-  kv.push_back({"tokenizer.ggml.pre", ggufString("gpt-2")});
-  kv.push_back({"tokenizer.ggml.tokens", ggufStrings(tokens)});
-  kv.push_back({"tokenizer.ggml.token_type", ggufInts(GgufType::Int32, types)});
-  kv.push_back({"tokenizer.ggml.merges", ggufStrings(merges)});
-  kv.push_back({"tokenizer.ggml.bos_token_id", ggufInt(GgufType::UInt32, id("<s>"))});
-  kv.push_back({"tokenizer.ggml.eos_token_id", ggufInt(GgufType::UInt32, id("</s>"))});
-  kv.push_back({"tokenizer.ggml.add_bos_token", ggufInt(GgufType::Bool, 1)});
+  const nlohmann::json config = nlohmann::json::parse(readWholeFile(m.dir / "config.json", "config.json"));
+  const std::string cls = config["architectures"][0].get<std::string>();
+  if (!kArch.count(cls)) throw std::logic_error("convertToGguf: no converter class for " + cls);
+  Conversion v{m, type, kArch.at(cls), {}, {}};
+  v.kv = {{"general.architecture", ggufString(v.arch)}, {"general.name", ggufString("tiny " + v.arch)}};
+  if (v.arch.rfind("gemma", 0) == 0) convertGemma(v);
+  else convertLlama(v);
 
-  // Tensors: llama.cpp's names; 1-D as F32, the rest as `type`.
-  std::vector<GgufTensorOut> tensors;
-  auto add = [&](const std::string& gguf, const std::string& hf, int64_t rope_heads = 0) {
-    if (!m.weights.count(hf)) return;
-    const std::vector<int64_t>& shape = m.shapes.at(hf);
-    std::vector<float> w = m.weights.at(hf);
-    const int64_t rows = shape[0], cols = shape.size() > 1 ? shape[1] : 1;
-    if (rope_heads > 0) w = permuteRows(w, rows, cols, rope_heads);
-    tensors.push_back({gguf, std::vector<int64_t>(shape.rbegin(), shape.rend()), shape.size() > 1 ? type : DType::F32,
-                       std::move(w)});
+  // The tokenizer: the vocabulary by id, its merges, the added tokens as control tokens.
+  const Vocabulary vocab = readVocabulary(m.dir);
+  std::vector<int64_t> types(vocab.tokens.size(), 1);
+  for (const int64_t id : vocab.control) types[static_cast<size_t>(id)] = 3;
+  const auto id = [&](const std::string& piece) {
+    return static_cast<int64_t>(std::find(vocab.tokens.begin(), vocab.tokens.end(), piece) - vocab.tokens.begin());
   };
-  add("token_embd.weight", "model.embed_tokens.weight");
-  for (int64_t l = 0; l < c.layers; ++l) {
-    const std::string b = "blk." + std::to_string(l) + ".", p = "model.layers." + std::to_string(l) + ".";
-    const bool llama = arch == "llama";
-    add(b + "attn_norm.weight", p + "input_layernorm.weight");
-    add(b + "attn_q.weight", p + "self_attn.q_proj.weight", llama ? c.heads : 0);
-    add(b + "attn_k.weight", p + "self_attn.k_proj.weight", llama ? c.kv_heads : 0);
-    add(b + "attn_v.weight", p + "self_attn.v_proj.weight");
-    add(b + "attn_q.bias", p + "self_attn.q_proj.bias");
-    add(b + "attn_k.bias", p + "self_attn.k_proj.bias");
-    add(b + "attn_v.bias", p + "self_attn.v_proj.bias");
-    add(b + "attn_q_norm.weight", p + "self_attn.q_norm.weight");
-    add(b + "attn_k_norm.weight", p + "self_attn.k_norm.weight");
-    add(b + "attn_output.weight", p + "self_attn.o_proj.weight");
-    add(b + "ffn_norm.weight", p + "post_attention_layernorm.weight");
-    add(b + "ffn_gate.weight", p + "mlp.gate_proj.weight");
-    add(b + "ffn_up.weight", p + "mlp.up_proj.weight");
-    add(b + "ffn_down.weight", p + "mlp.down_proj.weight");
-  }
-  add("output_norm.weight", "model.norm.weight");
-  add("output.weight", "lm_head.weight");
-  if (edit) edit(kv, tensors);
-  writeGguf(out, kv, tensors);
+  v.kv.push_back({"tokenizer.ggml.model", ggufString("gpt2")});
+  v.kv.push_back({"tokenizer.ggml.pre", ggufString("gpt-2")});
+  v.kv.push_back({"tokenizer.ggml.tokens", ggufStrings(vocab.tokens)});
+  v.kv.push_back({"tokenizer.ggml.token_type", ggufInts(GgufType::Int32, types)});
+  v.kv.push_back({"tokenizer.ggml.merges", ggufStrings(vocab.merges)});
+  v.kv.push_back({"tokenizer.ggml.bos_token_id", ggufInt(GgufType::UInt32, id("<s>"))});
+  v.kv.push_back({"tokenizer.ggml.eos_token_id", ggufInt(GgufType::UInt32, id("</s>"))});
+  v.kv.push_back({"tokenizer.ggml.add_bos_token", ggufInt(GgufType::Bool, 1)});
+
+  if (edit) edit(v.kv, v.tensors);
+  writeGguf(out, v.kv, v.tensors);
   return out;
 }
 

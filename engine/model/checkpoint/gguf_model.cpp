@@ -31,14 +31,18 @@ void GgufKeys::fail(const std::string& key, const std::string& message) const {
 }
 
 int64_t GgufKeys::count(const std::string& key, int64_t max, std::optional<int64_t> def) {
+  return integer(key, 1, max, def);
+}
+
+int64_t GgufKeys::integer(const std::string& key, int64_t min, int64_t max, std::optional<int64_t> def) {
   const GgufValue* v = get(key);
   if (!v) {
     if (!def) fail(key, "is missing");
     return *def;
   }
   if (!v->isInteger() || v->type == GgufType::Bool) fail(key, "must be an integer, got " + ggufTypeName(v->type));
-  if (v->integer < 1 || v->integer > max)
-    fail(key, "is " + std::to_string(v->integer) + " (expected 1 to " + std::to_string(max) + ")");
+  if (v->integer < min || v->integer > max)
+    fail(key, "is " + std::to_string(v->integer) + " (expected " + std::to_string(min) + " to " + std::to_string(max) + ")");
   return v->integer;
 }
 

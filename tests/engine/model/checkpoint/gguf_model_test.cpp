@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace fs = std::filesystem;
 
@@ -125,6 +126,61 @@ TEST(GgufModel, RefusesWhatItCannotRunAsMeantInOneLine) {
             {"bad.gguf", "tensor 'blk.0.ffn_gate_exps.weight'", "not one of Llama's tensors"});
   expectHas(ggufError(m, [](auto&, auto& t) { t.erase(t.begin() + 3); }, out), {"bad.gguf", "is missing"});
   expectHas(ggufError(m, [](auto&, auto& t) { t[1].values[5] = NAN; }, out), {"bad.gguf", "NaN at element"});
+}
+
+// [SECTION] The other families
+// Each family's parent (tests/gguf_fixture.h), converted as that family's
+// converter class writes it, runs as its parent: what the converter changed
+// (Gemma's norms + 1, …) is undone as the file is read.
+struct GgufParent {
+  std::string name;
+  std::function<TinyModel(const fs::path&)> write;
+};
+const std::vector<GgufParent>& ggufParents() {
+  static const std::vector<GgufParent> parents = {
+      {"gemma", [](const fs::path& d) { return writeGemmaGgufParent(d, 1); }},
+      {"gemma2", [](const fs::path& d) { return writeGemmaGgufParent(d, 2); }},
+      {"gemma3", [](const fs::path& d) { return writeGemmaGgufParent(d, 3); }},
+  };
+  return parents;
+}
+
+TEST(GgufModel, OtherFamiliesF32FilesRunExactlyAsTheirParents) {
+  for (const GgufParent& p : ggufParents()) {
+    SCOPED_TRACE(p.name);
+    TempDir dir;
+    const TinyModel m = p.write(dir / "parent");
+    const fs::path gguf = convertToGguf(m, DType::F32, dir / "model.gguf");
+    const RunDiff d = compareRuns((dir / "parent").string(), gguf.string());
+    // The same float32 weights (a norm's w + 1 − 1 within a rounding).
+    EXPECT_LE(d.maps, 1e-5);
+    EXPECT_LE(d.q, 1e-4);
+    EXPECT_LE(d.k, 1e-4);
+    EXPECT_LE(d.hidden, 1e-4);
+    EXPECT_LE(d.next, 1e-5);
+    const ModelConfig c = modelInfo(*loadModel(filesOnDisk(gguf.string()))).config;
+    EXPECT_EQ(c.arch_name, m.config.arch_name);
+    EXPECT_EQ(c.layer_window, m.config.layer_window);
+    EXPECT_EQ(c.score_scale, m.config.score_scale);
+  }
+}
+
+TEST(GgufModel, RefusesGemmaKeysAndTensorsItCannotRunAsMeant) {
+  TempDir dir;
+  const TinyModel g1 = writeGemmaGgufParent(dir / "gemma", 1), g3 = writeGemmaGgufParent(dir / "gemma3", 3);
+  const fs::path out = dir / "bad.gguf";
+  // Gemma 3 has no score soft-cap (its converter asserts none): one in the file is not run.
+  expectHas(ggufError(g3, [](auto& kv, auto&) { setKey(kv, "gemma3.attn_logit_softcapping", ggufFloat(50)); }, out),
+            {"bad.gguf", "'gemma3.attn_logit_softcapping'", "not implemented for Gemma 3"});
+  expectHas(ggufError(g3, [](auto& kv, auto&) { setKey(kv, "gemma3.rope.scaling.type", ggufString("yarn")); }, out),
+            {"'gemma3.rope.scaling.type'", "'yarn'"});
+  expectHas(ggufError(g3, [](auto& kv, auto&) { setKey(kv, "gemma3.attention.sliding_window", ggufFloat(2.5)); }, out),
+            {"'gemma3.attention.sliding_window' must be an integer, got float32"});
+  // Gemma 1 has no window; a head of its own is not Gemma's (the converter drops lm_head).
+  expectHas(ggufError(g1, [](auto& kv, auto&) { setKey(kv, "gemma.attention.sliding_window", ggufInt(GgufType::UInt32, 8)); }, out),
+            {"'gemma.attention.sliding_window'", "not implemented for Gemma"});
+  expectHas(ggufError(g1, [](auto&, auto& t) { t.push_back({"output.weight", {256, 261}, DType::F32, std::vector<float>(256 * 261)}); }, out),
+            {"tensor 'output.weight'", "not one of Gemma's tensors"});
 }
 
 }  // namespace
