@@ -254,6 +254,36 @@ void convertGemma(Conversion& v) {
   v.add("output_norm.weight", "model.norm.weight", plus_one);
 }
 
+// Olmo2Model: TextModel's keys, the tensors as saved.
+void convertOlmo2(Conversion& v) {
+  const ModelConfig& c = v.m.config;
+  v.count("block_count", c.layers);
+  v.count("context_length", c.positions);
+  v.count("embedding_length", c.d_model);
+  v.count("feed_forward_length", c.d_ff);
+  v.count("attention.head_count", c.heads);
+  v.count("attention.head_count_kv", c.kv_heads);
+  v.number("rope.freq_base", c.rope.theta);
+  v.number("attention.layer_norm_rms_epsilon", c.rms_eps);
+  v.add("token_embd.weight", "model.embed_tokens.weight");
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".", p = "model.layers." + std::to_string(l) + ".";
+    v.add(b + "attn_q.weight", p + "self_attn.q_proj.weight");
+    v.add(b + "attn_k.weight", p + "self_attn.k_proj.weight");
+    v.add(b + "attn_v.weight", p + "self_attn.v_proj.weight");
+    v.add(b + "attn_output.weight", p + "self_attn.o_proj.weight");
+    v.add(b + "attn_q_norm.weight", p + "self_attn.q_norm.weight");
+    v.add(b + "attn_k_norm.weight", p + "self_attn.k_norm.weight");
+    v.add(b + "post_attention_norm.weight", p + "post_attention_layernorm.weight");
+    v.add(b + "ffn_gate.weight", p + "mlp.gate_proj.weight");
+    v.add(b + "ffn_up.weight", p + "mlp.up_proj.weight");
+    v.add(b + "ffn_down.weight", p + "mlp.down_proj.weight");
+    v.add(b + "post_ffw_norm.weight", p + "post_feedforward_layernorm.weight");
+  }
+  v.add("output_norm.weight", "model.norm.weight");
+  v.add("output.weight", "lm_head.weight");
+}
+
 // The vocabulary by id, the merges and the control tokens' ids: tokenizer.json's (its added tokens).
 struct Vocabulary {
   std::vector<std::string> tokens, merges;
@@ -284,6 +314,7 @@ fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, cons
       {"GemmaForCausalLM", "gemma"},
       {"Gemma2ForCausalLM", "gemma2"},
       {"Gemma3ForCausalLM", "gemma3"},
+      {"Olmo2ForCausalLM", "olmo2"},
   };
   const nlohmann::json config = nlohmann::json::parse(readWholeFile(m.dir / "config.json", "config.json"));
   const std::string cls = config["architectures"][0].get<std::string>();
@@ -291,6 +322,7 @@ fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, cons
   Conversion v{m, type, kArch.at(cls), {}, {}};
   v.kv = {{"general.architecture", ggufString(v.arch)}, {"general.name", ggufString("tiny " + v.arch)}};
   if (v.arch.rfind("gemma", 0) == 0) convertGemma(v);
+  else if (v.arch == "olmo2") convertOlmo2(v);
   else convertLlama(v);
 
   // The tokenizer: the vocabulary by id, its merges, the added tokens as control tokens.

@@ -46,6 +46,7 @@ TinyModel writeGgufParent(const std::filesystem::path& dir, const std::string& f
 // written by its family's test file in its own tensor names: rows of 256,
 // and what llama.cpp hard-codes rather than reads set to its values.
 TinyModel writeGemmaGgufParent(const std::filesystem::path& dir, int generation);  // 1, 2 or 3
+TinyModel writeOlmo2GgufParent(const std::filesystem::path& dir);
 
 // `m` as llama.cpp's converter (that family's class) writes it: its matrices
 // (and token embeddings) stored as `type`, vectors as F32, with what the

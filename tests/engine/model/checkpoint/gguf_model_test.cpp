@@ -141,6 +141,7 @@ const std::vector<GgufParent>& ggufParents() {
       {"gemma", [](const fs::path& d) { return writeGemmaGgufParent(d, 1); }},
       {"gemma2", [](const fs::path& d) { return writeGemmaGgufParent(d, 2); }},
       {"gemma3", [](const fs::path& d) { return writeGemmaGgufParent(d, 3); }},
+      {"olmo2", writeOlmo2GgufParent},
   };
   return parents;
 }
@@ -181,6 +182,19 @@ TEST(GgufModel, RefusesGemmaKeysAndTensorsItCannotRunAsMeant) {
             {"'gemma.attention.sliding_window'", "not implemented for Gemma"});
   expectHas(ggufError(g1, [](auto&, auto& t) { t.push_back({"output.weight", {256, 261}, DType::F32, std::vector<float>(256 * 261)}); }, out),
             {"tensor 'output.weight'", "not one of Gemma's tensors"});
+}
+
+TEST(GgufModel, RefusesOlmo2KeysAndTensorsItCannotRunAsMeant) {
+  TempDir dir;
+  const TinyModel olmo = writeOlmo2GgufParent(dir / "olmo2");
+  const fs::path out = dir / "bad.gguf";
+  // Olmo 3's window is converted as the olmo2 architecture; OLMo 2 has none.
+  expectHas(ggufError(olmo, [](auto& kv, auto&) { setKey(kv, "olmo2.attention.sliding_window", ggufInt(GgufType::UInt32, 4096)); }, out),
+            {"'olmo2.attention.sliding_window'", "not implemented for OLMo 2"});
+  expectHas(ggufError(olmo, [](auto& kv, auto&) { setKey(kv, "olmo2.rope.scaling.type", ggufString("yarn")); }, out),
+            {"'olmo2.rope.scaling.type'", "'yarn'"});
+  expectHas(ggufError(olmo, [](auto&, auto& t) { t.push_back({"blk.0.attn_q.bias", {256}, DType::F32, std::vector<float>(256)}); }, out),
+            {"tensor 'blk.0.attn_q.bias'", "not one of OLMo 2's tensors"});
 }
 
 }  // namespace
