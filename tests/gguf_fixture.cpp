@@ -284,6 +284,35 @@ void convertOlmo2(Conversion& v) {
   v.add("output.weight", "lm_head.weight");
 }
 
+// Phi3MiniModel: rope.dimension_count = int(partial · d) // heads, the window
+// (0 for none), the fused qkv_proj and gate_up_proj kept fused.
+void convertPhi3(Conversion& v) {
+  const ModelConfig& c = v.m.config;
+  v.count("context_length", c.positions);
+  v.count("rope.scaling.original_context_length", c.positions);
+  v.count("embedding_length", c.d_model);
+  v.count("feed_forward_length", c.d_ff);
+  v.count("block_count", c.layers);
+  v.count("attention.head_count", c.heads);
+  v.count("attention.head_count_kv", c.kv_heads);
+  v.number("attention.layer_norm_rms_epsilon", c.rms_eps);
+  v.count("rope.dimension_count", static_cast<int64_t>(c.rope.partial * static_cast<double>(c.d_model)) / c.heads);
+  v.number("rope.freq_base", c.rope.theta);
+  v.key("attention.sliding_window", ggufInt(GgufType::UInt32, c.sliding_window));
+  v.add("token_embd.weight", "model.embed_tokens.weight");
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".", p = "model.layers." + std::to_string(l) + ".";
+    v.add(b + "attn_norm.weight", p + "input_layernorm.weight");
+    v.add(b + "attn_qkv.weight", p + "self_attn.qkv_proj.weight");
+    v.add(b + "attn_output.weight", p + "self_attn.o_proj.weight");
+    v.add(b + "ffn_norm.weight", p + "post_attention_layernorm.weight");
+    v.add(b + "ffn_up.weight", p + "mlp.gate_up_proj.weight");
+    v.add(b + "ffn_down.weight", p + "mlp.down_proj.weight");
+  }
+  v.add("output_norm.weight", "model.norm.weight");
+  v.add("output.weight", "lm_head.weight");
+}
+
 // The vocabulary by id, the merges and the control tokens' ids: tokenizer.json's (its added tokens).
 struct Vocabulary {
   std::vector<std::string> tokens, merges;
@@ -315,6 +344,7 @@ fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, cons
       {"Gemma2ForCausalLM", "gemma2"},
       {"Gemma3ForCausalLM", "gemma3"},
       {"Olmo2ForCausalLM", "olmo2"},
+      {"Phi3ForCausalLM", "phi3"},
   };
   const nlohmann::json config = nlohmann::json::parse(readWholeFile(m.dir / "config.json", "config.json"));
   const std::string cls = config["architectures"][0].get<std::string>();
@@ -323,6 +353,7 @@ fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, cons
   v.kv = {{"general.architecture", ggufString(v.arch)}, {"general.name", ggufString("tiny " + v.arch)}};
   if (v.arch.rfind("gemma", 0) == 0) convertGemma(v);
   else if (v.arch == "olmo2") convertOlmo2(v);
+  else if (v.arch == "phi3") convertPhi3(v);
   else convertLlama(v);
 
   // The tokenizer: the vocabulary by id, its merges, the added tokens as control tokens.

@@ -47,6 +47,7 @@ TinyModel writeGgufParent(const std::filesystem::path& dir, const std::string& f
 // and what llama.cpp hard-codes rather than reads set to its values.
 TinyModel writeGemmaGgufParent(const std::filesystem::path& dir, int generation);  // 1, 2 or 3
 TinyModel writeOlmo2GgufParent(const std::filesystem::path& dir);
+TinyModel writePhi3GgufParent(const std::filesystem::path& dir);
 
 // `m` as llama.cpp's converter (that family's class) writes it: its matrices
 // (and token embeddings) stored as `type`, vectors as F32, with what the

@@ -59,8 +59,9 @@ class GgufKeys {
 // embedding_length, feed_forward_length, attention.head_count(_kv),
 // context_length, attention.layer_norm_rms_epsilon, rope.freq_base,
 // attention.key_length / value_length (head_dim), rope.dimension_count (all
-// of a head's dims) and rope.scaling (none or linear), written into config.json's fields.
-void ggufDecoderConfig(GgufKeys& k, nlohmann::json& c);
+// of a head's dims; with `partial_rotary` any even number of them, as
+// partial_rotary_factor) and rope.scaling (none or linear), written into config.json's fields.
+void ggufDecoderConfig(GgufKeys& k, nlohmann::json& c, bool partial_rotary = false);
 
 // The other way (the benchmark writes its checkpoint as GGUF): the GGUF
 // name of a checkpoint's tensor ("model.layers.3.self_attn.q_proj.weight" →

@@ -142,6 +142,7 @@ const std::vector<GgufParent>& ggufParents() {
       {"gemma2", [](const fs::path& d) { return writeGemmaGgufParent(d, 2); }},
       {"gemma3", [](const fs::path& d) { return writeGemmaGgufParent(d, 3); }},
       {"olmo2", writeOlmo2GgufParent},
+      {"phi3", writePhi3GgufParent},
   };
   return parents;
 }
@@ -195,6 +196,19 @@ TEST(GgufModel, RefusesOlmo2KeysAndTensorsItCannotRunAsMeant) {
             {"'olmo2.rope.scaling.type'", "'yarn'"});
   expectHas(ggufError(olmo, [](auto&, auto& t) { t.push_back({"blk.0.attn_q.bias", {256}, DType::F32, std::vector<float>(256)}); }, out),
             {"tensor 'blk.0.attn_q.bias'", "not one of OLMo 2's tensors"});
+}
+
+TEST(GgufModel, RefusesPhi3KeysAndTensorsItCannotRunAsMeant) {
+  TempDir dir;
+  const TinyModel phi = writePhi3GgufParent(dir / "phi3");
+  const fs::path out = dir / "bad.gguf";
+  // Phi-3 128k: longrope's attention factor and its rope factors.
+  expectHas(ggufError(phi, [](auto& kv, auto&) { setKey(kv, "phi3.rope.scaling.attn_factor", ggufFloat(1.19)); }, out),
+            {"'phi3.rope.scaling.attn_factor'", "longrope", "not implemented"});
+  expectHas(ggufError(phi, [](auto&, auto& t) { t.push_back({"rope_factors_long.weight", {16}, DType::F32, std::vector<float>(16, 1.0f)}); }, out),
+            {"tensor 'rope_factors_long.weight'", "not one of Phi-3's tensors"});
+  expectHas(ggufError(phi, [](auto& kv, auto&) { setKey(kv, "phi3.rope.dimension_count", ggufInt(GgufType::UInt32, 31)); }, out),
+            {"'phi3.rope.dimension_count' is 31", "an even number of the 64"});
 }
 
 }  // namespace
