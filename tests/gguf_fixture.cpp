@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -313,19 +314,73 @@ void convertPhi3(Conversion& v) {
   v.add("output.weight", "lm_head.weight");
 }
 
-// The vocabulary by id, the merges and the control tokens' ids: tokenizer.json's (its added tokens).
+// GPT2Model: n_* keys, feed_forward_length always 4 · n_embd, the Conv1D
+// weights (c_attn, c_proj, c_fc, mlp.c_proj) transposed to [out, in].
+void convertGpt2(Conversion& v) {
+  const ModelConfig& c = v.m.config;
+  const std::string& P = v.m.options.prefix;
+  v.count("block_count", c.layers);
+  v.count("context_length", c.positions);
+  v.count("embedding_length", c.d_model);
+  v.count("feed_forward_length", 4 * c.d_model);
+  v.count("attention.head_count", c.heads);
+  v.number("attention.layer_norm_epsilon", c.ln_eps);
+  const Conversion::Change transpose = [](std::vector<float> w, int64_t rows, int64_t cols) {
+    std::vector<float> t(w.size());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < cols; ++k) t[k * rows + r] = w[r * cols + k];
+    return t;
+  };
+  // Converter.add keeps the checkpoint's shape; a transposed matrix is stored with its dims swapped.
+  const auto addTransposed = [&](const std::string& gguf, const std::string& hf) {
+    v.add(gguf, hf, transpose);
+    std::swap(v.tensors.back().dims[0], v.tensors.back().dims[1]);
+  };
+  v.add("token_embd.weight", P + "wte.weight");
+  v.add("position_embd.weight", P + "wpe.weight");
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".", h = P + "h." + std::to_string(l) + ".";
+    v.add(b + "attn_norm.weight", h + "ln_1.weight");
+    v.add(b + "attn_norm.bias", h + "ln_1.bias");
+    addTransposed(b + "attn_qkv.weight", h + "attn.c_attn.weight");
+    v.add(b + "attn_qkv.bias", h + "attn.c_attn.bias");
+    addTransposed(b + "attn_output.weight", h + "attn.c_proj.weight");
+    v.add(b + "attn_output.bias", h + "attn.c_proj.bias");
+    v.add(b + "ffn_norm.weight", h + "ln_2.weight");
+    v.add(b + "ffn_norm.bias", h + "ln_2.bias");
+    addTransposed(b + "ffn_up.weight", h + "mlp.c_fc.weight");
+    v.add(b + "ffn_up.bias", h + "mlp.c_fc.bias");
+    addTransposed(b + "ffn_down.weight", h + "mlp.c_proj.weight");
+    v.add(b + "ffn_down.bias", h + "mlp.c_proj.bias");
+  }
+  v.add("output_norm.weight", P + "ln_f.weight");
+  v.add("output_norm.bias", P + "ln_f.bias");
+  v.add("output.weight", "lm_head.weight");
+}
+
+// The vocabulary by id, the merges and the control tokens' ids: tokenizer.json's
+// (its added tokens), or GPT-2's vocab.json and merges.txt (<|endoftext|>).
 struct Vocabulary {
   std::vector<std::string> tokens, merges;
   std::vector<int64_t> control;
 };
 Vocabulary readVocabulary(const fs::path& dir) {
   Vocabulary v;
-  const nlohmann::json tok = nlohmann::json::parse(readWholeFile(dir / "tokenizer.json", "tokenizer.json"));
-  nlohmann::json vocab = tok["model"]["vocab"];
-  for (const nlohmann::json& mg : tok["model"]["merges"]) v.merges.push_back(mg.get<std::string>());
-  for (const nlohmann::json& a : tok["added_tokens"]) {
-    vocab[a["content"].get<std::string>()] = a["id"];
-    v.control.push_back(a["id"].get<int64_t>());
+  nlohmann::json vocab;
+  if (fs::exists(dir / "tokenizer.json")) {
+    const nlohmann::json tok = nlohmann::json::parse(readWholeFile(dir / "tokenizer.json", "tokenizer.json"));
+    vocab = tok["model"]["vocab"];
+    for (const nlohmann::json& mg : tok["model"]["merges"]) v.merges.push_back(mg.get<std::string>());
+    for (const nlohmann::json& a : tok["added_tokens"]) {
+      vocab[a["content"].get<std::string>()] = a["id"];
+      v.control.push_back(a["id"].get<int64_t>());
+    }
+  } else {
+    vocab = nlohmann::json::parse(readWholeFile(dir / "vocab.json", "vocab.json"));
+    std::istringstream lines(readWholeFile(dir / "merges.txt", "merges.txt"));
+    for (std::string line; std::getline(lines, line);)
+      if (!line.empty() && line[0] != '#') v.merges.push_back(line);
+    v.control.push_back(vocab["<|endoftext|>"].get<int64_t>());
   }
   v.tokens.resize(vocab.size());
   for (const auto& [piece, id] : vocab.items()) v.tokens.at(id.get<size_t>()) = piece;
@@ -345,6 +400,7 @@ fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, cons
       {"Gemma3ForCausalLM", "gemma3"},
       {"Olmo2ForCausalLM", "olmo2"},
       {"Phi3ForCausalLM", "phi3"},
+      {"GPT2LMHeadModel", "gpt2"},
   };
   const nlohmann::json config = nlohmann::json::parse(readWholeFile(m.dir / "config.json", "config.json"));
   const std::string cls = config["architectures"][0].get<std::string>();
@@ -354,6 +410,7 @@ fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, cons
   if (v.arch.rfind("gemma", 0) == 0) convertGemma(v);
   else if (v.arch == "olmo2") convertOlmo2(v);
   else if (v.arch == "phi3") convertPhi3(v);
+  else if (v.arch == "gpt2") convertGpt2(v);
   else convertLlama(v);
 
   // The tokenizer: the vocabulary by id, its merges, the added tokens as control tokens.
@@ -368,9 +425,14 @@ fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, cons
   v.kv.push_back({"tokenizer.ggml.tokens", ggufStrings(vocab.tokens)});
   v.kv.push_back({"tokenizer.ggml.token_type", ggufInts(GgufType::Int32, types)});
   v.kv.push_back({"tokenizer.ggml.merges", ggufStrings(vocab.merges)});
-  v.kv.push_back({"tokenizer.ggml.bos_token_id", ggufInt(GgufType::UInt32, id("<s>"))});
-  v.kv.push_back({"tokenizer.ggml.eos_token_id", ggufInt(GgufType::UInt32, id("</s>"))});
-  v.kv.push_back({"tokenizer.ggml.add_bos_token", ggufInt(GgufType::Bool, 1)});
+  if (v.arch == "gpt2") {  // <|endoftext|> both; GPT-2 adds no bos
+    v.kv.push_back({"tokenizer.ggml.bos_token_id", ggufInt(GgufType::UInt32, id("<|endoftext|>"))});
+    v.kv.push_back({"tokenizer.ggml.eos_token_id", ggufInt(GgufType::UInt32, id("<|endoftext|>"))});
+  } else {
+    v.kv.push_back({"tokenizer.ggml.bos_token_id", ggufInt(GgufType::UInt32, id("<s>"))});
+    v.kv.push_back({"tokenizer.ggml.eos_token_id", ggufInt(GgufType::UInt32, id("</s>"))});
+    v.kv.push_back({"tokenizer.ggml.add_bos_token", ggufInt(GgufType::Bool, 1)});
+  }
 
   if (edit) edit(v.kv, v.tensors);
   writeGguf(out, v.kv, v.tensors);

@@ -261,6 +261,12 @@ ModelFiles ggufModelFiles(const uint8_t* bytes, uint64_t size, std::shared_ptr<c
         break;
       }
       case GgufUndo::NormPlusOne: e.add = -1.0f; break;
+      case GgufUndo::Transposed: {
+        if (e.shape.size() != 2) throw InputError(path + ": tensor '" + t.name + "' must have 2 dimensions");
+        std::swap(e.shape[0], e.shape[1]);
+        e.transposed = true;
+        break;
+      }
     }
     st.tensors.push_back(std::move(e));
   }

@@ -37,10 +37,10 @@ double maxDiff(const Mat& a, const Mat& b) {
 struct RunDiff {
   double maps = 0, q = 0, k = 0, hidden = 0, next = 0;
 };
-RunDiff compareRuns(const std::string& parent, const std::string& gguf) {
+RunDiff compareRuns(const std::string& parent, const std::string& gguf, const std::string& text = kText) {
   const std::shared_ptr<const Model> a = loadModel(filesOnDisk(parent)), b = loadModel(filesOnDisk(gguf));
   const ModelRunOptions o{.top_k = 5, .predict_at = {-1}};
-  const ModelRun ra = runModel(*a, kText, o), rb = runModel(*b, kText, o);
+  const ModelRun ra = runModel(*a, text, o), rb = runModel(*b, text, o);
   EXPECT_EQ(ra.ids, rb.ids) << "the GGUF file's tokenizer reads the text as its parent's does";
   RunDiff d;
   for (size_t l = 0; l < ra.attention.size(); ++l) {
@@ -135,6 +135,7 @@ TEST(GgufModel, RefusesWhatItCannotRunAsMeantInOneLine) {
 struct GgufParent {
   std::string name;
   std::function<TinyModel(const fs::path&)> write;
+  std::string text = kText;
 };
 const std::vector<GgufParent>& ggufParents() {
   static const std::vector<GgufParent> parents = {
@@ -143,6 +144,8 @@ const std::vector<GgufParent>& ggufParents() {
       {"gemma3", [](const fs::path& d) { return writeGemmaGgufParent(d, 3); }},
       {"olmo2", writeOlmo2GgufParent},
       {"phi3", writePhi3GgufParent},
+      // The GPT-2 fixture (16 positions): its Conv1D weights transposed in the file.
+      {"gpt2", [](const fs::path& d) { return writeTinyModel(d, {.prefix = "transformer."}); }, "the cat sat"},
   };
   return parents;
 }
@@ -153,7 +156,7 @@ TEST(GgufModel, OtherFamiliesF32FilesRunExactlyAsTheirParents) {
     TempDir dir;
     const TinyModel m = p.write(dir / "parent");
     const fs::path gguf = convertToGguf(m, DType::F32, dir / "model.gguf");
-    const RunDiff d = compareRuns((dir / "parent").string(), gguf.string());
+    const RunDiff d = compareRuns((dir / "parent").string(), gguf.string(), p.text);
     // The same float32 weights (a norm's w + 1 − 1 within a rounding).
     EXPECT_LE(d.maps, 1e-5);
     EXPECT_LE(d.q, 1e-4);
@@ -209,6 +212,19 @@ TEST(GgufModel, RefusesPhi3KeysAndTensorsItCannotRunAsMeant) {
             {"tensor 'rope_factors_long.weight'", "not one of Phi-3's tensors"});
   expectHas(ggufError(phi, [](auto& kv, auto&) { setKey(kv, "phi3.rope.dimension_count", ggufInt(GgufType::UInt32, 31)); }, out),
             {"'phi3.rope.dimension_count' is 31", "an even number of the 64"});
+}
+
+TEST(GgufModel, RefusesGpt2KeysItCannotRunAsMeant) {
+  TempDir dir;
+  const TinyModel gpt2 = writeTinyModel(dir / "gpt2", {.prefix = "transformer."});
+  const fs::path out = dir / "bad.gguf";
+  expectHas(ggufError(gpt2, [](auto& kv, auto&) { setKey(kv, "gpt2.attention.head_count_kv", ggufInt(GgufType::UInt32, 1)); }, out),
+            {"'gpt2.attention.head_count_kv' is 1", "all 2 heads"});
+  expectHas(ggufError(gpt2, [](auto& kv, auto&) { setKey(kv, "gpt2.rope.freq_base", ggufFloat(10000)); }, out),
+            {"'gpt2.rope.freq_base'", "not implemented for GPT-2"});
+  // A Conv1D weight left as saved ([in, out] where the converter writes [out, in]) has the other shape.
+  expectHas(ggufError(gpt2, [](auto&, auto& t) { std::swap(t[4].dims[0], t[4].dims[1]); }, out),
+            {"bad.gguf", "'transformer.h.0.attn.c_attn.weight' has shape [24, 8]", "[8, 24]"});
 }
 
 }  // namespace
