@@ -128,81 +128,127 @@ TinyModel writeGgufParent(const fs::path& dir, const std::string& family, DType 
 
 namespace {
 
-// The converter's output as it is written: "{arch}.*" keys, tensors under
-// llama.cpp's names (1-D as F32, the rest as `type`), each changed as the converter changes it.
+// The converter's output as it is written: "{arch}.*" keys, and each
+// tensor under llama.cpp's name (1-D as F32, the rest as `type`) as the
+// class's modify_tensors leaves it.
 struct Conversion {
   const TinyModel& m;
   DType type;
   std::string arch;
   std::vector<GgufKv> kv;
-  std::vector<GgufTensorOut> tensors;
+  // The class's modify_tensors: changes a tensor (given by its name in the
+  // checkpoint, values and ggml dims as saved), or drops it (false).
+  std::function<bool(const std::string& hf, GgufTensorOut&)> modify = [](const std::string&, GgufTensorOut&) { return true; };
 
   void key(const std::string& name, const GgufValue& v) { kv.push_back({arch + "." + name, v}); }
   void count(const std::string& name, int64_t v) { key(name, ggufInt(GgufType::UInt32, v)); }
   void number(const std::string& name, double v) { key(name, ggufFloat(v)); }
-  // `hf` (when the checkpoint has it) as `gguf`, its values [rows, cols] changed by `change`.
-  using Change = std::function<std::vector<float>(std::vector<float>, int64_t rows, int64_t cols)>;
-  void add(const std::string& gguf, const std::string& hf, const Change& change = {}) {
-    if (!m.weights.count(hf)) return;
-    const std::vector<int64_t>& shape = m.shapes.at(hf);
-    std::vector<float> w = m.weights.at(hf);
-    if (change) w = change(std::move(w), shape[0], shape.size() > 1 ? shape[1] : 1);
-    tensors.push_back({gguf, std::vector<int64_t>(shape.rbegin(), shape.rend()), shape.size() > 1 ? type : DType::F32,
-                       std::move(w)});
-  }
 };
 
-// LlamaModel.permute: each head's rows (first half, second half) interleaved.  [rows, cols]
-Conversion::Change permuteRows(int64_t heads) {
-  return [heads](std::vector<float> w, int64_t rows, int64_t cols) {
-    const int64_t dh = rows / heads, half = dh / 2;
-    std::vector<float> out(w.size());
-    for (int64_t h = 0; h < heads; ++h)
-      for (int64_t s = 0; s < 2; ++s)
-        for (int64_t i = 0; i < half; ++i)
-          std::copy_n(w.begin() + (h * dh + s * half + i) * cols, cols, out.begin() + (h * dh + 2 * i + s) * cols);
-    return out;
-  };
+// The name with its layer as '#' (the body's prefix dropped), and the layer.
+std::pair<std::string, std::string> layerTemplate(std::string name, const std::string& prefix) {
+  if (!prefix.empty() && name.rfind(prefix, 0) == 0) name = name.substr(prefix.size());
+  for (const std::string stem : {"model.layers.", "h."}) {
+    if (name.rfind(stem, 0) != 0) continue;
+    const size_t dot = name.find('.', stem.size());
+    return {stem + "#" + name.substr(dot), name.substr(stem.size(), dot - stem.size())};
+  }
+  return {name, ""};
 }
 
-// LlamaModel (Llama's q and k permuted), Qwen2Model, Qwen3Model: TextModel's keys.
-void convertLlama(Conversion& v) {
+// gguf-py's TensorNameMap for these families: the checkpoint's names → llama.cpp's.
+std::string ggufName(const std::string& arch, const std::string& hf, const std::string& prefix) {
+  static const std::map<std::string, std::string> kNames = {
+      {"model.embed_tokens.weight", "token_embd.weight"},
+      {"model.norm.weight", "output_norm.weight"},
+      {"lm_head.weight", "output.weight"},
+      {"model.layers.#.input_layernorm.weight", "blk.#.attn_norm.weight"},
+      {"model.layers.#.self_attn.q_proj.weight", "blk.#.attn_q.weight"},
+      {"model.layers.#.self_attn.q_proj.bias", "blk.#.attn_q.bias"},
+      {"model.layers.#.self_attn.k_proj.weight", "blk.#.attn_k.weight"},
+      {"model.layers.#.self_attn.k_proj.bias", "blk.#.attn_k.bias"},
+      {"model.layers.#.self_attn.v_proj.weight", "blk.#.attn_v.weight"},
+      {"model.layers.#.self_attn.v_proj.bias", "blk.#.attn_v.bias"},
+      {"model.layers.#.self_attn.qkv_proj.weight", "blk.#.attn_qkv.weight"},
+      {"model.layers.#.self_attn.o_proj.weight", "blk.#.attn_output.weight"},
+      {"model.layers.#.self_attn.q_norm.weight", "blk.#.attn_q_norm.weight"},
+      {"model.layers.#.self_attn.k_norm.weight", "blk.#.attn_k_norm.weight"},
+      {"model.layers.#.post_attention_layernorm.weight", "blk.#.ffn_norm.weight"},
+      {"model.layers.#.pre_feedforward_layernorm.weight", "blk.#.ffn_norm.weight"},
+      {"model.layers.#.post_feedforward_layernorm.weight", "blk.#.post_ffw_norm.weight"},
+      {"model.layers.#.mlp.gate_proj.weight", "blk.#.ffn_gate.weight"},
+      {"model.layers.#.mlp.up_proj.weight", "blk.#.ffn_up.weight"},
+      {"model.layers.#.mlp.gate_up_proj.weight", "blk.#.ffn_up.weight"},
+      {"model.layers.#.mlp.down_proj.weight", "blk.#.ffn_down.weight"},
+      {"wte.weight", "token_embd.weight"},
+      {"wpe.weight", "position_embd.weight"},
+      {"ln_f.weight", "output_norm.weight"},
+      {"ln_f.bias", "output_norm.bias"},
+      {"h.#.ln_1.weight", "blk.#.attn_norm.weight"},
+      {"h.#.ln_1.bias", "blk.#.attn_norm.bias"},
+      {"h.#.attn.c_attn.weight", "blk.#.attn_qkv.weight"},
+      {"h.#.attn.c_attn.bias", "blk.#.attn_qkv.bias"},
+      {"h.#.attn.c_proj.weight", "blk.#.attn_output.weight"},
+      {"h.#.attn.c_proj.bias", "blk.#.attn_output.bias"},
+      {"h.#.ln_2.weight", "blk.#.ffn_norm.weight"},
+      {"h.#.ln_2.bias", "blk.#.ffn_norm.bias"},
+      {"h.#.mlp.c_fc.weight", "blk.#.ffn_up.weight"},
+      {"h.#.mlp.c_fc.bias", "blk.#.ffn_up.bias"},
+      {"h.#.mlp.c_proj.weight", "blk.#.ffn_down.weight"},
+      {"h.#.mlp.c_proj.bias", "blk.#.ffn_down.bias"},
+  };
+  const auto [templ, layer] = layerTemplate(hf, prefix);
+  const auto it = kNames.find(templ);
+  if (it == kNames.end()) throw std::logic_error("convertToGguf: no llama.cpp name for " + hf);
+  std::string name = it->second;
+  // The architectures with a norm after attention (ATTN_POST_NORM) name it so; the others' is the MLP's (FFN_NORM).
+  if (templ == "model.layers.#.post_attention_layernorm.weight" && (arch == "gemma2" || arch == "gemma3" || arch == "olmo2"))
+    name = "blk.#.post_attention_norm.weight";
+  if (const size_t at = name.find('#'); at != std::string::npos) name.replace(at, 1, layer);
+  return name;
+}
+
+// LlamaModel.permute: each head's rows (first half, second half) interleaved.  dims [cols, rows]
+void permuteRows(GgufTensorOut& t, int64_t heads) {
+  const int64_t rows = t.dims[1], cols = t.dims[0], dh = rows / heads, half = dh / 2;
+  std::vector<float> out(t.values.size());
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t s = 0; s < 2; ++s)
+      for (int64_t i = 0; i < half; ++i)
+        std::copy_n(t.values.begin() + (h * dh + s * half + i) * cols, cols, out.begin() + (h * dh + 2 * i + s) * cols);
+  t.values = std::move(out);
+}
+
+// TextModel.set_gguf_parameters' keys for these families (Gemma and Gemma 2
+// write the same ones themselves, less the RoPE base).
+void textModelKeys(Conversion& v, bool rope_base = true) {
   const ModelConfig& c = v.m.config;
+  v.count("block_count", c.layers);
   v.count("context_length", c.positions);
   v.count("embedding_length", c.d_model);
-  v.count("block_count", c.layers);
   v.count("feed_forward_length", c.d_ff);
   v.count("attention.head_count", c.heads);
   v.count("attention.head_count_kv", c.kv_heads);
-  v.number("rope.freq_base", c.rope.theta);
+  if (rope_base) v.number("rope.freq_base", c.rope.theta);
   v.number("attention.layer_norm_rms_epsilon", c.rms_eps);
+}
+
+// LlamaModel (Llama's q and k permuted), Qwen2Model, Qwen3Model: TextModel's keys and the rotary width.
+void convertLlama(Conversion& v) {
+  const ModelConfig& c = v.m.config;
+  textModelKeys(v);
   v.count("rope.dimension_count", c.head_dim);
   v.count("vocab_size", c.vocab);
   if (c.head_dim != c.d_model / c.heads) {
     v.count("attention.key_length", c.head_dim);
     v.count("attention.value_length", c.head_dim);
   }
-  const bool llama = v.arch == "llama";
-  v.add("token_embd.weight", "model.embed_tokens.weight");
-  for (int64_t l = 0; l < c.layers; ++l) {
-    const std::string b = "blk." + std::to_string(l) + ".", p = "model.layers." + std::to_string(l) + ".";
-    v.add(b + "attn_norm.weight", p + "input_layernorm.weight");
-    v.add(b + "attn_q.weight", p + "self_attn.q_proj.weight", llama ? permuteRows(c.heads) : nullptr);
-    v.add(b + "attn_k.weight", p + "self_attn.k_proj.weight", llama ? permuteRows(c.kv_heads) : nullptr);
-    v.add(b + "attn_v.weight", p + "self_attn.v_proj.weight");
-    v.add(b + "attn_q.bias", p + "self_attn.q_proj.bias");
-    v.add(b + "attn_k.bias", p + "self_attn.k_proj.bias");
-    v.add(b + "attn_v.bias", p + "self_attn.v_proj.bias");
-    v.add(b + "attn_q_norm.weight", p + "self_attn.q_norm.weight");
-    v.add(b + "attn_k_norm.weight", p + "self_attn.k_norm.weight");
-    v.add(b + "attn_output.weight", p + "self_attn.o_proj.weight");
-    v.add(b + "ffn_norm.weight", p + "post_attention_layernorm.weight");
-    v.add(b + "ffn_gate.weight", p + "mlp.gate_proj.weight");
-    v.add(b + "ffn_up.weight", p + "mlp.up_proj.weight");
-    v.add(b + "ffn_down.weight", p + "mlp.down_proj.weight");
-  }
-  v.add("output_norm.weight", "model.norm.weight");
-  v.add("output.weight", "lm_head.weight");
+  if (v.arch == "llama")
+    v.modify = [&c](const std::string& hf, GgufTensorOut& t) {
+      if (hf.ends_with("q_proj.weight")) permuteRows(t, c.heads);
+      if (hf.ends_with("k_proj.weight")) permuteRows(t, c.kv_heads);
+      return true;
+    };
 }
 
 // GemmaModel, Gemma2Model, Gemma3Model: every "*norm.weight" saved as w + 1,
@@ -211,13 +257,7 @@ void convertLlama(Conversion& v) {
 void convertGemma(Conversion& v) {
   const ModelConfig& c = v.m.config;
   const int gen = v.arch == "gemma" ? 1 : v.arch == "gemma2" ? 2 : 3;
-  v.count("context_length", c.positions);
-  v.count("embedding_length", c.d_model);
-  v.count("block_count", c.layers);
-  v.count("feed_forward_length", c.d_ff);
-  v.count("attention.head_count", c.heads);
-  v.count("attention.head_count_kv", c.kv_heads);
-  v.number("attention.layer_norm_rms_epsilon", c.rms_eps);
+  textModelKeys(v, gen == 3);
   v.count("attention.key_length", c.head_dim);
   v.count("attention.value_length", c.head_dim);
   if (gen == 2) {
@@ -225,137 +265,48 @@ void convertGemma(Conversion& v) {
     v.number("final_logit_softcapping", c.final_softcap);
     v.count("attention.sliding_window", c.sliding_window);
   } else if (gen == 3) {
-    v.number("rope.freq_base", c.rope.theta);
     v.number("rope.freq_base_swa", c.rope_local.theta);
     if (c.final_softcap > 0) v.number("final_logit_softcapping", c.final_softcap);
     v.count("attention.sliding_window", c.sliding_window);
   }
-  const Conversion::Change plus_one = [](std::vector<float> w, int64_t, int64_t) {
-    for (float& x : w) x += 1.0f;
-    return w;
+  v.modify = [](const std::string& hf, GgufTensorOut& t) {
+    if (hf == "lm_head.weight") return false;
+    if (hf.ends_with("norm.weight"))
+      for (float& x : t.values) x += 1.0f;
+    return true;
   };
-  v.add("token_embd.weight", "model.embed_tokens.weight");
-  for (int64_t l = 0; l < c.layers; ++l) {
-    const std::string b = "blk." + std::to_string(l) + ".", p = "model.layers." + std::to_string(l) + ".";
-    v.add(b + "attn_norm.weight", p + "input_layernorm.weight", plus_one);
-    v.add(b + "attn_q.weight", p + "self_attn.q_proj.weight");
-    v.add(b + "attn_k.weight", p + "self_attn.k_proj.weight");
-    v.add(b + "attn_v.weight", p + "self_attn.v_proj.weight");
-    v.add(b + "attn_q_norm.weight", p + "self_attn.q_norm.weight", plus_one);
-    v.add(b + "attn_k_norm.weight", p + "self_attn.k_norm.weight", plus_one);
-    v.add(b + "attn_output.weight", p + "self_attn.o_proj.weight");
-    v.add(b + (gen == 1 ? "ffn_norm.weight" : "post_attention_norm.weight"), p + "post_attention_layernorm.weight",
-          plus_one);
-    v.add(b + "ffn_norm.weight", p + "pre_feedforward_layernorm.weight", plus_one);
-    v.add(b + "post_ffw_norm.weight", p + "post_feedforward_layernorm.weight", plus_one);
-    v.add(b + "ffn_gate.weight", p + "mlp.gate_proj.weight");
-    v.add(b + "ffn_up.weight", p + "mlp.up_proj.weight");
-    v.add(b + "ffn_down.weight", p + "mlp.down_proj.weight");
-  }
-  v.add("output_norm.weight", "model.norm.weight", plus_one);
-}
-
-// Olmo2Model: TextModel's keys, the tensors as saved.
-void convertOlmo2(Conversion& v) {
-  const ModelConfig& c = v.m.config;
-  v.count("block_count", c.layers);
-  v.count("context_length", c.positions);
-  v.count("embedding_length", c.d_model);
-  v.count("feed_forward_length", c.d_ff);
-  v.count("attention.head_count", c.heads);
-  v.count("attention.head_count_kv", c.kv_heads);
-  v.number("rope.freq_base", c.rope.theta);
-  v.number("attention.layer_norm_rms_epsilon", c.rms_eps);
-  v.add("token_embd.weight", "model.embed_tokens.weight");
-  for (int64_t l = 0; l < c.layers; ++l) {
-    const std::string b = "blk." + std::to_string(l) + ".", p = "model.layers." + std::to_string(l) + ".";
-    v.add(b + "attn_q.weight", p + "self_attn.q_proj.weight");
-    v.add(b + "attn_k.weight", p + "self_attn.k_proj.weight");
-    v.add(b + "attn_v.weight", p + "self_attn.v_proj.weight");
-    v.add(b + "attn_output.weight", p + "self_attn.o_proj.weight");
-    v.add(b + "attn_q_norm.weight", p + "self_attn.q_norm.weight");
-    v.add(b + "attn_k_norm.weight", p + "self_attn.k_norm.weight");
-    v.add(b + "post_attention_norm.weight", p + "post_attention_layernorm.weight");
-    v.add(b + "ffn_gate.weight", p + "mlp.gate_proj.weight");
-    v.add(b + "ffn_up.weight", p + "mlp.up_proj.weight");
-    v.add(b + "ffn_down.weight", p + "mlp.down_proj.weight");
-    v.add(b + "post_ffw_norm.weight", p + "post_feedforward_layernorm.weight");
-  }
-  v.add("output_norm.weight", "model.norm.weight");
-  v.add("output.weight", "lm_head.weight");
 }
 
 // Phi3MiniModel: rope.dimension_count = int(partial · d) // heads, the window
-// (0 for none), the fused qkv_proj and gate_up_proj kept fused.
+// (0 for none); the fused qkv_proj and gate_up_proj kept fused.
 void convertPhi3(Conversion& v) {
   const ModelConfig& c = v.m.config;
-  v.count("context_length", c.positions);
+  textModelKeys(v);  // the same keys, written by the class itself
   v.count("rope.scaling.original_context_length", c.positions);
-  v.count("embedding_length", c.d_model);
-  v.count("feed_forward_length", c.d_ff);
-  v.count("block_count", c.layers);
-  v.count("attention.head_count", c.heads);
-  v.count("attention.head_count_kv", c.kv_heads);
-  v.number("attention.layer_norm_rms_epsilon", c.rms_eps);
   v.count("rope.dimension_count", static_cast<int64_t>(c.rope.partial * static_cast<double>(c.d_model)) / c.heads);
-  v.number("rope.freq_base", c.rope.theta);
   v.key("attention.sliding_window", ggufInt(GgufType::UInt32, c.sliding_window));
-  v.add("token_embd.weight", "model.embed_tokens.weight");
-  for (int64_t l = 0; l < c.layers; ++l) {
-    const std::string b = "blk." + std::to_string(l) + ".", p = "model.layers." + std::to_string(l) + ".";
-    v.add(b + "attn_norm.weight", p + "input_layernorm.weight");
-    v.add(b + "attn_qkv.weight", p + "self_attn.qkv_proj.weight");
-    v.add(b + "attn_output.weight", p + "self_attn.o_proj.weight");
-    v.add(b + "ffn_norm.weight", p + "post_attention_layernorm.weight");
-    v.add(b + "ffn_up.weight", p + "mlp.gate_up_proj.weight");
-    v.add(b + "ffn_down.weight", p + "mlp.down_proj.weight");
-  }
-  v.add("output_norm.weight", "model.norm.weight");
-  v.add("output.weight", "lm_head.weight");
 }
 
 // GPT2Model: n_* keys, feed_forward_length always 4 · n_embd, the Conv1D
 // weights (c_attn, c_proj, c_fc, mlp.c_proj) transposed to [out, in].
 void convertGpt2(Conversion& v) {
   const ModelConfig& c = v.m.config;
-  const std::string& P = v.m.options.prefix;
   v.count("block_count", c.layers);
   v.count("context_length", c.positions);
   v.count("embedding_length", c.d_model);
   v.count("feed_forward_length", 4 * c.d_model);
   v.count("attention.head_count", c.heads);
   v.number("attention.layer_norm_epsilon", c.ln_eps);
-  const Conversion::Change transpose = [](std::vector<float> w, int64_t rows, int64_t cols) {
-    std::vector<float> t(w.size());
+  v.modify = [](const std::string& hf, GgufTensorOut& t) {
+    if (!hf.ends_with(".c_attn.weight") && !hf.ends_with(".c_proj.weight") && !hf.ends_with(".c_fc.weight")) return true;
+    const int64_t rows = t.dims[1], cols = t.dims[0];  // as saved: [in, out]
+    std::vector<float> out(t.values.size());
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t k = 0; k < cols; ++k) t[k * rows + r] = w[r * cols + k];
-    return t;
+      for (int64_t k = 0; k < cols; ++k) out[k * rows + r] = t.values[r * cols + k];
+    t.values = std::move(out);
+    std::swap(t.dims[0], t.dims[1]);
+    return true;
   };
-  // Converter.add keeps the checkpoint's shape; a transposed matrix is stored with its dims swapped.
-  const auto addTransposed = [&](const std::string& gguf, const std::string& hf) {
-    v.add(gguf, hf, transpose);
-    std::swap(v.tensors.back().dims[0], v.tensors.back().dims[1]);
-  };
-  v.add("token_embd.weight", P + "wte.weight");
-  v.add("position_embd.weight", P + "wpe.weight");
-  for (int64_t l = 0; l < c.layers; ++l) {
-    const std::string b = "blk." + std::to_string(l) + ".", h = P + "h." + std::to_string(l) + ".";
-    v.add(b + "attn_norm.weight", h + "ln_1.weight");
-    v.add(b + "attn_norm.bias", h + "ln_1.bias");
-    addTransposed(b + "attn_qkv.weight", h + "attn.c_attn.weight");
-    v.add(b + "attn_qkv.bias", h + "attn.c_attn.bias");
-    addTransposed(b + "attn_output.weight", h + "attn.c_proj.weight");
-    v.add(b + "attn_output.bias", h + "attn.c_proj.bias");
-    v.add(b + "ffn_norm.weight", h + "ln_2.weight");
-    v.add(b + "ffn_norm.bias", h + "ln_2.bias");
-    addTransposed(b + "ffn_up.weight", h + "mlp.c_fc.weight");
-    v.add(b + "ffn_up.bias", h + "mlp.c_fc.bias");
-    addTransposed(b + "ffn_down.weight", h + "mlp.c_proj.weight");
-    v.add(b + "ffn_down.bias", h + "mlp.c_proj.bias");
-  }
-  v.add("output_norm.weight", P + "ln_f.weight");
-  v.add("output_norm.bias", P + "ln_f.bias");
-  v.add("output.weight", "lm_head.weight");
 }
 
 // The vocabulary by id, the merges and the control tokens' ids: tokenizer.json's
@@ -405,10 +356,10 @@ fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, cons
   const nlohmann::json config = nlohmann::json::parse(readWholeFile(m.dir / "config.json", "config.json"));
   const std::string cls = config["architectures"][0].get<std::string>();
   if (!kArch.count(cls)) throw std::logic_error("convertToGguf: no converter class for " + cls);
-  Conversion v{m, type, kArch.at(cls), {}, {}};
+  Conversion v{m, type, kArch.at(cls), {}};
   v.kv = {{"general.architecture", ggufString(v.arch)}, {"general.name", ggufString("tiny " + v.arch)}};
   if (v.arch.rfind("gemma", 0) == 0) convertGemma(v);
-  else if (v.arch == "olmo2") convertOlmo2(v);
+  else if (v.arch == "olmo2") textModelKeys(v);  // Olmo2Model: TextModel's keys, the tensors as saved
   else if (v.arch == "phi3") convertPhi3(v);
   else if (v.arch == "gpt2") convertGpt2(v);
   else convertLlama(v);
@@ -434,8 +385,17 @@ fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, cons
     v.kv.push_back({"tokenizer.ggml.add_bos_token", ggufInt(GgufType::Bool, 1)});
   }
 
-  if (edit) edit(v.kv, v.tensors);
-  writeGguf(out, v.kv, v.tensors);
+  // The tensors in the checkpoint's order of names.
+  std::vector<GgufTensorOut> tensors;
+  for (const auto& [hf, values] : m.weights) {
+    const std::vector<int64_t>& shape = m.shapes.at(hf);
+    GgufTensorOut t{ggufName(v.arch, hf, m.options.prefix), std::vector<int64_t>(shape.rbegin(), shape.rend()),
+                    shape.size() > 1 ? type : DType::F32, values};
+    if (v.modify(hf, t)) tensors.push_back(std::move(t));
+  }
+
+  if (edit) edit(v.kv, tensors);
+  writeGguf(out, v.kv, tensors);
   return out;
 }
 

@@ -314,6 +314,8 @@ void gemmaGgufConfig(GgufKeys& k, nlohmann::json& c) {
   // Gemma 3: no score soft-cap (its converter asserts none); a window of 0 or none: every layer global.
   c["final_logit_softcapping"] = k.has("final_logit_softcapping") ? nlohmann::json(k.number("final_logit_softcapping"))
                                                                   : nlohmann::json(nullptr);
+  // The sliding layers' base as the converter wrote it from the checkpoint (llama.cpp runs them at 10000
+  // whatever the file says, the base of every released Gemma 3).
   c["rope_local_base_freq"] = k.number("rope.freq_base_swa", 10000.0);
   const int64_t window = k.whole("attention.sliding_window", kMaxCount, 0);
   c["sliding_window_pattern"] = window > 0 ? 6 : 1;

@@ -223,7 +223,10 @@ TEST(GgufModel, RefusesGpt2KeysItCannotRunAsMeant) {
   expectHas(ggufError(gpt2, [](auto& kv, auto&) { setKey(kv, "gpt2.rope.freq_base", ggufFloat(10000)); }, out),
             {"'gpt2.rope.freq_base'", "not implemented for GPT-2"});
   // A Conv1D weight left as saved ([in, out] where the converter writes [out, in]) has the other shape.
-  expectHas(ggufError(gpt2, [](auto&, auto& t) { std::swap(t[4].dims[0], t[4].dims[1]); }, out),
+  const auto qkv = [](auto& t) {
+    return std::find_if(t.begin(), t.end(), [](const GgufTensorOut& x) { return x.name == "blk.0.attn_qkv.weight"; });
+  };
+  expectHas(ggufError(gpt2, [&](auto&, auto& t) { std::swap(qkv(t)->dims[0], qkv(t)->dims[1]); }, out),
             {"bad.gguf", "'transformer.h.0.attn.c_attn.weight' has shape [24, 8]", "[8, 24]"});
 }
 
