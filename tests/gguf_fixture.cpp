@@ -7,6 +7,8 @@
 
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -123,96 +125,277 @@ TinyModel writeGgufParent(const fs::path& dir, const std::string& family, DType 
   return writeCheckpoint(dir, config, t, o);
 }
 
+
 namespace {
 
-// LlamaModel.permute: each head's rows (first half, second half) interleaved.  [rows, cols]
-std::vector<float> permuteRows(const std::vector<float>& w, int64_t rows, int64_t cols, int64_t heads) {
-  const int64_t dh = rows / heads, half = dh / 2;
-  std::vector<float> out(w.size());
+// The converter's output as it is written: "{arch}.*" keys, and each
+// tensor under llama.cpp's name (1-D as F32, the rest as `type`) as the
+// class's modify_tensors leaves it.
+struct Conversion {
+  const TinyModel& m;
+  DType type;
+  std::string arch;
+  std::vector<GgufKv> kv;
+  // The class's modify_tensors: changes a tensor (given by its name in the
+  // checkpoint, values and ggml dims as saved), or drops it (false).
+  std::function<bool(const std::string& hf, GgufTensorOut&)> modify = [](const std::string&, GgufTensorOut&) { return true; };
+
+  void key(const std::string& name, const GgufValue& v) { kv.push_back({arch + "." + name, v}); }
+  void count(const std::string& name, int64_t v) { key(name, ggufInt(GgufType::UInt32, v)); }
+  void number(const std::string& name, double v) { key(name, ggufFloat(v)); }
+};
+
+// The name with its layer as '#' (the body's prefix dropped), and the layer.
+std::pair<std::string, std::string> layerTemplate(std::string name, const std::string& prefix) {
+  if (!prefix.empty() && name.rfind(prefix, 0) == 0) name = name.substr(prefix.size());
+  for (const std::string stem : {"model.layers.", "h."}) {
+    if (name.rfind(stem, 0) != 0) continue;
+    const size_t dot = name.find('.', stem.size());
+    return {stem + "#" + name.substr(dot), name.substr(stem.size(), dot - stem.size())};
+  }
+  return {name, ""};
+}
+
+// gguf-py's TensorNameMap for these families: the checkpoint's names → llama.cpp's.
+std::string ggufName(const std::string& arch, const std::string& hf, const std::string& prefix) {
+  static const std::map<std::string, std::string> kNames = {
+      {"model.embed_tokens.weight", "token_embd.weight"},
+      {"model.norm.weight", "output_norm.weight"},
+      {"lm_head.weight", "output.weight"},
+      {"model.layers.#.input_layernorm.weight", "blk.#.attn_norm.weight"},
+      {"model.layers.#.self_attn.q_proj.weight", "blk.#.attn_q.weight"},
+      {"model.layers.#.self_attn.q_proj.bias", "blk.#.attn_q.bias"},
+      {"model.layers.#.self_attn.k_proj.weight", "blk.#.attn_k.weight"},
+      {"model.layers.#.self_attn.k_proj.bias", "blk.#.attn_k.bias"},
+      {"model.layers.#.self_attn.v_proj.weight", "blk.#.attn_v.weight"},
+      {"model.layers.#.self_attn.v_proj.bias", "blk.#.attn_v.bias"},
+      {"model.layers.#.self_attn.qkv_proj.weight", "blk.#.attn_qkv.weight"},
+      {"model.layers.#.self_attn.o_proj.weight", "blk.#.attn_output.weight"},
+      {"model.layers.#.self_attn.q_norm.weight", "blk.#.attn_q_norm.weight"},
+      {"model.layers.#.self_attn.k_norm.weight", "blk.#.attn_k_norm.weight"},
+      {"model.layers.#.post_attention_layernorm.weight", "blk.#.ffn_norm.weight"},
+      {"model.layers.#.pre_feedforward_layernorm.weight", "blk.#.ffn_norm.weight"},
+      {"model.layers.#.post_feedforward_layernorm.weight", "blk.#.post_ffw_norm.weight"},
+      {"model.layers.#.mlp.gate_proj.weight", "blk.#.ffn_gate.weight"},
+      {"model.layers.#.mlp.up_proj.weight", "blk.#.ffn_up.weight"},
+      {"model.layers.#.mlp.gate_up_proj.weight", "blk.#.ffn_up.weight"},
+      {"model.layers.#.mlp.down_proj.weight", "blk.#.ffn_down.weight"},
+      {"wte.weight", "token_embd.weight"},
+      {"wpe.weight", "position_embd.weight"},
+      {"ln_f.weight", "output_norm.weight"},
+      {"ln_f.bias", "output_norm.bias"},
+      {"h.#.ln_1.weight", "blk.#.attn_norm.weight"},
+      {"h.#.ln_1.bias", "blk.#.attn_norm.bias"},
+      {"h.#.attn.c_attn.weight", "blk.#.attn_qkv.weight"},
+      {"h.#.attn.c_attn.bias", "blk.#.attn_qkv.bias"},
+      {"h.#.attn.c_proj.weight", "blk.#.attn_output.weight"},
+      {"h.#.attn.c_proj.bias", "blk.#.attn_output.bias"},
+      {"h.#.ln_2.weight", "blk.#.ffn_norm.weight"},
+      {"h.#.ln_2.bias", "blk.#.ffn_norm.bias"},
+      {"h.#.mlp.c_fc.weight", "blk.#.ffn_up.weight"},
+      {"h.#.mlp.c_fc.bias", "blk.#.ffn_up.bias"},
+      {"h.#.mlp.c_proj.weight", "blk.#.ffn_down.weight"},
+      {"h.#.mlp.c_proj.bias", "blk.#.ffn_down.bias"},
+  };
+  const auto [templ, layer] = layerTemplate(hf, prefix);
+  const auto it = kNames.find(templ);
+  if (it == kNames.end()) throw std::logic_error("convertToGguf: no llama.cpp name for " + hf);
+  std::string name = it->second;
+  // The architectures with a norm after attention (ATTN_POST_NORM) name it so; the others' is the MLP's (FFN_NORM).
+  if (templ == "model.layers.#.post_attention_layernorm.weight" && (arch == "gemma2" || arch == "gemma3" || arch == "olmo2"))
+    name = "blk.#.post_attention_norm.weight";
+  if (const size_t at = name.find('#'); at != std::string::npos) name.replace(at, 1, layer);
+  return name;
+}
+
+// LlamaModel.permute: each head's rows (first half, second half) interleaved.  dims [cols, rows]
+void permuteRows(GgufTensorOut& t, int64_t heads) {
+  const int64_t rows = t.dims[1], cols = t.dims[0], dh = rows / heads, half = dh / 2;
+  std::vector<float> out(t.values.size());
   for (int64_t h = 0; h < heads; ++h)
     for (int64_t s = 0; s < 2; ++s)
       for (int64_t i = 0; i < half; ++i)
-        std::copy_n(w.begin() + (h * dh + s * half + i) * cols, cols, out.begin() + (h * dh + 2 * i + s) * cols);
-  return out;
+        std::copy_n(t.values.begin() + (h * dh + s * half + i) * cols, cols, out.begin() + (h * dh + 2 * i + s) * cols);
+  t.values = std::move(out);
+}
+
+// TextModel.set_gguf_parameters' keys for these families (Gemma and Gemma 2
+// write the same ones themselves, less the RoPE base).
+void textModelKeys(Conversion& v, bool rope_base = true) {
+  const ModelConfig& c = v.m.config;
+  v.count("block_count", c.layers);
+  v.count("context_length", c.positions);
+  v.count("embedding_length", c.d_model);
+  v.count("feed_forward_length", c.d_ff);
+  v.count("attention.head_count", c.heads);
+  v.count("attention.head_count_kv", c.kv_heads);
+  if (rope_base) v.number("rope.freq_base", c.rope.theta);
+  v.number("attention.layer_norm_rms_epsilon", c.rms_eps);
+}
+
+// LlamaModel (Llama's q and k permuted), Qwen2Model, Qwen3Model: TextModel's keys and the rotary width.
+void convertLlama(Conversion& v) {
+  const ModelConfig& c = v.m.config;
+  textModelKeys(v);
+  v.count("rope.dimension_count", c.head_dim);
+  v.count("vocab_size", c.vocab);
+  if (c.head_dim != c.d_model / c.heads) {
+    v.count("attention.key_length", c.head_dim);
+    v.count("attention.value_length", c.head_dim);
+  }
+  if (v.arch == "llama")
+    v.modify = [&c](const std::string& hf, GgufTensorOut& t) {
+      if (hf.ends_with("q_proj.weight")) permuteRows(t, c.heads);
+      if (hf.ends_with("k_proj.weight")) permuteRows(t, c.kv_heads);
+      return true;
+    };
+}
+
+// GemmaModel, Gemma2Model, Gemma3Model: every "*norm.weight" saved as w + 1,
+// lm_head dropped (tied); Gemma and Gemma 2 write no RoPE base, Gemma 3
+// TextModel's keys (its local base as rope.freq_base_swa) and a final soft-cap only when set.
+void convertGemma(Conversion& v) {
+  const ModelConfig& c = v.m.config;
+  const int gen = v.arch == "gemma" ? 1 : v.arch == "gemma2" ? 2 : 3;
+  textModelKeys(v, gen == 3);
+  v.count("attention.key_length", c.head_dim);
+  v.count("attention.value_length", c.head_dim);
+  if (gen == 2) {
+    v.number("attn_logit_softcapping", c.attn_softcap);
+    v.number("final_logit_softcapping", c.final_softcap);
+    v.count("attention.sliding_window", c.sliding_window);
+  } else if (gen == 3) {
+    v.number("rope.freq_base_swa", c.rope_local.theta);
+    if (c.final_softcap > 0) v.number("final_logit_softcapping", c.final_softcap);
+    v.count("attention.sliding_window", c.sliding_window);
+  }
+  v.modify = [](const std::string& hf, GgufTensorOut& t) {
+    if (hf == "lm_head.weight") return false;
+    if (hf.ends_with("norm.weight"))
+      for (float& x : t.values) x += 1.0f;
+    return true;
+  };
+}
+
+// Phi3MiniModel: rope.dimension_count = int(partial · d) // heads, the window
+// (0 for none); the fused qkv_proj and gate_up_proj kept fused.
+void convertPhi3(Conversion& v) {
+  const ModelConfig& c = v.m.config;
+  textModelKeys(v);  // the same keys, written by the class itself
+  v.count("rope.scaling.original_context_length", c.positions);
+  v.count("rope.dimension_count", static_cast<int64_t>(c.rope.partial * static_cast<double>(c.d_model)) / c.heads);
+  v.key("attention.sliding_window", ggufInt(GgufType::UInt32, c.sliding_window));
+}
+
+// GPT2Model: n_* keys, feed_forward_length always 4 · n_embd, the Conv1D
+// weights (c_attn, c_proj, c_fc, mlp.c_proj) transposed to [out, in].
+void convertGpt2(Conversion& v) {
+  const ModelConfig& c = v.m.config;
+  v.count("block_count", c.layers);
+  v.count("context_length", c.positions);
+  v.count("embedding_length", c.d_model);
+  v.count("feed_forward_length", 4 * c.d_model);
+  v.count("attention.head_count", c.heads);
+  v.number("attention.layer_norm_epsilon", c.ln_eps);
+  v.modify = [](const std::string& hf, GgufTensorOut& t) {
+    if (!hf.ends_with(".c_attn.weight") && !hf.ends_with(".c_proj.weight") && !hf.ends_with(".c_fc.weight")) return true;
+    const int64_t rows = t.dims[1], cols = t.dims[0];  // as saved: [in, out]
+    std::vector<float> out(t.values.size());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < cols; ++k) out[k * rows + r] = t.values[r * cols + k];
+    t.values = std::move(out);
+    std::swap(t.dims[0], t.dims[1]);
+    return true;
+  };
+}
+
+// The vocabulary by id, the merges and the control tokens' ids: tokenizer.json's
+// (its added tokens), or GPT-2's vocab.json and merges.txt (<|endoftext|>).
+struct Vocabulary {
+  std::vector<std::string> tokens, merges;
+  std::vector<int64_t> control;
+};
+Vocabulary readVocabulary(const fs::path& dir) {
+  Vocabulary v;
+  nlohmann::json vocab;
+  if (fs::exists(dir / "tokenizer.json")) {
+    const nlohmann::json tok = nlohmann::json::parse(readWholeFile(dir / "tokenizer.json", "tokenizer.json"));
+    vocab = tok["model"]["vocab"];
+    for (const nlohmann::json& mg : tok["model"]["merges"]) v.merges.push_back(mg.get<std::string>());
+    for (const nlohmann::json& a : tok["added_tokens"]) {
+      vocab[a["content"].get<std::string>()] = a["id"];
+      v.control.push_back(a["id"].get<int64_t>());
+    }
+  } else {
+    vocab = nlohmann::json::parse(readWholeFile(dir / "vocab.json", "vocab.json"));
+    std::istringstream lines(readWholeFile(dir / "merges.txt", "merges.txt"));
+    for (std::string line; std::getline(lines, line);)
+      if (!line.empty() && line[0] != '#') v.merges.push_back(line);
+    v.control.push_back(vocab["<|endoftext|>"].get<int64_t>());
+  }
+  v.tokens.resize(vocab.size());
+  for (const auto& [piece, id] : vocab.items()) v.tokens.at(id.get<size_t>()) = piece;
+  return v;
 }
 
 }  // namespace
 
 fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, const GgufEdit& edit) {
-  const ModelConfig& c = m.config;
-  const std::string arch = c.family;
-  std::vector<GgufKv> kv = {
-      {"general.architecture", ggufString(arch)},
-      {"general.name", ggufString("tiny " + arch)},
-      {arch + ".context_length", ggufInt(GgufType::UInt32, c.positions)},
-      {arch + ".embedding_length", ggufInt(GgufType::UInt32, c.d_model)},
-      {arch + ".block_count", ggufInt(GgufType::UInt32, c.layers)},
-      {arch + ".feed_forward_length", ggufInt(GgufType::UInt32, c.d_ff)},
-      {arch + ".attention.head_count", ggufInt(GgufType::UInt32, c.heads)},
-      {arch + ".attention.head_count_kv", ggufInt(GgufType::UInt32, c.kv_heads)},
-      {arch + ".rope.freq_base", ggufFloat(c.rope.theta)},
-      {arch + ".attention.layer_norm_rms_epsilon", ggufFloat(c.rms_eps)},
-      {arch + ".rope.dimension_count", ggufInt(GgufType::UInt32, c.head_dim)},
-      {arch + ".vocab_size", ggufInt(GgufType::UInt32, c.vocab)},
+  // The converter's class by config.json's architectures[0], and its gguf-py MODEL_ARCH_NAMES name.
+  static const std::map<std::string, std::string> kArch = {
+      {"LlamaForCausalLM", "llama"},
+      {"Qwen2ForCausalLM", "qwen2"},
+      {"Qwen3ForCausalLM", "qwen3"},
+      {"GemmaForCausalLM", "gemma"},
+      {"Gemma2ForCausalLM", "gemma2"},
+      {"Gemma3ForCausalLM", "gemma3"},
+      {"Olmo2ForCausalLM", "olmo2"},
+      {"Phi3ForCausalLM", "phi3"},
+      {"GPT2LMHeadModel", "gpt2"},
   };
-  if (c.head_dim != c.d_model / c.heads) {
-    kv.push_back({arch + ".attention.key_length", ggufInt(GgufType::UInt32, c.head_dim)});
-    kv.push_back({arch + ".attention.value_length", ggufInt(GgufType::UInt32, c.head_dim)});
-  }
-  // The tokenizer: tokenizer.json's vocabulary by id, its merges, the added tokens as control tokens.
-  const nlohmann::json tok = nlohmann::json::parse(readWholeFile(m.dir / "tokenizer.json", "tokenizer.json"));
-  std::vector<std::string> tokens(static_cast<size_t>(c.vocab));
-  std::vector<int64_t> types(static_cast<size_t>(c.vocab), 1);
-  for (const auto& [piece, id] : tok["model"]["vocab"].items()) tokens[id.get<size_t>()] = piece;
-  for (const nlohmann::json& a : tok["added_tokens"]) types[a["id"].get<size_t>()] = 3;
-  std::vector<std::string> merges;
-  for (const nlohmann::json& mg : tok["model"]["merges"]) merges.push_back(mg.get<std::string>());
-  const auto id = [&](const std::string& piece) {
-    return static_cast<int64_t>(std::find(tokens.begin(), tokens.end(), piece) - tokens.begin());
-  };
-  kv.push_back({"tokenizer.ggml.model", ggufString("gpt2")});
-  kv.push_back({"tokenizer.ggml.pre", ggufString("gpt-2")});
-  kv.push_back({"tokenizer.ggml.tokens", ggufStrings(tokens)});
-  kv.push_back({"tokenizer.ggml.token_type", ggufInts(GgufType::Int32, types)});
-  kv.push_back({"tokenizer.ggml.merges", ggufStrings(merges)});
-  kv.push_back({"tokenizer.ggml.bos_token_id", ggufInt(GgufType::UInt32, id("<s>"))});
-  kv.push_back({"tokenizer.ggml.eos_token_id", ggufInt(GgufType::UInt32, id("</s>"))});
-  kv.push_back({"tokenizer.ggml.add_bos_token", ggufInt(GgufType::Bool, 1)});
+  const nlohmann::json config = nlohmann::json::parse(readWholeFile(m.dir / "config.json", "config.json"));
+  const std::string cls = config["architectures"][0].get<std::string>();
+  if (!kArch.count(cls)) throw std::logic_error("convertToGguf: no converter class for " + cls);
+  Conversion v{m, type, kArch.at(cls), {}};
+  v.kv = {{"general.architecture", ggufString(v.arch)}, {"general.name", ggufString("tiny " + v.arch)}};
+  if (v.arch.rfind("gemma", 0) == 0) convertGemma(v);
+  else if (v.arch == "olmo2") textModelKeys(v);  // Olmo2Model: TextModel's keys, the tensors as saved
+  else if (v.arch == "phi3") convertPhi3(v);
+  else if (v.arch == "gpt2") convertGpt2(v);
+  else convertLlama(v);
 
-  // Tensors: llama.cpp's names; 1-D as F32, the rest as `type`.
-  std::vector<GgufTensorOut> tensors;
-  auto add = [&](const std::string& gguf, const std::string& hf, int64_t rope_heads = 0) {
-    if (!m.weights.count(hf)) return;
-    const std::vector<int64_t>& shape = m.shapes.at(hf);
-    std::vector<float> w = m.weights.at(hf);
-    const int64_t rows = shape[0], cols = shape.size() > 1 ? shape[1] : 1;
-    if (rope_heads > 0) w = permuteRows(w, rows, cols, rope_heads);
-    tensors.push_back({gguf, std::vector<int64_t>(shape.rbegin(), shape.rend()), shape.size() > 1 ? type : DType::F32,
-                       std::move(w)});
+  // The tokenizer: the vocabulary by id, its merges, the added tokens as control tokens.
+  const Vocabulary vocab = readVocabulary(m.dir);
+  std::vector<int64_t> types(vocab.tokens.size(), 1);
+  for (const int64_t id : vocab.control) types[static_cast<size_t>(id)] = 3;
+  const auto id = [&](const std::string& piece) {
+    return static_cast<int64_t>(std::find(vocab.tokens.begin(), vocab.tokens.end(), piece) - vocab.tokens.begin());
   };
-  add("token_embd.weight", "model.embed_tokens.weight");
-  for (int64_t l = 0; l < c.layers; ++l) {
-    const std::string b = "blk." + std::to_string(l) + ".", p = "model.layers." + std::to_string(l) + ".";
-    const bool llama = arch == "llama";
-    add(b + "attn_norm.weight", p + "input_layernorm.weight");
-    add(b + "attn_q.weight", p + "self_attn.q_proj.weight", llama ? c.heads : 0);
-    add(b + "attn_k.weight", p + "self_attn.k_proj.weight", llama ? c.kv_heads : 0);
-    add(b + "attn_v.weight", p + "self_attn.v_proj.weight");
-    add(b + "attn_q.bias", p + "self_attn.q_proj.bias");
-    add(b + "attn_k.bias", p + "self_attn.k_proj.bias");
-    add(b + "attn_v.bias", p + "self_attn.v_proj.bias");
-    add(b + "attn_q_norm.weight", p + "self_attn.q_norm.weight");
-    add(b + "attn_k_norm.weight", p + "self_attn.k_norm.weight");
-    add(b + "attn_output.weight", p + "self_attn.o_proj.weight");
-    add(b + "ffn_norm.weight", p + "post_attention_layernorm.weight");
-    add(b + "ffn_gate.weight", p + "mlp.gate_proj.weight");
-    add(b + "ffn_up.weight", p + "mlp.up_proj.weight");
-    add(b + "ffn_down.weight", p + "mlp.down_proj.weight");
+  v.kv.push_back({"tokenizer.ggml.model", ggufString("gpt2")});
+  v.kv.push_back({"tokenizer.ggml.pre", ggufString("gpt-2")});
+  v.kv.push_back({"tokenizer.ggml.tokens", ggufStrings(vocab.tokens)});
+  v.kv.push_back({"tokenizer.ggml.token_type", ggufInts(GgufType::Int32, types)});
+  v.kv.push_back({"tokenizer.ggml.merges", ggufStrings(vocab.merges)});
+  if (v.arch == "gpt2") {  // <|endoftext|> both; GPT-2 adds no bos
+    v.kv.push_back({"tokenizer.ggml.bos_token_id", ggufInt(GgufType::UInt32, id("<|endoftext|>"))});
+    v.kv.push_back({"tokenizer.ggml.eos_token_id", ggufInt(GgufType::UInt32, id("<|endoftext|>"))});
+  } else {
+    v.kv.push_back({"tokenizer.ggml.bos_token_id", ggufInt(GgufType::UInt32, id("<s>"))});
+    v.kv.push_back({"tokenizer.ggml.eos_token_id", ggufInt(GgufType::UInt32, id("</s>"))});
+    v.kv.push_back({"tokenizer.ggml.add_bos_token", ggufInt(GgufType::Bool, 1)});
   }
-  add("output_norm.weight", "model.norm.weight");
-  add("output.weight", "lm_head.weight");
-  if (edit) edit(kv, tensors);
-  writeGguf(out, kv, tensors);
+
+  // The tensors in the checkpoint's order of names.
+  std::vector<GgufTensorOut> tensors;
+  for (const auto& [hf, values] : m.weights) {
+    const std::vector<int64_t>& shape = m.shapes.at(hf);
+    GgufTensorOut t{ggufName(v.arch, hf, m.options.prefix), std::vector<int64_t>(shape.rbegin(), shape.rend()),
+                    shape.size() > 1 ? type : DType::F32, values};
+    if (v.modify(hf, t)) tensors.push_back(std::move(t));
+  }
+
+  if (edit) edit(v.kv, tensors);
+  writeGguf(out, v.kv, tensors);
   return out;
 }
 

@@ -42,9 +42,17 @@ std::string ggufBytes(const std::vector<GgufKv>& kv, const std::vector<GgufTenso
 // of 64 over 2 key/value heads, d_ff 512 (Qwen3: head_dim 64 and QK-norm).
 // `dtype` F16 / BF16: the values rounded to it and saved so.
 TinyModel writeGgufParent(const std::filesystem::path& dir, const std::string& family, DType dtype = DType::F32);
-// `m` (a LLaMA-family checkpoint) as llama.cpp's converter writes it: its
-// matrices (and token embeddings) stored as `type`, vectors as F32, q and k
-// permuted for "llama", the tokenizer's vocabulary and merges as tokenizer.ggml.*.
+// Checkpoints of the other families as llama.cpp's converter takes them, each
+// written by its family's test file in its own tensor names: rows of 256,
+// and what llama.cpp hard-codes rather than reads set to its values.
+TinyModel writeGemmaGgufParent(const std::filesystem::path& dir, int generation);  // 1, 2 or 3
+TinyModel writeOlmo2GgufParent(const std::filesystem::path& dir);
+TinyModel writePhi3GgufParent(const std::filesystem::path& dir);
+
+// `m` as llama.cpp's converter (that family's class) writes it: its matrices
+// (and token embeddings) stored as `type`, vectors as F32, with what the
+// converter changes changed (q and k permuted for "llama", Gemma's norms + 1, …),
+// the tokenizer's vocabulary and merges as tokenizer.ggml.*.
 // `edit` changes the metadata and tensors before they are written (bad-file tests).
 using GgufEdit = std::function<void(std::vector<GgufKv>& kv, std::vector<GgufTensorOut>& tensors)>;
 std::filesystem::path convertToGguf(const TinyModel& m, DType type, const std::filesystem::path& out,

@@ -21,6 +21,8 @@ struct Weight {
   const SafetensorsFile* file = nullptr;  // with `entry`: 16-bit, converted by floats()
   const TensorEntry* entry = nullptr;
   int64_t rows = 0, cols = 0;
+  // Stored as the transpose of the shape the family declared (TensorEntry::transposed): rows, cols as stored.
+  bool transposed = false;
   // The values: `data`, or `entry` converted into `scratch` (F32 returned as is).
   Weight floats(std::vector<float>& scratch) const;
   bool present() const { return data || entry; }

@@ -9,8 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <map>
+#include <cmath>
 #include <filesystem>
+#include <map>
 
 namespace fs = std::filesystem;
 
@@ -31,14 +32,18 @@ void GgufKeys::fail(const std::string& key, const std::string& message) const {
 }
 
 int64_t GgufKeys::count(const std::string& key, int64_t max, std::optional<int64_t> def) {
+  return integer(key, 1, max, def);
+}
+
+int64_t GgufKeys::integer(const std::string& key, int64_t min, int64_t max, std::optional<int64_t> def) {
   const GgufValue* v = get(key);
   if (!v) {
     if (!def) fail(key, "is missing");
     return *def;
   }
   if (!v->isInteger() || v->type == GgufType::Bool) fail(key, "must be an integer, got " + ggufTypeName(v->type));
-  if (v->integer < 1 || v->integer > max)
-    fail(key, "is " + std::to_string(v->integer) + " (expected 1 to " + std::to_string(max) + ")");
+  if (v->integer < min || v->integer > max)
+    fail(key, "is " + std::to_string(v->integer) + " (expected " + std::to_string(min) + " to " + std::to_string(max) + ")");
   return v->integer;
 }
 
@@ -70,7 +75,7 @@ std::string GgufKeys::text(const std::string& key, const std::string& def) {
   return v->text;
 }
 
-void ggufDecoderConfig(GgufKeys& k, nlohmann::json& c) {
+void ggufDecoderConfig(GgufKeys& k, nlohmann::json& c, bool partial_rotary) {
   const int64_t d = k.count("embedding_length", kMaxWidth), heads = k.count("attention.head_count", kMaxWidth);
   c["num_hidden_layers"] = k.count("block_count", kMaxLayers);
   c["hidden_size"] = d;
@@ -86,10 +91,18 @@ void ggufDecoderConfig(GgufKeys& k, nlohmann::json& c) {
     k.fail("attention.value_length", "differs from attention.key_length " + std::to_string(head_dim) +
                                          " (values of another width than keys are not implemented)");
   c["head_dim"] = head_dim;
-  // RoPE turns all of a head's dimensions in these families.
-  if (const int64_t rot = k.count("rope.dimension_count", kMaxWidth, head_dim); rot != head_dim)
-    k.fail("rope.dimension_count", "is " + std::to_string(rot) + ", but this family turns all " +
-                                       std::to_string(head_dim) + " dimensions of a head");
+  // RoPE turns all of a head's dimensions in these families, or the first rot
+  // (transformers: int(head_dim · partial_rotary_factor), the factor nudged up where the quotient rounds below rot).
+  const int64_t rot = k.count("rope.dimension_count", kMaxWidth, head_dim);
+  if (partial_rotary && rot <= head_dim && rot % 2 == 0) {
+    double factor = static_cast<double>(rot) / static_cast<double>(head_dim);
+    if (static_cast<int64_t>(static_cast<double>(head_dim) * factor) < rot) factor = std::nextafter(factor, 2.0);
+    c["partial_rotary_factor"] = factor;
+  } else if (rot != head_dim) {
+    k.fail("rope.dimension_count", "is " + std::to_string(rot) + ", but this family turns " +
+                                       (partial_rotary ? "an even number of the " : "all ") + std::to_string(head_dim) +
+                                       " dimensions of a head");
+  }
   const std::string scaling = k.text("rope.scaling.type", "none");
   if (scaling == "linear") {
     c["rope_scaling"] = {{"rope_type", "linear"}, {"factor", k.number("rope.scaling.factor")}};
@@ -248,6 +261,12 @@ ModelFiles ggufModelFiles(const uint8_t* bytes, uint64_t size, std::shared_ptr<c
         break;
       }
       case GgufUndo::NormPlusOne: e.add = -1.0f; break;
+      case GgufUndo::Transposed: {
+        if (e.shape.size() != 2) throw InputError(path + ": tensor '" + t.name + "' must have 2 dimensions");
+        std::swap(e.shape[0], e.shape[1]);
+        e.transposed = true;
+        break;
+      }
     }
     st.tensors.push_back(std::move(e));
   }

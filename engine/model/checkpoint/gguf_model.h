@@ -35,6 +35,8 @@ class GgufKeys {
   bool has(const std::string& key) const { return h_.find(arch_ + "." + key) != nullptr; }
   // An integer in [1, max]; `def` when absent (none: required).
   int64_t count(const std::string& key, int64_t max, std::optional<int64_t> def = std::nullopt);
+  // An integer in [0, max] (a window, where 0 says none); `def` when absent.
+  int64_t whole(const std::string& key, int64_t max, int64_t def) { return integer(key, 0, max, def); }
   // A number (a float or an integer); `def` when absent.
   double number(const std::string& key, std::optional<double> def = std::nullopt);
   bool flag(const std::string& key, bool def);
@@ -47,6 +49,7 @@ class GgufKeys {
 
  private:
   const GgufValue* get(const std::string& key);
+  int64_t integer(const std::string& key, int64_t min, int64_t max, std::optional<int64_t> def);
   const GgufHeader& h_;
   std::string arch_, what_;
   std::set<std::string> read_;
@@ -56,8 +59,9 @@ class GgufKeys {
 // embedding_length, feed_forward_length, attention.head_count(_kv),
 // context_length, attention.layer_norm_rms_epsilon, rope.freq_base,
 // attention.key_length / value_length (head_dim), rope.dimension_count (all
-// of a head's dims) and rope.scaling (none or linear), written into config.json's fields.
-void ggufDecoderConfig(GgufKeys& k, nlohmann::json& c);
+// of a head's dims; with `partial_rotary` any even number of them, as
+// partial_rotary_factor) and rope.scaling (none or linear), written into config.json's fields.
+void ggufDecoderConfig(GgufKeys& k, nlohmann::json& c, bool partial_rotary = false);
 
 // The other way (the benchmark writes its checkpoint as GGUF): the GGUF
 // name of a checkpoint's tensor ("model.layers.3.self_attn.q_proj.weight" →

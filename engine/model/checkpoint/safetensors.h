@@ -58,6 +58,9 @@ struct TensorEntry {
   // every value.
   std::vector<int64_t> stored_rows;
   float add = 0;
+  // A GGUF matrix the converter transposed (GPT-2's Conv1D [in, out] saved
+  // [out, in]): `shape` is the checkpoint's, the values are stored as its transpose.
+  bool transposed = false;
   int64_t elements() const;
   bool asStored() const { return stored_rows.empty() && add == 0; }
 };

@@ -131,11 +131,14 @@ Weight WeightSource::get(const std::string& name, Shape shape, Need need, bool l
   const TensorEntry& e = *loc.entry;
   // As a matrix [rows, cols]; the loader refuses any other shape than the one declared before a pass reads it.
   const int64_t rows = e.shape.empty() ? 1 : e.shape[0], cols = e.shape.size() > 1 ? e.shape[1] : 1;
-  if (lazy && e.dtype != DType::F32) return {.file = loc.file.get(), .entry = &e, .rows = rows, .cols = cols};
+  // A transposed matrix comes as stored, [cols, rows], left in the map when not F32: only linearT reads it.
+  const bool t = e.transposed;
+  const int64_t r = t ? cols : rows, k = t ? rows : cols;
+  if ((lazy || t) && e.dtype != DType::F32) return {.file = loc.file.get(), .entry = &e, .rows = r, .cols = k, .transposed = t};
   model_.converted.emplace_back();
   const float* p = loc.file->floats(e, model_.converted.back());
   if (model_.converted.back().empty()) model_.converted.pop_back();
-  return {.data = p, .rows = rows, .cols = cols};
+  return {.data = p, .rows = r, .cols = k, .transposed = t};
 }
 
 // [SECTION] Runs through the family: a text model's pass and its LM head

@@ -50,7 +50,8 @@ class WeightSource {
       : where(std::move(where)), all_(all), prefix_(std::move(prefix)), model_(model) {}
   const std::string where;  // the checkpoint's (first) file, for errors
   // A body tensor (the prefix added) as F32: a view into the map, or a
-  // converted copy kept by the model.
+  // converted copy kept by the model. A transposed one (a GGUF file's,
+  // TensorEntry::transposed) comes as stored, Weight::transposed set.
   Weight take(const std::string& name, Shape shape, Need need = Need::Required) {
     return get(prefix_ + name, std::move(shape), need, false);
   }
@@ -101,6 +102,7 @@ enum class GgufUndo {
   RopeRowsQ,    // q's rows (and bias) interleaved per head for ggml's RoPE (LlamaModel.permute, n_head heads)
   RopeRowsK,    // k's the same over the key/value heads
   NormPlusOne,  // a norm saved as 1 + w (Gemma's RMSNorm weights)
+  Transposed,   // a Conv1D weight [in, out] saved as nn.Linear's [out, in] (GPT-2's; TensorEntry::transposed)
 };
 struct GgufTensorName {
   std::string gguf;  // "blk.#.attn_q.weight": '#' stands for the layer

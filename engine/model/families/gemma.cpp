@@ -22,6 +22,7 @@
 // A sliding layer keeps key j for query position i while i − j < sliding_window.
 // 16-bit weights stay in the map and are converted one matrix at a time.
 #include "engine/attention_math.h"
+#include "engine/model/checkpoint/gguf_model.h"
 #include "engine/model/families/family.h"
 
 #include <algorithm>
@@ -259,6 +260,68 @@ Mat gemmaLogits(const Model& m, const Mat& hidden, double* flops) {
   return z;
 }
 
+// llama.cpp's names for Gemma's tensors, every norm saved as 1 + w (the
+// converter adds the 1 of Gemma's RMSNorm). Gemma's MLP norm is ffn_norm;
+// Gemma 2 and 3 name theirs post_attention_norm, ffn_norm (before the MLP)
+// and post_ffw_norm. No lm_head: the converter drops it (the head is tied).
+std::vector<GgufTensorName> gemmaGgufTensors(int gen) {
+  const GgufUndo one = GgufUndo::NormPlusOne;
+  const std::string l = "model.layers.#.", a = l + "self_attn.", m = l + "mlp.";
+  std::vector<GgufTensorName> t = {{"token_embd.weight", "model.embed_tokens.weight"},
+                                   {"output_norm.weight", "model.norm.weight", one},
+                                   {"blk.#.attn_norm.weight", l + "input_layernorm.weight", one},
+                                   {"blk.#.attn_q.weight", a + "q_proj.weight"},
+                                   {"blk.#.attn_k.weight", a + "k_proj.weight"},
+                                   {"blk.#.attn_v.weight", a + "v_proj.weight"},
+                                   {"blk.#.attn_output.weight", a + "o_proj.weight"},
+                                   {"blk.#.ffn_gate.weight", m + "gate_proj.weight"},
+                                   {"blk.#.ffn_up.weight", m + "up_proj.weight"},
+                                   {"blk.#.ffn_down.weight", m + "down_proj.weight"}};
+  if (gen == 1) {
+    t.push_back({"blk.#.ffn_norm.weight", l + "post_attention_layernorm.weight", one});
+  } else {
+    t.push_back({"blk.#.post_attention_norm.weight", l + "post_attention_layernorm.weight", one});
+    t.push_back({"blk.#.ffn_norm.weight", l + "pre_feedforward_layernorm.weight", one});
+    t.push_back({"blk.#.post_ffw_norm.weight", l + "post_feedforward_layernorm.weight", one});
+  }
+  if (gen == 3) {
+    t.push_back({"blk.#.attn_q_norm.weight", a + "q_norm.weight", one});
+    t.push_back({"blk.#.attn_k_norm.weight", a + "k_norm.weight", one});
+  }
+  return t;
+}
+
+// config.json from the GGUF keys, with what llama.cpp hard-codes rather than
+// reads (llama-model.cpp): the score scale (query_pre_attn_scalar: head_dim,
+// or d / heads for the 27B models, told by their layer count), Gemma 2's
+// alternation (even layers sliding, as transformers' default), Gemma 3's five
+// sliding layers to one global (pattern 6), and Gemma 1 and 2's RoPE base
+// 10000 (their converters write none).
+void gemmaGgufConfig(GgufKeys& k, nlohmann::json& c) {
+  ggufDecoderConfig(k, c);
+  const std::string type = c["model_type"].get<std::string>();
+  if (type == "gemma") return;
+  const int64_t layers = c["num_hidden_layers"], d = c["hidden_size"], heads = c["num_attention_heads"];
+  const bool is_27b = layers == (type == "gemma2" ? 46 : 62);
+  c["query_pre_attn_scalar"] = is_27b ? d / heads : c["head_dim"].get<int64_t>();
+  if (type == "gemma2") {
+    // llama.cpp's defaults where the keys are absent are transformers' (50, 30, 4096).
+    c["attn_logit_softcapping"] = k.number("attn_logit_softcapping", 50.0);
+    c["final_logit_softcapping"] = k.number("final_logit_softcapping", 30.0);
+    c["sliding_window"] = k.count("attention.sliding_window", kMaxCount, 4096);
+    return;
+  }
+  // Gemma 3: no score soft-cap (its converter asserts none); a window of 0 or none: every layer global.
+  c["final_logit_softcapping"] = k.has("final_logit_softcapping") ? nlohmann::json(k.number("final_logit_softcapping"))
+                                                                  : nlohmann::json(nullptr);
+  // The sliding layers' base as the converter wrote it from the checkpoint (llama.cpp runs them at 10000
+  // whatever the file says, the base of every released Gemma 3).
+  c["rope_local_base_freq"] = k.number("rope.freq_base_swa", 10000.0);
+  const int64_t window = k.whole("attention.sliding_window", kMaxCount, 0);
+  c["sliding_window_pattern"] = window > 0 ? 6 : 1;
+  if (window > 0) c["sliding_window"] = window;
+}
+
 Family gemmaLike(const std::string& model_type, const std::string& label, std::vector<std::string> archs,
                  const std::string& paper) {
   Family f;
@@ -278,14 +341,20 @@ Family gemmaLike(const std::string& model_type, const std::string& label, std::v
 }  // namespace
 
 Family makeGemmaFamily() {
-  return gemmaLike("gemma", "Gemma", {"GemmaForCausalLM", "GemmaModel"}, "Gemma Team 2024");
+  Family f = gemmaLike("gemma", "Gemma", {"GemmaForCausalLM", "GemmaModel"}, "Gemma Team 2024");
+  f.gguf = {{"gemma", "GemmaForCausalLM", gemmaGgufConfig, gemmaGgufTensors(1)}};
+  return f;
 }
 Family makeGemma2Family() {
-  return gemmaLike("gemma2", "Gemma 2", {"Gemma2ForCausalLM", "Gemma2Model"}, "Gemma Team 2024b");
+  Family f = gemmaLike("gemma2", "Gemma 2", {"Gemma2ForCausalLM", "Gemma2Model"}, "Gemma Team 2024b");
+  f.gguf = {{"gemma2", "Gemma2ForCausalLM", gemmaGgufConfig, gemmaGgufTensors(2)}};
+  return f;
 }
 // Text only: Gemma3ForConditionalGeneration (model_type "gemma3", with the vision tower) is not a family here.
 Family makeGemma3Family() {
-  return gemmaLike("gemma3_text", "Gemma 3", {"Gemma3ForCausalLM", "Gemma3TextModel"}, "Gemma Team 2025");
+  Family f = gemmaLike("gemma3_text", "Gemma 3", {"Gemma3ForCausalLM", "Gemma3TextModel"}, "Gemma Team 2025");
+  f.gguf = {{"gemma3", "Gemma3ForCausalLM", gemmaGgufConfig, gemmaGgufTensors(3)}};
+  return f;
 }
 
 }  // namespace attn

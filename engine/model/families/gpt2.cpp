@@ -7,6 +7,9 @@
 //               x = x + Concat(head_1 … head_H) W_proj + b_proj
 //               x = x + gelu_new(LN(x; ln_2) W_fc + b_fc) W_mproj + b_mproj
 //   hidden = LN(x; ln_f);  logits = hidden lm_headᵀ (lm_head tied to wte unless saved)
+// A GGUF file holds the Conv1D weights transposed, as nn.Linear's [out, in]
+// (llama.cpp's converter transposes them): read so, left in the map.
+#include "engine/model/checkpoint/gguf_model.h"
 #include "engine/model/families/family.h"
 
 #include <cmath>
@@ -73,6 +76,13 @@ std::unique_ptr<FamilyWeights> gpt2Load(WeightSource& s, Model& m, const std::fu
   return w;
 }
 
+// y = x W + b, W a Conv1D [in, out]; or x Wᵀ + b where W is stored transposed, [out, in] (a GGUF file's)   [L, out]
+void conv1d(const Mat& x, const Weight& w, const Weight& b, std::vector<float>& scratch, double* flops, Mat& y) {
+  if (w.transposed) return linearT(x, w, b, scratch, flops, y);
+  linear(x, w, &b, false, y);
+  *flops += linearFlops(x.rows(), w);
+}
+
 void gpt2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext& ctx) {
   const ModelConfig& c = m.info.config;
   const Gpt2Weights& W = m.as<Gpt2Weights>();
@@ -84,6 +94,7 @@ void gpt2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
   // causal, aligned to the bottom right: query i is position p0 + i
   const AttentionSpec att{.heads = c.heads, .kv_heads = c.heads, .keys = KeyRange{p0, p0 + L, true, 0},
                           .scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
+  std::vector<float> scratch;  // a stored matrix being used, as floats
   Mat a, qkv, q, k, v, concat, proj, f, f2;
   for (int64_t l = 0; l < c.layers; ++l) {
     if (!enterLayer(run, l, x)) continue;  // before the layer a resumed pass starts at
@@ -92,31 +103,67 @@ void gpt2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
     a = x;
     layerNorm(a, w.ln1_w, w.ln1_b, c.ln_eps);
     // qkv = a W_attn + b_attn = [q | k | v]                       [L, 3d]
-    linear(a, w.attn_w, &w.attn_b, false, qkv);
+    conv1d(a, w.attn_w, w.attn_b, scratch, &run.flops, qkv);
     q = qkv.leftCols(d);
     k = qkv.middleCols(d, d);
     v = qkv.rightCols(d);
     // head_h = softmax(q_h k_hᵀ / √d_head + causal) v_h over the cached and new keys   [L, d_head] × H
     attend(run, l, att, q, k, v, cache, ctx, concat);
     // x = x + Concat(head_1 … head_H) W_proj + b_proj             [L, d]
-    linear(concat, w.proj_w, &w.proj_b, false, proj);
-    headWrites(run, l, concat, proj, [&](const Mat& in, Mat& o) { linear(in, w.proj_w, &w.proj_b, false, o); });
+    conv1d(concat, w.proj_w, w.proj_b, scratch, &run.flops, proj);
+    headWrites(run, l, concat, proj, [&](const Mat& in, Mat& o) { conv1d(in, w.proj_w, w.proj_b, scratch, &run.flops, o); });
     x += proj;
     // x = x + gelu(LN(x; ln_2) W_fc + b_fc) W_mproj + b_mproj     [L, d_ff] → [L, d]
     a = x;
     layerNorm(a, w.ln2_w, w.ln2_b, c.ln_eps);
-    linear(a, w.fc_w, &w.fc_b, false, f);
+    conv1d(a, w.fc_w, w.fc_b, scratch, &run.flops, f);
     activate(f, Activation::GeluTanh);
-    linear(f, w.mproj_w, &w.mproj_b, false, f2);
+    conv1d(f, w.mproj_w, w.mproj_b, scratch, &run.flops, f2);
     x += f2;
-    run.flops += linearFlops(L, w.attn_w) + linearFlops(L, w.proj_w) + linearFlops(L, w.fc_w) +
-                 linearFlops(L, w.mproj_w);
     ctx.progress(static_cast<float>(l + 1) / static_cast<float>(c.layers + 1));
   }
   enterLayer(run, c.layers, x);  // the stream the final norm reads
   // hidden = LN(x; ln_f)                                           [L, d]
   finalLayerNorm(run, x, W.ln_f_w, W.ln_f_b, c.ln_eps);
   run.hidden = std::move(x);
+}
+
+// llama.cpp's names for GPT-2's tensors: the four Conv1D weights transposed
+// by the converter (read back as Conv1D), lm_head only when not tied.
+std::vector<GgufTensorName> gpt2GgufTensors() {
+  const std::string h = "transformer.h.#.";
+  const GgufUndo t = GgufUndo::Transposed;
+  return {{"token_embd.weight", "transformer.wte.weight"},
+          {"position_embd.weight", "transformer.wpe.weight"},
+          {"output_norm.weight", "transformer.ln_f.weight"},
+          {"output_norm.bias", "transformer.ln_f.bias"},
+          {"output.weight", "lm_head.weight"},
+          {"blk.#.attn_norm.weight", h + "ln_1.weight"},
+          {"blk.#.attn_norm.bias", h + "ln_1.bias"},
+          {"blk.#.attn_qkv.weight", h + "attn.c_attn.weight", t},
+          {"blk.#.attn_qkv.bias", h + "attn.c_attn.bias"},
+          {"blk.#.attn_output.weight", h + "attn.c_proj.weight", t},
+          {"blk.#.attn_output.bias", h + "attn.c_proj.bias"},
+          {"blk.#.ffn_norm.weight", h + "ln_2.weight"},
+          {"blk.#.ffn_norm.bias", h + "ln_2.bias"},
+          {"blk.#.ffn_up.weight", h + "mlp.c_fc.weight", t},
+          {"blk.#.ffn_up.bias", h + "mlp.c_fc.bias"},
+          {"blk.#.ffn_down.weight", h + "mlp.c_proj.weight", t},
+          {"blk.#.ffn_down.bias", h + "mlp.c_proj.bias"}};
+}
+
+// GPT2Model's keys (as config.json's n_* fields); no head_count_kv other than the heads.
+void gpt2GgufConfig(GgufKeys& k, nlohmann::json& c) {
+  const int64_t d = k.count("embedding_length", kMaxWidth), heads = k.count("attention.head_count", kMaxWidth);
+  c["n_layer"] = k.count("block_count", kMaxLayers);
+  c["n_embd"] = d;
+  c["n_head"] = heads;
+  c["n_inner"] = k.count("feed_forward_length", kMaxWidth, 4 * d);
+  c["n_positions"] = k.count("context_length", kMaxCount);
+  c["layer_norm_epsilon"] = k.number("attention.layer_norm_epsilon");
+  if (const int64_t kv = k.count("attention.head_count_kv", kMaxWidth, heads); kv != heads)
+    k.fail("attention.head_count_kv", "is " + std::to_string(kv) + ", but GPT-2's keys and values have all " +
+                                          std::to_string(heads) + " heads");
 }
 
 }  // namespace
@@ -134,6 +181,7 @@ Family makeGpt2Family() {
   f.buffer = gpt2Buffer;
   f.load = gpt2Load;
   f.forward = gpt2Forward;
+  f.gguf = {{"gpt2", "GPT2LMHeadModel", gpt2GgufConfig, gpt2GgufTensors()}};
   return f;
 }
 

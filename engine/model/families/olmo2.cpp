@@ -12,6 +12,7 @@
 //   hidden = RMSNorm(x) · w_norm;  logits = hidden lm_headᵀ (tied: embed_tokens)
 // OLMo 1's clip_qkv is not part of OLMo 2 and is refused when a config sets it.
 #include "engine/attention_math.h"
+#include "engine/model/checkpoint/gguf_model.h"
 #include "engine/model/families/family.h"
 
 #include <cmath>
@@ -105,6 +106,32 @@ void olmo2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
   rmsNorm(x, W.final_norm, c.rms_eps, run.hidden);
 }
 
+// llama.cpp's names for OLMo 2's tensors (no permutation: ggml turns them as
+// transformers does); it has no biases, and no sliding window (Olmo 3's keys
+// attention.sliding_window and its pattern are refused as unread).
+std::vector<GgufTensorName> olmo2GgufTensors() {
+  const std::string l = "model.layers.#.", a = l + "self_attn.", m = l + "mlp.";
+  return {{"token_embd.weight", "model.embed_tokens.weight"},
+          {"output_norm.weight", "model.norm.weight"},
+          {"output.weight", "lm_head.weight"},
+          {"blk.#.attn_q.weight", a + "q_proj.weight"},
+          {"blk.#.attn_k.weight", a + "k_proj.weight"},
+          {"blk.#.attn_v.weight", a + "v_proj.weight"},
+          {"blk.#.attn_output.weight", a + "o_proj.weight"},
+          {"blk.#.attn_q_norm.weight", a + "q_norm.weight"},
+          {"blk.#.attn_k_norm.weight", a + "k_norm.weight"},
+          {"blk.#.post_attention_norm.weight", l + "post_attention_layernorm.weight"},
+          {"blk.#.ffn_gate.weight", m + "gate_proj.weight"},
+          {"blk.#.ffn_up.weight", m + "up_proj.weight"},
+          {"blk.#.ffn_down.weight", m + "down_proj.weight"},
+          {"blk.#.post_ffw_norm.weight", l + "post_feedforward_layernorm.weight"}};
+}
+
+void olmo2GgufConfig(GgufKeys& k, nlohmann::json& c) {
+  ggufDecoderConfig(k, c);
+  c["attention_bias"] = false;
+}
+
 }  // namespace
 
 Family makeOlmo2Family() {
@@ -118,6 +145,7 @@ Family makeOlmo2Family() {
   f.parse = olmo2Parse;
   f.load = olmo2Load;
   f.forward = olmo2Forward;
+  f.gguf = {{"olmo2", "Olmo2ForCausalLM", olmo2GgufConfig, olmo2GgufTensors()}};
   return f;
 }
 

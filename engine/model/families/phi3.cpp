@@ -17,6 +17,7 @@
 // layer when config.sliding_window is set (key j kept while i − j < window).
 // longrope / su rope_scaling (Phi-3 128k) is refused where RoPE is read.
 #include "engine/attention_math.h"
+#include "engine/model/checkpoint/gguf_model.h"
 #include "engine/model/families/family.h"
 
 #include <cmath>
@@ -125,6 +126,35 @@ void phi3Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
   finalRmsNorm(run, x, W.final_norm, c.rms_eps, run.hidden);
 }
 
+// llama.cpp's names for Phi-3's tensors: the fused projections kept fused
+// (attn_qkv [q; k; v], ffn_up [gate; up]), nothing permuted. The 128k
+// models' rope_factors_long / rope_factors_short (longrope) are not among
+// them: such a file is refused naming the tensor.
+std::vector<GgufTensorName> phi3GgufTensors() {
+  const std::string l = "model.layers.#.";
+  return {{"token_embd.weight", "model.embed_tokens.weight"},
+          {"output_norm.weight", "model.norm.weight"},
+          {"output.weight", "lm_head.weight"},
+          {"blk.#.attn_norm.weight", l + "input_layernorm.weight"},
+          {"blk.#.attn_qkv.weight", l + "self_attn.qkv_proj.weight"},
+          {"blk.#.attn_output.weight", l + "self_attn.o_proj.weight"},
+          {"blk.#.ffn_norm.weight", l + "post_attention_layernorm.weight"},
+          {"blk.#.ffn_up.weight", l + "mlp.gate_up_proj.weight"},
+          {"blk.#.ffn_down.weight", l + "mlp.down_proj.weight"}};
+}
+
+// Phi3MiniModel's keys: rope.dimension_count the rotary part of a head,
+// attention.sliding_window (0: none) as transformers reads sliding_window
+// (llama.cpp itself runs Phi-3 without its window), and the original context
+// length, which only longrope reads (refused with its scaling factors).
+void phi3GgufConfig(GgufKeys& k, nlohmann::json& c) {
+  ggufDecoderConfig(k, c, true);
+  k.count("rope.scaling.original_context_length", kMaxCount, 1);
+  if (k.has("rope.scaling.attn_factor"))
+    k.fail("rope.scaling.attn_factor", "is set: longrope (rope_factors_long / rope_factors_short, Phi-3 128k) is not implemented");
+  if (const int64_t window = k.whole("attention.sliding_window", kMaxCount, 0); window > 0) c["sliding_window"] = window;
+}
+
 }  // namespace
 
 Family makePhi3Family() {
@@ -138,6 +168,7 @@ Family makePhi3Family() {
   f.parse = phi3Parse;
   f.load = phi3Load;
   f.forward = phi3Forward;
+  f.gguf = {{"phi3", "Phi3ForCausalLM", phi3GgufConfig, phi3GgufTensors()}};
   return f;
 }
 

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 
 namespace fs = std::filesystem;
 
@@ -40,10 +41,10 @@ struct RunDiff {
   double maps = 0, q = 0, k = 0, hidden = 0, next = 0;
   int top = 0;  // 1 when the most likely next token differs
 };
-RunDiff compareRuns(const std::string& parent, const std::string& gguf) {
+RunDiff compareRuns(const std::string& parent, const std::string& gguf, const std::string& text = kText) {
   const std::shared_ptr<const Model> a = loadModel(filesOnDisk(parent)), b = loadModel(filesOnDisk(gguf));
   const ModelRunOptions o{.top_k = 5, .predict_at = {-1}};
-  const ModelRun ra = runModel(*a, kText, o), rb = runModel(*b, kText, o);
+  const ModelRun ra = runModel(*a, text, o), rb = runModel(*b, text, o);
   EXPECT_EQ(ra.ids, rb.ids) << "the GGUF file's tokenizer reads the text as its parent's does";
   EXPECT_TRUE(!ra.top_k.back().empty() && !rb.top_k.back().empty());
   RunDiff d;
@@ -207,6 +208,108 @@ TEST(GgufModel, RefusesWhatItCannotRunAsMeantInOneLine) {
             {"bad.gguf", "tensor 'blk.0.ffn_gate_exps.weight'", "not one of Llama's tensors"});
   expectHas(ggufError(m, [](auto&, auto& t) { t.erase(t.begin() + 3); }, out), {"bad.gguf", "is missing"});
   expectHas(ggufError(m, [](auto&, auto& t) { t[1].values[5] = NAN; }, out), {"bad.gguf", "NaN at element"});
+}
+
+// [SECTION] The other families
+// Each family's parent (tests/gguf_fixture.h), converted as that family's
+// converter class writes it, runs as its parent: what the converter changed
+// (Gemma's norms + 1, …) is undone as the file is read.
+struct GgufParent {
+  std::string name;
+  std::function<TinyModel(const fs::path&)> write;
+  std::string text = kText;
+};
+const std::vector<GgufParent>& ggufParents() {
+  static const std::vector<GgufParent> parents = {
+      {"gemma", [](const fs::path& d) { return writeGemmaGgufParent(d, 1); }},
+      {"gemma2", [](const fs::path& d) { return writeGemmaGgufParent(d, 2); }},
+      {"gemma3", [](const fs::path& d) { return writeGemmaGgufParent(d, 3); }},
+      {"olmo2", writeOlmo2GgufParent},
+      {"phi3", writePhi3GgufParent},
+      // The GPT-2 fixture (16 positions): its Conv1D weights transposed in the file.
+      {"gpt2", [](const fs::path& d) { return writeTinyModel(d, {.prefix = "transformer."}); }, "the cat sat"},
+  };
+  return parents;
+}
+
+TEST(GgufModel, OtherFamiliesF32FilesRunExactlyAsTheirParents) {
+  for (const GgufParent& p : ggufParents()) {
+    SCOPED_TRACE(p.name);
+    TempDir dir;
+    const TinyModel m = p.write(dir / "parent");
+    const fs::path gguf = convertToGguf(m, DType::F32, dir / "model.gguf");
+    const RunDiff d = compareRuns((dir / "parent").string(), gguf.string(), p.text);
+    // The same float32 weights (a norm's w + 1 − 1 within a rounding).
+    EXPECT_LE(d.maps, 1e-5);
+    EXPECT_LE(d.q, 1e-4);
+    EXPECT_LE(d.k, 1e-4);
+    EXPECT_LE(d.hidden, 1e-4);
+    EXPECT_LE(d.next, 1e-5);
+    const ModelConfig c = modelInfo(*loadModel(filesOnDisk(gguf.string()))).config;
+    EXPECT_EQ(c.arch_name, m.config.arch_name);
+    EXPECT_EQ(c.layer_window, m.config.layer_window);
+    EXPECT_EQ(c.score_scale, m.config.score_scale);
+  }
+}
+
+TEST(GgufModel, RefusesGemmaKeysAndTensorsItCannotRunAsMeant) {
+  TempDir dir;
+  const TinyModel g1 = writeGemmaGgufParent(dir / "gemma", 1), g3 = writeGemmaGgufParent(dir / "gemma3", 3);
+  const fs::path out = dir / "bad.gguf";
+  // Gemma 3 has no score soft-cap (its converter asserts none): one in the file is not run.
+  expectHas(ggufError(g3, [](auto& kv, auto&) { setKey(kv, "gemma3.attn_logit_softcapping", ggufFloat(50)); }, out),
+            {"bad.gguf", "'gemma3.attn_logit_softcapping'", "not implemented for Gemma 3"});
+  expectHas(ggufError(g3, [](auto& kv, auto&) { setKey(kv, "gemma3.rope.scaling.type", ggufString("yarn")); }, out),
+            {"'gemma3.rope.scaling.type'", "'yarn'"});
+  expectHas(ggufError(g3, [](auto& kv, auto&) { setKey(kv, "gemma3.attention.sliding_window", ggufFloat(2.5)); }, out),
+            {"'gemma3.attention.sliding_window' must be an integer, got float32"});
+  // Gemma 1 has no window; a head of its own is not Gemma's (the converter drops lm_head).
+  expectHas(ggufError(g1, [](auto& kv, auto&) { setKey(kv, "gemma.attention.sliding_window", ggufInt(GgufType::UInt32, 8)); }, out),
+            {"'gemma.attention.sliding_window'", "not implemented for Gemma"});
+  expectHas(ggufError(g1, [](auto&, auto& t) { t.push_back({"output.weight", {256, 261}, DType::F32, std::vector<float>(256 * 261)}); }, out),
+            {"tensor 'output.weight'", "not one of Gemma's tensors"});
+}
+
+TEST(GgufModel, RefusesOlmo2KeysAndTensorsItCannotRunAsMeant) {
+  TempDir dir;
+  const TinyModel olmo = writeOlmo2GgufParent(dir / "olmo2");
+  const fs::path out = dir / "bad.gguf";
+  // Olmo 3's window is converted as the olmo2 architecture; OLMo 2 has none.
+  expectHas(ggufError(olmo, [](auto& kv, auto&) { setKey(kv, "olmo2.attention.sliding_window", ggufInt(GgufType::UInt32, 4096)); }, out),
+            {"'olmo2.attention.sliding_window'", "not implemented for OLMo 2"});
+  expectHas(ggufError(olmo, [](auto& kv, auto&) { setKey(kv, "olmo2.rope.scaling.type", ggufString("yarn")); }, out),
+            {"'olmo2.rope.scaling.type'", "'yarn'"});
+  expectHas(ggufError(olmo, [](auto&, auto& t) { t.push_back({"blk.0.attn_q.bias", {256}, DType::F32, std::vector<float>(256)}); }, out),
+            {"tensor 'blk.0.attn_q.bias'", "not one of OLMo 2's tensors"});
+}
+
+TEST(GgufModel, RefusesPhi3KeysAndTensorsItCannotRunAsMeant) {
+  TempDir dir;
+  const TinyModel phi = writePhi3GgufParent(dir / "phi3");
+  const fs::path out = dir / "bad.gguf";
+  // Phi-3 128k: longrope's attention factor and its rope factors.
+  expectHas(ggufError(phi, [](auto& kv, auto&) { setKey(kv, "phi3.rope.scaling.attn_factor", ggufFloat(1.19)); }, out),
+            {"'phi3.rope.scaling.attn_factor'", "longrope", "not implemented"});
+  expectHas(ggufError(phi, [](auto&, auto& t) { t.push_back({"rope_factors_long.weight", {16}, DType::F32, std::vector<float>(16, 1.0f)}); }, out),
+            {"tensor 'rope_factors_long.weight'", "not one of Phi-3's tensors"});
+  expectHas(ggufError(phi, [](auto& kv, auto&) { setKey(kv, "phi3.rope.dimension_count", ggufInt(GgufType::UInt32, 31)); }, out),
+            {"'phi3.rope.dimension_count' is 31", "an even number of the 64"});
+}
+
+TEST(GgufModel, RefusesGpt2KeysItCannotRunAsMeant) {
+  TempDir dir;
+  const TinyModel gpt2 = writeTinyModel(dir / "gpt2", {.prefix = "transformer."});
+  const fs::path out = dir / "bad.gguf";
+  expectHas(ggufError(gpt2, [](auto& kv, auto&) { setKey(kv, "gpt2.attention.head_count_kv", ggufInt(GgufType::UInt32, 1)); }, out),
+            {"'gpt2.attention.head_count_kv' is 1", "all 2 heads"});
+  expectHas(ggufError(gpt2, [](auto& kv, auto&) { setKey(kv, "gpt2.rope.freq_base", ggufFloat(10000)); }, out),
+            {"'gpt2.rope.freq_base'", "not implemented for GPT-2"});
+  // A Conv1D weight left as saved ([in, out] where the converter writes [out, in]) has the other shape.
+  const auto qkv = [](auto& t) {
+    return std::find_if(t.begin(), t.end(), [](const GgufTensorOut& x) { return x.name == "blk.0.attn_qkv.weight"; });
+  };
+  expectHas(ggufError(gpt2, [&](auto&, auto& t) { std::swap(qkv(t)->dims[0], qkv(t)->dims[1]); }, out),
+            {"bad.gguf", "'transformer.h.0.attn.c_attn.weight' has shape [24, 8]", "[8, 24]"});
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "engine/model/model.h"
 
 #include "tests/engine/model/families/conformance.h"
+#include "tests/gguf_fixture.h"
 #include "tests/model_fixture.h"
 #include "tests/model_reference.h"
 #include "tests/test_support.h"
@@ -45,6 +46,7 @@ struct GemmaSpec {
   std::vector<bool> sliding;
   DType dtype = DType::F32;
   uint64_t seed = 1;
+  float scale = 0.4f;  // the matrices' spread
 };
 
 nlohmann::json gemmaConfig(const GemmaSpec& s) {
@@ -116,10 +118,10 @@ std::vector<test::TensorSpec> gemmaTensors(const GemmaSpec& s) {
   for (int64_t l = 0; l < s.layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     t.push_back({p + "input_layernorm.weight", {d}});
-    t.push_back({p + "self_attn.q_proj.weight", {qd, d}});
-    t.push_back({p + "self_attn.k_proj.weight", {kvd, d}});
-    t.push_back({p + "self_attn.v_proj.weight", {kvd, d}});
-    t.push_back({p + "self_attn.o_proj.weight", {d, qd}});
+    t.push_back({p + "self_attn.q_proj.weight", {qd, d}, s.scale});
+    t.push_back({p + "self_attn.k_proj.weight", {kvd, d}, s.scale});
+    t.push_back({p + "self_attn.v_proj.weight", {kvd, d}, s.scale});
+    t.push_back({p + "self_attn.o_proj.weight", {d, qd}, s.scale});
     if (s.gen == 3) {
       t.push_back({p + "self_attn.q_norm.weight", {s.head_dim}});
       t.push_back({p + "self_attn.k_norm.weight", {s.head_dim}});
@@ -129,9 +131,9 @@ std::vector<test::TensorSpec> gemmaTensors(const GemmaSpec& s) {
       t.push_back({p + "pre_feedforward_layernorm.weight", {d}});
       t.push_back({p + "post_feedforward_layernorm.weight", {d}});
     }
-    t.push_back({p + "mlp.gate_proj.weight", {ff, d}});
-    t.push_back({p + "mlp.up_proj.weight", {ff, d}});
-    t.push_back({p + "mlp.down_proj.weight", {d, ff}});
+    t.push_back({p + "mlp.gate_proj.weight", {ff, d}, s.scale});
+    t.push_back({p + "mlp.up_proj.weight", {ff, d}, s.scale});
+    t.push_back({p + "mlp.down_proj.weight", {d, ff}, s.scale});
   }
   t.push_back({"model.norm.weight", {d}});
   if (!s.tied) t.push_back({"lm_head.weight", {test::kTokenizerVocab, d}});
@@ -462,6 +464,18 @@ TEST(GemmaErrors, Gemma3RefusesWhatItDoesNotImplement) {
 
 TinyModel test::writeGemmaFixture(const fs::path& dir, const test::FamilyFixture& f, int generation) {
   return writeGemma(dir, {.gen = generation, .dtype = f.dtype, .seed = f.seed});
+}
+
+// What llama.cpp's converter keeps and its loader hard-codes: the RoPE base
+// 10000 (Gemma, Gemma 2) and 10000 on Gemma 3's sliding layers, the score
+// scale 1/√head_dim, soft-caps on Gemma 2, Gemma 3's pattern of five sliding
+// layers to one global (six layers); a window of 3 tokens that slides.
+TinyModel test::writeGemmaGgufParent(const fs::path& dir, int generation) {
+  GemmaSpec s{.gen = generation, .layers = generation == 3 ? 6 : 2, .head_dim = 64, .d = 256, .ff = 512,
+              .query_pre_attn_scalar = 64, .theta = generation == 3 ? 1000.0 : 10000.0, .local_theta = 10000};
+  if (generation == 2) s.attn_cap = 2.0, s.final_cap = 3.0;
+  s.scale = 0.05f;  // about 1/√d: scores of order one
+  return writeGemma(dir, s);
 }
 
 }  // namespace attn

@@ -8,6 +8,7 @@
 
 #include "tests/engine/model/families/conformance.h"
 #include "tests/engine/model/families/llama_like.h"
+#include "tests/gguf_fixture.h"
 #include "tests/model_fixture.h"
 #include "tests/model_reference.h"
 #include "tests/test_support.h"
@@ -34,14 +35,18 @@ struct Olmo2Options {
   bool bias = false;
   uint64_t seed = 21;
   DType dtype = DType::F32;
+  int64_t d = kD, ff = kFf;  // other sizes than the reference's (GGUF parents)
+  double theta = 50.0;
 };
 
 TinyModel writeOlmo2(const fs::path& dir, const Olmo2Options& o) {
-  json c = baseConfig("Olmo2ForCausalLM", "olmo2", o.v5, 50.0);
+  json c = baseConfig("Olmo2ForCausalLM", "olmo2", o.v5, o.theta);
   c["tie_word_embeddings"] = o.tied;
   c["attention_bias"] = o.bias;
   c["pad_token_id"] = 1;
-  const int64_t d = kD, ff = kFf, dh = kD / kHeads, qd = kHeads * dh, kvd = kKvHeads * dh;
+  c["hidden_size"] = o.d;
+  c["intermediate_size"] = o.ff;
+  const int64_t d = o.d, ff = o.ff, dh = d / kHeads, qd = kHeads * dh, kvd = kKvHeads * dh;
   std::vector<TensorSpec> t = {{"model.embed_tokens.weight", {test::kTokenizerVocab, d}}};
   for (size_t l = 0; l < kLayers; ++l) {
     attentionTensors(t, l, d, qd, kvd, o.bias);
@@ -139,6 +144,11 @@ namespace attn {
 
 test::TinyModel test::writeOlmo2Fixture(const fs::path& dir, const test::FamilyFixture& f) {
   return olmo2_test::writeOlmo2(dir, {.seed = f.seed, .dtype = f.dtype});
+}
+
+// Rows of 256: d 256 (4 heads of 64), d_ff 512.
+test::TinyModel test::writeOlmo2GgufParent(const fs::path& dir) {
+  return olmo2_test::writeOlmo2(dir, {.d = 256, .ff = 512, .theta = 500.0});
 }
 
 }  // namespace attn

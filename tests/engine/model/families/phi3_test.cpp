@@ -9,6 +9,7 @@
 #include "tests/engine/model/families/conformance.h"
 #include "tests/engine/model/families/llama_like.h"
 #include "tests/engine_reference.h"
+#include "tests/gguf_fixture.h"
 #include "tests/model_fixture.h"
 #include "tests/model_reference.h"
 #include "tests/test_support.h"
@@ -37,14 +38,17 @@ struct Phi3Options {
   size_t kv_heads = kKvHeads;
   uint64_t seed = 31;
   DType dtype = DType::F32;
+  int64_t d = 32, ff = kFf;  // other sizes than the reference's (GGUF parents)
+  float scale = 0.4f;        // the matrices' spread
 };
 
 TinyModel writePhi3(const fs::path& dir, const Phi3Options& o) {
   // head_dim 8 (d 32 / 4 heads): partial 0.5 rotates 4 of the 8, two pairs.
-  const int64_t d = 32, ff = kFf, dh = d / kHeads, Hkv = static_cast<int64_t>(o.kv_heads), qd = kHeads * dh,
+  const int64_t d = o.d, ff = o.ff, dh = d / kHeads, Hkv = static_cast<int64_t>(o.kv_heads), qd = kHeads * dh,
                 kvd = Hkv * dh;
   json c = baseConfig("Phi3ForCausalLM", "phi3", o.v5, 50.0);
   c["hidden_size"] = d;
+  c["intermediate_size"] = ff;
   c["num_key_value_heads"] = Hkv;
   c["tie_word_embeddings"] = o.tied;
   c["sliding_window"] = o.window > 0 ? json(o.window) : json(nullptr);
@@ -58,11 +62,11 @@ TinyModel writePhi3(const fs::path& dir, const Phi3Options& o) {
   std::vector<TensorSpec> t = {{"model.embed_tokens.weight", {test::kTokenizerVocab, d}}};
   for (size_t l = 0; l < kLayers; ++l) {
     t.push_back({layer(l, "input_layernorm.weight"), {d}, 0.2f, 1.0f});
-    t.push_back({layer(l, "self_attn.qkv_proj.weight"), {qd + 2 * kvd, d}});
-    t.push_back({layer(l, "self_attn.o_proj.weight"), {d, qd}});
+    t.push_back({layer(l, "self_attn.qkv_proj.weight"), {qd + 2 * kvd, d}, o.scale});
+    t.push_back({layer(l, "self_attn.o_proj.weight"), {d, qd}, o.scale});
     t.push_back({layer(l, "post_attention_layernorm.weight"), {d}, 0.2f, 1.0f});
-    t.push_back({layer(l, "mlp.gate_up_proj.weight"), {2 * ff, d}});
-    t.push_back({layer(l, "mlp.down_proj.weight"), {d, ff}});
+    t.push_back({layer(l, "mlp.gate_up_proj.weight"), {2 * ff, d}, o.scale});
+    t.push_back({layer(l, "mlp.down_proj.weight"), {d, ff}, o.scale});
   }
   t.push_back({"model.norm.weight", {d}, 0.2f, 1.0f});
   if (!o.tied) t.push_back({"lm_head.weight", {test::kTokenizerVocab, d}});
@@ -193,6 +197,11 @@ namespace attn {
 
 test::TinyModel test::writePhi3Fixture(const fs::path& dir, const test::FamilyFixture& f) {
   return phi3_test::writePhi3(dir, {.seed = f.seed, .dtype = f.dtype});
+}
+
+// Rows of 256: d 256 (4 heads of 64, half of each rotating), d_ff 512, a window of 3 on every layer.
+test::TinyModel test::writePhi3GgufParent(const fs::path& dir) {
+  return phi3_test::writePhi3(dir, {.partial = 0.5, .window = 3, .d = 256, .ff = 512, .scale = 0.05f});
 }
 
 }  // namespace attn
