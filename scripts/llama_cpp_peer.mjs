@@ -22,11 +22,21 @@
 //               vocabulary (no sampling, no penalties), its top-k, and with
 //               --full every id's probability (index = id)
 //   seconds     {load, evaluate}
+// What differs from a float reference by construction: llama.cpp keeps its
+// KV cache in F16 (node-llama-cpp 3.6 cannot change it), and on the CPU its
+// quantized matrix products quantize the activations too (to Q8_0, or Q8_K
+// for the K-quants): on a Q8_0 file the probabilities moved by ~2 % of their
+// size against the same dequantized weights in float64, on F32 by ~0.1 %.
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const usage = 'usage: node llama_cpp_peer.mjs MODEL.gguf (--text TEXT | --ids 1,2,3) [--top-k K] [--all-positions] ' +
   '[--full] [--modules NODE_MODULES_DIR]';
+function fail(message, status = 1) {
+  process.stderr.write('llama_cpp_peer: ' + message + '\n');
+  process.exit(status);
+}
 const args = process.argv.slice(2);
 const option = {
   model: null, text: null, ids: null, topK: 10, allPositions: false, full: false,
@@ -35,7 +45,7 @@ const option = {
 for (let i = 0; i < args.length; ++i) {
   const a = args[i];
   const value = () => {
-    if (i + 1 >= args.length) throw new Error(a + ': expected a value\n' + usage);
+    if (i + 1 >= args.length) fail(a + ': expected a value\n' + usage, 2);
     return args[++i];
   };
   if (a === '--text') option.text = value();
@@ -45,24 +55,27 @@ for (let i = 0; i < args.length; ++i) {
   else if (a === '--full') option.full = true;
   else if (a === '--modules') option.modules = value();
   else if (!a.startsWith('--') && option.model === null) option.model = a;
-  else throw new Error('unknown argument ' + a + '\n' + usage);
+  else fail('unknown argument ' + a + '\n' + usage, 2);
 }
-if (option.model === null || (option.text === null) === (option.ids === null)) throw new Error(usage);
-if (option.ids !== null && (option.ids.length === 0 || !option.ids.every(Number.isInteger)))
-  throw new Error('--ids: expected comma-separated integers');
+if (option.model === null || (option.text === null) === (option.ids === null)) fail(usage, 2);
+if (option.ids !== null && (option.ids.length === 0 || !option.ids.every((id) => Number.isInteger(id) && id >= 0)))
+  fail('--ids: expected comma-separated token ids', 2);
+if (!Number.isInteger(option.topK) || option.topK < 1) fail('--top-k: expected a positive integer', 2);
 
-const { getLlama, LlamaLogLevel } = await import(pathToFileURL(path.join(option.modules, 'node-llama-cpp', 'dist', 'index.js')).href);
+const entry = path.join(option.modules, 'node-llama-cpp', 'dist', 'index.js');
+if (!fs.existsSync(entry)) fail(entry + ': not installed (scripts/test.sh installs node-llama-cpp 3.6.0 into build/npm)');
+const { getLlama, LlamaLogLevel } = await import(pathToFileURL(entry).href);
 
 const t0 = performance.now();
 // The prebuilt CPU binary only: no GPU probe, no build, no download.
 const llama = await getLlama({ gpu: false, build: 'never', usePrebuiltBinaries: true, skipDownload: true,
   progressLogs: false, logLevel: LlamaLogLevel.error, maxThreads: 1 });
-const model = await llama.loadModel({ modelPath: path.resolve(option.model), gpuLayers: 0, useMmap: true });
+const model = await llama.loadModel({ modelPath: path.resolve(option.model), gpuLayers: 0, useMmap: true })
+  .catch((e) => fail(option.model + ': ' + e.message + ' (llama.cpp says why above)'));
 
 const out = { model: {}, seconds: {} };
 out.model = {
   architecture: model.fileInfo.metadata.general.architecture,
-  vocab: null,  // the logits' length, below
   bos: model.tokens.bos,
   eos: model.tokens.eos,
   add_bos: model.tokens.shouldPrependBosToken,
@@ -79,7 +92,10 @@ if (option.text !== null) {
 }
 out.input = input;
 
-// One sequence as long as the input, evaluated in one batch on one thread.
+// One sequence, evaluated in one batch on one thread. The context holds one
+// position more than the input: a full context makes node-llama-cpp shift it
+// (drop the first tokens) before the last token, whose probabilities then
+// came out wrong.
 const context = await model.createContext({ contextSize: input.length + 1, batchSize: input.length,
   sequences: 1, threads: 1, flashAttention: false });
 const sequence = context.getSequence();
@@ -106,7 +122,7 @@ for (let i = 0; i < input.length; ++i) {
   }
   out.positions.push(row);
 }
-out.model.vocab = results[input.length - 1].next.probabilities.size;
+out.model.vocab = results[input.length - 1].next.probabilities.size;  // the logits' length
 process.stdout.write(JSON.stringify(out) + '\n');  // synchronous on Linux, to files and pipes alike
 // Out at once, without disposing: the addon's handles under a later garbage
 // collection crashed V8 now and then (1 run in 20: "Check failed:
