@@ -69,7 +69,7 @@ int PassThreads::between() {
   const auto now = std::chrono::steady_clock::now();
   if (!adapt_ || now - last_look_ < interval_) return threads_;
   const int free_now = threadsFree(ceiling_, busy_);
-  last_look_ = std::chrono::steady_clock::now();  // after the look: its own ~1 ms is not work
+  last_look_ = std::chrono::steady_clock::now();  // after the look: its own milliseconds are not work
   if (free_now != threads_) omp_set_num_threads(threads_ = free_now);
   return threads_;
 }

@@ -68,7 +68,8 @@ using BusyCores = std::function<std::optional<int>()>;
 // other processes keep busy, and at least 1. A process that holds a core is
 // runnable in every look; kernel threads and short-lived commands come and
 // go, so the fewest of up to 5 looks ~200 µs apart counts (one look when it
-// finds every core free, ~1 ms when not). Threads that wait for each other
+// finds every core free; five, 1.3-2.6 ms in all, on a 2-core machine busy
+// with builds). Threads that wait for each other
 // (OpenMP barriers, OpenBLAS's GEMM) on cores another process holds spend
 // their time waiting: on a busy 2-core machine a pass on 2 threads took
 // 3-13x as long as on 1.
@@ -81,12 +82,12 @@ int threadsAvailable();
 // OpenMP's count when it was made) once `interval` has passed since the last
 // look, and sets OpenMP's count for what follows: the cores another process
 // takes are given up, those that free up are used. The interval keeps the
-// looks' cost (up to ~1 ms each) small against a 100 ms stretch of work,
-// where a small model's layer takes microseconds. OpenMP's count before is
+// looks' cost (up to 2.6 ms each) near 1 % of the work between them, where a
+// small model's layer takes microseconds. OpenMP's count before is
 // restored at the end. Without `adapt`, `threads` throughout.
 class PassThreads {
  public:
-  static constexpr std::chrono::milliseconds kInterval{100};
+  static constexpr std::chrono::milliseconds kInterval{250};
   PassThreads(int threads, bool adapt, BusyCores busy = busyCoresNow, std::chrono::milliseconds interval = kInterval);
   PassThreads(const PassThreads&) = delete;
   PassThreads& operator=(const PassThreads&) = delete;
