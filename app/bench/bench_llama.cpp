@@ -262,9 +262,9 @@ fs::path llamaFolder(const BenchFolder& scratch, const BenchOptions& options, do
 }
 
 // A child process that waits `after` seconds, then keeps one core busy for
-// `seconds` (another user's job, a build step). Only clock_gettime between
-// fork and _exit: the parent has OpenMP threads, and the child must not
-// touch what they may have held.
+// `seconds` (another user's job, a build step). Only clock_gettime and
+// usleep between fork and _exit: the parent has OpenMP threads, and the
+// child must not touch what they may have held.
 pid_t busyProcess(double after, double seconds) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
