@@ -63,7 +63,7 @@ if (option.ids !== null && (option.ids.length === 0 || !option.ids.every((id) =>
 if (!Number.isInteger(option.topK) || option.topK < 1) fail('--top-k: expected a positive integer', 2);
 
 const entry = path.join(option.modules, 'node-llama-cpp', 'dist', 'index.js');
-if (!fs.existsSync(entry)) fail(entry + ': not installed (scripts/test.sh installs node-llama-cpp 3.6.0 into build/npm)');
+if (!fs.existsSync(entry)) fail(entry + ': not installed (scripts/test.sh installs node-llama-cpp 3.6.0 into build/npm/llama-cpp)');
 const { getLlama, LlamaLogLevel } = await import(pathToFileURL(entry).href);
 
 const t0 = performance.now();
