@@ -354,7 +354,7 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--write-llama-checkpoint", bench.write_llama_checkpoint,
                         "Write the llama section's TinyLlama-1.1B-shaped random BF16 checkpoint (2.2 GB) into DIR and exit");
   bench_cmd->add_option("--llama-checkpoint", bench.llama_checkpoint,
-                        "llama section: run on DIR (from --write-llama-checkpoint) instead of writing a temporary one");
+                        "llama and llama_threads sections: run on DIR (from --write-llama-checkpoint) instead of writing a temporary one");
   bench_cmd->add_option("--llama-fresh", bench.llama_fresh,
                         "One load and forward of the llama section on DIR, as a JSON line (the cold figure: run it in a "
                         "fresh process)");

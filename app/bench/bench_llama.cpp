@@ -10,6 +10,10 @@
 // The fresh processes are this binary, `attnlab bench --llama-fresh DIR`.
 // scripts/peer_bench.py writes the folder through --write-llama-checkpoint
 // and runs torch on the same files.
+// Section "llama_threads": the same checkpoint over 1,024 tokens beside a
+// process that keeps a core busy for 2 s, from the start and from 1 s in:
+// the threads each layer ran on (the pass looks at the free cores again
+// between layers), and when.
 #include "app/bench/bench.h"
 
 #include "engine/attention_math.h"
@@ -21,6 +25,7 @@
 #include "engine/model/families/family.h"
 #include "engine/model/model.h"
 #include "engine/npy.h"
+#include "engine/parallel.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +39,7 @@
 #include <iostream>
 #include <omp.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -239,6 +245,36 @@ nlohmann::json freshProcess(const fs::path& dir, const fs::path& scratch, int64_
   return nlohmann::json::parse(text);
 }
 
+// The checkpoint a section runs on: --llama-checkpoint's folder, or one
+// written into `scratch` (setting *write_s).
+fs::path llamaFolder(const BenchFolder& scratch, const BenchOptions& options, double* write_s) {
+  fs::path dir = options.llama_checkpoint;
+  if (dir.empty()) {
+    dir = scratch.path / "tinyllama-shape";
+    const auto w0 = std::chrono::steady_clock::now();
+    writeLlamaCheckpoint(dir.string());
+    *write_s = secondsSince(w0);
+  } else if (!fs::exists(dir / "config.json") || !fs::exists(dir / "model.safetensors")) {
+    throw InputError("--llama-checkpoint: " + dir.string() +
+                     " holds no config.json and model.safetensors (write them with --write-llama-checkpoint DIR)");
+  }
+  return dir;
+}
+
+// A child process that waits `after` seconds, then keeps one core busy for
+// `seconds` (another user's job, a build step). Only clock_gettime and
+// usleep between fork and _exit: the parent has OpenMP threads, and the
+// child must not touch what they may have held.
+pid_t busyProcess(double after, double seconds) {
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (secondsSince(t0) < after) ::usleep(10000);
+  while (secondsSince(t0) < after + seconds) {
+  }
+  ::_exit(0);
+}
+
 }  // namespace
 
 void writeLlamaCheckpoint(const std::string& dir) {
@@ -302,17 +338,8 @@ int benchLlamaFreshProcess(const std::string& dir, int64_t tokens) {
 
 void benchLlama(nlohmann::json& out, const BenchOptions& options) {
   BenchFolder scratch("llama");
-  fs::path dir = options.llama_checkpoint;
   double write_s = 0;
-  if (dir.empty()) {
-    dir = scratch.path / "tinyllama-shape";
-    const auto w0 = std::chrono::steady_clock::now();
-    writeLlamaCheckpoint(dir.string());
-    write_s = secondsSince(w0);
-  } else if (!fs::exists(dir / "config.json") || !fs::exists(dir / "model.safetensors")) {
-    throw InputError("--llama-checkpoint: " + dir.string() +
-                     " holds no config.json and model.safetensors (write them with --write-llama-checkpoint DIR)");
-  }
+  const fs::path dir = llamaFolder(scratch, options, &write_s);
   const fs::path file = dir / "model.safetensors";
   const double file_bytes = static_cast<double>(fs::file_size(file));
 
@@ -620,6 +647,59 @@ void benchLlamaGguf(nlohmann::json& out, const BenchOptions& options) {
               decode_s * 1e3, read_s * 1e3, decode_ratio, met(decode_ratio <= 2.0));
   std::printf("GEMM (this run) %.1f GFLOP/s; the Q4_K prefill ran at %.0f%% of it\n", gemm_rate,
               100.0 * fresh.at("flops").get<double>() / prefill_q4 / 1e9 / gemm_rate);
+}
+
+void benchLlamaThreads(nlohmann::json& out, const BenchOptions& options) {
+  BenchFolder scratch("llama-threads");
+  double write_s = 0;
+  const fs::path dir = llamaFolder(scratch, options, &write_s);
+  const std::shared_ptr<const Model> model = loadModel(filesOnDisk(dir.string()));
+  constexpr int64_t kThreadTokens = 1024;
+  constexpr double kBusySeconds = 2.0;
+  const std::vector<int32_t> ids = llamaIds(kThreadTokens);
+  const ModelRunOptions run_options = llamaRunOptions(kThreadTokens);
+  runModelIds(*model, llamaIds(), llamaRunOptions());  // the weights' pages in memory before the timed runs
+  // One run beside a busy process that starts `after` seconds into it: each
+  // layer's threads, and when it started and ended (the pass reports
+  // progress at the end of each layer).
+  auto beside = [&](double after) {
+    RunContext ctx;
+    std::vector<double> ends;
+    const auto t0 = std::chrono::steady_clock::now();
+    ctx.on_progress = [&](float) { ends.push_back(secondsSince(t0)); };
+    const pid_t busy = busyProcess(after, kBusySeconds);
+    if (busy < 0) throw InputError("llama_threads: could not start the busy process");
+    const ModelRun run = runModelIds(*model, ids, run_options, ctx);
+    ::waitpid(busy, nullptr, 0);
+    nlohmann::json layers = nlohmann::json::array();
+    for (size_t l = 0; l < run.layer_threads.size() && l < ends.size(); ++l)
+      layers.push_back({{"layer", l}, {"start_seconds", l == 0 ? 0.0 : ends[l - 1]}, {"end_seconds", ends[l]},
+                        {"threads", run.layer_threads[l]}});
+    return nlohmann::json{{"busy_from_seconds", after},
+                          {"busy_until_seconds", after + kBusySeconds},
+                          {"seconds", run.compute_seconds},
+                          {"layers", layers}};
+  };
+  out["tokens"] = kThreadTokens;
+  out["threads"] = omp_get_max_threads();
+  out["busy_seconds"] = kBusySeconds;
+  out["write_seconds"] = write_s;
+  out["busy_at_start"] = beside(0.0);
+  out["busy_from_1s"] = beside(1.0);
+  if (!options.print()) return;
+  std::printf("TinyLlama-1.1B shape, %lld tokens (pooled maps), OpenMP's count %d; another process keeps one core\n"
+              "busy for %.0f s. Each layer's threads (the pass looks at the free cores between layers, at most every %lld ms):\n",
+              static_cast<long long>(kThreadTokens), omp_get_max_threads(), kBusySeconds,
+              static_cast<long long>(PassThreads::kInterval.count()));
+  for (const char* key : {"busy_at_start", "busy_from_1s"}) {
+    const nlohmann::json& r = out[key];
+    std::printf("  busy from %.0f s to %.0f s, the run took %.1f s:\n", r["busy_from_seconds"].get<double>(),
+                r["busy_until_seconds"].get<double>(), r["seconds"].get<double>());
+    std::printf("    layer  start s   end s  threads\n");
+    for (const nlohmann::json& l : r["layers"])
+      std::printf("    %5d  %7.2f  %6.2f  %7d\n", l["layer"].get<int>(), l["start_seconds"].get<double>(),
+                  l["end_seconds"].get<double>(), l["threads"].get<int>());
+  }
 }
 
 }  // namespace attn

@@ -427,6 +427,7 @@ int cmdModelRun(const ModelRunCliOptions& o) {
   meta["attention_flops"] = run.attention_flops;
   meta["attention_seconds"] = run.attention_seconds;
   meta["threads"] = run.threads;
+  meta["layer_threads"] = run.layer_threads;  // a long pass looks at the free cores again between layers
   meta["shapes"] = shapes;
   if (!run.top_k.empty() && o.top_k > 0) {
     // GPT-2: the next token after the position; BERT MLM: the token at the position.

@@ -551,13 +551,15 @@ ModelRun runModelIds(const Model& m, const std::vector<int32_t>& ids, const Mode
   const std::vector<int64_t> rows = predictionRows(options, L);
   std::string note;
   const ModelRunOptions o = checkRunFits(m, L, options, m.predicts && options.top_k > 0 ? rows.size() : 0, &note);
-  const ThreadScope threads(passThreads(m, L, ctx));
+  PassThreads threads = passThreads(m, L, ctx);
+  RunContext pass_ctx = ctx;
+  pass_ctx.pass_threads = &threads;
   const auto t0 = std::chrono::steady_clock::now();
-  ModelRun run = runForward(m, ids, nullptr, ctx, o);
+  ModelRun run = runForward(m, ids, nullptr, pass_ctx, o);
   run.maps_note = note;
+  threads.between();  // the LM head likewise
   if (m.predicts && options.top_k > 0) run.top_k = predictTokens(m, run.hidden, rows, options.top_k, ctx, &run.flops);
   run.compute_seconds = secondsSince(t0);
-  run.threads = omp_get_max_threads();
   ctx.progress(1.0f);
   return run;
 }

@@ -101,6 +101,7 @@ TEST(ModelCli, RunWritesTokensAttentionHiddenAndMeta) {
   EXPECT_EQ(meta["truncated"], false);
   EXPECT_GT(meta["compute_seconds"].get<double>(), 0.0);
   EXPECT_EQ(meta["threads"].get<int>(), 1);  // a pass this small runs on one thread
+  EXPECT_EQ(meta["layer_threads"].get<std::vector<int>>(), run.layer_threads);
   EXPECT_GT(meta["flops"].get<double>(), 0.0);
   ASSERT_EQ(meta["top_k"].size(), static_cast<size_t>(L));
   ASSERT_EQ(meta["top_k"][0].size(), 3u);

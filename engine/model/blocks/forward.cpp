@@ -403,9 +403,11 @@ void attend(ModelRun& run, int64_t layer, const AttentionSpec& a, Mat& q, Mat& k
 
 // [SECTION] Interventions
 bool enterLayer(ModelRun& run, int64_t layer, Mat& x) {
+  if (run.edit && layer < run.edit->resume_layer) return false;
+  if (layer < run.layers)
+    run.layer_threads[static_cast<size_t>(layer)] = run.pass_threads ? run.pass_threads->between() : omp_get_max_threads();
   if (!run.edit) return true;
   const Interventions& e = *run.edit;
-  if (layer < e.resume_layer) return false;
   if (layer == e.resume_layer) x = *e.resume;
   for (const Interventions::ResidualPatch& p : e.patch_residual)
     if (p.layer == layer) x.row(p.position) = p.value;

@@ -12,14 +12,15 @@ namespace attn {
 const ModelInfo& modelInfo(const Model& m) { return m.info; }
 const Tokenizer& modelTokenizer(const Model& m) { return *m.tokenizer; }
 
-int passThreads(const Model& m, int64_t tokens, const RunContext& ctx) {
-  if (!ctx.adapt_threads) return omp_get_max_threads();
+PassThreads passThreads(const Model& m, int64_t tokens, const RunContext& ctx) {
+  if (!ctx.adapt_threads) return PassThreads(omp_get_max_threads(), false);
   // About 2 FLOP per parameter per token: below half a GFLOP (~10 ms on one
   // core, the default model's whole range) the pass runs on one thread, as
-  // waking a second costs more than it saves; above, on the cores free now.
+  // waking a second costs more than it saves; above, on the cores free now
+  // and as they change.
   constexpr double kSerialFlops = 5e8;
   const bool small = 2.0 * static_cast<double>(tokens) * static_cast<double>(m.info.parameters) < kSerialFlops;
-  return small ? 1 : threadsAvailable();
+  return small ? PassThreads(1, false) : PassThreads(threadsAvailable(), true);
 }
 
 int32_t leadingSpecial(const Model& m) { return m.cls >= 0 ? m.cls : m.add_bos && m.bos >= 0 ? m.bos : -1; }

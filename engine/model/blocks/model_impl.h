@@ -66,10 +66,11 @@ struct KvCache {
   int64_t length = 0;
 };
 
-// The threads a pass over `tokens` tokens runs on (one for tiny models);
-// with ctx.adapt_threads off, OpenMP's count as the caller set it (the tests
-// that vary it).
-int passThreads(const Model& m, int64_t tokens, const RunContext& ctx);
+// The threads of a pass over `tokens` tokens, for its length: one for tiny
+// models; else the cores free now, looked at again between layers
+// (PassThreads::between, through RunContext::pass_threads); with
+// ctx.adapt_threads off, OpenMP's count as the caller set it (the tests that vary it).
+PassThreads passThreads(const Model& m, int64_t tokens, const RunContext& ctx);
 // The ids the model reads for `text`, special tokens included ([CLS]/[SEP],
 // <s>), within max_tokens: longer text throws TooLongError, or is cut when
 // `truncate` (setting *truncated).

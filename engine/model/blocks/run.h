@@ -184,7 +184,8 @@ struct LayerScores {
   double softcap = 0;
 };
 
-class MapStream;  // engine/model/blocks/maps.h
+class MapStream;    // engine/model/blocks/maps.h
+class PassThreads;  // engine/parallel.h
 
 struct ModelRun {
   std::vector<int32_t> ids;          // BERT: with [CLS] … [SEP]; LLaMA: with <s> when the tokenizer adds it
@@ -213,6 +214,7 @@ struct ModelRun {
   bool keep_scores = false;                // `scores` is kept (a run whose maps are not all kept, for the views)
   std::vector<LayerScores> scores;         // [layer] when keep_scores: maps on demand (headMap)
   MapStream* stream = nullptr;             // while the pass runs: where attentionLayer sends the maps
+  PassThreads* pass_threads = nullptr;     // while the pass runs: RunContext::pass_threads (enterLayer)
   const Interventions* edit = nullptr;     // while the pass runs: ModelRunOptions::edit
   // [layer] [L, heads·d_head], head h = columns [h·d_head, (h+1)·d_head): the
   // projected queries, keys and values (bias included) the attention used:
@@ -246,7 +248,11 @@ struct ModelRun {
   bool truncated = false;
   double flops = 0, compute_seconds = 0;
   double attention_flops = 0, attention_seconds = 0;  // of those, the attention's (QKᵀ, softmax, AV, maps streamed)
-  int threads = 1;  // OpenMP threads the pass ran on (engine/parallel.h threadsAvailable)
+  // [layer] the OpenMP threads each layer ran on (engine/parallel.h
+  // PassThreads: a long pass looks at the free cores again between layers; 0:
+  // a layer a resumed pass skipped), and the most of them.
+  std::vector<int> layer_threads;
+  int threads = 1;
 };
 
 // The tokens of the maps' rows (query_tokens, or tokens).

@@ -226,9 +226,13 @@ ModelRun runForward(const Model& m, const std::vector<int32_t>& ids, KvCache* ca
   MapStream stream(run, static_cast<int64_t>(ids.size()), run.maps, options.maps.heads, options.map_rows,
                    options.summarize);
   run.stream = &stream;
+  run.pass_threads = ctx.pass_threads;
+  run.layer_threads.assign(static_cast<size_t>(c.layers), 0);
   m.family->forward(m, run, cache, ctx);
   run.stream = nullptr;
+  run.pass_threads = nullptr;
   run.edit = nullptr;
+  run.threads = std::max(1, *std::max_element(run.layer_threads.begin(), run.layer_threads.end()));
   stream.finish(run);
   if (cache) cache->length += static_cast<int64_t>(ids.size());
   return run;

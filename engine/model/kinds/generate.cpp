@@ -69,10 +69,11 @@ Generation generate(const Model& m, const std::string& text, const GenerateOptio
   Generation g;
   const std::vector<int32_t> ids = promptIds(m, text, c.positions - o.max_new, o.truncate, &g.truncated);
   checkIds(m, ids, 0);
-  const ThreadScope threads(passThreads(m, static_cast<int64_t>(ids.size()), ctx));
+  PassThreads threads = passThreads(m, static_cast<int64_t>(ids.size()), ctx);
   const auto t0 = std::chrono::steady_clock::now();
   RunContext step_ctx = ctx;  // cancellable; progress counts steps, not layers
   step_ctx.on_progress = nullptr;
+  step_ctx.pass_threads = &threads;  // one look at the cores per interval, across the steps
   KvCache cache;
   g.prompt = runForward(m, ids, &cache, step_ctx);
   g.prompt.truncated = g.truncated;

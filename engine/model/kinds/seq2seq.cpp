@@ -69,7 +69,7 @@ Seq2SeqRun pass(const Model& m, const std::vector<int32_t>& source, const std::v
   run.decoder_layers = target.empty() ? 0 : c.decoder_layers;
   run.heads = c.heads;
   run.d_head = c.head_dim;
-  const ThreadScope threads(passThreads(m, static_cast<int64_t>(source.size() + target.size()), ctx));
+  const PassThreads threads = passThreads(m, static_cast<int64_t>(source.size() + target.size()), ctx);
   m.family->seq2seq(m, run, ctx);
   return run;
 }

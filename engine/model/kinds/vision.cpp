@@ -229,7 +229,7 @@ VisionRun runVision(const Model& m, const Array& pixels, int top_k, const RunCon
   run.d_head = c.head_dim;
   run.grid_h = run.grid_w = grid;
   run.pixel_values = pixels;
-  const ThreadScope threads(passThreads(m, n, ctx));
+  const PassThreads threads = passThreads(m, n, ctx);
   m.family->vision(m, run, ctx);
   if (m.predicts && top_k > 0) {
     const Mat logits = lmLogits(m, run.hidden.topRows(1), &run.flops);  // the classifier on [CLS]

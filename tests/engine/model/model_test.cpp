@@ -3,6 +3,7 @@
 // bad folders a user can give (missing, extra and misshapen tensors, tokenizer
 // files, shard indexes, empty and too long text).
 #include "engine/model/model.h"
+#include "engine/model/families/family.h"
 #include "engine/parallel.h"
 
 #include "tests/model_fixture.h"
@@ -68,6 +69,7 @@ TEST(ModelForward, SmallPassRunsOnOneThreadAndRestoresTheThreadCount) {
   const ThreadScope two(2);
   const ModelRun run = runModel(*model, "the cat sat");
   EXPECT_EQ(run.threads, 1);
+  EXPECT_EQ(run.layer_threads, std::vector<int>(2, 1));
   EXPECT_EQ(omp_get_max_threads(), 2);
   {
     const ThreadScope one(1);
@@ -78,6 +80,27 @@ TEST(ModelForward, SmallPassRunsOnOneThreadAndRestoresTheThreadCount) {
   const int available = threadsAvailable();
   EXPECT_GE(available, 1);
   EXPECT_LE(available, 2);
+}
+
+// Each layer runs on the threads decided as it starts, and the run records
+// them: here the other cores are busy when layer 0 starts and free when
+// layer 1 does (a fake look at the machine, and a look before every layer).
+TEST(ModelForward, EachLayerRunsOnTheThreadsDecidedAsItStarts) {
+  const int cores = omp_get_num_procs();
+  if (cores < 2) GTEST_SKIP() << "one core: nothing to re-decide";
+  test::TempDir dir;
+  test::writeTinyModel(dir.path);
+  const auto model = loadModel(filesOnDisk(dir.path.string()));
+  const ThreadScope two(2);
+  int looks = 0;  // threadsFree takes the fewest busy of up to 5 looks: the first decision's all see others busy
+  PassThreads threads(
+      2, true, [&] { return std::optional<int>(looks++ < 5 ? cores - 1 : 0); }, std::chrono::milliseconds(0));
+  RunContext ctx;
+  ctx.pass_threads = &threads;
+  const ModelRun run = runForward(*model, {1, 2, 3}, nullptr, ctx, {});
+  EXPECT_EQ(run.layer_threads, (std::vector<int>{1, 2}));
+  EXPECT_EQ(run.threads, 2);
+  EXPECT_EQ(looks, 6);
 }
 
 // The dense layers' OpenBLAS must be its OpenMP build: only that one follows

@@ -187,6 +187,7 @@ Array pictureFor(const Model& m) {
 // Every map and hidden state one pass gives, whatever the model's kind.
 struct Outputs {
   std::vector<Mat> maps, hidden;
+  std::vector<int> layer_threads;  // text models: the threads each layer ran on
 };
 void add(Outputs& o, const std::vector<std::vector<Mat>>& maps) {
   for (const auto& layer : maps) o.maps.insert(o.maps.end(), layer.begin(), layer.end());
@@ -206,6 +207,7 @@ Outputs outputsOf(const fs::path& dir, const RunContext& ctx = {}) {
     const ModelRun r = runModel(*m, kText, {.top_k = 0}, ctx);
     add(o, r.attention);
     o.hidden = {r.hidden};
+    o.layer_threads = r.layer_threads;
   }
   return o;
 }
@@ -296,7 +298,9 @@ TEST_P(FamilyConformance, LoadsF16AndBf16Checkpoints) {
   }
 }
 
-// Every map and hidden state the same on one thread and on three.
+// Every map and hidden state the same on one thread and on three; a text
+// model's every layer ran on the count set (each family's layers enter
+// through enterLayer, where a long pass re-decides its threads).
 TEST_P(FamilyConformance, IndependentOfTheThreadCount) {
   const FamilyCase& c = GetParam();
   test::TempDir dir;
@@ -308,6 +312,9 @@ TEST_P(FamilyConformance, IndependentOfTheThreadCount) {
     return outputsOf(dir.path, ctx);
   };
   const Outputs one = on(1), three = on(3);
+  const size_t layers = three.layer_threads.size();
+  EXPECT_EQ(one.layer_threads, std::vector<int>(layers, 1));
+  EXPECT_EQ(three.layer_threads, std::vector<int>(layers, 3));
   ASSERT_EQ(one.maps.size(), three.maps.size());
   ASSERT_FALSE(one.maps.empty());
   for (size_t i = 0; i < one.maps.size(); ++i) EXPECT_LT((one.maps[i] - three.maps[i]).cwiseAbs().maxCoeff(), 1e-6f) << i;
