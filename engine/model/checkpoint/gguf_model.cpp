@@ -240,7 +240,8 @@ ModelFiles ggufModelFiles(const uint8_t* bytes, uint64_t size, std::shared_ptr<c
   SafetensorsHeader st;
   st.data_start = h.data_start;
   for (const GgufTensor& t : h.tensors) {
-    const auto [templ, layer] = layerTemplate(t.name);
+    const std::pair<std::string, std::string> at = layerTemplate(t.name);  // (template, layer)
+    const std::string &templ = at.first, &layer = at.second;
     const auto name = std::find_if(spec->tensors.begin(), spec->tensors.end(),
                                    [&](const GgufTensorName& n) { return n.gguf == templ; });
     if (name == spec->tensors.end())
