@@ -9,6 +9,7 @@
 // [SECTION] Encoder–decoder attention
 // [SECTION] LM heads
 #include "engine/model/blocks/model_impl.h"
+#include "engine/model/checkpoint/quants.h"
 
 #include "engine/model/checkpoint/config.h"
 
@@ -46,8 +47,23 @@ void linearTiled16(const Mat& x, const Weight& w, Mat& y) {
   // decode step uses them; a prompt's rows reuse each tile more, 256, but
   // a narrow matrix (GQA's k and v) keeps 64 so every thread gets tiles.
   const int64_t out = w.rows, in = w.cols;
-  const int64_t kTile = x.rows() <= 16 || out < 1024 ? 64 : 256;
   y.resize(x.rows(), out);
+  const TensorEntry& e = *w.entry;
+  if (x.rows() == 1 && isQuantized(e.dtype) && e.add == 0) {
+    // A decode step's one row: the weights decoded in registers as they are
+    // multiplied, never written out (dotRows); rows stored in another order
+    // (Llama's q and k in a GGUF file) come back in the checkpoint's.
+    if (e.stored_rows.empty()) {
+      dotRows(e.dtype, w.file->data(e), out, in, x.data(), y.data());
+    } else {
+      thread_local std::vector<float> stored;
+      stored.resize(static_cast<size_t>(out));
+      dotRows(e.dtype, w.file->data(e), out, in, x.data(), stored.data());
+      for (int64_t r = 0; r < out; ++r) y(0, r) = stored[static_cast<size_t>(e.stored_rows[static_cast<size_t>(r)])];
+    }
+    return;
+  }
+  const int64_t kTile = x.rows() <= 16 || out < 1024 ? 64 : 256;
   parallelFor((out + kTile - 1) / kTile, RunContext{}, [&](int64_t t) {
     thread_local std::vector<float> tile;
     const int64_t o0 = t * kTile, n = std::min(kTile, out - o0);

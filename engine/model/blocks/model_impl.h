@@ -92,7 +92,9 @@ double linearFlops(int64_t rows, const Weight& w);
 // buffer as it is multiplied, so the weights are read once as stored and
 // never written out as floats (a decode step of a 1B model reads its 2.2 GB
 // of BF16 instead of writing and re-reading 4.4 GB of floats). Longer inputs
-// convert the whole matrix once: each tile would repack all their rows.
+// convert the whole matrix once: each tile would repack all their rows. One
+// row times a block-quantized weight (a GGUF model's decode step) decodes it
+// in registers instead (quants.h's dotRows).
 //                                                             [R, in] → [R, out]
 constexpr int64_t kTiledRows = 512;
 void linearTiled16(const Mat& x, const Weight& w, Mat& y);

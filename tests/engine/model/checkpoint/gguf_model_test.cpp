@@ -126,6 +126,8 @@ TEST(GgufModel, AQuantizedFileRunsAsItsParentWithTheWeightsItStores) {
     EXPECT_LE(same.hidden, 1e-4) << name;
     EXPECT_LE(same.next, 1e-5) << name;
     EXPECT_EQ(same.top, 0) << name;
+    // Decoding one token at a time (the one-row products decoded in registers) is the full pass.
+    if (t == DType::Q4_K || t == DType::Q6_K) expectGenerationMatchesFullForward(gguf, kText, 4);
     if (t == DType::Q3_K || t == DType::Q2_K) continue;
     const RunDiff parent = compareRuns((dir / "parent").string(), gguf.string());
     EXPECT_LE(parent.next, 0.08) << name;
