@@ -14,13 +14,6 @@
 
 namespace attn::test {
 
-// Metadata values of each kind.
-GgufValue ggufInt(GgufType type, int64_t v);  // any integer type, or bool
-GgufValue ggufFloat(double v);                // float32
-GgufValue ggufString(const std::string& v);
-GgufValue ggufStrings(const std::vector<std::string>& v);
-GgufValue ggufFloats(const std::vector<float>& v);                     // float32 array
-GgufValue ggufInts(GgufType element, const std::vector<int64_t>& v);   // integer array
 
 using GgufKv = GgufKeyToWrite;
 struct GgufTensorOut {

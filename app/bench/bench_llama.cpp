@@ -498,20 +498,6 @@ void benchLlama(nlohmann::json& out, const BenchOptions& options) {
 // [SECTION] The same weights as a quantized GGUF file
 namespace {
 
-GgufValue ggufU32(int64_t v) {
-  GgufValue g;
-  g.type = GgufType::UInt32;
-  g.integer = v;
-  return g;
-}
-
-GgufValue ggufF32(double v) {
-  GgufValue g;
-  g.type = GgufType::Float32;
-  g.number = v;
-  return g;
-}
-
 // The checkpoint's tensors as llama.cpp's converter and llama-quantize write
 // them: named by the Llama family's GgufSpec, q and k in ggml's RoPE row
 // order, the matrices and embeddings as `type`, the norms F32; the
@@ -538,41 +524,29 @@ void writeLlamaGguf(const fs::path& file, DType type) {
     tensors.push_back(std::move(g));
   }
   const nlohmann::json tok = nlohmann::json::parse(llamaTokenizerJson());
-  GgufValue pieces, types;
-  pieces.type = types.type = GgufType::Array;
-  pieces.element = GgufType::String;
-  types.element = GgufType::Int32;
-  pieces.texts.resize(tok["model"]["vocab"].size());
-  for (const auto& [piece, id] : tok["model"]["vocab"].items()) pieces.texts[id.get<size_t>()] = piece;
-  for (size_t i = 0; i < pieces.texts.size(); ++i) types.integers.push_back(i < 3 ? 3 : 1);  // the specials: control
-  pieces.count = types.count = pieces.texts.size();
-  GgufValue merges;
-  merges.type = GgufType::Array;
-  merges.element = GgufType::String;
-  GgufValue model, pre, arch, add_bos;
-  model.type = pre.type = arch.type = GgufType::String;
-  model.text = "gpt2", pre.text = "gpt-2", arch.text = "llama";
-  add_bos.type = GgufType::Bool;
-  add_bos.integer = 1;
+  std::vector<std::string> pieces(tok["model"]["vocab"].size());
+  for (const auto& [piece, id] : tok["model"]["vocab"].items()) pieces[id.get<size_t>()] = piece;
+  std::vector<int64_t> types(pieces.size(), 1);
+  std::fill_n(types.begin(), 3, 3);  // <unk>, <s>, </s>: control tokens
   const std::vector<GgufKeyToWrite> keys = {
-      {"general.architecture", arch},
-      {"llama.context_length", ggufU32(kPositions)},
-      {"llama.embedding_length", ggufU32(kD)},
-      {"llama.block_count", ggufU32(kLayers)},
-      {"llama.feed_forward_length", ggufU32(kFf)},
-      {"llama.attention.head_count", ggufU32(kHeads)},
-      {"llama.attention.head_count_kv", ggufU32(kKvHeads)},
-      {"llama.rope.freq_base", ggufF32(10000.0)},
-      {"llama.attention.layer_norm_rms_epsilon", ggufF32(1e-5)},
-      {"llama.rope.dimension_count", ggufU32(kD / kHeads)},
-      {"tokenizer.ggml.model", model},
-      {"tokenizer.ggml.pre", pre},
-      {"tokenizer.ggml.tokens", pieces},
-      {"tokenizer.ggml.token_type", types},
-      {"tokenizer.ggml.merges", merges},
-      {"tokenizer.ggml.bos_token_id", ggufU32(1)},
-      {"tokenizer.ggml.eos_token_id", ggufU32(2)},
-      {"tokenizer.ggml.add_bos_token", add_bos}};
+      {"general.architecture", ggufString("llama")},
+      {"llama.context_length", ggufInt(GgufType::UInt32, kPositions)},
+      {"llama.embedding_length", ggufInt(GgufType::UInt32, kD)},
+      {"llama.block_count", ggufInt(GgufType::UInt32, kLayers)},
+      {"llama.feed_forward_length", ggufInt(GgufType::UInt32, kFf)},
+      {"llama.attention.head_count", ggufInt(GgufType::UInt32, kHeads)},
+      {"llama.attention.head_count_kv", ggufInt(GgufType::UInt32, kKvHeads)},
+      {"llama.rope.freq_base", ggufFloat(10000.0)},
+      {"llama.attention.layer_norm_rms_epsilon", ggufFloat(1e-5)},
+      {"llama.rope.dimension_count", ggufInt(GgufType::UInt32, kD / kHeads)},
+      {"tokenizer.ggml.model", ggufString("gpt2")},
+      {"tokenizer.ggml.pre", ggufString("gpt-2")},
+      {"tokenizer.ggml.tokens", ggufStrings(pieces)},
+      {"tokenizer.ggml.token_type", ggufInts(GgufType::Int32, types)},
+      {"tokenizer.ggml.merges", ggufStrings({})},
+      {"tokenizer.ggml.bos_token_id", ggufInt(GgufType::UInt32, 1)},
+      {"tokenizer.ggml.eos_token_id", ggufInt(GgufType::UInt32, 2)},
+      {"tokenizer.ggml.add_bos_token", ggufInt(GgufType::Bool, 1)}};
   writeGguf(file, keys, tensors);
 }
 

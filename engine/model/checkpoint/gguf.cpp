@@ -295,6 +295,54 @@ GgufHeader parseGgufHeader(const uint8_t* bytes, uint64_t size, const std::strin
 }
 
 // [SECTION] Writing
+GgufValue ggufInt(GgufType type, int64_t v) {
+  GgufValue g;
+  g.type = type;
+  g.integer = v;
+  return g;
+}
+
+GgufValue ggufFloat(double v) {
+  GgufValue g;
+  g.type = GgufType::Float32;
+  g.number = v;
+  return g;
+}
+
+GgufValue ggufString(const std::string& v) {
+  GgufValue g;
+  g.type = GgufType::String;
+  g.text = v;
+  return g;
+}
+
+GgufValue ggufStrings(const std::vector<std::string>& v) {
+  GgufValue g;
+  g.type = GgufType::Array;
+  g.element = GgufType::String;
+  g.count = v.size();
+  g.texts = v;
+  return g;
+}
+
+GgufValue ggufFloats(const std::vector<float>& v) {
+  GgufValue g;
+  g.type = GgufType::Array;
+  g.element = GgufType::Float32;
+  g.count = v.size();
+  g.numbers.assign(v.begin(), v.end());
+  return g;
+}
+
+GgufValue ggufInts(GgufType element, const std::vector<int64_t>& v) {
+  GgufValue g;
+  g.type = GgufType::Array;
+  g.element = element;
+  g.count = v.size();
+  g.integers = v;
+  return g;
+}
+
 namespace {
 
 template <class T>

@@ -86,6 +86,13 @@ struct GgufHeader {
 GgufHeader parseGgufHeader(const uint8_t* bytes, uint64_t size, const std::string& what);
 
 // [SECTION] Writing (test fixtures, the benchmark's quantized checkpoint)
+// Metadata values of each kind.
+GgufValue ggufInt(GgufType type, int64_t v);  // any integer type, or bool
+GgufValue ggufFloat(double v);                // float32
+GgufValue ggufString(const std::string& v);
+GgufValue ggufStrings(const std::vector<std::string>& v);
+GgufValue ggufFloats(const std::vector<float>& v);                    // float32 array
+GgufValue ggufInts(GgufType element, const std::vector<int64_t>& v);  // integer array
 struct GgufKeyToWrite {
   std::string key;
   GgufValue value;  // an array's elements from integers, numbers or texts by its element type

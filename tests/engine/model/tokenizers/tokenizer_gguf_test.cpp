@@ -27,12 +27,6 @@
 namespace attn {
 namespace {
 
-using test::ggufFloats;
-using test::ggufInt;
-using test::ggufInts;
-using test::ggufString;
-using test::ggufStrings;
-
 using Ids = std::vector<int32_t>;
 using nlohmann::json;
 namespace fs = std::filesystem;
