@@ -113,10 +113,13 @@ int cmdModelInfo(const std::string& path, bool json) {
   std::printf("\n");
   // The weights by how they are stored (a GGUF file's quantization), and what they cost per weight.
   std::string stored;
-  for (const StorageSummary& s : info.storage)
-    stored += (stored.empty() ? "" : ", ") + s.dtype + " " + std::to_string(s.tensors) + (s.tensors == 1 ? " tensor" : " tensors") +
-              " (" + formatNumber(100.0 * static_cast<double>(s.parameters) / static_cast<double>(std::max<int64_t>(info.parameters, 1))) +
-              "% of weights)";
+  for (const StorageSummary& s : info.storage) {
+    char share[32];
+    std::snprintf(share, sizeof share, " (%.1f%% of weights)",
+                  100.0 * static_cast<double>(s.parameters) / static_cast<double>(std::max<int64_t>(info.parameters, 1)));
+    stored += (stored.empty() ? "" : ", ") + s.dtype + " " + std::to_string(s.tensors) +
+              (s.tensors == 1 ? " tensor" : " tensors") + share;
+  }
   std::printf("  stored as     %s\n", stored.c_str());
   std::printf("  bits / weight %.2f\n", info.bits_per_weight);
   std::printf("  size on disk  %s (%llu bytes)\n", formatBytes(static_cast<double>(info.bytes_on_disk)).c_str(),

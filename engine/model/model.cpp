@@ -345,7 +345,9 @@ std::shared_ptr<const Model> loadModel(const ModelFiles& files, const RunContext
   for (const auto& [name, loc] : all) {
     const bool buffer = name.rfind(prefix, 0) == 0 && family.buffer(name.substr(prefix.size()));
     if (!buffer && !known.count(name)) extra.push_back(name);
-    m->info.tensors.push_back({name, dtypeName(loc.entry->dtype), loc.file_name, loc.entry->shape});
+    // A GGUF file's tensors are in it, under their names in the checkpoint it was converted from.
+    const std::string file = files.gguf ? fs::path(files.label).filename().string() : loc.file_name;
+    m->info.tensors.push_back({name, dtypeName(loc.entry->dtype), file, loc.entry->shape});
     if (!buffer) {
       m->info.parameters += loc.entry->elements();
       dtypes.insert(dtypeName(loc.entry->dtype));

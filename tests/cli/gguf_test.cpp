@@ -48,7 +48,9 @@ TEST(GgufCli, ModelInfoShowsHowTheWeightsAreStored) {
   EXPECT_LT(j["bits_per_weight"].get<double>(), 16.2);
   const RunResult text = runAttnlab({"model", "info", gguf.string()});
   ASSERT_EQ(text.status, 0) << text.err;
-  expectHas(text.out, {"stored as     F16 16 tensors", "F32 5 tensors", "bits / weight 16.0", "model.layers.0.self_attn.q_proj.weight"});
+  expectHas(text.out, {"stored as     F16 16 tensors (", "% of weights), F32 5 tensors", "bits / weight 16.0",
+                       "model.layers.0.self_attn.q_proj.weight", "tiny.gguf"});
+  EXPECT_EQ(text.out.find("model.safetensors"), std::string::npos) << "the tensors are in the .gguf file";
 }
 
 TEST(GgufCli, ABadFileGetsOneLineAndNothingIsWritten) {
