@@ -123,8 +123,8 @@ for (let i = 0; i < input.length; ++i) {
   out.positions.push(row);
 }
 out.model.vocab = results[input.length - 1].next.probabilities.size;  // the logits' length
-process.stdout.write(JSON.stringify(out) + '\n');  // synchronous on Linux, to files and pipes alike
-// Out at once, without disposing: the addon's handles under a later garbage
-// collection crashed V8 now and then (1 run in 20: "Check failed:
-// Heap::InFromPage") after the output was written.
-process.exit(0);
+// Out as soon as the output is written (a pipe takes 64 KiB at a time; the
+// rest is written asynchronously), without disposing: the addon's handles
+// under a later garbage collection crashed V8 now and then (1 run in 20:
+// "Check failed: Heap::InFromPage") after the output was written.
+process.stdout.write(JSON.stringify(out) + '\n', () => process.exit(0));

@@ -1,6 +1,8 @@
 #include "tests/gguf_fixture.h"
 
 #include "engine/files.h"
+#include "engine/model/checkpoint/safetensors.h"
+#include "engine/model/model.h"
 #include "tests/test_support.h"
 
 #include <nlohmann/json.hpp>
@@ -91,6 +93,7 @@ struct Conversion {
   // The class's modify_tensors: changes a tensor (given by its name in the
   // checkpoint, values and ggml dims as saved), or drops it (false).
   std::function<bool(const std::string& hf, GgufTensorOut&)> modify = [](const std::string&, GgufTensorOut&) { return true; };
+  std::vector<GgufTensorOut> added;  // tensors the class writes besides the checkpoint's, after them
 
   void key(const std::string& name, const GgufValue& v) { kv.push_back({arch + "." + name, v}); }
   void count(const std::string& name, int64_t v) { key(name, ggufInt(GgufType::UInt32, v)); }
@@ -240,7 +243,8 @@ void convertPhi3(Conversion& v) {
 }
 
 // GPT2Model: n_* keys, feed_forward_length always 4 · n_embd, the Conv1D
-// weights (c_attn, c_proj, c_fc, mlp.c_proj) transposed to [out, in].
+// weights (c_attn, c_proj, c_fc, mlp.c_proj) transposed to [out, in], and
+// the tied output written out as a copy of token_embd ("GPT2 output is tied to wte").
 void convertGpt2(Conversion& v) {
   const ModelConfig& c = v.m.config;
   v.count("block_count", c.layers);
@@ -249,7 +253,11 @@ void convertGpt2(Conversion& v) {
   v.count("feed_forward_length", 4 * c.d_model);
   v.count("attention.head_count", c.heads);
   v.number("attention.layer_norm_epsilon", c.ln_eps);
-  v.modify = [](const std::string& hf, GgufTensorOut& t) {
+  v.modify = [&v](const std::string& hf, GgufTensorOut& t) {
+    if (t.name == "token_embd.weight") {
+      v.added.push_back(t);
+      v.added.back().name = "output.weight";
+    }
     if (!hf.ends_with(".c_attn.weight") && !hf.ends_with(".c_proj.weight") && !hf.ends_with(".c_fc.weight")) return true;
     const int64_t rows = t.dims[1], cols = t.dims[0];  // as saved: [in, out]
     std::vector<float> out(t.values.size());
@@ -291,6 +299,20 @@ Vocabulary readVocabulary(const fs::path& dir) {
 }
 
 }  // namespace
+
+TinyModel readTinyModel(const fs::path& dir) {
+  TinyModel m;
+  m.dir = dir;
+  m.config = parseConfig(readWholeFile(dir / "config.json", "config.json"), (dir / "config.json").string());
+  const auto file = SafetensorsFile::open((dir / "model.safetensors").string());
+  for (const TensorEntry& t : file->header().tensors) {
+    std::vector<float>& values = m.weights[t.name];
+    values.resize(static_cast<size_t>(t.elements()));
+    file->floatsAt(t, 0, t.elements(), values.data());
+    m.shapes[t.name] = t.shape;
+  }
+  return m;
+}
 
 fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, const GgufEdit& edit) {
   // The converter's class by config.json's architectures[0], and its gguf-py MODEL_ARCH_NAMES name.
@@ -345,6 +367,7 @@ fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, cons
                     shape.size() > 1 ? type : DType::F32, values};
     if (v.modify(hf, t)) tensors.push_back(std::move(t));
   }
+  for (GgufTensorOut& t : v.added) tensors.push_back(std::move(t));
 
   if (edit) edit(v.kv, tensors);
   writeGguf(out, v.kv, tensors);

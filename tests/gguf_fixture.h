@@ -41,6 +41,9 @@ TinyModel writeGgufParent(const std::filesystem::path& dir, const std::string& f
 TinyModel writeGemmaGgufParent(const std::filesystem::path& dir, int generation);  // 1, 2 or 3
 TinyModel writeOlmo2GgufParent(const std::filesystem::path& dir);
 TinyModel writePhi3GgufParent(const std::filesystem::path& dir);
+// A checkpoint folder on disk (config.json and one model.safetensors, no
+// prefix) as a TinyModel, for convertToGguf: the shipped trained models.
+TinyModel readTinyModel(const std::filesystem::path& dir);
 
 // `m` as llama.cpp's converter (that family's class) writes it: its matrices
 // (and token embeddings) stored as `type`, vectors as F32, with what the

@@ -1,0 +1,135 @@
+// AttnLab's GGUF models against llama.cpp itself: the same file given to
+// `attnlab model run` and to llama.cpp (scripts/llama_cpp_peer.mjs through
+// npm's node-llama-cpp 3.6.0, llama.cpp b4753, installed by scripts/test.sh)
+// must tokenize the text to the same ids and give the same next-token
+// probabilities at every position, within what llama.cpp computes
+// differently on purpose: an F16 KV cache, and activations rounded to Q8 (Q8_0,
+// or Q8_K under a K-quant) or F16 before its quantized and F16 products.
+// Fixtures: the shipped trained GPT-2 (peaked, meaningful predictions on
+// English) and the tiny Llama and Qwen2 of gguf_fixture.h, in their types.
+#include "tests/gguf_fixture.h"
+#include "tests/test_support.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+namespace fs = std::filesystem;
+
+namespace attn::gguf_llama_cpp_test {
+namespace {
+
+using namespace attn::test;
+
+struct Case {
+  std::string name;    // the test's name
+  std::string parent;  // "shipped" (assets/model) or writeGgufParent's "llama" / "qwen2"
+  DType type;
+  std::string text;
+  double tolerance;  // the most apart() may give: twice what was measured
+};
+
+// Measured apart() at worst: F32 0.003 (llama.cpp's F16 KV cache alone), F16
+// 0.005; Q8_0 0.11 and Q4_0 0.08 (activations rounded to Q8_0); the K-quants
+// (activations rounded to Q8_K, 256 values to a scale) Q4_K 0.12, Q5_K 0.18,
+// Q6_K 0.35. The random tiny Llama and Qwen2 amplify small changes more than the trained GPT-2.
+const Case kCases[] = {
+    {"ShippedGpt2F32", "shipped", DType::F32, "the cat sat on the mat because the cat was tired", 0.01},
+    {"ShippedGpt2Q8_0", "shipped", DType::Q8_0, "the cat sat on the mat because the cat was tired", 0.25},
+    {"ShippedGpt2Q4_0", "shipped", DType::Q4_0, "the dog ran to the park and then it sat down", 0.2},
+    {"LlamaF16", "llama", DType::F16, "the cat sat on the mat", 0.01},
+    {"LlamaQ8_0", "llama", DType::Q8_0, "the cat sat on the mat", 0.25},
+    {"LlamaQ4_K", "llama", DType::Q4_K, "a mat, the cat; sat", 0.25},
+    {"LlamaQ6_K", "llama", DType::Q6_K, "the cat sat on the mat", 0.7},
+    {"Qwen2Q5_K", "qwen2", DType::Q5_K, "the cat sat on the mat", 0.35},
+};
+
+// How far two next-token probabilities of one id are apart, relative (a
+// hundredth added: the tail's tiny probabilities are not compared relatively).
+double apart(double p, double q) { return std::abs(p - q) / (p + 0.01); }
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+nlohmann::json llamaCpp(const fs::path& gguf, const std::string& text) {
+  const fs::path modules = fs::path(ATTNLAB_NPM_DIR) / "llama-cpp" / "node_modules";
+  const RunResult r = runProgram("/usr/bin/env", {"node", (sourceDir() / "scripts" / "llama_cpp_peer.mjs").string(),
+                                                  gguf.string(), "--text", text, "--all-positions", "--full", "--modules",
+                                                  modules.string()});
+  if (r.status != 0)
+    throw std::runtime_error("llama.cpp (scripts/llama_cpp_peer.mjs, node-llama-cpp 3.6.0 under " + modules.string() +
+                             ", installed by scripts/test.sh) failed: " + r.err);
+  return nlohmann::json::parse(r.out);
+}
+
+class GgufLlamaCpp : public ::testing::TestWithParam<Case> {};
+
+TEST_P(GgufLlamaCpp, SameIdsAndNextTokenProbabilities) {
+  const Case& c = GetParam();
+  TempDir dir;
+  const TinyModel parent = c.parent == "shipped" ? readTinyModel(sourceDir() / "assets" / "model")
+                                                 : writeGgufParent(dir / "parent", c.parent);
+  const fs::path gguf = convertToGguf(parent, c.type, dir / "model.gguf");
+
+  const nlohmann::json peer = llamaCpp(gguf, c.text);
+  const auto run = [&](const fs::path& model, const std::string& out) {
+    const RunResult r = runAttnlab({"model", "run", model.string(), "--text", c.text, "--out", (dir / out).string(),
+                                    "--maps", "none", "--top-k", "20"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    return nlohmann::json::parse(slurp(dir / out / "meta.json"));
+  };
+  const nlohmann::json meta = run(gguf, "out"), unquantized = run(parent.dir, "parent");
+  const nlohmann::json tokens = nlohmann::json::parse(slurp(dir / "out" / "tokens.json"));
+
+  // The ids, bos included where the file asks for it.
+  ASSERT_EQ(tokens["ids"], peer["input"]) << "AttnLab's ids " << tokens["ids"] << ", llama.cpp's " << peer["input"];
+  ASSERT_GT(tokens["ids"].size(), 4u);
+
+  // Every position's next token: AttnLab's top 20 probabilities against
+  // llama.cpp's over the whole vocabulary (worst), and against AttnLab's on
+  // the unquantized parent (the quantization's own effect on them).
+  const nlohmann::json& positions = peer["positions"];
+  ASSERT_EQ(positions.size(), tokens["ids"].size());
+  ASSERT_EQ(meta["top_k"].size(), positions.size());
+  double worst = 0, effect = 0;
+  std::string where;
+  int agreeing = 0, clear = 0;
+  for (size_t i = 0; i < positions.size(); ++i) {
+    const nlohmann::json& theirs = positions[i]["probabilities"];
+    const nlohmann::json& ours = meta["top_k"][i];
+    ASSERT_EQ(theirs.size(), static_cast<size_t>(parent.config.vocab));
+    double covered = 0;
+    for (const nlohmann::json& e : ours) {
+      const double p = e["probability"].get<double>(), q = theirs.at(e["id"].get<size_t>()).get<double>();
+      covered += p;
+      if (apart(p, q) > worst)
+        where = "position " + std::to_string(i) + " token " + e["id"].dump() + ": AttnLab " + std::to_string(p) +
+                ", llama.cpp " + std::to_string(q);
+      worst = std::max(worst, apart(p, q));
+      for (const nlohmann::json& u : unquantized["top_k"][i])
+        if (u["id"] == e["id"]) effect = std::max(effect, apart(p, u["probability"].get<double>()));
+    }
+    EXPECT_GT(covered, 0.05) << "position " << i << ": the top 20 hold almost nothing; the check would be vacuous";
+    // The most likely token is llama.cpp's too wherever AttnLab's lead is five points or more.
+    if (ours[0]["probability"].get<double>() - ours[1]["probability"].get<double>() >= 0.05) {
+      ++clear;
+      agreeing += positions[i]["top"][0]["id"] == ours[0]["id"];
+    }
+  }
+  EXPECT_EQ(agreeing, clear);
+  EXPECT_GT(clear, 0);
+  EXPECT_LE(worst, c.tolerance) << where;
+  // Within the quantization's own effect: llama.cpp also rounds the
+  // activations (to Q8 under a quantized matrix, to F16 under an F16 one), an
+  // error of the weights' kind, hence twice the effect, and 0.02 for its F16 KV cache.
+  EXPECT_LE(worst, 0.02 + 2 * effect) << where;
+  std::printf("%s: %zu positions; worst |p - p_llama.cpp| / (p + 0.01) %.4f (tolerance %.2f), the quantization's own "
+              "effect %.4f; top-1 equal at %d of %d clear positions\n",
+              c.name.c_str(), positions.size(), worst, c.tolerance, effect, agreeing, clear);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, GgufLlamaCpp, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace attn::gguf_llama_cpp_test
