@@ -19,6 +19,7 @@
 #include <random>
 #include <regex>
 #include <stdexcept>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -123,8 +124,10 @@ RunResult runProgram(const std::string& program, const std::vector<std::string>&
   for (const pollfd& f : fds)
     if (f.fd >= 0) close(f.fd);
   int status = 0;
-  waitpid(pid, &status, 0);
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
   r.status = (!killed && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
+  r.peak_rss_bytes = static_cast<double>(usage.ru_maxrss) * 1024.0;
   return r;
 }
 

@@ -14,6 +14,7 @@ namespace attn::test {
 struct RunResult {
   int status = -1;  // exit status, or -1 if killed by a signal
   std::string out, err;
+  double peak_rss_bytes = 0;  // the process's peak resident memory (wait4's ru_maxrss)
 };
 
 // Runs ATTNLAB_BIN with `args` (no shell), extra environment `env`

@@ -7,7 +7,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/model/tokenizers/tokenizer_text.h"
+
+#include <cmath>
+#include <cstring>
 #include <fstream>
+#include <random>
 
 namespace fs = std::filesystem;
 
@@ -67,6 +72,95 @@ TEST(GgufCli, ABadFileGetsOneLineAndNothingIsWritten) {
   const RunResult notgguf = runAttnlab({"model", "info", (dir / "notes.gguf").string()});
   EXPECT_EQ(notgguf.status, 2);
   expectHas(notgguf.err, {"notes.gguf", "not a GGUF file"});
+}
+
+// A 4-bit file of TinyLlama-1.1B's shape (22 layers, d 2048, 32 query / 4
+// key-value heads, SwiGLU 5632, vocabulary 32000): 128 tokens run within the
+// file's size + 1 GiB of peak memory, so the weights were never expanded
+// (as float32 they would take 4.4 GB). Its Q4_K blocks are written as bytes
+// (a seeded scale, min and 4-bit values per block; quantizing 1.1 B values
+// would take minutes): weights of σ ≈ 0.01 around 0.
+TEST(GgufCli, AQ4KFileOfTinyLlamaShapeRunsWithinItsSizePlus1GiB) {
+  constexpr int64_t layers = 22, d = 2048, heads = 32, kv = 4, ff = 5632, vocab = 32000, dh = d / heads;
+  TempDir dir;
+  std::vector<GgufTensorToWrite> tensors;
+  const auto q4k = [&](const std::string& name, int64_t rows, int64_t cols) {
+    GgufTensorToWrite t{name, {cols, rows}, DType::Q4_K, {}, {}};
+    t.stored = [seed = tensors.size()](int64_t first, int64_t count, uint8_t* out) {
+      std::mt19937_64 random(seed * 1000003 + static_cast<uint64_t>(first));
+      for (int64_t b = 0; b < count / 256; ++b, out += 144) {
+        for (int i = 4; i < 144; i += 8) {
+          const uint64_t r = random();
+          std::memcpy(out + i, &r, std::min(8, 144 - i));
+        }
+        const uint16_t scale = 0x068e, min = 0x1225;  // F16 1e-4 and 7.5e-4: w = 1e-4 · s · q − 7.5e-4 · m
+        std::memcpy(out, &scale, 2);
+        std::memcpy(out + 2, &min, 2);
+      }
+    };
+    tensors.push_back(std::move(t));
+  };
+  const auto ones = [&](const std::string& name) {
+    tensors.push_back({name, {d}, DType::F32, [](int64_t, int64_t count, float* out) { std::fill_n(out, count, 1.0f); }, {}});
+  };
+  q4k("token_embd.weight", vocab, d);
+  for (int64_t l = 0; l < layers; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    ones(b + "attn_norm.weight");
+    q4k(b + "attn_q.weight", d, d);
+    q4k(b + "attn_k.weight", kv * dh, d);
+    q4k(b + "attn_v.weight", kv * dh, d);
+    q4k(b + "attn_output.weight", d, d);
+    ones(b + "ffn_norm.weight");
+    q4k(b + "ffn_gate.weight", ff, d);
+    q4k(b + "ffn_up.weight", ff, d);
+    q4k(b + "ffn_down.weight", d, ff);
+  }
+  ones("output_norm.weight");
+  q4k("output.weight", vocab, d);
+  // Byte-level pieces: the three specials, then the 256 byte symbols (one token per character of the text).
+  std::vector<std::string> pieces = {"<unk>", "<s>", "</s>"};
+  for (const std::string& symbol : tok::bytesToUnicode()) pieces.push_back(symbol);
+  std::vector<int64_t> types(pieces.size(), 1);
+  std::fill_n(types.begin(), 3, 3);
+  const fs::path gguf = dir / "tinyllama-shape-q4_k.gguf";
+  writeGguf(gguf,
+            {{"general.architecture", ggufString("llama")},
+             {"llama.context_length", ggufInt(GgufType::UInt32, 2048)},
+             {"llama.embedding_length", ggufInt(GgufType::UInt32, d)},
+             {"llama.block_count", ggufInt(GgufType::UInt32, layers)},
+             {"llama.feed_forward_length", ggufInt(GgufType::UInt32, ff)},
+             {"llama.attention.head_count", ggufInt(GgufType::UInt32, heads)},
+             {"llama.attention.head_count_kv", ggufInt(GgufType::UInt32, kv)},
+             {"llama.rope.freq_base", ggufFloat(10000.0)},
+             {"llama.attention.layer_norm_rms_epsilon", ggufFloat(1e-5)},
+             {"llama.rope.dimension_count", ggufInt(GgufType::UInt32, dh)},
+             {"tokenizer.ggml.model", ggufString("gpt2")},
+             {"tokenizer.ggml.pre", ggufString("gpt-2")},
+             {"tokenizer.ggml.tokens", ggufStrings(pieces)},
+             {"tokenizer.ggml.token_type", ggufInts(GgufType::Int32, types)},
+             {"tokenizer.ggml.merges", ggufStrings({})},
+             {"tokenizer.ggml.bos_token_id", ggufInt(GgufType::UInt32, 1)},
+             {"tokenizer.ggml.eos_token_id", ggufInt(GgufType::UInt32, 2)},
+             {"tokenizer.ggml.add_bos_token", ggufInt(GgufType::Bool, 1)}},
+            tensors);
+  const double file = static_cast<double>(fs::file_size(gguf));
+  ASSERT_GT(file, 550.0 * (1 << 20));  // 4.5 bits a weight: ~590 MiB
+
+  std::string text;
+  for (int i = 0; text.size() < 127; ++i) text += "the cat sat on the mat. "[i % 24];
+  const RunResult r = runAttnlab({"model", "run", gguf.string(), "--text", text, "--out", (dir / "out").string(),
+                                  "--maps", "pooled", "--predict-at", "last"}, {}, 600);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json meta = nlohmann::json::parse(slurp(dir / "out" / "meta.json"));
+  EXPECT_EQ(meta["tokens"], 128);
+  for (const nlohmann::json& e : meta["top_k"].back()) EXPECT_TRUE(std::isfinite(e["probability"].get<double>()));
+  const double budget = file + double(1 << 30);
+  EXPECT_GT(r.peak_rss_bytes, 0.0);
+  EXPECT_LT(r.peak_rss_bytes, budget) << "peak RSS " << r.peak_rss_bytes / (1 << 20) << " MiB, file "
+                                      << file / (1 << 20) << " MiB";
+  std::printf("Q4_K TinyLlama shape, 128 tokens: file %.1f MiB, peak RSS %.1f MiB (budget %.1f MiB)\n",
+              file / (1 << 20), r.peak_rss_bytes / (1 << 20), budget / (1 << 20));
 }
 
 }  // namespace

@@ -425,6 +425,7 @@ void writeGguf(const std::filesystem::path& path, const std::vector<GgufKeyToWri
     }
     pad(out, static_cast<uint64_t>(out.tellp()), alignment);
     std::vector<float> chunk;
+    std::vector<uint8_t> bytes;
     for (size_t i = 0; i < tensors.size(); ++i) {
       const GgufTensorToWrite& t = tensors[i];
       // Whole rows, about a million values at a time.
@@ -432,9 +433,14 @@ void writeGguf(const std::filesystem::path& path, const std::vector<GgufKeyToWri
       const int64_t step = std::max<int64_t>(1, (int64_t{1} << 20) / row) * row;
       for (int64_t first = 0; first < counts[i]; first += step) {
         const int64_t n = std::min(step, counts[i] - first);
-        chunk.resize(static_cast<size_t>(n));
-        t.fill(first, n, chunk.data());
-        const std::vector<uint8_t> bytes = quantize(t.type, chunk.data(), n);
+        if (t.stored) {
+          bytes.resize(storedBytes(t.type, static_cast<uint64_t>(n)));
+          t.stored(first, n, bytes.data());
+        } else {
+          chunk.resize(static_cast<size_t>(n));
+          t.fill(first, n, chunk.data());
+          bytes = quantize(t.type, chunk.data(), n);
+        }
         out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
       }
       pad(out, storedBytes(t.type, static_cast<uint64_t>(counts[i])), alignment);

@@ -99,12 +99,16 @@ struct GgufKeyToWrite {
 };
 // One tensor: its values in ggml's order (dims[0] fastest) produced by
 // fill(first, count, out), stored as `type` (quantized a chunk of whole rows
-// at a time: a 1B model's matrices are never whole in memory).
+// at a time: a 1B model's matrices are never whole in memory). Or, with
+// `stored` set instead, the bytes as stored of the values [first, first + count)
+// (whole blocks), written as given: a file of a large shape in seconds where
+// quantizing it would take minutes (the memory tests).
 struct GgufTensorToWrite {
   std::string name;
   std::vector<int64_t> dims;  // ggml's ne
   DType type = DType::F32;
   std::function<void(int64_t first, int64_t count, float* out)> fill;
+  std::function<void(int64_t first, int64_t count, uint8_t* out)> stored;
 };
 // Writes a GGUF file through TempFile (no partial file on failure): the
 // keys, the tensors in order, each aligned. `version` other than 3 only
