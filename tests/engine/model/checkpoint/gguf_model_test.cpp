@@ -140,8 +140,11 @@ TEST(GgufModel, AQuantizedFileRunsAsItsParentWithTheWeightsItStores) {
 // The issue's own measure: Q8_0 on TinyLlama-1.1B's widths (d = 2048, 32
 // query heads over 4 key/value heads of 64, SwiGLU 5632; two of its 22
 // layers; weights N(0, 0.02²), its initializer_range) moves no attention
-// weight by 1e-2 — on these random weights measured 0.013 (the first rows,
-// over few keys, carry the largest weights): held to 2e-2 until examined.
+// weight by 1e-2. Held so in the first layer (the rounded embeddings, q and
+// k alone: measured 0.0093) and in 99.9 % of the second's weights; there
+// the rounding of a whole layer before it moves a dozen of 23,328 by up to
+// 0.013, each in an early row whose few keys share it evenly (p ≈ 0.45 over
+// 3 keys, where a weight moves most with its score), so the second layer is held to 2e-2.
 TEST(GgufModel, Q8_0OnTheTinyLlamaShapeKeepsEveryAttentionWeightClose) {
   constexpr int64_t d = 2048, heads = 32, kv = 4, dh = 64, ff = 5632, V = kTokenizerVocab;
   nlohmann::json config = {{"architectures", {"LlamaForCausalLM"}}, {"model_type", "llama"}, {"num_hidden_layers", 2},
@@ -163,10 +166,25 @@ TEST(GgufModel, Q8_0OnTheTinyLlamaShapeKeepsEveryAttentionWeightClose) {
   }
   TempDir dir;
   const TinyModel m = writeCheckpoint(dir / "parent", config, t);
-  const RunDiff d8 = compareRuns((dir / "parent").string(), convertToGguf(m, DType::Q8_0, dir / "q8_0.gguf").string());
-  EXPECT_LE(d8.maps, 2e-2);
-  EXPECT_GT(d8.maps, 0.0);
-  std::printf("Q8_0, TinyLlama's widths: maps within %.2g of the float32 parent's\n", d8.maps);
+  const fs::path gguf = convertToGguf(m, DType::Q8_0, dir / "q8_0.gguf");
+  const ModelRun a = runModel(*loadModel(filesOnDisk((dir / "parent").string())), kText, {});
+  const ModelRun b = runModel(*loadModel(filesOnDisk(gguf.string())), kText, {});
+  ASSERT_EQ(a.attention.size(), 2u);
+  for (size_t l = 0; l < 2; ++l) {
+    double worst = 0;
+    Eigen::Index over = 0, total = 0;
+    for (size_t h = 0; h < a.attention[l].size(); ++h) {
+      const Mat diff = (a.attention[l][h] - b.attention[l][h]).cwiseAbs();
+      worst = std::max(worst, static_cast<double>(diff.maxCoeff()));
+      over += (diff.array() > 1e-2f).count();
+      total += diff.size();
+    }
+    EXPECT_GT(worst, 0.0) << "layer " << l << ": the weights were rounded";
+    EXPECT_LE(worst, l == 0 ? 1e-2 : 2e-2) << "layer " << l;
+    EXPECT_LE(static_cast<double>(over), 1e-3 * static_cast<double>(total)) << "layer " << l;
+    std::printf("Q8_0, TinyLlama's widths, layer %zu: attention weights within %.4f of the float32 parent's, %ld of %ld "
+                "moved by more than 1e-2\n", l, worst, static_cast<long>(over), static_cast<long>(total));
+  }
 }
 
 std::string ggufError(const TinyModel& m, const GgufEdit& edit, const fs::path& out) {
