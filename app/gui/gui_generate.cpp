@@ -9,6 +9,7 @@
 #include "app/gui/gui_timeline.h"
 #include "widgets/annotations.h"
 #include "widgets/primitives_imgui.h"
+#include "widgets/shaded_text.h"
 
 #include <GLFW/glfw3.h>
 #include <imgui.h>
@@ -61,13 +62,6 @@ void discardStaleGeneration(ModelState& m) {
 // [SECTION] Panel section
 
 namespace {
-
-// A token as one run of text: line breaks and tabs shown as escapes.
-std::string shownToken(const std::string& t) {
-  std::string out;
-  for (char c : t) out += c == '\n' ? std::string("\\n") : c == '\t' ? std::string("\\t") : std::string(1, c);
-  return out;
-}
 
 // The prompt's tokens, then the new ones in the accent colour (those past
 // the timeline's step dimmed, the step's own framed), flowed over the

@@ -243,7 +243,7 @@ void predictionsSection(const AppState& s) {
   sectionTitle("NEXT TOKEN");
   ImGui::TextDisabled("after %s", tokenCaption(*r, o->predicted_at).c_str());
   const float w = ImGui::GetContentRegionAvail().x;
-  for (const Prediction& p : o->predictions) shareRow(p.probability, "'" + p.token + "'", w);
+  for (const Prediction& p : o->predictions) shareRow(p.probability, "'" + shownToken(p.token) + "'", w);
 }
 
 // Run B of the compare view: its prompt (recomputed as you type) and, for a
