@@ -7,10 +7,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <numbers>
 #include <sstream>
+#include <tuple>
 
 namespace fs = std::filesystem;
 
@@ -79,6 +82,86 @@ TinyModel writeGgufParent(const fs::path& dir, const std::string& family, DType 
   return writeCheckpoint(dir, config, t, o);
 }
 
+namespace {
+
+// One layer of the parents below under `p`: nn.Linear weights [out, in]
+// with their biases, and LayerNorms (weight about 1, bias) of width d.
+void addLayer(std::vector<TensorSpec>& t, const std::string& p,
+              const std::vector<std::tuple<std::string, int64_t, int64_t>>& linears,
+              const std::vector<std::string>& norms, int64_t d) {
+  for (const auto& [name, out, in] : linears) {
+    t.push_back({p + name + ".weight", {out, in}, 0.1f});
+    t.push_back({p + name + ".bias", {out}, 0.1f});
+  }
+  for (const std::string& ln : norms) {
+    t.push_back({p + ln + ".weight", {d}, 0.1f, 1.0f});
+    t.push_back({p + ln + ".bias", {d}, 0.1f});
+  }
+}
+
+}  // namespace
+
+TinyModel writeStarcoderGgufParent(const fs::path& dir, DType dtype) {
+  constexpr int64_t layers = 2, d = 256, heads = 4, dh = 64, ff = 4 * d, V = kTokenizerVocab;
+  const nlohmann::json config = {{"architectures", {"GPTBigCodeForCausalLM"}},
+                                 {"model_type", "gpt_bigcode"},
+                                 {"n_layer", layers},
+                                 {"n_head", heads},
+                                 {"n_embd", d},
+                                 {"n_positions", 64},
+                                 {"vocab_size", V},
+                                 {"layer_norm_epsilon", 1e-5},
+                                 {"activation_function", "gelu_pytorch_tanh"},
+                                 {"multi_query", true}};
+  std::vector<TensorSpec> t = {{"transformer.wte.weight", {V, d}}, {"transformer.wpe.weight", {64, d}, 0.1f},
+                               {"transformer.ln_f.weight", {d}, 0.1f, 1.0f}, {"transformer.ln_f.bias", {d}, 0.1f}};
+  for (int64_t l = 0; l < layers; ++l) {
+    addLayer(t, "transformer.h." + std::to_string(l) + ".",
+             {{"attn.c_attn", d + 2 * dh, d}, {"attn.c_proj", d, d}, {"mlp.c_fc", ff, d}, {"mlp.c_proj", d, ff}},
+             {"ln_1", "ln_2"}, d);
+  }
+  TinyOptions o;
+  o.dtype = dtype;
+  TinyModel m = writeCheckpoint(dir, config, t, o);
+  m.options.prefix = "transformer.";  // GPTBigCodeForCausalLM's body, as the converter's names take it
+  return m;
+}
+
+TinyModel writeBertGgufParent(const fs::path& dir, DType dtype) {
+  constexpr int64_t layers = 2, d = 256, heads = 4, ff = 512, positions = 32;
+  const std::vector<std::string> words = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "on",
+                                          "mat",   ",",     "then",  "hat",   "a",      "##s", "dog", "ran", "."};
+  const auto V = static_cast<int64_t>(words.size());
+  const nlohmann::json config = {{"architectures", {"BertModel"}}, {"model_type", "bert"},
+                                 {"num_hidden_layers", layers},    {"num_attention_heads", heads},
+                                 {"hidden_size", d},               {"intermediate_size", ff},
+                                 {"max_position_embeddings", positions}, {"vocab_size", V},
+                                 {"type_vocab_size", 2},           {"hidden_act", "gelu"},
+                                 {"layer_norm_eps", 1e-12}};
+  std::vector<TensorSpec> t = {{"embeddings.word_embeddings.weight", {V, d}},
+                               {"embeddings.position_embeddings.weight", {positions, d}, 0.1f},
+                               {"embeddings.token_type_embeddings.weight", {2, d}, 0.1f},
+                               {"embeddings.LayerNorm.weight", {d}, 0.1f, 1.0f},
+                               {"embeddings.LayerNorm.bias", {d}, 0.1f},
+                               {"pooler.dense.weight", {d, d}, 0.1f},
+                               {"pooler.dense.bias", {d}, 0.1f}};
+  for (int64_t l = 0; l < layers; ++l) {
+    addLayer(t, "encoder.layer." + std::to_string(l) + ".",
+             {{"attention.self.query", d, d}, {"attention.self.key", d, d}, {"attention.self.value", d, d},
+              {"attention.output.dense", d, d}, {"intermediate.dense", ff, d}, {"output.dense", d, ff}},
+             {"attention.output.LayerNorm", "output.LayerNorm"}, d);
+  }
+  TinyOptions o;
+  o.dtype = dtype;
+  TinyModel m = writeCheckpoint(dir, config, t, o);
+  // BERT's tokenizer: WordPiece from vocab.txt, lower-cased.
+  fs::remove(dir / "tokenizer.json");
+  std::string vocab;
+  for (const std::string& w : words) vocab += w + "\n";
+  std::ofstream(dir / "vocab.txt", std::ios::binary) << vocab;
+  std::ofstream(dir / "tokenizer_config.json", std::ios::binary) << R"({"do_lower_case": true})";
+  return m;
+}
 
 namespace {
 
@@ -87,13 +170,17 @@ namespace {
 // class's modify_tensors leaves it.
 struct Conversion {
   const TinyModel& m;
+  const nlohmann::json& config;  // config.json as saved
   DType type;
   std::string arch;
   std::vector<GgufKv> kv;
+  // filter_tensors: whether a tensor (its name in the checkpoint) is converted at all.
+  std::function<bool(const std::string& hf)> keep = [](const std::string&) { return true; };
   // The class's modify_tensors: changes a tensor (given by its name in the
   // checkpoint, values and ggml dims as saved), or drops it (false).
   std::function<bool(const std::string& hf, GgufTensorOut&)> modify = [](const std::string&, GgufTensorOut&) { return true; };
-  std::vector<GgufTensorOut> added;  // tensors the class writes besides the checkpoint's, after them
+  // Tensors the class writes besides the checkpoint's (its generate_extra_tensors' too), after them.
+  std::vector<GgufTensorOut> added;
 
   void key(const std::string& name, const GgufValue& v) { kv.push_back({arch + "." + name, v}); }
   void count(const std::string& name, int64_t v) { key(name, ggufInt(GgufType::UInt32, v)); }
@@ -103,7 +190,7 @@ struct Conversion {
 // The name with its layer as '#' (the body's prefix dropped), and the layer.
 std::pair<std::string, std::string> layerTemplate(std::string name, const std::string& prefix) {
   if (!prefix.empty() && name.rfind(prefix, 0) == 0) name = name.substr(prefix.size());
-  for (const std::string stem : {"model.layers.", "h."}) {
+  for (const std::string stem : {"model.layers.", "h.", "encoder.layer."}) {
     if (name.rfind(stem, 0) != 0) continue;
     const size_t dot = name.find('.', stem.size());
     return {stem + "#" + name.substr(dot), name.substr(stem.size(), dot - stem.size())};
@@ -151,6 +238,27 @@ std::string ggufName(const std::string& arch, const std::string& hf, const std::
       {"h.#.mlp.c_fc.bias", "blk.#.ffn_up.bias"},
       {"h.#.mlp.c_proj.weight", "blk.#.ffn_down.weight"},
       {"h.#.mlp.c_proj.bias", "blk.#.ffn_down.bias"},
+      {"embeddings.word_embeddings.weight", "token_embd.weight"},
+      {"embeddings.token_type_embeddings.weight", "token_types.weight"},
+      {"embeddings.position_embeddings.weight", "position_embd.weight"},
+      {"embeddings.LayerNorm.weight", "token_embd_norm.weight"},
+      {"embeddings.LayerNorm.bias", "token_embd_norm.bias"},
+      {"encoder.layer.#.attention.self.query.weight", "blk.#.attn_q.weight"},
+      {"encoder.layer.#.attention.self.query.bias", "blk.#.attn_q.bias"},
+      {"encoder.layer.#.attention.self.key.weight", "blk.#.attn_k.weight"},
+      {"encoder.layer.#.attention.self.key.bias", "blk.#.attn_k.bias"},
+      {"encoder.layer.#.attention.self.value.weight", "blk.#.attn_v.weight"},
+      {"encoder.layer.#.attention.self.value.bias", "blk.#.attn_v.bias"},
+      {"encoder.layer.#.attention.output.dense.weight", "blk.#.attn_output.weight"},
+      {"encoder.layer.#.attention.output.dense.bias", "blk.#.attn_output.bias"},
+      {"encoder.layer.#.attention.output.LayerNorm.weight", "blk.#.attn_output_norm.weight"},
+      {"encoder.layer.#.attention.output.LayerNorm.bias", "blk.#.attn_output_norm.bias"},
+      {"encoder.layer.#.intermediate.dense.weight", "blk.#.ffn_up.weight"},
+      {"encoder.layer.#.intermediate.dense.bias", "blk.#.ffn_up.bias"},
+      {"encoder.layer.#.output.dense.weight", "blk.#.ffn_down.weight"},
+      {"encoder.layer.#.output.dense.bias", "blk.#.ffn_down.bias"},
+      {"encoder.layer.#.output.LayerNorm.weight", "blk.#.layer_output_norm.weight"},
+      {"encoder.layer.#.output.LayerNorm.bias", "blk.#.layer_output_norm.bias"},
   };
   const auto [templ, layer] = layerTemplate(hf, prefix);
   const auto it = kNames.find(templ);
@@ -175,14 +283,20 @@ void permuteRows(GgufTensorOut& t, int64_t heads) {
 }
 
 // TextModel.set_gguf_parameters' keys for these families (Gemma and Gemma 2
-// write the same ones themselves, less the RoPE base).
+// write the same ones themselves, less the RoPE base): head_count_kv and the
+// base only where config.json has them (BERT's has neither), the ε of its norm.
 void textModelKeys(Conversion& v, bool rope_base = true) {
   const ModelConfig& c = v.m.config;
+  const bool bert = v.arch == "bert";
   v.count("block_count", c.layers);
   v.count("context_length", c.positions);
   v.count("embedding_length", c.d_model);
   v.count("feed_forward_length", c.d_ff);
   v.count("attention.head_count", c.heads);
+  if (bert) {
+    v.number("attention.layer_norm_epsilon", c.ln_eps);
+    return;
+  }
   v.count("attention.head_count_kv", c.kv_heads);
   if (rope_base) v.number("rope.freq_base", c.rope.theta);
   v.number("attention.layer_norm_rms_epsilon", c.rms_eps);
@@ -197,6 +311,29 @@ void convertLlama(Conversion& v) {
   if (c.head_dim != c.d_model / c.heads) {
     v.count("attention.key_length", c.head_dim);
     v.count("attention.value_length", c.head_dim);
+  }
+  // LlamaModel.generate_extra_tensors: rope_scaling llama3 as each frequency's
+  // divisor, from the base θ (float32 tensors; the original context read from
+  // the config's top level, 8192 when absent), no rope.scaling keys.
+  const nlohmann::json rope = v.config.value("rope_scaling", nlohmann::json::object());
+  if (v.arch == "llama" && rope.value("rope_type", "") == "llama3") {
+    const float factor = rope.value("factor", 8.0f), low = rope.value("low_freq_factor", 1.0f),
+                high = rope.value("high_freq_factor", 4.0f), original = v.config.value("original_max_position_embeddings", 8192.0f);
+    const float low_wavelen = original / low, high_wavelen = original / high;
+    std::vector<float> factors;
+    for (int64_t i = 0; i < c.head_dim; i += 2) {
+      const float freq = 1.0f / std::pow(static_cast<float>(c.rope.theta), static_cast<float>(i) / static_cast<float>(c.head_dim));
+      const float wavelen = 2.0f * std::numbers::pi_v<float> / freq;
+      if (wavelen < high_wavelen) {
+        factors.push_back(1.0f);
+      } else if (wavelen > low_wavelen) {
+        factors.push_back(factor);
+      } else {
+        const float smooth = (original / wavelen - low) / (high - low);
+        factors.push_back(1.0f / ((1.0f - smooth) / factor + smooth));
+      }
+    }
+    v.added.push_back({"rope_freqs.weight", {static_cast<int64_t>(factors.size())}, DType::F32, factors});
   }
   if (v.arch == "llama")
     v.modify = [&c](const std::string& hf, GgufTensorOut& t) {
@@ -269,6 +406,53 @@ void convertGpt2(Conversion& v) {
   };
 }
 
+// StarCoderModel: GPT-2's keys less the rotations, feed_forward_length
+// always 4 · n_embd, head_count_kv always 1; nn.Linear's weights as saved.
+void convertStarcoder(Conversion& v) {
+  const ModelConfig& c = v.m.config;
+  v.count("context_length", c.positions);
+  v.count("embedding_length", c.d_model);
+  v.count("feed_forward_length", 4 * c.d_model);
+  v.count("block_count", c.layers);
+  v.count("attention.head_count", c.heads);
+  v.count("attention.head_count_kv", 1);
+  v.number("attention.layer_norm_epsilon", c.ln_eps);
+}
+
+// BertModel: TextModel's keys, attention.causal false; the pooler, position_ids and cls.* dropped.
+void convertBert(Conversion& v) {
+  textModelKeys(v);
+  v.key("attention.causal", ggufInt(GgufType::Bool, 0));
+  v.keep = [](const std::string& hf) {
+    return hf != "embeddings.position_ids" && hf.rfind("pooler.", 0) != 0 && hf.rfind("cls.", 0) != 0;
+  };
+}
+
+// BertModel.set_vocab: vocab.txt's tokens by id, the special ones (control)
+// as they are, "##ing" as "ing", the others as "▁word"; SpecialVocab's ids
+// ([CLS] as cls_token_id: BERT's tokenizer has no bos).
+void bertVocabulary(const fs::path& dir, std::vector<GgufKv>& kv) {
+  std::istringstream lines(readWholeFile(dir / "vocab.txt", "vocab.txt"));
+  std::vector<std::string> tokens;
+  std::vector<int64_t> types;
+  std::map<std::string, int64_t> ids;
+  for (std::string w; std::getline(lines, w);) {
+    const bool control = w.size() > 2 && w.front() == '[' && w.back() == ']';
+    ids[w] = static_cast<int64_t>(tokens.size());
+    tokens.push_back(control ? w : w.rfind("##", 0) == 0 ? w.substr(2) : "\xE2\x96\x81" + w);
+    types.push_back(control ? 3 : 1);
+  }
+  kv.push_back({"tokenizer.ggml.model", ggufString("bert")});
+  kv.push_back({"tokenizer.ggml.pre", ggufString("default")});
+  kv.push_back({"tokenizer.ggml.tokens", ggufStrings(tokens)});
+  kv.push_back({"tokenizer.ggml.token_type", ggufInts(GgufType::Int32, types)});
+  kv.push_back({"tokenizer.ggml.token_type_count", ggufInt(GgufType::UInt32, 2)});
+  for (const auto& [key, token] : std::vector<std::pair<std::string, std::string>>{
+           {"unknown_token_id", "[UNK]"}, {"seperator_token_id", "[SEP]"}, {"padding_token_id", "[PAD]"},
+           {"cls_token_id", "[CLS]"}, {"mask_token_id", "[MASK]"}})
+    kv.push_back({"tokenizer.ggml." + key, ggufInt(GgufType::UInt32, ids.at(token))});
+}
+
 // The vocabulary by id, the merges and the control tokens' ids: tokenizer.json's
 // (its added tokens), or GPT-2's vocab.json and merges.txt (<|endoftext|>).
 struct Vocabulary {
@@ -296,6 +480,30 @@ Vocabulary readVocabulary(const fs::path& dir) {
   v.tokens.resize(vocab.size());
   for (const auto& [piece, id] : vocab.items()) v.tokens.at(id.get<size_t>()) = piece;
   return v;
+}
+
+// The tokenizer: the vocabulary by id, its merges, the added tokens as control
+// tokens; StarCoder's pre-tokenizer named as its converter names it.
+void byteLevelVocabulary(const fs::path& dir, const std::string& arch, std::vector<GgufKv>& kv) {
+  const Vocabulary vocab = readVocabulary(dir);
+  std::vector<int64_t> types(vocab.tokens.size(), 1);
+  for (const int64_t id : vocab.control) types[static_cast<size_t>(id)] = 3;
+  const auto id = [&](const std::string& piece) {
+    return static_cast<int64_t>(std::find(vocab.tokens.begin(), vocab.tokens.end(), piece) - vocab.tokens.begin());
+  };
+  kv.push_back({"tokenizer.ggml.model", ggufString("gpt2")});
+  kv.push_back({"tokenizer.ggml.pre", ggufString(arch == "starcoder" ? "starcoder" : "gpt-2")});
+  kv.push_back({"tokenizer.ggml.tokens", ggufStrings(vocab.tokens)});
+  kv.push_back({"tokenizer.ggml.token_type", ggufInts(GgufType::Int32, types)});
+  kv.push_back({"tokenizer.ggml.merges", ggufStrings(vocab.merges)});
+  if (arch == "gpt2") {  // <|endoftext|> both; GPT-2 adds no bos
+    kv.push_back({"tokenizer.ggml.bos_token_id", ggufInt(GgufType::UInt32, id("<|endoftext|>"))});
+    kv.push_back({"tokenizer.ggml.eos_token_id", ggufInt(GgufType::UInt32, id("<|endoftext|>"))});
+  } else {
+    kv.push_back({"tokenizer.ggml.bos_token_id", ggufInt(GgufType::UInt32, id("<s>"))});
+    kv.push_back({"tokenizer.ggml.eos_token_id", ggufInt(GgufType::UInt32, id("</s>"))});
+    kv.push_back({"tokenizer.ggml.add_bos_token", ggufInt(GgufType::Bool, 1)});
+  }
 }
 
 }  // namespace
@@ -326,42 +534,29 @@ fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, cons
       {"Olmo2ForCausalLM", "olmo2"},
       {"Phi3ForCausalLM", "phi3"},
       {"GPT2LMHeadModel", "gpt2"},
+      {"GPTBigCodeForCausalLM", "starcoder"},
+      {"BertModel", "bert"},
   };
   const nlohmann::json config = nlohmann::json::parse(readWholeFile(m.dir / "config.json", "config.json"));
   const std::string cls = config["architectures"][0].get<std::string>();
   if (!kArch.count(cls)) throw std::logic_error("convertToGguf: no converter class for " + cls);
-  Conversion v{m, type, kArch.at(cls), {}};
+  Conversion v{m, config, type, kArch.at(cls), {}};
   v.kv = {{"general.architecture", ggufString(v.arch)}, {"general.name", ggufString("tiny " + v.arch)}};
   if (v.arch.rfind("gemma", 0) == 0) convertGemma(v);
   else if (v.arch == "olmo2") textModelKeys(v);  // Olmo2Model: TextModel's keys, the tensors as saved
   else if (v.arch == "phi3") convertPhi3(v);
   else if (v.arch == "gpt2") convertGpt2(v);
+  else if (v.arch == "starcoder") convertStarcoder(v);
+  else if (v.arch == "bert") convertBert(v);
   else convertLlama(v);
 
-  // The tokenizer: the vocabulary by id, its merges, the added tokens as control tokens.
-  const Vocabulary vocab = readVocabulary(m.dir);
-  std::vector<int64_t> types(vocab.tokens.size(), 1);
-  for (const int64_t id : vocab.control) types[static_cast<size_t>(id)] = 3;
-  const auto id = [&](const std::string& piece) {
-    return static_cast<int64_t>(std::find(vocab.tokens.begin(), vocab.tokens.end(), piece) - vocab.tokens.begin());
-  };
-  v.kv.push_back({"tokenizer.ggml.model", ggufString("gpt2")});
-  v.kv.push_back({"tokenizer.ggml.pre", ggufString("gpt-2")});
-  v.kv.push_back({"tokenizer.ggml.tokens", ggufStrings(vocab.tokens)});
-  v.kv.push_back({"tokenizer.ggml.token_type", ggufInts(GgufType::Int32, types)});
-  v.kv.push_back({"tokenizer.ggml.merges", ggufStrings(vocab.merges)});
-  if (v.arch == "gpt2") {  // <|endoftext|> both; GPT-2 adds no bos
-    v.kv.push_back({"tokenizer.ggml.bos_token_id", ggufInt(GgufType::UInt32, id("<|endoftext|>"))});
-    v.kv.push_back({"tokenizer.ggml.eos_token_id", ggufInt(GgufType::UInt32, id("<|endoftext|>"))});
-  } else {
-    v.kv.push_back({"tokenizer.ggml.bos_token_id", ggufInt(GgufType::UInt32, id("<s>"))});
-    v.kv.push_back({"tokenizer.ggml.eos_token_id", ggufInt(GgufType::UInt32, id("</s>"))});
-    v.kv.push_back({"tokenizer.ggml.add_bos_token", ggufInt(GgufType::Bool, 1)});
-  }
+  if (v.arch == "bert") bertVocabulary(m.dir, v.kv);
+  else byteLevelVocabulary(m.dir, v.arch, v.kv);
 
   // The tensors in the checkpoint's order of names.
   std::vector<GgufTensorOut> tensors;
   for (const auto& [hf, values] : m.weights) {
+    if (!v.keep(hf)) continue;
     const std::vector<int64_t>& shape = m.shapes.at(hf);
     GgufTensorOut t{ggufName(v.arch, hf, m.options.prefix), std::vector<int64_t>(shape.rbegin(), shape.rend()),
                     shape.size() > 1 ? type : DType::F32, values};

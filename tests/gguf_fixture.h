@@ -44,11 +44,17 @@ TinyModel writePhi3GgufParent(const std::filesystem::path& dir);
 // A checkpoint folder on disk (config.json and one model.safetensors, no
 // prefix) as a TinyModel, for convertToGguf: the shipped trained models.
 TinyModel readTinyModel(const std::filesystem::path& dir);
+// Written here: a StarCoder (GPTBigCodeForCausalLM, multi-query, n_inner
+// 4·d as the converter assumes) and a BertModel (no masked-LM head, its
+// pooler saved; the BERT fixture's WordPiece vocab.txt), both rows of 256.
+TinyModel writeStarcoderGgufParent(const std::filesystem::path& dir, DType dtype = DType::F32);
+TinyModel writeBertGgufParent(const std::filesystem::path& dir, DType dtype = DType::F32);
 
 // `m` as llama.cpp's converter (that family's class) writes it: its matrices
 // (and token embeddings) stored as `type`, vectors as F32, with what the
-// converter changes changed (q and k permuted for "llama", Gemma's norms + 1, …),
-// the tokenizer's vocabulary and merges as tokenizer.ggml.*.
+// converter changes changed (q and k permuted for "llama", Gemma's norms + 1, …;
+// Llama's rope_scaling llama3 as the rope_freqs tensor), the tokenizer's
+// vocabulary and merges as tokenizer.ggml.* (BERT's WordPiece as its '▁' words).
 // `edit` changes the metadata and tensors before they are written (bad-file tests).
 using GgufEdit = std::function<void(std::vector<GgufKv>& kv, std::vector<GgufTensorOut>& tensors)>;
 std::filesystem::path convertToGguf(const TinyModel& m, DType type, const std::filesystem::path& out,

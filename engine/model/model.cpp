@@ -125,6 +125,12 @@ ModelConfig parseConfig(const std::string& text, const std::string& where) {
                        std::to_string(c.d_model) + ")");
     c.head_dim = c.d_model / c.heads;
   }
+  for (const RopeSpec* rope : {&c.rope, &c.rope_local}) {
+    const int64_t pairs = rope->rotaryDims(c.head_dim) / 2;
+    if (!rope->freq_factors.empty() && static_cast<int64_t>(rope->freq_factors.size()) != pairs)
+      throw InputError(where + ": freq_factors has " + std::to_string(rope->freq_factors.size()) +
+                       " factors, but RoPE turns " + std::to_string(pairs) + " frequencies of a head (one factor each)");
+  }
   refuseUnread(r, c);
   return c;
 }

@@ -32,6 +32,9 @@ struct RopeSpec {
   double factor = 1, low_freq = 1, high_freq = 4;
   int64_t original_positions = 8192;
   double partial = 1.0;  // partial_rotary_factor: the fraction of each head's dimensions that rotate
+  // θ_i / freq_factors[i] after the scaling above, one per frequency (empty:
+  // none): llama.cpp's freq_factors, a GGUF file's rope_freqs tensor (Llama 3.1's scaling as the converter saves it).
+  std::vector<double> freq_factors;
 
   int64_t rotaryDims(int64_t head_dim) const;               // even, ≤ head_dim
   std::vector<double> frequencies(int64_t head_dim) const;  // θ_i (float32 values), rotaryDims/2 of them

@@ -111,6 +111,7 @@ int64_t RopeSpec::rotaryDims(int64_t head_dim) const {
 //            above original/low_freq: inv_freq / factor; below original/high_freq: kept;
 //            between: s = ((1 / wavelen) · original − low) / (high − low),
 //                     (1 − s) · inv_freq / factor + s · inv_freq
+//   freq_factors: then θ_i / f_i, in float32 (ggml's rope: theta_base / freq_factor)
 // The power is the correctly rounded float32 one; torch's SLEEF powf (≤ 1
 // ulp) agrees with it on the usual bases and widths (10⁴, 5·10⁵ at 64 and
 // 128 dims: every θ_i equal).
@@ -136,6 +137,7 @@ std::vector<double> RopeSpec::frequencies(int64_t head_dim) const {
         t = f32(f32(f32(f32(1.0 - smooth) * t) / fac) + f32(smooth * t));
       }
     }
+    if (!freq_factors.empty()) t = f32(t / freq_factors.at(i));
     out[i] = t;
   }
   return out;
@@ -150,6 +152,7 @@ nlohmann::json RopeSpec::toJson() const {
     j["original_max_position_embeddings"] = original_positions;
   }
   if (partial != 1.0) j["partial_rotary_factor"] = partial;
+  if (!freq_factors.empty()) j["freq_factors"] = freq_factors;
   return j;
 }
 
@@ -157,6 +160,16 @@ namespace {
 
 // The scaling fields of one rope_parameters / rope_scaling object into `spec`.
 void readRopeType(const ConfigReader& s, RopeSpec& spec) {
+  if (const nlohmann::json* f = s.find("freq_factors")) {
+    // Not transformers': a GGUF file's rope_freqs (gguf_model.cpp), checked against the rotated pairs by parseConfig.
+    if (!f->is_array() || f->empty() || f->size() > static_cast<size_t>(kMaxWidth))
+      s.fail("freq_factors", "must be a list of numbers, one per rotated frequency, got " + f->dump());
+    for (const nlohmann::json& v : *f) {
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
+        s.fail("freq_factors", "has " + v.dump() + " (expected positive numbers)");
+      spec.freq_factors.push_back(v.get<double>());
+    }
+  }
   const std::string key = s.has("rope_type") ? "rope_type" : "type";
   spec.type = s.text(key, "default");
   if (spec.type == "default") return;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 
@@ -23,8 +24,9 @@ const GgufValue* GgufKeys::get(const std::string& key) {
   return h_.find(arch_ + "." + key);
 }
 
-bool GgufKeys::tensor(const std::string& name) const {
-  return std::any_of(h_.tensors.begin(), h_.tensors.end(), [&](const GgufTensor& t) { return t.name == name; });
+const GgufTensor* GgufKeys::tensor(const std::string& name) const {
+  const auto t = std::find_if(h_.tensors.begin(), h_.tensors.end(), [&](const GgufTensor& x) { return x.name == name; });
+  return t == h_.tensors.end() ? nullptr : &*t;
 }
 
 void GgufKeys::fail(const std::string& key, const std::string& message) const {
@@ -175,6 +177,27 @@ std::pair<std::string, std::string> layerTemplate(const std::string& name) {
   return {"blk.#" + name.substr(dot), layer};
 }
 
+// llama.cpp's per-frequency RoPE divisors (LLM_TENSOR_ROPE_FREQS; ggml_rope_ext's freq_factors, which must be F32).
+const std::string kRopeFreqs = "rope_freqs.weight";
+
+std::vector<double> ropeFreqs(const GgufTensor& t, const GgufHeader& h, const uint8_t* bytes, const ModelConfig& c,
+                              const std::string& what) {
+  const int64_t pairs = c.rope.rotaryDims(c.head_dim) / 2;
+  if (t.type != DType::F32)
+    throw InputError(what + ": tensor '" + kRopeFreqs + "' is " + dtypeName(t.type) + " (llama.cpp reads the RoPE factors as F32)");
+  if (t.dims != std::vector<int64_t>{pairs})
+    throw InputError(what + ": tensor '" + kRopeFreqs + "' has shape " + shapeText(t.dims) + ", expected [" +
+                     std::to_string(pairs) + "] (one factor per frequency of a head's " +
+                     std::to_string(2 * pairs) + " rotated dimensions)");
+  std::vector<float> f(static_cast<size_t>(pairs));
+  std::memcpy(f.data(), bytes + h.data_start + t.offset, f.size() * sizeof(float));
+  for (size_t i = 0; i < f.size(); ++i)
+    if (!std::isfinite(f[i]) || f[i] <= 0)
+      throw InputError(what + ": tensor '" + kRopeFreqs + "' has " + formatNumber(f[i]) + " at element " +
+                       std::to_string(i) + " (expected positive factors)");
+  return {f.begin(), f.end()};
+}
+
 }  // namespace
 
 std::vector<int64_t> ropeStoredRows(int64_t rows, int64_t heads, const std::string& what, const std::string& name) {
@@ -233,13 +256,18 @@ ModelFiles ggufModelFiles(const uint8_t* bytes, uint64_t size, std::shared_ptr<c
   if (embd == h.tensors.end()) throw InputError(path + ": tensor 'token_embd.weight' (the token embeddings) is missing");
   if (embd->dims.size() != 2) throw InputError(path + ": tensor 'token_embd.weight' must have 2 dimensions");
   config["vocab_size"] = embd->dims[1];
-  if (!config.contains("tie_word_embeddings")) config["tie_word_embeddings"] = !keys.tensor("output.weight");
-  const ModelConfig c = parseConfig(config.dump(), path);  // the sizes the row orders below read, checked
+  if (!config.contains("tie_word_embeddings")) config["tie_word_embeddings"] = keys.tensor("output.weight") == nullptr;
+  ModelConfig c = parseConfig(config.dump(), path);  // the sizes the row orders below read, checked
+  if (const GgufTensor* freqs = spec->rope_freqs ? keys.tensor(kRopeFreqs) : nullptr) {
+    config["rope_scaling"]["freq_factors"] = ropeFreqs(*freqs, h, bytes, c, path);  // beside linear's factor, or alone
+    c = parseConfig(config.dump(), path);
+  }
 
   // The tensors under their names in transformers.
   SafetensorsHeader st;
   st.data_start = h.data_start;
   for (const GgufTensor& t : h.tensors) {
+    if (spec->rope_freqs && t.name == kRopeFreqs) continue;  // in config.json
     const std::pair<std::string, std::string> at = layerTemplate(t.name);  // (template, layer)
     const std::string &templ = at.first, &layer = at.second;
     const auto name = std::find_if(spec->tensors.begin(), spec->tensors.end(),

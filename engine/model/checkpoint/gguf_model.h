@@ -42,8 +42,8 @@ class GgufKeys {
   bool flag(const std::string& key, bool def);
   std::string text(const std::string& key, const std::string& def);
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
-  // Whether the file has the tensor (GGUF name): a bias, a norm some checkpoints have.
-  bool tensor(const std::string& name) const;
+  // The file's tensor (GGUF name), or null: a bias, a norm some checkpoints have, a table's rows.
+  const GgufTensor* tensor(const std::string& name) const;
   const std::set<std::string>& read() const { return read_; }
   const std::string& arch() const { return arch_; }
 

@@ -7,6 +7,7 @@
 //               x = LN(x + Concat(head_1 … head_H) W_oᵀ + b_o)
 //               x = LN(x + gelu(x W_iᵀ + b_i) W_outᵀ + b_out)
 //   hidden = x;  MLM: logits = LN(gelu(hidden W_tᵀ + b_t)) decoderᵀ + bias
+#include "engine/model/checkpoint/gguf_model.h"
 #include "engine/model/families/family.h"
 
 #include <cmath>
@@ -139,6 +140,49 @@ Mat bertLogits(const Model& m, const Mat& hidden, double* flops) {
   return logits;
 }
 
+// llama.cpp's names for BertModel's tensors; the converter drops the pooler
+// and the masked-LM head (cls.*): a file has the encoder alone.
+std::vector<GgufTensorName> bertGgufTensors() {
+  const std::string l = "encoder.layer.#.";
+  std::vector<GgufTensorName> names = {{"token_embd.weight", "embeddings.word_embeddings.weight"},
+                                       {"token_types.weight", "embeddings.token_type_embeddings.weight"},
+                                       {"position_embd.weight", "embeddings.position_embeddings.weight"}};
+  for (const auto& [gguf, hf] : std::vector<std::pair<std::string, std::string>>{
+           {"token_embd_norm", "embeddings.LayerNorm"},
+           {"blk.#.attn_q", l + "attention.self.query"},
+           {"blk.#.attn_k", l + "attention.self.key"},
+           {"blk.#.attn_v", l + "attention.self.value"},
+           {"blk.#.attn_output", l + "attention.output.dense"},
+           {"blk.#.attn_output_norm", l + "attention.output.LayerNorm"},
+           {"blk.#.ffn_up", l + "intermediate.dense"},
+           {"blk.#.ffn_down", l + "output.dense"},
+           {"blk.#.layer_output_norm", l + "output.LayerNorm"}})
+    for (const char* part : {".weight", ".bias"}) names.push_back({gguf + part, hf + part});
+  return names;
+}
+
+// BertModel's keys: TextModel's, attention.causal false, and pooling_type
+// where sentence-transformers names one (how llama.cpp sums the hidden
+// states into one embedding, which AttnLab does not compute: read, nothing
+// else changes). The token types from token_types' rows.
+void bertGgufConfig(GgufKeys& k, nlohmann::json& c) {
+  const int64_t heads = k.count("attention.head_count", kMaxWidth);
+  c["num_hidden_layers"] = k.count("block_count", kMaxLayers);
+  c["hidden_size"] = k.count("embedding_length", kMaxWidth);
+  c["intermediate_size"] = k.count("feed_forward_length", kMaxWidth);
+  c["num_attention_heads"] = heads;
+  c["max_position_embeddings"] = k.count("context_length", kMaxCount);
+  c["layer_norm_eps"] = k.number("attention.layer_norm_epsilon");
+  if (const int64_t kv = k.count("attention.head_count_kv", kMaxWidth, heads); kv != heads)
+    k.fail("attention.head_count_kv", "is " + std::to_string(kv) + ", but BERT's keys and values have all " +
+                                          std::to_string(heads) + " heads");
+  if (k.flag("attention.causal", false)) k.fail("attention.causal", "is true, but BERT attends both ways");
+  // llama_pooling_type: 0 none, 1 mean, 2 [CLS], 3 last; 4 (rank) needs a classifier head BERT has not.
+  k.whole("pooling_type", 3, 0);
+  if (const GgufTensor* types = k.tensor("token_types.weight"); types && types->dims.size() == 2)
+    c["type_vocab_size"] = types->dims[1];
+}
+
 }  // namespace
 
 Family makeBertFamily() {
@@ -156,6 +200,7 @@ Family makeBertFamily() {
   f.load = bertLoad;
   f.forward = bertForward;
   f.logits = bertLogits;
+  f.gguf = {{"bert", "BertModel", bertGgufConfig, bertGgufTensors()}};
   return f;
 }
 

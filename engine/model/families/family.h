@@ -116,7 +116,16 @@ struct GgufSpec {
   // remembered; the file's other keys of the architecture are refused).
   std::function<void(GgufKeys&, nlohmann::json& config)> config;
   std::vector<GgufTensorName> tensors;
+  // rope_freqs.weight (F32, one factor per rotated frequency) read as RopeSpec::freq_factors (LlamaModel's llama3 scaling).
+  bool rope_freqs = false;
 };
+
+// GPT-2's layout as llama.cpp names it (GPT2Model, StarCoderModel): the
+// tensors, `linear` what the converter did to the four matrices; the n_*
+// keys as config.json's fields, returning attention.head_count_kv (default:
+// the heads) for the family to hold to its c_attn.
+std::vector<GgufTensorName> gpt2GgufTensors(GgufUndo linear);
+int64_t gpt2GgufConfig(GgufKeys& k, nlohmann::json& c);
 
 struct Family {
   std::string model_type;                  // config.json's model_type: "llama"

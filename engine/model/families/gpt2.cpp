@@ -128,11 +128,10 @@ void gpt2Forward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
   run.hidden = std::move(x);
 }
 
-// llama.cpp's names for GPT-2's tensors: the four Conv1D weights transposed
-// by the converter (read back as Conv1D), lm_head only when not tied.
-std::vector<GgufTensorName> gpt2GgufTensors() {
+}  // namespace
+
+std::vector<GgufTensorName> gpt2GgufTensors(GgufUndo linear) {
   const std::string h = "transformer.h.#.";
-  const GgufUndo t = GgufUndo::Transposed;
   return {{"token_embd.weight", "transformer.wte.weight"},
           {"position_embd.weight", "transformer.wpe.weight"},
           {"output_norm.weight", "transformer.ln_f.weight"},
@@ -140,20 +139,19 @@ std::vector<GgufTensorName> gpt2GgufTensors() {
           {"output.weight", "lm_head.weight"},
           {"blk.#.attn_norm.weight", h + "ln_1.weight"},
           {"blk.#.attn_norm.bias", h + "ln_1.bias"},
-          {"blk.#.attn_qkv.weight", h + "attn.c_attn.weight", t},
+          {"blk.#.attn_qkv.weight", h + "attn.c_attn.weight", linear},
           {"blk.#.attn_qkv.bias", h + "attn.c_attn.bias"},
-          {"blk.#.attn_output.weight", h + "attn.c_proj.weight", t},
+          {"blk.#.attn_output.weight", h + "attn.c_proj.weight", linear},
           {"blk.#.attn_output.bias", h + "attn.c_proj.bias"},
           {"blk.#.ffn_norm.weight", h + "ln_2.weight"},
           {"blk.#.ffn_norm.bias", h + "ln_2.bias"},
-          {"blk.#.ffn_up.weight", h + "mlp.c_fc.weight", t},
+          {"blk.#.ffn_up.weight", h + "mlp.c_fc.weight", linear},
           {"blk.#.ffn_up.bias", h + "mlp.c_fc.bias"},
-          {"blk.#.ffn_down.weight", h + "mlp.c_proj.weight", t},
+          {"blk.#.ffn_down.weight", h + "mlp.c_proj.weight", linear},
           {"blk.#.ffn_down.bias", h + "mlp.c_proj.bias"}};
 }
 
-// GPT2Model's keys (as config.json's n_* fields); no head_count_kv other than the heads.
-void gpt2GgufConfig(GgufKeys& k, nlohmann::json& c) {
+int64_t gpt2GgufConfig(GgufKeys& k, nlohmann::json& c) {
   const int64_t d = k.count("embedding_length", kMaxWidth), heads = k.count("attention.head_count", kMaxWidth);
   c["n_layer"] = k.count("block_count", kMaxLayers);
   c["n_embd"] = d;
@@ -161,7 +159,15 @@ void gpt2GgufConfig(GgufKeys& k, nlohmann::json& c) {
   c["n_inner"] = k.count("feed_forward_length", kMaxWidth, 4 * d);
   c["n_positions"] = k.count("context_length", kMaxCount);
   c["layer_norm_epsilon"] = k.number("attention.layer_norm_epsilon");
-  if (const int64_t kv = k.count("attention.head_count_kv", kMaxWidth, heads); kv != heads)
+  return k.count("attention.head_count_kv", kMaxWidth, heads);
+}
+
+namespace {
+
+// GPT2Model's keys; no head_count_kv other than the heads.
+void gpt2OwnGgufConfig(GgufKeys& k, nlohmann::json& c) {
+  const int64_t kv = gpt2GgufConfig(k, c), heads = c["n_head"].get<int64_t>();
+  if (kv != heads)
     k.fail("attention.head_count_kv", "is " + std::to_string(kv) + ", but GPT-2's keys and values have all " +
                                           std::to_string(heads) + " heads");
 }
@@ -181,7 +187,8 @@ Family makeGpt2Family() {
   f.buffer = gpt2Buffer;
   f.load = gpt2Load;
   f.forward = gpt2Forward;
-  f.gguf = {{"gpt2", "GPT2LMHeadModel", gpt2GgufConfig, gpt2GgufTensors()}};
+  // The converter saves the four Conv1D weights transposed (read back as Conv1D).
+  f.gguf = {{"gpt2", "GPT2LMHeadModel", gpt2OwnGgufConfig, gpt2GgufTensors(GgufUndo::Transposed)}};
   return f;
 }
 

@@ -14,6 +14,7 @@
 // attention_softmax_in_fp32 / scale_attention_softmax_in_fp32 only change
 // 16-bit rounding (the pass runs in float32); add_cross_attention is refused.
 #include "engine/attention_math.h"
+#include "engine/model/checkpoint/gguf_model.h"
 #include "engine/model/families/family.h"
 
 #include <cmath>
@@ -150,6 +151,18 @@ void bigcodeForward(const Model& m, ModelRun& run, KvCache* cache, const RunCont
   run.hidden = std::move(x);
 }
 
+// StarCoderModel's keys (GPT-2's): llama.cpp hard-codes one key/value head
+// (its graph splits c_attn as [q (d) | k (d_head) | v (d_head)]), GELU's
+// tanh form and scores over √d_head; the converter writes head_count_kv 1 whatever multi_query says.
+void starcoderGgufConfig(GgufKeys& k, nlohmann::json& c) {
+  if (const int64_t kv = gpt2GgufConfig(k, c); kv != 1)
+    k.fail("attention.head_count_kv", "is " + std::to_string(kv) +
+                                          ", but llama.cpp runs StarCoder with one key/value head (multi-query)");
+  c["multi_query"] = true;
+  c["activation_function"] = "gelu_pytorch_tanh";
+  c["scale_attn_weights"] = true;
+}
+
 }  // namespace
 
 Family makeGptBigcodeFamily() {
@@ -165,6 +178,8 @@ Family makeGptBigcodeFamily() {
   f.buffer = [](const std::string& name) { return name == "bias"; };
   f.load = bigcodeLoad;
   f.forward = bigcodeForward;
+  // GPT-2's names, nn.Linear's layouts kept.
+  f.gguf = {{"starcoder", "GPTBigCodeForCausalLM", starcoderGgufConfig, gpt2GgufTensors(GgufUndo::None)}};
   return f;
 }
 

@@ -162,7 +162,7 @@ std::vector<GgufTensorName> llamaGgufTensors(bool rope_rows) {
 // config.json from the GGUF keys; a bias on q, k, v is there when the file has one (Llama's attention_bias).
 void llamaGgufConfig(GgufKeys& k, nlohmann::json& c) {
   ggufDecoderConfig(k, c);
-  const bool bias = k.tensor("blk.0.attn_q.bias");
+  const bool bias = k.tensor("blk.0.attn_q.bias") != nullptr;
   const std::string type = c["model_type"].get<std::string>();
   if (type == "llama") c["attention_bias"] = bias;
   if (type == "qwen3") c["attention_bias"] = bias;
@@ -190,10 +190,11 @@ Family llamaLike(const std::string& model_type, const std::string& label, const 
 
 }  // namespace
 
-// Mistral's GGUF files are the "llama" architecture (its window is not in them).
+// Mistral's GGUF files are the "llama" architecture (its window is not in them);
+// Llama 3.1's and 3.2's carry their llama3 RoPE scaling as rope_freqs.
 Family makeLlamaFamily() {
   Family f = llamaLike("llama", "Llama", "Llama", "Touvron et al. 2023");
-  f.gguf = {{"llama", "LlamaForCausalLM", llamaGgufConfig, llamaGgufTensors(true)}};
+  f.gguf = {{"llama", "LlamaForCausalLM", llamaGgufConfig, llamaGgufTensors(true), true}};
   return f;
 }
 Family makeMistralFamily() { return llamaLike("mistral", "Mistral", "Mistral", "Jiang et al. 2023"); }

@@ -103,8 +103,8 @@ const std::vector<PreTokenizer>& preTokenizers() {
       {{"dbrx"}, {kLlama3Regex}},
       // QWEN2 (Qwen1.5, Qwen2, Qwen2.5, Qwen3)
       {{"qwen2", "deepseek-r1-qwen"}, {kQwen2Regex}},
-      // STARCODER / SMOLLM: digits one by one, then GPT-2's
-      {{"starcoder", "smollm"}, {R"(\p{N})", kGpt2Regex}},
+      // STARCODER / REFACT / SMOLLM: digits one by one, then GPT-2's
+      {{"starcoder", "refact", "smollm"}, {R"(\p{N})", kGpt2Regex}},
       // BLOOM
       {{"bloom"}, {R"( ?[^(\s|.,!?…。，、।۔،)]+)"}},
   };
@@ -311,10 +311,12 @@ HfTokenizer wordPiece(Keys& k, Vocabulary v) {
   options.strip_accents = k.k.flag("normalizer.strip_accents", options.lower_case);
   options.unk = v.tokens[unk];
   HfTokenizer out;
-  out.bos = k.id("bos_token_id", 101, n);
+  // [CLS]: bos_token_id, else cls_token_id (what the converter saves for
+  // BERT; llama.cpp reads only bos, and falls back to 101, BERT's own vocabularies' [CLS]).
+  out.bos = k.id("bos_token_id", k.id("cls_token_id", 101, n), n);
   out.eos = k.id("eos_token_id", -1, n);
   const int32_t sep = k.id("seperator_token_id", 102, n);
-  if (out.bos < 0) k.k.fail("bos_token_id", "is missing (BERT's [CLS], put before the text)");
+  if (out.bos < 0) k.k.fail("bos_token_id", "is missing, and so is cls_token_id (BERT's [CLS], put before the text)");
   if (sep < 0) k.k.fail("seperator_token_id", "is missing (BERT's [SEP], put after the text)");
   out.before = {out.bos};
   out.after = {sep};

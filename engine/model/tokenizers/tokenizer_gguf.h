@@ -33,7 +33,7 @@ namespace attn {
 // before, after and add_bos as llama_tokenize adds them (add_special):
 // "llama" and "gpt2" [bos] when add_bos_token (default: true for
 // "llama" and Llama 3's pre-tokenizer) and [eos] when add_eos_token;
-// "bert" [CLS] (bos_token_id) … [SEP] (seperator_token_id).
+// "bert" [CLS] (bos_token_id, else cls_token_id) … [SEP] (seperator_token_id).
 HfTokenizer makeGgufTokenizer(const GgufHeader& h, const std::string& what);
 
 }  // namespace attn

@@ -43,10 +43,12 @@ struct RunDiff {
 };
 RunDiff compareRuns(const std::string& parent, const std::string& gguf, const std::string& text = kText) {
   const std::shared_ptr<const Model> a = loadModel(filesOnDisk(parent)), b = loadModel(filesOnDisk(gguf));
-  const ModelRunOptions o{.top_k = 5, .predict_at = {-1}};
+  // A BERT file has no masked-LM head (nor its parent here): the encoder's maps and states alone.
+  const bool predicts = a->predicts;
+  EXPECT_EQ(b->predicts, predicts);
+  const ModelRunOptions o = predicts ? ModelRunOptions{.top_k = 5, .predict_at = {-1}} : ModelRunOptions{};
   const ModelRun ra = runModel(*a, text, o), rb = runModel(*b, text, o);
   EXPECT_EQ(ra.ids, rb.ids) << "the GGUF file's tokenizer reads the text as its parent's does";
-  EXPECT_TRUE(!ra.top_k.back().empty() && !rb.top_k.back().empty());
   RunDiff d;
   for (size_t l = 0; l < ra.attention.size(); ++l) {
     for (size_t h = 0; h < ra.attention[l].size(); ++h) d.maps = std::max(d.maps, maxDiff(ra.attention[l][h], rb.attention[l][h]));
@@ -54,6 +56,8 @@ RunDiff compareRuns(const std::string& parent, const std::string& gguf, const st
     d.k = std::max(d.k, maxDiff(ra.k[l], rb.k[l]));
   }
   d.hidden = maxDiff(ra.hidden, rb.hidden);
+  if (!predicts) return d;
+  EXPECT_TRUE(!ra.top_k.back().empty() && !rb.top_k.back().empty());
   d.top = ra.top_k.back()[0].id != rb.top_k.back()[0].id;
   for (size_t i = 0; i < ra.top_k.back().size(); ++i)
     d.next = std::max(d.next, static_cast<double>(std::abs(ra.top_k.back()[i].probability - rb.top_k.back()[i].probability)));
@@ -98,7 +102,8 @@ TinyModel roundedParent(const TinyModel& m, DType t, const fs::path& dir) {
   TinyModel r = m;
   r.dir = dir;
   fs::create_directories(dir);
-  for (const char* f : {"config.json", "tokenizer.json", "tokenizer_config.json"}) fs::copy_file(m.dir / f, dir / f);
+  for (const fs::directory_entry& f : fs::directory_iterator(m.dir))  // config.json, the tokenizer's files
+    if (f.path().extension() != ".safetensors") fs::copy_file(f.path(), dir / f.path().filename());
   for (auto& [name, w] : r.weights) {
     if (r.shapes.at(name).size() < 2) continue;
     const std::vector<uint8_t> q = quantize(t, w.data(), static_cast<int64_t>(w.size()));
@@ -198,6 +203,10 @@ void setKey(std::vector<GgufKv>& kv, const std::string& key, const GgufValue& v)
   else it->value = v;
 }
 
+std::vector<GgufTensorOut>::iterator tensorNamed(std::vector<GgufTensorOut>& t, const std::string& name) {
+  return std::find_if(t.begin(), t.end(), [&](const GgufTensorOut& x) { return x.name == name; });
+}
+
 void dropKey(std::vector<GgufKv>& kv, const std::string& key) {
   kv.erase(std::remove_if(kv.begin(), kv.end(), [&](const GgufKv& k) { return k.key == key; }), kv.end());
 }
@@ -248,6 +257,8 @@ const std::vector<GgufParent>& ggufParents() {
       {"phi3", writePhi3GgufParent},
       // The GPT-2 fixture (16 positions): its Conv1D weights transposed in the file.
       {"gpt2", [](const fs::path& d) { return writeTinyModel(d, {.prefix = "transformer."}); }, "the cat sat"},
+      {"starcoder", [](const fs::path& d) { return writeStarcoderGgufParent(d); }},
+      {"bert", [](const fs::path& d) { return writeBertGgufParent(d); }},
   };
   return parents;
 }
@@ -325,11 +336,118 @@ TEST(GgufModel, RefusesGpt2KeysItCannotRunAsMeant) {
   expectHas(ggufError(gpt2, [](auto& kv, auto&) { setKey(kv, "gpt2.rope.freq_base", ggufFloat(10000)); }, out),
             {"'gpt2.rope.freq_base'", "not implemented for GPT-2"});
   // A Conv1D weight left as saved ([in, out] where the converter writes [out, in]) has the other shape.
-  const auto qkv = [](auto& t) {
-    return std::find_if(t.begin(), t.end(), [](const GgufTensorOut& x) { return x.name == "blk.0.attn_qkv.weight"; });
-  };
-  expectHas(ggufError(gpt2, [&](auto&, auto& t) { std::swap(qkv(t)->dims[0], qkv(t)->dims[1]); }, out),
+  expectHas(ggufError(gpt2, [](auto&, auto& t) {
+              const auto qkv = tensorNamed(t, "blk.0.attn_qkv.weight");
+              std::swap(qkv->dims[0], qkv->dims[1]);
+            }, out),
             {"bad.gguf", "'transformer.h.0.attn.c_attn.weight' has shape [24, 8]", "[8, 24]"});
+}
+
+// [SECTION] StarCoder and BERT
+// Their 16-bit parents as the converter saves them (the same values), and
+// quantized files as their parents with the weights they store.
+TEST(GgufModel, StarcoderAndBertFilesRunAsTheirParentsIn16BitsAndQuantized) {
+  for (const auto& [name, write] : std::vector<std::pair<std::string, TinyModel (*)(const fs::path&, DType)>>{
+           {"starcoder", writeStarcoderGgufParent}, {"bert", writeBertGgufParent}}) {
+    for (const DType t : {DType::F16, DType::BF16}) {
+      SCOPED_TRACE(name + " " + dtypeName(t));
+      TempDir dir;
+      const TinyModel m = write(dir / "parent", t);
+      const RunDiff d = compareRuns((dir / "parent").string(), convertToGguf(m, t, dir / "model.gguf").string());
+      EXPECT_LE(d.maps, 1e-5);
+      EXPECT_LE(d.hidden, 1e-4);
+    }
+    TempDir dir;
+    const TinyModel m = write(dir / "parent", DType::F32);
+    for (const DType t : {DType::Q8_0, DType::Q4_K}) {
+      SCOPED_TRACE(name + " " + dtypeName(t));
+      const fs::path gguf = convertToGguf(m, t, dir / (std::string(dtypeName(t)) + ".gguf"));
+      roundedParent(m, t, dir / dtypeName(t));
+      const RunDiff same = compareRuns((dir / dtypeName(t)).string(), gguf.string());
+      EXPECT_LE(same.maps, 1e-4);
+      EXPECT_LE(same.hidden, 1e-3);
+      const RunDiff parent = compareRuns((dir / "parent").string(), gguf.string());
+      EXPECT_GT(parent.maps, 0.0) << "the weights were rounded; the maps cannot be the float32 parent's";
+      std::printf("%s %s: maps within %.2g of the float32 parent's\n", name.c_str(), dtypeName(t).c_str(), parent.maps);
+    }
+  }
+}
+
+TEST(GgufModel, RefusesStarcoderAndBertKeysTheyCannotRunAsMeant) {
+  TempDir dir;
+  const TinyModel star = writeStarcoderGgufParent(dir / "starcoder"), bert = writeBertGgufParent(dir / "bert");
+  const fs::path out = dir / "bad.gguf";
+  // llama.cpp splits c_attn as one key/value head: a file saying more is not StarCoder as it runs.
+  expectHas(ggufError(star, [](auto& kv, auto&) { setKey(kv, "starcoder.attention.head_count_kv", ggufInt(GgufType::UInt32, 4)); }, out),
+            {"bad.gguf", "'starcoder.attention.head_count_kv' is 4", "one key/value head"});
+  expectHas(ggufError(star, [](auto& kv, auto&) { setKey(kv, "starcoder.rope.freq_base", ggufFloat(10000)); }, out),
+            {"'starcoder.rope.freq_base'", "not implemented for GPT-BigCode"});
+  expectHas(ggufError(bert, [](auto& kv, auto&) { setKey(kv, "bert.attention.causal", ggufInt(GgufType::Bool, 1)); }, out),
+            {"bad.gguf", "'bert.attention.causal' is true", "both ways"});
+  // Rank pooling is a reranker's classifier head.
+  expectHas(ggufError(bert, [](auto& kv, auto&) { setKey(kv, "bert.pooling_type", ggufInt(GgufType::UInt32, 4)); }, out),
+            {"'bert.pooling_type' is 4", "0 to 3"});
+  expectHas(ggufError(bert, [](auto&, auto& t) { t.push_back({"cls.output.weight", {256, 2}, DType::F32, std::vector<float>(512)}); }, out),
+            {"tensor 'cls.output.weight'", "not one of BERT's tensors"});
+  // Mean pooling (a sentence-transformers file) sums the states AttnLab shows: read, nothing refused.
+  convertToGguf(bert, DType::F32, out, [](auto& kv, auto&) { setKey(kv, "bert.pooling_type", ggufInt(GgufType::UInt32, 1)); });
+  EXPECT_FALSE(loadModel(filesOnDisk(out.string()))->predicts);
+}
+
+// [SECTION] Llama 3.1's RoPE scaling
+// The converter saves rope_scaling llama3 as rope_freqs (each frequency's
+// divisor); the parent's factor, low and high bounds put this head's 32
+// frequencies in all three of llama3's ranges (kept, smoothed, divided).
+TinyModel writeLlama3Parent(const fs::path& dir) {
+  const TinyModel m = writeGgufParent(dir, "llama");
+  setConfigField(m, "rope_scaling",
+                 R"({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 8.0, "high_freq_factor": 64.0, "original_max_position_embeddings": 8192})");
+  return m;
+}
+
+TEST(GgufModel, ALlama31FileRunsItsRopeFreqsAsItsParentsLlama3Scaling) {
+  TempDir dir;
+  const TinyModel m = writeLlama3Parent(dir / "parent");
+  const RopeSpec scaled = modelInfo(*loadModel(filesOnDisk((dir / "parent").string()))).config.rope;
+  RopeSpec plain;
+  plain.theta = scaled.theta;
+  const std::vector<double> a = scaled.frequencies(64), b = plain.frequencies(64);
+  EXPECT_EQ(a.front(), b.front()) << "the fastest frequency is kept";
+  EXPECT_NEAR(a.back(), b.back() / 8, 1e-12) << "the slowest is divided by the factor";
+  EXPECT_TRUE(a[20] < b[20] && a[20] > b[20] / 8) << "one between is smoothed";
+
+  const fs::path gguf = convertToGguf(m, DType::F32, dir / "model.gguf");
+  const ModelConfig c = modelInfo(*loadModel(filesOnDisk(gguf.string()))).config;
+  ASSERT_EQ(c.rope.freq_factors.size(), 32u);
+  EXPECT_EQ(c.rope.type, "default");
+  const std::vector<double> g = c.rope.frequencies(64);
+  // The divisor is the float32 of 1 / ((1 − s) / factor + s): θ_i within a few float32 roundings (2⁻²³ ≈ 1.2e-7 each).
+  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], a[i], 4e-7 * a[i]) << i;
+  const RunDiff d = compareRuns((dir / "parent").string(), gguf.string());
+  EXPECT_LE(d.maps, 1e-5);
+  EXPECT_LE(d.q, 1e-4);
+  EXPECT_LE(d.k, 1e-4);
+  EXPECT_LE(d.next, 1e-5);
+  // Without its rope_freqs the file turns q and k otherwise.
+  const fs::path plain_file = dir / "plain.gguf";
+  convertToGguf(m, DType::F32, plain_file, [](auto&, auto& t) { t.erase(tensorNamed(t, "rope_freqs.weight")); });
+  EXPECT_GT(compareRuns((dir / "parent").string(), plain_file.string()).q, 1e-3);
+}
+
+TEST(GgufModel, RefusesARopeFreqsTensorItCannotRunAsMeant) {
+  TempDir dir;
+  const TinyModel m = writeLlama3Parent(dir / "parent");
+  const fs::path out = dir / "bad.gguf";
+  expectHas(ggufError(m, [](auto&, auto& t) { tensorNamed(t, "rope_freqs.weight")->dims = {31}; tensorNamed(t, "rope_freqs.weight")->values.pop_back(); }, out),
+            {"bad.gguf", "tensor 'rope_freqs.weight' has shape [31], expected [32]"});
+  expectHas(ggufError(m, [](auto&, auto& t) { tensorNamed(t, "rope_freqs.weight")->type = DType::F16; }, out),
+            {"tensor 'rope_freqs.weight' is F16", "F32"});
+  expectHas(ggufError(m, [](auto&, auto& t) { tensorNamed(t, "rope_freqs.weight")->values[3] = 0.0f; }, out),
+            {"tensor 'rope_freqs.weight' has 0 at element 3", "positive"});
+  // Qwen2's converter writes none.
+  const TinyModel qwen = writeGgufParent(dir / "qwen2", "qwen2");
+  expectHas(ggufError(qwen, [](auto&, auto& t) { t.push_back({"rope_freqs.weight", {32}, DType::F32, std::vector<float>(32, 2.0f)}); }, out),
+            {"tensor 'rope_freqs.weight'", "not one of Qwen2's tensors"});
 }
 
 }  // namespace

@@ -353,6 +353,11 @@ TEST(ModelErrors, LlamaConfigProblems) {
   test::expectFieldRefused(tm, "use_qk_norm", "true", {"field 'use_qk_norm' is true, which Llama does not implement"});
   test::expectFieldRefused(tm, "rope_scaling", R"({"rope_type": "llama3", "factor": 8.0})",
                            {"config.json", "field 'low_freq_factor' is missing"});
+  // A GGUF file's rope_freqs as config.json holds them: one positive divisor per frequency (d_head 4: two).
+  test::expectFieldRefused(tm, "rope_scaling", R"({"freq_factors": [1.0]})",
+                           {"config.json", "freq_factors has 1 factors, but RoPE turns 2 frequencies"});
+  test::expectFieldRefused(tm, "rope_scaling", R"({"freq_factors": [1.0, 0]})",
+                           {"config.json rope_scaling: field 'freq_factors' has 0", "positive"});
   test::expectFieldRefused(tm, "rope_theta", "-1", {"config.json", "field 'rope_theta' must be a number from"});
   test::expectFieldRefused(tm, "hidden_act", R"("gelu")", {"config.json", "field 'hidden_act' is 'gelu'"});
   test::expectFieldRefused(tm, "model_type", R"("mistral")",

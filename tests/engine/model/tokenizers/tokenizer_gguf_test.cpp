@@ -446,7 +446,13 @@ TEST(TokenizerGguf, BadMetadataIsRefusedInOneLine) {
   bert.metadata["tokenizer.ggml.seperator_token_id"] = uint32(2);
   EXPECT_EQ(load(bert).tokenizer->encode("the thes"), (Ids{3, 3, 4}));
   refused(bert, drop("tokenizer.ggml.unknown_token_id"), {"'tokenizer.ggml.unknown_token_id' is missing"});
-  refused(bert, drop("tokenizer.ggml.bos_token_id"), {"'tokenizer.ggml.bos_token_id' is missing", "[CLS]"});
+  refused(bert, drop("tokenizer.ggml.bos_token_id"), {"'tokenizer.ggml.bos_token_id' is missing", "cls_token_id", "[CLS]"});
+  // the converter's BERT files name [CLS] as cls_token_id, no bos
+  GgufHeader cls = bert;
+  cls.metadata.erase("tokenizer.ggml.bos_token_id");
+  cls.metadata["tokenizer.ggml.cls_token_id"] = uint32(1);
+  EXPECT_EQ(load(cls).before, (Ids{1}));
+  EXPECT_EQ(load(cls).after, (Ids{2}));
   refused(bert, drop("tokenizer.ggml.seperator_token_id"), {"'tokenizer.ggml.seperator_token_id' is missing", "[SEP]"});
   refused(bert, set("tokenizer.ggml.tokens", ggufStrings({"[UNK]", "[CLS]", "[SEP]", "▁the", "▁"})), {"'tokenizer.ggml.tokens[4]' is empty"});
   // "▁[X]" and "[X]" are both [X] once the '▁' words are undone
