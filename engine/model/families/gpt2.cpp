@@ -154,16 +154,13 @@ std::vector<GgufTensorName> gpt2GgufTensors() {
 
 // GPT2Model's keys (as config.json's n_* fields); no head_count_kv other than the heads.
 void gpt2GgufConfig(GgufKeys& k, nlohmann::json& c) {
-  const int64_t d = k.count("embedding_length", kMaxWidth), heads = k.count("attention.head_count", kMaxWidth);
+  const int64_t d = k.count("embedding_length", kMaxWidth);
   c["n_layer"] = k.count("block_count", kMaxLayers);
   c["n_embd"] = d;
-  c["n_head"] = heads;
+  c["n_head"] = ggufHeadsAllKv(k, "GPT-2");
   c["n_inner"] = k.count("feed_forward_length", kMaxWidth, 4 * d);
   c["n_positions"] = k.count("context_length", kMaxCount);
   c["layer_norm_epsilon"] = k.number("attention.layer_norm_epsilon");
-  if (const int64_t kv = k.count("attention.head_count_kv", kMaxWidth, heads); kv != heads)
-    k.fail("attention.head_count_kv", "is " + std::to_string(kv) + ", but GPT-2's keys and values have all " +
-                                          std::to_string(heads) + " heads");
 }
 
 }  // namespace
