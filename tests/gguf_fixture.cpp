@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <numbers>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -170,17 +171,21 @@ namespace {
 // class's modify_tensors leaves it.
 struct Conversion {
   const TinyModel& m;
-  const nlohmann::json& config;  // config.json as saved
+  const nlohmann::json& hparams;  // config.json
   DType type;
   std::string arch;
   std::vector<GgufKv> kv;
+  std::string strip = m.options.prefix;  // dropped from the names before they are mapped
   // filter_tensors: whether a tensor (its name in the checkpoint) is converted at all.
   std::function<bool(const std::string& hf)> keep = [](const std::string&) { return true; };
-  // The class's modify_tensors: changes a tensor (given by its name in the
-  // checkpoint, values and ggml dims as saved), or drops it (false).
-  std::function<bool(const std::string& hf, GgufTensorOut&)> modify = [](const std::string&, GgufTensorOut&) { return true; };
-  // Tensors the class writes besides the checkpoint's (its generate_extra_tensors' too), after them.
+  // The class's modify_tensors: the tensors written for one of the checkpoint
+  // (given by its name there, values and ggml dims as saved): none drops it.
+  std::function<std::vector<GgufTensorOut>(const std::string& hf, GgufTensorOut)> modify =
+      [](const std::string&, GgufTensorOut t) -> std::vector<GgufTensorOut> { return {t}; };
+  // Tensors the class's generate_extra_tensors writes, after the checkpoint's.
   std::vector<GgufTensorOut> added;
+  // tokenizer.ggml.add_bos_token: tokenizer_config.json's add_bos_token (gguf-py's SpecialVocab), or the class's.
+  std::optional<bool> add_bos;
 
   void key(const std::string& name, const GgufValue& v) { kv.push_back({arch + "." + name, v}); }
   void count(const std::string& name, int64_t v) { key(name, ggufInt(GgufType::UInt32, v)); }
@@ -190,7 +195,7 @@ struct Conversion {
 // The name with its layer as '#' (the body's prefix dropped), and the layer.
 std::pair<std::string, std::string> layerTemplate(std::string name, const std::string& prefix) {
   if (!prefix.empty() && name.rfind(prefix, 0) == 0) name = name.substr(prefix.size());
-  for (const std::string stem : {"model.layers.", "h.", "encoder.layer."}) {
+  for (const std::string stem : {"model.layers.", "gpt_neox.layers.", "h.", "encoder.layer."}) {
     if (name.rfind(stem, 0) != 0) continue;
     const size_t dot = name.find('.', stem.size());
     return {stem + "#" + name.substr(dot), name.substr(stem.size(), dot - stem.size())};
@@ -198,75 +203,84 @@ std::pair<std::string, std::string> layerTemplate(std::string name, const std::s
   return {name, ""};
 }
 
-// gguf-py's TensorNameMap for these families: the checkpoint's names → llama.cpp's.
-std::string ggufName(const std::string& arch, const std::string& hf, const std::string& prefix) {
+// gguf-py's TensorNameMap for these families: the checkpoint's names (less
+// .weight / .bias, kept as they are) → llama.cpp's.
+std::string ggufName(const std::string& arch, const std::string& hf, const std::string& strip) {
   static const std::map<std::string, std::string> kNames = {
-      {"model.embed_tokens.weight", "token_embd.weight"},
-      {"model.norm.weight", "output_norm.weight"},
-      {"lm_head.weight", "output.weight"},
-      {"model.layers.#.input_layernorm.weight", "blk.#.attn_norm.weight"},
-      {"model.layers.#.self_attn.q_proj.weight", "blk.#.attn_q.weight"},
-      {"model.layers.#.self_attn.q_proj.bias", "blk.#.attn_q.bias"},
-      {"model.layers.#.self_attn.k_proj.weight", "blk.#.attn_k.weight"},
-      {"model.layers.#.self_attn.k_proj.bias", "blk.#.attn_k.bias"},
-      {"model.layers.#.self_attn.v_proj.weight", "blk.#.attn_v.weight"},
-      {"model.layers.#.self_attn.v_proj.bias", "blk.#.attn_v.bias"},
-      {"model.layers.#.self_attn.qkv_proj.weight", "blk.#.attn_qkv.weight"},
-      {"model.layers.#.self_attn.o_proj.weight", "blk.#.attn_output.weight"},
-      {"model.layers.#.self_attn.q_norm.weight", "blk.#.attn_q_norm.weight"},
-      {"model.layers.#.self_attn.k_norm.weight", "blk.#.attn_k_norm.weight"},
-      {"model.layers.#.post_attention_layernorm.weight", "blk.#.ffn_norm.weight"},
-      {"model.layers.#.pre_feedforward_layernorm.weight", "blk.#.ffn_norm.weight"},
-      {"model.layers.#.post_feedforward_layernorm.weight", "blk.#.post_ffw_norm.weight"},
-      {"model.layers.#.mlp.gate_proj.weight", "blk.#.ffn_gate.weight"},
-      {"model.layers.#.mlp.up_proj.weight", "blk.#.ffn_up.weight"},
-      {"model.layers.#.mlp.gate_up_proj.weight", "blk.#.ffn_up.weight"},
-      {"model.layers.#.mlp.down_proj.weight", "blk.#.ffn_down.weight"},
-      {"wte.weight", "token_embd.weight"},
-      {"wpe.weight", "position_embd.weight"},
-      {"ln_f.weight", "output_norm.weight"},
-      {"ln_f.bias", "output_norm.bias"},
-      {"h.#.ln_1.weight", "blk.#.attn_norm.weight"},
-      {"h.#.ln_1.bias", "blk.#.attn_norm.bias"},
-      {"h.#.attn.c_attn.weight", "blk.#.attn_qkv.weight"},
-      {"h.#.attn.c_attn.bias", "blk.#.attn_qkv.bias"},
-      {"h.#.attn.c_proj.weight", "blk.#.attn_output.weight"},
-      {"h.#.attn.c_proj.bias", "blk.#.attn_output.bias"},
-      {"h.#.ln_2.weight", "blk.#.ffn_norm.weight"},
-      {"h.#.ln_2.bias", "blk.#.ffn_norm.bias"},
-      {"h.#.mlp.c_fc.weight", "blk.#.ffn_up.weight"},
-      {"h.#.mlp.c_fc.bias", "blk.#.ffn_up.bias"},
-      {"h.#.mlp.c_proj.weight", "blk.#.ffn_down.weight"},
-      {"h.#.mlp.c_proj.bias", "blk.#.ffn_down.bias"},
-      {"embeddings.word_embeddings.weight", "token_embd.weight"},
-      {"embeddings.token_type_embeddings.weight", "token_types.weight"},
-      {"embeddings.position_embeddings.weight", "position_embd.weight"},
-      {"embeddings.LayerNorm.weight", "token_embd_norm.weight"},
-      {"embeddings.LayerNorm.bias", "token_embd_norm.bias"},
-      {"encoder.layer.#.attention.self.query.weight", "blk.#.attn_q.weight"},
-      {"encoder.layer.#.attention.self.query.bias", "blk.#.attn_q.bias"},
-      {"encoder.layer.#.attention.self.key.weight", "blk.#.attn_k.weight"},
-      {"encoder.layer.#.attention.self.key.bias", "blk.#.attn_k.bias"},
-      {"encoder.layer.#.attention.self.value.weight", "blk.#.attn_v.weight"},
-      {"encoder.layer.#.attention.self.value.bias", "blk.#.attn_v.bias"},
-      {"encoder.layer.#.attention.output.dense.weight", "blk.#.attn_output.weight"},
-      {"encoder.layer.#.attention.output.dense.bias", "blk.#.attn_output.bias"},
-      {"encoder.layer.#.attention.output.LayerNorm.weight", "blk.#.attn_output_norm.weight"},
-      {"encoder.layer.#.attention.output.LayerNorm.bias", "blk.#.attn_output_norm.bias"},
-      {"encoder.layer.#.intermediate.dense.weight", "blk.#.ffn_up.weight"},
-      {"encoder.layer.#.intermediate.dense.bias", "blk.#.ffn_up.bias"},
-      {"encoder.layer.#.output.dense.weight", "blk.#.ffn_down.weight"},
-      {"encoder.layer.#.output.dense.bias", "blk.#.ffn_down.bias"},
-      {"encoder.layer.#.output.LayerNorm.weight", "blk.#.layer_output_norm.weight"},
-      {"encoder.layer.#.output.LayerNorm.bias", "blk.#.layer_output_norm.bias"},
+      {"model.embed_tokens", "token_embd"},
+      {"model.norm", "output_norm"},
+      {"lm_head", "output"},
+      {"model.layers.#.input_layernorm", "blk.#.attn_norm"},
+      {"model.layers.#.self_attn.q_proj", "blk.#.attn_q"},
+      {"model.layers.#.self_attn.k_proj", "blk.#.attn_k"},
+      {"model.layers.#.self_attn.v_proj", "blk.#.attn_v"},
+      {"model.layers.#.self_attn.qkv_proj", "blk.#.attn_qkv"},
+      {"model.layers.#.self_attn.o_proj", "blk.#.attn_output"},
+      {"model.layers.#.self_attn.q_norm", "blk.#.attn_q_norm"},
+      {"model.layers.#.self_attn.k_norm", "blk.#.attn_k_norm"},
+      {"model.layers.#.post_attention_layernorm", "blk.#.ffn_norm"},
+      {"model.layers.#.pre_feedforward_layernorm", "blk.#.ffn_norm"},
+      {"model.layers.#.post_feedforward_layernorm", "blk.#.post_ffw_norm"},
+      {"model.layers.#.mlp.gate_proj", "blk.#.ffn_gate"},
+      {"model.layers.#.mlp.up_proj", "blk.#.ffn_up"},
+      {"model.layers.#.mlp.gate_up_proj", "blk.#.ffn_up"},
+      {"model.layers.#.mlp.down_proj", "blk.#.ffn_down"},
+      // Phi (phi2)
+      {"model.final_layernorm", "output_norm"},
+      {"model.layers.#.self_attn.dense", "blk.#.attn_output"},
+      {"model.layers.#.mlp.fc1", "blk.#.ffn_up"},
+      {"model.layers.#.mlp.fc2", "blk.#.ffn_down"},
+      // GPT-2, BLOOM ("transformer." dropped)
+      {"wte", "token_embd"},
+      {"wpe", "position_embd"},
+      {"ln_f", "output_norm"},
+      {"h.#.ln_1", "blk.#.attn_norm"},
+      {"h.#.attn.c_attn", "blk.#.attn_qkv"},
+      {"h.#.attn.c_proj", "blk.#.attn_output"},
+      {"h.#.ln_2", "blk.#.ffn_norm"},
+      {"h.#.mlp.c_fc", "blk.#.ffn_up"},
+      {"h.#.mlp.c_proj", "blk.#.ffn_down"},
+      {"word_embeddings", "token_embd"},
+      {"word_embeddings_layernorm", "token_embd_norm"},
+      {"h.#.input_layernorm", "blk.#.attn_norm"},
+      {"h.#.self_attention.query_key_value", "blk.#.attn_qkv"},
+      {"h.#.self_attention.dense", "blk.#.attn_output"},
+      {"h.#.post_attention_layernorm", "blk.#.ffn_norm"},
+      {"h.#.mlp.dense_h_to_4h", "blk.#.ffn_up"},
+      {"h.#.mlp.dense_4h_to_h", "blk.#.ffn_down"},
+      // GPT-NeoX
+      {"gpt_neox.embed_in", "token_embd"},
+      {"embed_out", "output"},
+      {"gpt_neox.final_layer_norm", "output_norm"},
+      {"gpt_neox.layers.#.input_layernorm", "blk.#.attn_norm"},
+      {"gpt_neox.layers.#.attention.query_key_value", "blk.#.attn_qkv"},
+      {"gpt_neox.layers.#.attention.dense", "blk.#.attn_output"},
+      {"gpt_neox.layers.#.post_attention_layernorm", "blk.#.ffn_norm"},
+      {"gpt_neox.layers.#.mlp.dense_h_to_4h", "blk.#.ffn_up"},
+      {"gpt_neox.layers.#.mlp.dense_4h_to_h", "blk.#.ffn_down"},
+      // BERT
+      {"embeddings.word_embeddings", "token_embd"},
+      {"embeddings.token_type_embeddings", "token_types"},
+      {"embeddings.position_embeddings", "position_embd"},
+      {"embeddings.LayerNorm", "token_embd_norm"},
+      {"encoder.layer.#.attention.self.query", "blk.#.attn_q"},
+      {"encoder.layer.#.attention.self.key", "blk.#.attn_k"},
+      {"encoder.layer.#.attention.self.value", "blk.#.attn_v"},
+      {"encoder.layer.#.attention.output.dense", "blk.#.attn_output"},
+      {"encoder.layer.#.attention.output.LayerNorm", "blk.#.attn_output_norm"},
+      {"encoder.layer.#.intermediate.dense", "blk.#.ffn_up"},
+      {"encoder.layer.#.output.dense", "blk.#.ffn_down"},
+      {"encoder.layer.#.output.LayerNorm", "blk.#.layer_output_norm"},
   };
-  const auto [templ, layer] = layerTemplate(hf, prefix);
-  const auto it = kNames.find(templ);
+  const auto [templ, layer] = layerTemplate(hf, strip);
+  const size_t dot = templ.rfind('.');
+  const std::string base = templ.substr(0, dot), suffix = templ.substr(dot);  // ".weight" / ".bias"
+  const auto it = kNames.find(base);
   if (it == kNames.end()) throw std::logic_error("convertToGguf: no llama.cpp name for " + hf);
-  std::string name = it->second;
+  std::string name = it->second + suffix;
   // The architectures with a norm after attention (ATTN_POST_NORM) name it so; the others' is the MLP's (FFN_NORM).
-  if (templ == "model.layers.#.post_attention_layernorm.weight" && (arch == "gemma2" || arch == "gemma3" || arch == "olmo2"))
-    name = "blk.#.post_attention_norm.weight";
+  if (base == "model.layers.#.post_attention_layernorm" && (arch == "gemma2" || arch == "gemma3" || arch == "olmo2"))
+    name = "blk.#.post_attention_norm" + suffix;
   if (const size_t at = name.find('#'); at != std::string::npos) name.replace(at, 1, layer);
   return name;
 }
@@ -315,10 +329,10 @@ void convertLlama(Conversion& v) {
   // LlamaModel.generate_extra_tensors: rope_scaling llama3 as each frequency's
   // divisor, from the base θ (float32 tensors; the original context read from
   // the config's top level, 8192 when absent), no rope.scaling keys.
-  const nlohmann::json rope = v.config.value("rope_scaling", nlohmann::json::object());
+  const nlohmann::json rope = v.hparams.value("rope_scaling", nlohmann::json::object());
   if (v.arch == "llama" && rope.value("rope_type", "") == "llama3") {
     const float factor = rope.value("factor", 8.0f), low = rope.value("low_freq_factor", 1.0f),
-                high = rope.value("high_freq_factor", 4.0f), original = v.config.value("original_max_position_embeddings", 8192.0f);
+                high = rope.value("high_freq_factor", 4.0f), original = v.hparams.value("original_max_position_embeddings", 8192.0f);
     const float low_wavelen = original / low, high_wavelen = original / high;
     std::vector<float> factors;
     for (int64_t i = 0; i < c.head_dim; i += 2) {
@@ -336,10 +350,10 @@ void convertLlama(Conversion& v) {
     v.added.push_back({"rope_freqs.weight", {static_cast<int64_t>(factors.size())}, DType::F32, factors});
   }
   if (v.arch == "llama")
-    v.modify = [&c](const std::string& hf, GgufTensorOut& t) {
+    v.modify = [&c](const std::string& hf, GgufTensorOut t) -> std::vector<GgufTensorOut> {
       if (hf.ends_with("q_proj.weight")) permuteRows(t, c.heads);
       if (hf.ends_with("k_proj.weight")) permuteRows(t, c.kv_heads);
-      return true;
+      return {t};
     };
 }
 
@@ -361,11 +375,11 @@ void convertGemma(Conversion& v) {
     if (c.final_softcap > 0) v.number("final_logit_softcapping", c.final_softcap);
     v.count("attention.sliding_window", c.sliding_window);
   }
-  v.modify = [](const std::string& hf, GgufTensorOut& t) {
-    if (hf == "lm_head.weight") return false;
+  v.modify = [](const std::string& hf, GgufTensorOut t) -> std::vector<GgufTensorOut> {
+    if (hf == "lm_head.weight") return {};
     if (hf.ends_with("norm.weight"))
       for (float& x : t.values) x += 1.0f;
-    return true;
+    return {t};
   };
 }
 
@@ -390,19 +404,20 @@ void convertGpt2(Conversion& v) {
   v.count("feed_forward_length", 4 * c.d_model);
   v.count("attention.head_count", c.heads);
   v.number("attention.layer_norm_epsilon", c.ln_eps);
-  v.modify = [&v](const std::string& hf, GgufTensorOut& t) {
+  v.modify = [](const std::string& hf, GgufTensorOut t) -> std::vector<GgufTensorOut> {
     if (t.name == "token_embd.weight") {
-      v.added.push_back(t);
-      v.added.back().name = "output.weight";
+      GgufTensorOut output = t;
+      output.name = "output.weight";
+      return {t, output};
     }
-    if (!hf.ends_with(".c_attn.weight") && !hf.ends_with(".c_proj.weight") && !hf.ends_with(".c_fc.weight")) return true;
+    if (!hf.ends_with(".c_attn.weight") && !hf.ends_with(".c_proj.weight") && !hf.ends_with(".c_fc.weight")) return {t};
     const int64_t rows = t.dims[1], cols = t.dims[0];  // as saved: [in, out]
     std::vector<float> out(t.values.size());
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t k = 0; k < cols; ++k) out[k * rows + r] = t.values[r * cols + k];
     t.values = std::move(out);
     std::swap(t.dims[0], t.dims[1]);
-    return true;
+    return {t};
   };
 }
 
@@ -453,6 +468,76 @@ void bertVocabulary(const fs::path& dir, std::vector<GgufKv>& kv) {
     kv.push_back({"tokenizer.ggml." + key, ggufInt(GgufType::UInt32, ids.at(token))});
 }
 
+// GPTNeoXModel's and BloomModel's modify_tensors: query_key_value's rows (or
+// bias), reshaped (n_head, 3, head_dim, …), concatenated as [Q; K; V].   dims [cols, rows] or [rows]
+void regroupQkv(GgufTensorOut& t, int64_t heads) {
+  const int64_t rows = t.dims.back(), cols = t.dims.size() > 1 ? t.dims[0] : 1, dh = rows / (3 * heads);
+  std::vector<float> out(t.values.size());
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t part = 0; part < 3; ++part)
+      std::copy_n(t.values.begin() + (h * 3 + part) * dh * cols, dh * cols, out.begin() + (part * heads + h) * dh * cols);
+  t.values = std::move(out);
+}
+
+// GPTNeoXModel: rope.dimension_count = int(rotary_pct · head_dim), no RoPE
+// base, use_parallel_residual (default true), query_key_value regrouped.
+void convertGptNeox(Conversion& v) {
+  const ModelConfig& c = v.m.config;
+  v.count("context_length", c.positions);
+  v.count("embedding_length", c.d_model);
+  v.count("block_count", c.layers);
+  v.count("feed_forward_length", c.d_ff);
+  v.count("rope.dimension_count", static_cast<int64_t>(c.rope.partial * static_cast<double>(c.d_model / c.heads)));
+  v.count("attention.head_count", c.heads);
+  v.key("use_parallel_residual", ggufInt(GgufType::Bool, v.hparams.value("use_parallel_residual", true)));
+  v.number("attention.layer_norm_epsilon", c.ln_eps);
+  v.modify = [&c](const std::string& hf, GgufTensorOut t) -> std::vector<GgufTensorOut> {
+    if (hf.ends_with(".attention.query_key_value.weight") || hf.ends_with(".attention.query_key_value.bias"))
+      regroupQkv(t, c.heads);
+    return {t};
+  };
+}
+
+// The keys BloomModel and Phi2Model write alike: the MLP 4 · n_embd wide,
+// every head for keys and values, LayerNorm's ε.
+void layerNormModelKeys(Conversion& v, int64_t context_length) {
+  const ModelConfig& c = v.m.config;
+  v.count("context_length", context_length);
+  v.count("embedding_length", c.d_model);
+  v.count("feed_forward_length", 4 * c.d_model);
+  v.count("block_count", c.layers);
+  v.count("attention.head_count", c.heads);
+  v.count("attention.head_count_kv", c.heads);
+  v.number("attention.layer_norm_epsilon", c.ln_eps);
+}
+
+// BloomModel: context_length = seq_length (else n_embed),
+// "transformer." dropped from the names, query_key_value regrouped, and with
+// no lm_head.weight the embeddings written again as output.weight.
+void convertBloom(Conversion& v) {
+  const ModelConfig& c = v.m.config;
+  layerNormModelKeys(v, v.hparams.value("seq_length", c.d_model));
+  v.strip = "transformer.";
+  const bool head = v.m.weights.count("lm_head.weight") > 0;
+  v.modify = [&c, head](const std::string& hf, GgufTensorOut t) -> std::vector<GgufTensorOut> {
+    if (hf.ends_with(".self_attention.query_key_value.weight") || hf.ends_with(".self_attention.query_key_value.bias"))
+      regroupQkv(t, c.heads);
+    if (hf != "transformer.word_embeddings.weight" || head) return {t};
+    GgufTensorOut output = t;
+    output.name = "output.weight";
+    return {t, output};
+  };
+}
+
+// Phi2Model: rope.dimension_count = int(partial_rotary_factor · n_embd) //
+// n_head, no RoPE base, add_bos_token false; the tensors as saved.
+void convertPhi2(Conversion& v) {
+  const ModelConfig& c = v.m.config;
+  layerNormModelKeys(v, c.positions);
+  v.count("rope.dimension_count", static_cast<int64_t>(c.rope.partial * static_cast<double>(c.d_model)) / c.heads);
+  v.add_bos = false;
+}
+
 // The vocabulary by id, the merges and the control tokens' ids: tokenizer.json's
 // (its added tokens), or GPT-2's vocab.json and merges.txt (<|endoftext|>).
 struct Vocabulary {
@@ -483,8 +568,9 @@ Vocabulary readVocabulary(const fs::path& dir) {
 }
 
 // The tokenizer: the vocabulary by id, its merges, the added tokens as control
-// tokens; StarCoder's pre-tokenizer named as its converter names it.
-void byteLevelVocabulary(const fs::path& dir, const std::string& arch, std::vector<GgufKv>& kv) {
+// tokens; StarCoder's pre-tokenizer named as its converter names it; add_bos_token where known.
+void byteLevelVocabulary(const fs::path& dir, const std::string& arch, std::optional<bool> add_bos,
+                         std::vector<GgufKv>& kv) {
   const Vocabulary vocab = readVocabulary(dir);
   std::vector<int64_t> types(vocab.tokens.size(), 1);
   for (const int64_t id : vocab.control) types[static_cast<size_t>(id)] = 3;
@@ -502,8 +588,8 @@ void byteLevelVocabulary(const fs::path& dir, const std::string& arch, std::vect
   } else {
     kv.push_back({"tokenizer.ggml.bos_token_id", ggufInt(GgufType::UInt32, id("<s>"))});
     kv.push_back({"tokenizer.ggml.eos_token_id", ggufInt(GgufType::UInt32, id("</s>"))});
-    kv.push_back({"tokenizer.ggml.add_bos_token", ggufInt(GgufType::Bool, 1)});
   }
+  if (add_bos) kv.push_back({"tokenizer.ggml.add_bos_token", ggufInt(GgufType::Bool, *add_bos)});
 }
 
 }  // namespace
@@ -536,31 +622,41 @@ fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, cons
       {"GPT2LMHeadModel", "gpt2"},
       {"GPTBigCodeForCausalLM", "starcoder"},
       {"BertModel", "bert"},
+      {"GPTNeoXForCausalLM", "gptneox"},
+      {"BloomForCausalLM", "bloom"},
+      {"PhiForCausalLM", "phi2"},
   };
   const nlohmann::json config = nlohmann::json::parse(readWholeFile(m.dir / "config.json", "config.json"));
   const std::string cls = config["architectures"][0].get<std::string>();
   if (!kArch.count(cls)) throw std::logic_error("convertToGguf: no converter class for " + cls);
   Conversion v{m, config, type, kArch.at(cls), {}};
   v.kv = {{"general.architecture", ggufString(v.arch)}, {"general.name", ggufString("tiny " + v.arch)}};
+  if (fs::exists(m.dir / "tokenizer_config.json")) {
+    const nlohmann::json tc = nlohmann::json::parse(readWholeFile(m.dir / "tokenizer_config.json", "tokenizer_config.json"));
+    if (tc.contains("add_bos_token")) v.add_bos = tc["add_bos_token"].get<bool>();
+  }
   if (v.arch.rfind("gemma", 0) == 0) convertGemma(v);
   else if (v.arch == "olmo2") textModelKeys(v);  // Olmo2Model: TextModel's keys, the tensors as saved
   else if (v.arch == "phi3") convertPhi3(v);
   else if (v.arch == "gpt2") convertGpt2(v);
   else if (v.arch == "starcoder") convertStarcoder(v);
   else if (v.arch == "bert") convertBert(v);
+  else if (v.arch == "gptneox") convertGptNeox(v);
+  else if (v.arch == "bloom") convertBloom(v);
+  else if (v.arch == "phi2") convertPhi2(v);
   else convertLlama(v);
 
   if (v.arch == "bert") bertVocabulary(m.dir, v.kv);
-  else byteLevelVocabulary(m.dir, v.arch, v.kv);
+  else byteLevelVocabulary(m.dir, v.arch, v.add_bos, v.kv);
 
   // The tensors in the checkpoint's order of names.
   std::vector<GgufTensorOut> tensors;
   for (const auto& [hf, values] : m.weights) {
     if (!v.keep(hf)) continue;
     const std::vector<int64_t>& shape = m.shapes.at(hf);
-    GgufTensorOut t{ggufName(v.arch, hf, m.options.prefix), std::vector<int64_t>(shape.rbegin(), shape.rend()),
+    GgufTensorOut t{ggufName(v.arch, hf, v.strip), std::vector<int64_t>(shape.rbegin(), shape.rend()),
                     shape.size() > 1 ? type : DType::F32, values};
-    if (v.modify(hf, t)) tensors.push_back(std::move(t));
+    for (GgufTensorOut& out : v.modify(hf, std::move(t))) tensors.push_back(std::move(out));
   }
   for (GgufTensorOut& t : v.added) tensors.push_back(std::move(t));
 

@@ -41,6 +41,10 @@ TinyModel writeGgufParent(const std::filesystem::path& dir, const std::string& f
 TinyModel writeGemmaGgufParent(const std::filesystem::path& dir, int generation);  // 1, 2 or 3
 TinyModel writeOlmo2GgufParent(const std::filesystem::path& dir);
 TinyModel writePhi3GgufParent(const std::filesystem::path& dir);
+TinyModel writePhiGgufParent(const std::filesystem::path& dir);
+TinyModel writeBloomGgufParent(const std::filesystem::path& dir);
+// parallel: use_parallel_residual and attention biases; else neither.
+TinyModel writeGptNeoxGgufParent(const std::filesystem::path& dir, bool parallel);
 // A checkpoint folder on disk (config.json and one model.safetensors, no
 // prefix) as a TinyModel, for convertToGguf: the shipped trained models.
 TinyModel readTinyModel(const std::filesystem::path& dir);

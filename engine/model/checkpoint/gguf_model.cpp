@@ -77,24 +77,33 @@ std::string GgufKeys::text(const std::string& key, const std::string& def) {
   return v->text;
 }
 
-void ggufDecoderConfig(GgufKeys& k, nlohmann::json& c, bool partial_rotary) {
-  const int64_t d = k.count("embedding_length", kMaxWidth), heads = k.count("attention.head_count", kMaxWidth);
+void ggufDecoderSizes(GgufKeys& k, nlohmann::json& c) {
+  const int64_t heads = k.count("attention.head_count", kMaxWidth);
   c["num_hidden_layers"] = k.count("block_count", kMaxLayers);
-  c["hidden_size"] = d;
+  c["hidden_size"] = k.count("embedding_length", kMaxWidth);
   c["intermediate_size"] = k.count("feed_forward_length", kMaxWidth);
   c["num_attention_heads"] = heads;
   c["num_key_value_heads"] = k.count("attention.head_count_kv", kMaxWidth, heads);
   c["max_position_embeddings"] = k.count("context_length", kMaxCount);
+}
+
+void ggufDecoderConfig(GgufKeys& k, nlohmann::json& c, bool partial_rotary) {
+  ggufDecoderSizes(k, c);
+  const int64_t d = c["hidden_size"].get<int64_t>(), heads = c["num_attention_heads"].get<int64_t>();
   c["rms_norm_eps"] = k.number("attention.layer_norm_rms_epsilon");
-  c["rope_theta"] = k.number("rope.freq_base", 10000.0);
   // head_dim: key_length (Qwen3, Gemma), else the width over the heads.
   const int64_t head_dim = k.count("attention.key_length", kMaxWidth, d / heads);
   if (k.count("attention.value_length", kMaxWidth, head_dim) != head_dim)
     k.fail("attention.value_length", "differs from attention.key_length " + std::to_string(head_dim) +
                                          " (values of another width than keys are not implemented)");
   c["head_dim"] = head_dim;
-  // RoPE turns all of a head's dimensions in these families, or the first rot
-  // (transformers: int(head_dim · partial_rotary_factor), the factor nudged up where the quotient rounds below rot).
+  ggufRope(k, c, head_dim, partial_rotary);
+}
+
+void ggufRope(GgufKeys& k, nlohmann::json& c, int64_t head_dim, bool partial_rotary) {
+  c["rope_theta"] = k.number("rope.freq_base", 10000.0);
+  // RoPE turns all of a head's dimensions, or the first rot (transformers:
+  // int(head_dim · partial_rotary_factor), the factor nudged up where the quotient rounds below rot).
   const int64_t rot = k.count("rope.dimension_count", kMaxWidth, head_dim);
   if (partial_rotary && rot <= head_dim && rot % 2 == 0) {
     double factor = static_cast<double>(rot) / static_cast<double>(head_dim);
@@ -113,6 +122,14 @@ void ggufDecoderConfig(GgufKeys& k, nlohmann::json& c, bool partial_rotary) {
   } else if (const double f = k.number("rope.scaling.factor", 1.0); f != 1.0) {
     k.fail("rope.scaling.factor", "is " + formatNumber(f) + " without a rope.scaling.type");
   }
+}
+
+int64_t ggufHeadsAllKv(GgufKeys& k, const std::string& label) {
+  const int64_t heads = k.count("attention.head_count", kMaxWidth);
+  if (const int64_t kv = k.count("attention.head_count_kv", kMaxWidth, heads); kv != heads)
+    k.fail("attention.head_count_kv", "is " + std::to_string(kv) + ", but " + label + "'s keys and values have all " +
+                                          std::to_string(heads) + " heads");
+  return heads;
 }
 
 // [SECTION] The file as a folder
@@ -196,6 +213,22 @@ std::vector<double> ropeFreqs(const GgufTensor& t, const GgufHeader& h, const ui
       throw InputError(what + ": tensor '" + kRopeFreqs + "' has " + formatNumber(f[i]) + " at element " +
                        std::to_string(i) + " (expected positive factors)");
   return {f.begin(), f.end()};
+}
+
+// Where the converter stores row r of a fused query_key_value (weight or
+// bias) of `heads` heads: transformers' rows go per head (q_h, k_h, v_h), the
+// file's as [Q; K; V] (GPTNeoXModel's and BloomModel's modify_tensors).
+std::vector<int64_t> qkvStoredRows(int64_t rows, int64_t heads, const std::string& what, const std::string& name) {
+  if (heads <= 0 || rows % (3 * heads) != 0)
+    throw InputError(what + ": tensor '" + name + "' has " + std::to_string(rows) + " rows, not q, k and v of " +
+                     std::to_string(heads) + " heads");
+  const int64_t dh = rows / (3 * heads);
+  std::vector<int64_t> stored(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t h = r / (3 * dh), part = r / dh % 3, j = r % dh;  // head, q/k/v, row within
+    stored[static_cast<size_t>(r)] = part * heads * dh + h * dh + j;
+  }
+  return stored;
 }
 
 }  // namespace
@@ -289,6 +322,7 @@ ModelFiles ggufModelFiles(const uint8_t* bytes, uint64_t size, std::shared_ptr<c
         e.stored_rows = ropeStoredRows(e.shape[0], name->undo == GgufUndo::RopeRowsQ ? c.heads : c.kv_heads, path, t.name);
         break;
       }
+      case GgufUndo::QkvPerHead: e.stored_rows = qkvStoredRows(e.shape[0], c.heads, path, t.name); break;
       case GgufUndo::NormPlusOne: e.add = -1.0f; break;
       case GgufUndo::Transposed: {
         if (e.shape.size() != 2) throw InputError(path + ": tensor '" + t.name + "' must have 2 dimensions");

@@ -55,13 +55,22 @@ class GgufKeys {
   std::set<std::string> read_;
 };
 
-// What the decoders of the LLaMA shape have alike in GGUF: block_count,
-// embedding_length, feed_forward_length, attention.head_count(_kv),
-// context_length, attention.layer_norm_rms_epsilon, rope.freq_base,
-// attention.key_length / value_length (head_dim), rope.dimension_count (all
-// of a head's dims; with `partial_rotary` any even number of them, as
-// partial_rotary_factor) and rope.scaling (none or linear), written into config.json's fields.
+// The sizes of a decoder in GGUF as config.json's fields of transformers'
+// decoders: block_count, embedding_length, feed_forward_length,
+// attention.head_count(_kv) and context_length.
+void ggufDecoderSizes(GgufKeys& k, nlohmann::json& c);
+// What the decoders of the LLaMA shape have alike in GGUF: ggufDecoderSizes',
+// attention.layer_norm_rms_epsilon, attention.key_length / value_length
+// (head_dim) and ggufRope's keys, written into config.json's fields.
 void ggufDecoderConfig(GgufKeys& k, nlohmann::json& c, bool partial_rotary = false);
+// RoPE's keys as config.json's rope_theta, partial_rotary_factor and
+// rope_scaling: rope.freq_base (llama.cpp's default 10,000),
+// rope.dimension_count (all of a head's dims; with `partial_rotary` any even
+// number of them) and rope.scaling (none or linear).
+void ggufRope(GgufKeys& k, nlohmann::json& c, int64_t head_dim, bool partial_rotary);
+// attention.head_count, for a family whose keys and values have every head:
+// a head_count_kv other than it is refused, naming `label` ("GPT-2").
+int64_t ggufHeadsAllKv(GgufKeys& k, const std::string& label);
 
 // The other way (the benchmark writes its checkpoint as GGUF): the GGUF
 // name of a checkpoint's tensor ("model.layers.3.self_attn.q_proj.weight" →

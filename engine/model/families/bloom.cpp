@@ -16,7 +16,10 @@
 // The bias is slope_h · j with j the key's position (the cumsum of an
 // all-ones attention mask, minus one): it grows along the row, which softmax
 // turns into the same weights as slope_h · (j − i).
+// A GGUF file holds query_key_value's rows regrouped as [Q; K; V] (llama.cpp's
+// converter does so): read back per head where stored.
 #include "engine/attention_math.h"
+#include "engine/model/checkpoint/gguf_model.h"
 #include "engine/model/families/family.h"
 
 #include <algorithm>
@@ -168,6 +171,46 @@ void bloomForward(const Model& m, ModelRun& run, KvCache* cache, const RunContex
   run.hidden = std::move(x);
 }
 
+// llama.cpp's names for BLOOM's tensors; query_key_value (weight and bias) regrouped.
+std::vector<GgufTensorName> bloomGgufTensors() {
+  const std::string h = "transformer.h.#.";
+  const GgufUndo qkv = GgufUndo::QkvPerHead;
+  return {{"token_embd.weight", "transformer.word_embeddings.weight"},
+          {"token_embd_norm.weight", "transformer.word_embeddings_layernorm.weight"},
+          {"token_embd_norm.bias", "transformer.word_embeddings_layernorm.bias"},
+          {"output_norm.weight", "transformer.ln_f.weight"},
+          {"output_norm.bias", "transformer.ln_f.bias"},
+          {"output.weight", "lm_head.weight"},
+          {"blk.#.attn_norm.weight", h + "input_layernorm.weight"},
+          {"blk.#.attn_norm.bias", h + "input_layernorm.bias"},
+          {"blk.#.attn_qkv.weight", h + "self_attention.query_key_value.weight", qkv},
+          {"blk.#.attn_qkv.bias", h + "self_attention.query_key_value.bias", qkv},
+          {"blk.#.attn_output.weight", h + "self_attention.dense.weight"},
+          {"blk.#.attn_output.bias", h + "self_attention.dense.bias"},
+          {"blk.#.ffn_norm.weight", h + "post_attention_layernorm.weight"},
+          {"blk.#.ffn_norm.bias", h + "post_attention_layernorm.bias"},
+          {"blk.#.ffn_up.weight", h + "mlp.dense_h_to_4h.weight"},
+          {"blk.#.ffn_up.bias", h + "mlp.dense_h_to_4h.bias"},
+          {"blk.#.ffn_down.weight", h + "mlp.dense_4h_to_h.weight"},
+          {"blk.#.ffn_down.bias", h + "mlp.dense_4h_to_h.bias"}};
+}
+
+// BloomModel's keys: context_length as seq_length, the MLP's 4 · d and every
+// head for keys and values held to BLOOM's. ALiBi's largest bias is not in the
+// file (llama.cpp hard-codes 8: transformers' slopes). The converter saves a
+// tied head as output.weight, a copy: such a file runs with it, as llama.cpp does.
+void bloomGgufConfig(GgufKeys& k, nlohmann::json& c) {
+  const int64_t d = k.count("embedding_length", kMaxWidth);
+  c["n_layer"] = k.count("block_count", kMaxLayers);
+  c["hidden_size"] = d;
+  c["n_head"] = ggufHeadsAllKv(k, "BLOOM");
+  if (const int64_t ff = k.count("feed_forward_length", kMaxWidth, 4 * d); ff != 4 * d)
+    k.fail("feed_forward_length", "is " + std::to_string(ff) + ", but BLOOM's MLP is 4 · " + std::to_string(d) +
+                                      " = " + std::to_string(4 * d) + " wide");
+  c["seq_length"] = k.count("context_length", kMaxCount);
+  c["layer_norm_epsilon"] = k.number("attention.layer_norm_epsilon");
+}
+
 }  // namespace
 
 Family makeBloomFamily() {
@@ -181,6 +224,7 @@ Family makeBloomFamily() {
   f.parse = bloomParse;
   f.load = bloomLoad;
   f.forward = bloomForward;
+  f.gguf = {{"bloom", "BloomForCausalLM", bloomGgufConfig, bloomGgufTensors()}};
   return f;
 }
 

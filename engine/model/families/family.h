@@ -101,6 +101,7 @@ enum class GgufUndo {
   None,
   RopeRowsQ,    // q's rows (and bias) interleaved per head for ggml's RoPE (LlamaModel.permute, n_head heads)
   RopeRowsK,    // k's the same over the key/value heads
+  QkvPerHead,   // a fused query_key_value's rows (and bias) per head [q_h; k_h; v_h] saved as [Q; K; V] (GPT-NeoX, BLOOM)
   NormPlusOne,  // a norm saved as 1 + w (Gemma's RMSNorm weights)
   Transposed,   // a Conv1D weight [in, out] saved as nn.Linear's [out, in] (GPT-2's; TensorEntry::transposed)
 };

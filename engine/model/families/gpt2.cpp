@@ -166,10 +166,8 @@ namespace {
 
 // GPT2Model's keys; no head_count_kv other than the heads.
 void gpt2OwnGgufConfig(GgufKeys& k, nlohmann::json& c) {
-  const int64_t kv = gpt2GgufConfig(k, c), heads = c["n_head"].get<int64_t>();
-  if (kv != heads)
-    k.fail("attention.head_count_kv", "is " + std::to_string(kv) + ", but GPT-2's keys and values have all " +
-                                          std::to_string(heads) + " heads");
+  gpt2GgufConfig(k, c);
+  ggufHeadsAllKv(k, "GPT-2");
 }
 
 }  // namespace

@@ -13,7 +13,10 @@
 //   hidden = LN(x; final_layer_norm);  logits = hidden embed_outᵀ (untied unless tie_word_embeddings)
 // RoPE: rotary_pct / rotary_emb_base (4.x) or rope_parameters {rope_theta,
 // partial_rotary_factor} (transformers 5); two sources that disagree are refused.
+// A GGUF file holds query_key_value's rows regrouped as [Q; K; V] (llama.cpp's
+// converter does so): read back per head where stored.
 #include "engine/attention_math.h"
+#include "engine/model/checkpoint/gguf_model.h"
 #include "engine/model/families/family.h"
 
 #include <cmath>
@@ -177,6 +180,46 @@ void neoxForward(const Model& m, ModelRun& run, KvCache* cache, const RunContext
   run.hidden = std::move(x);
 }
 
+// llama.cpp's names for GPT-NeoX's tensors; query_key_value (weight and bias) regrouped.
+std::vector<GgufTensorName> neoxGgufTensors() {
+  const std::string p = "gpt_neox.layers.#.";
+  const GgufUndo qkv = GgufUndo::QkvPerHead;
+  return {{"token_embd.weight", "gpt_neox.embed_in.weight"},
+          {"output_norm.weight", "gpt_neox.final_layer_norm.weight"},
+          {"output_norm.bias", "gpt_neox.final_layer_norm.bias"},
+          {"output.weight", "embed_out.weight"},
+          {"blk.#.attn_norm.weight", p + "input_layernorm.weight"},
+          {"blk.#.attn_norm.bias", p + "input_layernorm.bias"},
+          {"blk.#.attn_qkv.weight", p + "attention.query_key_value.weight", qkv},
+          {"blk.#.attn_qkv.bias", p + "attention.query_key_value.bias", qkv},
+          {"blk.#.attn_output.weight", p + "attention.dense.weight"},
+          {"blk.#.attn_output.bias", p + "attention.dense.bias"},
+          {"blk.#.ffn_norm.weight", p + "post_attention_layernorm.weight"},
+          {"blk.#.ffn_norm.bias", p + "post_attention_layernorm.bias"},
+          {"blk.#.ffn_up.weight", p + "mlp.dense_h_to_4h.weight"},
+          {"blk.#.ffn_up.bias", p + "mlp.dense_h_to_4h.bias"},
+          {"blk.#.ffn_down.weight", p + "mlp.dense_4h_to_h.weight"},
+          {"blk.#.ffn_down.bias", p + "mlp.dense_4h_to_h.bias"}};
+}
+
+// GPTNeoXModel's keys: rope.dimension_count = int(rotary_pct · head_dim), no
+// base (llama.cpp's 10,000 unless rope.freq_base says otherwise),
+// use_parallel_residual (transformers' default true where absent); the
+// attention biases where the file has them. hidden_act is not in the file:
+// transformers' default gelu (llama.cpp computes its tanh approximation).
+void neoxGgufConfig(GgufKeys& k, nlohmann::json& c) {
+  const int64_t d = k.count("embedding_length", kMaxWidth), heads = ggufHeadsAllKv(k, "GPT-NeoX");
+  c["num_hidden_layers"] = k.count("block_count", kMaxLayers);
+  c["hidden_size"] = d;
+  c["num_attention_heads"] = heads;
+  c["intermediate_size"] = k.count("feed_forward_length", kMaxWidth);
+  c["max_position_embeddings"] = k.count("context_length", kMaxCount);
+  c["layer_norm_eps"] = k.number("attention.layer_norm_epsilon");
+  c["use_parallel_residual"] = k.flag("use_parallel_residual", true);
+  c["attention_bias"] = k.tensor("blk.0.attn_qkv.bias") != nullptr;
+  ggufRope(k, c, d / heads, true);
+}
+
 }  // namespace
 
 Family makeGptNeoxFamily() {
@@ -191,6 +234,7 @@ Family makeGptNeoxFamily() {
   f.buffer = neoxBuffer;
   f.load = neoxLoad;
   f.forward = neoxForward;
+  f.gguf = {{"gptneox", "GPTNeoXForCausalLM", neoxGgufConfig, neoxGgufTensors()}};
   return f;
 }
 

@@ -9,6 +9,7 @@
 //   hidden = LN(x; final_layernorm);  logits = hidden lm_headᵀ + b_lm_head
 // qk_layernorm (LayerNorm of q and k per head) is refused: not implemented.
 #include "engine/attention_math.h"
+#include "engine/model/checkpoint/gguf_model.h"
 #include "engine/model/families/family.h"
 
 #include <cmath>
@@ -141,6 +142,40 @@ Mat phiLogits(const Model& m, const Mat& hidden, double* flops) {
   return logits;
 }
 
+// llama.cpp's names for Phi's tensors (the "phi2" architecture), nothing changed.
+std::vector<GgufTensorName> phiGgufTensors() {
+  const std::string a = "model.layers.#.self_attn.", m = "model.layers.#.mlp.";
+  return {{"token_embd.weight", "model.embed_tokens.weight"},
+          {"output_norm.weight", "model.final_layernorm.weight"},
+          {"output_norm.bias", "model.final_layernorm.bias"},
+          {"output.weight", "lm_head.weight"},
+          {"output.bias", "lm_head.bias"},
+          {"blk.#.attn_norm.weight", "model.layers.#.input_layernorm.weight"},
+          {"blk.#.attn_norm.bias", "model.layers.#.input_layernorm.bias"},
+          {"blk.#.attn_q.weight", a + "q_proj.weight"},
+          {"blk.#.attn_q.bias", a + "q_proj.bias"},
+          {"blk.#.attn_k.weight", a + "k_proj.weight"},
+          {"blk.#.attn_k.bias", a + "k_proj.bias"},
+          {"blk.#.attn_v.weight", a + "v_proj.weight"},
+          {"blk.#.attn_v.bias", a + "v_proj.bias"},
+          {"blk.#.attn_output.weight", a + "dense.weight"},
+          {"blk.#.attn_output.bias", a + "dense.bias"},
+          {"blk.#.ffn_up.weight", m + "fc1.weight"},
+          {"blk.#.ffn_up.bias", m + "fc1.bias"},
+          {"blk.#.ffn_down.weight", m + "fc2.weight"},
+          {"blk.#.ffn_down.bias", m + "fc2.bias"}};
+}
+
+// Phi2Model's keys: rope.dimension_count = int(partial_rotary_factor · d) //
+// heads, no base (llama.cpp's 10,000 unless rope.freq_base says otherwise).
+// Files converted from Phi-2's first checkpoints (mixer.Wqkv) hold a fused
+// attn_qkv, not one of Phi's tensors: refused by name.
+void phiGgufConfig(GgufKeys& k, nlohmann::json& c) {
+  ggufDecoderSizes(k, c);
+  c["layer_norm_eps"] = k.number("attention.layer_norm_epsilon");
+  ggufRope(k, c, c["hidden_size"].get<int64_t>() / c["num_attention_heads"].get<int64_t>(), true);
+}
+
 }  // namespace
 
 Family makePhiFamily() {
@@ -158,6 +193,7 @@ Family makePhiFamily() {
   f.load = phiLoad;
   f.forward = phiForward;
   f.logits = phiLogits;
+  f.gguf = {{"phi2", "PhiForCausalLM", phiGgufConfig, phiGgufTensors()}};
   return f;
 }
 

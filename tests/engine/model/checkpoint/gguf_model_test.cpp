@@ -95,8 +95,8 @@ TEST(GgufModel, AnF16FileRunsExactlyAsItsF16Parent) {
   }
 }
 
-// `m`'s matrices as a quantized file reads them back: each through type t's
-// quantizer and decoder (quants_test holds both to ggml's own), the vectors as
+// `m`'s matrices as a file of type t reads them back: each through type t's
+// quantizer (a rounding for F16 / BF16) and decoder (quants_test holds both to ggml's own), the vectors as
 // saved; written as a checkpoint of its own in `dir`.
 TinyModel roundedParent(const TinyModel& m, DType t, const fs::path& dir) {
   TinyModel r = m;
@@ -107,7 +107,7 @@ TinyModel roundedParent(const TinyModel& m, DType t, const fs::path& dir) {
   for (auto& [name, w] : r.weights) {
     if (r.shapes.at(name).size() < 2) continue;
     const std::vector<uint8_t> q = quantize(t, w.data(), static_cast<int64_t>(w.size()));
-    dequantize(t, q.data(), static_cast<int64_t>(w.size()), w.data());
+    toFloats(t, q.data(), static_cast<int64_t>(w.size()), w.data());
   }
   writeWeights(r);
   return r;
@@ -259,6 +259,11 @@ const std::vector<GgufParent>& ggufParents() {
       {"gpt2", [](const fs::path& d) { return writeTinyModel(d, {.prefix = "transformer."}); }, "the cat sat"},
       {"starcoder", [](const fs::path& d) { return writeStarcoderGgufParent(d); }},
       {"bert", [](const fs::path& d) { return writeBertGgufParent(d); }},
+      // query_key_value regrouped [Q; K; V] in the file.
+      {"gptneox", [](const fs::path& d) { return writeGptNeoxGgufParent(d, true); }},
+      {"gptneox sequential", [](const fs::path& d) { return writeGptNeoxGgufParent(d, false); }},
+      {"bloom", writeBloomGgufParent},
+      {"phi2", writePhiGgufParent},
   };
   return parents;
 }
@@ -280,6 +285,38 @@ TEST(GgufModel, OtherFamiliesF32FilesRunExactlyAsTheirParents) {
     EXPECT_EQ(c.arch_name, m.config.arch_name);
     EXPECT_EQ(c.layer_window, m.config.layer_window);
     EXPECT_EQ(c.score_scale, m.config.score_scale);
+  }
+}
+
+// GPT-NeoX's and BLOOM's fused query_key_value, regrouped [Q; K; V] in the
+// file, is read per head where each row is stored, tile by tile and one
+// decode row at a time: a file of each type runs as its parent with the
+// values the file stores (the 16-bit ones exactly), and Phi's the same.
+TEST(GgufModel, GptNeoxBloomPhiFilesOfEachTypeRunAsTheirParentsWithTheWeightsTheyStore) {
+  for (const GgufParent& p : ggufParents()) {
+    if (p.name != "gptneox" && p.name != "gptneox sequential" && p.name != "bloom" && p.name != "phi2") continue;
+    TempDir dir;
+    const TinyModel m = p.write(dir / "parent");
+    for (const DType t : {DType::F16, DType::BF16, DType::Q8_0, DType::Q4_K}) {
+      const std::string name = dtypeName(t);
+      SCOPED_TRACE(p.name + " " + name);
+      const fs::path gguf = convertToGguf(m, t, dir / (name + ".gguf"));
+      roundedParent(m, t, dir / name);
+      const RunDiff same = compareRuns((dir / name).string(), gguf.string(), p.text);
+      // The 16-bit values exactly (multiplied tile by tile: float sums in another order).
+      const bool exact = t == DType::F16 || t == DType::BF16;
+      EXPECT_LE(same.maps, exact ? 1e-5 : 1e-4);
+      EXPECT_LE(same.q, 1e-4);
+      EXPECT_LE(same.k, 1e-4);
+      EXPECT_LE(same.hidden, 1e-4);
+      EXPECT_LE(same.next, 1e-5);
+      EXPECT_EQ(same.top, 0);
+      if (t == DType::Q4_K) expectGenerationMatchesFullForward(gguf, p.text, 4);
+      if (exact) continue;
+      const RunDiff parent = compareRuns((dir / "parent").string(), gguf.string(), p.text);
+      EXPECT_LE(parent.next, 0.08);
+      EXPECT_GT(parent.maps, 0.0) << "the weights were rounded; the maps cannot be the float32 parent's";
+    }
   }
 }
 
@@ -448,6 +485,47 @@ TEST(GgufModel, RefusesARopeFreqsTensorItCannotRunAsMeant) {
   const TinyModel qwen = writeGgufParent(dir / "qwen2", "qwen2");
   expectHas(ggufError(qwen, [](auto&, auto& t) { t.push_back({"rope_freqs.weight", {32}, DType::F32, std::vector<float>(32, 2.0f)}); }, out),
             {"tensor 'rope_freqs.weight'", "not one of Qwen2's tensors"});
+}
+
+TEST(GgufModel, RefusesGptNeoxKeysItCannotRunAsMeant) {
+  TempDir dir;
+  const TinyModel neox = writeGptNeoxGgufParent(dir / "neox", true);
+  const fs::path out = dir / "bad.gguf";
+  expectHas(ggufError(neox, [](auto& kv, auto&) { setKey(kv, "gptneox.attention.head_count_kv", ggufInt(GgufType::UInt32, 1)); }, out),
+            {"'gptneox.attention.head_count_kv' is 1", "GPT-NeoX's keys and values have all 2 heads"});
+  expectHas(ggufError(neox, [](auto& kv, auto&) { setKey(kv, "gptneox.rope.dimension_count", ggufInt(GgufType::UInt32, 31)); }, out),
+            {"'gptneox.rope.dimension_count' is 31", "an even number of the 128"});
+  expectHas(ggufError(neox, [](auto& kv, auto&) { setKey(kv, "gptneox.use_parallel_residual", ggufInt(GgufType::UInt32, 0)); }, out),
+            {"'gptneox.use_parallel_residual' must be a bool, got uint32"});
+  // llama.cpp reads a head width of its own; GPT-NeoX's is the width over the heads.
+  expectHas(ggufError(neox, [](auto& kv, auto&) { setKey(kv, "gptneox.attention.key_length", ggufInt(GgufType::UInt32, 64)); }, out),
+            {"'gptneox.attention.key_length'", "not implemented for GPT-NeoX"});
+}
+
+TEST(GgufModel, RefusesBloomKeysItCannotRunAsMeant) {
+  TempDir dir;
+  const TinyModel bloom = writeBloomGgufParent(dir / "bloom");
+  const fs::path out = dir / "bad.gguf";
+  expectHas(ggufError(bloom, [](auto& kv, auto&) { setKey(kv, "bloom.feed_forward_length", ggufInt(GgufType::UInt32, 512)); }, out),
+            {"'bloom.feed_forward_length' is 512", "BLOOM's MLP is 4 · 256 = 1024 wide"});
+  // ALiBi's largest bias: llama.cpp hard-codes BLOOM's 8 (MPT's files carry one).
+  expectHas(ggufError(bloom, [](auto& kv, auto&) { setKey(kv, "bloom.attention.max_alibi_bias", ggufFloat(4)); }, out),
+            {"'bloom.attention.max_alibi_bias'", "not implemented for BLOOM"});
+  expectHas(ggufError(bloom, [](auto& kv, auto&) { setKey(kv, "bloom.attention.head_count_kv", ggufInt(GgufType::UInt32, 2)); }, out),
+            {"'bloom.attention.head_count_kv' is 2", "all 4 heads"});
+}
+
+TEST(GgufModel, RefusesPhi2KeysAndTensorsItCannotRunAsMeant) {
+  TempDir dir;
+  const TinyModel phi = writePhiGgufParent(dir / "phi");
+  const fs::path out = dir / "bad.gguf";
+  expectHas(ggufError(phi, [](auto& kv, auto&) { setKey(kv, "phi2.rope.dimension_count", ggufInt(GgufType::UInt32, 47)); }, out),
+            {"'phi2.rope.dimension_count' is 47", "an even number of the 64"});
+  // Phi-2's first checkpoints (mixer.Wqkv) convert to a fused attn_qkv.
+  expectHas(ggufError(phi, [](auto&, auto& t) { t.push_back({"blk.0.attn_qkv.weight", {256, 768}, DType::F32, std::vector<float>(256 * 768)}); }, out),
+            {"tensor 'blk.0.attn_qkv.weight'", "not one of Phi's tensors"});
+  expectHas(ggufError(phi, [](auto& kv, auto&) { setKey(kv, "phi2.rope.scaling.type", ggufString("yarn")); }, out),
+            {"'phi2.rope.scaling.type'", "'yarn'"});
 }
 
 }  // namespace

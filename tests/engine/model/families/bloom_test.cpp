@@ -7,6 +7,7 @@
 #include "engine/model/model.h"
 
 #include "tests/engine/model/families/conformance.h"
+#include "tests/gguf_fixture.h"
 #include "tests/model_fixture.h"
 #include "tests/model_reference.h"
 #include "tests/test_support.h"
@@ -31,6 +32,7 @@ struct BloomCase {
   bool tied = true;
   DType dtype = DType::F32;
   uint64_t seed = 1;
+  float scale = 0.4f;  // the matrices' σ
 };
 
 constexpr int64_t kBloomLayers = 2;
@@ -84,6 +86,8 @@ TinyModel writeBloom(const fs::path& dir, const BloomCase& o) {
   t.push_back({"transformer.ln_f.weight", {d}, 0.2f, 1.0f});
   t.push_back({"transformer.ln_f.bias", {d}, 0.2f});
   if (!o.tied) t.push_back({"lm_head.weight", {V, d}});
+  for (test::TensorSpec& s : t)
+    if (s.shape.size() > 1) s.scale = o.scale;
   test::TinyOptions options;
   options.dtype = o.dtype;
   options.seed = o.seed;
@@ -221,6 +225,11 @@ TEST(BloomFamily, RefusesWhatItDoesNotImplement) {
 }
 
 }  // namespace
+
+// Rows of 256: d 256 (4 heads of 64), matrices of σ 0.1; tied (the converter writes the head again).
+TinyModel test::writeBloomGgufParent(const fs::path& dir) {
+  return writeBloom(dir, {.heads = 4, .d = 256, .scale = 0.1f});
+}
 
 TinyModel test::writeBloomFixture(const fs::path& dir, const test::FamilyFixture& f) {
   return writeBloom(dir, {.dtype = f.dtype, .seed = f.seed});

@@ -8,6 +8,7 @@
 #include "engine/model/model.h"
 
 #include "tests/engine/model/families/conformance.h"
+#include "tests/gguf_fixture.h"
 #include "tests/model_fixture.h"
 #include "tests/model_reference.h"
 #include "tests/test_support.h"
@@ -23,6 +24,8 @@ namespace {
 using namespace mref;
 using test::TinyModel;
 
+constexpr int64_t kNeoxLayers = 2, kNeoxHeads = 2, kNeoxD = 16, kNeoxFf = 24, kNeoxPositions = 32;
+
 struct NeoxCase {
   bool v5 = false;        // transformers 5's config.json: rope_parameters, dtype
   bool parallel = true;   // use_parallel_residual
@@ -33,17 +36,16 @@ struct NeoxCase {
   double pct = 0.5;       // of head_dim 8: 4 rotary dims, 4 passing
   uint64_t seed = 1;
   DType dtype = DType::F32;
+  int64_t d = kNeoxD, ff = kNeoxFf;
 };
-
-constexpr int64_t kNeoxLayers = 2, kNeoxHeads = 2, kNeoxD = 16, kNeoxFf = 24, kNeoxPositions = 32;
 
 nlohmann::json neoxConfig(const NeoxCase& o) {
   nlohmann::json j = {{"architectures", {"GPTNeoXForCausalLM"}},
                       {"model_type", "gpt_neox"},
                       {"num_hidden_layers", kNeoxLayers},
                       {"num_attention_heads", kNeoxHeads},
-                      {"hidden_size", kNeoxD},
-                      {"intermediate_size", kNeoxFf},
+                      {"hidden_size", o.d},
+                      {"intermediate_size", o.ff},
                       {"max_position_embeddings", kNeoxPositions},
                       {"vocab_size", test::kTokenizerVocab},
                       {"layer_norm_eps", 1e-5},
@@ -67,7 +69,7 @@ nlohmann::json neoxConfig(const NeoxCase& o) {
 }
 
 TinyModel neoxCheckpoint(const std::filesystem::path& dir, const NeoxCase& o) {
-  return test::writeCheckpoint(dir, neoxConfig(o), test::gptNeoxTensors(kNeoxLayers, kNeoxD, kNeoxFf, o.bias, o.tied),
+  return test::writeCheckpoint(dir, neoxConfig(o), test::gptNeoxTensors(kNeoxLayers, o.d, o.ff, o.bias, o.tied),
                                {.dtype = o.dtype, .seed = o.seed});
 }
 
@@ -77,7 +79,7 @@ struct NeoxReference : Reference {
 
 // transformers' GPTNeoXForCausalLM.forward, one scalar loop at a time.
 NeoxReference neoxRef(const TinyModel& m, const std::vector<int32_t>& ids, const NeoxCase& o) {
-  const size_t L = ids.size(), d = kNeoxD, H = kNeoxHeads, dh = d / H, ff = kNeoxFf, V = test::kTokenizerVocab;
+  const size_t L = ids.size(), d = static_cast<size_t>(o.d), H = kNeoxHeads, dh = d / H, ff = static_cast<size_t>(o.ff), V = test::kTokenizerVocab;
   const double eps = 1e-5;
   auto act = [&](double u) { return o.act == "gelu" ? geluErf(u) : geluTanh(u); };
   RopeSpec spec;  // θ_i = base^(−2i/rotary_dims) over rotary_dims = int(head_dim · pct)
@@ -216,6 +218,17 @@ TEST(GptNeoxFamily, RefusesWhatItDoesNotImplement) {
 
 TinyModel test::writeGptNeoxFixture(const std::filesystem::path& dir, const test::FamilyFixture& f) {
   return neoxCheckpoint(dir, {.seed = f.seed, .dtype = f.dtype});
+}
+
+// Rows of 256: d 256 (2 heads of 128, a quarter of each rotating), d_ff 512,
+// matrices of σ 0.1 (scores of σ about 2.5); RoPE's base llama.cpp's 10,000
+// (the converter writes none). Sequential: without attention biases too.
+TinyModel test::writeGptNeoxGgufParent(const std::filesystem::path& dir, bool parallel) {
+  const NeoxCase o{.parallel = parallel, .bias = parallel, .theta = 10000.0, .pct = 0.25, .d = 256, .ff = 512};
+  std::vector<test::TensorSpec> t = test::gptNeoxTensors(kNeoxLayers, o.d, o.ff, o.bias, o.tied);
+  for (test::TensorSpec& s : t)
+    if (s.shape.size() > 1) s.scale = 0.1f;
+  return test::writeCheckpoint(dir, neoxConfig(o), t);
 }
 
 }  // namespace attn

@@ -7,6 +7,7 @@
 #include "engine/model/model.h"
 
 #include "tests/engine/model/families/conformance.h"
+#include "tests/gguf_fixture.h"
 #include "tests/model_fixture.h"
 #include "tests/model_reference.h"
 #include "tests/test_support.h"
@@ -22,6 +23,8 @@ namespace {
 using namespace mref;
 using test::TinyModel;
 
+constexpr int64_t kPhiLayers = 2, kPhiHeads = 4, kPhiD = 32, kPhiFf = 24, kPhiPositions = 32;
+
 struct PhiCase {
   bool v5 = false;      // rope_parameters and dtype
   double pct = 0.75;    // partial_rotary_factor; ≤ 0: not in config.json (transformers' default 0.5)
@@ -30,9 +33,8 @@ struct PhiCase {
   bool tied = false;
   uint64_t seed = 1;
   DType dtype = DType::F32;
+  int64_t d = kPhiD, ff = kPhiFf;
 };
-
-constexpr int64_t kPhiLayers = 2, kPhiHeads = 4, kPhiD = 32, kPhiFf = 24, kPhiPositions = 32;
 
 nlohmann::json phiConfig(const PhiCase& o) {
   nlohmann::json j = {{"architectures", {"PhiForCausalLM"}},
@@ -40,8 +42,8 @@ nlohmann::json phiConfig(const PhiCase& o) {
                       {"num_hidden_layers", kPhiLayers},
                       {"num_attention_heads", kPhiHeads},
                       {"num_key_value_heads", o.kv_heads},
-                      {"hidden_size", kPhiD},
-                      {"intermediate_size", kPhiFf},
+                      {"hidden_size", o.d},
+                      {"intermediate_size", o.ff},
                       {"max_position_embeddings", kPhiPositions},
                       {"vocab_size", test::kTokenizerVocab},
                       {"layer_norm_eps", 1e-5},
@@ -67,7 +69,7 @@ nlohmann::json phiConfig(const PhiCase& o) {
 }
 
 std::vector<test::TensorSpec> phiTensors(const PhiCase& o) {
-  const int64_t d = kPhiD, ff = kPhiFf, V = test::kTokenizerVocab, kvd = o.kv_heads * (kPhiD / kPhiHeads);
+  const int64_t d = o.d, ff = o.ff, V = test::kTokenizerVocab, kvd = o.kv_heads * (o.d / kPhiHeads);
   std::vector<test::TensorSpec> t = {{"model.embed_tokens.weight", {V, d}}};
   for (int64_t l = 0; l < kPhiLayers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
@@ -103,8 +105,8 @@ struct PhiReference : Reference {
 
 // transformers' PhiForCausalLM.forward, one scalar loop at a time.
 PhiReference phiRef(const TinyModel& m, const std::vector<int32_t>& ids, const PhiCase& o) {
-  const size_t L = ids.size(), d = kPhiD, H = kPhiHeads, Hkv = static_cast<size_t>(o.kv_heads), dh = d / H,
-               ff = kPhiFf, V = test::kTokenizerVocab;
+  const size_t L = ids.size(), d = static_cast<size_t>(o.d), H = kPhiHeads, Hkv = static_cast<size_t>(o.kv_heads), dh = d / H,
+               ff = static_cast<size_t>(o.ff), V = test::kTokenizerVocab;
   const double eps = 1e-5;
   RopeSpec spec;
   spec.theta = o.theta;
@@ -203,6 +205,18 @@ TEST(PhiFamily, RefusesWhatItDoesNotImplement) {
 
 TinyModel test::writePhiFixture(const std::filesystem::path& dir, const test::FamilyFixture& f) {
   return phiCheckpoint(dir, {.seed = f.seed, .dtype = f.dtype});
+}
+
+// Rows of 256: d 256 (4 heads of 64, three quarters of each rotating), d_ff
+// 4 · d and no GQA (Phi2Model writes 4 · n_embd and head_count_kv = heads),
+// matrices of σ 0.1; RoPE's base llama.cpp's 10,000 (the converter writes
+// none); Phi-2's tokenizer adds no <s>.
+TinyModel test::writePhiGgufParent(const std::filesystem::path& dir) {
+  const PhiCase o{.pct = 0.75, .theta = 10000.0, .kv_heads = kPhiHeads, .d = 256, .ff = 1024};
+  std::vector<test::TensorSpec> t = phiTensors(o);
+  for (test::TensorSpec& s : t)
+    if (s.shape.size() > 1) s.scale = 0.1f;
+  return test::writeCheckpoint(dir, phiConfig(o), t, {}, {}, R"({"add_bos_token": false, "eos_token": "</s>"})");
 }
 
 }  // namespace attn
