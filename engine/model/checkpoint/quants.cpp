@@ -235,17 +235,19 @@ void iq4_nl(const uint8_t* b, Out& y) { scaled32(lookup16(nibbles16(b + 2), kIq4
 
 // [SECTION] 256-value super-blocks
 
-// The 6-bit scale and minimum of Q4_K/Q5_K sub-block j (get_scale_min_k4):
-// the first four sit in the low 6 bits of bytes 0‥3 and 4‥7, the last four
-// in bytes 8‥11's nibbles with their top 2 bits in bytes 0‥7's top bits.
-void scaleMinK4(int j, const uint8_t* s, int& sc, int& m) {
-  if (j < 4) {
-    sc = s[j] & 63, m = s[j + 4] & 63;
-  } else {
-    sc = (s[j + 4] & 0xF) | (s[j - 4] >> 6) << 4;
-    m = (s[j + 4] >> 4) | (s[j] >> 6) << 4;
-  }
+// The 6-bit scales and minimums of Q4_K/Q5_K's 8 sub-blocks
+// (get_scale_min_k4), sub-block j's in byte j of `sc` and of `m`: the first
+// four sit in the low 6 bits of bytes 0‥3 and 4‥7, the last four in bytes
+// 8‥11's nibbles with their top 2 bits in bytes 0‥7's top bits (4 bytes at
+// a time, in 32-bit words).
+void scalesMinsK4(const uint8_t* s, uint64_t& sc, uint64_t& m) {
+  uint32_t u[3];
+  std::memcpy(u, s, 12);
+  const uint32_t six = 0x3F3F3F3F, four = 0x0F0F0F0F, two = 0x03030303;
+  sc = (u[0] & six) | uint64_t{(u[2] & four) | (u[0] >> 6 & two) << 4} << 32;
+  m = (u[1] & six) | uint64_t{(u[2] >> 4 & four) | (u[1] >> 6 & two) << 4} << 32;
 }
+float byteOf(uint64_t v, int j) { return static_cast<float>(v >> 8 * j & 0xFF); }
 
 // Q2_K {u8 scales[16]; u8 qs[64]; f16 d, dmin}: value 128·n + 32·k + l has
 // its 2 bits in byte 32·n + l at bit 2k; sub-block i (16 values) has
@@ -296,7 +298,8 @@ void q3_K(const uint8_t* b, Out& y) {
 template <bool kFifthBit, class Out>
 void qK(const uint8_t* b, Out& y) {
   const float d = half(b), dmin = half(b + 2);
-  const uint8_t* s = b + 4;
+  uint64_t sc, m;
+  scalesMinsK4(b + 4, sc, m);
   const Bytes32 qh = load32(b + 16);
   const uint8_t* qs = b + (kFifthBit ? 48 : 16);
   for (int g = 0; g < 4; ++g) {
@@ -305,9 +308,7 @@ void qK(const uint8_t* b, Out& y) {
       const int j = 2 * g + h;
       Bytes32 q = field(v, 4 * h, 4, 0);
       if (kFifthBit) q = q | field(qh, j, 1, 4);
-      int sc, m;
-      scaleMinK4(j, s, sc, m);
-      const float dl = d * static_cast<float>(sc), ml = -(dmin * static_cast<float>(m));
+      const float dl = d * byteOf(sc, j), ml = -(dmin * byteOf(m, j));
       floats32<true>(q, dl, ml, dl, ml, y, 32 * j);
     }
   }
@@ -410,13 +411,8 @@ float dotRowK(const uint8_t* b, int64_t blocks, const float* x, const float* xsu
   Floats acc[2] = {floatsOf(0.0f), floatsOf(0.0f)};
   __m256 mins = _mm256_setzero_ps();
   for (int64_t i = 0; i < blocks; ++i, b += kBytes, x += 256, xsum += 8) {
-    // The 8 scales and minimums at once (scaleMinK4's bytes, 4 at a time):
-    // s holds the scales' bytes, m the minimums'.
-    uint32_t u[3];
-    std::memcpy(u, b + 4, 12);
-    const uint32_t six = 0x3F3F3F3F, four = 0x0F0F0F0F, two = 0x03030303;
-    const uint64_t s = (u[0] & six) | uint64_t{(u[2] & four) | (u[0] >> 6 & two) << 4} << 32;
-    const uint64_t m = (u[1] & six) | uint64_t{(u[2] >> 4 & four) | (u[1] >> 6 & two) << 4} << 32;
+    uint64_t s, m;  // the 8 scales' and minimums' bytes
+    scalesMinsK4(b + 4, s, m);
     const auto floats8 = [](uint64_t v, float scale) {
       return _mm256_mul_ps(_mm256_set1_ps(scale),
                            _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(v)))));
@@ -444,17 +440,17 @@ float dotRowK(const uint8_t* b, int64_t blocks, const float* x, const float* xsu
   float acc = 0.0f, mins = 0.0f;
   for (int64_t i = 0; i < blocks; ++i, b += kBytes, x += 256, xsum += 8) {
     const float d = half(b), dmin = half(b + 2);
+    uint64_t sc, m;
+    scalesMinsK4(b + 4, sc, m);
     const uint8_t *qh = b + 16, *qs = b + (kFifthBit ? 48 : 16);
     for (int j = 0; j < 8; ++j) {
-      int sc, m;
-      scaleMinK4(j, b + 4, sc, m);
       float p = 0.0f;
       for (int l = 0; l < 32; ++l) {
         int q = qs[32 * (j / 2) + l] >> 4 * (j % 2) & 0xF;
         if (kFifthBit) q |= (qh[l] >> j & 1) << 4;
         p += static_cast<float>(q) * x[32 * j + l];
       }
-      acc += d * static_cast<float>(sc) * p, mins += dmin * static_cast<float>(m) * xsum[j];
+      acc += d * byteOf(sc, j) * p, mins += dmin * byteOf(m, j) * xsum[j];
     }
   }
   return acc - mins;
