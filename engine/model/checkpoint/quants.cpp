@@ -367,9 +367,13 @@ using Ints = __m512i;
 using Floats = __m512;
 Ints bytesAsInts(const uint8_t* p) { return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 Ints either(Ints a, Ints b) { return _mm512_or_si512(a, b); }
-// Each int's bits shift‥shift + width − 1, moved to bit `to`.
+// Each int's bits shift‥shift + width − 1 (of the byte it was), moved to
+// bit `to`; no mask for a byte's top bits, no shift by 0 (an instruction
+// less for every 16 weights).
 Ints bitsAt(Ints a, int shift, int width, int to) {
-  return _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(a, static_cast<unsigned>(shift)), _mm512_set1_epi32((1 << width) - 1)), static_cast<unsigned>(to));
+  if (shift > 0) a = _mm512_srli_epi32(a, static_cast<unsigned>(shift));
+  if (shift + width < 8) a = _mm512_and_si512(a, _mm512_set1_epi32((1 << width) - 1));
+  return to > 0 ? _mm512_slli_epi32(a, static_cast<unsigned>(to)) : a;
 }
 Floats floatsOf(float v) { return _mm512_set1_ps(v); }
 Floats toFloats(Ints a) { return _mm512_cvtepi32_ps(a); }
@@ -387,7 +391,9 @@ using Floats = __m256;
 Ints bytesAsInts(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
 Ints either(Ints a, Ints b) { return _mm256_or_si256(a, b); }
 Ints bitsAt(Ints a, int shift, int width, int to) {
-  return _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(a, shift), _mm256_set1_epi32((1 << width) - 1)), to);
+  if (shift > 0) a = _mm256_srli_epi32(a, shift);
+  if (shift + width < 8) a = _mm256_and_si256(a, _mm256_set1_epi32((1 << width) - 1));
+  return to > 0 ? _mm256_slli_epi32(a, to) : a;
 }
 Floats floatsOf(float v) { return _mm256_set1_ps(v); }
 Floats toFloats(Ints a) { return _mm256_cvtepi32_ps(a); }
