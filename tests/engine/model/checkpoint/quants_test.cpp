@@ -355,24 +355,42 @@ INSTANTIATE_TEST_SUITE_P(Types, QuantsRange, ::testing::ValuesIn(kBlockTypes), t
 
 // [SECTION] Products without dequantizing
 // dotRows against the dequantized weights times x in double: within the
-// float sum's own error, each of the 32 lanes adding cols/32 products.
+// float sum's own error, each of the 32 lanes adding cols/32 products. Q4_K
+// and Q5_K add d·s·q·x and dmin·m·x apart (Σ w·x = Σ d·s·Σq·x − dmin·m·Σx
+// over the sub-blocks), each at most (|w| + dmin·m)·|x| as d·s·q = w + dmin·m:
+// their rounding is that of a sum of (|w| + 2·dmin·m)·|x|, dmin·m being what
+// a block gives with every quant 0. x centred on 0, and on 1, where the
+// minimums' Σx is largest against Σ w·x.
 class QuantsDot : public ::testing::TestWithParam<DType> {};
 
 TEST_P(QuantsDot, RowsTimesXAsTheDequantizedWeights) {
   const DType t = GetParam();
-  for (const int64_t rows : {int64_t{7}, int64_t{520}}) {  // the second past a million weights: on the OpenMP threads
-    const int64_t cols = 2048, n = rows * cols;
-    const std::vector<float> w = weights(n, true, 13), x = weights(cols, false, 17);
-    const std::vector<uint8_t> q = quantize(t, w.data(), n);
-    std::vector<float> deq(static_cast<size_t>(n)), y(static_cast<size_t>(rows));
-    dequantize(t, q.data(), n, deq.data());
-    dotRows(t, q.data(), rows, cols, x.data(), y.data());
-    for (int64_t o = 0; o < rows; ++o) {
-      double ref = 0, mag = 0;
-      for (int64_t j = 0; j < cols; ++j) ref += static_cast<double>(deq[o * cols + j]) * x[j], mag += std::fabs(static_cast<double>(deq[o * cols + j]) * x[j]);
-      ASSERT_LE(std::fabs(y[o] - ref), static_cast<double>(cols / 32 + 8) * std::ldexp(mag, -24)) << "row " << o << " of " << rows;
+  for (const int64_t rows : {int64_t{7}, int64_t{520}})  // the second past a million weights: on the OpenMP threads
+    for (const float centre : {0.0f, 1.0f}) {
+      const int64_t cols = 2048, n = rows * cols;
+      std::vector<float> w = weights(n, true, 13), x = weights(cols, false, 17);
+      for (float& v : x) v += centre;
+      const std::vector<uint8_t> q = quantize(t, w.data(), n);
+      std::vector<float> deq(static_cast<size_t>(n)), y(static_cast<size_t>(rows)), minimums(static_cast<size_t>(n));
+      dequantize(t, q.data(), n, deq.data());
+      if (t == DType::Q4_K || t == DType::Q5_K) {  // their quants (qh, qs) follow d, dmin and 12 bytes of scales
+        std::vector<uint8_t> zero = q;
+        const BlockLayout b = blockLayout(t);
+        for (int64_t at = 0; at < static_cast<int64_t>(zero.size()); at += b.bytes)
+          std::fill_n(zero.begin() + at + 16, b.bytes - 16, uint8_t{0});
+        dequantize(t, zero.data(), n, minimums.data());
+      }
+      dotRows(t, q.data(), rows, cols, x.data(), y.data());
+      for (int64_t o = 0; o < rows; ++o) {
+        double ref = 0, mag = 0;
+        for (int64_t j = 0; j < cols; ++j) {
+          const double wj = deq[o * cols + j], mj = minimums[o * cols + j];
+          ref += wj * x[j], mag += (std::fabs(wj) + 2 * std::fabs(mj)) * std::fabs(x[j]);
+        }
+        ASSERT_LE(std::fabs(y[o] - ref), static_cast<double>(cols / 32 + 8) * std::ldexp(mag, -24))
+            << "row " << o << " of " << rows << ", x around " << centre;
+      }
     }
-  }
   dotRows(t, nullptr, 0, 2048, nullptr, nullptr);  // no rows
 }
 
