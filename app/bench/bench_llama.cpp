@@ -526,28 +526,7 @@ void writeLlamaGguf(const fs::path& file, DType type) {
   const nlohmann::json tok = nlohmann::json::parse(llamaTokenizerJson());
   std::vector<std::string> pieces(tok["model"]["vocab"].size());
   for (const auto& [piece, id] : tok["model"]["vocab"].items()) pieces[id.get<size_t>()] = piece;
-  std::vector<int64_t> types(pieces.size(), 1);
-  std::fill_n(types.begin(), 3, 3);  // <unk>, <s>, </s>: control tokens
-  const std::vector<GgufKeyToWrite> keys = {
-      {"general.architecture", ggufString("llama")},
-      {"llama.context_length", ggufInt(GgufType::UInt32, kPositions)},
-      {"llama.embedding_length", ggufInt(GgufType::UInt32, kD)},
-      {"llama.block_count", ggufInt(GgufType::UInt32, kLayers)},
-      {"llama.feed_forward_length", ggufInt(GgufType::UInt32, kFf)},
-      {"llama.attention.head_count", ggufInt(GgufType::UInt32, kHeads)},
-      {"llama.attention.head_count_kv", ggufInt(GgufType::UInt32, kKvHeads)},
-      {"llama.rope.freq_base", ggufFloat(10000.0)},
-      {"llama.attention.layer_norm_rms_epsilon", ggufFloat(1e-5)},
-      {"llama.rope.dimension_count", ggufInt(GgufType::UInt32, kD / kHeads)},
-      {"tokenizer.ggml.model", ggufString("gpt2")},
-      {"tokenizer.ggml.pre", ggufString("gpt-2")},
-      {"tokenizer.ggml.tokens", ggufStrings(pieces)},
-      {"tokenizer.ggml.token_type", ggufInts(GgufType::Int32, types)},
-      {"tokenizer.ggml.merges", ggufStrings({})},
-      {"tokenizer.ggml.bos_token_id", ggufInt(GgufType::UInt32, 1)},
-      {"tokenizer.ggml.eos_token_id", ggufInt(GgufType::UInt32, 2)},
-      {"tokenizer.ggml.add_bos_token", ggufInt(GgufType::Bool, 1)}};
-  writeGguf(file, keys, tensors);
+  writeGguf(file, ggufLlamaKeys({kLayers, kD, kHeads, kKvHeads, kFf, kPositions}, pieces), tensors);
 }
 
 }  // namespace

@@ -1,13 +1,13 @@
 // GGUF files through the real binary: `model info`, `model run` and `model
 // generate` open a .gguf file as a user would give it, info shows how its
 // weights are stored, and a bad file gets one line naming it, with nothing written.
+#include "engine/model/checkpoint/gguf_model.h"
+#include "engine/model/tokenizers/tokenizer_text.h"
 #include "tests/gguf_fixture.h"
 #include "tests/test_support.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-
-#include "engine/model/tokenizers/tokenizer_text.h"
 
 #include <cmath>
 #include <cstring>
@@ -121,29 +121,8 @@ TEST(GgufCli, AQ4KFileOfTinyLlamaShapeRunsWithinItsSizePlus1GiB) {
   // Byte-level pieces: the three specials, then the 256 byte symbols (one token per character of the text).
   std::vector<std::string> pieces = {"<unk>", "<s>", "</s>"};
   for (const std::string& symbol : tok::bytesToUnicode()) pieces.push_back(symbol);
-  std::vector<int64_t> types(pieces.size(), 1);
-  std::fill_n(types.begin(), 3, 3);
   const fs::path gguf = dir / "tinyllama-shape-q4_k.gguf";
-  writeGguf(gguf,
-            {{"general.architecture", ggufString("llama")},
-             {"llama.context_length", ggufInt(GgufType::UInt32, 2048)},
-             {"llama.embedding_length", ggufInt(GgufType::UInt32, d)},
-             {"llama.block_count", ggufInt(GgufType::UInt32, layers)},
-             {"llama.feed_forward_length", ggufInt(GgufType::UInt32, ff)},
-             {"llama.attention.head_count", ggufInt(GgufType::UInt32, heads)},
-             {"llama.attention.head_count_kv", ggufInt(GgufType::UInt32, kv)},
-             {"llama.rope.freq_base", ggufFloat(10000.0)},
-             {"llama.attention.layer_norm_rms_epsilon", ggufFloat(1e-5)},
-             {"llama.rope.dimension_count", ggufInt(GgufType::UInt32, dh)},
-             {"tokenizer.ggml.model", ggufString("gpt2")},
-             {"tokenizer.ggml.pre", ggufString("gpt-2")},
-             {"tokenizer.ggml.tokens", ggufStrings(pieces)},
-             {"tokenizer.ggml.token_type", ggufInts(GgufType::Int32, types)},
-             {"tokenizer.ggml.merges", ggufStrings({})},
-             {"tokenizer.ggml.bos_token_id", ggufInt(GgufType::UInt32, 1)},
-             {"tokenizer.ggml.eos_token_id", ggufInt(GgufType::UInt32, 2)},
-             {"tokenizer.ggml.add_bos_token", ggufInt(GgufType::Bool, 1)}},
-            tensors);
+  writeGguf(gguf, ggufLlamaKeys({layers, d, heads, kv, ff, 2048}, pieces), tensors);
   const double file = static_cast<double>(fs::file_size(gguf));
   ASSERT_GT(file, 550.0 * (1 << 20));  // 4.5 bits a weight: ~590 MiB
 

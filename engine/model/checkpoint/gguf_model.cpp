@@ -351,4 +351,29 @@ ModelFiles ggufModelFiles(const uint8_t* bytes, uint64_t size, std::shared_ptr<c
   return f;
 }
 
+// [SECTION] Writing
+std::vector<GgufKeyToWrite> ggufLlamaKeys(const GgufLlamaSizes& s, const std::vector<std::string>& pieces) {
+  std::vector<int64_t> types(pieces.size(), 1);
+  std::fill_n(types.begin(), std::min<size_t>(3, types.size()), 3);  // <unk>, <s>, </s>: control tokens
+  const auto count = [](int64_t v) { return ggufInt(GgufType::UInt32, v); };
+  return {{"general.architecture", ggufString("llama")},
+          {"llama.context_length", count(s.positions)},
+          {"llama.embedding_length", count(s.d)},
+          {"llama.block_count", count(s.layers)},
+          {"llama.feed_forward_length", count(s.ff)},
+          {"llama.attention.head_count", count(s.heads)},
+          {"llama.attention.head_count_kv", count(s.kv_heads)},
+          {"llama.rope.freq_base", ggufFloat(10000.0)},
+          {"llama.attention.layer_norm_rms_epsilon", ggufFloat(1e-5)},
+          {"llama.rope.dimension_count", count(s.d / s.heads)},
+          {"tokenizer.ggml.model", ggufString("gpt2")},
+          {"tokenizer.ggml.pre", ggufString("gpt-2")},
+          {"tokenizer.ggml.tokens", ggufStrings(pieces)},
+          {"tokenizer.ggml.token_type", ggufInts(GgufType::Int32, types)},
+          {"tokenizer.ggml.merges", ggufStrings({})},
+          {"tokenizer.ggml.bos_token_id", count(1)},
+          {"tokenizer.ggml.eos_token_id", count(2)},
+          {"tokenizer.ggml.add_bos_token", ggufInt(GgufType::Bool, 1)}};
+}
+
 }  // namespace attn

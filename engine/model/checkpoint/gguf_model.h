@@ -95,4 +95,13 @@ ModelFiles ggufModelFiles(const std::string& path);
 ModelFiles ggufModelFiles(const uint8_t* bytes, uint64_t size, std::shared_ptr<const MappedFile> map,
                           const std::string& what);
 
+// [SECTION] Writing (the benchmark's file and the memory test's)
+// The keys llama.cpp's converter writes for a Llama of these sizes (RoPE base
+// 10000 over whole heads, RMSNorm ε 1e-5) with a byte-level vocabulary of
+// `pieces`, the first three <unk>, <s> and </s> (control tokens; <s> added), no merges.
+struct GgufLlamaSizes {
+  int64_t layers = 0, d = 0, heads = 0, kv_heads = 0, ff = 0, positions = 0;
+};
+std::vector<GgufKeyToWrite> ggufLlamaKeys(const GgufLlamaSizes& s, const std::vector<std::string>& pieces);
+
 }  // namespace attn
