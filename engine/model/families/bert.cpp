@@ -166,16 +166,12 @@ std::vector<GgufTensorName> bertGgufTensors() {
 // states into one embedding, which AttnLab does not compute: read, nothing
 // else changes). The token types from token_types' rows.
 void bertGgufConfig(GgufKeys& k, nlohmann::json& c) {
-  const int64_t heads = k.count("attention.head_count", kMaxWidth);
   c["num_hidden_layers"] = k.count("block_count", kMaxLayers);
   c["hidden_size"] = k.count("embedding_length", kMaxWidth);
   c["intermediate_size"] = k.count("feed_forward_length", kMaxWidth);
-  c["num_attention_heads"] = heads;
+  c["num_attention_heads"] = ggufHeadsAllKv(k, "BERT");
   c["max_position_embeddings"] = k.count("context_length", kMaxCount);
   c["layer_norm_eps"] = k.number("attention.layer_norm_epsilon");
-  if (const int64_t kv = k.count("attention.head_count_kv", kMaxWidth, heads); kv != heads)
-    k.fail("attention.head_count_kv", "is " + std::to_string(kv) + ", but BERT's keys and values have all " +
-                                          std::to_string(heads) + " heads");
   if (k.flag("attention.causal", false)) k.fail("attention.causal", "is true, but BERT attends both ways");
   // llama_pooling_type: 0 none, 1 mean, 2 [CLS], 3 last; 4 (rank) needs a classifier head BERT has not.
   k.whole("pooling_type", 3, 0);
