@@ -352,12 +352,14 @@ void iq4_xs(const uint8_t* b, Out& y) {
   }
 }
 
-// [SECTION] Q4_K and Q5_K rows times x, factored
-// A sub-block's 32 weights share d·s and dmin·m, so its share of a row's
-// product is d·s · Σ q·x − dmin·m · Σx: the quants times x as they are, one
-// scale and one minimum per 32 (Σx summed once for every row, `xsum`),
-// instead of d·s·q − dmin·m per weight. The same sum as the decoded weights
-// times x up to float rounding.
+// [SECTION] Rows times x, factored
+// A sub-block's weights share their scale (and minimum or offset), so its
+// share of a row's product is the quants times x as they are, scaled once:
+//   Q4_K, Q5_K   d·s · Σ q·x − dmin·m · Σx    sub-blocks of 32
+//   Q6_K         d·s · (Σ q·x − 32 · Σx)      sub-blocks of 16
+// with Σx summed once for every row (`xsum`), instead of a float decoded
+// per weight. The same sum as the decoded weights times x up to float
+// rounding.
 #ifdef __AVX2__
 // Lanes of the quants' products: 16 where the build has AVX-512 (half the
 // instructions a weight), else 8.
@@ -366,19 +368,18 @@ constexpr int kLanes = 16;
 using Ints = __m512i;
 using Floats = __m512;
 Ints bytesAsInts(const uint8_t* p) { return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+Ints signedBytesAsInts(const uint8_t* p) { return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 Ints either(Ints a, Ints b) { return _mm512_or_si512(a, b); }
-// Each int's bits shift‥shift + width − 1 (of the byte it was), moved to
-// bit `to`; no mask for a byte's top bits, no shift by 0 (an instruction
-// less for every 16 weights).
-Ints bitsAt(Ints a, int shift, int width, int to) {
-  if (shift > 0) a = _mm512_srli_epi32(a, static_cast<unsigned>(shift));
-  if (shift + width < 8) a = _mm512_and_si512(a, _mm512_set1_epi32((1 << width) - 1));
-  return to > 0 ? _mm512_slli_epi32(a, static_cast<unsigned>(to)) : a;
+Ints shifted(Ints a, int by) {
+  return by > 0 ? _mm512_slli_epi32(a, static_cast<unsigned>(by)) : by < 0 ? _mm512_srli_epi32(a, static_cast<unsigned>(-by)) : a;
 }
+Ints masked(Ints a, int mask) { return _mm512_and_si512(a, _mm512_set1_epi32(mask)); }
 Floats floatsOf(float v) { return _mm512_set1_ps(v); }
 Floats toFloats(Ints a) { return _mm512_cvtepi32_ps(a); }
 Floats loadFloats(const float* p) { return _mm512_loadu_ps(p); }
+void storeFloats(float* p, Floats a) { _mm512_storeu_ps(p, a); }
 Floats fma(Floats a, Floats b, Floats c) { return _mm512_fmadd_ps(a, b, c); }
+Floats mul(Floats a, Floats b) { return _mm512_mul_ps(a, b); }
 Floats add(Floats a, Floats b) { return _mm512_add_ps(a, b); }
 // The two halves' sum.
 __m256 eight(Floats a) {
@@ -389,19 +390,27 @@ constexpr int kLanes = 8;
 using Ints = __m256i;
 using Floats = __m256;
 Ints bytesAsInts(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+Ints signedBytesAsInts(const uint8_t* p) { return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
 Ints either(Ints a, Ints b) { return _mm256_or_si256(a, b); }
-Ints bitsAt(Ints a, int shift, int width, int to) {
-  if (shift > 0) a = _mm256_srli_epi32(a, shift);
-  if (shift + width < 8) a = _mm256_and_si256(a, _mm256_set1_epi32((1 << width) - 1));
-  return to > 0 ? _mm256_slli_epi32(a, to) : a;
-}
+Ints shifted(Ints a, int by) { return by > 0 ? _mm256_slli_epi32(a, by) : by < 0 ? _mm256_srli_epi32(a, -by) : a; }
+Ints masked(Ints a, int mask) { return _mm256_and_si256(a, _mm256_set1_epi32(mask)); }
 Floats floatsOf(float v) { return _mm256_set1_ps(v); }
 Floats toFloats(Ints a) { return _mm256_cvtepi32_ps(a); }
 Floats loadFloats(const float* p) { return _mm256_loadu_ps(p); }
+void storeFloats(float* p, Floats a) { _mm256_storeu_ps(p, a); }
 Floats fma(Floats a, Floats b, Floats c) { return _mm256_fmadd_ps(a, b, c); }
+Floats mul(Floats a, Floats b) { return _mm256_mul_ps(a, b); }
 Floats add(Floats a, Floats b) { return _mm256_add_ps(a, b); }
 __m256 eight(Floats a) { return a; }
 #endif
+// Each int's bits shift‥shift + width − 1 (of the byte it was), moved to
+// bit `to`: one shift at most (none where they are in place) and a mask,
+// which a field ending at the byte's top needs none of where no bit below
+// it is left (an instruction less for every kLanes weights).
+Ints bitsAt(Ints a, int shift, int width, int to) {
+  a = shifted(a, to - shift);
+  return shift + width < 8 || (shift > 0 && to > 0) ? masked(a, ((1 << width) - 1) << to) : a;
+}
 // The 8 lanes' sum, as a tree.
 float sum8(__m256 a) {
   const __m128 four = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
@@ -463,6 +472,45 @@ float dotRowK(const uint8_t* b, int64_t blocks, const float* x, const float* xsu
 #endif
 }
 
+// Q6_K (the layout at q6_K above): the 16 sub-blocks' d·s, then each 16
+// values' quants, the low 4 bits and the top 2 put together, times x.
+float dotRowQ6K(const uint8_t* b, int64_t blocks, const float* x, const float* xsum) {
+#ifdef __AVX2__
+  Floats acc[2] = {floatsOf(0.0f), floatsOf(0.0f)}, offsets = floatsOf(0.0f);  // offsets: Σ d·s · Σx
+  for (int64_t i = 0; i < blocks; ++i, b += 210, x += 256, xsum += 16) {
+    float ds[16];
+    for (int j = 0; j < 16; j += kLanes) {
+      const Floats v = mul(floatsOf(half(b + 208)), toFloats(signedBytesAsInts(b + 192 + j)));
+      storeFloats(ds + j, v);
+      offsets = fma(v, loadFloats(xsum + j), offsets);
+    }
+    for (int n = 0; n < 2; ++n)
+      for (int l = 0; l < 32; l += kLanes) {  // values 128·n + 32·k + l‥, of sub-block 8·n + 2·k + l/16
+        const Ints top = bytesAsInts(b + 128 + 32 * n + l),
+                   low[2] = {bytesAsInts(b + 64 * n + l), bytesAsInts(b + 64 * n + 32 + l)};
+        for (int k = 0; k < 4; ++k) {
+          const Floats q = toFloats(either(bitsAt(low[k % 2], 4 * (k / 2), 4, 0), bitsAt(top, 2 * k, 2, 4)));
+          acc[k % 2] = fma(mul(floatsOf(ds[8 * n + 2 * k + l / 16]), q), loadFloats(x + 128 * n + 32 * k + l), acc[k % 2]);
+        }
+      }
+  }
+  return sum8(eight(add(acc[0], acc[1]))) - 32.0f * sum8(eight(offsets));
+#else
+  float acc = 0.0f, offsets = 0.0f;
+  for (int64_t i = 0; i < blocks; ++i, b += 210, x += 256, xsum += 16) {
+    const int8_t* sc = reinterpret_cast<const int8_t*>(b + 192);
+    const float d = half(b + 208);
+    for (int j = 0; j < 16; ++j) offsets += d * static_cast<float>(sc[j]) * xsum[j];
+    for (int v = 0; v < 256; ++v) {
+      const int n = v / 128, k = v % 128 / 32, l = v % 32;
+      const int q = (b[64 * n + 32 * (k % 2) + l] >> 4 * (k / 2) & 0xF) | (b[128 + 32 * n + l] >> 2 * k & 3) << 4;
+      acc += d * static_cast<float>(sc[v / 16]) * static_cast<float>(q) * x[v];
+    }
+  }
+  return acc - 32.0f * offsets;
+#endif
+}
+
 // f(decode), decode(block, out) being type t's decoder; `what` names the
 // caller when t is not a block type.
 template <class F>
@@ -503,19 +551,24 @@ void dequantize(DType t, const uint8_t* src, int64_t count, float* out) {
 
 void dotRows(DType t, const uint8_t* src, int64_t rows, int64_t cols, const float* x, float* y) {
   const BlockLayout b = blockLayout(t);
-  if ((t == DType::Q4_K || t == DType::Q5_K) && rows > 0) {
-    // Σx of each sub-block of 32, once for every row.
-    std::vector<float> xsum(static_cast<size_t>(cols / 32));
+  if ((t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K) && rows > 0) {
+    // Σx of each sub-block, once for every row.
+    const int sub = t == DType::Q6_K ? 16 : 32;
+    std::vector<float> xsum(static_cast<size_t>(cols / sub));
     for (size_t j = 0; j < xsum.size(); ++j) {
       float s = 0.0f;
-      for (int l = 0; l < 32; ++l) s += x[32 * j + l];
+      for (int l = 0; l < sub; ++l) s += x[static_cast<size_t>(sub) * j + static_cast<size_t>(l)];
       xsum[j] = s;
     }
     const int64_t per_row = cols / b.values;
 #pragma omp parallel for schedule(static) if (rows * cols > (int64_t{1} << 20))
     for (int64_t o = 0; o < rows; ++o) {
       const uint8_t* row = src + o * per_row * b.bytes;
-      y[o] = t == DType::Q4_K ? dotRowK<false>(row, per_row, x, xsum.data()) : dotRowK<true>(row, per_row, x, xsum.data());
+      switch (t) {
+        case DType::Q4_K: y[o] = dotRowK<false>(row, per_row, x, xsum.data()); break;
+        case DType::Q5_K: y[o] = dotRowK<true>(row, per_row, x, xsum.data()); break;
+        default: y[o] = dotRowQ6K(row, per_row, x, xsum.data()); break;
+      }
     }
     return;
   }

@@ -38,8 +38,8 @@ void dequantize(DType t, const uint8_t* src, int64_t count, float* out);
 // y[o] = Σ_j W[o, j] · x[j] over the `rows` rows of a block-quantized matrix
 // W of `cols` columns (whole blocks a row) at src: its weights as
 // dequantize() gives them, multiplied as they are decoded, never stored
-// (Q4_K and Q5_K: the quants times x, scaled once per sub-block of 32, the
-// same sum up to float rounding, ~2x as fast with AVX-512). For a decode
+// (Q4_K, Q5_K, Q6_K and Q8_0: the quants times x, scaled once per sub-block,
+// the same sum up to float rounding, ~2x as fast with AVX-512). For a decode
 // step's one row: a tile dequantized and then multiplied is written and read
 // back, 8 bytes a weight more, and took twice as long on one core. Past a
 // million weights on the OpenMP threads.

@@ -359,7 +359,7 @@ INSTANTIATE_TEST_SUITE_P(Types, QuantsRange, ::testing::ValuesIn(kBlockTypes), t
 // and Q5_K add d·s·q·x and dmin·m·x apart (Σ w·x = Σ d·s·Σq·x − dmin·m·Σx
 // over the sub-blocks), each at most (|w| + dmin·m)·|x| as d·s·q = w + dmin·m:
 // their rounding is that of a sum of (|w| + 2·dmin·m)·|x|, dmin·m being what
-// a block gives with every quant 0. x centred on 0, and on 1, where the
+// a block gives with every quant 0 (Q6_K likewise with 32·d·s). x centred on 0, and on 1, where the
 // minimums' Σx is largest against Σ w·x.
 class QuantsDot : public ::testing::TestWithParam<DType> {};
 
@@ -373,11 +373,15 @@ TEST_P(QuantsDot, RowsTimesXAsTheDequantizedWeights) {
       const std::vector<uint8_t> q = quantize(t, w.data(), n);
       std::vector<float> deq(static_cast<size_t>(n)), y(static_cast<size_t>(rows)), minimums(static_cast<size_t>(n));
       dequantize(t, q.data(), n, deq.data());
-      if (t == DType::Q4_K || t == DType::Q5_K) {  // their quants (qh, qs) follow d, dmin and 12 bytes of scales
+      // The weights with every quant 0: Q4_K's and Q5_K's (qh, qs after d,
+      // dmin and 12 bytes of scales) −dmin·m, Q6_K's (ql, qh before the
+      // scales) −32·d·s, the offset its factored sum takes off.
+      if (t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K) {
         std::vector<uint8_t> zero = q;
         const BlockLayout b = blockLayout(t);
+        const int64_t from = t == DType::Q6_K ? 0 : 16, to = t == DType::Q6_K ? 192 : b.bytes;
         for (int64_t at = 0; at < static_cast<int64_t>(zero.size()); at += b.bytes)
-          std::fill_n(zero.begin() + at + 16, b.bytes - 16, uint8_t{0});
+          std::fill(zero.begin() + at + from, zero.begin() + at + to, uint8_t{0});
         dequantize(t, zero.data(), n, minimums.data());
       }
       dotRows(t, q.data(), rows, cols, x.data(), y.data());
