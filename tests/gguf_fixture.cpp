@@ -114,7 +114,10 @@ TinyModel writeStarcoderGgufParent(const fs::path& dir, DType dtype) {
                                  {"layer_norm_epsilon", 1e-5},
                                  {"activation_function", "gelu_pytorch_tanh"},
                                  {"multi_query", true}};
-  std::vector<TensorSpec> t = {{"transformer.wte.weight", {V, d}}, {"transformer.wpe.weight", {64, d}, 0.1f},
+  // wte, the tied head too, of σ 0.1 as the other parents' heads: logits of
+  // σ about 1.6 as theirs (the trained GPT-2's: 2.2). At σ 0.4 they were of
+  // σ 6.4, and every small change in the last state moved the probabilities four times as much.
+  std::vector<TensorSpec> t = {{"transformer.wte.weight", {V, d}, 0.1f}, {"transformer.wpe.weight", {64, d}, 0.1f},
                                {"transformer.ln_f.weight", {d}, 0.1f, 1.0f}, {"transformer.ln_f.bias", {d}, 0.1f}};
   for (int64_t l = 0; l < layers; ++l) {
     addLayer(t, "transformer.h." + std::to_string(l) + ".",
@@ -167,11 +170,10 @@ TinyModel writeBertGgufParent(const fs::path& dir, DType dtype) {
 namespace {
 
 // The converter's output as it is written: "{arch}.*" keys, and each
-// tensor under llama.cpp's name (1-D as F32, the rest as `type`) as the
-// class's modify_tensors leaves it.
+// tensor under llama.cpp's name as the class's modify_tensors leaves it.
 struct Conversion {
   const TinyModel& m;
-  const nlohmann::json& hparams;  // config.json
+  nlohmann::json hparams;  // config.json
   DType type;
   std::string arch;
   std::vector<GgufKv> kv;
@@ -608,8 +610,13 @@ TinyModel readTinyModel(const fs::path& dir) {
   return m;
 }
 
-fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, const GgufEdit& edit) {
-  // The converter's class by config.json's architectures[0], and its gguf-py MODEL_ARCH_NAMES name.
+namespace {
+
+// The converter's class for `m` (config.json's architectures[0]) as it
+// stands before the checkpoint's tensors: its keys, filter_tensors,
+// modify_tensors and extra tensors.
+Conversion conversionOf(const TinyModel& m, DType type) {
+  // The class's gguf-py MODEL_ARCH_NAMES name.
   static const std::map<std::string, std::string> kArch = {
       {"LlamaForCausalLM", "llama"},
       {"Qwen2ForCausalLM", "qwen2"},
@@ -626,10 +633,10 @@ fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, cons
       {"BloomForCausalLM", "bloom"},
       {"PhiForCausalLM", "phi2"},
   };
-  const nlohmann::json config = nlohmann::json::parse(readWholeFile(m.dir / "config.json", "config.json"));
+  nlohmann::json config = nlohmann::json::parse(readWholeFile(m.dir / "config.json", "config.json"));
   const std::string cls = config["architectures"][0].get<std::string>();
   if (!kArch.count(cls)) throw std::logic_error("convertToGguf: no converter class for " + cls);
-  Conversion v{m, config, type, kArch.at(cls), {}};
+  Conversion v{m, std::move(config), type, kArch.at(cls), {}};
   v.kv = {{"general.architecture", ggufString(v.arch)}, {"general.name", ggufString("tiny " + v.arch)}};
   if (fs::exists(m.dir / "tokenizer_config.json")) {
     const nlohmann::json tc = nlohmann::json::parse(readWholeFile(m.dir / "tokenizer_config.json", "tokenizer_config.json"));
@@ -645,7 +652,28 @@ fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, cons
   else if (v.arch == "bloom") convertBloom(v);
   else if (v.arch == "phi2") convertPhi2(v);
   else convertLlama(v);
+  return v;
+}
 
+// The type prepare_tensors stores checkpoint tensor `hf` as: llama.cpp's
+// rule (attn::ggufStoredType) under the name TensorNameMap gives it. These
+// classes' modify_tensors keep a tensor's kind (a matrix, a norm, a table).
+DType storedType(const Conversion& v, const std::string& hf) {
+  return ggufStoredType(ggufName(v.arch, hf, v.strip), v.m.shapes.at(hf).size(), v.type);
+}
+
+}  // namespace
+
+std::map<std::string, DType> ggufStoredTypes(const TinyModel& m, DType type) {
+  const Conversion v = conversionOf(m, type);
+  std::map<std::string, DType> types;
+  for (const auto& [hf, values] : m.weights)
+    if (v.keep(hf)) types[hf] = storedType(v, hf);
+  return types;
+}
+
+fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, const GgufEdit& edit) {
+  Conversion v = conversionOf(m, type);
   if (v.arch == "bert") bertVocabulary(m.dir, v.kv);
   else byteLevelVocabulary(m.dir, v.arch, v.add_bos, v.kv);
 
@@ -654,8 +682,8 @@ fs::path convertToGguf(const TinyModel& m, DType type, const fs::path& out, cons
   for (const auto& [hf, values] : m.weights) {
     if (!v.keep(hf)) continue;
     const std::vector<int64_t>& shape = m.shapes.at(hf);
-    GgufTensorOut t{ggufName(v.arch, hf, v.strip), std::vector<int64_t>(shape.rbegin(), shape.rend()),
-                    shape.size() > 1 ? type : DType::F32, values};
+    GgufTensorOut t{ggufName(v.arch, hf, v.strip), std::vector<int64_t>(shape.rbegin(), shape.rend()), storedType(v, hf),
+                    values};
     for (GgufTensorOut& out : v.modify(hf, std::move(t))) tensors.push_back(std::move(out));
   }
   for (GgufTensorOut& t : v.added) tensors.push_back(std::move(t));

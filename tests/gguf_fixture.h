@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,8 +55,8 @@ TinyModel readTinyModel(const std::filesystem::path& dir);
 TinyModel writeStarcoderGgufParent(const std::filesystem::path& dir, DType dtype = DType::F32);
 TinyModel writeBertGgufParent(const std::filesystem::path& dir, DType dtype = DType::F32);
 
-// `m` as llama.cpp's converter (that family's class) writes it: its matrices
-// (and token embeddings) stored as `type`, vectors as F32, with what the
+// `m` as llama.cpp's converter (that family's class) writes it: each tensor
+// stored as `type` or F32 as llama.cpp keeps it (ggufStoredTypes), with what the
 // converter changes changed (q and k permuted for "llama", Gemma's norms + 1, …;
 // Llama's rope_scaling llama3 as the rope_freqs tensor), the tokenizer's
 // vocabulary and merges as tokenizer.ggml.* (BERT's WordPiece as its '▁' words).
@@ -63,5 +64,9 @@ TinyModel writeBertGgufParent(const std::filesystem::path& dir, DType dtype = DT
 using GgufEdit = std::function<void(std::vector<GgufKv>& kv, std::vector<GgufTensorOut>& tensors)>;
 std::filesystem::path convertToGguf(const TinyModel& m, DType type, const std::filesystem::path& out,
                                     const GgufEdit& edit = {});
+// The type convertToGguf stores each of `m`'s tensors as in a file of
+// `type`, by its name in the checkpoint (those the converter drops absent):
+// F32 where llama.cpp keeps it so (attn::ggufStoredType), else `type`.
+std::map<std::string, DType> ggufStoredTypes(const TinyModel& m, DType type);
 
 }  // namespace attn::test

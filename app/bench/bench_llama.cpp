@@ -500,7 +500,7 @@ namespace {
 
 // The checkpoint's tensors as llama.cpp's converter and llama-quantize write
 // them: named by the Llama family's GgufSpec, q and k in ggml's RoPE row
-// order, the matrices and embeddings as `type`, the norms F32; the
+// order, each as `type` or F32 as llama.cpp keeps it (ggufStoredType); the
 // tokenizer's pieces (llamaTokenizerJson's) as tokenizer.ggml.*.
 void writeLlamaGguf(const fs::path& file, DType type) {
   const std::vector<GgufTensorName>& names = findFamily("llama")->gguf.at(0).tensors;
@@ -509,7 +509,7 @@ void writeLlamaGguf(const fs::path& file, DType type) {
     const auto [name, spec] = ggufNameOf(names, t.name);
     const int64_t rows = t.shape[0], cols = t.shape.size() > 1 ? t.shape[1] : 1;
     GgufTensorToWrite g{name, std::vector<int64_t>(t.shape.rbegin(), t.shape.rend()),
-                        t.shape.size() > 1 ? type : DType::F32, t.fill};
+                        ggufStoredType(name, t.shape.size(), type), t.fill};
     if (spec->undo == GgufUndo::RopeRowsQ || spec->undo == GgufUndo::RopeRowsK) {
       // Stored row g holds the checkpoint's row from[g].
       const std::vector<int64_t> stored =

@@ -386,6 +386,12 @@ void pad(std::ostream& out, uint64_t at, uint64_t alignment) {
 
 }  // namespace
 
+DType ggufStoredType(const std::string& name, size_t n_dims, DType type) {
+  const bool kept = n_dims <= 1 || !name.ends_with(".weight") || name.ends_with("_norm.weight") ||
+                    name == "position_embd.weight" || name == "token_types.weight";
+  return kept ? DType::F32 : type;
+}
+
 void writeGguf(const std::filesystem::path& path, const std::vector<GgufKeyToWrite>& keys,
                const std::vector<GgufTensorToWrite>& tensors, uint32_t version, uint64_t alignment) {
   TempFile tmp(path);

@@ -110,6 +110,15 @@ struct GgufTensorToWrite {
   std::function<void(int64_t first, int64_t count, float* out)> fill;
   std::function<void(int64_t first, int64_t count, uint8_t* out)> stored;
 };
+// The type llama.cpp stores a tensor as (by its GGUF name, of `n_dims`
+// dimensions) in a file of `type`: F32 for what neither its converter
+// (convert_hf_to_gguf.py, ModelBase.prepare_tensors) nor llama-quantize
+// (src/llama-quant.cpp, the checks before llama_tensor_get_type) ever
+// quantizes: vectors (n_dims <= 1), anything not a ".weight" (biases), norms
+// ("_norm.weight"), and the learned position and token-type tables
+// (position_embd, token_types: GPT-2's and StarCoder's wpe, BERT's). Their
+// other such tensors (MoE routers, SSM and RWKV weights) no family here has.
+DType ggufStoredType(const std::string& name, size_t n_dims, DType type);
 // Writes a GGUF file through TempFile (no partial file on failure): the
 // keys, the tensors in order, each aligned. `version` other than 3 only
 // for the tests of the reader's refusals. Throws InputError naming `path`.

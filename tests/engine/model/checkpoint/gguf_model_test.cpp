@@ -95,8 +95,9 @@ TEST(GgufModel, AnF16FileRunsExactlyAsItsF16Parent) {
   }
 }
 
-// `m`'s matrices as a file of type t reads them back: each through type t's
-// quantizer (a rounding for F16 / BF16) and decoder (quants_test holds both to ggml's own), the vectors as
+// `m`'s tensors as a file of type t reads them back: those it stores as t
+// through type t's quantizer (a rounding for F16 / BF16) and decoder
+// (quants_test holds both to ggml's own), those llama.cpp keeps in F32 as
 // saved; written as a checkpoint of its own in `dir`.
 TinyModel roundedParent(const TinyModel& m, DType t, const fs::path& dir) {
   TinyModel r = m;
@@ -104,8 +105,9 @@ TinyModel roundedParent(const TinyModel& m, DType t, const fs::path& dir) {
   fs::create_directories(dir);
   for (const fs::directory_entry& f : fs::directory_iterator(m.dir))  // config.json, the tokenizer's files
     if (f.path().extension() != ".safetensors") fs::copy_file(f.path(), dir / f.path().filename());
+  const std::map<std::string, DType> stored = ggufStoredTypes(m, t);
   for (auto& [name, w] : r.weights) {
-    if (r.shapes.at(name).size() < 2) continue;
+    if (const auto it = stored.find(name); it == stored.end() || it->second != t) continue;
     const std::vector<uint8_t> q = quantize(t, w.data(), static_cast<int64_t>(w.size()));
     toFloats(t, q.data(), static_cast<int64_t>(w.size()), w.data());
   }
@@ -399,6 +401,20 @@ TEST(GgufModel, StarcoderAndBertFilesRunAsTheirParentsIn16BitsAndQuantized) {
     for (const DType t : {DType::Q8_0, DType::Q4_K}) {
       SCOPED_TRACE(name + " " + dtypeName(t));
       const fs::path gguf = convertToGguf(m, t, dir / (std::string(dtypeName(t)) + ".gguf"));
+      // As a real file: the position (and BERT's token-type) table in F32, the token embeddings quantized.
+      const std::string bytes = slurp(gguf);
+      const GgufHeader h = parseGgufHeader(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), gguf.string());
+      int tables = 0;
+      for (const GgufTensor& x : h.tensors) {
+        if (x.name == "position_embd.weight" || x.name == "token_types.weight") {
+          EXPECT_EQ(x.type, DType::F32) << x.name;
+          ++tables;
+        }
+        if (x.name == "token_embd.weight") {
+          EXPECT_EQ(x.type, t);
+        }
+      }
+      EXPECT_EQ(tables, name == "bert" ? 2 : 1);
       roundedParent(m, t, dir / dtypeName(t));
       const RunDiff same = compareRuns((dir / dtypeName(t)).string(), gguf.string());
       EXPECT_LE(same.maps, 1e-4);
