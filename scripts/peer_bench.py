@@ -16,6 +16,9 @@ median of repeated calls after a warm-up).
     and `bench --only llama` (warm) against a plain-torch LLaMA forward
     (RMSNorm, RoPE, grouped-query attention, SwiGLU) that keeps every map
     and runs the LM head after the last token, reading the same files
+  the same checkpoint as a Q4_K GGUF file (`bench --only gguf`, which
+  writes it): its 128 tokens, cold and warm, and a decode step over the KV
+  cache, against torch's float32 forward and decode step on the BF16 parent
 
 Cold times are engine times: attnlab's compute_seconds, torch's first call
 after its module is built; process start-up and input generation are left
@@ -496,13 +499,43 @@ def compare_llama(attnlab, tmp, colds, reps, bf16, result):
     return rows
 
 
+def compare_gguf(attnlab, tmp, colds, reps, result):
+    """attnlab on the Q4_K file that `bench --only gguf` writes from the
+    folder, torch on the folder itself (float32, as in compare_llama): torch
+    reads no GGUF, so its side is the parent the file was quantized from."""
+    folder = os.path.join(tmp, "tinyllama-shape")
+    if not os.path.isdir(folder):
+        subprocess.run([attnlab, "bench", "--write-llama-checkpoint", folder], check=True, capture_output=True)
+    ids = ",".join(str(i) for i in run_json([attnlab, "bench", "--llama-fresh", folder])["ids"])
+    ours = run_json([attnlab, "bench", "--json", "--only", "gguf", "--llama-checkpoint", folder])["gguf"]
+    theirs = [torch_child(["--child", "llama", "--folder", folder, "--ids", ids, "--reps", str(reps)])
+              for _ in range(colds)]
+    torch_decode = torch_child(["--child", "llama-long", "--folder", folder, "--length", str(TOKENS)])
+    med = statistics.median
+    rows = [("TinyLlama Q4_K GGUF, 128 tokens, cold (torch: f32 parent)",
+             ours["fresh"]["forward_seconds"] * 1e3, med(t["cold_ms"] for t in theirs), None),
+            ("TinyLlama Q4_K GGUF, 128 tokens, warm: maps + top-5", ours["prefill_q4_k_ms"],
+             med(t["warm_ms"] for t in theirs), None),
+            ("TinyLlama Q4_K GGUF, decode step over the KV cache", ours["decode_seconds_per_token"] * 1e3,
+             torch_decode["decode_ms_per_token"], None)]
+    result["gguf"] = {k: ours[k] for k in ("file_bytes", "prefill_bf16_ms", "prefill_q4_k_ms", "prefill_ratio",
+                                           "decode_seconds_per_token", "read_file_once_seconds", "decode_over_read",
+                                           "peak_rss_bytes", "gemm_gflops")}
+    result["notes"] += [
+        f"Q4_K GGUF ({ours['file_bytes'] / 2**20:.0f} MiB), same run: prefill {ours['prefill_ratio']:.2f}x the BF16 "
+        f"checkpoint's (target 1.5x); a decode step {ours['decode_seconds_per_token'] * 1e3:.1f} ms = "
+        f"{ours['decode_over_read']:.2f}x reading the file once from the page cache (target 2x); peak RSS "
+        f"{ours['peak_rss_bytes'] / 2**20:.0f} MiB; GEMM {ours['gemm_gflops']:.0f} GFLOP/s"]
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--attnlab", help="the attnlab binary (scripts/peer_bench.sh passes build/attnlab)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("--quick", action="store_true", help="one cold process per side and fewer warm repeats")
-    ap.add_argument("--only", choices=["mha", "gpt2", "llama"],
-                    help="one comparison (default: all; llama writes 2.2 GB into the temp folder)")
+    ap.add_argument("--only", choices=["mha", "gpt2", "llama", "gguf"],
+                    help="one comparison (default: all; llama and gguf write 2.2 GB into the temp folder)")
     ap.add_argument("--llama-bf16", action="store_true",
                     help="also time torch's whole LLaMA forward in bfloat16 (one cold process; slow without AVX512-BF16)")
     ap.add_argument("--child", choices=["mha", "gpt2", "llama", "llama-long"], help=argparse.SUPPRESS)
@@ -537,6 +570,8 @@ def main():
             rows += compare_gpt2(a.attnlab, tmp, colds, reps)
         if a.only in (None, "llama"):
             rows += compare_llama(a.attnlab, tmp, colds, reps, a.llama_bf16, result)
+        if a.only in (None, "gguf"):
+            rows += compare_gguf(a.attnlab, tmp, colds, reps, result)
 
     result["rows"] = [{"what": w, "attnlab_ms": o, "torch_ms": t, "ratio": o / t, "target": g} for w, o, t, g in rows]
     if a.json:

@@ -2,7 +2,7 @@
 # Times PyTorch (Debian's python3-torch, installed when missing) and AttnLab
 # on the same shapes, threads and machine, in the same run, cold and warm,
 # and prints the ratios. Arguments go to scripts/peer_bench.py (--json, --quick,
-# --only mha|gpt2|llama, --llama-bf16).
+# --only mha|gpt2|llama|gguf, --llama-bf16).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/build.sh"
