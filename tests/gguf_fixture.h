@@ -66,7 +66,15 @@ std::filesystem::path convertToGguf(const TinyModel& m, DType type, const std::f
                                     const GgufEdit& edit = {});
 // The type convertToGguf stores each of `m`'s tensors as in a file of
 // `type`, by its name in the checkpoint (those the converter drops absent):
-// F32 where llama.cpp keeps it so (attn::ggufStoredType), else `type`.
-std::map<std::string, DType> ggufStoredTypes(const TinyModel& m, DType type);
+// F32 where llama.cpp keeps it so (attn::ggufStoredType), else `type`, or
+// what `edit` retypes it to (an edit that changes the types only).
+std::map<std::string, DType> ggufStoredTypes(const TinyModel& m, DType type, const GgufEdit& edit = {});
+// The edit that turns a file converted as Q4_K into llama-quantize's Q4_K_M
+// (llama_tensor_get_type, src/llama-quant.cpp, for a model of one expert
+// and no 70B): the output head (the embeddings where the head is tied) Q6_K,
+// attn_v and ffn_down Q6_K in the layers use_more_bits picks (the first and
+// last eighth, and every third between), the other matrices Q4_K; and
+// general.file_type 15 (LLAMA_FTYPE_MOSTLY_Q4_K_M). The file most people run.
+GgufEdit asQ4KM();
 
 }  // namespace attn::test

@@ -58,6 +58,27 @@ TEST(GgufCli, ModelInfoShowsHowTheWeightsAreStored) {
   EXPECT_EQ(text.out.find("model.safetensors"), std::string::npos) << "the tensors are in the .gguf file";
 }
 
+// A Q4_K_M file, as most are downloaded: info names the mix llama-quantize
+// wrote (general.file_type) and each type's share, largest first.
+TEST(GgufCli, ModelInfoShowsAQ4_K_MFilesMix) {
+  TempDir dir;
+  const fs::path gguf = convertToGguf(writeGgufParent(dir / "parent", "llama"), DType::Q4_K, dir / "tiny-q4_k_m.gguf", asQ4KM());
+  const RunResult json = runAttnlab({"model", "info", gguf.string(), "--json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["dtype"], "mixed");
+  std::map<std::string, int64_t> tensors;
+  for (const nlohmann::json& s : j["storage"]) tensors[s["dtype"].get<std::string>()] = s["tensors"].get<int64_t>();
+  // 2 layers: 7 matrices each, of them the second layer's attn_v and ffn_down Q6_K; the embeddings Q4_K, the head Q6_K.
+  EXPECT_EQ(tensors, (std::map<std::string, int64_t>{{"Q4_K", 13}, {"Q6_K", 3}, {"F32", 5}}));
+  // Q4_K is 4.5 bits a weight, Q6_K 6.5625: the file's average lies between.
+  EXPECT_GT(j["bits_per_weight"].get<double>(), 4.5);
+  EXPECT_LT(j["bits_per_weight"].get<double>(), 6.5625);
+  const RunResult text = runAttnlab({"model", "info", gguf.string()});
+  ASSERT_EQ(text.status, 0) << text.err;
+  expectHas(text.out, {"Q4_K_M", "Q4_K 13 tensors (", "Q6_K 3 tensors (", "F32 5 tensors"});
+}
+
 TEST(GgufCli, ABadFileGetsOneLineAndNothingIsWritten) {
   TempDir dir;
   const fs::path gguf = convertToGguf(writeGgufParent(dir / "parent", "llama"), DType::F32, dir / "tiny.gguf");

@@ -35,6 +35,7 @@ struct Case {
   DType type;
   std::string text;
   double tolerance;  // the most apart() may give: about twice what was measured
+  GgufEdit edit = {};  // applied to the converted file (asQ4KM: llama-quantize's Q4_K_M mix)
 };
 
 TinyModel shipped(const fs::path&) { return readTinyModel(sourceDir() / "assets" / "model"); }
@@ -44,7 +45,7 @@ TinyModel qwen2(const fs::path& d) { return writeGgufParent(d, "qwen2"); }
 // Measured apart() at worst: F32 0.003 (llama.cpp's F16 KV cache alone), F16
 // 0.005; Q8_0 0.11 and Q4_0 0.13 (activations rounded to Q8_0); the K-quants
 // (activations rounded to Q8_K, 256 values to a scale) Q4_K 0.12, Q5_K 0.18,
-// Q6_K 0.35. The random tiny parents amplify small changes more than the trained GPT-2.
+// Q6_K 0.35, and Q4_K_M (Q4_K with Q6_K where llama-quantize puts it) 0.23. The random tiny parents amplify small changes more than the trained GPT-2.
 const Case kCases[] = {
     {"ShippedGpt2F32", shipped, DType::F32, "the cat sat on the mat because the cat was tired", 0.01},
     {"ShippedGpt2Q8_0", shipped, DType::Q8_0, "the cat sat on the mat because the cat was tired", 0.25},
@@ -53,6 +54,7 @@ const Case kCases[] = {
     {"LlamaQ8_0", llama, DType::Q8_0, "the cat sat on the mat", 0.25},
     {"LlamaQ4_K", llama, DType::Q4_K, "a mat, the cat; sat", 0.25},
     {"LlamaQ6_K", llama, DType::Q6_K, "the cat sat on the mat", 0.7},
+    {"LlamaQ4_K_M", llama, DType::Q4_K, "the cat sat on the mat", 0.45, asQ4KM()},
     {"Qwen2Q5_K", qwen2, DType::Q5_K, "the cat sat on the mat", 0.35},
     {"GemmaF16", [](const fs::path& d) { return writeGemmaGgufParent(d, 1); }, DType::F16, "the cat sat on the mat", 0.01},
     {"Phi2Q8_0", writePhiGgufParent, DType::Q8_0, "the cat sat on the mat", 0.25},
@@ -84,7 +86,7 @@ TEST_P(GgufLlamaCpp, SameIdsAndNextTokenProbabilities) {
   const Case& c = GetParam();
   TempDir dir;
   const TinyModel parent = c.parent(dir / "parent");
-  const fs::path gguf = convertToGguf(parent, c.type, dir / "model.gguf");
+  const fs::path gguf = convertToGguf(parent, c.type, dir / "model.gguf", c.edit);
 
   const nlohmann::json peer = llamaCpp(gguf, c.text);
   const ModelRunOptions o{.top_k = 20};

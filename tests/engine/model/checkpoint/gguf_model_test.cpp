@@ -95,21 +95,21 @@ TEST(GgufModel, AnF16FileRunsExactlyAsItsF16Parent) {
   }
 }
 
-// `m`'s tensors as a file of type t reads them back: those it stores as t
-// through type t's quantizer (a rounding for F16 / BF16) and decoder
-// (quants_test holds both to ggml's own), those llama.cpp keeps in F32 as
-// saved; written as a checkpoint of its own in `dir`.
-TinyModel roundedParent(const TinyModel& m, DType t, const fs::path& dir) {
+// `m`'s tensors as a file of type t (retyped by `edit`) reads them back:
+// each it stores quantized through its type's quantizer (a rounding for F16 /
+// BF16) and decoder (quants_test holds both to ggml's own), those llama.cpp
+// keeps in F32 as saved; written as a checkpoint of its own in `dir`.
+TinyModel roundedParent(const TinyModel& m, DType t, const fs::path& dir, const GgufEdit& edit = {}) {
   TinyModel r = m;
   r.dir = dir;
   fs::create_directories(dir);
   for (const fs::directory_entry& f : fs::directory_iterator(m.dir))  // config.json, the tokenizer's files
     if (f.path().extension() != ".safetensors") fs::copy_file(f.path(), dir / f.path().filename());
-  const std::map<std::string, DType> stored = ggufStoredTypes(m, t);
-  for (auto& [name, w] : r.weights) {
-    if (const auto it = stored.find(name); it == stored.end() || it->second != t) continue;
-    const std::vector<uint8_t> q = quantize(t, w.data(), static_cast<int64_t>(w.size()));
-    toFloats(t, q.data(), static_cast<int64_t>(w.size()), w.data());
+  for (const auto& [name, stored] : ggufStoredTypes(m, t, edit)) {
+    if (stored == DType::F32) continue;
+    std::vector<float>& w = r.weights.at(name);
+    const std::vector<uint8_t> q = quantize(stored, w.data(), static_cast<int64_t>(w.size()));
+    toFloats(stored, q.data(), static_cast<int64_t>(w.size()), w.data());
   }
   writeWeights(r);
   return r;
@@ -142,6 +142,33 @@ TEST(GgufModel, AQuantizedFileRunsAsItsParentWithTheWeightsItStores) {
     std::printf("%s: maps within %.2g of the float32 parent's, next-token probabilities within %.2g\n", name.c_str(),
                 parent.maps, parent.next);
   }
+}
+
+// A file as most people have them, llama-quantize's Q4_K_M: Q4_K matrices,
+// the head and the second layer's attn_v and ffn_down Q6_K, the norms F32,
+// each read by its own type; the products of a decode step (Q4_K's and Q6_K's
+// factored sums) are the full pass's.
+TEST(GgufModel, AQ4_K_MFileReadsEachTensorByItsOwnType) {
+  TempDir dir;
+  const TinyModel m = writeGgufParent(dir / "parent", "llama");
+  const fs::path gguf = convertToGguf(m, DType::Q4_K, dir / "q4_k_m.gguf", asQ4KM());
+  const std::map<std::string, DType> stored = ggufStoredTypes(m, DType::Q4_K, asQ4KM());
+  EXPECT_EQ(stored.at("lm_head.weight"), DType::Q6_K);
+  EXPECT_EQ(stored.at("model.layers.0.self_attn.v_proj.weight"), DType::Q4_K);  // 2 layers: use_more_bits(0, 2) is false
+  EXPECT_EQ(stored.at("model.layers.1.self_attn.v_proj.weight"), DType::Q6_K);
+  EXPECT_EQ(stored.at("model.layers.1.mlp.down_proj.weight"), DType::Q6_K);
+  EXPECT_EQ(stored.at("model.layers.1.mlp.up_proj.weight"), DType::Q4_K);
+  EXPECT_EQ(stored.at("model.norm.weight"), DType::F32);
+  roundedParent(m, DType::Q4_K, dir / "rounded", asQ4KM());
+  const RunDiff same = compareRuns((dir / "rounded").string(), gguf.string());
+  EXPECT_LE(same.maps, 1e-4);
+  EXPECT_LE(same.hidden, 1e-4);
+  EXPECT_LE(same.next, 1e-5);
+  EXPECT_EQ(same.top, 0);
+  // Read as a plain Q4_K file, the Q6_K tensors would be another model.
+  const RunDiff pure = compareRuns((dir / "rounded").string(), convertToGguf(m, DType::Q4_K, dir / "q4_k.gguf").string());
+  EXPECT_GT(pure.hidden, 1e-3);
+  expectGenerationMatchesFullForward(gguf, kText, 4);
 }
 
 // The issue's own measure: Q8_0 on TinyLlama-1.1B's widths (d = 2048, 32
