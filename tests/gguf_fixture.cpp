@@ -667,10 +667,14 @@ DType storedType(const Conversion& v, const std::string& hf) {
 std::map<std::string, DType> ggufStoredTypes(const TinyModel& m, DType type, const GgufEdit& edit) {
   Conversion v = conversionOf(m, type);
   std::vector<std::string> kept;
-  std::vector<GgufTensorOut> tensors;  // names and types: what an edit that retypes reads
-  for (const auto& [hf, values] : m.weights)
-    if (v.keep(hf)) kept.push_back(hf), tensors.push_back({ggufName(v.arch, hf, v.strip), {}, storedType(v, hf), {}});
-  for (const GgufTensorOut& t : v.added) tensors.push_back({t.name, {}, t.type, {}});
+  std::vector<GgufTensorOut> tensors;  // names, dims and types: what an edit that retypes reads
+  for (const auto& [hf, values] : m.weights) {
+    if (!v.keep(hf)) continue;
+    const std::vector<int64_t>& shape = m.shapes.at(hf);
+    kept.push_back(hf);
+    tensors.push_back({ggufName(v.arch, hf, v.strip), std::vector<int64_t>(shape.rbegin(), shape.rend()), storedType(v, hf), {}});
+  }
+  for (const GgufTensorOut& t : v.added) tensors.push_back({t.name, t.dims, t.type, {}});
   if (edit) edit(v.kv, tensors);
   std::map<std::string, DType> types;
   for (size_t i = 0; i < kept.size(); ++i) types[kept[i]] = tensors[i].type;
@@ -679,18 +683,14 @@ std::map<std::string, DType> ggufStoredTypes(const TinyModel& m, DType type, con
 
 GgufEdit asQ4KM() {
   return [](std::vector<GgufKv>& kv, std::vector<GgufTensorOut>& tensors) {
-    const auto layer = [](const std::string& name) -> int64_t { return name.rfind("blk.", 0) == 0 ? std::stoll(name.substr(4)) : -1; };
-    int64_t n = 0;
+    int64_t layers = 0;
     bool has_output = false;
-    for (const GgufTensorOut& t : tensors) n = std::max(n, layer(t.name) + 1), has_output |= t.name == "output.weight";
-    const auto use_more_bits = [n](int64_t i) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; };
-    for (GgufTensorOut& t : tensors) {
-      if (t.type != DType::Q4_K) continue;  // what llama.cpp keeps in F32
-      const bool head = t.name == (has_output ? "output.weight" : "token_embd.weight");
-      const bool more = (t.name.ends_with(".attn_v.weight") || t.name.ends_with(".ffn_down.weight")) &&
-                        use_more_bits(layer(t.name));
-      if (head || more) t.type = DType::Q6_K;
+    for (const GgufTensorOut& t : tensors) {
+      if (t.name.rfind("blk.", 0) == 0) layers = std::max<int64_t>(layers, std::stoll(t.name.substr(4)) + 1);
+      has_output |= t.name == "output.weight";
     }
+    for (GgufTensorOut& t : tensors)
+      if (t.type == DType::Q4_K) t.type = ggufQ4KMType(t.name, t.dims.size(), layers, has_output);
     kv.push_back({"general.file_type", ggufInt(GgufType::UInt32, 15)});
   };
 }

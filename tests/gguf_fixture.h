@@ -70,11 +70,8 @@ std::filesystem::path convertToGguf(const TinyModel& m, DType type, const std::f
 // what `edit` retypes it to (an edit that changes the types only).
 std::map<std::string, DType> ggufStoredTypes(const TinyModel& m, DType type, const GgufEdit& edit = {});
 // The edit that turns a file converted as Q4_K into llama-quantize's Q4_K_M
-// (llama_tensor_get_type, src/llama-quant.cpp, for a model of one expert
-// and no 70B): the output head (the embeddings where the head is tied) Q6_K,
-// attn_v and ffn_down Q6_K in the layers use_more_bits picks (the first and
-// last eighth, and every third between), the other matrices Q4_K; and
-// general.file_type 15 (LLAMA_FTYPE_MOSTLY_Q4_K_M). The file most people run.
+// (attn::ggufQ4KMType for each of its Q4_K tensors) with general.file_type
+// 15 (LLAMA_FTYPE_MOSTLY_Q4_K_M).
 GgufEdit asQ4KM();
 
 }  // namespace attn::test

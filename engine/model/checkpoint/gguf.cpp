@@ -392,6 +392,17 @@ DType ggufStoredType(const std::string& name, size_t n_dims, DType type) {
   return kept ? DType::F32 : type;
 }
 
+DType ggufQ4KMType(const std::string& name, size_t n_dims, int64_t layers, bool has_output) {
+  const DType stored = ggufStoredType(name, n_dims, DType::Q4_K);
+  if (stored != DType::Q4_K) return stored;
+  if (name == (has_output ? "output.weight" : "token_embd.weight")) return DType::Q6_K;
+  if (name.rfind("blk.", 0) != 0 || !(name.ends_with(".attn_v.weight") || name.ends_with(".ffn_down.weight")))
+    return DType::Q4_K;
+  const int64_t i = std::stoll(name.substr(4)), n = layers;
+  const bool use_more_bits = i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+  return use_more_bits ? DType::Q6_K : DType::Q4_K;
+}
+
 void writeGguf(const std::filesystem::path& path, const std::vector<GgufKeyToWrite>& keys,
                const std::vector<GgufTensorToWrite>& tensors, uint32_t version, uint64_t alignment) {
   TempFile tmp(path);

@@ -119,6 +119,13 @@ struct GgufTensorToWrite {
 // (position_embd, token_types: GPT-2's and StarCoder's wpe, BERT's). Their
 // other such tensors (MoE routers, SSM and RWKV weights) no family here has.
 DType ggufStoredType(const std::string& name, size_t n_dims, DType type);
+// The type llama-quantize's Q4_K_M gives a tensor of a model of `layers`
+// blocks (llama_tensor_get_type, src/llama-quant.cpp, for one expert and no
+// 70B): the output head (token_embd where there is no output.weight, the
+// head tied) Q6_K, attn_v and ffn_down Q6_K in the layers use_more_bits
+// picks (the first and last eighth, and every third between), the other
+// matrices Q4_K, and F32 what ggufStoredType keeps so. The file most people run.
+DType ggufQ4KMType(const std::string& name, size_t n_dims, int64_t layers, bool has_output);
 // Writes a GGUF file through TempFile (no partial file on failure): the
 // keys, the tensors in order, each aligned. `version` other than 3 only
 // for the tests of the reader's refusals. Throws InputError naming `path`.
